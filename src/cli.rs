@@ -1,0 +1,115 @@
+//! The whole command line, in one place. Clap types stop here: `config` turns
+//! them into a checked run configuration that scenario code sees instead.
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "lab",
+    version,
+    about = "Makes PostgreSQL concurrency anomalies happen on demand, next to their fixes, \
+             and says whether the server behaved as documented.",
+    after_help = "With no database given, lab starts a throwaway PostgreSQL from the binaries \
+                  it finds on this machine and removes it afterwards.\n\
+                  Exit codes: 0 every variant showed its documented outcome, 1 at least one did \
+                  not, 2 could not run, 130 interrupted."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List every scenario with a one-line summary and its variants.
+    List,
+    /// Run every scenario in order, then print one summary table.
+    All(RunArgs),
+    /// Start the throwaway PostgreSQL with the lab schema and keep it until Ctrl-C.
+    Server(ServerArgs),
+    /// Lost update: two clerks decrement the same stock row (READ COMMITTED, REPEATABLE READ, and the fixes).
+    LostUpdate(RunArgs),
+}
+
+impl Command {
+    /// The scenario a scenario subcommand names, with its options.
+    pub fn scenario(&self) -> Option<(&'static str, &RunArgs)> {
+        match self {
+            Command::LostUpdate(args) => Some(("lost-update", args)),
+            Command::List | Command::All(_) | Command::Server(_) => None,
+        }
+    }
+}
+
+/// Where the lab runs: an existing server, or the throwaway cluster.
+#[derive(Debug, Clone, Args)]
+pub struct ConnArgs {
+    /// PostgreSQL URL or key=value connection string. Without it (and without
+    /// PGHOST/PGPORT/PGUSER/PGDATABASE) a throwaway cluster is started.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_name = "URL")]
+    pub database_url: Option<String>,
+
+    #[command(flatten)]
+    pub local: LocalArgs,
+
+    /// Keep the lab schema after the run (it is dropped by default).
+    #[arg(long)]
+    pub keep_schema: bool,
+}
+
+/// Options of the throwaway cluster and the lab schema, shared with `lab server`.
+#[derive(Debug, Clone, Args)]
+pub struct LocalArgs {
+    /// Directory holding initdb and postgres for the throwaway cluster.
+    #[arg(long, env = "LAB_PG_BIN", value_name = "DIR")]
+    pub pg_bin: Option<PathBuf>,
+
+    /// Schema the lab creates, uses and drops. A second run against the same
+    /// server and schema is refused while the first is running.
+    #[arg(long, env = "LAB_SCHEMA", default_value = "lab", value_name = "NAME")]
+    pub schema: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Run only this variant (repeatable).
+    #[arg(long = "variant", value_name = "NAME")]
+    pub variants: Vec<String>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// Deadline, in seconds, for every wait (a lock wait, a barrier, a statement).
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub wait_timeout: f64,
+
+    #[command(flatten)]
+    pub conn: ConnArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServerArgs {
+    #[command(flatten)]
+    pub local: LocalArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+/// Clap's message without its usage block, on one line.
+pub fn one_line_usage_error(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    text.lines()
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_start_matches("error: ")
+        .to_string()
+}

@@ -1,0 +1,344 @@
+//! Turns the command line (and the environment) into a checked run
+//! configuration. Everything here is pure, so it is unit-tested without I/O.
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use crate::cli::{ConnArgs, Format, LocalArgs, RunArgs};
+use crate::scenarios::{self, ScenarioInfo};
+
+/// Where the lab runs.
+#[derive(Clone)]
+pub enum Target {
+    /// A server the user named (URL, key=value string or libpq variables).
+    Server(Box<tokio_postgres::Config>),
+    /// The throwaway cluster, from these binaries or the ones found on the machine.
+    Throwaway { pg_bin: Option<PathBuf> },
+}
+
+impl std::fmt::Debug for Target {
+    // Never print a Config: it holds the password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Server(_) => f.write_str("Server(..)"),
+            Target::Throwaway { pg_bin } => write!(f, "Throwaway {{ pg_bin: {pg_bin:?} }}"),
+        }
+    }
+}
+
+/// A checked configuration for one `lab <scenario>` or `lab all` run.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub target: Target,
+    pub schema: String,
+    pub keep_schema: bool,
+    pub format: Format,
+    pub wait_timeout: Duration,
+    /// The scenarios to run, each with the variants to run, in order.
+    pub plan: Vec<(&'static ScenarioInfo, Vec<&'static str>)>,
+}
+
+/// Reads an environment variable; tests pass their own.
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+impl RunConfig {
+    /// `scenario` is None for `lab all`.
+    pub fn new(scenario: Option<&str>, args: &RunArgs, env: EnvLookup<'_>) -> Result<RunConfig> {
+        let plan = match scenario {
+            Some(name) => {
+                let info =
+                    scenarios::find(name).with_context(|| format!("unknown scenario '{name}'"))?;
+                vec![(info, select_variants(info, &args.variants)?)]
+            }
+            None => {
+                if !args.variants.is_empty() {
+                    bail!(
+                        "--variant selects variants of one scenario; it cannot be used with `lab all`"
+                    );
+                }
+                scenarios::ALL
+                    .iter()
+                    .map(|s| (s, s.variant_names()))
+                    .collect()
+            }
+        };
+        if !(args.wait_timeout.is_finite()
+            && args.wait_timeout > 0.0
+            && args.wait_timeout <= 3600.0)
+        {
+            bail!("--wait-timeout must be a number of seconds between 0 and 3600");
+        }
+        Ok(RunConfig {
+            target: target(&args.conn, env)?,
+            schema: check_schema(&args.conn.local.schema)?,
+            keep_schema: args.conn.keep_schema,
+            format: args.format,
+            wait_timeout: Duration::from_secs_f64(args.wait_timeout),
+            plan,
+        })
+    }
+}
+
+fn select_variants(info: &ScenarioInfo, wanted: &[String]) -> Result<Vec<&'static str>> {
+    if wanted.is_empty() {
+        return Ok(info.variant_names());
+    }
+    let mut out = Vec::new();
+    for w in wanted {
+        let Some(v) = info.variants.iter().find(|v| v.name == w) else {
+            bail!(
+                "unknown variant '{w}' of {} (its variants: {})",
+                info.name,
+                info.variant_names().join(", ")
+            );
+        };
+        if !out.contains(&v.name) {
+            out.push(v.name);
+        }
+    }
+    // Variants run in their documented order whatever order they were named in.
+    out.sort_by_key(|n| info.variants.iter().position(|v| v.name == *n));
+    Ok(out)
+}
+
+/// The schema name goes into SQL and into connection options unquoted, so it
+/// is held to plain lower-case identifiers.
+pub fn check_schema(name: &str) -> Result<String> {
+    let ok = !name.is_empty()
+        && name.len() <= 40
+        && name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !name.starts_with("pg_")
+        && !matches!(name, "public" | "information_schema");
+    if !ok {
+        bail!(
+            "--schema '{name}' is not usable: use a new lower-case name of letters, digits and _ \
+             (not public, information_schema or pg_*)"
+        );
+    }
+    Ok(name.to_string())
+}
+
+/// Server selection: --database-url / DATABASE_URL, else the libpq variables
+/// as psql reads them, else the throwaway cluster.
+pub fn target(args: &ConnArgs, env: EnvLookup<'_>) -> Result<Target> {
+    if let Some(url) = args
+        .database_url
+        .as_deref()
+        .filter(|u| !u.trim().is_empty())
+    {
+        let mut config = tokio_postgres::Config::from_str(url.trim())
+            // The parser's message never repeats the string; we do not either.
+            .map_err(|e| anyhow::anyhow!("malformed database URL: {e}"))?;
+        if config.get_password().is_none()
+            && let Some(pw) = env("PGPASSWORD")
+        {
+            config.password(pw);
+        }
+        return Ok(Target::Server(Box::new(finish_config(config, env))));
+    }
+    let libpq = ["PGHOST", "PGPORT", "PGUSER", "PGDATABASE"];
+    if libpq.iter().any(|v| env(v).is_some()) {
+        let mut config = tokio_postgres::Config::new();
+        if let Some(host) = env("PGHOST") {
+            for h in host.split(',') {
+                config.host(h.trim());
+            }
+        }
+        if let Some(port) = env("PGPORT") {
+            let port: u16 = port
+                .trim()
+                .parse()
+                .map_err(|_| anyhow::anyhow!("PGPORT '{port}' is not a port number"))?;
+            config.port(port);
+        }
+        if let Some(user) = env("PGUSER") {
+            config.user(&user);
+        }
+        if let Some(db) = env("PGDATABASE") {
+            config.dbname(&db);
+        }
+        if let Some(pw) = env("PGPASSWORD") {
+            config.password(pw);
+        }
+        return Ok(Target::Server(Box::new(finish_config(config, env))));
+    }
+    Ok(Target::Throwaway {
+        pg_bin: args.local.pg_bin.clone(),
+    })
+}
+
+/// Fills in what libpq would: host, user, and a connect timeout so an
+/// unreachable server fails in seconds rather than minutes.
+fn finish_config(mut config: tokio_postgres::Config, env: EnvLookup<'_>) -> tokio_postgres::Config {
+    if config.get_hosts().is_empty() {
+        let socket_dir = ["/var/run/postgresql", "/tmp"]
+            .into_iter()
+            .find(|d| std::path::Path::new(d).is_dir());
+        match socket_dir {
+            Some(dir) if std::path::Path::new(dir).join(".s.PGSQL.5432").exists() => {
+                config.host_path(dir);
+            }
+            _ => {
+                config.host("localhost");
+            }
+        }
+    }
+    if config.get_user().is_none() {
+        let user = env("USER").unwrap_or_else(|| "postgres".to_string());
+        config.user(&user);
+    }
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(Duration::from_secs(5));
+    }
+    config
+}
+
+/// The throwaway cluster's options, for `lab server`.
+pub fn local(args: &LocalArgs) -> Result<(Option<PathBuf>, String)> {
+    Ok((args.pg_bin.clone(), check_schema(&args.schema)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn conn(url: Option<&str>) -> ConnArgs {
+        ConnArgs {
+            database_url: url.map(str::to_string),
+            local: LocalArgs {
+                pg_bin: None,
+                schema: "lab".into(),
+            },
+            keep_schema: false,
+        }
+    }
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    fn server(t: Target) -> tokio_postgres::Config {
+        match t {
+            Target::Server(c) => *c,
+            Target::Throwaway { .. } => panic!("expected a server target"),
+        }
+    }
+
+    #[test]
+    fn url_wins_and_is_parsed() {
+        let env = env_of(&[("PGHOST", "elsewhere")]);
+        let c = server(
+            target(
+                &conn(Some("postgres://u:secret@db.example:6543/shop")),
+                &env,
+            )
+            .unwrap(),
+        );
+        assert_eq!(c.get_user(), Some("u"));
+        assert_eq!(c.get_password(), Some(&b"secret"[..]));
+        assert_eq!(c.get_dbname(), Some("shop"));
+        assert_eq!(c.get_ports(), &[6543]);
+        assert_eq!(c.get_connect_timeout(), Some(&Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn key_value_strings_work_and_pgpassword_fills_in() {
+        let env = env_of(&[("PGPASSWORD", "pw")]);
+        let c = server(
+            target(
+                &conn(Some("host=127.0.0.1 port=5433 user=bob dbname=x")),
+                &env,
+            )
+            .unwrap(),
+        );
+        assert_eq!(c.get_user(), Some("bob"));
+        assert_eq!(c.get_password(), Some(&b"pw"[..]));
+    }
+
+    #[test]
+    fn malformed_url_is_an_error_without_the_secret() {
+        let err = target(
+            &conn(Some("postgres://u:hunter2@host:notaport/db")),
+            &env_of(&[]),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.starts_with("malformed database URL"), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+
+    #[test]
+    fn libpq_variables_select_a_server() {
+        let env = env_of(&[
+            ("PGHOST", "10.1.2.3"),
+            ("PGPORT", "5544"),
+            ("PGUSER", "app"),
+            ("PGDATABASE", "shop"),
+        ]);
+        let c = server(target(&conn(None), &env).unwrap());
+        assert_eq!(c.get_ports(), &[5544]);
+        assert_eq!(c.get_user(), Some("app"));
+        assert_eq!(c.get_dbname(), Some("shop"));
+        let bad = target(&conn(None), &env_of(&[("PGPORT", "x")])).unwrap_err();
+        assert!(bad.to_string().contains("PGPORT"));
+    }
+
+    #[test]
+    fn nothing_set_means_the_throwaway_cluster() {
+        // PGPASSWORD alone names no server.
+        let t = target(&conn(None), &env_of(&[("PGPASSWORD", "pw")])).unwrap();
+        assert!(matches!(t, Target::Throwaway { pg_bin: None }));
+        let blank = target(&conn(Some("  ")), &env_of(&[])).unwrap();
+        assert!(matches!(blank, Target::Throwaway { .. }));
+    }
+
+    #[test]
+    fn schema_names_are_checked() {
+        assert!(check_schema("lab").is_ok());
+        assert!(check_schema("lab_room_2").is_ok());
+        for bad in [
+            "",
+            "Lab",
+            "public",
+            "pg_lab",
+            "lab-1",
+            "1lab",
+            "a;drop",
+            &"x".repeat(41),
+        ] {
+            assert!(check_schema(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn variants_are_checked_and_kept_in_documented_order() {
+        let info = scenarios::find("lost-update").unwrap();
+        let v = select_variants(info, &["atomic-update".into(), "read-committed".into()]).unwrap();
+        assert_eq!(v, vec!["read-committed", "atomic-update"]);
+        let err = select_variants(info, &["nope".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unknown variant 'nope'") && err.contains("read-committed"),
+            "{err}"
+        );
+        assert_eq!(
+            select_variants(info, &[]).unwrap().len(),
+            info.variants.len()
+        );
+    }
+}

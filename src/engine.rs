@@ -1,0 +1,846 @@
+//! The session engine. Scenario code drives named sessions, each on its own
+//! connection; the engine records every statement and outcome with a
+//! timestamp, confirms lock waits from the server (never by sleeping), keeps a
+//! deadline on every wait, and closes every session when a variant ends so no
+//! lock survives it.
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio::task::JoinHandle;
+use tokio_postgres::{Client, Config, SimpleQueryMessage};
+
+use crate::db::{self, ServerInfo};
+use crate::report::{Entry, Evidence, StepResult, VariantReport, round_ms};
+
+/// What every variant of a run shares: where to connect, the schema, the
+/// deadline, and the control connection that watches the sessions.
+pub struct Env {
+    pub pg: Config,
+    pub schema: String,
+    pub wait_timeout: Duration,
+    pub control: Client,
+    pub server: ServerInfo,
+}
+
+impl Env {
+    pub fn app_prefix(&self) -> String {
+        format!("lab:{}:", self.schema)
+    }
+
+    /// Terminates every backend of this run's sessions (not the control
+    /// connection). Used when a run is interrupted or a variant fails.
+    pub async fn terminate_sessions(&self) -> Result<()> {
+        self.control
+            .execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE application_name LIKE $1 || '%' AND pid <> pg_backend_pid() AND usename = current_user",
+                &[&self.app_prefix()],
+            )
+            .await
+            .context("could not terminate the lab's sessions")?;
+        Ok(())
+    }
+
+    /// A single integer from the control connection, for the checks after a
+    /// variant (these reads are not part of the interleaving, so not recorded).
+    pub async fn int(&self, sql: &str) -> Result<i64> {
+        let rows = self
+            .control
+            .simple_query(&format!("SET search_path TO {}; {sql}", self.schema))
+            .await;
+        let rows = rows.map_err(|e| db::sql_error(e, &format!("check query failed: {sql}")))?;
+        rows.iter()
+            .find_map(|m| match m {
+                SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+                _ => None,
+            })
+            .with_context(|| format!("check query returned no value: {sql}"))?
+            .parse()
+            .with_context(|| format!("check query returned no integer: {sql}"))
+    }
+
+    /// Rows from the control connection, as text.
+    pub async fn rows(&self, sql: &str) -> Result<Rows> {
+        let msgs = self
+            .control
+            .simple_query(&format!("SET search_path TO {}; {sql}", self.schema))
+            .await
+            .map_err(|e| db::sql_error(e, &format!("check query failed: {sql}")))?;
+        Ok(Rows::from_messages(&msgs))
+    }
+}
+
+/// A server error observed by a session.
+#[derive(Debug, Clone, Serialize)]
+pub struct PgError {
+    pub code: String,
+    pub message: String,
+    pub detail: Option<String>,
+    pub context: Option<String>,
+}
+
+impl PgError {
+    fn line(&self) -> String {
+        let mut s = format!("ERROR {}: {}", self.code, self.message);
+        if let Some(d) = &self.detail {
+            s.push_str(&format!(" | DETAIL: {}", d.replace('\n', " ")));
+        }
+        if let Some(c) = &self.context {
+            s.push_str(&format!(" | CONTEXT: {}", c.replace('\n', " ")));
+        }
+        s
+    }
+}
+
+/// What a statement returned, as text (the simple query protocol).
+#[derive(Debug, Clone, Default)]
+pub struct Rows {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Option<String>>>,
+    /// Rows affected (DML) or returned (SELECT), as the server counted them.
+    pub count: u64,
+}
+
+impl Rows {
+    fn from_messages(msgs: &[SimpleQueryMessage]) -> Rows {
+        let mut out = Rows::default();
+        for m in msgs {
+            match m {
+                SimpleQueryMessage::Row(r) => {
+                    if out.columns.is_empty() {
+                        out.columns = r.columns().iter().map(|c| c.name().to_string()).collect();
+                    }
+                    out.rows
+                        .push((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect());
+                }
+                SimpleQueryMessage::CommandComplete(n) => out.count = *n,
+                _ => {}
+            }
+        }
+        out
+    }
+
+    pub fn get(&self, row: usize, col: &str) -> Option<&str> {
+        let i = self.columns.iter().position(|c| c == col)?;
+        self.rows.get(row)?.get(i)?.as_deref()
+    }
+
+    /// The integer in column `col` of the first row.
+    pub fn int(&self, col: &str) -> Result<i64> {
+        let v = self
+            .get(0, col)
+            .with_context(|| format!("no value for column {col}"))?;
+        v.parse()
+            .with_context(|| format!("column {col} is not an integer: {v}"))
+    }
+
+    /// psql's command tag for DML and utility statements, the values for a SELECT.
+    fn describe(&self, sql: &str, aborted_commit: bool) -> String {
+        let verb = sql
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_ascii_uppercase();
+        if aborted_commit {
+            return "ROLLBACK (the transaction had failed, so COMMIT rolled it back)".into();
+        }
+        match verb.as_str() {
+            "UPDATE" | "DELETE" | "MERGE" if self.columns.is_empty() => {
+                format!("{verb} {}", self.count)
+            }
+            "INSERT" if self.columns.is_empty() => format!("INSERT 0 {}", self.count),
+            _ if self.columns.is_empty() => verb,
+            _ if self.rows.is_empty() => "0 rows".into(),
+            _ => {
+                let shown: Vec<String> = self
+                    .rows
+                    .iter()
+                    .take(4)
+                    .map(|r| {
+                        self.columns
+                            .iter()
+                            .zip(r)
+                            .map(|(c, v)| format!("{c}={}", v.as_deref().unwrap_or("NULL")))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                    .collect();
+                let more = if self.rows.len() > 4 {
+                    format!(" (+{} more)", self.rows.len() - 4)
+                } else {
+                    String::new()
+                };
+                if self.rows.len() == 1 {
+                    shown[0].clone()
+                } else {
+                    format!("{}{more}", shown.join("; "))
+                }
+            }
+        }
+    }
+}
+
+/// The variant's timeline, shared by its sessions.
+#[derive(Clone)]
+struct Log {
+    t0: Instant,
+    entries: Arc<Mutex<Vec<Entry>>>,
+}
+
+impl Log {
+    fn push(
+        &self,
+        at: Instant,
+        session: &str,
+        sql: &str,
+        result: StepResult,
+        sqlstate: Option<String>,
+        detail: String,
+    ) {
+        let t_ms = round_ms(at.saturating_duration_since(self.t0).as_secs_f64() * 1000.0);
+        let entry = Entry {
+            t_ms,
+            session: session.to_string(),
+            sql: sql.to_string(),
+            result,
+            sqlstate,
+            detail,
+        };
+        self.entries.lock().unwrap().push(entry);
+    }
+}
+
+const TX_IDLE: u8 = 0;
+const TX_OPEN: u8 = 1;
+const TX_FAILED: u8 = 2;
+
+/// One named session on its own connection.
+#[derive(Clone)]
+pub struct Session {
+    inner: Arc<SessionInner>,
+}
+
+struct SessionInner {
+    name: String,
+    label: String,
+    client: Client,
+    pid: i32,
+    log: Log,
+    deadline: Duration,
+    /// Transaction state, tracked from the statements sent, so a COMMIT of a
+    /// failed transaction is shown as the ROLLBACK the server performs.
+    tx: AtomicU8,
+}
+
+type Raw = std::result::Result<Rows, StepFailure>;
+
+enum StepFailure {
+    Db(PgError),
+    Client(tokio_postgres::Error),
+}
+
+impl Session {
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.inner.pid
+    }
+
+    /// The raw client, for scenarios that need prepared statements in a hot
+    /// loop (their steps are then summarised by the scenario, not recorded one by one).
+    pub fn client(&self) -> &Client {
+        &self.inner.client
+    }
+
+    fn where_(&self, sql: &str) -> String {
+        format!(
+            "{}: session {}: `{}`",
+            self.inner.label, self.inner.name, sql
+        )
+    }
+
+    async fn raw(&self, sql: &str) -> Raw {
+        let r = self.inner.client.simple_query(sql).await;
+        match r {
+            Ok(msgs) => Ok(Rows::from_messages(&msgs)),
+            Err(e) => match e.as_db_error() {
+                Some(db) => Err(StepFailure::Db(PgError {
+                    code: db.code().code().to_string(),
+                    message: db.message().to_string(),
+                    detail: db.detail().map(str::to_string),
+                    context: db.where_().map(str::to_string),
+                })),
+                None => Err(StepFailure::Client(e)),
+            },
+        }
+    }
+
+    /// Updates the tracked transaction state and says whether this statement
+    /// was a COMMIT of a failed transaction.
+    fn track(&self, sql: &str, failed: bool) -> bool {
+        let verb = sql
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_ascii_uppercase();
+        let state = self.inner.tx.load(Ordering::SeqCst);
+        let was_failed_commit = matches!(verb.as_str(), "COMMIT" | "END") && state == TX_FAILED;
+        let next = match verb.as_str() {
+            "BEGIN" | "START" if !failed => TX_OPEN,
+            "COMMIT" | "END" | "ROLLBACK" | "ABORT" => TX_IDLE,
+            _ if failed && state == TX_OPEN => TX_FAILED,
+            _ => state,
+        };
+        self.inner.tx.store(next, Ordering::SeqCst);
+        was_failed_commit
+    }
+
+    fn record(&self, sql: &str, r: &Raw, waited: Option<Duration>, at: Instant) {
+        let failed = r.is_err();
+        let aborted_commit = self.track(sql, failed);
+        let prefix = waited
+            .map(|w| format!("after waiting {:.1} ms: ", w.as_secs_f64() * 1000.0))
+            .unwrap_or_default();
+        let (result, sqlstate, detail) = match r {
+            Ok(rows) => {
+                let res = if waited.is_some() {
+                    StepResult::Completed
+                } else {
+                    StepResult::Ok
+                };
+                (
+                    res,
+                    None,
+                    format!("{prefix}{}", rows.describe(sql, aborted_commit)),
+                )
+            }
+            Err(StepFailure::Db(e)) => (
+                StepResult::Error,
+                Some(e.code.clone()),
+                format!("{prefix}{}", e.line()),
+            ),
+            Err(StepFailure::Client(e)) => (StepResult::Error, None, format!("{prefix}{e:#}")),
+        };
+        self.inner
+            .log
+            .push(at, &self.inner.name, sql, result, sqlstate, detail);
+    }
+
+    fn judge(
+        &self,
+        sql: &str,
+        r: Raw,
+        allowed: &[&str],
+    ) -> Result<std::result::Result<Rows, PgError>> {
+        match r {
+            Ok(rows) => Ok(Ok(rows)),
+            Err(StepFailure::Db(e)) if allowed.contains(&e.code.as_str()) => Ok(Err(e)),
+            Err(StepFailure::Db(e)) => {
+                Err(anyhow!("{}: unexpected {}", self.where_(sql), e.line()))
+            }
+            Err(StepFailure::Client(e)) => Err(anyhow::Error::new(e).context(self.where_(sql))),
+        }
+    }
+
+    /// Runs a statement that must succeed; any error is unexpected.
+    pub async fn run(&self, sql: &str) -> Result<Rows> {
+        self.run_allow(sql, &[])
+            .await?
+            .map_err(|e| anyhow!("{}: unexpected {}", self.where_(sql), e.line()))
+    }
+
+    /// Runs a statement whose listed SQLSTATEs are observations, not errors.
+    pub async fn run_allow(
+        &self,
+        sql: &str,
+        allowed: &[&str],
+    ) -> Result<std::result::Result<Rows, PgError>> {
+        let r = tokio::time::timeout(self.inner.deadline, self.raw(sql))
+            .await
+            .map_err(|_| {
+                anyhow!(
+                    "{}: no answer within {:?}",
+                    self.where_(sql),
+                    self.inner.deadline
+                )
+            })?;
+        self.record(sql, &r, None, Instant::now());
+        self.judge(sql, r, allowed)
+    }
+
+    /// Runs a statement and returns the integer in its first row's column `col`.
+    pub async fn int(&self, sql: &str, col: &str) -> Result<i64> {
+        self.run(sql)
+            .await?
+            .int(col)
+            .with_context(|| self.where_(sql))
+    }
+
+    /// Sends a statement that may block, without waiting for its answer.
+    pub fn send(&self, sql: &str) -> Pending {
+        let session = self.clone();
+        let text = sql.to_string();
+        let sent = Instant::now();
+        let handle = tokio::spawn(async move {
+            let r = session.raw(&text).await;
+            (r, Instant::now())
+        });
+        Pending {
+            session: self.clone(),
+            sql: sql.to_string(),
+            sent,
+            handle,
+            seen_waiting: false,
+        }
+    }
+
+    /// A line of narrative in the session's column (a decision, a back-off).
+    pub fn note(&self, text: impl Into<String>) {
+        self.inner.log.push(
+            Instant::now(),
+            &self.inner.name,
+            "",
+            StepResult::Note,
+            None,
+            text.into(),
+        );
+    }
+}
+
+/// A statement sent with [`Session::send`].
+pub struct Pending {
+    session: Session,
+    sql: String,
+    sent: Instant,
+    handle: JoinHandle<(Raw, Instant)>,
+    seen_waiting: bool,
+}
+
+/// What the server said about a sent statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Wait {
+    /// The session's backend waits on a lock held or queued by these sessions.
+    Blocked(Vec<String>),
+    /// The statement finished without being seen waiting.
+    DidNotWait,
+}
+
+impl Wait {
+    pub fn blocked(&self) -> bool {
+        matches!(self, Wait::Blocked(_))
+    }
+}
+
+impl Pending {
+    /// Waits (with the deadline) for the statement's answer; errors are unexpected.
+    pub async fn finish(self) -> Result<Rows> {
+        let sql = self.sql.clone();
+        let session = self.session.clone();
+        self.finish_allow(&[])
+            .await?
+            .map_err(|e| anyhow!("{}: unexpected {}", session.where_(&sql), e.line()))
+    }
+
+    pub async fn finish_allow(
+        self,
+        allowed: &[&str],
+    ) -> Result<std::result::Result<Rows, PgError>> {
+        let s = &self.session;
+        let (r, done) = tokio::time::timeout(s.inner.deadline, self.handle)
+            .await
+            .map_err(|_| {
+                anyhow!(
+                    "{}: still waiting after {:?}",
+                    s.where_(&self.sql),
+                    s.inner.deadline
+                )
+            })?
+            .map_err(|e| anyhow!("{}: {e}", s.where_(&self.sql)))?;
+        let waited = self
+            .seen_waiting
+            .then(|| done.saturating_duration_since(self.sent));
+        // Stamped when the driver takes the answer, so the timeline keeps the
+        // order the scenario observed (a COMMIT's reply can arrive after the
+        // waiter it released has already finished); the wait itself is exact.
+        s.record(&self.sql, &r, waited, Instant::now().max(done));
+        s.judge(&self.sql, r, allowed)
+    }
+
+    /// How long the statement has been (or was) in flight when it finished.
+    pub fn sent_at(&self) -> Instant {
+        self.sent
+    }
+}
+
+/// A barrier for sessions running their own logic concurrently, with a deadline.
+pub struct Barrier {
+    inner: tokio::sync::Barrier,
+    name: String,
+    deadline: Duration,
+}
+
+impl Barrier {
+    pub async fn wait(&self, session: &Session) -> Result<()> {
+        tokio::time::timeout(self.deadline, self.inner.wait())
+            .await
+            .map_err(|_| {
+                anyhow!(
+                    "{}: session {}: barrier '{}' was not reached by every session within {:?}",
+                    session.inner.label,
+                    session.inner.name,
+                    self.name,
+                    self.deadline
+                )
+            })?;
+        Ok(())
+    }
+}
+
+/// One variant's run: its sessions, timeline, findings and evidence.
+pub struct VariantCtx<'e> {
+    pub env: &'e Env,
+    pub scenario: &'static str,
+    pub variant: &'static str,
+    log: Log,
+    sessions: Vec<Session>,
+    metrics: Map<String, Value>,
+    observed: Vec<String>,
+    failures: Vec<String>,
+    anomaly: bool,
+    skipped: Option<String>,
+    notes: Vec<String>,
+    evidence: Vec<Evidence>,
+}
+
+impl<'e> VariantCtx<'e> {
+    pub fn new(env: &'e Env, scenario: &'static str, variant: &'static str) -> Self {
+        VariantCtx {
+            env,
+            scenario,
+            variant,
+            log: Log {
+                t0: Instant::now(),
+                entries: Arc::default(),
+            },
+            sessions: Vec::new(),
+            metrics: Map::new(),
+            observed: Vec::new(),
+            failures: Vec::new(),
+            anomaly: false,
+            skipped: None,
+            notes: Vec::new(),
+            evidence: Vec::new(),
+        }
+    }
+
+    fn label(&self) -> String {
+        format!("{}/{}", self.scenario, self.variant)
+    }
+
+    /// Opens session `name` on its own connection.
+    pub async fn session(&mut self, name: &str) -> Result<Session> {
+        let s = self.open_session(name).await?;
+        self.sessions.push(s.clone());
+        Ok(s)
+    }
+
+    /// Opens several sessions at once (connections are made concurrently).
+    pub async fn sessions(&mut self, names: &[&str]) -> Result<Vec<Session>> {
+        let opened = futures_join_all(names.iter().map(|n| self.open_session(n))).await;
+        let mut out = Vec::new();
+        for s in opened {
+            let s = s?;
+            self.sessions.push(s.clone());
+            out.push(s);
+        }
+        Ok(out)
+    }
+
+    async fn open_session(&self, name: &str) -> Result<Session> {
+        let app = format!(
+            "{}{}/{}:{}",
+            self.env.app_prefix(),
+            self.scenario,
+            self.variant,
+            name
+        );
+        let client = db::connect(&self.env.pg, &app, Some(&self.env.schema))
+            .await
+            .with_context(|| format!("{}: could not open session {name}", self.label()))?;
+        let pid: i32 = client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await
+            .map_err(|e| db::sql_error(e, &format!("{}: session {name}", self.label())))?
+            .get(0);
+        Ok(Session {
+            inner: Arc::new(SessionInner {
+                name: name.to_string(),
+                label: self.label(),
+                client,
+                pid,
+                log: self.log.clone(),
+                deadline: self.env.wait_timeout,
+                tx: AtomicU8::new(TX_IDLE),
+            }),
+        })
+    }
+
+    pub fn barrier(&self, name: &str, parties: usize) -> Arc<Barrier> {
+        Arc::new(Barrier {
+            inner: tokio::sync::Barrier::new(parties),
+            name: name.to_string(),
+            deadline: self.env.wait_timeout,
+        })
+    }
+
+    /// Confirms from the server that a sent statement waits on a lock, and
+    /// names who it waits for. Polls `pg_blocking_pids` for that session's
+    /// backend (as PostgreSQL's isolationtester does); never sleeps in place
+    /// of asking. Fails at the deadline.
+    pub async fn await_wait(&self, p: &mut Pending) -> Result<Wait> {
+        let deadline = Instant::now() + self.env.wait_timeout;
+        let mut pause = Duration::from_micros(200);
+        loop {
+            if p.handle.is_finished() {
+                return Ok(Wait::DidNotWait);
+            }
+            let blockers: Vec<i32> = self
+                .env
+                .control
+                .query_one("SELECT pg_blocking_pids($1)", &[&p.session.pid()])
+                .await
+                .map_err(|e| db::sql_error(e, "could not ask the server who blocks whom"))?
+                .get(0);
+            if !blockers.is_empty() {
+                let names: Vec<String> = blockers.iter().map(|b| self.name_of(*b)).collect();
+                p.seen_waiting = true;
+                let s = &p.session;
+                s.inner.log.push(
+                    Instant::now(),
+                    s.name(),
+                    &p.sql,
+                    StepResult::Waiting,
+                    None,
+                    format!("waiting for a lock held or queued by {}", names.join(", ")),
+                );
+                return Ok(Wait::Blocked(names));
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "{}: session {}: `{}` was neither blocked nor finished after {:?}",
+                    self.label(),
+                    p.session.name(),
+                    p.sql,
+                    self.env.wait_timeout
+                );
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(5));
+        }
+    }
+
+    /// Sends a statement and confirms it waits; it is an error if it does not.
+    pub async fn send_blocked(&self, s: &Session, sql: &str) -> Result<(Pending, Vec<String>)> {
+        let mut p = s.send(sql);
+        match self.await_wait(&mut p).await? {
+            Wait::Blocked(by) => Ok((p, by)),
+            Wait::DidNotWait => {
+                let r = p.finish_allow(&["*"]).await;
+                bail!(
+                    "{}: session {}: `{sql}` was expected to wait for a lock but did not ({})",
+                    self.label(),
+                    s.name(),
+                    match r {
+                        Ok(Ok(_)) => "it completed".to_string(),
+                        Ok(Err(e)) => e.line(),
+                        Err(e) => format!("{e:#}"),
+                    }
+                )
+            }
+        }
+    }
+
+    fn name_of(&self, pid: i32) -> String {
+        self.sessions
+            .iter()
+            .find(|s| s.pid() == pid)
+            .map(|s| s.name().to_string())
+            .unwrap_or_else(|| format!("pid {pid} (not a session of this variant)"))
+    }
+
+    pub fn metric(&mut self, key: &str, value: impl Serialize) {
+        self.metrics.insert(
+            key.to_string(),
+            serde_json::to_value(value).unwrap_or(Value::Null),
+        );
+    }
+
+    /// A documented expectation: when `holds` is false the verdict is "not as documented".
+    pub fn expect(&mut self, holds: bool, what: impl Into<String>) {
+        if !holds {
+            self.failures.push(what.into());
+        }
+    }
+
+    /// Part of the one-line observed outcome.
+    pub fn observe(&mut self, text: impl Into<String>) {
+        self.observed.push(text.into());
+    }
+
+    pub fn anomaly(&mut self, happened: bool) {
+        self.anomaly = happened;
+    }
+
+    pub fn skip(&mut self, reason: impl Into<String>) {
+        self.skipped = Some(reason.into());
+    }
+
+    pub fn note(&mut self, text: impl Into<String>) {
+        self.notes.push(text.into());
+    }
+
+    pub fn evidence(&mut self, title: &str, rows: &Rows) {
+        self.evidence.push(Evidence {
+            title: title.to_string(),
+            columns: rows.columns.clone(),
+            rows: rows
+                .rows
+                .iter()
+                .map(|r| {
+                    r.iter()
+                        .map(|v| v.clone().unwrap_or_else(|| "NULL".into()))
+                        .collect()
+                })
+                .collect(),
+        });
+    }
+
+    pub fn evidence_table(&mut self, ev: Evidence) {
+        self.evidence.push(ev);
+    }
+
+    /// Closes every session and waits until the server has no backend of this
+    /// variant left, so nothing of it survives into the next one. After a
+    /// failure the backends are terminated first.
+    pub async fn close(mut self, failed: bool, expected: &str) -> Result<VariantReport> {
+        let pids: Vec<i32> = self.sessions.iter().map(Session::pid).collect();
+        self.sessions.clear();
+        if failed {
+            let _ = self
+                .env
+                .control
+                .execute(
+                    "SELECT pg_terminate_backend(p) FROM unnest($1::int[]) p",
+                    &[&pids],
+                )
+                .await;
+        }
+        let deadline = Instant::now() + self.env.wait_timeout;
+        let mut terminated = failed;
+        loop {
+            let left: i64 = self
+                .env
+                .control
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)",
+                    &[&pids],
+                )
+                .await
+                .map_err(|e| db::sql_error(e, "could not check that the sessions closed"))?
+                .get(0);
+            if left == 0 {
+                break;
+            }
+            if !terminated && Instant::now() + self.env.wait_timeout / 2 > deadline {
+                // A session still busy (a task that kept its connection): end it.
+                let _ = self
+                    .env
+                    .control
+                    .execute(
+                        "SELECT pg_terminate_backend(p) FROM unnest($1::int[]) p",
+                        &[&pids],
+                    )
+                    .await;
+                terminated = true;
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "{}: sessions still connected {:?} after the variant ended",
+                    self.label(),
+                    self.env.wait_timeout
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let timeline = std::mem::take(&mut *self.log.entries.lock().unwrap());
+        let sqlstates = timeline.iter().filter_map(|e| e.sqlstate.clone()).collect();
+        let mut observed = self.observed.join("; ");
+        if let Some(reason) = &self.skipped {
+            observed = format!("skipped: {reason}");
+        } else if !self.failures.is_empty() {
+            observed = format!(
+                "{observed} — differs from the documentation: {}",
+                self.failures.join("; ")
+            );
+        }
+        Ok(VariantReport {
+            name: self.variant.to_string(),
+            as_expected: self.failures.is_empty(),
+            anomaly: self.anomaly,
+            expected: expected.to_string(),
+            observed,
+            sqlstates,
+            metrics: self.metrics,
+            timeline,
+            skipped: self.skipped,
+            notes: self.notes,
+            evidence: self.evidence,
+        })
+    }
+}
+
+/// Awaits futures concurrently, keeping their order (a small join_all).
+pub async fn futures_join_all<F, T>(futs: impl IntoIterator<Item = F>) -> Vec<T>
+where
+    F: std::future::Future<Output = T>,
+{
+    let mut futs: Vec<_> = futs.into_iter().map(Box::pin).collect();
+    let mut out: Vec<Option<T>> = futs.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (i, f) in futs.iter_mut().enumerate() {
+            if out[i].is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => out[i] = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    out.into_iter().map(|v| v.unwrap()).collect()
+}
+
+/// Waits for a spawned session task with the run's deadline.
+pub async fn join<T>(env: &Env, what: &str, h: JoinHandle<Result<T>>) -> Result<T> {
+    tokio::time::timeout(env.wait_timeout, h)
+        .await
+        .map_err(|_| anyhow!("{what}: did not finish within {:?}", env.wait_timeout))?
+        .map_err(|e| anyhow!("{what}: {e}"))?
+}
+
+/// Quotes a string as an SQL literal (standard_conforming_strings is on).
+pub fn lit(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}

@@ -1,0 +1,51 @@
+//! The one place progress bars are made: on stderr, hidden when stderr is not
+//! a terminal, so callers never branch on it.
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+pub fn enabled() -> bool {
+    std::io::stderr().is_terminal()
+}
+
+/// A spinner with a message, e.g. the variant being run.
+pub fn spinner(msg: impl Into<String>) -> ProgressBar {
+    if !enabled() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("valid template"),
+    );
+    pb.set_message(msg.into());
+    pb.enable_steady_tick(Duration::from_millis(100));
+    pb
+}
+
+/// A bar counting to `len`, inside `multi` when given.
+pub fn bar(multi: Option<&MultiProgress>, len: u64, msg: impl Into<String>) -> ProgressBar {
+    if !enabled() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    pb.set_style(
+        ProgressStyle::with_template("{msg:>12} [{bar:30}] {pos}/{len}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    pb.set_message(msg.into());
+    match multi {
+        Some(m) => m.add(pb),
+        None => pb,
+    }
+}
+
+/// A group of bars drawn together (hidden when not a terminal).
+pub fn multi() -> MultiProgress {
+    if enabled() {
+        MultiProgress::new()
+    } else {
+        MultiProgress::with_draw_target(ProgressDrawTarget::hidden())
+    }
+}

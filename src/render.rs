@@ -1,0 +1,179 @@
+//! Pure functions from reports to text: tables (comfy-table) and JSON.
+use comfy_table::presets::{UTF8_FULL, UTF8_FULL_CONDENSED};
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+
+use crate::report::{AllReport, Entry, ScenarioReport, StepResult, VariantReport};
+use crate::scenarios::ScenarioInfo;
+
+/// Tables fit this many columns when stdout is not a terminal.
+const PIPE_WIDTH: u16 = 160;
+
+fn table(header: Vec<&str>) -> Table {
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    if t.width().is_none() {
+        t.set_width(PIPE_WIDTH);
+    }
+    t.set_header(header);
+    t
+}
+
+pub fn list(scenarios: &[ScenarioInfo]) -> String {
+    let mut t = table(vec!["scenario", "summary", "variants"]);
+    for s in scenarios {
+        t.add_row(vec![
+            s.name.to_string(),
+            s.summary.to_string(),
+            s.variant_names().join("\n"),
+        ]);
+    }
+    format!("{t}\n")
+}
+
+fn verdict(v: &VariantReport) -> &'static str {
+    if v.skipped.is_some() {
+        "skipped"
+    } else if v.as_expected {
+        "as documented"
+    } else {
+        "NOT as documented"
+    }
+}
+
+fn step_text(e: &Entry) -> String {
+    let mark = match e.result {
+        StepResult::Ok => "→",
+        StepResult::Waiting => "⏳",
+        StepResult::Completed => "✔",
+        StepResult::Error => "✖",
+        StepResult::Note => "•",
+    };
+    if e.sql.is_empty() {
+        format!("{mark} {}", e.detail)
+    } else {
+        format!("{}\n{mark} {}", e.sql, e.detail)
+    }
+}
+
+/// One column per session, one row per step, in the order the steps happened.
+pub fn timeline(entries: &[Entry]) -> String {
+    let mut sessions: Vec<&str> = Vec::new();
+    for e in entries {
+        if !sessions.contains(&e.session.as_str()) {
+            sessions.push(&e.session);
+        }
+    }
+    let mut header = vec!["t ms"];
+    header.extend(sessions.iter().copied());
+    let mut t = table(header);
+    // Every row is one session's step, so rules between rows add only height.
+    t.load_style(UTF8_FULL_CONDENSED);
+    for e in entries {
+        let mut row = vec![Cell::new(format!("{:.1}", e.t_ms)).set_alignment(CellAlignment::Right)];
+        for s in &sessions {
+            row.push(Cell::new(if *s == e.session {
+                step_text(e)
+            } else {
+                String::new()
+            }));
+        }
+        t.add_row(row);
+    }
+    t.to_string()
+}
+
+pub fn variant(scenario: &str, v: &VariantReport) -> String {
+    let mut out = format!("── {scenario} / {} ──\n", v.name);
+    if let Some(reason) = &v.skipped {
+        out.push_str(&format!("skipped: {reason}\n"));
+    }
+    if !v.timeline.is_empty() {
+        out.push_str(&timeline(&v.timeline));
+        out.push('\n');
+    }
+    for ev in &v.evidence {
+        let mut t = table(ev.columns.iter().map(String::as_str).collect());
+        for r in &ev.rows {
+            t.add_row(r.clone());
+        }
+        out.push_str(&format!("{}:\n{t}\n", ev.title));
+    }
+    for n in &v.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    if !v.metrics.is_empty() {
+        let m: Vec<String> = v
+            .metrics
+            .iter()
+            .map(|(k, val)| format!("{k}={val}"))
+            .collect();
+        out.push_str(&format!("metrics: {}\n", m.join(", ")));
+    }
+    out
+}
+
+fn outcome_table(rows: &[(&str, &VariantReport)], with_scenario: bool) -> String {
+    let mut header = vec![];
+    if with_scenario {
+        header.push("scenario");
+    }
+    header.extend(["variant", "expected", "observed", "anomaly", "verdict"]);
+    let mut t = table(header);
+    for (scenario, v) in rows {
+        let mut row = vec![];
+        if with_scenario {
+            row.push(scenario.to_string());
+        }
+        row.extend([
+            v.name.clone(),
+            v.expected.clone(),
+            v.observed.clone(),
+            if v.anomaly { "yes".into() } else { "no".into() },
+            verdict(v).to_string(),
+        ]);
+        t.add_row(row);
+    }
+    format!("{t}\n")
+}
+
+pub fn scenario(r: &ScenarioReport) -> String {
+    let mut out = String::new();
+    for v in &r.variants {
+        out.push_str(&variant(&r.scenario, v));
+        out.push('\n');
+    }
+    let rows: Vec<_> = r
+        .variants
+        .iter()
+        .map(|v| (r.scenario.as_str(), v))
+        .collect();
+    out.push_str(&format!(
+        "{} on PostgreSQL {} ({:.0} ms)\n",
+        r.scenario, r.server_version, r.elapsed_ms
+    ));
+    out.push_str(&outcome_table(&rows, false));
+    out
+}
+
+pub fn all_summary(r: &AllReport) -> String {
+    let rows: Vec<_> = r
+        .scenarios
+        .iter()
+        .flat_map(|s| s.variants.iter().map(move |v| (s.scenario.as_str(), v)))
+        .collect();
+    format!(
+        "Summary: PostgreSQL {}, {} variants, {} as documented ({:.0} ms)\n{}",
+        r.server_version,
+        rows.len(),
+        rows.iter().filter(|(_, v)| v.as_expected).count(),
+        r.elapsed_ms,
+        outcome_table(&rows, true)
+    )
+}
+
+pub fn json<T: serde::Serialize>(value: &T) -> String {
+    let mut s = serde_json::to_string_pretty(value).expect("reports serialise");
+    s.push('\n');
+    s
+}

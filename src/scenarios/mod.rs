@@ -1,0 +1,49 @@
+//! The scenario catalogue: one module per scenario, registered once here.
+//! `lab list`, `lab all` and the command line read this list.
+use anyhow::{Result, bail};
+
+use crate::engine::VariantCtx;
+
+mod lost_update;
+
+#[derive(Debug)]
+pub struct VariantInfo {
+    pub name: &'static str,
+    /// The documented outcome, one line.
+    pub expected: &'static str,
+}
+
+#[derive(Debug)]
+pub struct ScenarioInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub variants: &'static [VariantInfo],
+}
+
+impl ScenarioInfo {
+    pub fn variant_names(&self) -> Vec<&'static str> {
+        self.variants.iter().map(|v| v.name).collect()
+    }
+
+    pub fn expected(&self, variant: &str) -> &'static str {
+        self.variants
+            .iter()
+            .find(|v| v.name == variant)
+            .map_or("", |v| v.expected)
+    }
+}
+
+/// Every scenario, in the order `lab all` runs them.
+pub static ALL: &[ScenarioInfo] = &[lost_update::INFO];
+
+pub fn find(name: &str) -> Option<&'static ScenarioInfo> {
+    ALL.iter().find(|s| s.name == name)
+}
+
+/// Runs one variant; the scenario records into `ctx` and returns nothing else.
+pub async fn run_variant(ctx: &mut VariantCtx<'_>) -> Result<()> {
+    match ctx.scenario {
+        "lost-update" => lost_update::run(ctx).await,
+        other => bail!("scenario {other} is registered but has no runner"),
+    }
+}

@@ -1,0 +1,132 @@
+//! Named statements from the files in lab/. Each file is a walkthrough a
+//! person can follow in psql; a statement is the text after a `-- name: x`
+//! line up to the next blank line. Values are psql variables (`:name`), set
+//! with `\set` by hand and bound here by the lab.
+use std::sync::OnceLock;
+
+use anyhow::{Result, bail};
+
+pub struct SqlFile {
+    pub path: &'static str,
+    text: &'static str,
+    parsed: OnceLock<Vec<(String, String)>>,
+}
+
+impl SqlFile {
+    pub const fn new(path: &'static str, text: &'static str) -> SqlFile {
+        SqlFile {
+            path,
+            text,
+            parsed: OnceLock::new(),
+        }
+    }
+
+    fn statements(&self) -> &[(String, String)] {
+        self.parsed.get_or_init(|| parse(self.text))
+    }
+
+    /// The statement called `name`, without its trailing semicolon.
+    pub fn get(&self, name: &str) -> Result<&str> {
+        match self.statements().iter().find(|(n, _)| n == name) {
+            Some((_, sql)) => Ok(sql),
+            None => bail!("{} has no statement named {name}", self.path),
+        }
+    }
+
+    /// The statement with its psql variables replaced by the given values.
+    pub fn bind(&self, name: &str, params: &[(&str, &dyn std::fmt::Display)]) -> Result<String> {
+        bind(self.get(name)?, params).map_err(|e| anyhow::anyhow!("{}: {name}: {e}", self.path))
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.statements().iter().map(|(n, _)| n.as_str()).collect()
+    }
+}
+
+fn parse(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut current: Option<(String, Vec<&str>)> = None;
+    let mut flush = |cur: &mut Option<(String, Vec<&str>)>| {
+        if let Some((name, lines)) = cur.take() {
+            let sql = lines
+                .join("\n")
+                .trim()
+                .trim_end_matches(';')
+                .trim()
+                .to_string();
+            out.push((name, sql));
+        }
+    };
+    for line in text.lines() {
+        if let Some(name) = line.trim().strip_prefix("-- name:") {
+            flush(&mut current);
+            current = Some((name.trim().to_string(), Vec::new()));
+        } else if line.trim().is_empty() {
+            flush(&mut current);
+        } else if let Some((_, lines)) = current.as_mut()
+            && !line.trim_start().starts_with("--")
+        {
+            lines.push(line);
+        }
+    }
+    flush(&mut current);
+    out
+}
+
+/// Replaces `:var` (not `::cast`) with the value given for `var`.
+pub fn bind(sql: &str, params: &[(&str, &dyn std::fmt::Display)]) -> Result<String> {
+    let chars: Vec<char> = sql.chars().collect();
+    let mut out = String::with_capacity(sql.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let prev_colon = i > 0 && chars[i - 1] == ':';
+        let next_ident = chars
+            .get(i + 1)
+            .is_some_and(|n| n.is_ascii_alphabetic() || *n == '_');
+        if c == ':' && !prev_colon && next_ident {
+            let start = i + 1;
+            let mut end = start;
+            while end < chars.len() && (chars[end].is_ascii_alphanumeric() || chars[end] == '_') {
+                end += 1;
+            }
+            let var: String = chars[start..end].iter().collect();
+            match params.iter().find(|(n, _)| *n == var) {
+                Some((_, v)) => out.push_str(&v.to_string()),
+                None => bail!("no value for :{var}"),
+            }
+            i = end;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static F: SqlFile = SqlFile::new(
+        "test.sql",
+        "-- intro comment\n\n-- name: a\n-- why\nSELECT 1::int\n  FROM t;\n\n-- name: b\nUPDATE t SET x = :x WHERE id = :id AND y = :x;\n",
+    );
+
+    #[test]
+    fn statements_are_found_by_name() {
+        assert_eq!(F.names(), vec!["a", "b"]);
+        assert_eq!(F.get("a").unwrap(), "SELECT 1::int\n  FROM t");
+        assert!(F.get("zzz").is_err());
+    }
+
+    #[test]
+    fn variables_are_bound_and_casts_left_alone() {
+        assert_eq!(
+            F.bind("b", &[("x", &35), ("id", &1)]).unwrap(),
+            "UPDATE t SET x = 35 WHERE id = 1 AND y = 35"
+        );
+        assert_eq!(bind("SELECT '1'::int", &[]).unwrap(), "SELECT '1'::int");
+        assert!(F.bind("b", &[("x", &1)]).is_err());
+    }
+}

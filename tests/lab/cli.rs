@@ -1,0 +1,129 @@
+use std::time::Duration;
+
+use crate::support::{TestServer, lab, run, run_cmd};
+
+/// Exit 2, one line on stderr starting with `error:`, promptly, and no secret echoed.
+fn assert_one_line_error(r: &crate::support::Run, needle: &str) {
+    assert_eq!(r.code, 2, "exit code; stderr: {}", r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line expected: {:?}", r.stderr);
+    assert!(lines[0].starts_with("error: "), "{}", lines[0]);
+    assert!(
+        lines[0].contains(needle),
+        "expected {needle:?} in {}",
+        lines[0]
+    );
+    assert!(
+        !r.stderr.contains("panicked") && !r.stderr.contains("RUST_BACKTRACE"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.took < Duration::from_secs(8), "took {:?}", r.took);
+}
+
+#[test]
+fn unknown_scenario_is_a_usage_error() {
+    let r = run(&["no-such-scenario"]);
+    assert_one_line_error(&r, "no-such-scenario");
+}
+
+#[test]
+fn unknown_variant_names_the_real_ones() {
+    let r = run(&["lost-update", "--variant", "nope"]);
+    assert_one_line_error(&r, "unknown variant 'nope'");
+    assert!(r.stderr.contains("optimistic-version"));
+}
+
+#[test]
+fn bad_option_value_is_one_line() {
+    let r = run(&["lost-update", "--format", "xml"]);
+    assert_one_line_error(&r, "xml");
+}
+
+#[test]
+fn closed_port_fails_fast() {
+    let r = run(&[
+        "lost-update",
+        "--database-url",
+        "postgres://lab:pw@127.0.0.1:1/lab",
+    ]);
+    assert_one_line_error(&r, "could not connect");
+}
+
+#[test]
+fn malformed_url_never_echoes_the_password() {
+    let r = run(&[
+        "lost-update",
+        "--database-url",
+        "postgres://u:hunter2@localhost:notaport/db",
+    ]);
+    assert_one_line_error(&r, "malformed database URL");
+    assert!(!r.stderr.contains("hunter2"));
+}
+
+#[test]
+fn missing_binaries_name_the_ways_out() {
+    let r = run(&["lost-update", "--pg-bin", "/nonexistent/pg/bin"]);
+    assert_one_line_error(&r, "apt-get install postgresql");
+    assert!(r.stderr.contains("docker compose up -d") && r.stderr.contains("--pg-bin"));
+    let r = run_cmd(
+        lab()
+            .args(["lost-update"])
+            .env("LAB_PG_BIN", "/nonexistent/pg/bin"),
+    );
+    assert_one_line_error(&r, "/nonexistent/pg/bin");
+}
+
+#[test]
+fn bad_schema_name_is_refused() {
+    let r = run(&[
+        "lost-update",
+        "--schema",
+        "Robert'); DROP TABLE students;--",
+    ]);
+    assert_one_line_error(&r, "--schema");
+}
+
+#[test]
+fn wrong_password_and_unknown_database_are_refused_cleanly() {
+    let srv = TestServer::start();
+    let c = srv.client();
+    srv.exec(&c, "CREATE ROLE lab_pw LOGIN PASSWORD 'right-secret'");
+    // Password authentication for that role only (the cluster trusts the rest).
+    let hba = srv.data_dir().join("pg_hba.conf");
+    let old = std::fs::read_to_string(&hba).unwrap();
+    std::fs::write(
+        &hba,
+        format!("host all lab_pw 127.0.0.1/32 scram-sha-256\n{old}"),
+    )
+    .unwrap();
+    srv.exec(&c, "SELECT pg_reload_conf()");
+
+    let port = srv.cluster.port;
+    let r = run(&[
+        "lost-update",
+        "--database-url",
+        &format!("postgres://lab_pw:wrong-secret@127.0.0.1:{port}/postgres"),
+    ]);
+    assert_one_line_error(&r, "password authentication failed");
+    assert!(!r.stderr.contains("wrong-secret"));
+
+    let r = run(&[
+        "lost-update",
+        "--database-url",
+        &format!("postgres://postgres@127.0.0.1:{port}/no_such_db"),
+    ]);
+    assert_one_line_error(&r, "does not exist");
+}
+
+#[test]
+fn list_shows_every_scenario_and_variant() {
+    let r = run(&["list"]);
+    assert_eq!(r.code, 0);
+    for s in lab::scenarios::ALL {
+        assert!(r.stdout.contains(s.name), "{}", s.name);
+        for v in s.variants {
+            assert!(r.stdout.contains(v.name), "{}/{}", s.name, v.name);
+        }
+    }
+}

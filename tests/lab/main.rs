@@ -1,0 +1,14 @@
+//! One integration-test binary. Every test runs against a real PostgreSQL
+//! started by the same throwaway-cluster code the CLI uses.
+
+/// Helpers: running the `lab` binary, a test cluster, JSON access.
+mod support;
+
+/// Bad input and failures: exit code 2, one line, nothing left behind.
+mod cli;
+
+/// Each scenario's variants: verdicts and metrics, as `lab --format json` reports them.
+mod scenarios;
+
+/// Runs against an existing server: isolation between runs, cleanup, foreign schemas.
+mod server;

@@ -1,0 +1,203 @@
+use crate::support::{TestServer, run};
+
+const LAB_BACKENDS: &str =
+    "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:%'";
+
+#[test]
+fn runs_against_an_existing_server_and_leaves_nothing() {
+    let srv = TestServer::start();
+    let c = srv.client();
+    srv.exec(
+        &c,
+        "CREATE TABLE public.bystander (id int); INSERT INTO public.bystander VALUES (1)",
+    );
+    let r = run(&[
+        "lost-update",
+        "--format",
+        "json",
+        "--database-url",
+        &srv.url(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Only its own schema was created, and it is gone; nothing else was touched.
+    assert_eq!(
+        srv.query_i64(
+            &c,
+            "SELECT count(*) FROM pg_namespace WHERE nspname = 'lab'"
+        ),
+        0
+    );
+    assert_eq!(
+        srv.query_i64(&c, "SELECT count(*) FROM public.bystander"),
+        1
+    );
+    // lab has exited; its backends end as the server notices the closed sockets.
+    srv.wait_for_zero(&c, LAB_BACKENDS);
+
+    let r = run(&[
+        "lost-update",
+        "--variant",
+        "read-committed",
+        "--keep-schema",
+        "--database-url",
+        &srv.url(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(srv.query_i64(&c, "SELECT count(*) FROM lab.books"), 5);
+}
+
+#[test]
+fn a_second_run_on_the_same_schema_is_refused_and_another_schema_works() {
+    let srv = TestServer::start();
+    let c = srv.client();
+    // Hold the run lock exactly as a running lab's control connection does.
+    srv.exec(
+        &c,
+        "SELECT pg_advisory_lock(hashtext('lab-run'), hashtext('lab'))",
+    );
+    let r = run(&["lost-update", "--database-url", &srv.url()]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("another lab run is using schema \"lab\""),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1);
+
+    let r = run(&[
+        "lost-update",
+        "--format",
+        "json",
+        "--schema",
+        "lab_room2",
+        "--database-url",
+        &srv.url(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+
+    srv.exec(&c, "SELECT pg_advisory_unlock_all()");
+    let r = run(&[
+        "lost-update",
+        "--format",
+        "json",
+        "--database-url",
+        &srv.url(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+#[test]
+fn a_schema_lab_did_not_create_is_never_touched() {
+    let srv = TestServer::start();
+    let c = srv.client();
+    srv.exec(&c, "CREATE SCHEMA lab; CREATE TABLE lab.precious (id int); INSERT INTO lab.precious VALUES (42)");
+    let r = run(&["lost-update", "--database-url", &srv.url()]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("was not created by lab"), "{}", r.stderr);
+    assert_eq!(srv.query_i64(&c, "SELECT id::bigint FROM lab.precious"), 42);
+}
+
+#[test]
+fn libpq_variables_select_the_server() {
+    let srv = TestServer::start();
+    let port = srv.cluster.port.to_string();
+    let r = crate::support::run_cmd(
+        crate::support::lab()
+            .args(["lost-update", "--variant", "atomic-update", "--keep-schema"])
+            .env("PGHOST", "127.0.0.1")
+            .env("PGPORT", &port)
+            .env("PGUSER", "postgres")
+            .env("PGDATABASE", "postgres"),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // It ran there, not on a cluster of its own: the kept schema is on this server.
+    let c = srv.client();
+    assert_eq!(
+        srv.query_i64(
+            &c,
+            "SELECT quantity_on_hand::bigint FROM lab.stock_items WHERE book_id = 1"
+        ),
+        34
+    );
+}
+
+#[test]
+fn server_command_prints_a_url_and_cleans_up_on_ctrl_c() {
+    use std::io::{BufRead, BufReader};
+    let mut child = crate::support::lab()
+        .arg("server")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let url = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| l.strip_prefix("DATABASE_URL=").map(str::to_string))
+        .expect("a DATABASE_URL line");
+    // The printed URL works, and the lab schema is there.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let config: tokio_postgres::Config = url.parse().unwrap();
+    let client = rt
+        .block_on(lab::db::connect(&config, "lab-test", None))
+        .unwrap();
+    let books: i64 = rt
+        .block_on(client.query_one("SELECT count(*) FROM lab.books", &[]))
+        .unwrap()
+        .get(0);
+    assert_eq!(books, 5);
+    drop(client);
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    crate::support::assert_no_leftovers(pid);
+}
+
+#[test]
+fn sigkill_leaves_no_server_running_and_the_next_run_cleans_up() {
+    use std::io::{BufRead, BufReader};
+    let mut child = crate::support::lab()
+        .arg("server")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(
+        lines
+            .by_ref()
+            .map_while(Result::ok)
+            .any(|l| l.starts_with("DATABASE_URL="))
+    );
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    child.wait().unwrap();
+    // The kernel told the server its parent died (PR_SET_PDEATHSIG): it shuts down.
+    let prefix = format!("lab-pg-{pid}-");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let running = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .any(|c| String::from_utf8_lossy(&c).contains(&prefix));
+        if !running {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server outlived lab"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // The next start removes what the killed run left.
+    let r = run(&["list"]);
+    assert_eq!(r.code, 0);
+    let _ = run(&["lost-update", "--variant", "read-committed"]);
+    crate::support::assert_no_leftovers(pid);
+}

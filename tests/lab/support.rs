@@ -1,0 +1,166 @@
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub fn lab() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lab"));
+    // The tests choose their server explicitly.
+    for v in [
+        "DATABASE_URL",
+        "PGHOST",
+        "PGPORT",
+        "PGUSER",
+        "PGDATABASE",
+        "PGPASSWORD",
+        "LAB_SCHEMA",
+    ] {
+        c.env_remove(v);
+    }
+    c.stdin(Stdio::null());
+    c
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub took: Duration,
+}
+
+pub fn run(args: &[&str]) -> Run {
+    run_cmd(lab().args(args))
+}
+
+pub fn run_cmd(cmd: &mut Command) -> Run {
+    let began = Instant::now();
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("lab starts");
+    let pid = child.id();
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = child.wait_with_output().expect("lab finishes");
+    let r = Run {
+        code: status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        took: began.elapsed(),
+    };
+    assert_no_leftovers(pid);
+    r
+}
+
+/// Runs a scenario on its own throwaway cluster and returns the JSON report.
+pub fn scenario_json(scenario: &str, extra: &[&str]) -> Value {
+    let mut args = vec![scenario, "--format", "json"];
+    args.extend_from_slice(extra);
+    let r = run(&args);
+    assert!(
+        r.code == 0 || r.code == 1,
+        "lab {args:?} could not run (exit {}): {}",
+        r.code,
+        r.stderr
+    );
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {}", r.stdout))
+}
+
+pub fn variant<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["variants"]
+        .as_array()
+        .expect("variants")
+        .iter()
+        .find(|v| v["name"] == name)
+        .unwrap_or_else(|| panic!("no variant {name} in {report}"))
+}
+
+/// Asserts a variant behaved as documented, showing its observation if not.
+pub fn assert_documented(v: &Value) {
+    assert_eq!(
+        v["as_expected"], true,
+        "{} not as documented: {}",
+        v["name"], v["observed"]
+    );
+}
+
+pub fn metric(v: &Value, key: &str) -> Value {
+    v["metrics"]
+        .get(key)
+        .cloned()
+        .unwrap_or_else(|| panic!("{}: no metric {key} in {}", v["name"], v["metrics"]))
+}
+
+/// No temp dir and no server of a finished lab process remain.
+pub fn assert_no_leftovers(pid: u32) {
+    let prefix = format!("lab-pg-{pid}-");
+    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "lab (pid {pid}) left {left:?} behind");
+    let servers = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains(&prefix))
+        .count();
+    assert_eq!(servers, 0, "a server of lab (pid {pid}) is still running");
+}
+
+/// A throwaway cluster owned by the test (removed when dropped), for tests
+/// that point lab at an existing server.
+pub struct TestServer {
+    pub cluster: lab::cluster::Cluster,
+    pub rt: tokio::runtime::Runtime,
+}
+
+impl TestServer {
+    pub fn start() -> TestServer {
+        let cluster = lab::cluster::Cluster::start(None).expect("throwaway cluster starts");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        TestServer { cluster, rt }
+    }
+
+    pub fn url(&self) -> String {
+        self.cluster.url()
+    }
+
+    pub fn client(&self) -> tokio_postgres::Client {
+        self.rt
+            .block_on(lab::db::connect(&self.cluster.config(), "lab-test", None))
+            .expect("test connects")
+    }
+
+    pub fn query_i64(&self, client: &tokio_postgres::Client, sql: &str) -> i64 {
+        self.rt
+            .block_on(client.query_one(sql, &[]))
+            .expect(sql)
+            .get(0)
+    }
+
+    pub fn exec(&self, client: &tokio_postgres::Client, sql: &str) {
+        self.rt.block_on(client.batch_execute(sql)).expect(sql);
+    }
+
+    /// Polls a count until it is 0 (the server's own asynchronous work), with a deadline.
+    pub fn wait_for_zero(&self, client: &tokio_postgres::Client, sql: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.query_i64(client, sql) != 0 {
+            assert!(Instant::now() < deadline, "still not 0 after 10 s: {sql}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    pub fn data_dir(&self) -> std::path::PathBuf {
+        self.cluster.socket_dir().join("data")
+    }
+}
