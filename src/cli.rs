@@ -30,6 +30,8 @@ pub enum Command {
     Server(ServerArgs),
     /// Lost update: two clerks decrement the same stock row (READ COMMITTED, REPEATABLE READ, and the fixes).
     LostUpdate(RunArgs),
+    /// Write skew: "at most one pending order per customer" under each isolation level, with retry.
+    WriteSkew(RunArgs),
 }
 
 impl Command {
@@ -37,6 +39,7 @@ impl Command {
     pub fn scenario(&self) -> Option<(&'static str, &RunArgs)> {
         match self {
             Command::LostUpdate(args) => Some(("lost-update", args)),
+            Command::WriteSkew(args) => Some(("write-skew", args)),
             Command::List | Command::All(_) | Command::Server(_) => None,
         }
     }
@@ -84,6 +87,18 @@ pub struct RunArgs {
     /// Deadline, in seconds, for every wait (a lock wait, a barrier, a statement).
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub wait_timeout: f64,
+
+    /// Attempts in all for a transaction retried on 40001/40P01 (1 = no retry).
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub retry_attempts: u32,
+
+    /// Back-off before the first retry, in ms; it doubles each attempt, with jitter.
+    #[arg(long, default_value_t = 10, value_name = "MS")]
+    pub retry_base_ms: u64,
+
+    /// Longest back-off, in ms.
+    #[arg(long, default_value_t = 200, value_name = "MS")]
+    pub retry_cap_ms: u64,
 
     #[command(flatten)]
     pub conn: ConnArgs,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use crate::cli::{ConnArgs, Format, LocalArgs, RunArgs};
+use crate::retry::RetryPolicy;
 use crate::scenarios::{self, ScenarioInfo};
 
 /// Where the lab runs.
@@ -36,6 +37,7 @@ pub struct RunConfig {
     pub keep_schema: bool,
     pub format: Format,
     pub wait_timeout: Duration,
+    pub retry: RetryPolicy,
     /// The scenarios to run, each with the variants to run, in order.
     pub plan: Vec<(&'static ScenarioInfo, Vec<&'static str>)>,
 }
@@ -74,8 +76,19 @@ impl RunConfig {
         {
             bail!("--wait-timeout must be a number of seconds between 0 and 3600");
         }
+        if args.retry_attempts == 0 || args.retry_attempts > 100 {
+            bail!("--retry-attempts must be between 1 and 100");
+        }
+        if args.retry_base_ms > args.retry_cap_ms || args.retry_cap_ms > 60_000 {
+            bail!("--retry-base-ms must not exceed --retry-cap-ms, which must be at most 60000");
+        }
         Ok(RunConfig {
             target: target(&args.conn, env)?,
+            retry: RetryPolicy {
+                max_attempts: args.retry_attempts,
+                base: Duration::from_millis(args.retry_base_ms),
+                cap: Duration::from_millis(args.retry_cap_ms),
+            },
             schema: check_schema(&args.conn.local.schema)?,
             keep_schema: args.conn.keep_schema,
             format: args.format,

@@ -15,6 +15,7 @@ use tokio_postgres::{Client, Config, SimpleQueryMessage};
 
 use crate::db::{self, ServerInfo};
 use crate::report::{Entry, Evidence, StepResult, VariantReport, round_ms};
+use crate::retry::RetryPolicy;
 
 /// What every variant of a run shares: where to connect, the schema, the
 /// deadline, and the control connection that watches the sessions.
@@ -24,6 +25,7 @@ pub struct Env {
     pub wait_timeout: Duration,
     pub control: Client,
     pub server: ServerInfo,
+    pub retry: RetryPolicy,
 }
 
 impl Env {
@@ -75,7 +77,7 @@ impl Env {
 }
 
 /// A server error observed by a session.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PgError {
     pub code: String,
     pub message: String,
@@ -155,6 +157,13 @@ impl Rows {
             "INSERT" if self.columns.is_empty() => format!("INSERT 0 {}", self.count),
             _ if self.columns.is_empty() => verb,
             _ if self.rows.is_empty() => "0 rows".into(),
+            // One column over several rows (EXPLAIN): its lines, as psql shows them.
+            _ if self.columns.len() == 1 && self.rows.len() > 1 => self
+                .rows
+                .iter()
+                .map(|r| r[0].as_deref().unwrap_or("NULL"))
+                .collect::<Vec<_>>()
+                .join("\n"),
             _ => {
                 let shown: Vec<String> = self
                     .rows
@@ -482,18 +491,19 @@ impl Pending {
 pub struct Barrier {
     inner: tokio::sync::Barrier,
     name: String,
+    label: String,
     deadline: Duration,
 }
 
 impl Barrier {
-    pub async fn wait(&self, session: &Session) -> Result<()> {
+    /// `who` names the waiting party in the error if the deadline passes.
+    pub async fn wait(&self, who: &str) -> Result<()> {
         tokio::time::timeout(self.deadline, self.inner.wait())
             .await
             .map_err(|_| {
                 anyhow!(
-                    "{}: session {}: barrier '{}' was not reached by every session within {:?}",
-                    session.inner.label,
-                    session.inner.name,
+                    "{}: {who}: barrier '{}' was not reached by every party within {:?}",
+                    self.label,
                     self.name,
                     self.deadline
                 )
@@ -595,6 +605,7 @@ impl<'e> VariantCtx<'e> {
         Arc::new(Barrier {
             inner: tokio::sync::Barrier::new(parties),
             name: name.to_string(),
+            label: self.label(),
             deadline: self.env.wait_timeout,
         })
     }
@@ -699,6 +710,19 @@ impl<'e> VariantCtx<'e> {
 
     pub fn skip(&mut self, reason: impl Into<String>) {
         self.skipped = Some(reason.into());
+    }
+
+    /// A line of the driver's own narrative in the timeline (column "lab"),
+    /// e.g. where one part of a variant ends and the next begins.
+    pub fn narrate(&self, text: impl Into<String>) {
+        self.log.push(
+            Instant::now(),
+            "lab",
+            "",
+            StepResult::Note,
+            None,
+            text.into(),
+        );
     }
 
     pub fn note(&mut self, text: impl Into<String>) {

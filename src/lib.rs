@@ -8,6 +8,7 @@ pub mod engine;
 pub mod progress;
 pub mod render;
 pub mod report;
+pub mod retry;
 pub mod scenarios;
 pub mod sql;
 
@@ -134,6 +135,7 @@ async fn setup(cfg: &RunConfig, pg: tokio_postgres::Config) -> Result<Env> {
         wait_timeout: cfg.wait_timeout,
         control,
         server,
+        retry: cfg.retry,
     })
 }
 

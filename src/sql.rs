@@ -34,7 +34,11 @@ impl SqlFile {
     }
 
     /// The statement with its psql variables replaced by the given values.
-    pub fn bind(&self, name: &str, params: &[(&str, &dyn std::fmt::Display)]) -> Result<String> {
+    pub fn bind(
+        &self,
+        name: &str,
+        params: &[(&str, &(dyn std::fmt::Display + Sync))],
+    ) -> Result<String> {
         bind(self.get(name)?, params).map_err(|e| anyhow::anyhow!("{}: {name}: {e}", self.path))
     }
 
@@ -74,7 +78,7 @@ fn parse(text: &str) -> Vec<(String, String)> {
 }
 
 /// Replaces `:var` (not `::cast`) with the value given for `var`.
-pub fn bind(sql: &str, params: &[(&str, &dyn std::fmt::Display)]) -> Result<String> {
+pub fn bind(sql: &str, params: &[(&str, &(dyn std::fmt::Display + Sync))]) -> Result<String> {
     let chars: Vec<char> = sql.chars().collect();
     let mut out = String::with_capacity(sql.len());
     let mut i = 0;

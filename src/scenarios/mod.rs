@@ -5,6 +5,7 @@ use anyhow::{Result, bail};
 use crate::engine::VariantCtx;
 
 mod lost_update;
+mod write_skew;
 
 #[derive(Debug)]
 pub struct VariantInfo {
@@ -34,7 +35,7 @@ impl ScenarioInfo {
 }
 
 /// Every scenario, in the order `lab all` runs them.
-pub static ALL: &[ScenarioInfo] = &[lost_update::INFO];
+pub static ALL: &[ScenarioInfo] = &[lost_update::INFO, write_skew::INFO];
 
 pub fn find(name: &str) -> Option<&'static ScenarioInfo> {
     ALL.iter().find(|s| s.name == name)
@@ -44,6 +45,7 @@ pub fn find(name: &str) -> Option<&'static ScenarioInfo> {
 pub async fn run_variant(ctx: &mut VariantCtx<'_>) -> Result<()> {
     match ctx.scenario {
         "lost-update" => lost_update::run(ctx).await,
+        "write-skew" => write_skew::run(ctx).await,
         other => bail!("scenario {other} is registered but has no runner"),
     }
 }

@@ -12,3 +12,6 @@ mod scenarios;
 
 /// Runs against an existing server: isolation between runs, cleanup, foreign schemas.
 mod server;
+
+/// The retry policy against a real server: which codes retry, attempt limits.
+mod retry;

@@ -78,3 +78,109 @@ fn variant_selection_runs_only_those() {
         .collect();
     assert_eq!(names, vec!["read-committed", "optimistic-version"]);
 }
+
+#[test]
+fn write_skew() {
+    let r = scenario_json("write-skew", &[]);
+    for name in ["read-committed", "repeatable-read"] {
+        let v = variant(&r, name);
+        assert_documented(v);
+        assert_eq!(v["anomaly"], true);
+        assert_eq!(metric(v, "pending_orders"), 2);
+        assert_eq!(metric(v, "attempts"), serde_json::json!({"A": 1, "B": 1}));
+        assert!(v["sqlstates"].as_array().unwrap().is_empty());
+    }
+
+    let s = variant(&r, "serializable");
+    assert_documented(s);
+    assert_eq!(s["anomaly"], false);
+    assert_eq!(metric(s, "pending_orders"), 1);
+    assert_eq!(s["sqlstates"], serde_json::json!(["40001"]));
+    // Where it surfaced is recorded from the server's answer.
+    let failed: Vec<&serde_json::Value> = s["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["sqlstate"] == "40001")
+        .collect();
+    assert_eq!(failed.len(), 1);
+    assert!(
+        failed[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("read/write dependencies")
+    );
+    let at = failed[0]["sql"].as_str().unwrap();
+    assert!(at.starts_with("INSERT") || at.starts_with("COMMIT"), "{at}");
+
+    let retry = variant(&r, "serializable-retry");
+    assert_documented(retry);
+    assert_eq!(metric(retry, "pending_orders"), 1);
+    assert_eq!(
+        metric(retry, "attempts"),
+        serde_json::json!({"A": 1, "B": 2})
+    );
+    let timeline = retry["timeline"].as_array().unwrap();
+    assert!(timeline.iter().any(|e| {
+        e["result"] == "note"
+            && e["detail"]
+                .as_str()
+                .unwrap()
+                .contains("attempt 1 failed with 40001")
+    }));
+    // The retry re-ran the read: B's last check saw A's order.
+    let b_checks: Vec<&str> = timeline
+        .iter()
+        .filter(|e| {
+            e["session"] == "B" && e["sql"].as_str().unwrap().starts_with("SELECT count(*)")
+        })
+        .map(|e| e["detail"].as_str().unwrap())
+        .collect();
+    assert_eq!(b_checks, vec!["pending=0", "pending=1"]);
+
+    let ni = variant(&r, "serializable-no-index");
+    assert_documented(ni);
+    assert_eq!(
+        metric(ni, "unrelated_failures"),
+        serde_json::json!({"with_index": 0, "neighbours": 1, "without_index": 1})
+    );
+    let types = metric(ni, "siread_lock_types");
+    assert_eq!(types["without_index"], serde_json::json!(["relation"]));
+    assert!(
+        types["with_index"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("page"))
+    );
+    assert_eq!(
+        ni["evidence"].as_array().unwrap().len(),
+        3,
+        "SIReadLock rows for each part"
+    );
+}
+
+#[test]
+fn retries_can_be_turned_off() {
+    let run = crate::support::run(&[
+        "write-skew",
+        "--variant",
+        "serializable-retry",
+        "--retry-attempts",
+        "1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        run.code, 1,
+        "a variant not as documented exits 1: {}",
+        run.stderr
+    );
+    let r: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let v = variant(&r, "serializable-retry");
+    assert_eq!(
+        v["as_expected"], false,
+        "with one attempt the failed request cannot recover"
+    );
+    assert_eq!(metric(v, "attempts"), serde_json::json!({"A": 1, "B": 1}));
+    assert_eq!(r["as_expected"], false);
+}

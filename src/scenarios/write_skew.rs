@@ -1,0 +1,604 @@
+//! Write skew: "a customer may have at most one Pending order", checked then
+//! inserted by two requests at once.
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use anyhow::Result;
+use tokio::sync::oneshot;
+
+use super::{ScenarioInfo, VariantInfo};
+use crate::engine::{Barrier, PgError, Session, VariantCtx, join, lit};
+use crate::report::Evidence;
+use crate::retry::{RETRYABLE, RetryPolicy, Rng};
+use crate::sql::SqlFile;
+
+static SQL: SqlFile = SqlFile::new(
+    "lab/write-skew.sql",
+    include_str!("../../lab/write-skew.sql"),
+);
+
+pub const INFO: ScenarioInfo = ScenarioInfo {
+    name: "write-skew",
+    summary: "two requests each check \"no Pending order yet\" for a customer, then both insert one",
+    variants: &[
+        VariantInfo {
+            name: "read-committed",
+            expected: "both see 0 pending and insert: 2 pending orders for the customer (anomaly)",
+        },
+        VariantInfo {
+            name: "repeatable-read",
+            expected: "both insert too: no row is written by both, so snapshot isolation has nothing to detect; \
+                       2 pending (anomaly)",
+        },
+        VariantInfo {
+            name: "serializable",
+            expected: "one commits, the other fails with 40001 (read/write dependencies among transactions); 1 pending",
+        },
+        VariantInfo {
+            name: "serializable-retry",
+            expected: "the failed request retries the whole transaction after a back-off, sees the pending order and \
+                       inserts nothing; 1 pending",
+        },
+        VariantInfo {
+            name: "serializable-no-index",
+            expected: "different customers under SERIALIZABLE: with ix_orders_customer_id both commit; neighbours on \
+                       one index leaf page conflict (40001); without the index the relation-level predicate lock \
+                       fails an unrelated request (40001)",
+        },
+    ],
+};
+
+const CUSTOMER: i64 = 1234;
+
+pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
+    match ctx.variant {
+        "read-committed" => rule(ctx, "READ COMMITTED", false).await,
+        "repeatable-read" => rule(ctx, "REPEATABLE READ", false).await,
+        "serializable" => rule(ctx, "SERIALIZABLE", false).await,
+        "serializable-retry" => rule(ctx, "SERIALIZABLE", true).await,
+        "serializable-no-index" => no_index(ctx).await,
+        other => anyhow::bail!("write-skew has no variant {other}"),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decision {
+    Inserted,
+    SawPending(i64),
+}
+
+struct Outcome {
+    attempts: u32,
+    result: std::result::Result<Decision, PgError>,
+    /// The statement a 40001 surfaced in, as the server reported it.
+    failed_in: Option<&'static str>,
+}
+
+/// One request: BEGIN; check; (first attempt: wait at the barrier, then for
+/// its turn); insert if none pending; COMMIT. Retried as a whole on 40001 when
+/// `retry` is set.
+struct Request {
+    session: Session,
+    isolation: &'static str,
+    customer: i64,
+    order_no: String,
+    /// Both requests have checked.
+    checked: Arc<Barrier>,
+    /// The driver has looked at the locks (only when it takes part).
+    go: Option<Arc<Barrier>>,
+    /// Waits for the other request to finish first, so the order of the
+    /// writes, and so where a 40001 surfaces, is the same on every run.
+    after: Option<oneshot::Receiver<()>>,
+    done: Option<oneshot::Sender<()>>,
+    retry: bool,
+}
+
+impl Request {
+    async fn run(self, policy: RetryPolicy) -> Result<Outcome> {
+        let policy = if self.retry {
+            policy
+        } else {
+            RetryPolicy {
+                max_attempts: 1,
+                ..policy
+            }
+        };
+        let s = self.session.clone();
+        let failed_in: Arc<Mutex<Option<&'static str>>> = Arc::default();
+        let shared = Arc::new(Mutex::new((self.after, self.done)));
+        let (isolation, customer, order_no) = (self.isolation, self.customer, self.order_no);
+        let (checked, go) = (self.checked, self.go);
+        let mut rng = Rng::from_entropy(s.name());
+        let attempted = policy
+            .run(&s, &mut rng, |attempt| {
+                let (s, failed_in, shared, checked, go, order_no) = (
+                    s.clone(),
+                    failed_in.clone(),
+                    shared.clone(),
+                    checked.clone(),
+                    go.clone(),
+                    order_no.clone(),
+                );
+                async move {
+                    let r = attempt_once(
+                        &s,
+                        attempt,
+                        isolation,
+                        customer,
+                        &order_no,
+                        &checked,
+                        go.as_deref(),
+                        &shared,
+                        &failed_in,
+                    )
+                    .await;
+                    // Whatever happened, the first attempt lets the other request go on.
+                    if let Some(tx) = shared.lock().unwrap().1.take() {
+                        let _ = tx.send(());
+                    }
+                    r
+                }
+            })
+            .await?;
+        if attempted.result.is_err() {
+            // The failed attempt may have left its transaction open (an INSERT failed).
+            s.run("ROLLBACK").await?;
+        }
+        let failed_in = *failed_in.lock().unwrap();
+        Ok(Outcome {
+            attempts: attempted.attempts,
+            result: attempted.result,
+            failed_in,
+        })
+    }
+}
+
+type Turn = Arc<Mutex<(Option<oneshot::Receiver<()>>, Option<oneshot::Sender<()>>)>>;
+
+#[allow(clippy::too_many_arguments)]
+async fn attempt_once(
+    s: &Session,
+    attempt: u32,
+    isolation: &str,
+    customer: i64,
+    order_no: &str,
+    checked: &Barrier,
+    go: Option<&Barrier>,
+    turn: &Turn,
+    failed_in: &Mutex<Option<&'static str>>,
+) -> Result<std::result::Result<Decision, PgError>> {
+    let fail = |stmt: &'static str, e: PgError| {
+        *failed_in.lock().unwrap() = Some(stmt);
+        Ok(Err(e))
+    };
+    s.run(&SQL.bind("begin", &[("isolation", &isolation)])?)
+        .await?;
+    let pending = match s
+        .run_allow(
+            &SQL.bind("check", &[("customer_id", &customer)])?,
+            RETRYABLE,
+        )
+        .await?
+    {
+        Ok(rows) => rows.int("pending")?,
+        Err(e) => return fail("SELECT", e),
+    };
+    if attempt == 1 {
+        checked.wait(&format!("session {}", s.name())).await?;
+        if let Some(go) = go {
+            go.wait(&format!("session {}", s.name())).await?;
+        }
+        let after = turn.lock().unwrap().0.take();
+        if let Some(rx) = after {
+            // A dropped sender (the other request failed) also lets us go on.
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(30), rx).await;
+        }
+    }
+    if pending > 0 {
+        s.note(format!("saw {pending} pending order(s): nothing inserted"));
+        return match s.run_allow("COMMIT", RETRYABLE).await? {
+            Ok(_) => Ok(Ok(Decision::SawPending(pending))),
+            Err(e) => fail("COMMIT", e),
+        };
+    }
+    s.note("saw 0 pending orders: inserting one");
+    let insert = SQL.bind(
+        "insert",
+        &[("order_no", &lit(order_no)), ("customer_id", &customer)],
+    )?;
+    if let Err(e) = s.run_allow(&insert, RETRYABLE).await? {
+        return fail("INSERT", e);
+    }
+    match s.run_allow("COMMIT", RETRYABLE).await? {
+        Ok(_) => Ok(Ok(Decision::Inserted)),
+        Err(e) => fail("COMMIT", e),
+    }
+}
+
+/// Runs A then B (A's writes first), both checking before either writes.
+async fn pair(
+    ctx: &mut VariantCtx<'_>,
+    a: &Session,
+    b: &Session,
+    isolation: &'static str,
+    customers: (i64, i64),
+    retry: bool,
+    go: Option<Arc<Barrier>>,
+) -> Result<Pair> {
+    let checked = ctx.barrier("both checked", if go.is_some() { 3 } else { 2 });
+    let (tx, rx) = oneshot::channel();
+    let policy = ctx.env.retry;
+    let ra = Request {
+        session: a.clone(),
+        isolation,
+        customer: customers.0,
+        order_no: format!("BK-TA{}", customers.0),
+        checked: checked.clone(),
+        go: go.clone(),
+        after: None,
+        done: Some(tx),
+        retry,
+    };
+    let rb = Request {
+        session: b.clone(),
+        isolation,
+        customer: customers.1,
+        order_no: format!("BK-TB{}", customers.1),
+        checked: checked.clone(),
+        go,
+        after: Some(rx),
+        done: None,
+        retry,
+    };
+    Ok(Pair {
+        a: tokio::spawn(ra.run(policy)),
+        b: tokio::spawn(rb.run(policy)),
+        checked,
+    })
+}
+
+struct Pair {
+    a: tokio::task::JoinHandle<Result<Outcome>>,
+    b: tokio::task::JoinHandle<Result<Outcome>>,
+    checked: Arc<Barrier>,
+}
+
+impl Pair {
+    async fn join(self, ctx: &VariantCtx<'_>) -> Result<(Outcome, Outcome)> {
+        let a = join(ctx.env, "write-skew: session A", self.a).await?;
+        let b = join(ctx.env, "write-skew: session B", self.b).await?;
+        Ok((a, b))
+    }
+}
+
+fn describe(name: &str, o: &Outcome) -> String {
+    let tries = if o.attempts > 1 {
+        format!(" (attempt {})", o.attempts)
+    } else {
+        String::new()
+    };
+    match &o.result {
+        Ok(Decision::Inserted) => format!("{name} inserted{tries}"),
+        Ok(Decision::SawPending(n)) => format!("{name} saw {n} pending, inserted nothing{tries}"),
+        Err(e) => format!(
+            "{name} failed with {} at {}{tries}",
+            e.code,
+            o.failed_in.unwrap_or("?")
+        ),
+    }
+}
+
+async fn rule(ctx: &mut VariantCtx<'_>, isolation: &'static str, retry: bool) -> Result<()> {
+    let mut s = ctx.sessions(&["A", "B"]).await?;
+    let (b, a) = (s.pop().unwrap(), s.pop().unwrap());
+    let (oa, ob) = pair(ctx, &a, &b, isolation, (CUSTOMER, CUSTOMER), retry, None)
+        .await?
+        .join(ctx)
+        .await?;
+    let pending = ctx
+        .env
+        .int(&SQL.bind("pending", &[("customer_id", &CUSTOMER)])?)
+        .await?;
+
+    ctx.metric("pending_orders", pending);
+    ctx.metric(
+        "attempts",
+        BTreeMap::from([("A", oa.attempts), ("B", ob.attempts)]),
+    );
+    ctx.observe(format!(
+        "{}; {}; {pending} pending for customer {CUSTOMER}",
+        describe("A", &oa),
+        describe("B", &ob)
+    ));
+    ctx.anomaly(pending > 1);
+    let failures: Vec<&PgError> = [&oa, &ob]
+        .iter()
+        .filter_map(|o| o.result.as_ref().err())
+        .collect();
+    match (isolation, retry) {
+        ("SERIALIZABLE", false) => {
+            ctx.expect(
+                oa.result == Ok(Decision::Inserted),
+                "the first request commits its order",
+            );
+            ctx.expect(
+                failures.len() == 1 && failures[0].code == "40001",
+                "exactly one request fails with 40001",
+            );
+            ctx.expect(pending == 1, "1 pending order");
+            if let Some(at) = ob.failed_in.or(oa.failed_in) {
+                ctx.note(format!(
+                    "The 40001 surfaced at the {at}: SSI detects the read/write dependency cycle when the second \
+                     writer writes into what the first had read (or at commit when both are still running), and \
+                     cancels the one that would complete it."
+                ));
+            }
+        }
+        ("SERIALIZABLE", true) => {
+            ctx.expect(
+                failures.is_empty(),
+                "no request ends in an error (the failed one is retried)",
+            );
+            ctx.expect(
+                oa.attempts + ob.attempts >= 3,
+                "one request needs a second attempt",
+            );
+            let decisions = [oa.result.clone().ok(), ob.result.clone().ok()];
+            ctx.expect(
+                decisions.contains(&Some(Decision::Inserted))
+                    && decisions.contains(&Some(Decision::SawPending(1))),
+                "one inserts; the retried one sees 1 pending and inserts nothing",
+            );
+            ctx.expect(pending == 1, "1 pending order");
+        }
+        _ => {
+            ctx.expect(failures.is_empty(), "neither request fails");
+            ctx.expect(pending == 2, "2 pending orders: the rule is broken");
+            ctx.note(format!(
+                "{isolation}: each request's check saw a snapshot without the other's insert, and the two inserts \
+                 touch different rows, so nothing conflicts."
+            ));
+        }
+    }
+    Ok(())
+}
+
+struct Part {
+    title: &'static str,
+    key: &'static str,
+    customers: (i64, i64),
+    with_index: bool,
+    expect_conflict: bool,
+}
+
+const PARTS: [Part; 3] = [
+    Part {
+        title: "with ix_orders_customer_id, customers 1234 and 5",
+        key: "with_index",
+        customers: (1234, 5),
+        with_index: true,
+        expect_conflict: false,
+    },
+    Part {
+        title: "with ix_orders_customer_id, neighbours 1234 and 1235 (same index leaf page)",
+        key: "neighbours",
+        customers: (1234, 1235),
+        with_index: true,
+        expect_conflict: true,
+    },
+    Part {
+        title: "without the index, customers 1234 and 5",
+        key: "without_index",
+        customers: (1234, 5),
+        with_index: false,
+        expect_conflict: true,
+    },
+];
+
+async fn no_index(ctx: &mut VariantCtx<'_>) -> Result<()> {
+    let mut s = ctx.sessions(&["A", "B"]).await?;
+    let (b, a) = (s.pop().unwrap(), s.pop().unwrap());
+    ctx.env.rows(SQL.get("fill_history")?).await?;
+    ctx.env.rows(SQL.get("analyze")?).await?;
+    ctx.narrate("setup: 20 000 orders of history over 2 000 customers (10 each), ANALYZE orders");
+
+    let mut failures = BTreeMap::new();
+    let mut lock_types = BTreeMap::new();
+    for part in &PARTS {
+        ctx.env.rows(SQL.get("clear_pending")?).await?;
+        if !part.with_index {
+            ctx.env.rows(SQL.get("drop_index")?).await?;
+            ctx.narrate("DROP INDEX ix_orders_customer_id");
+        }
+        ctx.narrate(format!("part: {}", part.title));
+        // Which plan the check uses decides which predicate locks it takes.
+        let plan = a
+            .run(&SQL.bind("explain_check", &[("customer_id", &part.customers.0)])?)
+            .await?;
+        let plan_text: Vec<&str> = plan.rows.iter().filter_map(|r| r[0].as_deref()).collect();
+        let uses_index = plan_text
+            .iter()
+            .any(|l| l.contains("ix_orders_customer_id"));
+        let scan = plan_text
+            .iter()
+            .find(|l| l.contains(" on "))
+            .map_or("?", |l| l.trim().trim_start_matches("->").trim());
+        ctx.narrate(format!("the check's plan: {scan}"));
+        if part.with_index {
+            ctx.expect(
+                uses_index,
+                format!(
+                    "{}: the check reads through ix_orders_customer_id",
+                    part.key
+                ),
+            );
+        }
+
+        let go = ctx.barrier("locks captured", 3);
+        let requests = pair(
+            ctx,
+            &a,
+            &b,
+            "SERIALIZABLE",
+            part.customers,
+            false,
+            Some(go.clone()),
+        )
+        .await?;
+        // The driver is the third party of both barriers: after both checks,
+        // before either insert, it reads the predicate locks they hold.
+        requests.checked.wait("lab").await?;
+        let pids = format!("ARRAY[{}, {}]", a.pid(), b.pid());
+        let locks = ctx
+            .env
+            .rows(&SQL.bind("siread_locks", &[("pids", &pids)])?)
+            .await?;
+        go.wait("lab").await?;
+        let (oa, ob) = requests.join(ctx).await?;
+
+        let conflicts = [&oa, &ob]
+            .iter()
+            .filter(|o| matches!(&o.result, Err(e) if e.code == "40001"))
+            .count();
+        let summary = summarize_locks(&locks, a.pid(), b.pid());
+        ctx.evidence_table(Evidence {
+            title: format!("SIReadLock rows after both checks — {}", part.title),
+            columns: vec![
+                "session".into(),
+                "locktype".into(),
+                "relation".into(),
+                "pages / tuples".into(),
+            ],
+            rows: summary.rows,
+        });
+        let shared = summary.shared_index_pages;
+        ctx.observe(format!(
+            "{}: {}, {}{}",
+            part.key,
+            describe("A", &oa),
+            describe("B", &ob),
+            if part.with_index {
+                if shared.is_empty() {
+                    " (no shared index page)".to_string()
+                } else {
+                    format!(
+                        " (both hold index page {})",
+                        shared
+                            .iter()
+                            .map(|p| p.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }
+            } else {
+                String::new()
+            }
+        ));
+        ctx.expect(
+            (conflicts == 1) == part.expect_conflict && conflicts <= 1,
+            format!(
+                "{}: {}",
+                part.key,
+                if part.expect_conflict {
+                    "one request fails with 40001"
+                } else {
+                    "both commit"
+                }
+            ),
+        );
+        if part.key == "without_index" {
+            ctx.expect(
+                summary.types.contains("relation"),
+                "without the index the check takes a relation-level SIReadLock",
+            );
+        }
+        failures.insert(part.key, conflicts);
+        lock_types.insert(part.key, summary.types.into_iter().collect::<Vec<_>>());
+    }
+    ctx.metric("unrelated_failures", &failures);
+    ctx.metric("siread_lock_types", &lock_types);
+    ctx.metric(
+        "plan_setting",
+        "20 000 rows + ANALYZE (no planner settings changed)",
+    );
+    ctx.note(
+        "SSI records what each transaction read as SIRead predicate locks: a sequential scan locks the whole relation, \
+         an index scan locks the B-tree leaf pages it visited and the heap tuples it read. An INSERT conflicts with \
+         a reader whose lock covers where the new row or index entry lands, so without the index every insert \
+         conflicts with every check, and with it only keys that share a leaf page do (a false positive, but rare).",
+    );
+    ctx.anomaly(false);
+    Ok(())
+}
+
+struct LockSummary {
+    rows: Vec<Vec<String>>,
+    types: BTreeSet<String>,
+    shared_index_pages: BTreeSet<String>,
+}
+
+fn summarize_locks(locks: &crate::engine::Rows, pid_a: i32, pid_b: i32) -> LockSummary {
+    // (session, locktype, relation) -> the pages / tuples it covers
+    let mut groups: BTreeMap<(String, String, String), Vec<String>> = BTreeMap::new();
+    let mut index_pages: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut types = BTreeSet::new();
+    for i in 0..locks.rows.len() {
+        let pid: i32 = locks
+            .get(i, "pid")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        let session = if pid == pid_a {
+            "A"
+        } else if pid == pid_b {
+            "B"
+        } else {
+            "?"
+        }
+        .to_string();
+        let locktype = locks.get(i, "locktype").unwrap_or("").to_string();
+        let relation = locks.get(i, "relation").unwrap_or("").to_string();
+        let page = locks.get(i, "page").unwrap_or("");
+        let tuple = locks.get(i, "tuple").unwrap_or("");
+        let at = match locktype.as_str() {
+            "tuple" => format!("({page},{tuple})"),
+            "page" => page.to_string(),
+            _ => "whole relation".to_string(),
+        };
+        if locktype == "page" && relation == "ix_orders_customer_id" {
+            index_pages
+                .entry(session.clone())
+                .or_default()
+                .insert(page.to_string());
+        }
+        types.insert(locktype.clone());
+        groups
+            .entry((session, locktype, relation))
+            .or_default()
+            .push(at);
+    }
+    let rows = groups
+        .into_iter()
+        .map(|((s, t, r), mut at)| {
+            let n = at.len();
+            at.truncate(6);
+            let more = if n > 6 {
+                format!(" … ({n} in all)")
+            } else {
+                String::new()
+            };
+            vec![s, t, r, format!("{}{more}", at.join(" "))]
+        })
+        .collect();
+    let empty = BTreeSet::new();
+    let shared = index_pages
+        .get("A")
+        .unwrap_or(&empty)
+        .intersection(index_pages.get("B").unwrap_or(&empty))
+        .cloned()
+        .collect();
+    LockSummary {
+        rows,
+        types,
+        shared_index_pages: shared,
+    }
+}
