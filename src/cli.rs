@@ -32,6 +32,20 @@ pub enum Command {
     LostUpdate(RunArgs),
     /// Write skew: "at most one pending order per customer" under each isolation level, with retry.
     WriteSkew(RunArgs),
+    /// FOR UPDATE vs FOR NO KEY UPDATE against a foreign key check.
+    FkBlocking(RunArgs),
+    /// Deadlock: two sessions update two rows in opposite orders, and the fix.
+    Deadlock(RunArgs),
+    /// NOWAIT and SKIP LOCKED against a row someone is editing.
+    Nowait(RunArgs),
+    /// Advisory locks: one instance of the nightly job, and the pooled-connection pitfall.
+    AdvisoryLock(RunArgs),
+    /// The DDL lock queue: ALTER TABLE behind a report blocks every reader behind it.
+    DdlLockQueue(RunArgs),
+    /// The READ COMMITTED re-check: hits = hits + 1 against DELETE ... WHERE hits = 10.
+    RcRecheck(RunArgs),
+    /// lock_timeout, statement_timeout, idle_in_transaction_session_timeout, transaction_timeout.
+    Timeouts(RunArgs),
 }
 
 impl Command {
@@ -40,6 +54,13 @@ impl Command {
         match self {
             Command::LostUpdate(args) => Some(("lost-update", args)),
             Command::WriteSkew(args) => Some(("write-skew", args)),
+            Command::FkBlocking(args) => Some(("fk-blocking", args)),
+            Command::Deadlock(args) => Some(("deadlock", args)),
+            Command::Nowait(args) => Some(("nowait", args)),
+            Command::AdvisoryLock(args) => Some(("advisory-lock", args)),
+            Command::DdlLockQueue(args) => Some(("ddl-lock-queue", args)),
+            Command::RcRecheck(args) => Some(("rc-recheck", args)),
+            Command::Timeouts(args) => Some(("timeouts", args)),
             Command::List | Command::All(_) | Command::Server(_) => None,
         }
     }
@@ -87,6 +108,11 @@ pub struct RunArgs {
     /// Deadline, in seconds, for every wait (a lock wait, a barrier, a statement).
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub wait_timeout: f64,
+
+    /// The timeout, in ms, that scenarios showing a timeout set (lock_timeout in
+    /// fk-blocking and ddl-lock-queue, each of the four in timeouts).
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    pub timeout_ms: u64,
 
     /// Attempts in all for a transaction retried on 40001/40P01 (1 = no retry).
     #[arg(long, default_value_t = 5, value_name = "N")]

@@ -38,6 +38,7 @@ pub struct RunConfig {
     pub format: Format,
     pub wait_timeout: Duration,
     pub retry: RetryPolicy,
+    pub timeout: Duration,
     /// The scenarios to run, each with the variants to run, in order.
     pub plan: Vec<(&'static ScenarioInfo, Vec<&'static str>)>,
 }
@@ -82,8 +83,17 @@ impl RunConfig {
         if args.retry_base_ms > args.retry_cap_ms || args.retry_cap_ms > 60_000 {
             bail!("--retry-base-ms must not exceed --retry-cap-ms, which must be at most 60000");
         }
+        if args.timeout_ms < 10 || args.timeout_ms > 60_000 {
+            bail!("--timeout-ms must be between 10 and 60000");
+        }
+        if Duration::from_millis(args.timeout_ms) * 3 > Duration::from_secs_f64(args.wait_timeout) {
+            bail!(
+                "--wait-timeout must be at least three times --timeout-ms, so a timeout is seen before the deadline"
+            );
+        }
         Ok(RunConfig {
             target: target(&args.conn, env)?,
+            timeout: Duration::from_millis(args.timeout_ms),
             retry: RetryPolicy {
                 max_attempts: args.retry_attempts,
                 base: Duration::from_millis(args.retry_base_ms),

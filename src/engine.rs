@@ -26,6 +26,8 @@ pub struct Env {
     pub control: Client,
     pub server: ServerInfo,
     pub retry: RetryPolicy,
+    /// The timeout the timeout-demonstrating steps set (lock_timeout, statement_timeout, ...).
+    pub timeout: Duration,
 }
 
 impl Env {
@@ -75,6 +77,10 @@ impl Env {
         Ok(Rows::from_messages(&msgs))
     }
 }
+
+/// Listed among a step's allowed codes, a connection the server closed (no
+/// SQLSTATE reached the client) becomes an observation with this code.
+pub const CONNECTION_LOST: &str = "connection-lost";
 
 /// A server error observed by a session.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -353,6 +359,12 @@ impl Session {
             Err(StepFailure::Db(e)) => {
                 Err(anyhow!("{}: unexpected {}", self.where_(sql), e.line()))
             }
+            Err(StepFailure::Client(e)) if allowed.contains(&CONNECTION_LOST) => Ok(Err(PgError {
+                code: CONNECTION_LOST.to_string(),
+                message: format!("{e:#}"),
+                detail: None,
+                context: None,
+            })),
             Err(StepFailure::Client(e)) => Err(anyhow::Error::new(e).context(self.where_(sql))),
         }
     }
@@ -460,6 +472,15 @@ impl Pending {
         self,
         allowed: &[&str],
     ) -> Result<std::result::Result<Rows, PgError>> {
+        Ok(self.finish_timed(allowed).await?.0)
+    }
+
+    /// Like [`Pending::finish_allow`], also giving how long the statement took
+    /// from being sent to its answer (its wait, when it waited).
+    pub async fn finish_timed(
+        self,
+        allowed: &[&str],
+    ) -> Result<(std::result::Result<Rows, PgError>, Duration)> {
         let s = &self.session;
         let (r, done) = tokio::time::timeout(s.inner.deadline, self.handle)
             .await
@@ -471,14 +492,13 @@ impl Pending {
                 )
             })?
             .map_err(|e| anyhow!("{}: {e}", s.where_(&self.sql)))?;
-        let waited = self
-            .seen_waiting
-            .then(|| done.saturating_duration_since(self.sent));
+        let took = done.saturating_duration_since(self.sent);
+        let waited = self.seen_waiting.then_some(took);
         // Stamped when the driver takes the answer, so the timeline keeps the
         // order the scenario observed (a COMMIT's reply can arrive after the
         // waiter it released has already finished); the wait itself is exact.
         s.record(&self.sql, &r, waited, Instant::now().max(done));
-        s.judge(&self.sql, r, allowed)
+        Ok((s.judge(&self.sql, r, allowed)?, took))
     }
 
     /// How long the statement has been (or was) in flight when it finished.
@@ -558,6 +578,61 @@ impl<'e> VariantCtx<'e> {
         let s = self.open_session(name).await?;
         self.sessions.push(s.clone());
         Ok(s)
+    }
+
+    /// Opens N named sessions at once: `let [a, b] = ctx.open(["A", "B"]).await?;`
+    pub async fn open<const N: usize>(&mut self, names: [&str; N]) -> Result<[Session; N]> {
+        let v = self.sessions(&names).await?;
+        Ok(v.try_into()
+            .unwrap_or_else(|_| unreachable!("one session per name")))
+    }
+
+    /// Locks a session's backend holds (its own virtual xid aside), as the server lists them.
+    pub async fn locks_held(&self, s: &Session) -> Result<i64> {
+        let row = self
+            .env
+            .control
+            .query_one(
+                "SELECT count(*) FROM pg_locks WHERE pid = $1 AND granted AND locktype <> 'virtualxid'",
+                &[&s.pid()],
+            )
+            .await
+            .map_err(|e| db::sql_error(e, "could not read pg_locks"))?;
+        Ok(row.get(0))
+    }
+
+    /// Waits (with the deadline) until the server no longer lists the session's
+    /// backend: a terminated backend releases its locks a moment before its
+    /// activity entry goes. Says whether it went.
+    pub async fn await_gone(&self, s: &Session) -> Result<bool> {
+        let deadline = Instant::now() + self.env.wait_timeout;
+        loop {
+            let n: i64 = self
+                .env
+                .control
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE pid = $1",
+                    &[&s.pid()],
+                )
+                .await
+                .map_err(|e| db::sql_error(e, "could not read pg_stat_activity"))?
+                .get(0);
+            if n == 0 {
+                return Ok(true);
+            }
+            if Instant::now() > deadline {
+                return Ok(false);
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    /// The session name of a backend pid, for server messages that name processes.
+    pub fn session_of(&self, pid: i32) -> Option<&str> {
+        self.sessions
+            .iter()
+            .find(|s| s.pid() == pid)
+            .map(Session::name)
     }
 
     /// Opens several sessions at once (connections are made concurrently).
@@ -862,6 +937,11 @@ pub async fn join<T>(env: &Env, what: &str, h: JoinHandle<Result<T>>) -> Result<
         .await
         .map_err(|_| anyhow!("{what}: did not finish within {:?}", env.wait_timeout))?
         .map_err(|e| anyhow!("{what}: {e}"))?
+}
+
+/// Milliseconds, to 0.1 ms, for metrics.
+pub fn millis(d: Duration) -> f64 {
+    round_ms(d.as_secs_f64() * 1000.0)
 }
 
 /// Quotes a string as an SQL literal (standard_conforming_strings is on).

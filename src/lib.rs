@@ -136,6 +136,7 @@ async fn setup(cfg: &RunConfig, pg: tokio_postgres::Config) -> Result<Env> {
         control,
         server,
         retry: cfg.retry,
+        timeout: cfg.timeout,
     })
 }
 

@@ -4,7 +4,14 @@ use anyhow::{Result, bail};
 
 use crate::engine::VariantCtx;
 
+mod advisory_lock;
+mod ddl_lock_queue;
+mod deadlock;
+mod fk_blocking;
 mod lost_update;
+mod nowait;
+mod rc_recheck;
+mod timeouts;
 mod write_skew;
 
 #[derive(Debug)]
@@ -35,7 +42,17 @@ impl ScenarioInfo {
 }
 
 /// Every scenario, in the order `lab all` runs them.
-pub static ALL: &[ScenarioInfo] = &[lost_update::INFO, write_skew::INFO];
+pub static ALL: &[ScenarioInfo] = &[
+    lost_update::INFO,
+    write_skew::INFO,
+    fk_blocking::INFO,
+    deadlock::INFO,
+    nowait::INFO,
+    advisory_lock::INFO,
+    ddl_lock_queue::INFO,
+    rc_recheck::INFO,
+    timeouts::INFO,
+];
 
 pub fn find(name: &str) -> Option<&'static ScenarioInfo> {
     ALL.iter().find(|s| s.name == name)
@@ -46,6 +63,13 @@ pub async fn run_variant(ctx: &mut VariantCtx<'_>) -> Result<()> {
     match ctx.scenario {
         "lost-update" => lost_update::run(ctx).await,
         "write-skew" => write_skew::run(ctx).await,
+        "fk-blocking" => fk_blocking::run(ctx).await,
+        "deadlock" => deadlock::run(ctx).await,
+        "nowait" => nowait::run(ctx).await,
+        "advisory-lock" => advisory_lock::run(ctx).await,
+        "ddl-lock-queue" => ddl_lock_queue::run(ctx).await,
+        "rc-recheck" => rc_recheck::run(ctx).await,
+        "timeouts" => timeouts::run(ctx).await,
         other => bail!("scenario {other} is registered but has no runner"),
     }
 }

@@ -23,6 +23,7 @@ fn env(srv: &TestServer, policy: RetryPolicy) -> Env {
         control,
         server,
         retry: policy,
+        timeout: Duration::from_millis(200),
     }
 }
 

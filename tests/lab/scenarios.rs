@@ -184,3 +184,165 @@ fn retries_can_be_turned_off() {
     assert_eq!(metric(v, "attempts"), serde_json::json!({"A": 1, "B": 1}));
     assert_eq!(r["as_expected"], false);
 }
+
+/// Lock scenarios run with a short timeout so the suite stays quick.
+const QUICK: &[&str] = &["--timeout-ms", "200"];
+
+fn results_of<'a>(v: &'a serde_json::Value, session: &str) -> Vec<&'a str> {
+    v["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["session"] == session)
+        .map(|e| e["result"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn fk_blocking() {
+    let r = scenario_json("fk-blocking", QUICK);
+    let fu = variant(&r, "for-update");
+    assert_documented(fu);
+    assert_eq!(metric(fu, "b_waited"), true);
+    assert!(metric(fu, "b_wait_ms").as_f64().unwrap() >= 200.0);
+    assert_eq!(fu["sqlstates"], serde_json::json!(["55P03"]));
+    let err = fu["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["sqlstate"] == "55P03")
+        .unwrap();
+    assert!(
+        err["detail"].as_str().unwrap().contains("FOR KEY SHARE"),
+        "{}",
+        err["detail"]
+    );
+
+    let nk = variant(&r, "for-no-key-update");
+    assert_documented(nk);
+    assert_eq!(metric(nk, "b_waited"), false);
+    assert!(!results_of(nk, "B").contains(&"waiting"));
+}
+
+#[test]
+fn deadlock() {
+    let r = scenario_json("deadlock", &[]);
+    let rev = variant(&r, "reverse-order");
+    assert_documented(rev);
+    assert_eq!(rev["sqlstates"], serde_json::json!(["40P01"]));
+    let victim = metric(rev, "victim");
+    assert!(victim == "A" || victim == "B", "{victim}");
+    let timeout = metric(rev, "deadlock_timeout_ms").as_f64().unwrap();
+    assert!(metric(rev, "detect_ms").as_f64().unwrap() >= timeout - 50.0);
+    // The victim's COMMIT comes back as ROLLBACK.
+    let commit = rev["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["session"] == victim && e["sql"] == "COMMIT")
+        .unwrap();
+    assert!(commit["detail"].as_str().unwrap().starts_with("ROLLBACK"));
+
+    let same = variant(&r, "same-order");
+    assert_documented(same);
+    assert!(same["sqlstates"].as_array().unwrap().is_empty());
+    assert_eq!(metric(same, "victim"), serde_json::Value::Null);
+    assert!(results_of(same, "B").contains(&"waiting"));
+}
+
+#[test]
+fn nowait() {
+    let r = scenario_json("nowait", &[]);
+    let nw = variant(&r, "nowait");
+    assert_documented(nw);
+    assert_eq!(nw["sqlstates"], serde_json::json!(["55P03"]));
+    assert_eq!(metric(nw, "b_rows"), 0);
+    let sl = variant(&r, "skip-locked");
+    assert_documented(sl);
+    assert_eq!(metric(sl, "b_rows"), 0);
+    assert!(sl["sqlstates"].as_array().unwrap().is_empty());
+    for v in [nw, sl] {
+        assert!(!results_of(v, "B").contains(&"waiting"));
+    }
+}
+
+#[test]
+fn advisory_lock() {
+    let r = scenario_json("advisory-lock", &[]);
+    let x = variant(&r, "try-xact-lock");
+    assert_documented(x);
+    assert_eq!(
+        (metric(x, "ran"), metric(x, "skipped")),
+        (serde_json::json!(1), serde_json::json!(2))
+    );
+    let p = variant(&r, "session-lock-pooled");
+    assert_documented(p);
+    assert_eq!(p["anomaly"], true);
+    assert_eq!(
+        (metric(p, "ran"), metric(p, "skipped")),
+        (serde_json::json!(2), serde_json::json!(1))
+    );
+}
+
+#[test]
+fn ddl_lock_queue() {
+    let r = scenario_json("ddl-lock-queue", QUICK);
+    let q = variant(&r, "no-lock-timeout");
+    assert_documented(q);
+    assert_eq!(metric(q, "c_blocked_by_b"), true);
+    // The seed's table: C blocked by B, B blocked by A.
+    let rows = q["evidence"][0]["rows"].as_array().unwrap();
+    let row = |s: &str| rows.iter().find(|r| r[0] == s).unwrap().clone();
+    assert!(row("C")[2].as_str().unwrap().contains("(B)"));
+    assert!(row("B")[2].as_str().unwrap().contains("(A)"));
+
+    let t = variant(&r, "lock-timeout-retry");
+    assert_documented(t);
+    assert_eq!(metric(t, "b_attempts"), 2);
+    assert_eq!(t["sqlstates"], serde_json::json!(["55P03"]));
+}
+
+#[test]
+fn rc_recheck() {
+    let r = scenario_json("rc-recheck", &[]);
+    let rc = variant(&r, "read-committed");
+    assert_documented(rc);
+    assert_eq!(rc["anomaly"], true);
+    assert_eq!(metric(rc, "deleted_rows"), 0);
+    let rr = variant(&r, "repeatable-read");
+    assert_documented(rr);
+    assert_eq!(rr["sqlstates"], serde_json::json!(["40001"]));
+}
+
+#[test]
+fn timeouts() {
+    let r = scenario_json("timeouts", QUICK);
+    let lt = variant(&r, "lock-timeout");
+    assert_documented(lt);
+    assert_eq!(lt["sqlstates"], serde_json::json!(["55P03"]));
+    assert_eq!(metric(lt, "b_locks_after_rollback"), 0);
+    let st = variant(&r, "statement-timeout");
+    assert_documented(st);
+    assert_eq!(st["sqlstates"], serde_json::json!(["57014", "25P02"]));
+    let idle = variant(&r, "idle-in-transaction");
+    assert_documented(idle);
+    assert_eq!(metric(idle, "b_terminated"), true);
+    assert!(metric(idle, "a_waited_ms").as_f64().unwrap() >= 100.0);
+    let tt = variant(&r, "transaction-timeout");
+    let version: f64 = r["server_version"]
+        .as_str()
+        .unwrap()
+        .split('.')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    if version >= 17.0 {
+        assert_documented(tt);
+        assert_eq!(metric(tt, "b_terminated"), true);
+    } else {
+        assert!(tt["skipped"].as_str().unwrap().contains("17"));
+        assert_eq!(tt["as_expected"], true, "a skip does not fail the run");
+    }
+    assert_eq!(r["as_expected"], true);
+}

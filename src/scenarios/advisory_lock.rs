@@ -1,0 +1,161 @@
+//! Advisory locks: a job that must run on one instance only.
+use anyhow::Result;
+
+use super::{ScenarioInfo, VariantInfo};
+use crate::engine::{VariantCtx, lit};
+use crate::sql::SqlFile;
+
+static SQL: SqlFile = SqlFile::new(
+    "lab/advisory-lock.sql",
+    include_str!("../../lab/advisory-lock.sql"),
+);
+
+pub const INFO: ScenarioInfo = ScenarioInfo {
+    name: "advisory-lock",
+    summary: "three instances start the nightly stock sync together; an advisory lock lets one run",
+    variants: &[
+        VariantInfo {
+            name: "try-xact-lock",
+            expected: "exactly one instance gets pg_try_advisory_xact_lock and runs, two skip; the lock goes with the \
+                       transaction, so the next run gets it",
+        },
+        VariantInfo {
+            name: "session-lock-pooled",
+            expected: "a session-level lock left behind on a pooled connection skips the next run although nothing \
+                       runs; after the pool's reset (pg_advisory_unlock_all) the next run goes ahead",
+        },
+    ],
+};
+
+pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
+    // The run's schema is part of the key, so lab runs on one server do not collide.
+    let key = lit(&format!("{}:nightly-stock-sync", ctx.env.schema));
+    match ctx.variant {
+        "try-xact-lock" => try_xact_lock(ctx, &key).await,
+        "session-lock-pooled" => session_lock_pooled(ctx, &key).await,
+        other => anyhow::bail!("advisory-lock has no variant {other}"),
+    }
+}
+
+fn got(rows: &crate::engine::Rows) -> bool {
+    rows.get(0, "got") == Some("t")
+}
+
+async fn try_xact_lock(ctx: &mut VariantCtx<'_>, key: &str) -> Result<()> {
+    let instances = ctx.open(["instance-1", "instance-2", "instance-3"]).await?;
+    let try_lock = SQL.bind("try_xact_lock", &[("key", &key)])?;
+    for s in &instances {
+        s.run("BEGIN").await?;
+    }
+    // All three try while the first try's transaction is still open.
+    let mut ran = 0;
+    let mut skipped = 0;
+    let mut winners = Vec::new();
+    for s in &instances {
+        if got(&s.run(&try_lock).await?) {
+            s.note("ran the sync");
+            s.run(SQL.get("sync")?).await?;
+            ran += 1;
+            winners.push(s.name().to_string());
+        } else {
+            s.note("another instance is running, skipped");
+            skipped += 1;
+        }
+    }
+    let holders = ctx
+        .env
+        .rows(&SQL.bind("holders", &[("key", &key)])?)
+        .await?;
+    for s in &instances {
+        s.run("COMMIT").await?;
+    }
+    ctx.evidence("advisory lock while the sync ran (pg_locks)", &holders);
+    // The lock went away with the transaction: the next night's run gets it.
+    let next = &instances[1];
+    next.run("BEGIN").await?;
+    let next_got = got(&next.run(&try_lock).await?);
+    next.run("COMMIT").await?;
+    let after = ctx
+        .env
+        .rows(&SQL.bind("holders", &[("key", &key)])?)
+        .await?;
+
+    ctx.metric("ran", ran);
+    ctx.metric("skipped", skipped);
+    ctx.observe(format!(
+        "{} ran, {skipped} skipped; after COMMIT the next run {} the lock",
+        winners.join(", "),
+        if next_got { "got" } else { "did not get" }
+    ));
+    ctx.expect(ran == 1 && skipped == 2, "exactly one runs and two skip");
+    ctx.expect(next_got, "the lock is released with the transaction");
+    ctx.expect(
+        after.rows.is_empty(),
+        "no advisory lock is left after the transactions end",
+    );
+    ctx.anomaly(ran != 1);
+    Ok(())
+}
+
+async fn session_lock_pooled(ctx: &mut VariantCtx<'_>, key: &str) -> Result<()> {
+    let [pooled, other] = ctx.open(["pooled-conn", "other-conn"]).await?;
+    let try_lock = SQL.bind("try_session_lock", &[("key", &key)])?;
+    // Last night's job took a session lock and finished without unlocking;
+    // its connection went back to the pool, open and idle.
+    pooled
+        .run(&SQL.bind("session_lock", &[("key", &key)])?)
+        .await?;
+    pooled.run(SQL.get("sync")?).await?;
+    pooled.note("job done, no unlock; connection returned to the pool (still open)");
+    let holders = ctx
+        .env
+        .rows(&SQL.bind("holders", &[("key", &key)])?)
+        .await?;
+    ctx.evidence("advisory locks while nothing runs (pg_locks)", &holders);
+
+    let mut ran = 1; // last night's job
+    let mut skipped = 0;
+    let first = got(&other.run(&try_lock).await?);
+    if first {
+        ran += 1;
+        other.run(&SQL.bind("unlock", &[("key", &key)])?).await?;
+    } else {
+        other.note("another instance is running, skipped (nothing is running)");
+        skipped += 1;
+    }
+    // The fix: the pool resets a connection it takes back (DISCARD ALL does this too);
+    // better still, the job uses the _xact_ lock, which cannot outlive its transaction.
+    pooled.run(SQL.get("pool_reset")?).await?;
+    let second = got(&other.run(&try_lock).await?);
+    if second {
+        other.note("ran the sync");
+        other.run(SQL.get("sync")?).await?;
+        other.run(&SQL.bind("unlock", &[("key", &key)])?).await?;
+        ran += 1;
+    } else {
+        skipped += 1;
+    }
+
+    ctx.metric("ran", ran);
+    ctx.metric("skipped", skipped);
+    ctx.observe(format!(
+        "the next run on another connection was {}; after the pool reset it {}",
+        if first {
+            "not skipped"
+        } else {
+            "skipped though nothing ran"
+        },
+        if second { "ran" } else { "was skipped again" }
+    ));
+    ctx.expect(
+        !holders.rows.is_empty(),
+        "the idle pooled connection still holds the lock",
+    );
+    ctx.expect(
+        !first,
+        "the next run is skipped while the pooled connection holds the lock",
+    );
+    ctx.expect(second, "after the reset the next run goes ahead");
+    ctx.anomaly(!first);
+    Ok(())
+}

@@ -1,0 +1,164 @@
+//! The DDL lock queue: an ALTER TABLE waiting behind a report blocks every reader behind it.
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::{ScenarioInfo, VariantInfo};
+use crate::engine::{Rows, Session, VariantCtx, Wait, lit, millis};
+use crate::sql::SqlFile;
+
+static SQL: SqlFile = SqlFile::new(
+    "lab/ddl-lock-queue.sql",
+    include_str!("../../lab/ddl-lock-queue.sql"),
+);
+
+pub const INFO: ScenarioInfo = ScenarioInfo {
+    name: "ddl-lock-queue",
+    summary: "A's long report holds books; B's ALTER TABLE queues for ACCESS EXCLUSIVE; C's plain SELECT queues behind B",
+    variants: &[
+        VariantInfo {
+            name: "no-lock-timeout",
+            expected: "C (which does not conflict with A) is blocked by B, which is blocked by A, until the report ends",
+        },
+        VariantInfo {
+            name: "lock-timeout-retry",
+            expected: "B sets a short lock_timeout, fails with 55P03 and pauses: C waits at most that long; B's retry \
+                       succeeds once A ends",
+        },
+    ],
+};
+
+pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
+    match ctx.variant {
+        "no-lock-timeout" => no_lock_timeout(ctx).await,
+        "lock-timeout-retry" => lock_timeout_retry(ctx).await,
+        other => anyhow::bail!("ddl-lock-queue has no variant {other}"),
+    }
+}
+
+/// The seed's view of the queue, with session names for pids.
+async fn queue(ctx: &mut VariantCtx<'_>, sessions: &[&Session]) -> Result<Rows> {
+    let pids = format!(
+        "ARRAY[{}]",
+        sessions
+            .iter()
+            .map(|s| s.pid().to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let mut rows = ctx
+        .env
+        .rows(&SQL.bind("queue", &[("pids", &pids)])?)
+        .await?;
+    rows.columns.insert(0, "session".into());
+    for r in rows.rows.iter_mut() {
+        let pid: i32 = r[0].as_deref().and_then(|p| p.parse().ok()).unwrap_or(0);
+        r.insert(0, ctx.session_of(pid).map(str::to_string));
+        // {123} -> {123 (B)}
+        if let Some(b) = r[2].as_mut() {
+            for s in sessions {
+                *b = b.replace(&s.pid().to_string(), &format!("{} ({})", s.pid(), s.name()));
+            }
+        }
+    }
+    Ok(rows)
+}
+
+async fn no_lock_timeout(ctx: &mut VariantCtx<'_>) -> Result<()> {
+    let [a, b, c] = ctx.open(["A", "B", "C"]).await?;
+    a.run("BEGIN").await?;
+    a.run(SQL.get("report")?).await?;
+    a.note("the report is still running (its transaction holds ACCESS SHARE on books)");
+    let mut alter = b.send(SQL.get("alter")?);
+    let b_wait = ctx.await_wait(&mut alter).await?;
+    let mut read = c.send(SQL.get("read")?);
+    let c_wait = ctx.await_wait(&mut read).await?;
+    let q = queue(ctx, &[&a, &b, &c]).await?;
+    ctx.evidence("the lock queue (pg_stat_activity, pg_blocking_pids)", &q);
+    // The queue is observed: end the report now instead of waiting it out.
+    a.run("COMMIT").await?;
+    let (_, b_took) = alter.finish_timed(&[]).await?;
+    let (_, c_took) = read.finish_timed(&[]).await?;
+
+    let c_by_b = c_wait == Wait::Blocked(vec!["B".into()]);
+    ctx.metric("c_blocked_by_b", c_by_b);
+    ctx.metric("c_wait_ms", millis(c_took));
+    ctx.metric("b_attempts", 1);
+    ctx.observe(format!(
+        "B waited {:.0} ms for A; C was blocked by {} for {:.0} ms",
+        millis(b_took),
+        match &c_wait {
+            Wait::Blocked(by) => by.join(", "),
+            Wait::DidNotWait => "nobody".into(),
+        },
+        millis(c_took)
+    ));
+    ctx.expect(
+        b_wait == Wait::Blocked(vec!["A".into()]),
+        "B's ALTER TABLE waits for A",
+    );
+    ctx.expect(c_by_b, "C's SELECT is blocked by B, not by A");
+    ctx.anomaly(c_by_b);
+    Ok(())
+}
+
+async fn lock_timeout_retry(ctx: &mut VariantCtx<'_>) -> Result<()> {
+    let [a, b, c] = ctx.open(["A", "B", "C"]).await?;
+    let timeout = ctx.env.timeout;
+    a.run("BEGIN").await?;
+    a.run(SQL.get("report")?).await?;
+    a.note("the report is still running (its transaction holds ACCESS SHARE on books)");
+    b.run(&SQL.bind(
+        "set_lock_timeout",
+        &[("timeout", &lit(&format!("{}ms", timeout.as_millis())))],
+    )?)
+    .await?;
+
+    let mut alter = b.send(SQL.get("alter")?);
+    let b_wait = ctx.await_wait(&mut alter).await?;
+    let mut read = c.send(SQL.get("read")?);
+    let c_wait = ctx.await_wait(&mut read).await?;
+    let (first, _) = alter.finish_timed(&["55P03"]).await?;
+    // B gave up its place in the queue: C goes on at once.
+    let (_, c_took) = read.finish_timed(&[]).await?;
+    let mut attempts = 1;
+    let mut done = first.is_ok();
+    if !done {
+        // The migration pauses before retrying; meanwhile the report ends.
+        b.note("lock timeout: pause, then retry the migration");
+        a.run("COMMIT").await?;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        attempts += 1;
+        done = b.run_allow(SQL.get("alter")?, &["55P03"]).await?.is_ok();
+    } else {
+        a.run("COMMIT").await?;
+    }
+
+    let c_by_b = c_wait == Wait::Blocked(vec!["B".into()]);
+    ctx.metric("c_blocked_by_b", c_by_b);
+    ctx.metric("c_wait_ms", millis(c_took));
+    ctx.metric("b_attempts", attempts);
+    ctx.metric("lock_timeout_ms", timeout.as_millis() as u64);
+    ctx.observe(format!(
+        "B's first ALTER {}; C waited {:.0} ms; B {} after {attempts} attempt(s)",
+        match &first {
+            Ok(_) => "succeeded".to_string(),
+            Err(e) => format!("failed with {} after the lock_timeout", e.code),
+        },
+        millis(c_took),
+        if done { "succeeded" } else { "still failed" }
+    ));
+    ctx.expect(b_wait.blocked(), "B's ALTER waits for A");
+    ctx.expect(
+        matches!(&first, Err(e) if e.code == "55P03"),
+        "B's first attempt fails with 55P03",
+    );
+    // C queued behind B only until B's lock_timeout fired (allow the scheduler some slack).
+    ctx.expect(
+        c_took < timeout + Duration::from_millis(500),
+        "C waits no longer than B's lock_timeout",
+    );
+    ctx.expect(done && attempts == 2, "B's retry succeeds once A has ended");
+    ctx.anomaly(c_took >= timeout + Duration::from_millis(500));
+    Ok(())
+}

@@ -1,0 +1,148 @@
+//! Deadlock: two sessions reserve two books in opposite orders.
+use anyhow::Result;
+
+use super::{ScenarioInfo, VariantInfo};
+use crate::engine::{VariantCtx, Wait, millis};
+use crate::sql::SqlFile;
+
+static SQL: SqlFile = SqlFile::new("lab/deadlock.sql", include_str!("../../lab/deadlock.sql"));
+
+pub const INFO: ScenarioInfo = ScenarioInfo {
+    name: "deadlock",
+    summary: "A and B each update two stock rows; in opposite orders the deadlock detector cancels one",
+    variants: &[
+        VariantInfo {
+            name: "reverse-order",
+            expected: "after deadlock_timeout one fails with 40P01 (DETAIL: who waits for whom); its COMMIT comes \
+                       back as ROLLBACK; the other commits",
+        },
+        VariantInfo {
+            name: "same-order",
+            expected: "both lock in book_id order: B simply waits for A; no deadlock; both commit",
+        },
+    ],
+};
+
+pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
+    let reverse = match ctx.variant {
+        "reverse-order" => true,
+        "same-order" => false,
+        other => anyhow::bail!("deadlock has no variant {other}"),
+    };
+    let [a, b] = ctx.open(["A", "B"]).await?;
+    let timeout_ms = ctx.env.int(SQL.get("deadlock_timeout")?).await?;
+    ctx.metric("deadlock_timeout_ms", timeout_ms);
+    let reserve = |book: i64| SQL.bind("reserve", &[("book_id", &book)]);
+    a.run("BEGIN").await?;
+    b.run("BEGIN").await?;
+    a.run(&reserve(1)?).await?;
+    if reverse {
+        b.run(&reserve(2)?).await?;
+        let mut a2 = a.send(&reserve(2)?);
+        let a_wait = ctx.await_wait(&mut a2).await?;
+        // B closes the cycle: B waits for A, A waits for B.
+        let mut b1 = b.send(&reserve(1)?);
+        let b_wait = ctx.await_wait(&mut b1).await?;
+        let (ra, a_took) = a2.finish_timed(&["40P01"]).await?;
+        let (rb, b_took) = b1.finish_timed(&["40P01"]).await?;
+        a.run("COMMIT").await?;
+        b.run("COMMIT").await?;
+
+        let victims: Vec<(&str, &crate::engine::PgError, std::time::Duration)> =
+            [("A", &ra, a_took), ("B", &rb, b_took)]
+                .into_iter()
+                .filter_map(|(n, r, took)| r.as_ref().err().map(|e| (n, e, took)))
+                .collect();
+        ctx.expect(
+            a_wait == Wait::Blocked(vec!["B".into()]),
+            "A's second UPDATE waits for B",
+        );
+        ctx.expect(
+            b_wait.blocked(),
+            "B's second UPDATE waits (the cycle closes)",
+        );
+        ctx.expect(
+            victims.len() == 1 && victims[0].1.code == "40P01",
+            "exactly one session fails with 40P01",
+        );
+        let reserved = ctx.env.rows(SQL.get("reserved")?).await?;
+        let both_one = (0..2).all(|i| reserved.get(i, "quantity_reserved") == Some("1"));
+        ctx.expect(
+            both_one,
+            "each book reserved exactly once (the survivor's work; the victim's rolled back)",
+        );
+        if let Some((victim, err, took)) = victims.first() {
+            // From the victim's wait starting to its error: deadlock_timeout plus the detector's work.
+            let detect_ms = millis(*took);
+            ctx.metric("victim", victim);
+            ctx.metric("detect_ms", detect_ms);
+            ctx.observe(format!(
+                "{victim} was cancelled with 40P01 after waiting {detect_ms:.0} ms (deadlock_timeout {timeout_ms} ms); \
+                 its COMMIT rolled back; the other committed"
+            ));
+            if let Some(detail) = &err.detail {
+                let named = name_processes(ctx, detail);
+                ctx.note(format!("server DETAIL: {named}"));
+            }
+            ctx.expect(
+                detect_ms + 50.0 >= timeout_ms as f64,
+                "the deadlock is detected no sooner than deadlock_timeout",
+            );
+        } else {
+            ctx.metric("victim", serde_json::Value::Null);
+            ctx.observe("no session failed");
+        }
+        ctx.anomaly(false);
+    } else {
+        let mut b1 = b.send(&reserve(1)?);
+        let b_wait = ctx.await_wait(&mut b1).await?;
+        a.run(&reserve(2)?).await?;
+        a.run("COMMIT").await?;
+        b1.finish().await?;
+        b.run(&reserve(2)?).await?;
+        b.run("COMMIT").await?;
+        let reserved = ctx.env.rows(SQL.get("reserved")?).await?;
+        let both_two = (0..2).all(|i| reserved.get(i, "quantity_reserved") == Some("2"));
+        ctx.metric("victim", serde_json::Value::Null);
+        ctx.expect(b_wait == Wait::Blocked(vec!["A".into()]), "B waits for A");
+        ctx.expect(both_two, "both commit: each book reserved twice");
+        ctx.observe(format!(
+            "B {} A; both committed; books 1 and 2 reserved {} and {} times",
+            if b_wait.blocked() {
+                "waited for"
+            } else {
+                "did not wait for"
+            },
+            reserved.get(0, "quantity_reserved").unwrap_or("?"),
+            reserved.get(1, "quantity_reserved").unwrap_or("?")
+        ));
+        ctx.anomaly(false);
+    }
+    Ok(())
+}
+
+/// Replaces "Process 1234" in the server's DETAIL with the session's name.
+fn name_processes(ctx: &VariantCtx<'_>, detail: &str) -> String {
+    let mut out = detail.replace('\n', " ");
+    let mut pids: Vec<i32> = detail
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    for pid in pids {
+        {
+            if let Some(name) = ctx.session_of(pid) {
+                out = out.replace(
+                    &format!("process {pid}"),
+                    &format!("process {pid} ({name})"),
+                );
+                out = out.replace(
+                    &format!("Process {pid}"),
+                    &format!("Process {pid} ({name})"),
+                );
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,109 @@
+//! FOR UPDATE vs FOR NO KEY UPDATE against a foreign key check.
+use anyhow::Result;
+
+use super::{ScenarioInfo, VariantInfo};
+use crate::engine::{VariantCtx, Wait, lit, millis};
+use crate::sql::SqlFile;
+
+static SQL: SqlFile = SqlFile::new(
+    "lab/fk-blocking.sql",
+    include_str!("../../lab/fk-blocking.sql"),
+);
+
+pub const INFO: ScenarioInfo = ScenarioInfo {
+    name: "fk-blocking",
+    summary: "A locks a book to change its price while B adds an order item for it (the FK check takes FOR KEY SHARE)",
+    variants: &[
+        VariantInfo {
+            name: "for-update",
+            expected: "B's INSERT waits on the FK check's FOR KEY SHARE, then fails with 55P03 at lock_timeout \
+                       (CONTEXT names FOR KEY SHARE)",
+        },
+        VariantInfo {
+            name: "for-no-key-update",
+            expected: "B's INSERT completes without waiting: FOR NO KEY UPDATE does not conflict with FOR KEY SHARE",
+        },
+    ],
+};
+
+pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
+    let for_update = match ctx.variant {
+        "for-update" => true,
+        "for-no-key-update" => false,
+        other => anyhow::bail!("fk-blocking has no variant {other}"),
+    };
+    let [a, b] = ctx.open(["A", "B"]).await?;
+    let timeout = ctx.env.timeout;
+    a.run("BEGIN").await?;
+    a.run(SQL.get(if for_update {
+        "lock_for_update"
+    } else {
+        "lock_for_no_key_update"
+    })?)
+    .await?;
+    b.run(&SQL.bind(
+        "set_lock_timeout",
+        &[("timeout", &lit(&format!("{}ms", timeout.as_millis())))],
+    )?)
+    .await?;
+    b.run("BEGIN").await?;
+    let mut insert = b.send(SQL.get("add_item")?);
+    let wait = ctx.await_wait(&mut insert).await?;
+    let (outcome, took) = insert.finish_timed(&["55P03"]).await?;
+    let b_wait_ms = if wait.blocked() { millis(took) } else { 0.0 };
+    b.run(if outcome.is_ok() {
+        "COMMIT"
+    } else {
+        "ROLLBACK"
+    })
+    .await?;
+    a.run(SQL.get("change_price")?).await?;
+    a.run("COMMIT").await?;
+
+    ctx.metric("b_waited", wait.blocked());
+    ctx.metric("b_wait_ms", b_wait_ms);
+    ctx.metric("lock_timeout_ms", timeout.as_millis() as u64);
+    match &outcome {
+        Ok(_) => ctx.observe(format!(
+            "B's INSERT {} and completed",
+            if wait.blocked() {
+                "waited for A"
+            } else {
+                "did not wait"
+            }
+        )),
+        Err(e) => ctx.observe(format!(
+            "B's INSERT waited {b_wait_ms:.0} ms, then failed with {}: {}",
+            e.code, e.message
+        )),
+    }
+    if for_update {
+        ctx.expect(
+            wait == Wait::Blocked(vec!["A".into()]),
+            "B's INSERT waits for A",
+        );
+        let context = outcome
+            .as_ref()
+            .err()
+            .and_then(|e| e.context.clone())
+            .unwrap_or_default();
+        ctx.expect(
+            matches!(&outcome, Err(e) if e.code == "55P03"),
+            "B fails with 55P03 (lock timeout)",
+        );
+        ctx.expect(
+            context.contains("FOR KEY SHARE"),
+            "the server's CONTEXT names FOR KEY SHARE",
+        );
+        if let Some(line) = context.lines().find(|l| l.contains("FOR KEY SHARE")) {
+            ctx.note(format!("server CONTEXT: {line}"));
+        }
+        // The price change blocked an unrelated order: that is the bad outcome.
+        ctx.anomaly(wait.blocked());
+    } else {
+        ctx.expect(wait == Wait::DidNotWait, "B's INSERT does not wait");
+        ctx.expect(outcome.is_ok(), "B's INSERT succeeds");
+        ctx.anomaly(wait.blocked() || outcome.is_err());
+    }
+    Ok(())
+}

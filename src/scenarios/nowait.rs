@@ -1,0 +1,75 @@
+//! NOWAIT and SKIP LOCKED against a row someone is editing.
+use anyhow::Result;
+
+use super::{ScenarioInfo, VariantInfo};
+use crate::engine::{VariantCtx, Wait, millis};
+use crate::sql::SqlFile;
+
+static SQL: SqlFile = SqlFile::new("lab/nowait.sql", include_str!("../../lab/nowait.sql"));
+
+pub const INFO: ScenarioInfo = ScenarioInfo {
+    name: "nowait",
+    summary: "A holds an order FOR UPDATE (someone is editing it); B asks for it without waiting",
+    variants: &[
+        VariantInfo {
+            name: "nowait",
+            expected: "B's FOR UPDATE NOWAIT fails at once with 55P03: \"this record is being edited by someone else\"",
+        },
+        VariantInfo {
+            name: "skip-locked",
+            expected: "B's FOR UPDATE SKIP LOCKED returns no rows, at once, without error",
+        },
+    ],
+};
+
+pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
+    let nowait = match ctx.variant {
+        "nowait" => true,
+        "skip-locked" => false,
+        other => anyhow::bail!("nowait has no variant {other}"),
+    };
+    let [a, b] = ctx.open(["A", "B"]).await?;
+    a.run("BEGIN").await?;
+    a.run(SQL.get("edit")?).await?;
+    b.run("BEGIN").await?;
+    let mut ask = b.send(SQL.get(if nowait {
+        "edit_nowait"
+    } else {
+        "edit_skip_locked"
+    })?);
+    let wait = ctx.await_wait(&mut ask).await?;
+    let (outcome, took) = ask.finish_timed(&["55P03"]).await?;
+    b.run("ROLLBACK").await?;
+    a.run("COMMIT").await?;
+
+    let rows = outcome.as_ref().map(|r| r.rows.len()).unwrap_or(0);
+    ctx.metric("b_wait_ms", millis(took));
+    ctx.metric("b_rows", rows);
+    ctx.expect(wait == Wait::DidNotWait, "B does not wait");
+    ctx.anomaly(wait.blocked());
+    if nowait {
+        match &outcome {
+            Err(e) => {
+                b.note("the application shows: \"this record is being edited by someone else\"");
+                ctx.observe(format!(
+                    "B failed after {:.1} ms with {}: {}",
+                    millis(took),
+                    e.code,
+                    e.message
+                ));
+            }
+            Ok(_) => ctx.observe(format!("B got the row after {:.1} ms", millis(took))),
+        }
+        ctx.expect(
+            matches!(&outcome, Err(e) if e.code == "55P03"),
+            "B fails with 55P03",
+        );
+    } else {
+        ctx.observe(format!(
+            "B got {rows} row(s) after {:.1} ms, no error",
+            millis(took)
+        ));
+        ctx.expect(outcome.is_ok() && rows == 0, "B gets no rows and no error");
+    }
+    Ok(())
+}

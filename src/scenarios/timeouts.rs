@@ -1,0 +1,200 @@
+//! The four timeouts, each bounding a wait, each shown releasing the locks held.
+use anyhow::Result;
+
+use super::{ScenarioInfo, VariantInfo};
+use crate::engine::{CONNECTION_LOST, VariantCtx, Wait, lit, millis};
+use crate::sql::SqlFile;
+
+static SQL: SqlFile = SqlFile::new("lab/timeouts.sql", include_str!("../../lab/timeouts.sql"));
+
+pub const INFO: ScenarioInfo = ScenarioInfo {
+    name: "timeouts",
+    summary: "lock_timeout, statement_timeout, idle_in_transaction_session_timeout and transaction_timeout",
+    variants: &[
+        VariantInfo {
+            name: "lock-timeout",
+            expected: "B's UPDATE waits for A's row lock, then fails with 55P03; after ROLLBACK B holds no locks",
+        },
+        VariantInfo {
+            name: "statement-timeout",
+            expected: "B's long statement is cancelled with 57014; the error aborts B's transaction at once, which \
+                       frees its row lock (A does not wait), but B must still ROLLBACK (until then 25P02)",
+        },
+        VariantInfo {
+            name: "idle-in-transaction",
+            expected: "B, idle in a transaction holding a row lock, is terminated by the server; A, waiting on that \
+                       row, goes on; B's next statement finds the connection gone",
+        },
+        VariantInfo {
+            name: "transaction-timeout",
+            expected: "PostgreSQL 17+: B's transaction is ended by the server at transaction_timeout, freeing the row \
+                       A waits for (skipped on older servers)",
+        },
+    ],
+};
+
+pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
+    let timeout = ctx.env.timeout;
+    ctx.metric("timeout_ms", timeout.as_millis() as u64);
+    let t = lit(&format!("{}ms", timeout.as_millis()));
+    match ctx.variant {
+        "lock-timeout" => lock_timeout(ctx, &t).await,
+        "statement-timeout" => statement_timeout(ctx, &t).await,
+        "idle-in-transaction" => terminated(ctx, "set_idle_timeout", &t, "25P03").await,
+        "transaction-timeout" => {
+            if ctx.env.server.version_num < 170000 {
+                ctx.skip(format!(
+                    "transaction_timeout exists from PostgreSQL 17; this server is {}",
+                    ctx.env.server.version
+                ));
+                return Ok(());
+            }
+            terminated(ctx, "set_transaction_timeout", &t, "25P04").await
+        }
+        other => anyhow::bail!("timeouts has no variant {other}"),
+    }
+}
+
+async fn lock_timeout(ctx: &mut VariantCtx<'_>, t: &str) -> Result<()> {
+    let [a, b] = ctx.open(["A", "B"]).await?;
+    a.run("BEGIN").await?;
+    a.run(SQL.get("lock_row")?).await?;
+    b.run(&SQL.bind("set_lock_timeout", &[("timeout", &t)])?)
+        .await?;
+    b.run("BEGIN").await?;
+    let mut update = b.send(SQL.get("lock_row")?);
+    let wait = ctx.await_wait(&mut update).await?;
+    let (r, took) = update.finish_timed(&["55P03"]).await?;
+    b.run("ROLLBACK").await?;
+    let b_locks = ctx.locks_held(&b).await?;
+    a.run("COMMIT").await?;
+
+    ctx.metric("waited_ms", millis(took));
+    ctx.metric("b_locks_after_rollback", b_locks);
+    ctx.observe(match &r {
+        Err(e) => format!(
+            "B waited {:.0} ms and failed with {}; B holds {b_locks} lock(s) after ROLLBACK",
+            millis(took),
+            e.code
+        ),
+        Ok(_) => "B's UPDATE succeeded".into(),
+    });
+    ctx.expect(wait == Wait::Blocked(vec!["A".into()]), "B waits for A");
+    ctx.expect(
+        matches!(&r, Err(e) if e.code == "55P03"),
+        "B fails with 55P03",
+    );
+    ctx.expect(
+        took >= ctx.env.timeout,
+        "B gave up no sooner than lock_timeout",
+    );
+    ctx.expect(b_locks == 0, "B holds no locks after ROLLBACK");
+    ctx.anomaly(false);
+    Ok(())
+}
+
+async fn statement_timeout(ctx: &mut VariantCtx<'_>, t: &str) -> Result<()> {
+    let [a, b] = ctx.open(["A", "B"]).await?;
+    b.run("BEGIN").await?;
+    b.run(SQL.get("lock_row")?).await?;
+    b.run(&SQL.bind("set_statement_timeout", &[("timeout", &t)])?)
+        .await?;
+    // The statement's own work is long (ten times the timeout); the server cancels it.
+    let seconds = ctx.env.timeout.as_secs_f64() * 10.0;
+    let (r, took) = b
+        .send(&SQL.bind("long_query", &[("seconds", &seconds)])?)
+        .finish_timed(&["57014"])
+        .await?;
+    // B's session is stuck in the aborted block until it rolls back. (The
+    // server reports the error before it finishes aborting, so the locks are
+    // looked at only after B's next statement has been refused.)
+    let aborted = b.run_allow(SQL.get("still_there")?, &["25P02"]).await?;
+    let held_while_aborted = ctx.locks_held(&b).await?;
+    // The abort released B's row lock: A gets the row without waiting.
+    a.run("BEGIN").await?;
+    let mut a_update = a.send(SQL.get("lock_row")?);
+    let a_wait = ctx.await_wait(&mut a_update).await?;
+    a_update.finish().await?;
+    a.run("COMMIT").await?;
+    b.run("ROLLBACK").await?;
+    let b_locks = ctx.locks_held(&b).await?;
+
+    ctx.metric("waited_ms", millis(took));
+    ctx.metric("b_locks_while_aborted", held_while_aborted);
+    ctx.metric("b_locks_after_rollback", b_locks);
+    ctx.observe(match &r {
+        Err(e) => format!(
+            "B's statement was cancelled with {} after {:.0} ms; the aborted transaction held {held_while_aborted} \
+             lock(s); A {} B; B's next statement {}",
+            e.code,
+            millis(took),
+            if a_wait.blocked() { "waited for" } else { "did not wait for" },
+            match &aborted {
+                Err(e) => format!("failed with {}", e.code),
+                Ok(_) => "succeeded".into(),
+            }
+        ),
+        Ok(_) => "B's statement completed".into(),
+    });
+    ctx.expect(
+        matches!(&r, Err(e) if e.code == "57014"),
+        "B's statement is cancelled with 57014",
+    );
+    ctx.expect(took >= ctx.env.timeout, "no sooner than statement_timeout");
+    ctx.expect(
+        held_while_aborted == 0,
+        "the aborted transaction holds no locks",
+    );
+    ctx.expect(a_wait == Wait::DidNotWait, "A does not wait for B's row");
+    ctx.expect(
+        matches!(&aborted, Err(e) if e.code == "25P02"),
+        "B must ROLLBACK first (25P02)",
+    );
+    ctx.expect(b_locks == 0, "B holds no locks after ROLLBACK");
+    ctx.anomaly(false);
+    Ok(())
+}
+
+async fn terminated(ctx: &mut VariantCtx<'_>, setting: &str, t: &str, code: &str) -> Result<()> {
+    let [a, b] = ctx.open(["A", "B"]).await?;
+    b.run(&SQL.bind(setting, &[("timeout", &t)])?).await?;
+    b.run("BEGIN").await?;
+    b.run(SQL.get("lock_row")?).await?;
+    b.note("idle in the transaction, holding the row lock");
+    a.run("BEGIN").await?;
+    let mut a_update = a.send(SQL.get("lock_row")?);
+    let a_wait = ctx.await_wait(&mut a_update).await?;
+    let (_, a_took) = a_update.finish_timed(&[]).await?;
+    a.run("COMMIT").await?;
+    let client_sees = b
+        .run_allow(SQL.get("still_there")?, &[code, CONNECTION_LOST])
+        .await?;
+    let gone = ctx.await_gone(&b).await?;
+
+    ctx.metric("a_waited_ms", millis(a_took));
+    ctx.metric("b_terminated", gone);
+    let seen = match &client_sees {
+        Ok(_) => "B's next statement succeeded".to_string(),
+        Err(e) if e.code == CONNECTION_LOST => format!("B's next statement: {}", e.message),
+        Err(e) => format!("B's next statement: {} {}", e.code, e.message),
+    };
+    ctx.observe(format!(
+        "A waited {:.0} ms until the server ended B; {seen}",
+        millis(a_took)
+    ));
+    ctx.expect(
+        a_wait == Wait::Blocked(vec!["B".into()]),
+        "A waits for B's row lock",
+    );
+    ctx.expect(
+        a_took >= ctx.env.timeout / 2,
+        "B's lock lasted until its timeout",
+    );
+    ctx.expect(
+        client_sees.is_err(),
+        "B's connection is gone when it next speaks",
+    );
+    ctx.expect(gone, "the server terminated B's backend");
+    ctx.anomaly(false);
+    Ok(())
+}
