@@ -46,6 +46,8 @@ pub enum Command {
     RcRecheck(RunArgs),
     /// lock_timeout, statement_timeout, idle_in_transaction_session_timeout, transaction_timeout.
     Timeouts(RunArgs),
+    /// A SKIP LOCKED job queue against FOR UPDATE: throughput, duplicates, lost messages.
+    Queue(QueueArgs),
 }
 
 impl Command {
@@ -61,6 +63,7 @@ impl Command {
             Command::DdlLockQueue(args) => Some(("ddl-lock-queue", args)),
             Command::RcRecheck(args) => Some(("rc-recheck", args)),
             Command::Timeouts(args) => Some(("timeouts", args)),
+            Command::Queue(args) => Some(("queue", &args.run)),
             Command::List | Command::All(_) | Command::Server(_) => None,
         }
     }
@@ -128,6 +131,33 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub conn: ConnArgs,
+}
+
+/// `lab queue`: the run options plus the queue's own.
+#[derive(Debug, Clone, Args)]
+pub struct QueueArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Outbox messages to process.
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub messages: u32,
+
+    /// Worker sessions taking batches concurrently.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub workers: u32,
+
+    /// Messages a worker takes per batch (the dequeue's LIMIT).
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub batch: u32,
+
+    /// Simulated work per batch ("sending" it), in ms.
+    #[arg(long, default_value_t = 20, value_name = "MS")]
+    pub work_ms: u64,
+
+    /// Terminate worker 1's backend in the middle of its batch after N batches.
+    #[arg(long, value_name = "N")]
+    pub kill_worker_after: Option<u32>,
 }
 
 #[derive(Debug, Clone, Args)]

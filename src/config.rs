@@ -39,8 +39,73 @@ pub struct RunConfig {
     pub wait_timeout: Duration,
     pub retry: RetryPolicy,
     pub timeout: Duration,
+    /// Scenario-specific settings (defaults unless the scenario's subcommand set them).
+    pub params: Params,
     /// The scenarios to run, each with the variants to run, in order.
     pub plan: Vec<(&'static ScenarioInfo, Vec<&'static str>)>,
+}
+
+/// Settings only some scenarios have.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Params {
+    pub queue: QueueParams,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct QueueParams {
+    pub messages: u32,
+    pub workers: u32,
+    pub batch: u32,
+    pub work: Duration,
+    pub kill_worker_after: Option<u32>,
+}
+
+impl Default for QueueParams {
+    /// The seed's setting: 1000 messages, 4 workers, batches of 10, 20 ms of work.
+    fn default() -> Self {
+        QueueParams {
+            messages: 1000,
+            workers: 4,
+            batch: 10,
+            work: Duration::from_millis(20),
+            kill_worker_after: None,
+        }
+    }
+}
+
+impl QueueParams {
+    pub fn from_args(a: &crate::cli::QueueArgs) -> Result<QueueParams> {
+        if !(1..=10_000_000).contains(&a.messages) {
+            bail!("--messages must be between 1 and 10000000");
+        }
+        if !(1..=200).contains(&a.workers) {
+            bail!("--workers must be between 1 and 200");
+        }
+        if !(1..=10_000).contains(&a.batch) {
+            bail!("--batch must be between 1 and 10000");
+        }
+        if a.work_ms > 60_000 {
+            bail!("--work-ms must be at most 60000");
+        }
+        if a.kill_worker_after.is_some() && a.workers < 2 {
+            bail!(
+                "--kill-worker-after needs at least 2 workers, so another one can finish the batch"
+            );
+        }
+        Ok(QueueParams {
+            messages: a.messages,
+            workers: a.workers,
+            batch: a.batch,
+            work: Duration::from_millis(a.work_ms),
+            kill_worker_after: a.kill_worker_after,
+        })
+    }
+
+    /// ceil(messages / batch) x work / workers: the time the work alone needs.
+    pub fn ideal(&self) -> Duration {
+        let batches = self.messages.div_ceil(self.batch);
+        self.work * batches / self.workers
+    }
 }
 
 /// Reads an environment variable; tests pass their own.
@@ -94,6 +159,7 @@ impl RunConfig {
         Ok(RunConfig {
             target: target(&args.conn, env)?,
             timeout: Duration::from_millis(args.timeout_ms),
+            params: Params::default(),
             retry: RetryPolicy {
                 max_attempts: args.retry_attempts,
                 base: Duration::from_millis(args.retry_base_ms),
@@ -327,6 +393,21 @@ mod tests {
         assert!(matches!(t, Target::Throwaway { pg_bin: None }));
         let blank = target(&conn(Some("  ")), &env_of(&[])).unwrap();
         assert!(matches!(blank, Target::Throwaway { .. }));
+    }
+
+    #[test]
+    fn queue_ideal_time_is_the_work_spread_over_workers() {
+        let p = QueueParams::default();
+        assert_eq!(p.ideal(), Duration::from_millis(500));
+        let odd = QueueParams {
+            messages: 1001,
+            ..p
+        };
+        assert_eq!(
+            odd.ideal(),
+            Duration::from_millis(505),
+            "a partial batch still costs a whole one"
+        );
     }
 
     #[test]

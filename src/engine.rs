@@ -28,6 +28,7 @@ pub struct Env {
     pub retry: RetryPolicy,
     /// The timeout the timeout-demonstrating steps set (lock_timeout, statement_timeout, ...).
     pub timeout: Duration,
+    pub params: crate::config::Params,
 }
 
 impl Env {
@@ -532,13 +533,57 @@ impl Barrier {
     }
 }
 
+/// Opens a variant's sessions and keeps the list of their backends, so the
+/// variant can name them and make sure they are gone when it ends.
+#[derive(Clone)]
+pub struct Opener {
+    pg: Config,
+    schema: String,
+    app: String,
+    label: String,
+    log: Log,
+    deadline: Duration,
+    opened: Arc<Mutex<Vec<(String, i32)>>>,
+}
+
+impl Opener {
+    /// Opens session `name` on its own connection, tagged with
+    /// `application_name` lab:<schema>:<scenario>/<variant>:<name>.
+    pub async fn open(&self, name: &str) -> Result<Session> {
+        let client = db::connect(
+            &self.pg,
+            &format!("{}:{name}", self.app),
+            Some(&self.schema),
+        )
+        .await
+        .with_context(|| format!("{}: could not open session {name}", self.label))?;
+        let pid: i32 = client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await
+            .map_err(|e| db::sql_error(e, &format!("{}: session {name}", self.label)))?
+            .get(0);
+        self.opened.lock().unwrap().push((name.to_string(), pid));
+        Ok(Session {
+            inner: Arc::new(SessionInner {
+                name: name.to_string(),
+                label: self.label.clone(),
+                client,
+                pid,
+                log: self.log.clone(),
+                deadline: self.deadline,
+                tx: AtomicU8::new(TX_IDLE),
+            }),
+        })
+    }
+}
+
 /// One variant's run: its sessions, timeline, findings and evidence.
 pub struct VariantCtx<'e> {
     pub env: &'e Env,
     pub scenario: &'static str,
     pub variant: &'static str,
     log: Log,
-    sessions: Vec<Session>,
+    opener: Opener,
     metrics: Map<String, Value>,
     observed: Vec<String>,
     failures: Vec<String>,
@@ -550,15 +595,25 @@ pub struct VariantCtx<'e> {
 
 impl<'e> VariantCtx<'e> {
     pub fn new(env: &'e Env, scenario: &'static str, variant: &'static str) -> Self {
+        let log = Log {
+            t0: Instant::now(),
+            entries: Arc::default(),
+        };
+        let opener = Opener {
+            pg: env.pg.clone(),
+            schema: env.schema.clone(),
+            app: format!("{}{scenario}/{variant}", env.app_prefix()),
+            label: format!("{scenario}/{variant}"),
+            log: log.clone(),
+            deadline: env.wait_timeout,
+            opened: Arc::default(),
+        };
         VariantCtx {
             env,
             scenario,
             variant,
-            log: Log {
-                t0: Instant::now(),
-                entries: Arc::default(),
-            },
-            sessions: Vec::new(),
+            log,
+            opener,
             metrics: Map::new(),
             observed: Vec::new(),
             failures: Vec::new(),
@@ -575,9 +630,24 @@ impl<'e> VariantCtx<'e> {
 
     /// Opens session `name` on its own connection.
     pub async fn session(&mut self, name: &str) -> Result<Session> {
-        let s = self.open_session(name).await?;
-        self.sessions.push(s.clone());
-        Ok(s)
+        self.opener.open(name).await
+    }
+
+    /// Opens sessions from other threads or runtimes (the connection task runs
+    /// where `open` is awaited); they belong to this variant all the same.
+    pub fn opener(&self) -> Opener {
+        self.opener.clone()
+    }
+
+    /// The backend pid of an opened session.
+    pub fn pid_of(&self, name: &str) -> Option<i32> {
+        self.opener
+            .opened
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, p)| *p)
     }
 
     /// Opens N named sessions at once: `let [a, b] = ctx.open(["A", "B"]).await?;`
@@ -605,6 +675,10 @@ impl<'e> VariantCtx<'e> {
     /// backend: a terminated backend releases its locks a moment before its
     /// activity entry goes. Says whether it went.
     pub async fn await_gone(&self, s: &Session) -> Result<bool> {
+        self.await_gone_pid(s.pid()).await
+    }
+
+    pub async fn await_gone_pid(&self, pid: i32) -> Result<bool> {
         let deadline = Instant::now() + self.env.wait_timeout;
         loop {
             let n: i64 = self
@@ -612,7 +686,7 @@ impl<'e> VariantCtx<'e> {
                 .control
                 .query_one(
                     "SELECT count(*) FROM pg_stat_activity WHERE pid = $1",
-                    &[&s.pid()],
+                    &[&pid],
                 )
                 .await
                 .map_err(|e| db::sql_error(e, "could not read pg_stat_activity"))?
@@ -628,52 +702,20 @@ impl<'e> VariantCtx<'e> {
     }
 
     /// The session name of a backend pid, for server messages that name processes.
-    pub fn session_of(&self, pid: i32) -> Option<&str> {
-        self.sessions
+    pub fn session_of(&self, pid: i32) -> Option<String> {
+        self.opener
+            .opened
+            .lock()
+            .unwrap()
             .iter()
-            .find(|s| s.pid() == pid)
-            .map(Session::name)
+            .find(|(_, p)| *p == pid)
+            .map(|(n, _)| n.clone())
     }
 
     /// Opens several sessions at once (connections are made concurrently).
     pub async fn sessions(&mut self, names: &[&str]) -> Result<Vec<Session>> {
-        let opened = futures_join_all(names.iter().map(|n| self.open_session(n))).await;
-        let mut out = Vec::new();
-        for s in opened {
-            let s = s?;
-            self.sessions.push(s.clone());
-            out.push(s);
-        }
-        Ok(out)
-    }
-
-    async fn open_session(&self, name: &str) -> Result<Session> {
-        let app = format!(
-            "{}{}/{}:{}",
-            self.env.app_prefix(),
-            self.scenario,
-            self.variant,
-            name
-        );
-        let client = db::connect(&self.env.pg, &app, Some(&self.env.schema))
-            .await
-            .with_context(|| format!("{}: could not open session {name}", self.label()))?;
-        let pid: i32 = client
-            .query_one("SELECT pg_backend_pid()", &[])
-            .await
-            .map_err(|e| db::sql_error(e, &format!("{}: session {name}", self.label())))?
-            .get(0);
-        Ok(Session {
-            inner: Arc::new(SessionInner {
-                name: name.to_string(),
-                label: self.label(),
-                client,
-                pid,
-                log: self.log.clone(),
-                deadline: self.env.wait_timeout,
-                tx: AtomicU8::new(TX_IDLE),
-            }),
-        })
+        let opened = futures_join_all(names.iter().map(|n| self.opener.open(n))).await;
+        opened.into_iter().collect()
     }
 
     pub fn barrier(&self, name: &str, parties: usize) -> Arc<Barrier> {
@@ -753,10 +795,7 @@ impl<'e> VariantCtx<'e> {
     }
 
     fn name_of(&self, pid: i32) -> String {
-        self.sessions
-            .iter()
-            .find(|s| s.pid() == pid)
-            .map(|s| s.name().to_string())
+        self.session_of(pid)
             .unwrap_or_else(|| format!("pid {pid} (not a session of this variant)"))
     }
 
@@ -827,9 +866,15 @@ impl<'e> VariantCtx<'e> {
     /// Closes every session and waits until the server has no backend of this
     /// variant left, so nothing of it survives into the next one. After a
     /// failure the backends are terminated first.
-    pub async fn close(mut self, failed: bool, expected: &str) -> Result<VariantReport> {
-        let pids: Vec<i32> = self.sessions.iter().map(Session::pid).collect();
-        self.sessions.clear();
+    pub async fn close(self, failed: bool, expected: &str) -> Result<VariantReport> {
+        let pids: Vec<i32> = self
+            .opener
+            .opened
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, p)| *p)
+            .collect();
         if failed {
             let _ = self
                 .env

@@ -66,7 +66,10 @@ pub fn run(cli: Cli) -> Result<Exit> {
         }
         cmd => {
             let (name, args) = cmd.scenario().context("no scenario given")?;
-            let cfg = RunConfig::new(Some(name), args, &config::process_env)?;
+            let mut cfg = RunConfig::new(Some(name), args, &config::process_env)?;
+            if let Command::Queue(q) = cmd {
+                cfg.params.queue = config::QueueParams::from_args(q)?;
+            }
             runtime()?.block_on(run_plan(cfg, false))
         }
     }
@@ -137,6 +140,7 @@ async fn setup(cfg: &RunConfig, pg: tokio_postgres::Config) -> Result<Env> {
         server,
         retry: cfg.retry,
         timeout: cfg.timeout,
+        params: cfg.params,
     })
 }
 
@@ -259,12 +263,14 @@ async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String) -> Result<Exi
     let url = cluster.url();
     out(&format!(
         "PostgreSQL {} is running (ready in {} ms), with the lab schema \"{schema}\".\n\
+         binaries: {}\n\
          DATABASE_URL={url}\n\
          psql \"{url}?options=-csearch_path%3D{schema}\"\n\
          Run scenarios against it with: lab <scenario> --database-url {url} --keep-schema\n\
          Stop with Ctrl-C.\n",
         server.version,
         cluster.startup.as_millis(),
+        cluster.bin.display(),
     ));
     signals.recv().await;
     drop(control);

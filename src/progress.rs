@@ -49,3 +49,14 @@ pub fn multi() -> MultiProgress {
         MultiProgress::with_draw_target(ProgressDrawTarget::hidden())
     }
 }
+
+/// A counter without a known end (messages one worker processed), inside `multi`.
+pub fn counter(multi: &MultiProgress, msg: impl Into<String>) -> ProgressBar {
+    if !enabled() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    pb.set_style(ProgressStyle::with_template("{msg:>12} {pos} messages").expect("valid template"));
+    pb.set_message(msg.into());
+    multi.add(pb)
+}

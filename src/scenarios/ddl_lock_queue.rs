@@ -53,7 +53,7 @@ async fn queue(ctx: &mut VariantCtx<'_>, sessions: &[&Session]) -> Result<Rows> 
     rows.columns.insert(0, "session".into());
     for r in rows.rows.iter_mut() {
         let pid: i32 = r[0].as_deref().and_then(|p| p.parse().ok()).unwrap_or(0);
-        r.insert(0, ctx.session_of(pid).map(str::to_string));
+        r.insert(0, ctx.session_of(pid));
         // {123} -> {123 (B)}
         if let Some(b) = r[2].as_mut() {
             for s in sessions {

@@ -10,6 +10,7 @@ mod deadlock;
 mod fk_blocking;
 mod lost_update;
 mod nowait;
+mod queue;
 mod rc_recheck;
 mod timeouts;
 mod write_skew;
@@ -52,6 +53,7 @@ pub static ALL: &[ScenarioInfo] = &[
     ddl_lock_queue::INFO,
     rc_recheck::INFO,
     timeouts::INFO,
+    queue::INFO,
 ];
 
 pub fn find(name: &str) -> Option<&'static ScenarioInfo> {
@@ -70,6 +72,7 @@ pub async fn run_variant(ctx: &mut VariantCtx<'_>) -> Result<()> {
         "ddl-lock-queue" => ddl_lock_queue::run(ctx).await,
         "rc-recheck" => rc_recheck::run(ctx).await,
         "timeouts" => timeouts::run(ctx).await,
+        "queue" => queue::run(ctx).await,
         other => bail!("scenario {other} is registered but has no runner"),
     }
 }

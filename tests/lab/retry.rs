@@ -24,6 +24,7 @@ fn env(srv: &TestServer, policy: RetryPolicy) -> Env {
         server,
         retry: policy,
         timeout: Duration::from_millis(200),
+        params: Default::default(),
     }
 }
 

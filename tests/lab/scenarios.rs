@@ -346,3 +346,86 @@ fn timeouts() {
     }
     assert_eq!(r["as_expected"], true);
 }
+
+const SMALL_QUEUE: &[&str] = &[
+    "--messages",
+    "200",
+    "--workers",
+    "4",
+    "--batch",
+    "10",
+    "--work-ms",
+    "5",
+];
+
+#[test]
+fn queue() {
+    let run = crate::support::run(&[&["queue", "--format", "json"], SMALL_QUEUE].concat());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // Progress bars go to stderr only when it is a terminal; here it is a pipe.
+    assert!(run.stderr.is_empty(), "unexpected stderr: {}", run.stderr);
+    let r: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    for name in ["for-update", "skip-locked"] {
+        let v = variant(&r, name);
+        assert_documented(v);
+        assert_eq!(metric(v, "duplicates"), 0);
+        assert_eq!(metric(v, "lost"), 0);
+        assert_eq!(metric(v, "total"), 200);
+        let per: Vec<u64> = metric(v, "per_worker")
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .collect();
+        assert_eq!(per.len(), 4);
+        assert_eq!(per.iter().sum::<u64>(), 200);
+        assert_eq!(metric(v, "ideal_ms"), 25.0, "ceil(200/10) x 5 ms / 4");
+        for key in ["elapsed_ms", "efficiency", "msgs_per_s"] {
+            assert!(metric(v, key).as_f64().unwrap() > 0.0, "{key}");
+        }
+    }
+    assert_eq!(metric(variant(&r, "for-update"), "max_parallel_batches"), 1);
+    let skip = variant(&r, "skip-locked");
+    assert!(metric(skip, "max_parallel_batches").as_u64().unwrap() > 1);
+    assert!(
+        metric(skip, "per_worker")
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|n| n.as_u64().unwrap() > 0)
+    );
+}
+
+#[test]
+fn queue_survives_a_killed_worker() {
+    let r = scenario_json(
+        "queue",
+        &[SMALL_QUEUE, &["--kill-worker-after", "2"]].concat(),
+    );
+    for name in ["for-update", "skip-locked"] {
+        let v = variant(&r, name);
+        assert_documented(v);
+        let killed = metric(v, "killed_worker");
+        let idx: usize = killed.as_str().unwrap()[1..].parse::<usize>().unwrap() - 1;
+        assert_eq!(metric(v, "lost"), 0);
+        assert_eq!(metric(v, "duplicates"), 0);
+        assert_eq!(
+            metric(v, "total"),
+            200,
+            "the others finished the killed worker's batch"
+        );
+        assert_eq!(
+            metric(v, "per_worker")[idx],
+            20,
+            "{killed} committed 2 batches before it was killed"
+        );
+        let table = &v["evidence"][0]["rows"];
+        assert!(
+            table[idx][6]
+                .as_str()
+                .unwrap()
+                .contains("terminated mid-batch"),
+            "{table}"
+        );
+    }
+}

@@ -1,0 +1,449 @@
+//! A job queue in the database: workers dequeue batches with FOR UPDATE or
+//! FOR UPDATE SKIP LOCKED. The hot loop uses prepared statements on each
+//! worker's raw client and is summarised per worker instead of being
+//! recorded statement by statement.
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow};
+use indicatif::ProgressBar;
+use tokio::sync::oneshot;
+
+use super::{ScenarioInfo, VariantInfo};
+use crate::config::QueueParams;
+use crate::engine::{Session, VariantCtx, millis};
+use crate::progress;
+use crate::report::Evidence;
+use crate::sql::SqlFile;
+
+static SQL: SqlFile = SqlFile::new("lab/queue.sql", include_str!("../../lab/queue.sql"));
+
+pub const INFO: ScenarioInfo = ScenarioInfo {
+    name: "queue",
+    summary: "outbox relay: workers take batches of messages with FOR UPDATE or FOR UPDATE SKIP LOCKED",
+    variants: &[
+        VariantInfo {
+            name: "for-update",
+            expected: "no duplicates, nothing lost, but workers queue on the same rows: batches run one at a time \
+                       (elapsed near ceil(messages/batch) x work)",
+        },
+        VariantInfo {
+            name: "skip-locked",
+            expected: "no duplicates, nothing lost, work spread over all workers, batches in parallel (efficiency \
+                       near 1)",
+        },
+    ],
+};
+
+#[derive(Debug, Default)]
+struct Stats {
+    messages: u64,
+    batches: u64,
+    /// Batches that came back with fewer rows than asked while others remained.
+    short: u64,
+    /// Time spent in the database between batches (mark, commit, dequeue:
+    /// mostly lock waits, with FOR UPDATE).
+    dequeue: Duration,
+    stopped_at: Duration,
+    why: String,
+    killed: bool,
+    ids: Vec<i64>,
+    /// When each batch's work ran (one clock for all workers).
+    work: Vec<(Instant, Instant)>,
+}
+
+/// The first worker to take a batch after `after` committed ones tells the
+/// driver who it is and what it holds, then waits until the driver has
+/// terminated its backend.
+struct Kill {
+    after: u64,
+    holding: Mutex<Option<oneshot::Sender<(String, usize)>>>,
+    terminated: Mutex<Option<oneshot::Receiver<()>>>,
+}
+
+pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
+    let skip_locked = match ctx.variant {
+        "for-update" => false,
+        "skip-locked" => true,
+        other => anyhow::bail!("queue has no variant {other}"),
+    };
+    let p = ctx.env.params.queue;
+    ctx.env
+        .rows(&SQL.bind("fill", &[("messages", &p.messages)])?)
+        .await?;
+    ctx.env.rows(SQL.get("analyze")?).await?;
+    let names: Vec<String> = (1..=p.workers).map(|i| format!("W{i}")).collect();
+    let opener = ctx.opener();
+    let dequeue = SQL.bind(
+        if skip_locked {
+            "dequeue_skip_locked"
+        } else {
+            "dequeue_for_update"
+        },
+        &[("batch", &"$1")],
+    )?;
+    let mark = SQL.bind("mark_processed", &[("ids", &"$1"), ("worker", &"$2")])?;
+    ctx.note(format!(
+        "each worker loops: BEGIN; {}; \"send\" ({} ms); {}; COMMIT",
+        one_line(&dequeue),
+        p.work.as_millis(),
+        one_line(&mark)
+    ));
+
+    let multi = progress::multi();
+    let total = progress::bar(Some(&multi), p.messages as u64, "total");
+    let go = ctx.barrier("workers ready", names.len() + 1);
+    let mut kill_ctl = None;
+    let kill = p.kill_worker_after.map(|after| {
+        let (holding_tx, holding_rx) = oneshot::channel();
+        let (term_tx, term_rx) = oneshot::channel();
+        kill_ctl = Some((holding_rx, term_tx));
+        Arc::new(Kill {
+            after: after as u64,
+            holding: Mutex::new(Some(holding_tx)),
+            terminated: Mutex::new(Some(term_rx)),
+        })
+    });
+    let mut handles = Vec::new();
+    for name in &names {
+        let kill = kill.clone();
+        let (name, opener, dequeue, mark, go, bar, total) = (
+            name.clone(),
+            opener.clone(),
+            dequeue.clone(),
+            mark.clone(),
+            go.clone(),
+            progress::counter(&multi, name),
+            total.clone(),
+        );
+        // Each worker runs on a thread of its own, with its connection on the
+        // same thread: round trips wake nothing else, and the simulated work
+        // can be a plain thread sleep (accurate to tens of microseconds;
+        // tokio's timer rounds up to whole milliseconds).
+        let (tx, rx) = oneshot::channel();
+        let thread = std::thread::Builder::new()
+            .name(format!("lab-{name}"))
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build();
+                let r =
+                    match rt {
+                        Ok(rt) => rt.block_on(async {
+                            let w = opener.open(&name).await?;
+                            worker(w, p, &dequeue, &mark, &go, kill, bar, total).await
+                        }),
+                        Err(e) => Err(anyhow::Error::new(e)
+                            .context("queue: could not start a worker runtime")),
+                    };
+                let _ = tx.send(r);
+            });
+        thread.context("queue: could not start a worker thread")?;
+        handles.push(rx);
+    }
+    go.wait("lab").await?;
+    if let Some((holding, terminated)) = kill_ctl {
+        // Wait for a worker to hold the batch to be killed in, terminate its
+        // backend, make sure it is gone. The workers keep the only sender: if
+        // the queue runs dry first, it is dropped and nobody is killed.
+        drop(kill);
+        let held = tokio::time::timeout(ctx.env.wait_timeout * 10, holding)
+            .await
+            .map_err(|_| anyhow!("queue: no worker reached the batch to be killed in"))?;
+        if let Ok((victim, n)) = held {
+            let pid = ctx
+                .pid_of(&victim)
+                .with_context(|| format!("queue: worker {victim} has no backend"))?;
+            ctx.env
+                .control
+                .execute("SELECT pg_terminate_backend($1)", &[&pid])
+                .await
+                .with_context(|| format!("queue: could not terminate worker {victim}"))?;
+            let gone = ctx.await_gone_pid(pid).await?;
+            ctx.narrate(format!(
+                "pg_terminate_backend({victim}) while it held {n} messages; backend gone: {gone}"
+            ));
+            let _ = terminated.send(());
+        }
+    }
+    let mut stats = Vec::new();
+    for (h, name) in handles.into_iter().zip(&names) {
+        // Generous: a worker's whole share of the queue can take long with big settings.
+        let deadline_env = ctx.env;
+        let s = tokio::time::timeout(deadline_env.wait_timeout * 60, h)
+            .await
+            .map_err(|_| anyhow!("queue: worker {name} did not finish"))?
+            .map_err(|_| anyhow!("queue: worker {name} stopped without a result"))??;
+        stats.push(s);
+    }
+    let elapsed = stats.iter().map(|s| s.stopped_at).max().unwrap_or_default();
+    total.finish_and_clear();
+    let _ = multi.clear();
+    report(ctx, &p, skip_locked, &names, stats, elapsed).await
+}
+
+fn one_line(sql: &str) -> String {
+    sql.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn worker(
+    s: Session,
+    p: QueueParams,
+    dequeue: &str,
+    mark: &str,
+    go: &crate::engine::Barrier,
+    kill: Option<Arc<Kill>>,
+    bar: ProgressBar,
+    total: ProgressBar,
+) -> Result<Stats> {
+    let c = s.client();
+    let what = |step: &str| format!("queue: worker {}: {step}", s.name());
+    let dequeue = c
+        .prepare(dequeue)
+        .await
+        .with_context(|| what("prepare dequeue"))?;
+    let mark = c
+        .prepare(mark)
+        .await
+        .with_context(|| what("prepare mark"))?;
+    let mut st = Stats::default();
+    go.wait(s.name()).await?;
+    let t0 = Instant::now();
+    s.note("started");
+    let batch = p.batch as i64;
+    let name = s.name().to_string();
+    let take: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&batch];
+    // BEGIN and the first dequeue go out together (one round trip).
+    let t = Instant::now();
+    let (begin, first) = tokio::join!(c.batch_execute("BEGIN"), c.query(&dequeue, &take));
+    begin.with_context(|| what("BEGIN"))?;
+    let mut rows = first.map_err(|e| crate::db::sql_error(e, &what("dequeue")))?;
+    st.dequeue += t.elapsed();
+    loop {
+        if rows.is_empty() {
+            c.batch_execute("COMMIT")
+                .await
+                .with_context(|| what("COMMIT"))?;
+            st.why = "got no rows: concluded the queue was empty".into();
+            break;
+        }
+        let ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+        let victim = kill
+            .as_ref()
+            .filter(|k| st.batches == k.after)
+            .and_then(|k| {
+                let tx = k.holding.lock().unwrap().take()?;
+                Some((tx, k.terminated.lock().unwrap().take()?))
+            });
+        if let Some((holding, terminated)) = victim {
+            let _ = holding.send((name.clone(), ids.len()));
+            let _ = tokio::time::timeout(Duration::from_secs(30), terminated).await;
+            let r = c.execute(&mark, &[&ids, &name]).await;
+            st.killed = true;
+            st.why = format!(
+                "terminated mid-batch after {} batches ({}); its {} locked messages went back to the queue",
+                st.batches,
+                match r {
+                    Ok(_) => "yet its UPDATE succeeded".to_string(),
+                    Err(e) => format!(
+                        "next statement: {}",
+                        e.to_string().lines().next().unwrap_or("")
+                    ),
+                },
+                ids.len()
+            );
+            break;
+        }
+        let w0 = Instant::now();
+        if !p.work.is_zero() {
+            // The "send". This thread serves only this worker (see run()).
+            std::thread::sleep(p.work);
+        }
+        st.work.push((w0, Instant::now()));
+        // Mark, commit, and start the next transaction with its dequeue: four
+        // statements, the same transaction boundaries, one round trip.
+        let t = Instant::now();
+        let marking: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&ids, &name];
+        let (marked, commit, begin, next) = tokio::join!(
+            c.execute(&mark, &marking),
+            c.batch_execute("COMMIT"),
+            c.batch_execute("BEGIN"),
+            c.query(&dequeue, &take)
+        );
+        marked.map_err(|e| crate::db::sql_error(e, &what("mark processed")))?;
+        commit.with_context(|| what("COMMIT"))?;
+        begin.with_context(|| what("BEGIN"))?;
+        rows = next.map_err(|e| crate::db::sql_error(e, &what("dequeue")))?;
+        st.dequeue += t.elapsed();
+        st.batches += 1;
+        st.messages += ids.len() as u64;
+        if (ids.len() as i64) < batch {
+            st.short += 1;
+        }
+        bar.inc(ids.len() as u64);
+        total.inc(ids.len() as u64);
+        st.ids.extend(ids);
+    }
+    st.stopped_at = t0.elapsed();
+    s.note(format!(
+        "stopped at {:.0} ms after {} batches: {}",
+        millis(st.stopped_at),
+        st.batches,
+        st.why
+    ));
+    bar.finish_and_clear();
+    Ok(st)
+}
+
+/// The largest number of batches whose work overlapped in time.
+fn max_parallel(stats: &[Stats]) -> usize {
+    let mut events: Vec<(Instant, i32)> = stats
+        .iter()
+        .flat_map(|s| s.work.iter().flat_map(|(a, b)| [(*a, 1), (*b, -1)]))
+        .collect();
+    // At equal times, an end comes before a start: touching is not overlapping.
+    events.sort();
+    let (mut now, mut max) = (0i32, 0i32);
+    for (_, d) in events {
+        now += d;
+        max = max.max(now);
+    }
+    max as usize
+}
+
+async fn report(
+    ctx: &mut VariantCtx<'_>,
+    p: &QueueParams,
+    skip_locked: bool,
+    names: &[String],
+    stats: Vec<Stats>,
+    elapsed: Duration,
+) -> Result<()> {
+    let mut seen: HashMap<i64, u32> = HashMap::new();
+    for s in &stats {
+        for id in &s.ids {
+            *seen.entry(*id).or_default() += 1;
+        }
+    }
+    let duplicates = seen.values().filter(|&&n| n > 1).count();
+    let lost = p.messages as usize - seen.len();
+    let left_in_db = ctx.env.int(SQL.get("left_over")?).await?;
+    let total: u64 = stats.iter().map(|s| s.messages).sum();
+    let ideal = p.ideal();
+    let efficiency = if elapsed.is_zero() {
+        0.0
+    } else {
+        ideal.as_secs_f64() / elapsed.as_secs_f64()
+    };
+    let msgs_per_s = if elapsed.is_zero() {
+        0.0
+    } else {
+        total as f64 / elapsed.as_secs_f64()
+    };
+    let parallel = max_parallel(&stats);
+    let short: u64 = stats.iter().map(|s| s.short).sum();
+
+    ctx.evidence_table(Evidence {
+        title: "per worker".into(),
+        columns: [
+            "worker",
+            "messages",
+            "batches",
+            "short batches",
+            "in database ms",
+            "stopped at ms",
+            "why it stopped",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: stats
+            .iter()
+            .zip(names)
+            .map(|(s, n)| {
+                vec![
+                    n.clone(),
+                    s.messages.to_string(),
+                    s.batches.to_string(),
+                    s.short.to_string(),
+                    format!("{:.0}", millis(s.dequeue)),
+                    format!("{:.0}", millis(s.stopped_at)),
+                    s.why.clone(),
+                ]
+            })
+            .collect(),
+    });
+    let round2 = |x: f64| (x * 100.0).round() / 100.0;
+    ctx.metric(
+        "per_worker",
+        stats.iter().map(|s| s.messages).collect::<Vec<_>>(),
+    );
+    ctx.metric("total", total);
+    ctx.metric("duplicates", duplicates);
+    ctx.metric("lost", lost);
+    ctx.metric("elapsed_ms", millis(elapsed));
+    ctx.metric("ideal_ms", millis(ideal));
+    ctx.metric("efficiency", round2(efficiency));
+    ctx.metric("msgs_per_s", msgs_per_s.round());
+    ctx.metric("max_parallel_batches", parallel);
+    ctx.metric("short_batches", short);
+    ctx.observe(format!(
+        "{total} processed by {} worker(s), {duplicates} duplicates, {lost} lost; {:.0} ms against an ideal {:.0} ms \
+         (efficiency {:.2}); at most {parallel} batch(es) in parallel",
+        stats.iter().filter(|s| s.batches > 0).count(),
+        millis(elapsed),
+        millis(ideal),
+        efficiency
+    ));
+
+    ctx.expect(duplicates == 0, "no message is processed twice");
+    ctx.expect(lost == 0 && left_in_db == 0, "no message is lost");
+    ctx.expect(
+        left_in_db as usize == lost,
+        "the database agrees with the workers' records",
+    );
+    if let Some(killed) = stats
+        .iter()
+        .position(|s| s.killed)
+        .map(|i| names[i].clone())
+    {
+        ctx.metric("killed_worker", killed);
+    } else if p.kill_worker_after.is_some() {
+        ctx.expect(false, "worker W1 is terminated mid-batch");
+    }
+    let measurable = !p.work.is_zero() && p.workers > 1;
+    if skip_locked {
+        let idle: Vec<&String> = stats
+            .iter()
+            .zip(names)
+            .filter(|(s, _)| s.batches == 0 && !s.killed)
+            .map(|(_, n)| n)
+            .collect();
+        ctx.expect(
+            idle.is_empty() || p.messages.div_ceil(p.batch) < p.workers,
+            "every worker gets work",
+        );
+        if measurable {
+            ctx.expect(parallel > 1, "batches are worked on in parallel");
+        }
+        ctx.anomaly(duplicates > 0 || lost > 0);
+    } else {
+        if measurable {
+            ctx.expect(
+                parallel == 1,
+                "batches run one at a time (workers queue on the same rows)",
+            );
+        }
+        ctx.note(format!(
+            "FOR UPDATE: every worker asks for the same first rows, so all but one wait on the holder's row locks. \
+             When it commits, READ COMMITTED re-checks each locked row (EvalPlanQual), finds processed_at no longer \
+             NULL, skips it and locks the next unprocessed rows, which the next waiter then waits for: the work runs \
+             one batch at a time. Here {short} batch(es) came back short of {} rows. (The seed's printout had a \
+             worker come back empty and stop early; this server's waiters went on to the next rows instead.)",
+            p.batch
+        ));
+        ctx.anomaly(duplicates > 0 || lost > 0 || (measurable && parallel == 1));
+    }
+    Ok(())
+}
