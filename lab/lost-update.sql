@@ -39,3 +39,40 @@ UPDATE stock_items SET quantity_on_hand = :new_quantity, version = version + 1
 
 -- name: current
 SELECT quantity_on_hand, version FROM stock_items WHERE book_id = 1;
+
+-- name: audit
+SELECT changed_by AS session, column_name, old_value, new_value,
+       to_char(changed_at, 'HH24:MI:SS.MS') AS changed_at
+  FROM audit_log WHERE table_name = 'stock_items' AND row_id = '1' ORDER BY audit_id;
+
+-- The updated_at pitfall: the order form uses updated_at (second precision,
+-- stamped from the application's clock) as its concurrency token.
+-- name: read_order
+SELECT delivery_address, note, updated_at FROM orders WHERE order_id = 1;
+
+-- name: save_order_if_unchanged
+UPDATE orders SET delivery_address = :address, note = :note, updated_at = :now
+ WHERE order_id = 1 AND updated_at = :read_stamp;
+
+-- Field-level merge (seed 000's opening story): A corrects the address, B writes a note.
+-- name: read_order_versioned
+SELECT delivery_address, note, version FROM orders WHERE order_id = 1;
+
+-- name: save_address_row_version
+UPDATE orders SET delivery_address = :address, version = version + 1
+ WHERE order_id = 1 AND version = :read_version;
+
+-- name: save_note_row_version
+UPDATE orders SET note = :note, version = version + 1
+ WHERE order_id = 1 AND version = :read_version;
+
+-- name: save_address_if_field_unchanged
+UPDATE orders SET delivery_address = :address, version = version + 1
+ WHERE order_id = 1 AND delivery_address IS NOT DISTINCT FROM :read_address;
+
+-- name: save_note_if_field_unchanged
+UPDATE orders SET note = :note, version = version + 1
+ WHERE order_id = 1 AND note IS NOT DISTINCT FROM :read_note;
+
+-- name: reset_order
+UPDATE orders SET delivery_address = 'Kadikoy, Istanbul', note = NULL, version = 1 WHERE order_id = 1;

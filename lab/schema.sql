@@ -19,9 +19,11 @@ COMMENT ON SCHEMA :"schema" IS 'lab: PostgreSQL concurrency lab schema (created 
 SET search_path TO :"schema";
 
 CREATE TABLE books (
-    book_id     int PRIMARY KEY,
-    title       text NOT NULL,
-    price       numeric(10, 2) NOT NULL
+    book_id         int PRIMARY KEY,
+    title           text NOT NULL,
+    price           numeric(10, 2) NOT NULL,
+    -- the ERP's version of this book's data, carried in its change events
+    source_version  int NOT NULL DEFAULT 0
 );
 
 CREATE TABLE stock_items (
@@ -44,7 +46,9 @@ CREATE TABLE orders (
     status            text NOT NULL,
     delivery_address  text,
     note              text,
-    version           int NOT NULL DEFAULT 1
+    version           int NOT NULL DEFAULT 1,
+    -- a poor concurrency token: second precision, stamped by the application
+    updated_at        timestamp(0)
 );
 CREATE INDEX ix_orders_customer_id ON orders (customer_id);
 
@@ -66,6 +70,33 @@ CREATE TABLE outbox_messages (
 -- only pending rows are indexed: the dequeue scans just the work left
 CREATE INDEX ix_outbox_messages_pending ON outbox_messages (outbox_message_id)
     WHERE processed_at IS NULL;
+
+-- Audit trail: who changed which column from what to what, and when.
+CREATE TABLE audit_log (
+    audit_id     bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    table_name   text NOT NULL,
+    row_id       text NOT NULL,
+    column_name  text NOT NULL,
+    old_value    text,
+    new_value    text,
+    -- the lab session (the last part of application_name), or the role
+    changed_by   text NOT NULL,
+    changed_at   timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+
+CREATE FUNCTION audit_stock_quantity() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    -- Every write is recorded, an unchanged value too: a write that puts back
+    -- the value it read is exactly how a lost update looks.
+    INSERT INTO audit_log (table_name, row_id, column_name, old_value, new_value, changed_by)
+    VALUES (TG_TABLE_NAME, OLD.book_id::text, 'quantity_on_hand',
+            OLD.quantity_on_hand::text, NEW.quantity_on_hand::text,
+            coalesce(nullif(regexp_replace(current_setting('application_name'), '^.*:', ''), ''), current_user));
+    RETURN NEW;
+END $$;
+
+CREATE TRIGGER stock_items_audit AFTER UPDATE OF quantity_on_hand ON stock_items
+    FOR EACH ROW EXECUTE FUNCTION audit_stock_quantity();
 
 -- the PostgreSQL manual's READ COMMITTED example (hits = hits + 1 vs DELETE ... WHERE hits = 10)
 CREATE TABLE website (

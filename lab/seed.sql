@@ -10,7 +10,7 @@
 SET search_path TO :"schema";
 
 TRUNCATE books, stock_items, customers, orders, order_items, outbox_messages,
-         website, invoice_sequences, invoices, outgoing_invoices RESTART IDENTITY;
+         website, invoice_sequences, invoices, outgoing_invoices, audit_log RESTART IDENTITY;
 
 INSERT INTO books (book_id, title, price) VALUES
     (1, 'Designing Data-Intensive Applications', 42.00),
@@ -27,8 +27,8 @@ INSERT INTO customers (customer_id, name)
 SELECT i, 'Customer ' || i FROM generate_series(1, 2000) AS i;
 
 -- one order to hang order items on (the foreign-key scenario inserts items for it)
-INSERT INTO orders (order_id, order_no, customer_id, status, delivery_address)
-    VALUES (1, 'BK-0001', 1, 'Shipped', 'Kadikoy, Istanbul');
+INSERT INTO orders (order_id, order_no, customer_id, status, delivery_address, updated_at)
+    VALUES (1, 'BK-0001', 1, 'Shipped', 'Kadikoy, Istanbul', '2026-11-30 10:00:00');
 ALTER TABLE orders ALTER COLUMN order_id RESTART WITH 2;
 
 INSERT INTO website (website_id, hits) VALUES (1, 10);

@@ -48,6 +48,10 @@ pub enum Command {
     Timeouts(RunArgs),
     /// A SKIP LOCKED job queue against FOR UPDATE: throughput, duplicates, lost messages.
     Queue(QueueArgs),
+    /// R concurrent "buy one" requests against stock S: exactly R must be removed.
+    StockRace(StockRaceArgs),
+    /// Out-of-order events: a stale price change overwrites a newer one unless versions travel with it.
+    StaleEvent(RunArgs),
 }
 
 impl Command {
@@ -64,6 +68,8 @@ impl Command {
             Command::RcRecheck(args) => Some(("rc-recheck", args)),
             Command::Timeouts(args) => Some(("timeouts", args)),
             Command::Queue(args) => Some(("queue", &args.run)),
+            Command::StockRace(args) => Some(("stock-race", &args.run)),
+            Command::StaleEvent(args) => Some(("stale-event", args)),
             Command::List | Command::All(_) | Command::Server(_) => None,
         }
     }
@@ -158,6 +164,21 @@ pub struct QueueArgs {
     /// Terminate worker 1's backend in the middle of its batch after N batches.
     #[arg(long, value_name = "N")]
     pub kill_worker_after: Option<u32>,
+}
+
+/// `lab stock-race`: the run options plus stock and requests.
+#[derive(Debug, Clone, Args)]
+pub struct StockRaceArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Copies of book 1 in stock (S).
+    #[arg(long, default_value_t = 100, value_name = "S")]
+    pub stock: u32,
+
+    /// Concurrent "buy one" requests, each on its own connection (R).
+    #[arg(long, default_value_t = 100, value_name = "R")]
+    pub requests: u32,
 }
 
 #[derive(Debug, Clone, Args)]

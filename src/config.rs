@@ -49,6 +49,37 @@ pub struct RunConfig {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Params {
     pub queue: QueueParams,
+    pub stock: StockParams,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct StockParams {
+    pub stock: u32,
+    pub requests: u32,
+}
+
+impl Default for StockParams {
+    fn default() -> Self {
+        StockParams {
+            stock: 100,
+            requests: 100,
+        }
+    }
+}
+
+impl StockParams {
+    pub fn from_args(a: &crate::cli::StockRaceArgs) -> Result<StockParams> {
+        if !(2..=1000).contains(&a.requests) {
+            bail!("--requests must be between 2 and 1000");
+        }
+        if a.stock > 1_000_000 {
+            bail!("--stock must be at most 1000000");
+        }
+        Ok(StockParams {
+            stock: a.stock,
+            requests: a.requests,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy)]

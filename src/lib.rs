@@ -67,8 +67,10 @@ pub fn run(cli: Cli) -> Result<Exit> {
         cmd => {
             let (name, args) = cmd.scenario().context("no scenario given")?;
             let mut cfg = RunConfig::new(Some(name), args, &config::process_env)?;
-            if let Command::Queue(q) = cmd {
-                cfg.params.queue = config::QueueParams::from_args(q)?;
+            match cmd {
+                Command::Queue(q) => cfg.params.queue = config::QueueParams::from_args(q)?,
+                Command::StockRace(s) => cfg.params.stock = config::StockParams::from_args(s)?,
+                _ => {}
             }
             runtime()?.block_on(run_plan(cfg, false))
         }

@@ -2,7 +2,7 @@
 use anyhow::Result;
 
 use super::{ScenarioInfo, VariantInfo};
-use crate::engine::{Session, VariantCtx};
+use crate::engine::{Session, VariantCtx, lit};
 use crate::report::Evidence;
 use crate::sql::SqlFile;
 
@@ -32,6 +32,16 @@ pub const INFO: ScenarioInfo = ScenarioInfo {
             expected: "B's SELECT ... FOR UPDATE waits for A, then reads 35 and writes 34; final 34",
         },
         VariantInfo {
+            name: "updated-at-token",
+            expected: "updated_at as the token: A's save within the same second leaves the stamp B read, so B's \
+                       conditional save succeeds and silently overwrites A's address (anomaly)",
+        },
+        VariantInfo {
+            name: "field-merge",
+            expected: "A corrects the address, B writes a note: one row-wide version gives B a needless conflict; \
+                       per-field checks let both changes land",
+        },
+        VariantInfo {
             name: "optimistic-version",
             expected: "A's versioned UPDATE affects 1 row, B's affects 0: the conflict is reported with B's intent, \
                        what B read and what the row holds now; final 35",
@@ -48,6 +58,8 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         "atomic-update" => atomic_update(ctx).await,
         "select-for-update" => select_for_update(ctx).await,
         "optimistic-version" => optimistic_version(ctx).await,
+        "updated-at-token" => updated_at_token(ctx).await,
+        "field-merge" => field_merge(ctx).await,
         other => anyhow::bail!("lost-update has no variant {other}"),
     }
 }
@@ -129,6 +141,27 @@ async fn read_modify_write(ctx: &mut VariantCtx<'_>, begin: &str) -> Result<()> 
         // Two decrements committed, one remains: the other was overwritten.
         ctx.anomaly(b_write.is_ok() && q != START - 2);
         ctx.metric("lost_decrements", (START - 2 - q).abs());
+        // The audit trail proves it: two writes, the second over the first.
+        let audit = ctx.env.rows(SQL.get("audit")?).await?;
+        let writes = audit.rows.len();
+        ctx.evidence(
+            "audit trail of stock_items book 1 (trigger-maintained)",
+            &audit,
+        );
+        ctx.metric("audit_writes", writes);
+        ctx.expect(writes == 2, "the audit trail holds both writes");
+        if writes == 2 {
+            ctx.note(format!(
+                "The audit trail shows two committed writes, {} → {} by {} and {} → {} by {}: the second wrote over \
+                 the first without reading it, so one decrement is gone.",
+                audit.rows[0][2].as_deref().unwrap_or("?"),
+                audit.rows[0][3].as_deref().unwrap_or("?"),
+                audit.rows[0][0].as_deref().unwrap_or("?"),
+                audit.rows[1][2].as_deref().unwrap_or("?"),
+                audit.rows[1][3].as_deref().unwrap_or("?"),
+                audit.rows[1][0].as_deref().unwrap_or("?"),
+            ));
+        }
     }
     Ok(())
 }
@@ -267,5 +300,175 @@ async fn optimistic_version(ctx: &mut VariantCtx<'_>) -> Result<()> {
     );
     // Nothing was lost silently: B knows its write did not happen.
     ctx.anomaly(b_rows != 0 && q != START - 2);
+    Ok(())
+}
+
+/// updated_at as the concurrency token. The application stamps it from its
+/// own clock into a timestamp(0) column; the clock readings are fixed here
+/// (10:00:00.2 and 10:00:00.4) so the two saves land in the same second on
+/// every run, as they would by chance in production.
+async fn updated_at_token(ctx: &mut VariantCtx<'_>) -> Result<()> {
+    let [a, b] = ctx.open(["A", "B"]).await?;
+    let ra = a.run(SQL.get("read_order")?).await?;
+    let rb = b.run(SQL.get("read_order")?).await?;
+    let stamp_a = ra.get(0, "updated_at").unwrap_or("").to_string();
+    let stamp_b = rb.get(0, "updated_at").unwrap_or("").to_string();
+    let note_b = "please ring twice";
+    let a_save = SQL.bind(
+        "save_order_if_unchanged",
+        &[
+            ("address", &lit("Moda, Kadikoy, Istanbul")),
+            ("note", &"NULL"),
+            ("now", &"'2026-11-30 10:00:00.2'"),
+            ("read_stamp", &lit(&stamp_a)),
+        ],
+    )?;
+    let a_rows = a.run(&a_save).await?.count;
+    let after_a = ctx.env.rows(SQL.get("read_order")?).await?;
+    let stamp_after_a = after_a.get(0, "updated_at").unwrap_or("").to_string();
+    // B saves its form: the address it read (the old one) and its note.
+    let b_save = SQL.bind(
+        "save_order_if_unchanged",
+        &[
+            ("address", &lit(rb.get(0, "delivery_address").unwrap_or(""))),
+            ("note", &lit(note_b)),
+            ("now", &"'2026-11-30 10:00:00.4'"),
+            ("read_stamp", &lit(&stamp_b)),
+        ],
+    )?;
+    let b_rows = b.run(&b_save).await?.count;
+    let end = ctx.env.rows(SQL.get("read_order")?).await?;
+    let address = end.get(0, "delivery_address").unwrap_or("").to_string();
+    ctx.evidence_table(Evidence {
+        title: "the token B checked against".into(),
+        columns: vec!["updated_at".into(), "value".into()],
+        rows: vec![
+            vec!["as B read it".into(), stamp_b.clone()],
+            vec!["after A's save".into(), stamp_after_a.clone()],
+        ],
+    });
+    ctx.metric("rows_affected_a", a_rows);
+    ctx.metric("rows_affected_b", b_rows);
+    ctx.metric("equal_stamps", stamp_b == stamp_after_a);
+    let lost = b_rows == 1 && address != "Moda, Kadikoy, Istanbul";
+    ctx.observe(format!(
+        "updated_at was {stamp_b} before and after A's save; B's check passed ({b_rows} row); A's address {}",
+        if lost { "was overwritten" } else { "survived" }
+    ));
+    ctx.expect(
+        stamp_b == stamp_after_a,
+        "A's save leaves the same second-precision stamp",
+    );
+    ctx.expect(a_rows == 1 && b_rows == 1, "both conditional saves succeed");
+    ctx.expect(lost, "A's address change is silently lost");
+    ctx.anomaly(lost);
+    ctx.note("An integer version (see optimistic-version) changes on every write whatever the clock says; a timestamp \
+              only when the clock has moved past its precision, and app servers' clocks disagree besides.");
+    Ok(())
+}
+
+/// A corrects the address while B writes a note, each from the form it read.
+async fn field_merge(ctx: &mut VariantCtx<'_>) -> Result<()> {
+    let [a, b] = ctx.open(["A", "B"]).await?;
+    let new_address = "Moda, Kadikoy, Istanbul";
+    let note = "leave it with the doorman";
+    let mut outcomes = Vec::new();
+    for (part, per_field) in [("one row-wide version", false), ("per-field checks", true)] {
+        ctx.env.rows(SQL.get("reset_order")?).await?;
+        ctx.narrate(format!("part: {part}"));
+        let ra = a.run(SQL.get("read_order_versioned")?).await?;
+        let rb = b.run(SQL.get("read_order_versioned")?).await?;
+        let (a_sql, b_sql) = if per_field {
+            let old_address = ra.get(0, "delivery_address").map_or("NULL".into(), lit);
+            let old_note = rb.get(0, "note").map_or("NULL".into(), lit);
+            (
+                SQL.bind(
+                    "save_address_if_field_unchanged",
+                    &[
+                        ("address", &lit(new_address)),
+                        ("read_address", &old_address),
+                    ],
+                )?,
+                SQL.bind(
+                    "save_note_if_field_unchanged",
+                    &[("note", &lit(note)), ("read_note", &old_note)],
+                )?,
+            )
+        } else {
+            (
+                SQL.bind(
+                    "save_address_row_version",
+                    &[
+                        ("address", &lit(new_address)),
+                        ("read_version", &ra.int("version")?),
+                    ],
+                )?,
+                SQL.bind(
+                    "save_note_row_version",
+                    &[("note", &lit(note)), ("read_version", &rb.int("version")?)],
+                )?,
+            )
+        };
+        let a_rows = a.run(&a_sql).await?.count;
+        let b_rows = b.run(&b_sql).await?.count;
+        if b_rows == 0 {
+            b.note("0 rows: conflict reported to the user, although A changed another field");
+        }
+        let end = ctx.env.rows(SQL.get("read_order_versioned")?).await?;
+        let landed =
+            end.get(0, "delivery_address") == Some(new_address) && end.get(0, "note") == Some(note);
+        outcomes.push((part, a_rows, b_rows, landed, end));
+    }
+    ctx.evidence_table(Evidence {
+        title: "the order after both saves".into(),
+        columns: [
+            "approach",
+            "A's rows",
+            "B's rows",
+            "delivery_address",
+            "note",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: outcomes
+            .iter()
+            .map(|(part, a_rows, b_rows, _, end)| {
+                vec![
+                    part.to_string(),
+                    a_rows.to_string(),
+                    b_rows.to_string(),
+                    end.get(0, "delivery_address").unwrap_or("NULL").into(),
+                    end.get(0, "note").unwrap_or("NULL").into(),
+                ]
+            })
+            .collect(),
+    });
+    let (row, field) = (&outcomes[0], &outcomes[1]);
+    ctx.metric("row_version_conflict", row.2 == 0);
+    ctx.metric("field_merge_conflict", field.2 == 0);
+    ctx.metric("both_changes_landed", field.3);
+    ctx.observe(format!(
+        "row-wide version: B's save affected {} row(s){}; per-field checks: both changes {}",
+        row.2,
+        if row.2 == 0 {
+            " (a needless conflict)"
+        } else {
+            ""
+        },
+        if field.3 {
+            "landed"
+        } else {
+            "did not both land"
+        }
+    ));
+    ctx.expect(
+        row.1 == 1 && row.2 == 0,
+        "with one row-wide version B gets a conflict",
+    );
+    ctx.expect(
+        field.1 == 1 && field.2 == 1 && field.3,
+        "with per-field checks both changes land",
+    );
+    ctx.anomaly(false);
     Ok(())
 }

@@ -12,6 +12,8 @@ mod lost_update;
 mod nowait;
 mod queue;
 mod rc_recheck;
+mod stale_event;
+mod stock_race;
 mod timeouts;
 mod write_skew;
 
@@ -54,6 +56,8 @@ pub static ALL: &[ScenarioInfo] = &[
     rc_recheck::INFO,
     timeouts::INFO,
     queue::INFO,
+    stock_race::INFO,
+    stale_event::INFO,
 ];
 
 pub fn find(name: &str) -> Option<&'static ScenarioInfo> {
@@ -73,6 +77,8 @@ pub async fn run_variant(ctx: &mut VariantCtx<'_>) -> Result<()> {
         "rc-recheck" => rc_recheck::run(ctx).await,
         "timeouts" => timeouts::run(ctx).await,
         "queue" => queue::run(ctx).await,
+        "stock-race" => stock_race::run(ctx).await,
+        "stale-event" => stale_event::run(ctx).await,
         other => bail!("scenario {other} is registered but has no runner"),
     }
 }

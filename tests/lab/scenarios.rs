@@ -429,3 +429,127 @@ fn queue_survives_a_killed_worker() {
         );
     }
 }
+
+#[test]
+fn lost_update_token_merge_and_audit() {
+    let r = scenario_json(
+        "lost-update",
+        &[
+            "--variant",
+            "read-committed",
+            "--variant",
+            "updated-at-token",
+            "--variant",
+            "field-merge",
+        ],
+    );
+    let rc = variant(&r, "read-committed");
+    assert_eq!(metric(rc, "audit_writes"), 2);
+    let audit = rc["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["title"].as_str().unwrap().contains("audit"))
+        .unwrap();
+    let rows: Vec<Vec<&str>> = audit["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r.as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c.as_str().unwrap())
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows[0][..4], ["A", "quantity_on_hand", "36", "35"]);
+    assert_eq!(rows[1][..4], ["B", "quantity_on_hand", "35", "35"]);
+
+    let token = variant(&r, "updated-at-token");
+    assert_documented(token);
+    assert_eq!(token["anomaly"], true);
+    assert_eq!(metric(token, "equal_stamps"), true);
+    assert_eq!(metric(token, "rows_affected_b"), 1);
+    let stamps = &token["evidence"][0]["rows"];
+    assert_eq!(stamps[0][1], stamps[1][1], "the two stamps shown are equal");
+
+    let merge = variant(&r, "field-merge");
+    assert_documented(merge);
+    assert_eq!(metric(merge, "row_version_conflict"), true);
+    assert_eq!(metric(merge, "both_changes_landed"), true);
+}
+
+#[test]
+fn stock_race() {
+    let r = scenario_json("stock-race", &[]);
+    let rmw = variant(&r, "read-modify-write");
+    assert_documented(rmw);
+    assert_eq!(rmw["anomaly"], true);
+    assert_eq!(metric(rmw, "requests"), 100);
+    assert_eq!(metric(rmw, "sold"), 100);
+    assert_eq!(metric(rmw, "final_stock"), 99);
+    assert_eq!(metric(rmw, "lost_decrements"), 99);
+
+    let guard = variant(&r, "atomic-guard");
+    assert_documented(guard);
+    assert_eq!(
+        (metric(guard, "sold"), metric(guard, "rejected")),
+        (serde_json::json!(100), serde_json::json!(0))
+    );
+    assert_eq!(metric(guard, "final_stock"), 0);
+    assert_eq!(metric(guard, "lost_decrements"), 0);
+
+    let over = variant(&r, "oversell");
+    assert_documented(over);
+    assert_eq!(
+        metric(over, "sold"),
+        100,
+        "read-modify-write sold every request"
+    );
+    assert_eq!(metric(over, "oversold"), 10);
+    let g = metric(over, "atomic_guard");
+    assert_eq!(
+        (
+            g["sold"].as_u64(),
+            g["rejected"].as_u64(),
+            g["final_stock"].as_i64()
+        ),
+        (Some(90), Some(10), Some(0))
+    );
+}
+
+#[test]
+fn stock_race_with_more_stock_than_requests() {
+    let run = crate::support::run(&[
+        "stock-race",
+        "--variant",
+        "atomic-guard",
+        "--stock",
+        "50",
+        "--requests",
+        "20",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let v = variant(&r, "atomic-guard");
+    assert_eq!(
+        (metric(v, "sold"), metric(v, "final_stock")),
+        (serde_json::json!(20), serde_json::json!(30))
+    );
+}
+
+#[test]
+fn stale_event() {
+    let r = scenario_json("stale-event", &[]);
+    let blind = variant(&r, "no-version-check");
+    assert_documented(blind);
+    assert_eq!(blind["anomaly"], true);
+    assert_eq!(metric(blind, "final_version"), 1);
+    let checked = variant(&r, "version-check");
+    assert_documented(checked);
+    assert_eq!(metric(checked, "final_version"), 2);
+    assert_eq!(metric(checked, "dropped_stale"), 1);
+}

@@ -1,0 +1,27 @@
+-- "100 concurrent decrements must remove exactly 100" (seed 000).
+-- Book 1 has :stock copies; :requests "buy one" requests arrive at once, each
+-- on its own connection.
+
+-- name: set_stock
+UPDATE stock_items SET quantity_on_hand = :stock WHERE book_id = 1;
+
+-- Read-modify-write: read, compute stock - 1 in the application, write it back.
+-- name: read
+SELECT quantity_on_hand FROM stock_items WHERE book_id = 1;
+
+-- name: write
+UPDATE stock_items SET quantity_on_hand = :new_quantity WHERE book_id = 1;
+
+-- The atomic guard: rows affected decides the sale (1 sold, 0 sold out).
+-- name: buy_one
+UPDATE stock_items SET quantity_on_hand = quantity_on_hand - 1
+ WHERE book_id = 1 AND quantity_on_hand >= 1;
+
+-- name: stock
+SELECT quantity_on_hand FROM stock_items WHERE book_id = 1;
+
+-- How many connections this server can still give us.
+-- name: free_connections
+SELECT current_setting('max_connections')::int
+     - current_setting('superuser_reserved_connections')::int
+     - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int AS free;

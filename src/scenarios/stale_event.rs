@@ -1,0 +1,81 @@
+//! Out-of-order events: versions travel in the message.
+use anyhow::Result;
+
+use super::{ScenarioInfo, VariantInfo};
+use crate::engine::VariantCtx;
+use crate::sql::SqlFile;
+
+static SQL: SqlFile = SqlFile::new(
+    "lab/stale-event.sql",
+    include_str!("../../lab/stale-event.sql"),
+);
+
+pub const INFO: ScenarioInfo = ScenarioInfo {
+    name: "stale-event",
+    summary: "the ERP's price changes v1 and v2 arrive out of order (v2 first)",
+    variants: &[
+        VariantInfo {
+            name: "no-version-check",
+            expected: "the last delivered message wins: the stale v1 overwrites v2 (anomaly)",
+        },
+        VariantInfo {
+            name: "version-check",
+            expected: "UPDATE ... WHERE source_version < incoming: v2 applies, the stale v1 is dropped and counted",
+        },
+    ],
+};
+
+/// (version, price) as the ERP published them; delivered in reverse.
+const EVENTS: [(i64, &str); 2] = [(1, "40.00"), (2, "45.00")];
+
+pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
+    let checked = match ctx.variant {
+        "no-version-check" => false,
+        "version-check" => true,
+        other => anyhow::bail!("stale-event has no variant {other}"),
+    };
+    let [consumer] = ctx.open(["consumer"]).await?;
+    let mut dropped = 0;
+    for (version, price) in EVENTS.iter().rev() {
+        consumer.note(format!(
+            "received v{version} (price {price}){}",
+            if *version == 1 {
+                ", delivered late"
+            } else {
+                ""
+            }
+        ));
+        let sql = SQL.bind(
+            if checked {
+                "apply_if_newer"
+            } else {
+                "apply_blindly"
+            },
+            &[("price", price), ("version", version)],
+        )?;
+        if consumer.run(&sql).await?.count == 0 {
+            consumer.note(format!("v{version} is older than what we hold: dropped"));
+            dropped += 1;
+        }
+    }
+    let book = ctx.env.rows(SQL.get("book")?).await?;
+    let final_version = book.int("source_version")?;
+    let price = book.get(0, "price").unwrap_or("?").to_string();
+    ctx.metric("final_version", final_version);
+    ctx.metric("final_price", &price);
+    ctx.metric("dropped_stale", dropped);
+    ctx.observe(format!(
+        "final price {price} at source version {final_version}; {dropped} stale event(s) dropped"
+    ));
+    if checked {
+        ctx.expect(final_version == 2 && price == "45.00", "v2's price stays");
+        ctx.expect(dropped == 1, "the stale v1 is dropped and counted");
+    } else {
+        ctx.expect(
+            final_version == 1 && price == "40.00",
+            "the stale v1 overwrites v2",
+        );
+    }
+    ctx.anomaly(final_version != 2);
+    Ok(())
+}

@@ -1,0 +1,316 @@
+//! "100 concurrent decrements must remove exactly 100": R requests, each on
+//! its own connection, buy one copy of book 1 at once. The requests' steps
+//! are summarised (a hundred columns would not read), not recorded one by one.
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, anyhow};
+
+use super::{ScenarioInfo, VariantInfo};
+use crate::engine::{Barrier, Session, VariantCtx, futures_join_all};
+use crate::progress;
+use crate::report::Evidence;
+use crate::sql::SqlFile;
+
+static SQL: SqlFile = SqlFile::new(
+    "lab/stock-race.sql",
+    include_str!("../../lab/stock-race.sql"),
+);
+
+pub const INFO: ScenarioInfo = ScenarioInfo {
+    name: "stock-race",
+    summary: "R concurrent \"buy one\" requests against stock S (defaults 100 and 100): exactly R must be removed",
+    variants: &[
+        VariantInfo {
+            name: "read-modify-write",
+            expected: "every request reads S and writes S - 1: all R \"succeed\" but the stock drops by 1; R - 1 \
+                       decrements lost (anomaly)",
+        },
+        VariantInfo {
+            name: "atomic-guard",
+            expected: "UPDATE ... SET stock = stock - 1 WHERE stock >= 1: exactly R sold, final S - R",
+        },
+        VariantInfo {
+            name: "oversell",
+            expected: "stock 90, 100 requests: read-modify-write sells more than 90; the atomic guard sells exactly 90 \
+                       and rejects 10",
+        },
+    ],
+};
+
+#[derive(Debug, Clone, Copy)]
+struct Tally {
+    requests: usize,
+    initial: i64,
+    sold: usize,
+    rejected: usize,
+    final_stock: i64,
+}
+
+impl Tally {
+    fn lost_decrements(&self) -> i64 {
+        self.sold as i64 - (self.initial - self.final_stock)
+    }
+
+    fn oversold(&self) -> i64 {
+        (self.sold as i64 - self.initial).max(0)
+    }
+}
+
+pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
+    let p = ctx.env.params.stock;
+    // A server that allows fewer connections gets as many requests as fit.
+    let free = ctx.env.int(SQL.get("free_connections")?).await?;
+    let requests = (p.requests as i64).min(free - 5).max(1) as usize;
+    if requests < p.requests as usize {
+        ctx.note(format!(
+            "this server has room for {free} more connections: running {requests} requests instead of {}",
+            p.requests
+        ));
+    }
+    let names: Vec<String> = (1..=requests).map(|i| format!("R{i:03}")).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let sessions = ctx.sessions(&refs).await?;
+    ctx.metric("requests", requests);
+    match ctx.variant {
+        "read-modify-write" => {
+            let t = race(ctx, &sessions, p.stock as i64, false).await?;
+            record(ctx, &t);
+            ctx.observe(format!(
+                "{} requests each read {}; {} \"sold\"; final stock {}: {} decrement(s) lost",
+                t.requests,
+                t.initial,
+                t.sold,
+                t.final_stock,
+                t.lost_decrements()
+            ));
+            ctx.expect(
+                t.sold == t.requests,
+                "every request believes it sold a copy",
+            );
+            ctx.expect(
+                t.final_stock == t.initial - 1,
+                "the stock dropped by one only",
+            );
+            ctx.anomaly(t.lost_decrements() > 0);
+        }
+        "atomic-guard" => {
+            let t = race(ctx, &sessions, p.stock as i64, true).await?;
+            record(ctx, &t);
+            let expect_sold = t.requests.min(t.initial as usize);
+            ctx.observe(format!(
+                "{} sold, {} rejected; final stock {} (from {})",
+                t.sold, t.rejected, t.final_stock, t.initial
+            ));
+            ctx.expect(t.sold == expect_sold, format!("exactly {expect_sold} sold"));
+            ctx.expect(
+                t.final_stock == t.initial - expect_sold as i64,
+                "every sale removed exactly one copy",
+            );
+            ctx.anomaly(t.lost_decrements() != 0 || t.oversold() > 0);
+        }
+        "oversell" => {
+            let stock = (requests - requests / 10) as i64;
+            let naive = race(ctx, &sessions, stock, false).await?;
+            let guarded = race(ctx, &sessions, stock, true).await?;
+            record(ctx, &naive);
+            let side = |name: &str, t: &Tally| {
+                vec![
+                    name.to_string(),
+                    t.initial.to_string(),
+                    t.requests.to_string(),
+                    t.sold.to_string(),
+                    t.rejected.to_string(),
+                    t.final_stock.to_string(),
+                    t.oversold().to_string(),
+                ]
+            };
+            ctx.evidence_table(Evidence {
+                title: "side by side".into(),
+                columns: [
+                    "approach",
+                    "stock",
+                    "requests",
+                    "sold",
+                    "rejected",
+                    "final stock",
+                    "oversold",
+                ]
+                .map(String::from)
+                .to_vec(),
+                rows: vec![
+                    side("read-modify-write", &naive),
+                    side("atomic guard", &guarded),
+                ],
+            });
+            ctx.metric(
+                "atomic_guard",
+                serde_json::json!({
+                    "requests": guarded.requests, "sold": guarded.sold, "rejected": guarded.rejected,
+                    "final_stock": guarded.final_stock, "oversold": guarded.oversold(),
+                }),
+            );
+            ctx.observe(format!(
+                "stock {stock}, {requests} requests: read-modify-write sold {} ({} oversold); the atomic guard sold {} \
+                 and rejected {}",
+                naive.sold,
+                naive.oversold(),
+                guarded.sold,
+                guarded.rejected
+            ));
+            ctx.expect(
+                naive.sold > stock as usize,
+                "read-modify-write sells more than the stock",
+            );
+            ctx.expect(
+                guarded.sold == stock as usize,
+                format!("the atomic guard sells exactly {stock}"),
+            );
+            ctx.expect(
+                guarded.rejected == requests - stock as usize,
+                "and rejects the rest",
+            );
+            ctx.expect(guarded.final_stock == 0, "the guarded stock ends at 0");
+            ctx.anomaly(naive.oversold() > 0);
+        }
+        other => anyhow::bail!("stock-race has no variant {other}"),
+    }
+    Ok(())
+}
+
+fn record(ctx: &mut VariantCtx<'_>, t: &Tally) {
+    ctx.metric("sold", t.sold);
+    ctx.metric("rejected", t.rejected);
+    ctx.metric("final_stock", t.final_stock);
+    ctx.metric("lost_decrements", t.lost_decrements());
+    ctx.metric("oversold", t.oversold());
+}
+
+/// All requests start together (a barrier); read-modify-write requests all
+/// read before any writes (a second barrier), so the race happens every run.
+async fn race(
+    ctx: &mut VariantCtx<'_>,
+    sessions: &[Session],
+    stock: i64,
+    guarded: bool,
+) -> Result<Tally> {
+    ctx.env
+        .rows(&SQL.bind("set_stock", &[("stock", &stock)])?)
+        .await?;
+    let n = sessions.len();
+    let approach = if guarded {
+        "atomic guard"
+    } else {
+        "read-modify-write"
+    };
+    ctx.narrate(format!(
+        "stock of book 1 set to {stock}; {n} requests start together ({approach})"
+    ));
+    let start = ctx.barrier("start", n);
+    let all_read = ctx.barrier("every request has read", n);
+    let bar = progress::bar(None, n as u64, approach);
+    let read = SQL.get("read")?.to_string();
+    let buy = SQL.get("buy_one")?.to_string();
+    let tasks = sessions.iter().map(|s| {
+        let (s, start, all_read, bar, read, buy) = (
+            s.clone(),
+            start.clone(),
+            all_read.clone(),
+            bar.clone(),
+            read.clone(),
+            buy.clone(),
+        );
+        tokio::spawn(async move { request(&s, guarded, &start, &all_read, &read, &buy, bar).await })
+    });
+    let handles: Vec<_> = tasks.collect();
+    let results = futures_join_all(handles.into_iter().map(|h| async {
+        tokio::time::timeout(ctx.env.wait_timeout, h)
+            .await
+            .map_err(|_| {
+                anyhow!(
+                    "stock-race: a request did not finish within {:?}",
+                    ctx.env.wait_timeout
+                )
+            })?
+            .map_err(|e| anyhow!("stock-race: {e}"))?
+    }))
+    .await;
+    bar.finish_and_clear();
+    let mut reads: BTreeMap<i64, usize> = BTreeMap::new();
+    let mut sold = 0;
+    for r in results {
+        let (seen, ok) = r?;
+        if let Some(v) = seen {
+            *reads.entry(v).or_default() += 1;
+        }
+        if ok {
+            sold += 1;
+        }
+    }
+    let final_stock = ctx.env.int(SQL.get("stock")?).await?;
+    if guarded {
+        ctx.narrate(format!(
+            "{n} × `{}`: {sold} affected 1 row (sold), {} affected 0 (sold out)",
+            one_line(&buy),
+            n - sold
+        ));
+    } else {
+        let seen: Vec<String> = reads.iter().map(|(v, c)| format!("{c} read {v}")).collect();
+        ctx.narrate(format!("{n} × `{}`: {}", one_line(&read), seen.join(", ")));
+        ctx.narrate(format!("every request wrote its own stock - 1 (`UPDATE ... SET quantity_on_hand = <read - 1>`): {sold} \"sold\""));
+    }
+    ctx.narrate(format!("final stock {final_stock}"));
+    Ok(Tally {
+        requests: n,
+        initial: stock,
+        sold,
+        rejected: n - sold,
+        final_stock,
+    })
+}
+
+fn one_line(sql: &str) -> String {
+    sql.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// One "buy one" request. Returns what it read (read-modify-write) and whether it sold.
+async fn request(
+    s: &Session,
+    guarded: bool,
+    start: &Arc<Barrier>,
+    all_read: &Arc<Barrier>,
+    read: &str,
+    buy: &str,
+    bar: indicatif::ProgressBar,
+) -> Result<(Option<i64>, bool)> {
+    let c = s.client();
+    let what = |step: &str| format!("stock-race: request {}: {step}", s.name());
+    start.wait(s.name()).await?;
+    let out = if guarded {
+        let n = c
+            .execute(buy, &[])
+            .await
+            .map_err(|e| crate::db::sql_error(e, &what("buy")))?;
+        (None, n == 1)
+    } else {
+        let q: i32 = c
+            .query_one(read, &[])
+            .await
+            .map_err(|e| crate::db::sql_error(e, &what("read")))?
+            .get(0);
+        all_read.wait(s.name()).await?;
+        let q = q as i64;
+        if q >= 1 {
+            let write = SQL.bind("write", &[("new_quantity", &(q - 1))])?;
+            c.execute(write.as_str(), &[])
+                .await
+                .map_err(|e| crate::db::sql_error(e, &what("write")))
+                .context("")?;
+            (Some(q), true)
+        } else {
+            (Some(q), false)
+        }
+    };
+    bar.inc(1);
+    Ok(out)
+}
