@@ -231,7 +231,11 @@ fn is_server_dir(dir: &Path) -> bool {
 /// --bindir`, initdb on PATH, the highest /usr/lib/postgresql/*/bin, then the
 /// usual Homebrew and /usr/local/pgsql places.
 pub fn find_bin_dir(explicit: Option<&Path>) -> Result<PathBuf> {
-    if let Some(dir) = explicit {
+    // The CLI passes LAB_PG_BIN in through --pg-bin; library users (the tests) get it here.
+    let from_env = std::env::var_os("LAB_PG_BIN")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    if let Some(dir) = explicit.or(from_env.as_deref()) {
         if is_server_dir(dir) {
             return Ok(dir.to_path_buf());
         }

@@ -36,6 +36,7 @@ pub struct RunConfig {
     pub schema: String,
     pub keep_schema: bool,
     pub format: Format,
+    pub junit: Option<PathBuf>,
     pub wait_timeout: Duration,
     pub retry: RetryPolicy,
     pub timeout: Duration,
@@ -199,6 +200,7 @@ impl RunConfig {
             schema: check_schema(&args.conn.local.schema)?,
             keep_schema: args.conn.keep_schema,
             format: args.format,
+            junit: args.junit.clone(),
             wait_timeout: Duration::from_secs_f64(args.wait_timeout),
             plan,
         })

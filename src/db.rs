@@ -28,9 +28,20 @@ pub async fn connect(base: &Config, app_name: &str, schema: Option<&str>) -> Res
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(Duration::from_secs(5));
     }
-    let (client, connection) = config
-        .connect(NoTls)
+    // connect_timeout bounds the TCP connect only; a peer that accepts and
+    // then says nothing (not PostgreSQL, or a stuck proxy) is bounded here.
+    let limit = *config
+        .get_connect_timeout()
+        .unwrap_or(&Duration::from_secs(5));
+    let (client, connection) = tokio::time::timeout(limit, config.connect(NoTls))
         .await
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "could not connect to PostgreSQL: the server did not complete the startup handshake within {} s \
+                 (is it PostgreSQL?)",
+                limit.as_secs_f64()
+            )
+        })?
         .map_err(describe_connect_error)?;
     tokio::spawn(async move {
         // The error, if any, reaches the caller through the client.
@@ -76,8 +87,11 @@ pub async fn server_info(client: &Client) -> Result<ServerInfo> {
         )
         .await
         .context("could not read the server version (is this PostgreSQL?)")?;
-    let version: String = row.get(0);
-    let version_num: i32 = row.get(1);
+    check_version(row.get(0), row.get(1))
+}
+
+/// The server's version, refused when older than the oldest we support.
+pub fn check_version(version: String, version_num: i32) -> Result<ServerInfo> {
     if version_num < MIN_SERVER_VERSION_NUM {
         bail!(
             "PostgreSQL {version} is older than the oldest version lab supports ({})",
@@ -180,6 +194,28 @@ pub fn sql_error(e: tokio_postgres::Error, what: &str) -> anyhow::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn old_servers_are_refused_by_version() {
+        let err = check_version("12.20".into(), 120020)
+            .err()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            err,
+            "PostgreSQL 12.20 is older than the oldest version lab supports (13)"
+        );
+        assert_eq!(
+            check_version("13.0".into(), 130000).unwrap().version,
+            "13.0"
+        );
+        assert_eq!(
+            check_version("18.6 (Debian 18.6-1)".into(), 180006)
+                .unwrap()
+                .version,
+            "18.6"
+        );
+    }
 
     #[test]
     fn psql_files_render_for_any_schema() {

@@ -939,6 +939,7 @@ impl<'e> VariantCtx<'e> {
             anomaly: self.anomaly,
             expected: expected.to_string(),
             observed,
+            elapsed_ms: round_ms(self.log.t0.elapsed().as_secs_f64() * 1000.0),
             sqlstates,
             metrics: self.metrics,
             timeline,

@@ -177,6 +177,10 @@ async fn run_plan(cfg: RunConfig, all: bool) -> Result<Exit> {
     };
     drop(cluster);
 
+    if let Some(path) = &cfg.junit {
+        std::fs::write(path, render::junit(&reports))
+            .with_context(|| format!("could not write the JUnit report to {}", path.display()))?;
+    }
     let as_expected = reports.iter().all(|r| r.as_expected);
     match (cfg.format, all) {
         (Format::Json, false) => out(&render::json(&reports[0])),

@@ -40,6 +40,7 @@ pub struct VariantReport {
     pub anomaly: bool,
     pub expected: String,
     pub observed: String,
+    pub elapsed_ms: f64,
     /// Every SQLSTATE raised in the variant, in order.
     pub sqlstates: Vec<String>,
     pub metrics: Map<String, Value>,

@@ -127,3 +127,63 @@ fn list_shows_every_scenario_and_variant() {
         }
     }
 }
+
+/// The JUnit report parses, and has the structure CI systems' JUnit schema
+/// asks for: testsuites > testsuite (name, tests, failures, errors, skipped,
+/// time; properties first) > testcase (classname, name, time), with failure
+/// or skipped inside.
+#[test]
+fn junit_report_is_well_formed_junit() {
+    let dir = std::env::temp_dir().join(format!("lab-junit-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("report.xml");
+    // With one attempt the retry variant is not as documented: a failure to report.
+    let r = run(&[
+        "write-skew",
+        "--variant",
+        "serializable",
+        "--variant",
+        "serializable-retry",
+        "--retry-attempts",
+        "1",
+        "--junit",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let xml = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "testsuites");
+    assert_eq!(root.attribute("tests"), Some("2"));
+    assert_eq!(root.attribute("failures"), Some("1"));
+    let suites: Vec<_> = root.children().filter(|n| n.is_element()).collect();
+    assert_eq!(suites.len(), 1);
+    let suite = suites[0];
+    assert_eq!(suite.tag_name().name(), "testsuite");
+    for attr in ["name", "tests", "failures", "errors", "skipped", "time"] {
+        assert!(suite.attribute(attr).is_some(), "testsuite@{attr}");
+    }
+    let children: Vec<_> = suite.children().filter(|n| n.is_element()).collect();
+    assert_eq!(children[0].tag_name().name(), "properties");
+    let cases: Vec<_> = children[1..].to_vec();
+    assert_eq!(cases.len(), 2);
+    for c in &cases {
+        assert_eq!(c.tag_name().name(), "testcase");
+        assert_eq!(c.attribute("classname"), Some("lab.write-skew"));
+        assert!(c.attribute("time").unwrap().parse::<f64>().is_ok());
+    }
+    let failure = cases[1]
+        .children()
+        .find(|n| n.has_tag_name("failure"))
+        .expect("the retry variant failed");
+    let text = failure.text().unwrap();
+    assert!(
+        text.starts_with("expected: ") && text.contains("\nobserved: "),
+        "{text}"
+    );
+    assert!(
+        cases[0].children().all(|n| !n.is_element()),
+        "a passing case is empty"
+    );
+}

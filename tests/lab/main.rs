@@ -15,3 +15,7 @@ mod server;
 
 /// The retry policy against a real server: which codes retry, attempt limits.
 mod retry;
+
+/// Faults: servers that are not PostgreSQL, missing privileges, killed
+/// backends, Ctrl-C and SIGKILL mid-scenario, concurrent runs.
+mod faults;

@@ -1,0 +1,303 @@
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{TestServer, lab, run};
+
+fn one_line_exit_2(r: &crate::support::Run, needle: &str) {
+    assert_eq!(r.code, 2, "stderr: {}", r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{:?}", r.stderr);
+    assert!(
+        lines[0].starts_with("error: ") && lines[0].contains(needle),
+        "{}",
+        lines[0]
+    );
+}
+
+/// A listener on a loopback port that accepts and then behaves as `serve` says.
+fn listener(serve: fn(std::net::TcpStream)) -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            std::thread::spawn(move || serve(s));
+        }
+    });
+    port
+}
+
+#[test]
+fn a_server_that_never_answers_times_out_in_seconds() {
+    let port = listener(|s| {
+        std::thread::sleep(Duration::from_secs(30));
+        drop(s);
+    });
+    let r = run(&[
+        "lost-update",
+        "--database-url",
+        &format!("postgres://lab@127.0.0.1:{port}/lab"),
+    ]);
+    one_line_exit_2(&r, "did not complete the startup handshake");
+    assert!(r.took < Duration::from_secs(8), "{:?}", r.took);
+}
+
+#[test]
+fn a_server_that_is_not_postgresql_is_refused() {
+    let port = listener(|mut s| {
+        let mut buf = [0u8; 512];
+        let _ = s.read(&mut buf);
+        let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+    });
+    let r = run(&[
+        "lost-update",
+        "--database-url",
+        &format!("postgres://lab@127.0.0.1:{port}/lab"),
+    ]);
+    one_line_exit_2(&r, "could not connect to PostgreSQL");
+}
+
+#[test]
+fn a_role_that_cannot_create_the_schema_is_told_so() {
+    let srv = TestServer::start();
+    let c = srv.client();
+    srv.exec(&c, "CREATE ROLE lab_weak LOGIN");
+    let url = format!(
+        "postgres://lab_weak@127.0.0.1:{}/postgres",
+        srv.cluster.port
+    );
+    let r = run(&["lost-update", "--database-url", &url]);
+    one_line_exit_2(&r, "permission denied");
+    assert_eq!(
+        srv.query_i64(
+            &c,
+            "SELECT count(*) FROM pg_namespace WHERE nspname = 'lab'"
+        ),
+        0
+    );
+}
+
+const LAB_SESSIONS: &str = "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:%' AND application_name NOT LIKE '%:control'";
+const LAB_BACKENDS: &str =
+    "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:%'";
+
+fn spawn(args: &[&str]) -> Child {
+    lab()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits for `sql` to count at least one row; false if `child` exits first.
+fn wait_for(srv: &TestServer, c: &tokio_postgres::Client, sql: &str, child: &mut Child) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if srv.query_i64(c, sql) > 0 {
+            return true;
+        }
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        assert!(Instant::now() < deadline, "never saw: {sql}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+fn wait_exit(child: &mut Child, within: Duration) -> (i32, String) {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            return (status.code().unwrap_or(-1), err);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "lab did not exit within {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_terminated_session_is_an_error_with_context_and_nothing_is_left() {
+    let srv = TestServer::start();
+    let c = srv.client();
+    let mut child = spawn(&[
+        "deadlock",
+        "--variant",
+        "reverse-order",
+        "--database-url",
+        &srv.url(),
+    ]);
+    // While both sessions wait on each other (before deadlock_timeout), kill A.
+    let waiting = "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:lab:deadlock/%' AND wait_event_type = 'Lock'";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while srv.query_i64(&c, waiting) < 2 {
+        assert!(Instant::now() < deadline, "the sessions never waited");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    srv.exec(
+        &c,
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lab:lab:deadlock/reverse-order:A'",
+    );
+    let (code, err) = wait_exit(&mut child, Duration::from_secs(15));
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("deadlock/reverse-order: session A"), "{err}");
+    srv.wait_for_zero(&c, LAB_BACKENDS);
+    assert_eq!(
+        srv.query_i64(
+            &c,
+            "SELECT count(*) FROM pg_namespace WHERE nspname = 'lab'"
+        ),
+        0
+    );
+}
+
+#[test]
+fn ctrl_c_in_the_middle_of_every_scenario_leaves_nothing_behind() {
+    let srv = TestServer::start();
+    let c = srv.client();
+    let mut interrupted = Vec::new();
+    for s in lab::scenarios::ALL {
+        let mut child = spawn(&[s.name, "--database-url", &srv.url(), "--timeout-ms", "500"]);
+        let began = Instant::now();
+        let mid_scenario = wait_for(&srv, &c, LAB_SESSIONS, &mut child);
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let (code, err) = wait_exit(&mut child, Duration::from_secs(10));
+        if mid_scenario && code == 130 {
+            interrupted.push(s.name);
+            assert!(
+                began.elapsed() < Duration::from_secs(10),
+                "{}: slow to stop",
+                s.name
+            );
+        } else {
+            assert!(code == 0 || code == 130, "{}: exit {code}: {err}", s.name);
+        }
+        // No backend of ours holds anything, and the schema is gone.
+        srv.wait_for_zero(&c, LAB_BACKENDS);
+        assert_eq!(
+            srv.query_i64(
+                &c,
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
+            ),
+            0,
+            "{}",
+            s.name
+        );
+        assert_eq!(
+            srv.query_i64(
+                &c,
+                "SELECT count(*) FROM pg_namespace WHERE nspname = 'lab'"
+            ),
+            0,
+            "{}",
+            s.name
+        );
+    }
+    // Most scenarios run long enough to be caught in the middle.
+    assert!(
+        interrupted.len() * 2 >= lab::scenarios::ALL.len(),
+        "interrupted only {interrupted:?}"
+    );
+}
+
+#[test]
+fn ctrl_c_and_sigkill_of_a_run_on_the_throwaway_cluster() {
+    for signal in [libc::SIGINT, libc::SIGKILL] {
+        let mut child = spawn(&["queue", "--messages", "2000", "--work-ms", "20"]);
+        let pid = child.id();
+        let prefix = format!("lab-pg-{pid}-");
+        // Wait until the cluster is up and the scenario has begun.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let ready = std::fs::read_dir(std::env::temp_dir())
+                .unwrap()
+                .flatten()
+                .any(|e| {
+                    e.file_name().to_string_lossy().starts_with(&prefix)
+                        && std::fs::read_to_string(e.path().join("data/postmaster.pid"))
+                            .is_ok_and(|t| t.contains("ready"))
+                });
+            if ready {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the cluster never started");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(300)); // the scenario is running by now (not a sync point)
+        unsafe { libc::kill(pid as i32, signal) };
+        let (code, _) = wait_exit(&mut child, Duration::from_secs(15));
+        if signal == libc::SIGINT {
+            assert_eq!(code, 130);
+            crate::support::assert_no_leftovers(pid);
+        } else {
+            // The server notices its parent died; the next start removes the directory.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+                std::fs::read(e.path().join("cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&prefix))
+            }) {
+                assert!(
+                    Instant::now() < deadline,
+                    "the server outlived a SIGKILLed lab"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = run(&["nowait"]);
+            crate::support::assert_no_leftovers(pid);
+        }
+    }
+}
+
+#[test]
+fn a_second_run_while_the_first_runs_is_refused_and_the_first_is_unharmed() {
+    let srv = TestServer::start();
+    let c = srv.client();
+    let mut first = lab()
+        .args([
+            "all",
+            "--database-url",
+            &srv.url(),
+            "--timeout-ms",
+            "200",
+            "--format",
+            "json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_for(&srv, &c, LAB_SESSIONS, &mut first),
+        "the first run ended too soon"
+    );
+    let second = run(&["lost-update", "--database-url", &srv.url()]);
+    assert_eq!(second.code, 2);
+    assert!(
+        second
+            .stderr
+            .contains("another lab run is using schema \"lab\""),
+        "{}",
+        second.stderr
+    );
+    let out = first.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["as_expected"], true);
+}
