@@ -34,3 +34,4 @@ ALTER TABLE orders ALTER COLUMN order_id RESTART WITH 2;
 INSERT INTO website (website_id, hits) VALUES (1, 10);
 
 INSERT INTO invoice_sequences (series, next_no) VALUES ('A', 1);
+ALTER SEQUENCE invoice_no_seq RESTART WITH 1;

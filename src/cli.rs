@@ -52,6 +52,8 @@ pub enum Command {
     StockRace(StockRaceArgs),
     /// Out-of-order events: a stale price change overwrites a newer one unless versions travel with it.
     StaleEvent(RunArgs),
+    /// Gapless invoice numbers with parallel workers and a slow, failing integrator.
+    InvoiceNumbering(InvoiceArgs),
 }
 
 impl Command {
@@ -70,6 +72,7 @@ impl Command {
             Command::Queue(args) => Some(("queue", &args.run)),
             Command::StockRace(args) => Some(("stock-race", &args.run)),
             Command::StaleEvent(args) => Some(("stale-event", args)),
+            Command::InvoiceNumbering(args) => Some(("invoice-numbering", &args.run)),
             Command::List | Command::All(_) | Command::Server(_) => None,
         }
     }
@@ -183,6 +186,29 @@ pub struct StockRaceArgs {
     /// Concurrent "buy one" requests, each on its own connection (R).
     #[arg(long, default_value_t = 100, value_name = "R")]
     pub requests: u32,
+}
+
+/// `lab invoice-numbering`: the run options plus the integrator's and workers'.
+#[derive(Debug, Clone, Args)]
+pub struct InvoiceArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Invoices to number and send.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub invoices: u32,
+
+    /// Workers sending invoices concurrently.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub workers: u32,
+
+    /// The integrator's mean latency in ms (the seed's 200 ms-2 s, scaled down); each call takes 0.5-1.5 times it.
+    #[arg(long, default_value_t = 50, value_name = "MS")]
+    pub latency_ms: u64,
+
+    /// Share of calls that fail transiently (the same calls on every run).
+    #[arg(long, default_value_t = 0.15, value_name = "RATE")]
+    pub transient_rate: f64,
 }
 
 #[derive(Debug, Clone, Args)]

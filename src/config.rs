@@ -51,6 +51,49 @@ pub struct RunConfig {
 pub struct Params {
     pub queue: QueueParams,
     pub stock: StockParams,
+    pub invoice: InvoiceParams,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct InvoiceParams {
+    pub invoices: u32,
+    pub workers: u32,
+    pub latency: Duration,
+    pub transient_rate: f64,
+}
+
+impl Default for InvoiceParams {
+    fn default() -> Self {
+        InvoiceParams {
+            invoices: 20,
+            workers: 4,
+            latency: Duration::from_millis(50),
+            transient_rate: 0.15,
+        }
+    }
+}
+
+impl InvoiceParams {
+    pub fn from_args(a: &crate::cli::InvoiceArgs) -> Result<InvoiceParams> {
+        if !(1..=50).contains(&a.workers) {
+            bail!("--workers must be between 1 and 50");
+        }
+        if a.invoices < a.workers || a.invoices > 10_000 {
+            bail!("--invoices must be at least --workers and at most 10000");
+        }
+        if !(1..=5000).contains(&a.latency_ms) {
+            bail!("--latency-ms must be between 1 and 5000");
+        }
+        if !(0.0..=0.5).contains(&a.transient_rate) {
+            bail!("--transient-rate must be between 0 and 0.5");
+        }
+        Ok(InvoiceParams {
+            invoices: a.invoices,
+            workers: a.workers,
+            latency: Duration::from_millis(a.latency_ms),
+            transient_rate: a.transient_rate,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -70,6 +70,9 @@ pub fn run(cli: Cli) -> Result<Exit> {
             match cmd {
                 Command::Queue(q) => cfg.params.queue = config::QueueParams::from_args(q)?,
                 Command::StockRace(s) => cfg.params.stock = config::StockParams::from_args(s)?,
+                Command::InvoiceNumbering(i) => {
+                    cfg.params.invoice = config::InvoiceParams::from_args(i)?
+                }
                 _ => {}
             }
             runtime()?.block_on(run_plan(cfg, false))

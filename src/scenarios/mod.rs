@@ -8,6 +8,7 @@ mod advisory_lock;
 mod ddl_lock_queue;
 mod deadlock;
 mod fk_blocking;
+mod invoice;
 mod lost_update;
 mod nowait;
 mod queue;
@@ -58,6 +59,7 @@ pub static ALL: &[ScenarioInfo] = &[
     queue::INFO,
     stock_race::INFO,
     stale_event::INFO,
+    invoice::INFO,
 ];
 
 pub fn find(name: &str) -> Option<&'static ScenarioInfo> {
@@ -79,6 +81,7 @@ pub async fn run_variant(ctx: &mut VariantCtx<'_>) -> Result<()> {
         "queue" => queue::run(ctx).await,
         "stock-race" => stock_race::run(ctx).await,
         "stale-event" => stale_event::run(ctx).await,
+        "invoice-numbering" => invoice::run(ctx).await,
         other => bail!("scenario {other} is registered but has no runner"),
     }
 }

@@ -553,3 +553,54 @@ fn stale_event() {
     assert_eq!(metric(checked, "final_version"), 2);
     assert_eq!(metric(checked, "dropped_stale"), 1);
 }
+
+#[test]
+fn invoice_numbering() {
+    let r = scenario_json(
+        "invoice-numbering",
+        &[
+            "--invoices",
+            "12",
+            "--workers",
+            "3",
+            "--latency-ms",
+            "10",
+            "--transient-rate",
+            "0.15",
+        ],
+    );
+    let m = |v: &str, k: &str| metric(variant(&r, v), k);
+    for v in r["variants"].as_array().unwrap() {
+        assert_documented(v);
+    }
+    // Cancelled while queued: invoice 3; rejected for good: invoice 7.
+    assert!(m("max-plus-one", "duplicates").as_u64().unwrap() > 0);
+    assert_eq!(variant(&r, "max-plus-one")["anomaly"], true);
+    let holes: Vec<u64> = m("enqueue-time", "gap_numbers")
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        holes,
+        vec![3, 7],
+        "the cancelled and the rejected invoices' numbers"
+    );
+    assert!(m("sequence", "gaps").as_u64().unwrap() > 0);
+    for v in ["lock-over-call", "jit-reservation", "orphan-recovery"] {
+        assert_eq!(m(v, "duplicates"), 0, "{v}");
+        assert_eq!(m(v, "gaps"), 0, "{v}");
+    }
+    assert_eq!(m("lock-over-call", "max_parallel_sends"), 1);
+    assert!(m("jit-reservation", "max_parallel_sends").as_u64().unwrap() > 1);
+    // Every invoice but the cancelled one is issued: the rejected one was corrected and kept its number.
+    assert_eq!(m("jit-reservation", "issued"), 11);
+    // The crash after the integrator accepted (invoice 5) and the one before the call (9).
+    assert_eq!(m("orphan-recovery", "orphans_repaired"), 1);
+    assert_eq!(m("orphan-recovery", "orphans_resent"), 1);
+    assert_eq!(m("orphan-recovery", "orphans_recovered"), 2);
+    assert!(m("orphan-recovery", "breaker_opened").as_u64().unwrap() > 0);
+    assert!(m("priority", "sent_before_priority").as_u64().unwrap() < 3);
+    assert!(m("priority", "sent_before_fifo").as_u64().unwrap() >= 21);
+}
