@@ -342,10 +342,10 @@ async fn process(
             }
             reserved = Some(no);
         }
-        if let Some(b) = &barrier {
-            if attempt == 1 {
-                b.wait(w.name()).await?;
-            }
+        if let Some(b) = &barrier
+            && attempt == 1
+        {
+            b.wait(w.name()).await?;
         }
         if sh.crash_before_send.contains(&id) && attempt == 1 {
             w.note(format!(
