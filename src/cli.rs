@@ -16,6 +16,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
                   not, 2 could not run, 130 interrupted."
 )]
 pub struct Cli {
+    /// Language of everything lab says (default: from LC_ALL/LC_MESSAGES/LANG, else English).
+    #[arg(long, global = true, value_enum)]
+    pub lang: Option<crate::i18n::Lang>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -23,11 +27,18 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List every scenario with a one-line summary and its variants.
-    List,
+    List(ListArgs),
     /// Run every scenario in order, then print one summary table.
     All(RunArgs),
     /// Start the throwaway PostgreSQL with the lab schema and keep it until Ctrl-C.
     Server(ServerArgs),
+    /// Live lock view: lab's sessions on a server, who waits for whom, refreshed.
+    Locks(LocksArgs),
+    /// Print shell completions.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Lost update: two clerks decrement the same stock row (READ COMMITTED, REPEATABLE READ, and the fixes).
     LostUpdate(RunArgs),
     /// Write skew: "at most one pending order per customer" under each isolation level, with retry.
@@ -73,7 +84,11 @@ impl Command {
             Command::StockRace(args) => Some(("stock-race", &args.run)),
             Command::StaleEvent(args) => Some(("stale-event", args)),
             Command::InvoiceNumbering(args) => Some(("invoice-numbering", &args.run)),
-            Command::List | Command::All(_) | Command::Server(_) => None,
+            Command::List(_)
+            | Command::All(_)
+            | Command::Server(_)
+            | Command::Locks(_)
+            | Command::Completions { .. } => None,
         }
     }
 }
@@ -117,6 +132,15 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 
+    /// After each variant, explain what happened and why, and the fix.
+    #[arg(long)]
+    pub explain: bool,
+
+    /// Workshop mode: before each step, show which session runs which statement
+    /// and why, and wait for Enter (needs a terminal).
+    #[arg(long)]
+    pub step: bool,
+
     /// Also write a JUnit XML report (one test case per variant) to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -144,6 +168,28 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub conn: ConnArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ListArgs {
+    /// With each variant's explanation.
+    #[arg(long)]
+    pub explain: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct LocksArgs {
+    /// The server to watch (the URL `lab server` prints).
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_name = "URL")]
+    pub database_url: Option<String>,
+
+    /// Seconds between refreshes.
+    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+    pub every: f64,
+
+    /// Print the view once and exit.
+    #[arg(long)]
+    pub once: bool,
 }
 
 /// `lab queue`: the run options plus the queue's own.

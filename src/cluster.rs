@@ -220,10 +220,8 @@ fn free_port() -> Result<u16> {
 }
 
 fn is_server_dir(dir: &Path) -> bool {
-    let exe = |name: &str| {
-        fs::metadata(dir.join(name))
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
+    let exe =
+        |name: &str| fs::metadata(dir.join(name)).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
     exe("initdb") && exe("postgres")
 }
 
@@ -247,17 +245,12 @@ pub fn find_bin_dir(explicit: Option<&Path>) -> Result<PathBuf> {
     candidates()
         .into_iter()
         .find(|d| is_server_dir(d))
-        .with_context(|| {
-            format!("no PostgreSQL server programs found on this machine: {NO_BINARIES_HELP}")
-        })
+        .with_context(|| format!("no PostgreSQL server programs found on this machine: {NO_BINARIES_HELP}"))
 }
 
 fn candidates() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    if let Ok(o) = Command::new("pg_config")
-        .arg("--bindir")
-        .stderr(Stdio::null())
-        .output()
+    if let Ok(o) = Command::new("pg_config").arg("--bindir").stderr(Stdio::null()).output()
         && o.status.success()
     {
         out.push(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
@@ -295,14 +288,7 @@ fn candidates() -> Vec<PathBuf> {
         brew.reverse();
         out.extend(brew);
     }
-    out.extend(
-        [
-            "/opt/homebrew/bin",
-            "/usr/local/bin",
-            "/usr/local/pgsql/bin",
-        ]
-        .map(PathBuf::from),
-    );
+    out.extend(["/opt/homebrew/bin", "/usr/local/bin", "/usr/local/pgsql/bin"].map(PathBuf::from));
     out
 }
 
@@ -323,9 +309,7 @@ impl Owner {
             let pw = unsafe { libc::getpwnam(cname.as_ptr()) };
             if !pw.is_null() {
                 let (uid, gid) = unsafe { ((*pw).pw_uid, (*pw).pw_gid) };
-                return Ok(Owner {
-                    ids: Some((uid, gid)),
-                });
+                return Ok(Owner { ids: Some((uid, gid)) });
             }
         }
         bail!(
@@ -344,9 +328,8 @@ impl Owner {
 
     fn chown(&self, path: &Path) -> Result<()> {
         if let Some((uid, gid)) = self.ids {
-            std::os::unix::fs::lchown(path, Some(uid), Some(gid)).with_context(|| {
-                format!("could not hand {} to the server's user", path.display())
-            })?;
+            std::os::unix::fs::lchown(path, Some(uid), Some(gid))
+                .with_context(|| format!("could not hand {} to the server's user", path.display()))?;
         }
         Ok(())
     }
@@ -455,16 +438,15 @@ pub fn server_version(bin: &Path) -> Result<String> {
 fn ensure_template(bin: &Path, owner: &Owner) -> Result<PathBuf> {
     let version = server_version(bin)?;
     let key = format!("{TEMPLATE_FORMAT}:{}:{version}", bin.display());
-    let hash = key.bytes().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x100000001b3)
-    });
+    let hash = key
+        .bytes()
+        .fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3));
     let root = cache_root();
     let template = root.join(format!("template-{hash:016x}"));
     if template.join("PG_VERSION").is_file() {
         return Ok(template);
     }
-    fs::create_dir_all(&root)
-        .with_context(|| format!("could not create the cache {}", root.display()))?;
+    fs::create_dir_all(&root).with_context(|| format!("could not create the cache {}", root.display()))?;
 
     // initdb runs as the server's user, which may not reach our cache (root's
     // home is 0700): build in a temp dir, then copy into the cache.
@@ -475,16 +457,7 @@ fn ensure_template(bin: &Path, owner: &Owner) -> Result<PathBuf> {
         let mut cmd = Command::new(bin.join("initdb"));
         cmd.arg("-D")
             .arg(&data)
-            .args([
-                "-U",
-                "postgres",
-                "-A",
-                "trust",
-                "-E",
-                "UTF8",
-                "--locale=C",
-                "--no-sync",
-            ])
+            .args(["-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -498,10 +471,7 @@ fn ensure_template(bin: &Path, owner: &Owner) -> Result<PathBuf> {
         }
         let status = child.wait()?;
         if !status.success() {
-            bail!(
-                "initdb failed: {}",
-                err.trim().lines().last().unwrap_or("no output")
-            );
+            bail!("initdb failed: {}", err.trim().lines().last().unwrap_or("no output"));
         }
         let conf = data.join("postgresql.conf");
         let mut text = fs::read_to_string(&conf)?;

@@ -7,8 +7,10 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use crate::cli::{ConnArgs, Format, LocalArgs, RunArgs};
+use crate::i18n::Lang;
 use crate::retry::RetryPolicy;
 use crate::scenarios::{self, ScenarioInfo};
+use std::io::IsTerminal;
 
 /// Where the lab runs.
 #[derive(Clone)]
@@ -32,6 +34,9 @@ impl std::fmt::Debug for Target {
 /// A checked configuration for one `lab <scenario>` or `lab all` run.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
+    pub lang: Lang,
+    pub explain: bool,
+    pub step: bool,
     pub target: Target,
     pub schema: String,
     pub keep_schema: bool,
@@ -163,9 +168,7 @@ impl QueueParams {
             bail!("--work-ms must be at most 60000");
         }
         if a.kill_worker_after.is_some() && a.workers < 2 {
-            bail!(
-                "--kill-worker-after needs at least 2 workers, so another one can finish the batch"
-            );
+            bail!("--kill-worker-after needs at least 2 workers, so another one can finish the batch");
         }
         Ok(QueueParams {
             messages: a.messages,
@@ -192,29 +195,20 @@ pub fn process_env(name: &str) -> Option<String> {
 
 impl RunConfig {
     /// `scenario` is None for `lab all`.
-    pub fn new(scenario: Option<&str>, args: &RunArgs, env: EnvLookup<'_>) -> Result<RunConfig> {
+    pub fn new(scenario: Option<&str>, args: &RunArgs, env: EnvLookup<'_>, lang: Lang) -> Result<RunConfig> {
         let plan = match scenario {
             Some(name) => {
-                let info =
-                    scenarios::find(name).with_context(|| format!("unknown scenario '{name}'"))?;
+                let info = scenarios::find(name).with_context(|| format!("unknown scenario '{name}'"))?;
                 vec![(info, select_variants(info, &args.variants)?)]
             }
             None => {
                 if !args.variants.is_empty() {
-                    bail!(
-                        "--variant selects variants of one scenario; it cannot be used with `lab all`"
-                    );
+                    bail!("--variant selects variants of one scenario; it cannot be used with `lab all`");
                 }
-                scenarios::ALL
-                    .iter()
-                    .map(|s| (s, s.variant_names()))
-                    .collect()
+                scenarios::ALL.iter().map(|s| (s, s.variant_names())).collect()
             }
         };
-        if !(args.wait_timeout.is_finite()
-            && args.wait_timeout > 0.0
-            && args.wait_timeout <= 3600.0)
-        {
+        if !(args.wait_timeout.is_finite() && args.wait_timeout > 0.0 && args.wait_timeout <= 3600.0) {
             bail!("--wait-timeout must be a number of seconds between 0 and 3600");
         }
         if args.retry_attempts == 0 || args.retry_attempts > 100 {
@@ -227,11 +221,21 @@ impl RunConfig {
             bail!("--timeout-ms must be between 10 and 60000");
         }
         if Duration::from_millis(args.timeout_ms) * 3 > Duration::from_secs_f64(args.wait_timeout) {
-            bail!(
-                "--wait-timeout must be at least three times --timeout-ms, so a timeout is seen before the deadline"
-            );
+            bail!("--wait-timeout must be at least three times --timeout-ms, so a timeout is seen before the deadline");
         }
+        if args.step && !std::io::stdin().is_terminal() {
+            bail!("{}", lang.texts().ui.step_needs_terminal);
+        }
+        // A person is in the loop: the deadlines wait for them too.
+        let wait_timeout = if args.step {
+            Duration::from_secs_f64(args.wait_timeout).max(Duration::from_secs(3600))
+        } else {
+            Duration::from_secs_f64(args.wait_timeout)
+        };
         Ok(RunConfig {
+            lang,
+            explain: args.explain,
+            step: args.step,
             target: target(&args.conn, env)?,
             timeout: Duration::from_millis(args.timeout_ms),
             params: Params::default(),
@@ -244,7 +248,7 @@ impl RunConfig {
             keep_schema: args.conn.keep_schema,
             format: args.format,
             junit: args.junit.clone(),
-            wait_timeout: Duration::from_secs_f64(args.wait_timeout),
+            wait_timeout,
             plan,
         })
     }
@@ -295,11 +299,7 @@ pub fn check_schema(name: &str) -> Result<String> {
 /// Server selection: --database-url / DATABASE_URL, else the libpq variables
 /// as psql reads them, else the throwaway cluster.
 pub fn target(args: &ConnArgs, env: EnvLookup<'_>) -> Result<Target> {
-    if let Some(url) = args
-        .database_url
-        .as_deref()
-        .filter(|u| !u.trim().is_empty())
-    {
+    if let Some(url) = args.database_url.as_deref().filter(|u| !u.trim().is_empty()) {
         let mut config = tokio_postgres::Config::from_str(url.trim())
             // The parser's message never repeats the string; we do not either.
             .map_err(|e| anyhow::anyhow!("malformed database URL: {e}"))?;
@@ -339,6 +339,22 @@ pub fn target(args: &ConnArgs, env: EnvLookup<'_>) -> Result<Target> {
     Ok(Target::Throwaway {
         pg_bin: args.local.pg_bin.clone(),
     })
+}
+
+/// A database URL (or key=value string) as lab reads it everywhere.
+pub fn parse_url(url: &str, env: EnvLookup<'_>) -> Result<tokio_postgres::Config> {
+    let conn = ConnArgs {
+        database_url: Some(url.to_string()),
+        local: LocalArgs {
+            pg_bin: None,
+            schema: "lab".into(),
+        },
+        keep_schema: false,
+    };
+    match target(&conn, env)? {
+        Target::Server(c) => Ok(*c),
+        Target::Throwaway { .. } => bail!("no database URL given"),
+    }
 }
 
 /// Fills in what libpq would: host, user, and a connect timeout so an
@@ -389,10 +405,7 @@ mod tests {
     }
 
     fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let map: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         move |k| map.get(k).cloned()
     }
 
@@ -406,13 +419,7 @@ mod tests {
     #[test]
     fn url_wins_and_is_parsed() {
         let env = env_of(&[("PGHOST", "elsewhere")]);
-        let c = server(
-            target(
-                &conn(Some("postgres://u:secret@db.example:6543/shop")),
-                &env,
-            )
-            .unwrap(),
-        );
+        let c = server(target(&conn(Some("postgres://u:secret@db.example:6543/shop")), &env).unwrap());
         assert_eq!(c.get_user(), Some("u"));
         assert_eq!(c.get_password(), Some(&b"secret"[..]));
         assert_eq!(c.get_dbname(), Some("shop"));
@@ -423,25 +430,16 @@ mod tests {
     #[test]
     fn key_value_strings_work_and_pgpassword_fills_in() {
         let env = env_of(&[("PGPASSWORD", "pw")]);
-        let c = server(
-            target(
-                &conn(Some("host=127.0.0.1 port=5433 user=bob dbname=x")),
-                &env,
-            )
-            .unwrap(),
-        );
+        let c = server(target(&conn(Some("host=127.0.0.1 port=5433 user=bob dbname=x")), &env).unwrap());
         assert_eq!(c.get_user(), Some("bob"));
         assert_eq!(c.get_password(), Some(&b"pw"[..]));
     }
 
     #[test]
     fn malformed_url_is_an_error_without_the_secret() {
-        let err = target(
-            &conn(Some("postgres://u:hunter2@host:notaport/db")),
-            &env_of(&[]),
-        )
-        .unwrap_err()
-        .to_string();
+        let err = target(&conn(Some("postgres://u:hunter2@host:notaport/db")), &env_of(&[]))
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("malformed database URL"), "{err}");
         assert!(!err.contains("hunter2"), "{err}");
     }
@@ -475,10 +473,7 @@ mod tests {
     fn queue_ideal_time_is_the_work_spread_over_workers() {
         let p = QueueParams::default();
         assert_eq!(p.ideal(), Duration::from_millis(500));
-        let odd = QueueParams {
-            messages: 1001,
-            ..p
-        };
+        let odd = QueueParams { messages: 1001, ..p };
         assert_eq!(
             odd.ideal(),
             Duration::from_millis(505),
@@ -509,16 +504,11 @@ mod tests {
         let info = scenarios::find("lost-update").unwrap();
         let v = select_variants(info, &["atomic-update".into(), "read-committed".into()]).unwrap();
         assert_eq!(v, vec!["read-committed", "atomic-update"]);
-        let err = select_variants(info, &["nope".into()])
-            .unwrap_err()
-            .to_string();
+        let err = select_variants(info, &["nope".into()]).unwrap_err().to_string();
         assert!(
             err.contains("unknown variant 'nope'") && err.contains("read-committed"),
             "{err}"
         );
-        assert_eq!(
-            select_variants(info, &[]).unwrap().len(),
-            info.variants.len()
-        );
+        assert_eq!(select_variants(info, &[]).unwrap().len(), info.variants.len());
     }
 }

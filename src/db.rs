@@ -30,9 +30,7 @@ pub async fn connect(base: &Config, app_name: &str, schema: Option<&str>) -> Res
     }
     // connect_timeout bounds the TCP connect only; a peer that accepts and
     // then says nothing (not PostgreSQL, or a stuck proxy) is bounded here.
-    let limit = *config
-        .get_connect_timeout()
-        .unwrap_or(&Duration::from_secs(5));
+    let limit = *config.get_connect_timeout().unwrap_or(&Duration::from_secs(5));
     let (client, connection) = tokio::time::timeout(limit, config.connect(NoTls))
         .await
         .map_err(|_| {
@@ -99,11 +97,7 @@ pub fn check_version(version: String, version_num: i32) -> Result<ServerInfo> {
         );
     }
     Ok(ServerInfo {
-        version: version
-            .split_whitespace()
-            .next()
-            .unwrap_or(&version)
-            .to_string(),
+        version: version.split_whitespace().next().unwrap_or(&version).to_string(),
         version_num,
     })
 }
@@ -197,22 +191,14 @@ mod tests {
 
     #[test]
     fn old_servers_are_refused_by_version() {
-        let err = check_version("12.20".into(), 120020)
-            .err()
-            .unwrap()
-            .to_string();
+        let err = check_version("12.20".into(), 120020).err().unwrap().to_string();
         assert_eq!(
             err,
             "PostgreSQL 12.20 is older than the oldest version lab supports (13)"
         );
+        assert_eq!(check_version("13.0".into(), 130000).unwrap().version, "13.0");
         assert_eq!(
-            check_version("13.0".into(), 130000).unwrap().version,
-            "13.0"
-        );
-        assert_eq!(
-            check_version("18.6 (Debian 18.6-1)".into(), 180006)
-                .unwrap()
-                .version,
+            check_version("18.6 (Debian 18.6-1)".into(), 180006).unwrap().version,
             "18.6"
         );
     }

@@ -29,6 +29,83 @@ pub struct Env {
     /// The timeout the timeout-demonstrating steps set (lock_timeout, statement_timeout, ...).
     pub timeout: Duration,
     pub params: crate::config::Params,
+    /// Workshop mode (`--step`): pause before each statement.
+    pub stepper: Option<Arc<Stepper>>,
+}
+
+/// Workshop mode: before each statement a session runs, say which session
+/// runs what and why, and wait for Enter ("s" and Enter runs the rest of the
+/// variant without stopping). Prompts go to stderr; tables stay on stdout.
+pub struct Stepper {
+    lang: crate::i18n::Lang,
+    skipping: std::sync::atomic::AtomicBool,
+    input: tokio::sync::Mutex<()>,
+}
+
+impl Stepper {
+    pub fn new(lang: crate::i18n::Lang) -> Stepper {
+        Stepper {
+            lang,
+            skipping: Default::default(),
+            input: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// A new variant: stop before each step again.
+    pub fn reset(&self) {
+        self.skipping.store(false, Ordering::SeqCst);
+    }
+
+    fn why(&self, sql: &str) -> String {
+        let ui = &self.lang.texts().ui;
+        if let Some(why) = crate::sql::why_of(sql) {
+            return why;
+        }
+        let verb = sql.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
+        match verb.as_str() {
+            "BEGIN" | "START" => ui.step_begin,
+            "COMMIT" | "END" => ui.step_commit,
+            "ROLLBACK" | "ABORT" => ui.step_rollback,
+            _ => ui.step_other,
+        }
+        .to_string()
+    }
+
+    pub async fn before(&self, session: &str, sql: &str) {
+        if self.skipping.load(Ordering::SeqCst) {
+            return;
+        }
+        // Sessions running concurrently ask one at a time.
+        let _turn = self.input.lock().await;
+        if self.skipping.load(Ordering::SeqCst) {
+            return;
+        }
+        let ui = &self.lang.texts().ui;
+        let statement = sql.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+        eprintln!(
+            "\n{}\n    {statement}\n    {}: {}\n{}",
+            crate::i18n::fill(ui.step_next, &[("session", &session)]),
+            ui.why,
+            self.why(sql),
+            ui.step_prompt
+        );
+        let line = tokio::task::spawn_blocking(|| {
+            let mut line = String::new();
+            std::io::stdin()
+                .read_line(&mut line)
+                .map(|n| if n == 0 { None } else { Some(line) })
+        })
+        .await;
+        let skip = match line {
+            Ok(Ok(Some(l))) => l.trim().eq_ignore_ascii_case("s"),
+            // End of input: nobody is there to press Enter any more.
+            _ => true,
+        };
+        if skip {
+            self.skipping.store(true, Ordering::SeqCst);
+            eprintln!("{}", ui.step_skipping);
+        }
+    }
 }
 
 impl Env {
@@ -140,20 +217,14 @@ impl Rows {
 
     /// The integer in column `col` of the first row.
     pub fn int(&self, col: &str) -> Result<i64> {
-        let v = self
-            .get(0, col)
-            .with_context(|| format!("no value for column {col}"))?;
+        let v = self.get(0, col).with_context(|| format!("no value for column {col}"))?;
         v.parse()
             .with_context(|| format!("column {col} is not an integer: {v}"))
     }
 
     /// psql's command tag for DML and utility statements, the values for a SELECT.
     fn describe(&self, sql: &str, aborted_commit: bool) -> String {
-        let verb = sql
-            .split_whitespace()
-            .next()
-            .unwrap_or("")
-            .to_ascii_uppercase();
+        let verb = sql.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
         if aborted_commit {
             return "ROLLBACK (the transaction had failed, so COMMIT rolled it back)".into();
         }
@@ -250,6 +321,7 @@ struct SessionInner {
     /// Transaction state, tracked from the statements sent, so a COMMIT of a
     /// failed transaction is shown as the ROLLBACK the server performs.
     tx: AtomicU8,
+    stepper: Option<Arc<Stepper>>,
 }
 
 type Raw = std::result::Result<Rows, StepFailure>;
@@ -275,10 +347,7 @@ impl Session {
     }
 
     fn where_(&self, sql: &str) -> String {
-        format!(
-            "{}: session {}: `{}`",
-            self.inner.label, self.inner.name, sql
-        )
+        format!("{}: session {}: `{}`", self.inner.label, self.inner.name, sql)
     }
 
     async fn raw(&self, sql: &str) -> Raw {
@@ -300,11 +369,7 @@ impl Session {
     /// Updates the tracked transaction state and says whether this statement
     /// was a COMMIT of a failed transaction.
     fn track(&self, sql: &str, failed: bool) -> bool {
-        let verb = sql
-            .split_whitespace()
-            .next()
-            .unwrap_or("")
-            .to_ascii_uppercase();
+        let verb = sql.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
         let state = self.inner.tx.load(Ordering::SeqCst);
         let was_failed_commit = matches!(verb.as_str(), "COMMIT" | "END") && state == TX_FAILED;
         let next = match verb.as_str() {
@@ -330,36 +395,19 @@ impl Session {
                 } else {
                     StepResult::Ok
                 };
-                (
-                    res,
-                    None,
-                    format!("{prefix}{}", rows.describe(sql, aborted_commit)),
-                )
+                (res, None, format!("{prefix}{}", rows.describe(sql, aborted_commit)))
             }
-            Err(StepFailure::Db(e)) => (
-                StepResult::Error,
-                Some(e.code.clone()),
-                format!("{prefix}{}", e.line()),
-            ),
+            Err(StepFailure::Db(e)) => (StepResult::Error, Some(e.code.clone()), format!("{prefix}{}", e.line())),
             Err(StepFailure::Client(e)) => (StepResult::Error, None, format!("{prefix}{e:#}")),
         };
-        self.inner
-            .log
-            .push(at, &self.inner.name, sql, result, sqlstate, detail);
+        self.inner.log.push(at, &self.inner.name, sql, result, sqlstate, detail);
     }
 
-    fn judge(
-        &self,
-        sql: &str,
-        r: Raw,
-        allowed: &[&str],
-    ) -> Result<std::result::Result<Rows, PgError>> {
+    fn judge(&self, sql: &str, r: Raw, allowed: &[&str]) -> Result<std::result::Result<Rows, PgError>> {
         match r {
             Ok(rows) => Ok(Ok(rows)),
             Err(StepFailure::Db(e)) if allowed.contains(&e.code.as_str()) => Ok(Err(e)),
-            Err(StepFailure::Db(e)) => {
-                Err(anyhow!("{}: unexpected {}", self.where_(sql), e.line()))
-            }
+            Err(StepFailure::Db(e)) => Err(anyhow!("{}: unexpected {}", self.where_(sql), e.line())),
             Err(StepFailure::Client(e)) if allowed.contains(&CONNECTION_LOST) => Ok(Err(PgError {
                 code: CONNECTION_LOST.to_string(),
                 message: format!("{e:#}"),
@@ -378,34 +426,27 @@ impl Session {
     }
 
     /// Runs a statement whose listed SQLSTATEs are observations, not errors.
-    pub async fn run_allow(
-        &self,
-        sql: &str,
-        allowed: &[&str],
-    ) -> Result<std::result::Result<Rows, PgError>> {
+    pub async fn run_allow(&self, sql: &str, allowed: &[&str]) -> Result<std::result::Result<Rows, PgError>> {
+        if let Some(st) = &self.inner.stepper {
+            st.before(&self.inner.name, sql).await;
+        }
         let r = tokio::time::timeout(self.inner.deadline, self.raw(sql))
             .await
-            .map_err(|_| {
-                anyhow!(
-                    "{}: no answer within {:?}",
-                    self.where_(sql),
-                    self.inner.deadline
-                )
-            })?;
+            .map_err(|_| anyhow!("{}: no answer within {:?}", self.where_(sql), self.inner.deadline))?;
         self.record(sql, &r, None, Instant::now());
         self.judge(sql, r, allowed)
     }
 
     /// Runs a statement and returns the integer in its first row's column `col`.
     pub async fn int(&self, sql: &str, col: &str) -> Result<i64> {
-        self.run(sql)
-            .await?
-            .int(col)
-            .with_context(|| self.where_(sql))
+        self.run(sql).await?.int(col).with_context(|| self.where_(sql))
     }
 
     /// Sends a statement that may block, without waiting for its answer.
-    pub fn send(&self, sql: &str) -> Pending {
+    pub async fn send(&self, sql: &str) -> Pending {
+        if let Some(st) = &self.inner.stepper {
+            st.before(&self.inner.name, sql).await;
+        }
         let session = self.clone();
         let text = sql.to_string();
         let sent = Instant::now();
@@ -469,29 +510,17 @@ impl Pending {
             .map_err(|e| anyhow!("{}: unexpected {}", session.where_(&sql), e.line()))
     }
 
-    pub async fn finish_allow(
-        self,
-        allowed: &[&str],
-    ) -> Result<std::result::Result<Rows, PgError>> {
+    pub async fn finish_allow(self, allowed: &[&str]) -> Result<std::result::Result<Rows, PgError>> {
         Ok(self.finish_timed(allowed).await?.0)
     }
 
     /// Like [`Pending::finish_allow`], also giving how long the statement took
     /// from being sent to its answer (its wait, when it waited).
-    pub async fn finish_timed(
-        self,
-        allowed: &[&str],
-    ) -> Result<(std::result::Result<Rows, PgError>, Duration)> {
+    pub async fn finish_timed(self, allowed: &[&str]) -> Result<(std::result::Result<Rows, PgError>, Duration)> {
         let s = &self.session;
         let (r, done) = tokio::time::timeout(s.inner.deadline, self.handle)
             .await
-            .map_err(|_| {
-                anyhow!(
-                    "{}: still waiting after {:?}",
-                    s.where_(&self.sql),
-                    s.inner.deadline
-                )
-            })?
+            .map_err(|_| anyhow!("{}: still waiting after {:?}", s.where_(&self.sql), s.inner.deadline))?
             .map_err(|e| anyhow!("{}: {e}", s.where_(&self.sql)))?;
         let took = done.saturating_duration_since(self.sent);
         let waited = self.seen_waiting.then_some(took);
@@ -544,19 +573,16 @@ pub struct Opener {
     log: Log,
     deadline: Duration,
     opened: Arc<Mutex<Vec<(String, i32)>>>,
+    stepper: Option<Arc<Stepper>>,
 }
 
 impl Opener {
     /// Opens session `name` on its own connection, tagged with
     /// `application_name` lab:<schema>:<scenario>/<variant>:<name>.
     pub async fn open(&self, name: &str) -> Result<Session> {
-        let client = db::connect(
-            &self.pg,
-            &format!("{}:{name}", self.app),
-            Some(&self.schema),
-        )
-        .await
-        .with_context(|| format!("{}: could not open session {name}", self.label))?;
+        let client = db::connect(&self.pg, &format!("{}:{name}", self.app), Some(&self.schema))
+            .await
+            .with_context(|| format!("{}: could not open session {name}", self.label))?;
         let pid: i32 = client
             .query_one("SELECT pg_backend_pid()", &[])
             .await
@@ -572,6 +598,7 @@ impl Opener {
                 log: self.log.clone(),
                 deadline: self.deadline,
                 tx: AtomicU8::new(TX_IDLE),
+                stepper: self.stepper.clone(),
             }),
         })
     }
@@ -607,7 +634,11 @@ impl<'e> VariantCtx<'e> {
             log: log.clone(),
             deadline: env.wait_timeout,
             opened: Arc::default(),
+            stepper: env.stepper.clone(),
         };
+        if let Some(st) = &env.stepper {
+            st.reset();
+        }
         VariantCtx {
             env,
             scenario,
@@ -653,8 +684,7 @@ impl<'e> VariantCtx<'e> {
     /// Opens N named sessions at once: `let [a, b] = ctx.open(["A", "B"]).await?;`
     pub async fn open<const N: usize>(&mut self, names: [&str; N]) -> Result<[Session; N]> {
         let v = self.sessions(&names).await?;
-        Ok(v.try_into()
-            .unwrap_or_else(|_| unreachable!("one session per name")))
+        Ok(v.try_into().unwrap_or_else(|_| unreachable!("one session per name")))
     }
 
     /// Locks a session's backend holds (its own virtual xid aside), as the server lists them.
@@ -684,10 +714,7 @@ impl<'e> VariantCtx<'e> {
             let n: i64 = self
                 .env
                 .control
-                .query_one(
-                    "SELECT count(*) FROM pg_stat_activity WHERE pid = $1",
-                    &[&pid],
-                )
+                .query_one("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", &[&pid])
                 .await
                 .map_err(|e| db::sql_error(e, "could not read pg_stat_activity"))?
                 .get(0);
@@ -775,7 +802,7 @@ impl<'e> VariantCtx<'e> {
 
     /// Sends a statement and confirms it waits; it is an error if it does not.
     pub async fn send_blocked(&self, s: &Session, sql: &str) -> Result<(Pending, Vec<String>)> {
-        let mut p = s.send(sql);
+        let mut p = s.send(sql).await;
         match self.await_wait(&mut p).await? {
             Wait::Blocked(by) => Ok((p, by)),
             Wait::DidNotWait => {
@@ -800,10 +827,8 @@ impl<'e> VariantCtx<'e> {
     }
 
     pub fn metric(&mut self, key: &str, value: impl Serialize) {
-        self.metrics.insert(
-            key.to_string(),
-            serde_json::to_value(value).unwrap_or(Value::Null),
-        );
+        self.metrics
+            .insert(key.to_string(), serde_json::to_value(value).unwrap_or(Value::Null));
     }
 
     /// A documented expectation: when `holds` is false the verdict is "not as documented".
@@ -829,14 +854,8 @@ impl<'e> VariantCtx<'e> {
     /// A line of the driver's own narrative in the timeline (column "lab"),
     /// e.g. where one part of a variant ends and the next begins.
     pub fn narrate(&self, text: impl Into<String>) {
-        self.log.push(
-            Instant::now(),
-            "lab",
-            "",
-            StepResult::Note,
-            None,
-            text.into(),
-        );
+        self.log
+            .push(Instant::now(), "lab", "", StepResult::Note, None, text.into());
     }
 
     pub fn note(&mut self, text: impl Into<String>) {
@@ -850,11 +869,7 @@ impl<'e> VariantCtx<'e> {
             rows: rows
                 .rows
                 .iter()
-                .map(|r| {
-                    r.iter()
-                        .map(|v| v.clone().unwrap_or_else(|| "NULL".into()))
-                        .collect()
-                })
+                .map(|r| r.iter().map(|v| v.clone().unwrap_or_else(|| "NULL".into())).collect())
                 .collect(),
         });
     }
@@ -867,22 +882,12 @@ impl<'e> VariantCtx<'e> {
     /// variant left, so nothing of it survives into the next one. After a
     /// failure the backends are terminated first.
     pub async fn close(self, failed: bool, expected: &str) -> Result<VariantReport> {
-        let pids: Vec<i32> = self
-            .opener
-            .opened
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|(_, p)| *p)
-            .collect();
+        let pids: Vec<i32> = self.opener.opened.lock().unwrap().iter().map(|(_, p)| *p).collect();
         if failed {
             let _ = self
                 .env
                 .control
-                .execute(
-                    "SELECT pg_terminate_backend(p) FROM unnest($1::int[]) p",
-                    &[&pids],
-                )
+                .execute("SELECT pg_terminate_backend(p) FROM unnest($1::int[]) p", &[&pids])
                 .await;
         }
         let deadline = Instant::now() + self.env.wait_timeout;
@@ -891,10 +896,7 @@ impl<'e> VariantCtx<'e> {
             let left: i64 = self
                 .env
                 .control
-                .query_one(
-                    "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)",
-                    &[&pids],
-                )
+                .query_one("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)", &[&pids])
                 .await
                 .map_err(|e| db::sql_error(e, "could not check that the sessions closed"))?
                 .get(0);
@@ -906,10 +908,7 @@ impl<'e> VariantCtx<'e> {
                 let _ = self
                     .env
                     .control
-                    .execute(
-                        "SELECT pg_terminate_backend(p) FROM unnest($1::int[]) p",
-                        &[&pids],
-                    )
+                    .execute("SELECT pg_terminate_backend(p) FROM unnest($1::int[]) p", &[&pids])
                     .await;
                 terminated = true;
             }

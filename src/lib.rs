@@ -5,6 +5,8 @@ pub mod cluster;
 pub mod config;
 pub mod db;
 pub mod engine;
+pub mod i18n;
+pub mod locks;
 pub mod progress;
 pub mod render;
 pub mod report;
@@ -16,13 +18,15 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use cli::{Cli, Command, Format};
 use cluster::Cluster;
 use config::{RunConfig, Target};
 use engine::{Env, VariantCtx};
+use i18n::{Lang, fill};
+use render::Style;
 use report::{AllReport, ScenarioReport, round_ms};
 
 /// The documented exit codes.
@@ -44,35 +48,66 @@ impl From<Exit> for ExitCode {
     }
 }
 
+/// The language to speak: --lang, else the environment's.
+pub fn language(cli_lang: Option<Lang>) -> Lang {
+    cli_lang.unwrap_or_else(|| Lang::from_env(&config::process_env))
+}
+
 /// `error: ...` with the cause chain, on one line.
-pub fn print_error(err: &anyhow::Error) {
+pub fn print_error(err: &anyhow::Error, lang: Lang) {
     let text = format!("{err:#}").replace('\n', " ");
-    eprintln!("error: {text}");
+    eprintln!("{}: {text}", lang.texts().ui.error);
 }
 
 pub fn run(cli: Cli) -> Result<Exit> {
+    let lang = language(cli.lang);
     match &cli.command {
-        Command::List => {
-            out(&render::list(scenarios::ALL));
+        Command::List(args) => {
+            let style = Style {
+                explain: args.explain,
+                ..Style::for_stdout(lang, false)
+            };
+            out(&render::list(scenarios::ALL, &style));
+            Ok(Exit::Ok)
+        }
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut cmd = Cli::command();
+            clap_complete::generate(*shell, &mut cmd, "lab", &mut std::io::stdout());
             Ok(Exit::Ok)
         }
         Command::Server(args) => {
             let (pg_bin, schema) = config::local(&args.local)?;
-            runtime()?.block_on(serve(pg_bin, schema))
+            runtime()?.block_on(serve(pg_bin, schema, lang))
+        }
+        Command::Locks(args) => {
+            let target = args
+                .database_url
+                .as_deref()
+                .filter(|u| !u.trim().is_empty())
+                .context(lang.texts().ui.locks_needs_server)?;
+            let config = config::parse_url(target, &config::process_env)?;
+            if !(args.every.is_finite() && (0.1..=3600.0).contains(&args.every)) {
+                bail!("--every must be between 0.1 and 3600 seconds");
+            }
+            runtime()?.block_on(locks::watch(
+                config,
+                Duration::from_secs_f64(args.every),
+                args.once,
+                lang,
+            ))
         }
         Command::All(args) => {
-            let cfg = RunConfig::new(None, args, &config::process_env)?;
+            let cfg = RunConfig::new(None, args, &config::process_env, lang)?;
             runtime()?.block_on(run_plan(cfg, true))
         }
         cmd => {
             let (name, args) = cmd.scenario().context("no scenario given")?;
-            let mut cfg = RunConfig::new(Some(name), args, &config::process_env)?;
+            let mut cfg = RunConfig::new(Some(name), args, &config::process_env, lang)?;
             match cmd {
                 Command::Queue(q) => cfg.params.queue = config::QueueParams::from_args(q)?,
                 Command::StockRace(s) => cfg.params.stock = config::StockParams::from_args(s)?,
-                Command::InvoiceNumbering(i) => {
-                    cfg.params.invoice = config::InvoiceParams::from_args(i)?
-                }
+                Command::InvoiceNumbering(i) => cfg.params.invoice = config::InvoiceParams::from_args(i)?,
                 _ => {}
             }
             runtime()?.block_on(run_plan(cfg, false))
@@ -90,9 +125,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 /// Writes to stdout; a closed pipe (`lab all | head`) is not an error.
 fn out(text: &str) {
     let mut stdout = std::io::stdout().lock();
-    let _ = stdout
-        .write_all(text.as_bytes())
-        .and_then(|_| stdout.flush());
+    let _ = stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush());
 }
 
 /// SIGINT and SIGTERM, registered before anything is started so that neither
@@ -146,16 +179,18 @@ async fn setup(cfg: &RunConfig, pg: tokio_postgres::Config) -> Result<Env> {
         retry: cfg.retry,
         timeout: cfg.timeout,
         params: cfg.params,
+        stepper: cfg.step.then(|| std::sync::Arc::new(engine::Stepper::new(cfg.lang))),
     })
 }
 
 async fn run_plan(cfg: RunConfig, all: bool) -> Result<Exit> {
     let began = Instant::now();
+    let style = Style::for_stdout(cfg.lang, cfg.explain);
     let mut signals = Signals::new()?;
     let (cluster, pg) = start_target(&cfg.target).await?;
     let env = tokio::select! {
         r = setup(&cfg, pg) => r?,
-        _ = signals.recv() => return Ok(interrupted(cluster)),
+        _ = signals.recv() => return Ok(interrupted(cluster, cfg.lang)),
     };
     let result = tokio::select! {
         r = run_scenarios(&env, &cfg) => Some(r),
@@ -165,17 +200,15 @@ async fn run_plan(cfg: RunConfig, all: bool) -> Result<Exit> {
         let _ = env.terminate_sessions().await;
     }
     if !cfg.keep_schema {
-        let dropped =
-            tokio::time::timeout(cfg.wait_timeout, db::drop_schema(&env.control, &cfg.schema))
-                .await;
+        let dropped = tokio::time::timeout(cfg.wait_timeout, db::drop_schema(&env.control, &cfg.schema)).await;
         if let (Some(Ok(_)), Ok(Err(e))) = (&result, dropped) {
-            print_error(&e.context("after the run"));
+            print_error(&e.context("after the run"), cfg.lang);
         }
     }
     let _ = db::release_schema(&env.control, &cfg.schema).await;
     drop(env);
     let reports = match result {
-        None => return Ok(interrupted(cluster)),
+        None => return Ok(interrupted(cluster, cfg.lang)),
         Some(r) => r?,
     };
     drop(cluster);
@@ -188,45 +221,38 @@ async fn run_plan(cfg: RunConfig, all: bool) -> Result<Exit> {
     match (cfg.format, all) {
         (Format::Json, false) => out(&render::json(&reports[0])),
         (Format::Json, true) => out(&render::json(&AllReport {
-            server_version: reports
-                .first()
-                .map(|r| r.server_version.clone())
-                .unwrap_or_default(),
+            server_version: reports.first().map(|r| r.server_version.clone()).unwrap_or_default(),
             as_expected,
             elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
             scenarios: reports,
         })),
-        (Format::Table, true) => out(&render::all_summary(&AllReport {
-            server_version: reports
-                .first()
-                .map(|r| r.server_version.clone())
-                .unwrap_or_default(),
-            as_expected,
-            elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
-            scenarios: reports,
-        })),
+        (Format::Table, true) => out(&render::all_summary(
+            &AllReport {
+                server_version: reports.first().map(|r| r.server_version.clone()).unwrap_or_default(),
+                as_expected,
+                elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
+                scenarios: reports,
+            },
+            &style,
+        )),
         (Format::Table, false) => {}
     }
-    Ok(if as_expected {
-        Exit::Ok
-    } else {
-        Exit::Mismatch
-    })
+    Ok(if as_expected { Exit::Ok } else { Exit::Mismatch })
 }
 
-fn interrupted(cluster: Option<Cluster>) -> Exit {
+fn interrupted(cluster: Option<Cluster>, lang: Lang) -> Exit {
     drop(cluster);
-    eprintln!("interrupted: sessions closed");
+    eprintln!("{}", lang.texts().ui.interrupted);
     Exit::Interrupted
 }
 
 async fn run_scenarios(env: &Env, cfg: &RunConfig) -> Result<Vec<ScenarioReport>> {
     let mut reports = Vec::new();
     for (info, variants) in &cfg.plan {
-        let r = run_scenario(env, info, variants).await?;
+        let r = run_scenario(env, info, variants, cfg.lang).await?;
         if cfg.format == Format::Table {
             // Each scenario is shown as soon as it is done.
-            out(&render::scenario(&r));
+            out(&render::scenario(&r, &Style::for_stdout(cfg.lang, cfg.explain)));
             out("\n");
         }
         reports.push(r);
@@ -239,15 +265,21 @@ pub async fn run_scenario(
     env: &Env,
     info: &'static scenarios::ScenarioInfo,
     variants: &[&'static str],
+    lang: Lang,
 ) -> Result<ScenarioReport> {
     let began = Instant::now();
     let mut out = Vec::new();
     for variant in variants {
-        let spinner = progress::spinner(format!("{} / {variant}", info.name));
+        // No spinner under --step: it would draw over the prompts.
+        let spinner = if env.stepper.is_some() {
+            indicatif::ProgressBar::hidden()
+        } else {
+            progress::spinner(format!("{} / {variant}", info.name))
+        };
         db::rebuild_schema(&env.control, &env.schema).await?;
         let mut ctx = VariantCtx::new(env, info.name, variant);
         let r = scenarios::run_variant(&mut ctx).await;
-        let report = ctx.close(r.is_err(), info.expected(variant)).await;
+        let report = ctx.close(r.is_err(), lang.texts().expected(info.name, variant)).await;
         spinner.finish_and_clear();
         r?;
         out.push(report?);
@@ -262,7 +294,8 @@ pub async fn run_scenario(
 }
 
 /// `lab server`: the throwaway cluster with the lab schema, until Ctrl-C.
-async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String) -> Result<Exit> {
+async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lang) -> Result<Exit> {
+    let ui = &lang.texts().ui;
     let mut signals = Signals::new()?;
     let (cluster, pg) = start_target(&Target::Throwaway { pg_bin }).await?;
     let cluster = cluster.expect("a throwaway target starts a cluster");
@@ -270,21 +303,30 @@ async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String) -> Result<Exi
     let server = db::server_info(&control).await?;
     db::rebuild_schema(&control, &schema).await?;
     let url = cluster.url();
+    let running = fill(
+        ui.server_running,
+        &[
+            ("version", &server.version),
+            ("ms", &cluster.startup.as_millis()),
+            ("schema", &schema),
+        ],
+    );
+    // The DATABASE_URL= and binaries: lines are read by scripts: they stay as they are.
     out(&format!(
-        "PostgreSQL {} is running (ready in {} ms), with the lab schema \"{schema}\".\n\
+        "{running}\n\
          binaries: {}\n\
          DATABASE_URL={url}\n\
          psql \"{url}?options=-csearch_path%3D{schema}\"\n\
-         Run scenarios against it with: lab <scenario> --database-url {url} --keep-schema\n\
-         Stop with Ctrl-C.\n",
-        server.version,
-        cluster.startup.as_millis(),
+         {}: lab <scenario> --database-url {url} --keep-schema\n\
+         lab locks --database-url {url}\n\
+         {}\n",
         cluster.bin.display(),
+        ui.server_run_against,
+        ui.server_stop,
     ));
     signals.recv().await;
     drop(control);
     drop(cluster);
-    eprintln!("server stopped and removed");
-    let _ = Duration::ZERO;
+    eprintln!("{}", ui.server_stopped);
     Ok(Exit::Ok)
 }

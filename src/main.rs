@@ -17,17 +17,15 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             // Usage errors on one line, like every other error.
-            eprintln!(
-                "error: {} (see lab --help)",
-                lab::cli::one_line_usage_error(&e)
-            );
+            eprintln!("error: {} (see lab --help)", lab::cli::one_line_usage_error(&e));
             return lab::Exit::CouldNotRun.into();
         }
     };
+    let lang = lab::language(cli.lang);
     match lab::run(cli) {
         Ok(code) => code.into(),
         Err(err) => {
-            lab::print_error(&err);
+            lab::print_error(&err, lang);
             lab::Exit::CouldNotRun.into()
         }
     }

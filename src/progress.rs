@@ -15,9 +15,7 @@ pub fn spinner(msg: impl Into<String>) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    pb.set_style(
-        ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("valid template"),
-    );
+    pb.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("valid template"));
     pb.set_message(msg.into());
     pb.enable_steady_tick(Duration::from_millis(100));
     pb

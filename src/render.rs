@@ -1,43 +1,90 @@
-//! Pure functions from reports to text: tables (comfy-table) and JSON.
+//! Pure functions from reports to text: tables (comfy-table), JSON, JUnit.
+//! Words come from `i18n`; colour only where it helps (waits, errors,
+//! verdicts), and only when asked for.
 use comfy_table::presets::{UTF8_FULL, UTF8_FULL_CONDENSED};
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table};
 
+use crate::i18n::{Lang, fill};
 use crate::report::{AllReport, Entry, ScenarioReport, StepResult, VariantReport};
 use crate::scenarios::ScenarioInfo;
 
 /// Tables fit this many columns when stdout is not a terminal.
 const PIPE_WIDTH: u16 = 160;
 
-fn table(header: Vec<&str>) -> Table {
+/// How to render: the language, whether to colour, whether to explain.
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    pub lang: Lang,
+    pub color: bool,
+    pub explain: bool,
+}
+
+impl Style {
+    pub fn plain(lang: Lang) -> Style {
+        Style {
+            lang,
+            color: false,
+            explain: false,
+        }
+    }
+
+    /// Colour when stdout is a terminal and NO_COLOR is not set.
+    pub fn for_stdout(lang: Lang, explain: bool) -> Style {
+        use std::io::IsTerminal;
+        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        Style { lang, color, explain }
+    }
+
+    fn cell(&self, text: impl Into<String>, color: Color) -> Cell {
+        let c = Cell::new(text.into());
+        if self.color { c.fg(color) } else { c }
+    }
+}
+
+pub fn table(header: Vec<&str>, style: &Style) -> Table {
     let mut t = Table::new();
     t.load_style(UTF8_FULL)
         .set_content_arrangement(ContentArrangement::Dynamic);
-    if t.width().is_none() {
+    // No terminal, or one that reports no size (a bare pty): a fixed width.
+    if t.width().is_none_or(|w| w < 40) {
         t.set_width(PIPE_WIDTH);
+    }
+    if style.color {
+        t.enforce_styling();
+    } else {
+        t.force_no_tty();
     }
     t.set_header(header);
     t
 }
 
-pub fn list(scenarios: &[ScenarioInfo]) -> String {
-    let mut t = table(vec!["scenario", "summary", "variants"]);
+pub fn list(scenarios: &[ScenarioInfo], style: &Style) -> String {
+    let texts = style.lang.texts();
+    let ui = &texts.ui;
+    let mut t = table(vec![ui.col_scenario, ui.col_summary, ui.col_variants], style);
     for s in scenarios {
-        t.add_row(vec![
-            s.name.to_string(),
-            s.summary.to_string(),
-            s.variant_names().join("\n"),
-        ]);
+        let variants = if style.explain {
+            s.variants
+                .iter()
+                .map(|v| format!("{}: {}", v.name, texts.explain(s.name, v.name)))
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        } else {
+            s.variant_names().join("\n")
+        };
+        t.add_row(vec![s.name.to_string(), texts.summary(s.name).to_string(), variants]);
     }
     format!("{t}\n")
 }
 
-fn verdict(v: &VariantReport) -> &'static str {
+fn verdict(v: &VariantReport, style: &Style) -> Cell {
+    let ui = &style.lang.texts().ui;
     if v.skipped.is_some() {
-        "skipped"
+        style.cell(ui.verdict_skipped, Color::DarkGrey)
     } else if v.as_expected {
-        "as documented"
+        style.cell(ui.verdict_ok, Color::Green)
     } else {
-        "NOT as documented"
+        style.cell(ui.verdict_not, Color::Red)
     }
 }
 
@@ -57,119 +104,148 @@ fn step_text(e: &Entry) -> String {
 }
 
 /// One column per session, one row per step, in the order the steps happened.
-pub fn timeline(entries: &[Entry]) -> String {
+pub fn timeline(entries: &[Entry], style: &Style) -> String {
     let mut sessions: Vec<&str> = Vec::new();
     for e in entries {
         if !sessions.contains(&e.session.as_str()) {
             sessions.push(&e.session);
         }
     }
-    let mut header = vec!["t ms"];
+    let ui = &style.lang.texts().ui;
+    let mut header = vec![ui.col_t_ms];
     header.extend(sessions.iter().copied());
-    let mut t = table(header);
+    let mut t = table(header, style);
     // Every row is one session's step, so rules between rows add only height.
     t.load_style(UTF8_FULL_CONDENSED);
     for e in entries {
         let mut row = vec![Cell::new(format!("{:.1}", e.t_ms)).set_alignment(CellAlignment::Right)];
         for s in &sessions {
-            row.push(Cell::new(if *s == e.session {
-                step_text(e)
+            if *s != e.session {
+                row.push(Cell::new(""));
+                continue;
+            }
+            let color = match e.result {
+                StepResult::Waiting => Color::Yellow,
+                StepResult::Error => Color::Red,
+                StepResult::Completed => Color::Cyan,
+                StepResult::Note => Color::DarkGrey,
+                StepResult::Ok => Color::Reset,
+            };
+            row.push(if color == Color::Reset {
+                Cell::new(step_text(e))
             } else {
-                String::new()
-            }));
+                style.cell(step_text(e), color)
+            });
         }
         t.add_row(row);
     }
     t.to_string()
 }
 
-pub fn variant(scenario: &str, v: &VariantReport) -> String {
+pub fn variant(scenario: &str, v: &VariantReport, style: &Style) -> String {
+    let texts = style.lang.texts();
+    let ui = &texts.ui;
     let mut out = format!("── {scenario} / {} ──\n", v.name);
     if let Some(reason) = &v.skipped {
-        out.push_str(&format!("skipped: {reason}\n"));
+        out.push_str(&format!("{}: {reason}\n", ui.skipped));
     }
     if !v.timeline.is_empty() {
-        out.push_str(&timeline(&v.timeline));
+        out.push_str(&timeline(&v.timeline, style));
         out.push('\n');
     }
     for ev in &v.evidence {
-        let mut t = table(ev.columns.iter().map(String::as_str).collect());
+        let mut t = table(ev.columns.iter().map(String::as_str).collect(), style);
         for r in &ev.rows {
             t.add_row(r.clone());
         }
         out.push_str(&format!("{}:\n{t}\n", ev.title));
     }
     for n in &v.notes {
-        out.push_str(&format!("note: {n}\n"));
+        out.push_str(&format!("{}: {n}\n", ui.note));
     }
     if !v.metrics.is_empty() {
-        let m: Vec<String> = v
-            .metrics
-            .iter()
-            .map(|(k, val)| format!("{k}={val}"))
-            .collect();
-        out.push_str(&format!("metrics: {}\n", m.join(", ")));
+        let m: Vec<String> = v.metrics.iter().map(|(k, val)| format!("{k}={val}")).collect();
+        out.push_str(&format!("{}: {}\n", ui.metrics, m.join(", ")));
+    }
+    if style.explain {
+        out.push_str(&format!("{}: {}\n", ui.why, texts.explain(scenario, &v.name)));
     }
     out
 }
 
-fn outcome_table(rows: &[(&str, &VariantReport)], with_scenario: bool) -> String {
+fn outcome_table(rows: &[(&str, &VariantReport)], with_scenario: bool, style: &Style) -> String {
+    let ui = &style.lang.texts().ui;
     let mut header = vec![];
     if with_scenario {
-        header.push("scenario");
+        header.push(ui.col_scenario);
     }
-    header.extend(["variant", "expected", "observed", "anomaly", "verdict"]);
-    let mut t = table(header);
+    header.extend([
+        ui.col_variant,
+        ui.col_expected,
+        ui.col_observed,
+        ui.col_anomaly,
+        ui.col_verdict,
+    ]);
+    let mut t = table(header, style);
     for (scenario, v) in rows {
         let mut row = vec![];
         if with_scenario {
-            row.push(scenario.to_string());
+            row.push(Cell::new(scenario));
         }
         row.extend([
-            v.name.clone(),
-            v.expected.clone(),
-            v.observed.clone(),
-            if v.anomaly { "yes".into() } else { "no".into() },
-            verdict(v).to_string(),
+            Cell::new(&v.name),
+            Cell::new(&v.expected),
+            Cell::new(&v.observed),
+            if v.anomaly {
+                style.cell(ui.yes, Color::Yellow)
+            } else {
+                Cell::new(ui.no)
+            },
+            verdict(v, style),
         ]);
         t.add_row(row);
     }
     format!("{t}\n")
 }
 
-pub fn scenario(r: &ScenarioReport) -> String {
+pub fn scenario(r: &ScenarioReport, style: &Style) -> String {
+    let ui = &style.lang.texts().ui;
     let mut out = String::new();
     for v in &r.variants {
-        out.push_str(&variant(&r.scenario, v));
+        out.push_str(&variant(&r.scenario, v, style));
         out.push('\n');
     }
-    let rows: Vec<_> = r
-        .variants
-        .iter()
-        .map(|v| (r.scenario.as_str(), v))
-        .collect();
-    out.push_str(&format!(
-        "{} on PostgreSQL {} ({:.0} ms)\n",
-        r.scenario, r.server_version, r.elapsed_ms
-    ));
-    out.push_str(&outcome_table(&rows, false));
+    let rows: Vec<_> = r.variants.iter().map(|v| (r.scenario.as_str(), v)).collect();
+    let footer = fill(
+        ui.scenario_footer,
+        &[
+            ("scenario", &r.scenario),
+            ("version", &r.server_version),
+            ("ms", &format!("{:.0}", r.elapsed_ms)),
+        ],
+    );
+    out.push_str(&format!("{footer}\n"));
+    out.push_str(&outcome_table(&rows, false, style));
     out
 }
 
-pub fn all_summary(r: &AllReport) -> String {
+pub fn all_summary(r: &AllReport, style: &Style) -> String {
+    let ui = &style.lang.texts().ui;
     let rows: Vec<_> = r
         .scenarios
         .iter()
         .flat_map(|s| s.variants.iter().map(move |v| (s.scenario.as_str(), v)))
         .collect();
-    format!(
-        "Summary: PostgreSQL {}, {} variants, {} as documented ({:.0} ms)\n{}",
-        r.server_version,
-        rows.len(),
-        rows.iter().filter(|(_, v)| v.as_expected).count(),
-        r.elapsed_ms,
-        outcome_table(&rows, true)
-    )
+    let line = fill(
+        ui.all_summary,
+        &[
+            ("version", &r.server_version),
+            ("variants", &rows.len()),
+            ("ok", &rows.iter().filter(|(_, v)| v.as_expected).count()),
+            ("ms", &format!("{:.0}", r.elapsed_ms)),
+        ],
+    );
+    format!("{line}\n{}", outcome_table(&rows, true, style))
 }
 
 pub fn json<T: serde::Serialize>(value: &T) -> String {
@@ -296,13 +372,11 @@ mod tests {
             ],
         };
         let xml = junit(&[r]);
-        assert!(xml.contains(
-            "<testsuites name=\"lab\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""
-        ));
+        assert!(xml.contains("<testsuites name=\"lab\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""));
+        assert!(xml.contains("<testcase classname=\"lab.lost-update\" name=\"a\" time=\"0.013\"/>"));
         assert!(
-            xml.contains("<testcase classname=\"lab.lost-update\" name=\"a\" time=\"0.013\"/>")
+            xml.contains("expected: final 34 &amp; &lt;nothing&gt; lost\nobserved: final &quot;35&quot;</failure>")
         );
-        assert!(xml.contains("expected: final 34 &amp; &lt;nothing&gt; lost\nobserved: final &quot;35&quot;</failure>"));
         assert!(xml.contains("<skipped message=\"needs 17\"/>"));
         assert_eq!(xml_escape("a\u{1}b"), "a b");
     }

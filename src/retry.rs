@@ -53,14 +53,10 @@ impl RetryPolicy {
     /// sessions that failed together do not retry together, and no back-off
     /// collapses to zero.
     pub fn backoff(&self, attempt: u32, rng: &mut Rng) -> Duration {
-        let exp = self
-            .base
-            .saturating_mul(1u32 << (attempt.saturating_sub(1)).min(20));
+        let exp = self.base.saturating_mul(1u32 << (attempt.saturating_sub(1)).min(20));
         let d = exp.min(self.cap);
         let half = d / 2;
-        half + Duration::from_nanos(
-            rng.below(d.as_nanos().saturating_sub(half.as_nanos()) as u64 + 1),
-        )
+        half + Duration::from_nanos(rng.below(d.as_nanos().saturating_sub(half.as_nanos()) as u64 + 1))
     }
 
     /// Runs `body` (one whole transaction, BEGIN to COMMIT) until it succeeds,
@@ -68,12 +64,7 @@ impl RetryPolicy {
     /// The body returns Ok(Err(e)) for a server error it allowed (run its
     /// statements with [`RETRYABLE`] allowed); after one, the policy rolls
     /// back, notes the attempt in the timeline, backs off and calls it again.
-    pub async fn run<T, F, Fut>(
-        &self,
-        session: &Session,
-        rng: &mut Rng,
-        mut body: F,
-    ) -> Result<Attempted<T>>
+    pub async fn run<T, F, Fut>(&self, session: &Session, rng: &mut Rng, mut body: F) -> Result<Attempted<T>>
     where
         F: FnMut(u32) -> Fut,
         Fut: Future<Output = Result<std::result::Result<T, PgError>>>,
@@ -99,10 +90,7 @@ impl RetryPolicy {
                 Err(e) => {
                     failures.push(e.code.clone());
                     if Self::retries(&e.code) {
-                        session.note(format!(
-                            "attempt {attempt} failed with {}; no attempts left",
-                            e.code
-                        ));
+                        session.note(format!("attempt {attempt} failed with {}; no attempts left", e.code));
                     }
                     return Ok(Attempted {
                         result: Err(e),
@@ -137,9 +125,7 @@ impl Rng {
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default()
             .as_nanos() as u64;
-        Rng(name
-            .bytes()
-            .fold(t, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3)))
+        Rng(name.bytes().fold(t, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3)))
     }
 
     pub fn next_u64(&mut self) -> u64 {
@@ -168,9 +154,7 @@ mod tests {
     fn only_serialization_failures_and_deadlocks_retry() {
         assert!(RetryPolicy::retries("40001"));
         assert!(RetryPolicy::retries("40P01"));
-        for code in [
-            "23505", "55P03", "57014", "25P02", "40002", "40003", "08006", "",
-        ] {
+        for code in ["23505", "55P03", "57014", "25P02", "40002", "40003", "08006", ""] {
             assert!(!RetryPolicy::retries(code), "{code}");
         }
     }
@@ -200,8 +184,7 @@ mod tests {
     fn backoff_is_jittered_not_constant() {
         let p = RetryPolicy::default();
         let mut rng = Rng::new(7);
-        let samples: std::collections::HashSet<Duration> =
-            (0..50).map(|_| p.backoff(2, &mut rng)).collect();
+        let samples: std::collections::HashSet<Duration> = (0..50).map(|_| p.backoff(2, &mut rng)).collect();
         assert!(samples.len() > 40, "{} distinct values", samples.len());
     }
 
@@ -212,10 +195,7 @@ mod tests {
         for _ in 0..100_000 {
             buckets[rng.below(10) as usize] += 1;
         }
-        assert!(
-            buckets.iter().all(|&b| (9_000..11_000).contains(&b)),
-            "{buckets:?}"
-        );
+        assert!(buckets.iter().all(|&b| (9_000..11_000).contains(&b)), "{buckets:?}");
         assert_eq!(rng.below(0), 0);
     }
 }

@@ -2,14 +2,15 @@
 //! person can follow in psql; a statement is the text after a `-- name: x`
 //! line up to the next blank line. Values are psql variables (`:name`), set
 //! with `\set` by hand and bound here by the lab.
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 
 use anyhow::{Result, bail};
 
 pub struct SqlFile {
     pub path: &'static str,
     text: &'static str,
-    parsed: OnceLock<Vec<(String, String)>>,
+    parsed: OnceLock<Vec<Statement>>,
 }
 
 impl SqlFile {
@@ -21,56 +22,87 @@ impl SqlFile {
         }
     }
 
-    fn statements(&self) -> &[(String, String)] {
+    fn statements(&self) -> &[Statement] {
         self.parsed.get_or_init(|| parse(self.text))
     }
 
-    /// The statement called `name`, without its trailing semicolon.
-    pub fn get(&self, name: &str) -> Result<&str> {
-        match self.statements().iter().find(|(n, _)| n == name) {
-            Some((_, sql)) => Ok(sql),
+    fn statement(&self, name: &str) -> Result<&Statement> {
+        match self.statements().iter().find(|s| s.name == name) {
+            Some(s) => Ok(s),
             None => bail!("{} has no statement named {name}", self.path),
         }
     }
 
+    /// The statement called `name`, without its trailing semicolon.
+    pub fn get(&self, name: &str) -> Result<&str> {
+        let st = self.statement(name)?;
+        remember_why(&st.sql, &st.why);
+        Ok(&st.sql)
+    }
+
     /// The statement with its psql variables replaced by the given values.
-    pub fn bind(
-        &self,
-        name: &str,
-        params: &[(&str, &(dyn std::fmt::Display + Sync))],
-    ) -> Result<String> {
-        bind(self.get(name)?, params).map_err(|e| anyhow::anyhow!("{}: {name}: {e}", self.path))
+    pub fn bind(&self, name: &str, params: &[(&str, &(dyn std::fmt::Display + Sync))]) -> Result<String> {
+        let st = self.statement(name)?;
+        let sql = bind(&st.sql, params).map_err(|e| anyhow::anyhow!("{}: {name}: {e}", self.path))?;
+        remember_why(&sql, &st.why);
+        Ok(sql)
     }
 
     pub fn names(&self) -> Vec<&str> {
-        self.statements().iter().map(|(n, _)| n.as_str()).collect()
+        self.statements().iter().map(|s| s.name.as_str()).collect()
     }
 }
 
-fn parse(text: &str) -> Vec<(String, String)> {
+/// Statement texts handed out, with the comment above them in their file:
+/// the "why" that `--step` shows before a session runs them.
+static WHY: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
+
+/// Why a statement handed out by a [`SqlFile`] is run, if its file says.
+pub fn why_of(sql: &str) -> Option<String> {
+    WHY.get()?.lock().unwrap().get(sql).cloned()
+}
+
+fn remember_why(sql: &str, why: &str) {
+    if !why.is_empty() {
+        WHY.get_or_init(Mutex::default)
+            .lock()
+            .unwrap()
+            .insert(sql.to_string(), why.to_string());
+    }
+}
+
+struct Statement {
+    name: String,
+    sql: String,
+    why: String,
+}
+
+type Building<'a> = Option<(String, Vec<&'a str>, Vec<&'a str>)>;
+
+fn parse(text: &str) -> Vec<Statement> {
     let mut out = Vec::new();
-    let mut current: Option<(String, Vec<&str>)> = None;
-    let mut flush = |cur: &mut Option<(String, Vec<&str>)>| {
-        if let Some((name, lines)) = cur.take() {
-            let sql = lines
-                .join("\n")
-                .trim()
-                .trim_end_matches(';')
-                .trim()
-                .to_string();
-            out.push((name, sql));
+    let mut current: Building = None;
+    let mut flush = |cur: &mut Building| {
+        if let Some((name, lines, why)) = cur.take() {
+            let sql = lines.join("\n").trim().trim_end_matches(';').trim().to_string();
+            out.push(Statement {
+                name,
+                sql,
+                why: why.join(" "),
+            });
         }
     };
     for line in text.lines() {
         if let Some(name) = line.trim().strip_prefix("-- name:") {
             flush(&mut current);
-            current = Some((name.trim().to_string(), Vec::new()));
+            current = Some((name.trim().to_string(), Vec::new(), Vec::new()));
         } else if line.trim().is_empty() {
             flush(&mut current);
-        } else if let Some((_, lines)) = current.as_mut()
-            && !line.trim_start().starts_with("--")
-        {
-            lines.push(line);
+        } else if let Some((_, lines, why)) = current.as_mut() {
+            match line.trim_start().strip_prefix("--") {
+                Some(comment) => why.push(comment.trim()),
+                None => lines.push(line),
+            }
         }
     }
     flush(&mut current);
@@ -85,9 +117,7 @@ pub fn bind(sql: &str, params: &[(&str, &(dyn std::fmt::Display + Sync))]) -> Re
     while i < chars.len() {
         let c = chars[i];
         let prev_colon = i > 0 && chars[i - 1] == ':';
-        let next_ident = chars
-            .get(i + 1)
-            .is_some_and(|n| n.is_ascii_alphabetic() || *n == '_');
+        let next_ident = chars.get(i + 1).is_some_and(|n| n.is_ascii_alphabetic() || *n == '_');
         if c == ':' && !prev_colon && next_ident {
             let start = i + 1;
             let mut end = start;
@@ -122,6 +152,13 @@ mod tests {
         assert_eq!(F.names(), vec!["a", "b"]);
         assert_eq!(F.get("a").unwrap(), "SELECT 1::int\n  FROM t");
         assert!(F.get("zzz").is_err());
+    }
+
+    #[test]
+    fn the_comment_above_a_statement_is_its_why() {
+        let sql = F.get("a").unwrap().to_string();
+        assert_eq!(why_of(&sql).as_deref(), Some("why"));
+        assert_eq!(why_of("SELECT 'never handed out'"), None);
     }
 
     #[test]

@@ -5,24 +5,14 @@ use super::{ScenarioInfo, VariantInfo};
 use crate::engine::{VariantCtx, lit};
 use crate::sql::SqlFile;
 
-static SQL: SqlFile = SqlFile::new(
-    "lab/advisory-lock.sql",
-    include_str!("../../lab/advisory-lock.sql"),
-);
+static SQL: SqlFile = SqlFile::new("lab/advisory-lock.sql", include_str!("../../lab/advisory-lock.sql"));
 
 pub const INFO: ScenarioInfo = ScenarioInfo {
     name: "advisory-lock",
-    summary: "three instances start the nightly stock sync together; an advisory lock lets one run",
     variants: &[
-        VariantInfo {
-            name: "try-xact-lock",
-            expected: "exactly one instance gets pg_try_advisory_xact_lock and runs, two skip; the lock goes with the \
-                       transaction, so the next run gets it",
-        },
+        VariantInfo { name: "try-xact-lock" },
         VariantInfo {
             name: "session-lock-pooled",
-            expected: "a session-level lock left behind on a pooled connection skips the next run although nothing \
-                       runs; after the pool's reset (pg_advisory_unlock_all) the next run goes ahead",
         },
     ],
 };
@@ -62,10 +52,7 @@ async fn try_xact_lock(ctx: &mut VariantCtx<'_>, key: &str) -> Result<()> {
             skipped += 1;
         }
     }
-    let holders = ctx
-        .env
-        .rows(&SQL.bind("holders", &[("key", &key)])?)
-        .await?;
+    let holders = ctx.env.rows(&SQL.bind("holders", &[("key", &key)])?).await?;
     for s in &instances {
         s.run("COMMIT").await?;
     }
@@ -75,10 +62,7 @@ async fn try_xact_lock(ctx: &mut VariantCtx<'_>, key: &str) -> Result<()> {
     next.run("BEGIN").await?;
     let next_got = got(&next.run(&try_lock).await?);
     next.run("COMMIT").await?;
-    let after = ctx
-        .env
-        .rows(&SQL.bind("holders", &[("key", &key)])?)
-        .await?;
+    let after = ctx.env.rows(&SQL.bind("holders", &[("key", &key)])?).await?;
 
     ctx.metric("ran", ran);
     ctx.metric("skipped", skipped);
@@ -102,15 +86,10 @@ async fn session_lock_pooled(ctx: &mut VariantCtx<'_>, key: &str) -> Result<()> 
     let try_lock = SQL.bind("try_session_lock", &[("key", &key)])?;
     // Last night's job took a session lock and finished without unlocking;
     // its connection went back to the pool, open and idle.
-    pooled
-        .run(&SQL.bind("session_lock", &[("key", &key)])?)
-        .await?;
+    pooled.run(&SQL.bind("session_lock", &[("key", &key)])?).await?;
     pooled.run(SQL.get("sync")?).await?;
     pooled.note("job done, no unlock; connection returned to the pool (still open)");
-    let holders = ctx
-        .env
-        .rows(&SQL.bind("holders", &[("key", &key)])?)
-        .await?;
+    let holders = ctx.env.rows(&SQL.bind("holders", &[("key", &key)])?).await?;
     ctx.evidence("advisory locks while nothing runs (pg_locks)", &holders);
 
     let mut ran = 1; // last night's job

@@ -7,23 +7,16 @@ use super::{ScenarioInfo, VariantInfo};
 use crate::engine::{Rows, Session, VariantCtx, Wait, lit, millis};
 use crate::sql::SqlFile;
 
-static SQL: SqlFile = SqlFile::new(
-    "lab/ddl-lock-queue.sql",
-    include_str!("../../lab/ddl-lock-queue.sql"),
-);
+static SQL: SqlFile = SqlFile::new("lab/ddl-lock-queue.sql", include_str!("../../lab/ddl-lock-queue.sql"));
 
 pub const INFO: ScenarioInfo = ScenarioInfo {
     name: "ddl-lock-queue",
-    summary: "A's long report holds books; B's ALTER TABLE queues for ACCESS EXCLUSIVE; C's plain SELECT queues behind B",
     variants: &[
         VariantInfo {
             name: "no-lock-timeout",
-            expected: "C (which does not conflict with A) is blocked by B, which is blocked by A, until the report ends",
         },
         VariantInfo {
             name: "lock-timeout-retry",
-            expected: "B sets a short lock_timeout, fails with 55P03 and pauses: C waits at most that long; B's retry \
-                       succeeds once A ends",
         },
     ],
 };
@@ -46,10 +39,7 @@ async fn queue(ctx: &mut VariantCtx<'_>, sessions: &[&Session]) -> Result<Rows> 
             .collect::<Vec<_>>()
             .join(",")
     );
-    let mut rows = ctx
-        .env
-        .rows(&SQL.bind("queue", &[("pids", &pids)])?)
-        .await?;
+    let mut rows = ctx.env.rows(&SQL.bind("queue", &[("pids", &pids)])?).await?;
     rows.columns.insert(0, "session".into());
     for r in rows.rows.iter_mut() {
         let pid: i32 = r[0].as_deref().and_then(|p| p.parse().ok()).unwrap_or(0);
@@ -69,9 +59,9 @@ async fn no_lock_timeout(ctx: &mut VariantCtx<'_>) -> Result<()> {
     a.run("BEGIN").await?;
     a.run(SQL.get("report")?).await?;
     a.note("the report is still running (its transaction holds ACCESS SHARE on books)");
-    let mut alter = b.send(SQL.get("alter")?);
+    let mut alter = b.send(SQL.get("alter")?).await;
     let b_wait = ctx.await_wait(&mut alter).await?;
-    let mut read = c.send(SQL.get("read")?);
+    let mut read = c.send(SQL.get("read")?).await;
     let c_wait = ctx.await_wait(&mut read).await?;
     let q = queue(ctx, &[&a, &b, &c]).await?;
     ctx.evidence("the lock queue (pg_stat_activity, pg_blocking_pids)", &q);
@@ -93,10 +83,7 @@ async fn no_lock_timeout(ctx: &mut VariantCtx<'_>) -> Result<()> {
         },
         millis(c_took)
     ));
-    ctx.expect(
-        b_wait == Wait::Blocked(vec!["A".into()]),
-        "B's ALTER TABLE waits for A",
-    );
+    ctx.expect(b_wait == Wait::Blocked(vec!["A".into()]), "B's ALTER TABLE waits for A");
     ctx.expect(c_by_b, "C's SELECT is blocked by B, not by A");
     ctx.anomaly(c_by_b);
     Ok(())
@@ -114,9 +101,9 @@ async fn lock_timeout_retry(ctx: &mut VariantCtx<'_>) -> Result<()> {
     )?)
     .await?;
 
-    let mut alter = b.send(SQL.get("alter")?);
+    let mut alter = b.send(SQL.get("alter")?).await;
     let b_wait = ctx.await_wait(&mut alter).await?;
-    let mut read = c.send(SQL.get("read")?);
+    let mut read = c.send(SQL.get("read")?).await;
     let c_wait = ctx.await_wait(&mut read).await?;
     let (first, _) = alter.finish_timed(&["55P03"]).await?;
     // B gave up its place in the queue: C goes on at once.

@@ -9,17 +9,9 @@ static SQL: SqlFile = SqlFile::new("lab/deadlock.sql", include_str!("../../lab/d
 
 pub const INFO: ScenarioInfo = ScenarioInfo {
     name: "deadlock",
-    summary: "A and B each update two stock rows; in opposite orders the deadlock detector cancels one",
     variants: &[
-        VariantInfo {
-            name: "reverse-order",
-            expected: "after deadlock_timeout one fails with 40P01 (DETAIL: who waits for whom); its COMMIT comes \
-                       back as ROLLBACK; the other commits",
-        },
-        VariantInfo {
-            name: "same-order",
-            expected: "both lock in book_id order: B simply waits for A; no deadlock; both commit",
-        },
+        VariantInfo { name: "reverse-order" },
+        VariantInfo { name: "same-order" },
     ],
 };
 
@@ -38,10 +30,10 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     a.run(&reserve(1)?).await?;
     if reverse {
         b.run(&reserve(2)?).await?;
-        let mut a2 = a.send(&reserve(2)?);
+        let mut a2 = a.send(&reserve(2)?).await;
         let a_wait = ctx.await_wait(&mut a2).await?;
         // B closes the cycle: B waits for A, A waits for B.
-        let mut b1 = b.send(&reserve(1)?);
+        let mut b1 = b.send(&reserve(1)?).await;
         let b_wait = ctx.await_wait(&mut b1).await?;
         let (ra, a_took) = a2.finish_timed(&["40P01"]).await?;
         let (rb, b_took) = b1.finish_timed(&["40P01"]).await?;
@@ -57,10 +49,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
             a_wait == Wait::Blocked(vec!["B".into()]),
             "A's second UPDATE waits for B",
         );
-        ctx.expect(
-            b_wait.blocked(),
-            "B's second UPDATE waits (the cycle closes)",
-        );
+        ctx.expect(b_wait.blocked(), "B's second UPDATE waits (the cycle closes)");
         ctx.expect(
             victims.len() == 1 && victims[0].1.code == "40P01",
             "exactly one session fails with 40P01",
@@ -94,7 +83,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         }
         ctx.anomaly(false);
     } else {
-        let mut b1 = b.send(&reserve(1)?);
+        let mut b1 = b.send(&reserve(1)?).await;
         let b_wait = ctx.await_wait(&mut b1).await?;
         a.run(&reserve(2)?).await?;
         a.run("COMMIT").await?;
@@ -133,14 +122,8 @@ fn name_processes(ctx: &VariantCtx<'_>, detail: &str) -> String {
     for pid in pids {
         {
             if let Some(name) = ctx.session_of(pid) {
-                out = out.replace(
-                    &format!("process {pid}"),
-                    &format!("process {pid} ({name})"),
-                );
-                out = out.replace(
-                    &format!("Process {pid}"),
-                    &format!("Process {pid} ({name})"),
-                );
+                out = out.replace(&format!("process {pid}"), &format!("process {pid} ({name})"));
+                out = out.replace(&format!("Process {pid}"), &format!("Process {pid} ({name})"));
             }
         }
     }

@@ -5,23 +5,14 @@ use super::{ScenarioInfo, VariantInfo};
 use crate::engine::{VariantCtx, Wait, lit, millis};
 use crate::sql::SqlFile;
 
-static SQL: SqlFile = SqlFile::new(
-    "lab/fk-blocking.sql",
-    include_str!("../../lab/fk-blocking.sql"),
-);
+static SQL: SqlFile = SqlFile::new("lab/fk-blocking.sql", include_str!("../../lab/fk-blocking.sql"));
 
 pub const INFO: ScenarioInfo = ScenarioInfo {
     name: "fk-blocking",
-    summary: "A locks a book to change its price while B adds an order item for it (the FK check takes FOR KEY SHARE)",
     variants: &[
-        VariantInfo {
-            name: "for-update",
-            expected: "B's INSERT waits on the FK check's FOR KEY SHARE, then fails with 55P03 at lock_timeout \
-                       (CONTEXT names FOR KEY SHARE)",
-        },
+        VariantInfo { name: "for-update" },
         VariantInfo {
             name: "for-no-key-update",
-            expected: "B's INSERT completes without waiting: FOR NO KEY UPDATE does not conflict with FOR KEY SHARE",
         },
     ],
 };
@@ -47,16 +38,11 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     )?)
     .await?;
     b.run("BEGIN").await?;
-    let mut insert = b.send(SQL.get("add_item")?);
+    let mut insert = b.send(SQL.get("add_item")?).await;
     let wait = ctx.await_wait(&mut insert).await?;
     let (outcome, took) = insert.finish_timed(&["55P03"]).await?;
     let b_wait_ms = if wait.blocked() { millis(took) } else { 0.0 };
-    b.run(if outcome.is_ok() {
-        "COMMIT"
-    } else {
-        "ROLLBACK"
-    })
-    .await?;
+    b.run(if outcome.is_ok() { "COMMIT" } else { "ROLLBACK" }).await?;
     a.run(SQL.get("change_price")?).await?;
     a.run("COMMIT").await?;
 
@@ -66,11 +52,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     match &outcome {
         Ok(_) => ctx.observe(format!(
             "B's INSERT {} and completed",
-            if wait.blocked() {
-                "waited for A"
-            } else {
-                "did not wait"
-            }
+            if wait.blocked() { "waited for A" } else { "did not wait" }
         )),
         Err(e) => ctx.observe(format!(
             "B's INSERT waited {b_wait_ms:.0} ms, then failed with {}: {}",
@@ -78,10 +60,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         )),
     }
     if for_update {
-        ctx.expect(
-            wait == Wait::Blocked(vec!["A".into()]),
-            "B's INSERT waits for A",
-        );
+        ctx.expect(wait == Wait::Blocked(vec!["A".into()]), "B's INSERT waits for A");
         let context = outcome
             .as_ref()
             .err()

@@ -21,43 +21,18 @@ static SQL: SqlFile = SqlFile::new(
 
 pub const INFO: ScenarioInfo = ScenarioInfo {
     name: "invoice-numbering",
-    summary: "gapless invoice numbers while parallel workers send to a slow, failing integrator",
     variants: &[
-        VariantInfo {
-            name: "max-plus-one",
-            expected: "MAX(invoice_no) + 1 at send time: two workers take the same number; the integrator rejects the \
-                       second as duplicate (anomaly)",
-        },
-        VariantInfo {
-            name: "enqueue-time",
-            expected: "numbers fixed when queued: invoices rejected for good or cancelled in the queue leave holes \
-                       (anomaly)",
-        },
-        VariantInfo {
-            name: "sequence",
-            expected: "nextval() at send time: a failed send rolls back but the value is gone: gaps (anomaly)",
-        },
-        VariantInfo {
-            name: "lock-over-call",
-            expected: "the counter row locked FOR UPDATE across the external call: no duplicates, no gaps, but one \
-                       invoice per integrator latency whatever the number of workers",
-        },
+        VariantInfo { name: "max-plus-one" },
+        VariantInfo { name: "enqueue-time" },
+        VariantInfo { name: "sequence" },
+        VariantInfo { name: "lock-over-call" },
         VariantInfo {
             name: "jit-reservation",
-            expected: "a short transaction reserves the number just before the call; failures keep it and retries \
-                       reuse it: no duplicates, no gaps, sends in parallel",
         },
         VariantInfo {
             name: "orphan-recovery",
-            expected: "jit-reservation with crashes after the integrator accepted (and before it was called): the \
-                       sweep asks the integrator, repairs or resends with the same number behind a circuit breaker; \
-                       no duplicates, no gaps",
         },
-        VariantInfo {
-            name: "priority",
-            expected: "one interactive invoice queued behind a scheduler batch: sent within the first batches with \
-                       priority ordering, after the whole batch without it",
-        },
+        VariantInfo { name: "priority" },
     ],
 };
 
@@ -92,8 +67,7 @@ struct Remote {
 /// A stable pseudo-random number in [0, 1) for (a, b): failures and latencies
 /// are the same on every run, whatever the interleaving.
 fn unit(a: i64, b: i64) -> f64 {
-    let mut x =
-        (a as u64).wrapping_mul(0x9e3779b97f4a7c15) ^ (b as u64).wrapping_mul(0xbf58476d1ce4e5b9);
+    let mut x = (a as u64).wrapping_mul(0x9e3779b97f4a7c15) ^ (b as u64).wrapping_mul(0xbf58476d1ce4e5b9);
     x ^= x >> 31;
     x = x.wrapping_mul(0x94d049bb133111eb);
     x ^= x >> 29;
@@ -190,18 +164,11 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.env
         .rows(&SQL.bind(
             "enqueue",
-            &[
-                ("count", &batch),
-                ("priority", &0),
-                ("source", &"'scheduler'"),
-            ],
+            &[("count", &batch), ("priority", &0), ("source", &"'scheduler'")],
         )?)
         .await?;
     ctx.env
-        .rows(&SQL.bind(
-            "enqueue",
-            &[("count", &users), ("priority", &0), ("source", &"'user'")],
-        )?)
+        .rows(&SQL.bind("enqueue", &[("count", &users), ("priority", &0), ("source", &"'user'")])?)
         .await?;
     ctx.env.rows(SQL.get("invalid_tax_numbers")?).await?;
     if strategy == Strategy::EnqueueTime {
@@ -211,9 +178,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     // Users cancel some invoices while they are still queued.
     let cancelled: Vec<i64> = (1..=p.invoices as i64).filter(|i| i % 10 == 3).collect();
     for id in &cancelled {
-        ctx.env
-            .rows(&SQL.bind("cancel", &[("invoice_id", id)])?)
-            .await?;
+        ctx.env.rows(&SQL.bind("cancel", &[("invoice_id", id)])?).await?;
     }
     ctx.narrate(format!(
         "queued {batch} invoices from the scheduler and {users} from users; cancelled {cancelled:?} while queued; \
@@ -226,8 +191,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
             state: Mutex::default(),
         },
         strategy,
-        first_round: (strategy == Strategy::MaxPlusOne)
-            .then(|| ctx.barrier("first numbers taken", p.workers as usize)),
+        first_round: (strategy == Strategy::MaxPlusOne).then(|| ctx.barrier("first numbers taken", p.workers as usize)),
         crash_after_accept: if orphans {
             (1..=p.invoices as i64).filter(|i| i % 10 == 5).collect()
         } else {
@@ -360,7 +324,9 @@ async fn process(
             "invoice {id}, number {no}, attempt {attempt}: integrator says {reply:?}"
         ));
         if reply == Reply::Accepted && sh.crash_after_accept.contains(&id) {
-            w.note(format!("invoice {id}: the worker crashes after the integrator accepted, before recording it"));
+            w.note(format!(
+                "invoice {id}: the worker crashes after the integrator accepted, before recording it"
+            ));
             tally.crashed.push(id);
             return Ok(());
         }
@@ -401,9 +367,10 @@ async fn process(
                     // The number stays with the invoice: a user corrects it and it goes out again with it.
                     w.run(&SQL.bind("mark", &[("status", &"'ERROR'"), ("invoice_id", &id)])?)
                         .await?;
-                    w.note(format!("invoice {id} rejected ({why}): corrected by a user, queued again with number {no}"));
-                    w.run(&SQL.bind("correct_and_requeue", &[("invoice_id", &id)])?)
-                        .await?;
+                    w.note(format!(
+                        "invoice {id} rejected ({why}): corrected by a user, queued again with number {no}"
+                    ));
+                    w.run(&SQL.bind("correct_and_requeue", &[("invoice_id", &id)])?).await?;
                 } else {
                     w.run(&SQL.bind("mark", &[("status", &"'REJECTED'"), ("invoice_id", &id)])?)
                         .await?;
@@ -433,9 +400,7 @@ async fn process(
             }
         }
     }
-    Err(anyhow!(
-        "invoice-numbering: invoice {id} was not sent in 20 attempts"
-    ))
+    Err(anyhow!("invoice-numbering: invoice {id} was not sent in 20 attempts"))
 }
 
 struct Recovery {
@@ -448,12 +413,7 @@ struct Recovery {
 /// The orphan sweep: invoices stuck in SENDING longer than the threshold are
 /// looked up at the integrator by their number: repaired locally if it has
 /// them, sent again with the same number if not, through a circuit breaker.
-async fn recover(
-    ctx: &mut VariantCtx<'_>,
-    sh: &Shared,
-    w: &Session,
-    p: &InvoiceParams,
-) -> Result<Recovery> {
+async fn recover(ctx: &mut VariantCtx<'_>, sh: &Shared, w: &Session, p: &InvoiceParams) -> Result<Recovery> {
     let threshold = p.latency * 2;
     // The integrator is down for the first calls of the sweep: the breaker must not hammer it.
     sh.integrator.state.lock().unwrap().fail_next = 4;
@@ -486,22 +446,16 @@ async fn recover(
             return Ok(rec);
         }
         if Instant::now() > deadline {
-            return Err(anyhow!(
-                "invoice-numbering: the orphan sweep did not finish"
-            ));
+            return Err(anyhow!("invoice-numbering: the orphan sweep did not finish"));
         }
         for i in 0..stuck.rows.len() {
-            let id: i64 = stuck
-                .get(i, "invoice_id")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0);
-            let no: i64 = stuck
-                .get(i, "reserved_no")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0);
+            let id: i64 = stuck.get(i, "invoice_id").and_then(|v| v.parse().ok()).unwrap_or(0);
+            let no: i64 = stuck.get(i, "reserved_no").and_then(|v| v.parse().ok()).unwrap_or(0);
             match sh.integrator.lookup(no) {
                 Some(holder) if holder == id => {
-                    w.note(format!("sweep: number {no} is at the integrator (invoice {id}): repairing the local record"));
+                    w.note(format!(
+                        "sweep: number {no} is at the integrator (invoice {id}): repairing the local record"
+                    ));
                     w.run("BEGIN").await?;
                     w.run(&SQL.bind("record_sent", &[("no", &no), ("invoice_id", &id)])?)
                         .await?;
@@ -526,9 +480,7 @@ async fn recover(
                         .send(no, id, "0000000000", 100 + failures_in_row as i64)
                         .await;
                     if reply == Reply::Accepted {
-                        w.note(format!(
-                            "sweep: invoice {id} sent again with its number {no}: accepted"
-                        ));
+                        w.note(format!("sweep: invoice {id} sent again with its number {no}: accepted"));
                         w.run("BEGIN").await?;
                         w.run(&SQL.bind("record_sent", &[("no", &no), ("invoice_id", &id)])?)
                             .await?;
@@ -540,9 +492,7 @@ async fn recover(
                         open_until = None;
                     } else {
                         failures_in_row += 1;
-                        w.note(format!(
-                            "sweep: resending invoice {id} (number {no}) failed: {reply:?}"
-                        ));
+                        w.note(format!("sweep: resending invoice {id} (number {no}) failed: {reply:?}"));
                         if failures_in_row >= 3 || open_until.is_some() {
                             rec.breaker_opened += 1;
                             open_until = Some(Instant::now() + threshold);
@@ -597,20 +547,12 @@ async fn audit(
         .await?
         .max(accepted.keys().max().copied().unwrap_or(0));
     let gaps: Vec<i64> = (1..=high).filter(|n| !accepted.contains_key(n)).collect();
-    let unknown_locally: Vec<i64> = accepted
-        .keys()
-        .filter(|n| !local.contains_key(n))
-        .copied()
-        .collect();
+    let unknown_locally: Vec<i64> = accepted.keys().filter(|n| !local.contains_key(n)).copied().collect();
     let mut per_invoice: BTreeMap<i64, usize> = BTreeMap::new();
     for inv in accepted.values() {
         *per_invoice.entry(*inv).or_default() += 1;
     }
-    let sent_twice: Vec<i64> = per_invoice
-        .iter()
-        .filter(|(_, n)| **n > 1)
-        .map(|(i, _)| *i)
-        .collect();
+    let sent_twice: Vec<i64> = per_invoice.iter().filter(|(_, n)| **n > 1).map(|(i, _)| *i).collect();
     let issued = accepted.len();
     let holds: Vec<Duration> = tallies.iter().flat_map(|t| t.holds.clone()).collect();
     let statuses = ctx.env.rows(SQL.get("statuses")?).await?;
@@ -619,23 +561,14 @@ async fn audit(
         title: "audit: the integrator's accepted numbers against the local records".into(),
         columns: ["check", "found"].map(String::from).to_vec(),
         rows: vec![
-            vec![
-                "numbers accepted by the integrator".into(),
-                issued.to_string(),
-            ],
+            vec!["numbers accepted by the integrator".into(), issued.to_string()],
             vec![
                 "numbers two invoices took (rejected as duplicate)".into(),
                 fmt_list(&duplicates.iter().map(|(n, _)| *n).collect::<Vec<_>>()),
             ],
             vec![format!("gaps in 1..{high}"), fmt_list(&gaps)],
-            vec![
-                "accepted remotely, unknown locally".into(),
-                fmt_list(&unknown_locally),
-            ],
-            vec![
-                "invoices sent under more than one number".into(),
-                fmt_list(&sent_twice),
-            ],
+            vec!["accepted remotely, unknown locally".into(), fmt_list(&unknown_locally)],
+            vec!["invoices sent under more than one number".into(), fmt_list(&sent_twice)],
         ],
     });
     let per_s = if elapsed.is_zero() {
@@ -672,10 +605,7 @@ async fn audit(
         unknown_locally.is_empty(),
         "every number the integrator accepted is known locally",
     );
-    ctx.expect(
-        sent_twice.is_empty(),
-        "no invoice went out under two numbers",
-    );
+    ctx.expect(sent_twice.is_empty(), "no invoice went out under two numbers");
     let clean = duplicates.is_empty() && gaps.is_empty();
     match ctx.variant {
         "max-plus-one" => {
@@ -687,10 +617,7 @@ async fn audit(
         }
         "enqueue-time" => {
             ctx.expect(duplicates.is_empty(), "no duplicates");
-            ctx.expect(
-                !gaps.is_empty(),
-                "rejected and cancelled invoices leave holes",
-            );
+            ctx.expect(!gaps.is_empty(), "rejected and cancelled invoices leave holes");
             let holes: BTreeSet<i64> = gaps.iter().copied().collect();
             ctx.expect(
                 cancelled.iter().all(|c| holes.contains(c)),
@@ -736,10 +663,7 @@ async fn audit(
                     r.resent == sh.crash_before_send.len(),
                     "every invoice never sent goes out with its number",
                 );
-                ctx.expect(
-                    r.repaired + r.resent == crashed,
-                    "every orphan is recovered",
-                );
+                ctx.expect(r.repaired + r.resent == crashed, "every orphan is recovered");
                 ctx.expect(
                     r.breaker_opened > 0,
                     "the circuit breaker stops hammering the failing integrator",
@@ -756,10 +680,7 @@ fn fmt_list(v: &[i64]) -> String {
     if v.is_empty() {
         "none".into()
     } else {
-        v.iter()
-            .map(|n| n.to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
+        v.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", ")
     }
 }
 
@@ -768,15 +689,13 @@ async fn priority(ctx: &mut VariantCtx<'_>, p: &InvoiceParams) -> Result<()> {
     let batch = (p.invoices * 2).max(10);
     let mut waits = Vec::new();
     for (part, ordered) in [("first in, first out", false), ("interactive first", true)] {
-        ctx.env.rows("DELETE FROM outgoing_invoices; DELETE FROM invoices; UPDATE invoice_sequences SET next_no = 1").await?;
+        ctx.env
+            .rows("DELETE FROM outgoing_invoices; DELETE FROM invoices; UPDATE invoice_sequences SET next_no = 1")
+            .await?;
         ctx.env
             .rows(&SQL.bind(
                 "enqueue",
-                &[
-                    ("count", &batch),
-                    ("priority", &0),
-                    ("source", &"'scheduler'"),
-                ],
+                &[("count", &batch), ("priority", &0), ("source", &"'scheduler'")],
             )?)
             .await?;
         let interactive_priority = if ordered { 1 } else { 0 };
@@ -791,7 +710,9 @@ async fn priority(ctx: &mut VariantCtx<'_>, p: &InvoiceParams) -> Result<()> {
             )?)
             .await?;
         let interactive = ctx.env.int("SELECT max(invoice_id) FROM invoices").await?;
-        ctx.narrate(format!("part: {part}: {batch} scheduler invoices queued, then interactive invoice {interactive}"));
+        ctx.narrate(format!(
+            "part: {part}: {batch} scheduler invoices queued, then interactive invoice {interactive}"
+        ));
         let shared = Arc::new(Shared {
             integrator: Integrator {
                 latency: p.latency,

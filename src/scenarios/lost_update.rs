@@ -6,45 +6,25 @@ use crate::engine::{Session, VariantCtx, lit};
 use crate::report::Evidence;
 use crate::sql::SqlFile;
 
-static SQL: SqlFile = SqlFile::new(
-    "lab/lost-update.sql",
-    include_str!("../../lab/lost-update.sql"),
-);
+static SQL: SqlFile = SqlFile::new("lab/lost-update.sql", include_str!("../../lab/lost-update.sql"));
 
 pub const INFO: ScenarioInfo = ScenarioInfo {
     name: "lost-update",
-    summary: "two clerks remove one copy of the same book at once (36 on hand, 34 must remain)",
     variants: &[
-        VariantInfo {
-            name: "read-committed",
-            expected: "both read 36 and write 35; both commit; final 35: one decrement is lost (anomaly)",
-        },
+        VariantInfo { name: "read-committed" },
         VariantInfo {
             name: "repeatable-read",
-            expected: "B's UPDATE fails with 40001 (concurrent update); final 35 after A alone; nothing lost silently",
         },
-        VariantInfo {
-            name: "atomic-update",
-            expected: "B's `quantity_on_hand - 1` waits for A, then re-reads the committed row; final 34",
-        },
+        VariantInfo { name: "atomic-update" },
         VariantInfo {
             name: "select-for-update",
-            expected: "B's SELECT ... FOR UPDATE waits for A, then reads 35 and writes 34; final 34",
         },
         VariantInfo {
             name: "updated-at-token",
-            expected: "updated_at as the token: A's save within the same second leaves the stamp B read, so B's \
-                       conditional save succeeds and silently overwrites A's address (anomaly)",
         },
-        VariantInfo {
-            name: "field-merge",
-            expected: "A corrects the address, B writes a note: one row-wide version gives B a needless conflict; \
-                       per-field checks let both changes land",
-        },
+        VariantInfo { name: "field-merge" },
         VariantInfo {
             name: "optimistic-version",
-            expected: "A's versioned UPDATE affects 1 row, B's affects 0: the conflict is reported with B's intent, \
-                       what B read and what the row holds now; final 35",
         },
     ],
 };
@@ -90,20 +70,12 @@ async fn read_modify_write(ctx: &mut VariantCtx<'_>, begin: &str) -> Result<()> 
     }
     let qa = a.int(SQL.get("read")?, "quantity_on_hand").await?;
     let qb = b.int(SQL.get("read")?, "quantity_on_hand").await?;
-    a.run(&SQL.bind("write", &[("new_quantity", &(qa - 1))])?)
-        .await?;
+    a.run(&SQL.bind("write", &[("new_quantity", &(qa - 1))])?).await?;
     a.run("COMMIT").await?;
     let b_write = b
-        .run_allow(
-            &SQL.bind("write", &[("new_quantity", &(qb - 1))])?,
-            &["40001"],
-        )
+        .run_allow(&SQL.bind("write", &[("new_quantity", &(qb - 1))])?, &["40001"])
         .await?;
-    let b_end = if b_write.is_ok() {
-        "COMMIT"
-    } else {
-        "ROLLBACK"
-    };
+    let b_end = if b_write.is_ok() { "COMMIT" } else { "ROLLBACK" };
     b.run(b_end).await?;
 
     let q = final_quantity(ctx).await?;
@@ -113,20 +85,14 @@ async fn read_modify_write(ctx: &mut VariantCtx<'_>, begin: &str) -> Result<()> 
     );
     match &b_write {
         Ok(_) => ctx.observe(format!("B's UPDATE succeeded; both committed; final {q}")),
-        Err(e) => ctx.observe(format!(
-            "B's UPDATE failed with {} ({}); final {q}",
-            e.code, e.message
-        )),
+        Err(e) => ctx.observe(format!("B's UPDATE failed with {} ({}); final {q}", e.code, e.message)),
     }
     if repeatable {
         ctx.expect(
             matches!(&b_write, Err(e) if e.code == "40001"),
             "B's UPDATE fails with 40001",
         );
-        ctx.expect(
-            q == START - 1,
-            format!("final {} (A's decrement only)", START - 1),
-        );
+        ctx.expect(q == START - 1, format!("final {} (A's decrement only)", START - 1));
         ctx.anomaly(q != START - 1 || b_write.is_ok());
         if b_write.is_err() {
             ctx.note("REPEATABLE READ: B's snapshot predates A's commit, so PostgreSQL refuses to update a row changed since; \
@@ -144,10 +110,7 @@ async fn read_modify_write(ctx: &mut VariantCtx<'_>, begin: &str) -> Result<()> 
         // The audit trail proves it: two writes, the second over the first.
         let audit = ctx.env.rows(SQL.get("audit")?).await?;
         let writes = audit.rows.len();
-        ctx.evidence(
-            "audit trail of stock_items book 1 (trigger-maintained)",
-            &audit,
-        );
+        ctx.evidence("audit trail of stock_items book 1 (trigger-maintained)", &audit);
         ctx.metric("audit_writes", writes);
         ctx.expect(writes == 2, "the audit trail holds both writes");
         if writes == 2 {
@@ -172,7 +135,7 @@ async fn atomic_update(ctx: &mut VariantCtx<'_>) -> Result<()> {
         s.run(SQL.get("begin_read_committed")?).await?;
     }
     a.run(SQL.get("atomic_decrement")?).await?;
-    let mut pending = b.send(SQL.get("atomic_decrement")?);
+    let mut pending = b.send(SQL.get("atomic_decrement")?).await;
     let wait = ctx.await_wait(&mut pending).await?;
     a.run("COMMIT").await?;
     let b_rows = pending.finish().await?;
@@ -203,17 +166,13 @@ async fn select_for_update(ctx: &mut VariantCtx<'_>) -> Result<()> {
     for s in [&a, &b] {
         s.run(SQL.get("begin_read_committed")?).await?;
     }
-    let qa = a
-        .int(SQL.get("read_for_update")?, "quantity_on_hand")
-        .await?;
-    let mut pending = b.send(SQL.get("read_for_update")?);
+    let qa = a.int(SQL.get("read_for_update")?, "quantity_on_hand").await?;
+    let mut pending = b.send(SQL.get("read_for_update")?).await;
     let wait = ctx.await_wait(&mut pending).await?;
-    a.run(&SQL.bind("write", &[("new_quantity", &(qa - 1))])?)
-        .await?;
+    a.run(&SQL.bind("write", &[("new_quantity", &(qa - 1))])?).await?;
     a.run("COMMIT").await?;
     let qb = pending.finish().await?.int("quantity_on_hand")?;
-    b.run(&SQL.bind("write", &[("new_quantity", &(qb - 1))])?)
-        .await?;
+    b.run(&SQL.bind("write", &[("new_quantity", &(qb - 1))])?).await?;
     b.run("COMMIT").await?;
 
     let q = final_quantity(ctx).await?;
@@ -230,10 +189,7 @@ async fn select_for_update(ctx: &mut VariantCtx<'_>) -> Result<()> {
         wait == crate::engine::Wait::Blocked(vec!["A".into()]),
         "B's SELECT ... FOR UPDATE waits for A",
     );
-    ctx.expect(
-        qb == START - 1,
-        format!("B reads {} after A commits", START - 1),
-    );
+    ctx.expect(qb == START - 1, format!("B reads {} after A commits", START - 1));
     ctx.expect(q == START - 2, format!("final {}", START - 2));
     ctx.anomaly(q != START - 2);
     Ok(())
@@ -266,17 +222,9 @@ async fn optimistic_version(ctx: &mut VariantCtx<'_>) -> Result<()> {
         b.note("0 rows affected: conflict, reported to the user with the three value sets");
         ctx.evidence_table(Evidence {
             title: "B's conflict (what the application shows)".into(),
-            columns: vec![
-                "value set".into(),
-                "quantity_on_hand".into(),
-                "version".into(),
-            ],
+            columns: vec!["value set".into(), "quantity_on_hand".into(), "version".into()],
             rows: vec![
-                vec![
-                    "B wanted to write".into(),
-                    (qb - 1).to_string(),
-                    (vb + 1).to_string(),
-                ],
+                vec!["B wanted to write".into(), (qb - 1).to_string(), (vb + 1).to_string()],
                 vec!["B originally read".into(), qb.to_string(), vb.to_string()],
                 vec![
                     "database holds now".into(),
@@ -294,10 +242,7 @@ async fn optimistic_version(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ));
     ctx.expect(a_rows == 1, "A's UPDATE affects 1 row");
     ctx.expect(b_rows == 0, "B's UPDATE affects 0 rows (conflict detected)");
-    ctx.expect(
-        q == START - 1,
-        format!("final {} (B's stale write refused)", START - 1),
-    );
+    ctx.expect(q == START - 1, format!("final {} (B's stale write refused)", START - 1));
     // Nothing was lost silently: B knows its write did not happen.
     ctx.anomaly(b_rows != 0 && q != START - 2);
     Ok(())
@@ -362,8 +307,10 @@ async fn updated_at_token(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.expect(a_rows == 1 && b_rows == 1, "both conditional saves succeed");
     ctx.expect(lost, "A's address change is silently lost");
     ctx.anomaly(lost);
-    ctx.note("An integer version (see optimistic-version) changes on every write whatever the clock says; a timestamp \
-              only when the clock has moved past its precision, and app servers' clocks disagree besides.");
+    ctx.note(
+        "An integer version (see optimistic-version) changes on every write whatever the clock says; a timestamp \
+              only when the clock has moved past its precision, and app servers' clocks disagree besides.",
+    );
     Ok(())
 }
 
@@ -384,10 +331,7 @@ async fn field_merge(ctx: &mut VariantCtx<'_>) -> Result<()> {
             (
                 SQL.bind(
                     "save_address_if_field_unchanged",
-                    &[
-                        ("address", &lit(new_address)),
-                        ("read_address", &old_address),
-                    ],
+                    &[("address", &lit(new_address)), ("read_address", &old_address)],
                 )?,
                 SQL.bind(
                     "save_note_if_field_unchanged",
@@ -398,10 +342,7 @@ async fn field_merge(ctx: &mut VariantCtx<'_>) -> Result<()> {
             (
                 SQL.bind(
                     "save_address_row_version",
-                    &[
-                        ("address", &lit(new_address)),
-                        ("read_version", &ra.int("version")?),
-                    ],
+                    &[("address", &lit(new_address)), ("read_version", &ra.int("version")?)],
                 )?,
                 SQL.bind(
                     "save_note_row_version",
@@ -415,21 +356,14 @@ async fn field_merge(ctx: &mut VariantCtx<'_>) -> Result<()> {
             b.note("0 rows: conflict reported to the user, although A changed another field");
         }
         let end = ctx.env.rows(SQL.get("read_order_versioned")?).await?;
-        let landed =
-            end.get(0, "delivery_address") == Some(new_address) && end.get(0, "note") == Some(note);
+        let landed = end.get(0, "delivery_address") == Some(new_address) && end.get(0, "note") == Some(note);
         outcomes.push((part, a_rows, b_rows, landed, end));
     }
     ctx.evidence_table(Evidence {
         title: "the order after both saves".into(),
-        columns: [
-            "approach",
-            "A's rows",
-            "B's rows",
-            "delivery_address",
-            "note",
-        ]
-        .map(String::from)
-        .to_vec(),
+        columns: ["approach", "A's rows", "B's rows", "delivery_address", "note"]
+            .map(String::from)
+            .to_vec(),
         rows: outcomes
             .iter()
             .map(|(part, a_rows, b_rows, _, end)| {
@@ -450,21 +384,10 @@ async fn field_merge(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.observe(format!(
         "row-wide version: B's save affected {} row(s){}; per-field checks: both changes {}",
         row.2,
-        if row.2 == 0 {
-            " (a needless conflict)"
-        } else {
-            ""
-        },
-        if field.3 {
-            "landed"
-        } else {
-            "did not both land"
-        }
+        if row.2 == 0 { " (a needless conflict)" } else { "" },
+        if field.3 { "landed" } else { "did not both land" }
     ));
-    ctx.expect(
-        row.1 == 1 && row.2 == 0,
-        "with one row-wide version B gets a conflict",
-    );
+    ctx.expect(row.1 == 1 && row.2 == 0, "with one row-wide version B gets a conflict");
     ctx.expect(
         field.1 == 1 && field.2 == 1 && field.3,
         "with per-field checks both changes land",

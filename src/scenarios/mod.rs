@@ -18,30 +18,22 @@ mod stock_race;
 mod timeouts;
 mod write_skew;
 
+/// A scenario's variant. Its documented outcome and explanation are texts,
+/// kept with every other text in `i18n`.
 #[derive(Debug)]
 pub struct VariantInfo {
     pub name: &'static str,
-    /// The documented outcome, one line.
-    pub expected: &'static str,
 }
 
 #[derive(Debug)]
 pub struct ScenarioInfo {
     pub name: &'static str,
-    pub summary: &'static str,
     pub variants: &'static [VariantInfo],
 }
 
 impl ScenarioInfo {
     pub fn variant_names(&self) -> Vec<&'static str> {
         self.variants.iter().map(|v| v.name).collect()
-    }
-
-    pub fn expected(&self, variant: &str) -> &'static str {
-        self.variants
-            .iter()
-            .find(|v| v.name == variant)
-            .map_or("", |v| v.expected)
     }
 }
 

@@ -12,38 +12,21 @@ use crate::report::Evidence;
 use crate::retry::{RETRYABLE, RetryPolicy, Rng};
 use crate::sql::SqlFile;
 
-static SQL: SqlFile = SqlFile::new(
-    "lab/write-skew.sql",
-    include_str!("../../lab/write-skew.sql"),
-);
+static SQL: SqlFile = SqlFile::new("lab/write-skew.sql", include_str!("../../lab/write-skew.sql"));
 
 pub const INFO: ScenarioInfo = ScenarioInfo {
     name: "write-skew",
-    summary: "two requests each check \"no Pending order yet\" for a customer, then both insert one",
     variants: &[
-        VariantInfo {
-            name: "read-committed",
-            expected: "both see 0 pending and insert: 2 pending orders for the customer (anomaly)",
-        },
+        VariantInfo { name: "read-committed" },
         VariantInfo {
             name: "repeatable-read",
-            expected: "both insert too: no row is written by both, so snapshot isolation has nothing to detect; \
-                       2 pending (anomaly)",
         },
-        VariantInfo {
-            name: "serializable",
-            expected: "one commits, the other fails with 40001 (read/write dependencies among transactions); 1 pending",
-        },
+        VariantInfo { name: "serializable" },
         VariantInfo {
             name: "serializable-retry",
-            expected: "the failed request retries the whole transaction after a back-off, sees the pending order and \
-                       inserts nothing; 1 pending",
         },
         VariantInfo {
             name: "serializable-no-index",
-            expected: "different customers under SERIALIZABLE: with ix_orders_customer_id both commit; neighbours on \
-                       one index leaf page conflict (40001); without the index the relation-level predicate lock \
-                       fails an unrelated request (40001)",
         },
     ],
 };
@@ -171,13 +154,9 @@ async fn attempt_once(
         *failed_in.lock().unwrap() = Some(stmt);
         Ok(Err(e))
     };
-    s.run(&SQL.bind("begin", &[("isolation", &isolation)])?)
-        .await?;
+    s.run(&SQL.bind("begin", &[("isolation", &isolation)])?).await?;
     let pending = match s
-        .run_allow(
-            &SQL.bind("check", &[("customer_id", &customer)])?,
-            RETRYABLE,
-        )
+        .run_allow(&SQL.bind("check", &[("customer_id", &customer)])?, RETRYABLE)
         .await?
     {
         Ok(rows) => rows.int("pending")?,
@@ -202,10 +181,7 @@ async fn attempt_once(
         };
     }
     s.note("saw 0 pending orders: inserting one");
-    let insert = SQL.bind(
-        "insert",
-        &[("order_no", &lit(order_no)), ("customer_id", &customer)],
-    )?;
+    let insert = SQL.bind("insert", &[("order_no", &lit(order_no)), ("customer_id", &customer)])?;
     if let Err(e) = s.run_allow(&insert, RETRYABLE).await? {
         return fail("INSERT", e);
     }
@@ -280,11 +256,7 @@ fn describe(name: &str, o: &Outcome) -> String {
     match &o.result {
         Ok(Decision::Inserted) => format!("{name} inserted{tries}"),
         Ok(Decision::SawPending(n)) => format!("{name} saw {n} pending, inserted nothing{tries}"),
-        Err(e) => format!(
-            "{name} failed with {} at {}{tries}",
-            e.code,
-            o.failed_in.unwrap_or("?")
-        ),
+        Err(e) => format!("{name} failed with {} at {}{tries}", e.code, o.failed_in.unwrap_or("?")),
     }
 }
 
@@ -301,20 +273,14 @@ async fn rule(ctx: &mut VariantCtx<'_>, isolation: &'static str, retry: bool) ->
         .await?;
 
     ctx.metric("pending_orders", pending);
-    ctx.metric(
-        "attempts",
-        BTreeMap::from([("A", oa.attempts), ("B", ob.attempts)]),
-    );
+    ctx.metric("attempts", BTreeMap::from([("A", oa.attempts), ("B", ob.attempts)]));
     ctx.observe(format!(
         "{}; {}; {pending} pending for customer {CUSTOMER}",
         describe("A", &oa),
         describe("B", &ob)
     ));
     ctx.anomaly(pending > 1);
-    let failures: Vec<&PgError> = [&oa, &ob]
-        .iter()
-        .filter_map(|o| o.result.as_ref().err())
-        .collect();
+    let failures: Vec<&PgError> = [&oa, &ob].iter().filter_map(|o| o.result.as_ref().err()).collect();
     match (isolation, retry) {
         ("SERIALIZABLE", false) => {
             ctx.expect(
@@ -339,14 +305,10 @@ async fn rule(ctx: &mut VariantCtx<'_>, isolation: &'static str, retry: bool) ->
                 failures.is_empty(),
                 "no request ends in an error (the failed one is retried)",
             );
-            ctx.expect(
-                oa.attempts + ob.attempts >= 3,
-                "one request needs a second attempt",
-            );
+            ctx.expect(oa.attempts + ob.attempts >= 3, "one request needs a second attempt");
             let decisions = [oa.result.clone().ok(), ob.result.clone().ok()];
             ctx.expect(
-                decisions.contains(&Some(Decision::Inserted))
-                    && decisions.contains(&Some(Decision::SawPending(1))),
+                decisions.contains(&Some(Decision::Inserted)) && decisions.contains(&Some(Decision::SawPending(1))),
                 "one inserts; the retried one sees 1 pending and inserts nothing",
             );
             ctx.expect(pending == 1, "1 pending order");
@@ -416,9 +378,7 @@ async fn no_index(ctx: &mut VariantCtx<'_>) -> Result<()> {
             .run(&SQL.bind("explain_check", &[("customer_id", &part.customers.0)])?)
             .await?;
         let plan_text: Vec<&str> = plan.rows.iter().filter_map(|r| r[0].as_deref()).collect();
-        let uses_index = plan_text
-            .iter()
-            .any(|l| l.contains("ix_orders_customer_id"));
+        let uses_index = plan_text.iter().any(|l| l.contains("ix_orders_customer_id"));
         let scan = plan_text
             .iter()
             .find(|l| l.contains(" on "))
@@ -427,32 +387,17 @@ async fn no_index(ctx: &mut VariantCtx<'_>) -> Result<()> {
         if part.with_index {
             ctx.expect(
                 uses_index,
-                format!(
-                    "{}: the check reads through ix_orders_customer_id",
-                    part.key
-                ),
+                format!("{}: the check reads through ix_orders_customer_id", part.key),
             );
         }
 
         let go = ctx.barrier("locks captured", 3);
-        let requests = pair(
-            ctx,
-            &a,
-            &b,
-            "SERIALIZABLE",
-            part.customers,
-            false,
-            Some(go.clone()),
-        )
-        .await?;
+        let requests = pair(ctx, &a, &b, "SERIALIZABLE", part.customers, false, Some(go.clone())).await?;
         // The driver is the third party of both barriers: after both checks,
         // before either insert, it reads the predicate locks they hold.
         requests.checked.wait("lab").await?;
         let pids = format!("ARRAY[{}, {}]", a.pid(), b.pid());
-        let locks = ctx
-            .env
-            .rows(&SQL.bind("siread_locks", &[("pids", &pids)])?)
-            .await?;
+        let locks = ctx.env.rows(&SQL.bind("siread_locks", &[("pids", &pids)])?).await?;
         go.wait("lab").await?;
         let (oa, ob) = requests.join(ctx).await?;
 
@@ -483,11 +428,7 @@ async fn no_index(ctx: &mut VariantCtx<'_>) -> Result<()> {
                 } else {
                     format!(
                         " (both hold index page {})",
-                        shared
-                            .iter()
-                            .map(|p| p.to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        shared.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
                     )
                 }
             } else {
@@ -517,10 +458,7 @@ async fn no_index(ctx: &mut VariantCtx<'_>) -> Result<()> {
     }
     ctx.metric("unrelated_failures", &failures);
     ctx.metric("siread_lock_types", &lock_types);
-    ctx.metric(
-        "plan_setting",
-        "20 000 rows + ANALYZE (no planner settings changed)",
-    );
+    ctx.metric("plan_setting", "20 000 rows + ANALYZE (no planner settings changed)");
     ctx.note(
         "SSI records what each transaction read as SIRead predicate locks: a sequential scan locks the whole relation, \
          an index scan locks the B-tree leaf pages it visited and the heap tuples it read. An INSERT conflicts with \
@@ -543,10 +481,7 @@ fn summarize_locks(locks: &crate::engine::Rows, pid_a: i32, pid_b: i32) -> LockS
     let mut index_pages: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut types = BTreeSet::new();
     for i in 0..locks.rows.len() {
-        let pid: i32 = locks
-            .get(i, "pid")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(0);
+        let pid: i32 = locks.get(i, "pid").and_then(|p| p.parse().ok()).unwrap_or(0);
         let session = if pid == pid_a {
             "A"
         } else if pid == pid_b {
@@ -565,16 +500,10 @@ fn summarize_locks(locks: &crate::engine::Rows, pid_a: i32, pid_b: i32) -> LockS
             _ => "whole relation".to_string(),
         };
         if locktype == "page" && relation == "ix_orders_customer_id" {
-            index_pages
-                .entry(session.clone())
-                .or_default()
-                .insert(page.to_string());
+            index_pages.entry(session.clone()).or_default().insert(page.to_string());
         }
         types.insert(locktype.clone());
-        groups
-            .entry((session, locktype, relation))
-            .or_default()
-            .push(at);
+        groups.entry((session, locktype, relation)).or_default().push(at);
     }
     let rows = groups
         .into_iter()

@@ -8,11 +8,7 @@ fn assert_one_line_error(r: &crate::support::Run, needle: &str) {
     let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "one line expected: {:?}", r.stderr);
     assert!(lines[0].starts_with("error: "), "{}", lines[0]);
-    assert!(
-        lines[0].contains(needle),
-        "expected {needle:?} in {}",
-        lines[0]
-    );
+    assert!(lines[0].contains(needle), "expected {needle:?} in {}", lines[0]);
     assert!(
         !r.stderr.contains("panicked") && !r.stderr.contains("RUST_BACKTRACE"),
         "{}",
@@ -42,11 +38,7 @@ fn bad_option_value_is_one_line() {
 
 #[test]
 fn closed_port_fails_fast() {
-    let r = run(&[
-        "lost-update",
-        "--database-url",
-        "postgres://lab:pw@127.0.0.1:1/lab",
-    ]);
+    let r = run(&["lost-update", "--database-url", "postgres://lab:pw@127.0.0.1:1/lab"]);
     assert_one_line_error(&r, "could not connect");
 }
 
@@ -66,21 +58,13 @@ fn missing_binaries_name_the_ways_out() {
     let r = run(&["lost-update", "--pg-bin", "/nonexistent/pg/bin"]);
     assert_one_line_error(&r, "apt-get install postgresql");
     assert!(r.stderr.contains("docker compose up -d") && r.stderr.contains("--pg-bin"));
-    let r = run_cmd(
-        lab()
-            .args(["lost-update"])
-            .env("LAB_PG_BIN", "/nonexistent/pg/bin"),
-    );
+    let r = run_cmd(lab().args(["lost-update"]).env("LAB_PG_BIN", "/nonexistent/pg/bin"));
     assert_one_line_error(&r, "/nonexistent/pg/bin");
 }
 
 #[test]
 fn bad_schema_name_is_refused() {
-    let r = run(&[
-        "lost-update",
-        "--schema",
-        "Robert'); DROP TABLE students;--",
-    ]);
+    let r = run(&["lost-update", "--schema", "Robert'); DROP TABLE students;--"]);
     assert_one_line_error(&r, "--schema");
 }
 
@@ -92,11 +76,7 @@ fn wrong_password_and_unknown_database_are_refused_cleanly() {
     // Password authentication for that role only (the cluster trusts the rest).
     let hba = srv.data_dir().join("pg_hba.conf");
     let old = std::fs::read_to_string(&hba).unwrap();
-    std::fs::write(
-        &hba,
-        format!("host all lab_pw 127.0.0.1/32 scram-sha-256\n{old}"),
-    )
-    .unwrap();
+    std::fs::write(&hba, format!("host all lab_pw 127.0.0.1/32 scram-sha-256\n{old}")).unwrap();
     srv.exec(&c, "SELECT pg_reload_conf()");
 
     let port = srv.cluster.port;
@@ -182,8 +162,5 @@ fn junit_report_is_well_formed_junit() {
         text.starts_with("expected: ") && text.contains("\nobserved: "),
         "{text}"
     );
-    assert!(
-        cases[0].children().all(|n| !n.is_element()),
-        "a passing case is empty"
-    );
+    assert!(cases[0].children().all(|n| !n.is_element()), "a passing case is empty");
 }

@@ -63,24 +63,17 @@ fn a_role_that_cannot_create_the_schema_is_told_so() {
     let srv = TestServer::start();
     let c = srv.client();
     srv.exec(&c, "CREATE ROLE lab_weak LOGIN");
-    let url = format!(
-        "postgres://lab_weak@127.0.0.1:{}/postgres",
-        srv.cluster.port
-    );
+    let url = format!("postgres://lab_weak@127.0.0.1:{}/postgres", srv.cluster.port);
     let r = run(&["lost-update", "--database-url", &url]);
     one_line_exit_2(&r, "permission denied");
     assert_eq!(
-        srv.query_i64(
-            &c,
-            "SELECT count(*) FROM pg_namespace WHERE nspname = 'lab'"
-        ),
+        srv.query_i64(&c, "SELECT count(*) FROM pg_namespace WHERE nspname = 'lab'"),
         0
     );
 }
 
 const LAB_SESSIONS: &str = "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:%' AND application_name NOT LIKE '%:control'";
-const LAB_BACKENDS: &str =
-    "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:%'";
+const LAB_BACKENDS: &str = "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:%'";
 
 fn spawn(args: &[&str]) -> Child {
     lab()
@@ -111,18 +104,10 @@ fn wait_exit(child: &mut Child, within: Duration) -> (i32, String) {
     loop {
         if let Some(status) = child.try_wait().unwrap() {
             let mut err = String::new();
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
+            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
             return (status.code().unwrap_or(-1), err);
         }
-        assert!(
-            Instant::now() < deadline,
-            "lab did not exit within {within:?}"
-        );
+        assert!(Instant::now() < deadline, "lab did not exit within {within:?}");
         std::thread::sleep(Duration::from_millis(5));
     }
 }
@@ -131,13 +116,7 @@ fn wait_exit(child: &mut Child, within: Duration) -> (i32, String) {
 fn a_terminated_session_is_an_error_with_context_and_nothing_is_left() {
     let srv = TestServer::start();
     let c = srv.client();
-    let mut child = spawn(&[
-        "deadlock",
-        "--variant",
-        "reverse-order",
-        "--database-url",
-        &srv.url(),
-    ]);
+    let mut child = spawn(&["deadlock", "--variant", "reverse-order", "--database-url", &srv.url()]);
     // While both sessions wait on each other (before deadlock_timeout), kill A.
     let waiting = "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:lab:deadlock/%' AND wait_event_type = 'Lock'";
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -155,10 +134,7 @@ fn a_terminated_session_is_an_error_with_context_and_nothing_is_left() {
     assert!(err.contains("deadlock/reverse-order: session A"), "{err}");
     srv.wait_for_zero(&c, LAB_BACKENDS);
     assert_eq!(
-        srv.query_i64(
-            &c,
-            "SELECT count(*) FROM pg_namespace WHERE nspname = 'lab'"
-        ),
+        srv.query_i64(&c, "SELECT count(*) FROM pg_namespace WHERE nspname = 'lab'"),
         0
     );
 }
@@ -176,30 +152,20 @@ fn ctrl_c_in_the_middle_of_every_scenario_leaves_nothing_behind() {
         let (code, err) = wait_exit(&mut child, Duration::from_secs(10));
         if mid_scenario && code == 130 {
             interrupted.push(s.name);
-            assert!(
-                began.elapsed() < Duration::from_secs(10),
-                "{}: slow to stop",
-                s.name
-            );
+            assert!(began.elapsed() < Duration::from_secs(10), "{}: slow to stop", s.name);
         } else {
             assert!(code == 0 || code == 130, "{}: exit {code}: {err}", s.name);
         }
         // No backend of ours holds anything, and the schema is gone.
         srv.wait_for_zero(&c, LAB_BACKENDS);
         assert_eq!(
-            srv.query_i64(
-                &c,
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
-            ),
+            srv.query_i64(&c, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"),
             0,
             "{}",
             s.name
         );
         assert_eq!(
-            srv.query_i64(
-                &c,
-                "SELECT count(*) FROM pg_namespace WHERE nspname = 'lab'"
-            ),
+            srv.query_i64(&c, "SELECT count(*) FROM pg_namespace WHERE nspname = 'lab'"),
             0,
             "{}",
             s.name
@@ -221,14 +187,10 @@ fn ctrl_c_and_sigkill_of_a_run_on_the_throwaway_cluster() {
         // Wait until the cluster is up and the scenario has begun.
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            let ready = std::fs::read_dir(std::env::temp_dir())
-                .unwrap()
-                .flatten()
-                .any(|e| {
-                    e.file_name().to_string_lossy().starts_with(&prefix)
-                        && std::fs::read_to_string(e.path().join("data/postmaster.pid"))
-                            .is_ok_and(|t| t.contains("ready"))
-                });
+            let ready = std::fs::read_dir(std::env::temp_dir()).unwrap().flatten().any(|e| {
+                e.file_name().to_string_lossy().starts_with(&prefix)
+                    && std::fs::read_to_string(e.path().join("data/postmaster.pid")).is_ok_and(|t| t.contains("ready"))
+            });
             if ready {
                 break;
             }
@@ -245,13 +207,9 @@ fn ctrl_c_and_sigkill_of_a_run_on_the_throwaway_cluster() {
             // The server notices its parent died; the next start removes the directory.
             let deadline = Instant::now() + Duration::from_secs(10);
             while std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-                std::fs::read(e.path().join("cmdline"))
-                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&prefix))
+                std::fs::read(e.path().join("cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains(&prefix))
             }) {
-                assert!(
-                    Instant::now() < deadline,
-                    "the server outlived a SIGKILLed lab"
-                );
+                assert!(Instant::now() < deadline, "the server outlived a SIGKILLed lab");
                 std::thread::sleep(Duration::from_millis(20));
             }
             let _ = run(&["nowait"]);
@@ -285,19 +243,12 @@ fn a_second_run_while_the_first_runs_is_refused_and_the_first_is_unharmed() {
     let second = run(&["lost-update", "--database-url", &srv.url()]);
     assert_eq!(second.code, 2);
     assert!(
-        second
-            .stderr
-            .contains("another lab run is using schema \"lab\""),
+        second.stderr.contains("another lab run is using schema \"lab\""),
         "{}",
         second.stderr
     );
     let out = first.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["as_expected"], true);
 }

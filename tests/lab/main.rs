@@ -19,3 +19,6 @@ mod retry;
 /// Faults: servers that are not PostgreSQL, missing privileges, killed
 /// backends, Ctrl-C and SIGKILL mid-scenario, concurrent runs.
 mod faults;
+
+/// Workshop mode: --step in a pseudo-terminal, --explain, both languages, colour, lab locks, completions.
+mod workshop;

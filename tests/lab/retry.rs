@@ -5,17 +5,13 @@ use lab::retry::{RETRYABLE, RetryPolicy, Rng};
 
 use crate::support::TestServer;
 
-const FAIL_40001: &str =
-    "DO $$ BEGIN RAISE EXCEPTION 'simulated' USING ERRCODE = 'serialization_failure'; END $$";
-const FAIL_23505: &str =
-    "DO $$ BEGIN RAISE EXCEPTION 'simulated' USING ERRCODE = 'unique_violation'; END $$";
+const FAIL_40001: &str = "DO $$ BEGIN RAISE EXCEPTION 'simulated' USING ERRCODE = 'serialization_failure'; END $$";
+const FAIL_23505: &str = "DO $$ BEGIN RAISE EXCEPTION 'simulated' USING ERRCODE = 'unique_violation'; END $$";
 
 fn env(srv: &TestServer, policy: RetryPolicy) -> Env {
     let control = srv.client();
     let server = srv.rt.block_on(lab::db::server_info(&control)).unwrap();
-    srv.rt
-        .block_on(lab::db::rebuild_schema(&control, "lab"))
-        .unwrap();
+    srv.rt.block_on(lab::db::rebuild_schema(&control, "lab")).unwrap();
     Env {
         pg: srv.cluster.config(),
         schema: "lab".into(),
@@ -25,6 +21,7 @@ fn env(srv: &TestServer, policy: RetryPolicy) -> Env {
         retry: policy,
         timeout: Duration::from_millis(200),
         params: Default::default(),
+        stepper: None,
     }
 }
 
@@ -69,12 +66,7 @@ fn attempts_with(
             .iter()
             .filter(|e| e.detail.contains("failed with"))
             .count();
-        (
-            attempted.attempts,
-            attempted.failures,
-            attempted.result.is_ok(),
-            notes,
-        )
+        (attempted.attempts, attempted.failures, attempted.result.is_ok(), notes)
     })
 }
 
@@ -92,8 +84,7 @@ fn retries_serialization_failures_up_to_the_limit() {
     assert_eq!(failures, vec!["40001", "40001"]);
     assert_eq!(notes, 2, "each failed attempt is in the timeline");
     // Fails every time: stops at max_attempts with the last error.
-    let (attempts, failures, ok, _) =
-        attempts_with(&srv, fast, &["40001", "40001", "40001", "40001"]);
+    let (attempts, failures, ok, _) = attempts_with(&srv, fast, &["40001", "40001", "40001", "40001"]);
     assert_eq!((attempts, ok), (3, false));
     assert_eq!(failures.len(), 3);
 }

@@ -41,10 +41,7 @@ fn lost_update() {
             .filter(|e| e["session"] == "B")
             .map(|e| e["result"].as_str().unwrap())
             .collect();
-        let waiting = results
-            .iter()
-            .position(|r| *r == "waiting")
-            .expect("B waited");
+        let waiting = results.iter().position(|r| *r == "waiting").expect("B waited");
         assert_eq!(results[waiting + 1], "completed", "{results:?}");
     }
 
@@ -63,12 +60,7 @@ fn lost_update() {
 fn variant_selection_runs_only_those() {
     let r = scenario_json(
         "lost-update",
-        &[
-            "--variant",
-            "optimistic-version",
-            "--variant",
-            "read-committed",
-        ],
+        &["--variant", "optimistic-version", "--variant", "read-committed"],
     );
     let names: Vec<&str> = r["variants"]
         .as_array()
@@ -116,24 +108,17 @@ fn write_skew() {
     let retry = variant(&r, "serializable-retry");
     assert_documented(retry);
     assert_eq!(metric(retry, "pending_orders"), 1);
-    assert_eq!(
-        metric(retry, "attempts"),
-        serde_json::json!({"A": 1, "B": 2})
-    );
+    assert_eq!(metric(retry, "attempts"), serde_json::json!({"A": 1, "B": 2}));
     let timeline = retry["timeline"].as_array().unwrap();
-    assert!(timeline.iter().any(|e| {
-        e["result"] == "note"
-            && e["detail"]
-                .as_str()
-                .unwrap()
-                .contains("attempt 1 failed with 40001")
-    }));
+    assert!(
+        timeline.iter().any(|e| {
+            e["result"] == "note" && e["detail"].as_str().unwrap().contains("attempt 1 failed with 40001")
+        })
+    );
     // The retry re-ran the read: B's last check saw A's order.
     let b_checks: Vec<&str> = timeline
         .iter()
-        .filter(|e| {
-            e["session"] == "B" && e["sql"].as_str().unwrap().starts_with("SELECT count(*)")
-        })
+        .filter(|e| e["session"] == "B" && e["sql"].as_str().unwrap().starts_with("SELECT count(*)"))
         .map(|e| e["detail"].as_str().unwrap())
         .collect();
     assert_eq!(b_checks, vec!["pending=0", "pending=1"]);
@@ -170,11 +155,7 @@ fn retries_can_be_turned_off() {
         "--format",
         "json",
     ]);
-    assert_eq!(
-        run.code, 1,
-        "a variant not as documented exits 1: {}",
-        run.stderr
-    );
+    assert_eq!(run.code, 1, "a variant not as documented exits 1: {}", run.stderr);
     let r: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     let v = variant(&r, "serializable-retry");
     assert_eq!(
@@ -347,16 +328,7 @@ fn timeouts() {
     assert_eq!(r["as_expected"], true);
 }
 
-const SMALL_QUEUE: &[&str] = &[
-    "--messages",
-    "200",
-    "--workers",
-    "4",
-    "--batch",
-    "10",
-    "--work-ms",
-    "5",
-];
+const SMALL_QUEUE: &[&str] = &["--messages", "200", "--workers", "4", "--batch", "10", "--work-ms", "5"];
 
 #[test]
 fn queue() {
@@ -398,10 +370,7 @@ fn queue() {
 
 #[test]
 fn queue_survives_a_killed_worker() {
-    let r = scenario_json(
-        "queue",
-        &[SMALL_QUEUE, &["--kill-worker-after", "2"]].concat(),
-    );
+    let r = scenario_json("queue", &[SMALL_QUEUE, &["--kill-worker-after", "2"]].concat());
     for name in ["for-update", "skip-locked"] {
         let v = variant(&r, name);
         assert_documented(v);
@@ -409,11 +378,7 @@ fn queue_survives_a_killed_worker() {
         let idx: usize = killed.as_str().unwrap()[1..].parse::<usize>().unwrap() - 1;
         assert_eq!(metric(v, "lost"), 0);
         assert_eq!(metric(v, "duplicates"), 0);
-        assert_eq!(
-            metric(v, "total"),
-            200,
-            "the others finished the killed worker's batch"
-        );
+        assert_eq!(metric(v, "total"), 200, "the others finished the killed worker's batch");
         assert_eq!(
             metric(v, "per_worker")[idx],
             20,
@@ -421,10 +386,7 @@ fn queue_survives_a_killed_worker() {
         );
         let table = &v["evidence"][0]["rows"];
         assert!(
-            table[idx][6]
-                .as_str()
-                .unwrap()
-                .contains("terminated mid-batch"),
+            table[idx][6].as_str().unwrap().contains("terminated mid-batch"),
             "{table}"
         );
     }
@@ -455,13 +417,7 @@ fn lost_update_token_merge_and_audit() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| {
-            r.as_array()
-                .unwrap()
-                .iter()
-                .map(|c| c.as_str().unwrap())
-                .collect()
-        })
+        .map(|r| r.as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect())
         .collect();
     assert_eq!(rows[0][..4], ["A", "quantity_on_hand", "36", "35"]);
     assert_eq!(rows[1][..4], ["B", "quantity_on_hand", "35", "35"]);
@@ -502,19 +458,11 @@ fn stock_race() {
 
     let over = variant(&r, "oversell");
     assert_documented(over);
-    assert_eq!(
-        metric(over, "sold"),
-        100,
-        "read-modify-write sold every request"
-    );
+    assert_eq!(metric(over, "sold"), 100, "read-modify-write sold every request");
     assert_eq!(metric(over, "oversold"), 10);
     let g = metric(over, "atomic_guard");
     assert_eq!(
-        (
-            g["sold"].as_u64(),
-            g["rejected"].as_u64(),
-            g["final_stock"].as_i64()
-        ),
+        (g["sold"].as_u64(), g["rejected"].as_u64(), g["final_stock"].as_i64()),
         (Some(90), Some(10), Some(0))
     );
 }
@@ -582,11 +530,7 @@ fn invoice_numbering() {
         .iter()
         .map(|n| n.as_u64().unwrap())
         .collect();
-    assert_eq!(
-        holes,
-        vec![3, 7],
-        "the cancelled and the rejected invoices' numbers"
-    );
+    assert_eq!(holes, vec![3, 7], "the cancelled and the rejected invoices' numbers");
     assert!(m("sequence", "gaps").as_u64().unwrap() > 0);
     for v in ["lock-over-call", "jit-reservation", "orphan-recovery"] {
         assert_eq!(m(v, "duplicates"), 0, "{v}");

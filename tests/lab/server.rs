@@ -1,7 +1,6 @@
 use crate::support::{TestServer, run};
 
-const LAB_BACKENDS: &str =
-    "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:%'";
+const LAB_BACKENDS: &str = "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:%'";
 
 #[test]
 fn runs_against_an_existing_server_and_leaves_nothing() {
@@ -11,26 +10,14 @@ fn runs_against_an_existing_server_and_leaves_nothing() {
         &c,
         "CREATE TABLE public.bystander (id int); INSERT INTO public.bystander VALUES (1)",
     );
-    let r = run(&[
-        "lost-update",
-        "--format",
-        "json",
-        "--database-url",
-        &srv.url(),
-    ]);
+    let r = run(&["lost-update", "--format", "json", "--database-url", &srv.url()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     // Only its own schema was created, and it is gone; nothing else was touched.
     assert_eq!(
-        srv.query_i64(
-            &c,
-            "SELECT count(*) FROM pg_namespace WHERE nspname = 'lab'"
-        ),
+        srv.query_i64(&c, "SELECT count(*) FROM pg_namespace WHERE nspname = 'lab'"),
         0
     );
-    assert_eq!(
-        srv.query_i64(&c, "SELECT count(*) FROM public.bystander"),
-        1
-    );
+    assert_eq!(srv.query_i64(&c, "SELECT count(*) FROM public.bystander"), 1);
     // lab has exited; its backends end as the server notices the closed sockets.
     srv.wait_for_zero(&c, LAB_BACKENDS);
 
@@ -51,10 +38,7 @@ fn a_second_run_on_the_same_schema_is_refused_and_another_schema_works() {
     let srv = TestServer::start();
     let c = srv.client();
     // Hold the run lock exactly as a running lab's control connection does.
-    srv.exec(
-        &c,
-        "SELECT pg_advisory_lock(hashtext('lab-run'), hashtext('lab'))",
-    );
+    srv.exec(&c, "SELECT pg_advisory_lock(hashtext('lab-run'), hashtext('lab'))");
     let r = run(&["lost-update", "--database-url", &srv.url()]);
     assert_eq!(r.code, 2);
     assert!(
@@ -76,13 +60,7 @@ fn a_second_run_on_the_same_schema_is_refused_and_another_schema_works() {
     assert_eq!(r.code, 0, "{}", r.stderr);
 
     srv.exec(&c, "SELECT pg_advisory_unlock_all()");
-    let r = run(&[
-        "lost-update",
-        "--format",
-        "json",
-        "--database-url",
-        &srv.url(),
-    ]);
+    let r = run(&["lost-update", "--format", "json", "--database-url", &srv.url()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
 
@@ -90,7 +68,10 @@ fn a_second_run_on_the_same_schema_is_refused_and_another_schema_works() {
 fn a_schema_lab_did_not_create_is_never_touched() {
     let srv = TestServer::start();
     let c = srv.client();
-    srv.exec(&c, "CREATE SCHEMA lab; CREATE TABLE lab.precious (id int); INSERT INTO lab.precious VALUES (42)");
+    srv.exec(
+        &c,
+        "CREATE SCHEMA lab; CREATE TABLE lab.precious (id int); INSERT INTO lab.precious VALUES (42)",
+    );
     let r = run(&["lost-update", "--database-url", &srv.url()]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("was not created by lab"), "{}", r.stderr);
@@ -143,9 +124,7 @@ fn server_command_prints_a_url_and_cleans_up_on_ctrl_c() {
         .build()
         .unwrap();
     let config: tokio_postgres::Config = url.parse().unwrap();
-    let client = rt
-        .block_on(lab::db::connect(&config, "lab-test", None))
-        .unwrap();
+    let client = rt.block_on(lab::db::connect(&config, "lab-test", None)).unwrap();
     let books: i64 = rt
         .block_on(client.query_one("SELECT count(*) FROM lab.books", &[]))
         .unwrap()
@@ -189,10 +168,7 @@ fn sigkill_leaves_no_server_running_and_the_next_run_cleans_up() {
         if !running {
             break;
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the server outlived lab"
-        );
+        assert!(std::time::Instant::now() < deadline, "the server outlived lab");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     // The next start removes what the killed run left.

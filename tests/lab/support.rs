@@ -40,11 +40,7 @@ pub fn run_cmd(cmd: &mut Command) -> Run {
         .spawn()
         .expect("lab starts");
     let pid = child.id();
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = child.wait_with_output().expect("lab finishes");
+    let Output { status, stdout, stderr } = child.wait_with_output().expect("lab finishes");
     let r = Run {
         code: status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
@@ -141,10 +137,7 @@ impl TestServer {
     }
 
     pub fn query_i64(&self, client: &tokio_postgres::Client, sql: &str) -> i64 {
-        self.rt
-            .block_on(client.query_one(sql, &[]))
-            .expect(sql)
-            .get(0)
+        self.rt.block_on(client.query_one(sql, &[])).expect(sql).get(0)
     }
 
     pub fn exec(&self, client: &tokio_postgres::Client, sql: &str) {

@@ -1,0 +1,16 @@
+-- The live lock view (`lab locks`): lab's sessions on this server, what they
+-- wait for and who blocks them. Runnable by hand: psql -f lab/locks.sql
+
+-- name: lab_sessions
+SELECT a.pid,
+       regexp_replace(a.application_name, '^lab:[^:]*:', '') AS session,
+       a.state,
+       coalesce(a.wait_event_type || ': ' || a.wait_event, '') AS wait_event,
+       pg_blocking_pids(a.pid) AS blocked_by,
+       coalesce((SELECT string_agg(DISTINCT l.mode, ', ') FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted), '') AS lock_mode,
+       left(regexp_replace(a.query, '\s+', ' ', 'g'), 70) AS query,
+       coalesce((SELECT round(extract(epoch FROM clock_timestamp() - min(l.waitstart)) * 1000)::bigint::text || ' ms'
+                   FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted), '') AS waiting
+  FROM pg_stat_activity a
+ WHERE a.application_name LIKE 'lab:%' AND a.application_name NOT LIKE '%:control'
+ ORDER BY a.backend_start;

@@ -1,0 +1,168 @@
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{TestServer, lab, run};
+
+/// Runs lab inside a pseudo-terminal (util-linux `script`), typing `input`.
+fn in_pty(args: &str, input: &str, env: &[(&str, &str)]) -> (i32, String) {
+    let cmd = format!("{} {args}", env!("CARGO_BIN_EXE_lab"));
+    let mut c = Command::new("script");
+    c.args(["-qec", &cmd, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c.env("LANG", "C")
+        .env_remove("LC_ALL")
+        .env_remove("DATABASE_URL")
+        .env_remove("NO_COLOR");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().expect("script (util-linux) runs");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    // Keep stdin open until lab is done, so it never reads an early end of input.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "lab under script did not finish");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn step_pauses_before_each_statement_and_s_skips_the_rest() {
+    // Three Enters, then "s": four prompts, then the rest runs without stopping.
+    let (code, out) = in_pty(
+        "lost-update --variant atomic-update --step",
+        "\n\n\ns\n",
+        &[("NO_COLOR", "1")],
+    );
+    assert_eq!(code, 0, "{out}");
+    let before_skip = out
+        .split("running the rest of this variant without stopping")
+        .next()
+        .unwrap();
+    assert_eq!(before_skip.matches("next: session").count(), 4, "{out}");
+    assert!(out.contains("next: session A runs"));
+    assert!(out.contains("why: start a transaction"));
+    // The why comes from the comment above the statement in lab/lost-update.sql.
+    assert!(out.contains("why: fix 1: let the database compute"), "{out}");
+    assert!(out.contains("as documented"));
+    assert!(!out.contains("\u{1b}[38;5"), "NO_COLOR means no colour");
+}
+
+#[test]
+fn step_speaks_turkish_too() {
+    let (code, out) = in_pty("nowait --variant skip-locked --step --lang tr", "s\n", &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("sıradaki: A oturumu çalıştırıyor"), "{out}");
+    assert!(out.contains("belgelendiği gibi"));
+}
+
+#[test]
+fn step_is_refused_without_a_terminal() {
+    let r = run(&["nowait", "--step"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("--step") && r.stderr.contains("terminal"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1);
+}
+
+#[test]
+fn colour_only_on_a_terminal() {
+    let (_, coloured) = in_pty("nowait --variant nowait", "", &[]);
+    assert!(coloured.contains("\u{1b}["), "a terminal gets colour");
+    let piped = run(&["nowait", "--variant", "nowait"]);
+    assert!(!piped.stdout.contains('\u{1b}'), "a pipe gets none");
+}
+
+#[test]
+fn explain_and_list_explain_in_both_languages() {
+    let r = run(&["list", "--explain"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("EvalPlanQual"));
+    let tr = run(&["list", "--explain", "--lang", "tr"]);
+    assert!(
+        tr.stdout.contains("senaryo") && tr.stdout.contains("EvalPlanQual"),
+        "{}",
+        tr.stdout
+    );
+    let turkish_env = crate::support::run_cmd(lab().args(["list"]).env("LANG", "tr_TR.UTF-8"));
+    assert!(turkish_env.stdout.contains("özet"), "LANG picks Turkish");
+    let e = run(&["rc-recheck", "--variant", "read-committed", "--explain"]);
+    assert!(
+        e.stdout.contains("why: The waiting DELETE re-evaluates its WHERE"),
+        "{}",
+        e.stdout
+    );
+    let bad =
+        crate::support::run_cmd(lab().args(["nowait", "--database-url", "postgres://x@127.0.0.1:1/x", "--lang", "tr"]));
+    assert!(bad.stderr.starts_with("hata: "), "{}", bad.stderr);
+}
+
+#[test]
+fn completions_are_generated() {
+    for shell in ["bash", "zsh", "fish"] {
+        let r = run(&["completions", shell]);
+        assert_eq!(r.code, 0);
+        assert!(r.stdout.contains("write-skew"), "{shell}");
+    }
+}
+
+#[test]
+fn locks_shows_a_blocked_session_during_a_scenario() {
+    let srv = TestServer::start();
+    let c = srv.client();
+    // B waits up to 5 s for A's row lock: time enough to look.
+    let mut scenario = lab()
+        .args([
+            "timeouts",
+            "--variant",
+            "lock-timeout",
+            "--timeout-ms",
+            "5000",
+            "--wait-timeout",
+            "20",
+            "--database-url",
+            &srv.url(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let waiting =
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:%:B' AND wait_event_type = 'Lock'";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while srv.query_i64(&c, waiting) == 0 {
+        assert!(Instant::now() < deadline, "B never waited");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let view = run(&["locks", "--once", "--database-url", &srv.url()]);
+    assert_eq!(view.code, 0, "{}", view.stderr);
+    let b_row = view
+        .stdout
+        .lines()
+        .find(|l| l.contains("timeouts/lock-timeout:B"))
+        .expect("B is listed");
+    assert!(b_row.contains("Lock"), "{b_row}");
+    assert!(b_row.contains("┆ timeouts/lock-timeout:A"), "blocked by A: {b_row}");
+    assert!(b_row.contains(" ms"), "how long it has waited: {b_row}");
+    assert!(
+        view.stdout.contains("ShareLock") || view.stdout.contains("ExclusiveLock"),
+        "{}",
+        view.stdout
+    );
+    let _ = scenario.kill();
+    let _ = scenario.wait();
+}
