@@ -2,7 +2,7 @@
 use anyhow::Result;
 
 use super::{ScenarioInfo, VariantInfo};
-use crate::engine::{VariantCtx, Wait, millis};
+use crate::engine::{VariantCtx, Wait, lit, millis};
 use crate::sql::SqlFile;
 
 static SQL: SqlFile = SqlFile::new("lab/deadlock.sql", include_str!("../../lab/deadlock.sql"));
@@ -25,6 +25,18 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let timeout_ms = ctx.env.int(SQL.get("deadlock_timeout")?).await?;
     ctx.metric("deadlock_timeout_ms", timeout_ms);
     let reserve = |book: i64| SQL.bind("reserve", &[("book_id", &book)]);
+    if reverse {
+        let can = ctx.env.rows(SQL.get("can_set_deadlock_timeout")?).await?;
+        if can.get(0, "can") == Some("t") {
+            let longer = lit(&format!("{}ms", timeout_ms * 2));
+            b.run(&SQL.bind("set_deadlock_timeout", &[("timeout", &longer)])?)
+                .await?;
+        } else {
+            ctx.note(
+                "this role may not change deadlock_timeout, so which session the detector cancels can vary run to run",
+            );
+        }
+    }
     a.run("BEGIN").await?;
     b.run("BEGIN").await?;
     a.run(&reserve(1)?).await?;

@@ -528,9 +528,9 @@ async fn audit(
     cancelled: &[i64],
     recovery: Option<Recovery>,
 ) -> Result<()> {
-    let (accepted, duplicates, max_parallel) = {
+    let (accepted, duplicates, max_parallel, calls) = {
         let s = sh.integrator.state.lock().unwrap();
-        (s.accepted.clone(), s.duplicates.clone(), s.max_in_flight)
+        (s.accepted.clone(), s.duplicates.clone(), s.max_in_flight, s.calls)
     };
     let local_rows = ctx.env.rows(SQL.get("outgoing")?).await?;
     let local: BTreeMap<i64, i64> = (0..local_rows.rows.len())
@@ -586,6 +586,9 @@ async fn audit(
         recovery.as_ref().map_or(0, |r| r.repaired + r.resent),
     );
     ctx.metric("invoices_per_s", (per_s * 10.0).round() / 10.0);
+    // Calls per second, retries and resends included: the integrator pipeline's throughput.
+    let sends_per_s = if elapsed.is_zero() { 0.0 } else { calls as f64 / elapsed.as_secs_f64() };
+    ctx.metric("sends_per_s", (sends_per_s * 10.0).round() / 10.0);
     ctx.metric("counter_lock_hold_ms_p50", percentile(holds.clone(), 0.5));
     ctx.metric("counter_lock_hold_ms_p99", percentile(holds.clone(), 0.99));
     ctx.metric("max_parallel_sends", max_parallel);

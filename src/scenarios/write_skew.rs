@@ -69,11 +69,21 @@ struct Request {
     checked: Arc<Barrier>,
     /// The driver has looked at the locks (only when it takes part).
     go: Option<Arc<Barrier>>,
-    /// Waits for the other request to finish first, so the order of the
-    /// writes, and so where a 40001 surfaces, is the same on every run.
-    after: Option<oneshot::Receiver<()>>,
-    done: Option<oneshot::Sender<()>>,
+    /// Whose turn it is: the requests run concurrently, but A checks before
+    /// B and A writes before B, so the timeline, and where a 40001 surfaces,
+    /// are the same on every run. Both still check before either writes.
+    turns: Turns,
     retry: bool,
+}
+
+#[derive(Default)]
+struct Turns {
+    /// B waits for A's check before its own BEGIN...
+    check_after: Option<oneshot::Receiver<()>>,
+    checked: Option<oneshot::Sender<()>>,
+    /// ... and for A's transaction to end before writing.
+    write_after: Option<oneshot::Receiver<()>>,
+    written: Option<oneshot::Sender<()>>,
 }
 
 impl Request {
@@ -88,7 +98,7 @@ impl Request {
         };
         let s = self.session.clone();
         let failed_in: Arc<Mutex<Option<&'static str>>> = Arc::default();
-        let shared = Arc::new(Mutex::new((self.after, self.done)));
+        let shared = Arc::new(Mutex::new(self.turns));
         let (isolation, customer, order_no) = (self.isolation, self.customer, self.order_no);
         let (checked, go) = (self.checked, self.go);
         let mut rng = Rng::from_entropy(s.name());
@@ -115,8 +125,11 @@ impl Request {
                         &failed_in,
                     )
                     .await;
-                    // Whatever happened, the first attempt lets the other request go on.
-                    if let Some(tx) = shared.lock().unwrap().1.take() {
+                    // Whatever happened, the first attempt lets the other request go on
+                    // (a dropped sender lets it go on too).
+                    let mut t = shared.lock().unwrap();
+                    t.checked.take();
+                    if let Some(tx) = t.written.take() {
                         let _ = tx.send(());
                     }
                     r
@@ -136,7 +149,14 @@ impl Request {
     }
 }
 
-type Turn = Arc<Mutex<(Option<oneshot::Receiver<()>>, Option<oneshot::Sender<()>>)>>;
+type Turn = Arc<Mutex<Turns>>;
+
+/// Waits for the other request's signal (or its end: a dropped sender), with a deadline.
+async fn await_turn(rx: Option<oneshot::Receiver<()>>) {
+    if let Some(rx) = rx {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(30), rx).await;
+    }
+}
 
 #[allow(clippy::too_many_arguments)]
 async fn attempt_once(
@@ -154,6 +174,10 @@ async fn attempt_once(
         *failed_in.lock().unwrap() = Some(stmt);
         Ok(Err(e))
     };
+    if attempt == 1 {
+        let rx = turn.lock().unwrap().check_after.take();
+        await_turn(rx).await;
+    }
     s.run(&SQL.bind("begin", &[("isolation", &isolation)])?).await?;
     let pending = match s
         .run_allow(&SQL.bind("check", &[("customer_id", &customer)])?, RETRYABLE)
@@ -163,15 +187,15 @@ async fn attempt_once(
         Err(e) => return fail("SELECT", e),
     };
     if attempt == 1 {
+        if let Some(tx) = turn.lock().unwrap().checked.take() {
+            let _ = tx.send(());
+        }
         checked.wait(&format!("session {}", s.name())).await?;
         if let Some(go) = go {
             go.wait(&format!("session {}", s.name())).await?;
         }
-        let after = turn.lock().unwrap().0.take();
-        if let Some(rx) = after {
-            // A dropped sender (the other request failed) also lets us go on.
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(30), rx).await;
-        }
+        let rx = turn.lock().unwrap().write_after.take();
+        await_turn(rx).await;
     }
     if pending > 0 {
         s.note(format!("saw {pending} pending order(s): nothing inserted"));
@@ -202,7 +226,8 @@ async fn pair(
     go: Option<Arc<Barrier>>,
 ) -> Result<Pair> {
     let checked = ctx.barrier("both checked", if go.is_some() { 3 } else { 2 });
-    let (tx, rx) = oneshot::channel();
+    let (checked_tx, checked_rx) = oneshot::channel();
+    let (written_tx, written_rx) = oneshot::channel();
     let policy = ctx.env.retry;
     let ra = Request {
         session: a.clone(),
@@ -211,8 +236,11 @@ async fn pair(
         order_no: format!("BK-TA{}", customers.0),
         checked: checked.clone(),
         go: go.clone(),
-        after: None,
-        done: Some(tx),
+        turns: Turns {
+            checked: Some(checked_tx),
+            written: Some(written_tx),
+            ..Turns::default()
+        },
         retry,
     };
     let rb = Request {
@@ -222,8 +250,11 @@ async fn pair(
         order_no: format!("BK-TB{}", customers.1),
         checked: checked.clone(),
         go,
-        after: Some(rx),
-        done: None,
+        turns: Turns {
+            check_after: Some(checked_rx),
+            write_after: Some(written_rx),
+            ..Turns::default()
+        },
         retry,
     };
     Ok(Pair {
