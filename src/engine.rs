@@ -878,17 +878,22 @@ impl<'e> VariantCtx<'e> {
         self.evidence.push(ev);
     }
 
+    async fn terminate(&self, pids: &[i32]) {
+        // Best effort: a backend may be gone already.
+        let _ = self
+            .env
+            .control
+            .execute("SELECT pg_terminate_backend(p) FROM unnest($1::int[]) p", &[&pids])
+            .await;
+    }
+
     /// Closes every session and waits until the server has no backend of this
     /// variant left, so nothing of it survives into the next one. After a
     /// failure the backends are terminated first.
     pub async fn close(self, failed: bool, expected: &str) -> Result<VariantReport> {
         let pids: Vec<i32> = self.opener.opened.lock().unwrap().iter().map(|(_, p)| *p).collect();
         if failed {
-            let _ = self
-                .env
-                .control
-                .execute("SELECT pg_terminate_backend(p) FROM unnest($1::int[]) p", &[&pids])
-                .await;
+            self.terminate(&pids).await;
         }
         let deadline = Instant::now() + self.env.wait_timeout;
         let mut terminated = failed;
@@ -905,11 +910,7 @@ impl<'e> VariantCtx<'e> {
             }
             if !terminated && Instant::now() + self.env.wait_timeout / 2 > deadline {
                 // A session still busy (a task that kept its connection): end it.
-                let _ = self
-                    .env
-                    .control
-                    .execute("SELECT pg_terminate_backend(p) FROM unnest($1::int[]) p", &[&pids])
-                    .await;
+                self.terminate(&pids).await;
                 terminated = true;
             }
             if Instant::now() > deadline {
@@ -978,10 +979,23 @@ where
 
 /// Waits for a spawned session task with the run's deadline.
 pub async fn join<T>(env: &Env, what: &str, h: JoinHandle<Result<T>>) -> Result<T> {
-    tokio::time::timeout(env.wait_timeout, h)
+    join_within(env.wait_timeout, what, h).await
+}
+
+async fn join_within<T>(deadline: Duration, what: &str, h: JoinHandle<Result<T>>) -> Result<T> {
+    tokio::time::timeout(deadline, h)
         .await
-        .map_err(|_| anyhow!("{what}: did not finish within {:?}", env.wait_timeout))?
+        .map_err(|_| anyhow!("{what}: did not finish within {deadline:?}"))?
         .map_err(|e| anyhow!("{what}: {e}"))?
+}
+
+/// Waits for spawned session tasks, all at once, each within `deadline`;
+/// their results in order, or the first error.
+pub async fn join_all<T>(deadline: Duration, what: &str, handles: Vec<JoinHandle<Result<T>>>) -> Result<Vec<T>> {
+    futures_join_all(handles.into_iter().map(|h| join_within(deadline, what, h)))
+        .await
+        .into_iter()
+        .collect()
 }
 
 /// Milliseconds, to 0.1 ms, for metrics.

@@ -10,7 +10,7 @@ use anyhow::{Result, anyhow};
 
 use super::{ScenarioInfo, VariantInfo};
 use crate::config::InvoiceParams;
-use crate::engine::{Barrier, Session, VariantCtx, futures_join_all, millis};
+use crate::engine::{Barrier, Session, VariantCtx, join_all, millis};
 use crate::report::Evidence;
 use crate::sql::SqlFile;
 
@@ -205,36 +205,36 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         sent_at: Mutex::default(),
     });
 
-    let names: Vec<String> = (1..=p.workers).map(|i| format!("W{i}")).collect();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let workers = ctx.sessions(&refs).await?;
-    let began = Instant::now();
-    let handles: Vec<_> = workers
-        .iter()
-        .map(|w| {
-            let (w, shared) = (w.clone(), shared.clone());
-            tokio::spawn(async move { worker(&w, &shared).await })
-        })
-        .collect();
-    let deadline = ctx.env.wait_timeout * 6;
-    let results = futures_join_all(handles.into_iter().map(|h| async move {
-        tokio::time::timeout(deadline, h)
-            .await
-            .map_err(|_| anyhow!("invoice-numbering: a worker did not finish"))?
-            .map_err(|e| anyhow!("invoice-numbering: {e}"))?
-    }))
-    .await;
-    let mut tallies = Vec::new();
-    for r in results {
-        tallies.push(r?);
-    }
-    let elapsed = began.elapsed();
+    let (workers, tallies, elapsed) = send_all(ctx, "W", &shared, &p).await?;
 
     let mut recovery = None;
     if orphans {
         recovery = Some(recover(ctx, &shared, &workers[0], &p).await?);
     }
     audit(ctx, &p, &shared, &tallies, elapsed, &cancelled, recovery).await
+}
+
+/// Opens the workers (`{prefix}1`, `{prefix}2`, ...) and runs them until the
+/// queue is empty; their tallies and how long it took.
+async fn send_all(
+    ctx: &mut VariantCtx<'_>,
+    prefix: &str,
+    shared: &Arc<Shared>,
+    p: &InvoiceParams,
+) -> Result<(Vec<Session>, Vec<Tally>, Duration)> {
+    let names: Vec<String> = (1..=p.workers).map(|i| format!("{prefix}{i}")).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let workers = ctx.sessions(&refs).await?;
+    let began = Instant::now();
+    let handles = workers
+        .iter()
+        .map(|w| {
+            let (w, shared) = (w.clone(), shared.clone());
+            tokio::spawn(async move { worker(&w, &shared).await })
+        })
+        .collect();
+    let tallies = join_all(ctx.env.wait_timeout * 6, "invoice-numbering: a worker", handles).await?;
+    Ok((workers, tallies, began.elapsed()))
 }
 
 fn row_int(rows: &crate::engine::Rows, col: &str) -> Option<i64> {
@@ -456,12 +456,7 @@ async fn recover(ctx: &mut VariantCtx<'_>, sh: &Shared, w: &Session, p: &Invoice
                     w.note(format!(
                         "sweep: number {no} is at the integrator (invoice {id}): repairing the local record"
                     ));
-                    w.run("BEGIN").await?;
-                    w.run(&SQL.bind("record_sent", &[("no", &no), ("invoice_id", &id)])?)
-                        .await?;
-                    w.run(&SQL.bind("mark", &[("status", &"'SENT'"), ("invoice_id", &id)])?)
-                        .await?;
-                    w.run("COMMIT").await?;
+                    record_accepted(w, no, id).await?;
                     rec.repaired += 1;
                 }
                 Some(holder) => {
@@ -481,12 +476,7 @@ async fn recover(ctx: &mut VariantCtx<'_>, sh: &Shared, w: &Session, p: &Invoice
                         .await;
                     if reply == Reply::Accepted {
                         w.note(format!("sweep: invoice {id} sent again with its number {no}: accepted"));
-                        w.run("BEGIN").await?;
-                        w.run(&SQL.bind("record_sent", &[("no", &no), ("invoice_id", &id)])?)
-                            .await?;
-                        w.run(&SQL.bind("mark", &[("status", &"'SENT'"), ("invoice_id", &id)])?)
-                            .await?;
-                        w.run("COMMIT").await?;
+                        record_accepted(w, no, id).await?;
                         rec.resent += 1;
                         failures_in_row = 0;
                         open_until = None;
@@ -508,6 +498,17 @@ async fn recover(ctx: &mut VariantCtx<'_>, sh: &Shared, w: &Session, p: &Invoice
         // The sweep is a periodic job: this is its period, not a way of waiting for someone.
         tokio::time::sleep(threshold / 2).await;
     }
+}
+
+/// The local record of an invoice the integrator accepted, in one transaction.
+async fn record_accepted(w: &Session, no: i64, id: i64) -> Result<()> {
+    w.run("BEGIN").await?;
+    w.run(&SQL.bind("record_sent", &[("no", &no), ("invoice_id", &id)])?)
+        .await?;
+    w.run(&SQL.bind("mark", &[("status", &"'SENT'"), ("invoice_id", &id)])?)
+        .await?;
+    w.run("COMMIT").await?;
+    Ok(())
 }
 
 fn percentile(mut v: Vec<Duration>, q: f64) -> Option<f64> {
@@ -587,7 +588,11 @@ async fn audit(
     );
     ctx.metric("invoices_per_s", (per_s * 10.0).round() / 10.0);
     // Calls per second, retries and resends included: the integrator pipeline's throughput.
-    let sends_per_s = if elapsed.is_zero() { 0.0 } else { calls as f64 / elapsed.as_secs_f64() };
+    let sends_per_s = if elapsed.is_zero() {
+        0.0
+    } else {
+        calls as f64 / elapsed.as_secs_f64()
+    };
     ctx.metric("sends_per_s", (sends_per_s * 10.0).round() / 10.0);
     ctx.metric("counter_lock_hold_ms_p50", percentile(holds.clone(), 0.5));
     ctx.metric("counter_lock_hold_ms_p99", percentile(holds.clone(), 0.99));
@@ -728,25 +733,8 @@ async fn priority(ctx: &mut VariantCtx<'_>, p: &InvoiceParams) -> Result<()> {
             crash_before_send: BTreeSet::new(),
             sent_at: Mutex::default(),
         });
-        let names: Vec<String> = (1..=p.workers)
-            .map(|i| format!("{}W{i}", if ordered { "P" } else { "F" }))
-            .collect();
-        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-        let workers = ctx.sessions(&refs).await?;
         let queued = Instant::now();
-        let handles: Vec<_> = workers
-            .iter()
-            .map(|w| {
-                let (w, shared) = (w.clone(), shared.clone());
-                tokio::spawn(async move { worker(&w, &shared).await })
-            })
-            .collect();
-        for h in handles {
-            tokio::time::timeout(ctx.env.wait_timeout * 6, h)
-                .await
-                .map_err(|_| anyhow!("invoice-numbering: a worker did not finish"))?
-                .map_err(|e| anyhow!("invoice-numbering: {e}"))??;
-        }
+        send_all(ctx, if ordered { "PW" } else { "FW" }, &shared, p).await?;
         let sent = shared.sent_at.lock().unwrap().clone();
         let at = sent
             .get(&interactive)

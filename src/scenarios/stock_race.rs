@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result};
 
 use super::{ScenarioInfo, VariantInfo};
-use crate::engine::{Barrier, Session, VariantCtx, futures_join_all};
+use crate::engine::{Barrier, Session, VariantCtx, join_all};
 use crate::progress;
 use crate::report::Evidence;
 use crate::sql::SqlFile;
@@ -187,18 +187,11 @@ async fn race(ctx: &mut VariantCtx<'_>, sessions: &[Session], stock: i64, guarde
         tokio::spawn(async move { request(&s, guarded, &start, &all_read, &read, &buy, bar).await })
     });
     let handles: Vec<_> = tasks.collect();
-    let results = futures_join_all(handles.into_iter().map(|h| async {
-        tokio::time::timeout(ctx.env.wait_timeout, h)
-            .await
-            .map_err(|_| anyhow!("stock-race: a request did not finish within {:?}", ctx.env.wait_timeout))?
-            .map_err(|e| anyhow!("stock-race: {e}"))?
-    }))
-    .await;
+    let results = join_all(ctx.env.wait_timeout, "stock-race: a request", handles).await;
     bar.finish_and_clear();
     let mut reads: BTreeMap<i64, usize> = BTreeMap::new();
     let mut sold = 0;
-    for r in results {
-        let (seen, ok) = r?;
+    for (seen, ok) in results? {
         if let Some(v) = seen {
             *reads.entry(v).or_default() += 1;
         }
