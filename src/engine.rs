@@ -116,7 +116,12 @@ impl Env {
     /// Terminates every backend of this run's sessions (not the control
     /// connection). Used when a run is interrupted or a variant fails.
     pub async fn terminate_sessions(&self) -> Result<()> {
-        self.control
+        self.terminate_sessions_via(&self.control).await
+    }
+
+    /// The same through another connection (when the control connection is gone).
+    pub async fn terminate_sessions_via(&self, client: &Client) -> Result<()> {
+        client
             .execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
                  WHERE application_name LIKE $1 || '%' AND pid <> pg_backend_pid() AND usename = current_user",

@@ -196,16 +196,10 @@ async fn run_plan(cfg: RunConfig, all: bool) -> Result<Exit> {
         r = run_scenarios(&env, &cfg) => Some(r),
         _ = signals.recv() => None,
     };
-    if !matches!(result, Some(Ok(_))) {
-        let _ = env.terminate_sessions().await;
+    let cleaned = tokio::time::timeout(cfg.wait_timeout, clean_up(&env, &cfg, !matches!(result, Some(Ok(_))))).await;
+    if let (Some(Ok(_)), Ok(Err(e))) = (&result, cleaned) {
+        print_error(&e.context("after the run"), cfg.lang);
     }
-    if !cfg.keep_schema {
-        let dropped = tokio::time::timeout(cfg.wait_timeout, db::drop_schema(&env.control, &cfg.schema)).await;
-        if let (Some(Ok(_)), Ok(Err(e))) = (&result, dropped) {
-            print_error(&e.context("after the run"), cfg.lang);
-        }
-    }
-    let _ = db::release_schema(&env.control, &cfg.schema).await;
     drop(env);
     let reports = match result {
         None => return Ok(interrupted(cluster, cfg.lang)),
@@ -238,6 +232,31 @@ async fn run_plan(cfg: RunConfig, all: bool) -> Result<Exit> {
         (Format::Table, false) => {}
     }
     Ok(if as_expected { Exit::Ok } else { Exit::Mismatch })
+}
+
+/// After a run: end the sessions (after a failure), drop the schema unless it
+/// is kept, give the schema back. When the control connection is gone (the
+/// server restarted, or its backend was terminated), a new one does it, once
+/// it has claimed the schema again: if another run claimed it meanwhile, that
+/// run's schema is left alone.
+async fn clean_up(env: &Env, cfg: &RunConfig, failed: bool) -> Result<()> {
+    let fresh;
+    let control = if env.control.is_closed() {
+        fresh = db::connect(&env.pg, &format!("lab:{}:control", cfg.schema), None).await?;
+        if db::claim_schema(&fresh, &cfg.schema).await.is_err() {
+            return Ok(());
+        }
+        &fresh
+    } else {
+        &env.control
+    };
+    if failed {
+        env.terminate_sessions_via(control).await?;
+    }
+    if !cfg.keep_schema {
+        db::drop_schema(control, &cfg.schema).await?;
+    }
+    db::release_schema(control, &cfg.schema).await
 }
 
 fn interrupted(cluster: Option<Cluster>, lang: Lang) -> Exit {

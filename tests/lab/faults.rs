@@ -252,3 +252,31 @@ fn a_second_run_while_the_first_runs_is_refused_and_the_first_is_unharmed() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["as_expected"], true);
 }
+
+#[test]
+fn losing_every_connection_mid_scenario_is_an_error_and_nothing_is_left() {
+    // What a server restart does to lab: every one of its backends goes,
+    // the control connection's too.
+    let srv = TestServer::start();
+    let c = srv.client();
+    let mut child = spawn(&["deadlock", "--variant", "reverse-order", "--database-url", &srv.url()]);
+    let waiting = "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:lab:deadlock/%' AND wait_event_type = 'Lock'";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while srv.query_i64(&c, waiting) < 2 {
+        assert!(Instant::now() < deadline, "the sessions never waited");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    srv.exec(
+        &c,
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'lab:%'",
+    );
+    let (code, err) = wait_exit(&mut child, Duration::from_secs(15));
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    srv.wait_for_zero(&c, LAB_BACKENDS);
+    // A new connection cleaned up what the lost one could not.
+    assert_eq!(
+        srv.query_i64(&c, "SELECT count(*) FROM pg_namespace WHERE nspname = 'lab'"),
+        0
+    );
+}
