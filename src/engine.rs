@@ -31,6 +31,8 @@ pub struct Env {
     pub params: crate::config::Params,
     /// Workshop mode (`--step`): pause before each statement.
     pub stepper: Option<Arc<Stepper>>,
+    /// The language of the timeline's own words (not of server messages).
+    pub lang: crate::i18n::Lang,
 }
 
 /// Workshop mode: before each statement a session runs, say which session
@@ -228,10 +230,10 @@ impl Rows {
     }
 
     /// psql's command tag for DML and utility statements, the values for a SELECT.
-    fn describe(&self, sql: &str, aborted_commit: bool) -> String {
+    fn describe(&self, sql: &str, aborted_commit: Option<&str>) -> String {
         let verb = sql.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
-        if aborted_commit {
-            return "ROLLBACK (the transaction had failed, so COMMIT rolled it back)".into();
+        if let Some(rolled_back) = aborted_commit {
+            return rolled_back.into();
         }
         match verb.as_str() {
             "UPDATE" | "DELETE" | "MERGE" if self.columns.is_empty() => {
@@ -327,6 +329,7 @@ struct SessionInner {
     /// failed transaction is shown as the ROLLBACK the server performs.
     tx: AtomicU8,
     stepper: Option<Arc<Stepper>>,
+    lang: crate::i18n::Lang,
 }
 
 type Raw = std::result::Result<Rows, StepFailure>;
@@ -339,6 +342,11 @@ enum StepFailure {
 impl Session {
     pub fn name(&self) -> &str {
         &self.inner.name
+    }
+
+    /// The language of the timeline's own words.
+    pub fn lang(&self) -> crate::i18n::Lang {
+        self.inner.lang
     }
 
     pub fn pid(&self) -> i32 {
@@ -390,9 +398,16 @@ impl Session {
     fn record(&self, sql: &str, r: &Raw, waited: Option<Duration>, at: Instant) {
         let failed = r.is_err();
         let aborted_commit = self.track(sql, failed);
+        let ui = &self.inner.lang.texts().ui;
         let prefix = waited
-            .map(|w| format!("after waiting {:.1} ms: ", w.as_secs_f64() * 1000.0))
+            .map(|w| {
+                crate::i18n::fill(
+                    ui.step_after_waiting,
+                    &[("ms", &format!("{:.1}", w.as_secs_f64() * 1000.0))],
+                )
+            })
             .unwrap_or_default();
+        let aborted_commit = aborted_commit.then_some(ui.step_commit_rolled_back);
         let (result, sqlstate, detail) = match r {
             Ok(rows) => {
                 let res = if waited.is_some() {
@@ -579,6 +594,7 @@ pub struct Opener {
     deadline: Duration,
     opened: Arc<Mutex<Vec<(String, i32)>>>,
     stepper: Option<Arc<Stepper>>,
+    lang: crate::i18n::Lang,
 }
 
 impl Opener {
@@ -604,6 +620,7 @@ impl Opener {
                 deadline: self.deadline,
                 tx: AtomicU8::new(TX_IDLE),
                 stepper: self.stepper.clone(),
+                lang: self.lang,
             }),
         })
     }
@@ -640,6 +657,7 @@ impl<'e> VariantCtx<'e> {
             deadline: env.wait_timeout,
             opened: Arc::default(),
             stepper: env.stepper.clone(),
+            lang: env.lang,
         };
         if let Some(st) = &env.stepper {
             st.reset();
@@ -787,7 +805,7 @@ impl<'e> VariantCtx<'e> {
                     &p.sql,
                     StepResult::Waiting,
                     None,
-                    format!("waiting for a lock held or queued by {}", names.join(", ")),
+                    crate::i18n::fill(self.env.lang.texts().ui.step_waiting, &[("who", &names.join(", "))]),
                 );
                 return Ok(Wait::Blocked(names));
             }

@@ -180,6 +180,7 @@ async fn setup(cfg: &RunConfig, pg: tokio_postgres::Config) -> Result<Env> {
         timeout: cfg.timeout,
         params: cfg.params,
         stepper: cfg.step.then(|| std::sync::Arc::new(engine::Stepper::new(cfg.lang))),
+        lang: cfg.lang,
     })
 }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::engine::{PgError, Session};
+use crate::i18n::fill;
 
 /// SQLSTATEs after which running the whole transaction again can succeed.
 pub const RETRYABLE: &[&str] = &["40001", "40P01"];
@@ -76,10 +77,14 @@ impl RetryPolicy {
             match r {
                 Err(e) if Self::retries(&e.code) && attempt < self.max_attempts => {
                     let wait = self.backoff(attempt, rng);
-                    session.note(format!(
-                        "attempt {attempt} failed with {}; rolling back, retrying the whole transaction after {:.1} ms",
-                        e.code,
-                        wait.as_secs_f64() * 1000.0
+                    let ui = &session.lang().texts().ui;
+                    session.note(fill(
+                        ui.retry_again,
+                        &[
+                            ("attempt", &attempt),
+                            ("code", &e.code),
+                            ("ms", &format!("{:.1}", wait.as_secs_f64() * 1000.0)),
+                        ],
                     ));
                     session.run("ROLLBACK").await?;
                     failures.push(e.code);
@@ -90,7 +95,8 @@ impl RetryPolicy {
                 Err(e) => {
                     failures.push(e.code.clone());
                     if Self::retries(&e.code) {
-                        session.note(format!("attempt {attempt} failed with {}; no attempts left", e.code));
+                        let ui = &session.lang().texts().ui;
+                        session.note(fill(ui.retry_exhausted, &[("attempt", &attempt), ("code", &e.code)]));
                     }
                     return Ok(Attempted {
                         result: Err(e),

@@ -110,6 +110,11 @@ ui_texts!(
     col_lock_mode,
     col_query,
     col_waiting,
+    step_waiting,
+    step_after_waiting,
+    step_commit_rolled_back,
+    retry_again,
+    retry_exhausted,
 );
 
 pub struct Texts {

@@ -105,7 +105,12 @@ fn wait_exit(child: &mut Child, within: Duration) -> (i32, String) {
         if let Some(status) = child.try_wait().unwrap() {
             let mut err = String::new();
             child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-            return (status.code().unwrap_or(-1), err);
+            use std::os::unix::process::ExitStatusExt;
+            // A death by signal shows as 1000 + the signal number.
+            return (
+                status.code().unwrap_or_else(|| 1000 + status.signal().unwrap_or(0)),
+                err,
+            );
         }
         assert!(Instant::now() < deadline, "lab did not exit within {within:?}");
         std::thread::sleep(Duration::from_millis(5));
@@ -148,7 +153,10 @@ fn ctrl_c_in_the_middle_of_every_scenario_leaves_nothing_behind() {
         let mut child = spawn(&[s.name, "--database-url", &srv.url(), "--timeout-ms", "500"]);
         let began = Instant::now();
         let mid_scenario = wait_for(&srv, &c, LAB_SESSIONS, &mut child);
-        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        if mid_scenario {
+            // Only a child not yet reaped: a reaped one's pid may belong to another process by now.
+            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        }
         let (code, err) = wait_exit(&mut child, Duration::from_secs(10));
         if mid_scenario && code == 130 {
             interrupted.push(s.name);
