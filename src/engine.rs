@@ -550,11 +550,6 @@ impl Pending {
         s.record(&self.sql, &r, waited, Instant::now().max(done));
         Ok((s.judge(&self.sql, r, allowed)?, took))
     }
-
-    /// How long the statement has been (or was) in flight when it finished.
-    pub fn sent_at(&self) -> Instant {
-        self.sent
-    }
 }
 
 /// A barrier for sessions running their own logic concurrently, with a deadline.
