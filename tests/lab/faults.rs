@@ -192,20 +192,40 @@ fn ctrl_c_and_sigkill_of_a_run_on_the_throwaway_cluster() {
         let mut child = spawn(&["queue", "--messages", "2000", "--work-ms", "20"]);
         let pid = child.id();
         let prefix = format!("lab-pg-{pid}-");
-        // Wait until the cluster is up and the scenario has begun.
+        // Wait until the cluster is up (its postmaster.pid says "ready" and
+        // gives the port), then until the scenario's workers are connected.
         let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let ready = std::fs::read_dir(std::env::temp_dir()).unwrap().flatten().any(|e| {
-                e.file_name().to_string_lossy().starts_with(&prefix)
-                    && std::fs::read_to_string(e.path().join("data/postmaster.pid")).is_ok_and(|t| t.contains("ready"))
-            });
-            if ready {
-                break;
+        let port = loop {
+            let port = std::fs::read_dir(std::env::temp_dir())
+                .unwrap()
+                .flatten()
+                .find_map(|e| {
+                    if !e.file_name().to_string_lossy().starts_with(&prefix) {
+                        return None;
+                    }
+                    let pidfile = std::fs::read_to_string(e.path().join("data/postmaster.pid")).ok()?;
+                    let lines: Vec<&str> = pidfile.lines().collect();
+                    (lines.get(7)?.trim() == "ready").then(|| lines.get(3)?.trim().parse::<u16>().ok())?
+                });
+            if let Some(p) = port {
+                break p;
             }
             assert!(Instant::now() < deadline, "the cluster never started");
             std::thread::sleep(Duration::from_millis(5));
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut config = tokio_postgres::Config::new();
+        config.host("127.0.0.1").port(port).user("postgres").dbname("postgres");
+        let client = rt.block_on(lab::db::connect(&config, "lab-test", None)).unwrap();
+        let workers = "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:lab:queue/%:W%'";
+        while rt.block_on(client.query_one(workers, &[])).unwrap().get::<_, i64>(0) == 0 {
+            assert!(Instant::now() < deadline, "the scenario never started");
+            std::thread::sleep(Duration::from_millis(2));
         }
-        std::thread::sleep(Duration::from_millis(300)); // the scenario is running by now (not a sync point)
+        drop(client);
         unsafe { libc::kill(pid as i32, signal) };
         let (code, _) = wait_exit(&mut child, Duration::from_secs(15));
         if signal == libc::SIGINT {
