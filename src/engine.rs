@@ -856,6 +856,11 @@ impl<'e> VariantCtx<'e> {
         }
     }
 
+    /// A sentence in the run's language, from its key (see `i18n`).
+    pub fn say(&self, key: &str, values: &[(&str, &dyn std::fmt::Display)]) -> String {
+        crate::i18n::fill(self.env.lang.texts().say(key), values)
+    }
+
     /// Part of the one-line observed outcome.
     pub fn observe(&mut self, text: impl Into<String>) {
         self.observed.push(text.into());
@@ -944,11 +949,11 @@ impl<'e> VariantCtx<'e> {
         let sqlstates = timeline.iter().filter_map(|e| e.sqlstate.clone()).collect();
         let mut observed = self.observed.join("; ");
         if let Some(reason) = &self.skipped {
-            observed = format!("skipped: {reason}");
+            observed = self.say("en.skipped", &[("reason", reason)]);
         } else if !self.failures.is_empty() {
-            observed = format!(
-                "{observed} — differs from the documentation: {}",
-                self.failures.join("; ")
+            observed = self.say(
+                "en.differs",
+                &[("observed", &observed), ("failures", &self.failures.join("; "))],
             );
         }
         Ok(VariantReport {

@@ -55,7 +55,136 @@ pub static TEXTS: Texts = Texts {
         col_waiting: "waiting",
     },
     scenarios: SCENARIOS,
+    say: SAY,
 };
+
+pub static SAY: &[(&str, &str)] = &[
+    ("any.waited_for", "waited for"),
+    ("any.did_not_wait_for", "did not wait for"),
+    ("lu.rmw.ok", "B's UPDATE succeeded; both committed; final {q}"),
+    ("lu.rmw.err", "B's UPDATE failed with {code} ({message}); final {q}"),
+    (
+        "lu.atomic",
+        "B {waited} A; B's UPDATE affected {rows} row(s); final {q}",
+    ),
+    ("lu.sfu", "B {waited} A, then read {qb}; final {q}"),
+    (
+        "lu.optimistic",
+        "A's versioned UPDATE affected {a} row, B's {b}; final {q}",
+    ),
+    (
+        "lu.token",
+        "updated_at was {stamp} before and after A's save; B's check passed ({b} row); A's address {fate}",
+    ),
+    ("lu.token.lost", "was overwritten"),
+    ("lu.token.kept", "survived"),
+    (
+        "lu.merge",
+        "row-wide version: B's save affected {rows} row(s){needless}; per-field checks: both changes {landed}",
+    ),
+    ("lu.merge.needless", " (a needless conflict)"),
+    ("lu.merge.landed", "landed"),
+    ("lu.merge.not_landed", "did not both land"),
+    ("ws.inserted", "{who} inserted{tries}"),
+    ("ws.saw", "{who} saw {n} pending, inserted nothing{tries}"),
+    ("ws.failed", "{who} failed with {code} at {stmt}{tries}"),
+    ("ws.attempt", " (attempt {n})"),
+    ("ws.rule", "{a}; {b}; {pending} pending for customer {customer}"),
+    ("ws.part", "{part}: {a}, {b}{shared}"),
+    ("ws.no_shared_page", " (no shared index page)"),
+    ("ws.shared_page", " (both hold index page {pages})"),
+    ("fk.ok", "B's INSERT {waited} and completed"),
+    ("fk.waited_for_a", "waited for A"),
+    ("fk.did_not_wait", "did not wait"),
+    (
+        "fk.err",
+        "B's INSERT waited {ms} ms, then failed with {code}: {message}",
+    ),
+    (
+        "dl.victim",
+        "{victim} was cancelled with 40P01 after waiting {ms} ms (deadlock_timeout {timeout} ms); its COMMIT rolled back; the other committed",
+    ),
+    ("dl.none", "no session failed"),
+    (
+        "dl.same",
+        "B {waited} A; both committed; books 1 and 2 reserved {r1} and {r2} times",
+    ),
+    ("nw.failed", "B failed after {ms} ms with {code}: {message}"),
+    ("nw.got_row", "B got the row after {ms} ms"),
+    ("nw.rows", "B got {rows} row(s) after {ms} ms, no error"),
+    (
+        "al.xact",
+        "{winners} ran, {skipped} skipped; after COMMIT the next run {got} the lock",
+    ),
+    ("al.got", "got"),
+    ("al.did_not_get", "did not get"),
+    (
+        "al.pooled",
+        "the next run on another connection was {first}; after the pool reset it {second}",
+    ),
+    ("al.not_skipped", "not skipped"),
+    ("al.skipped_idle", "skipped though nothing ran"),
+    ("al.ran", "ran"),
+    ("al.skipped_again", "was skipped again"),
+    ("dq.queue", "B waited {b} ms for A; C was blocked by {by} for {c} ms"),
+    ("dq.nobody", "nobody"),
+    (
+        "dq.retry",
+        "B's first ALTER {first}; C waited {c} ms; B {done} after {n} attempt(s)",
+    ),
+    ("dq.first_ok", "succeeded"),
+    ("dq.first_failed", "failed with {code} after the lock_timeout"),
+    ("dq.done", "succeeded"),
+    ("dq.not_done", "still failed"),
+    ("rc.ok", "B's DELETE deleted {n} row(s); hits is now {hits}"),
+    ("rc.err", "B's DELETE failed with {code}: {message}"),
+    (
+        "to.lock",
+        "B waited {ms} ms and failed with {code}; B holds {locks} lock(s) after ROLLBACK",
+    ),
+    ("to.update_ok", "B's UPDATE succeeded"),
+    (
+        "to.statement",
+        "B's statement was cancelled with {code} after {ms} ms; the aborted transaction held {locks} lock(s); A {waited} B; B's next statement {next}",
+    ),
+    ("to.next_failed", "failed with {code}"),
+    ("to.next_ok", "succeeded"),
+    ("to.statement_ok", "B's statement completed"),
+    ("to.ended", "A waited {ms} ms until the server ended B; {seen}"),
+    ("to.seen_ok", "B's next statement succeeded"),
+    ("to.seen", "B's next statement: {what}"),
+    (
+        "qu.result",
+        "{total} processed by {workers} worker(s), {dups} duplicates, {lost} lost; {elapsed} ms against an ideal {ideal} ms (efficiency {eff}); at most {par} batch(es) in parallel",
+    ),
+    (
+        "sr.rmw",
+        "{requests} requests each read {stock}; {sold} \"sold\"; final stock {final}: {lost} decrement(s) lost",
+    ),
+    (
+        "sr.guard",
+        "{sold} sold, {rejected} rejected; final stock {final} (from {stock})",
+    ),
+    (
+        "sr.oversell",
+        "stock {stock}, {requests} requests: read-modify-write sold {naive} ({over} oversold); the atomic guard sold {guarded} and rejected {rejected}",
+    ),
+    (
+        "se.result",
+        "final price {price} at source version {version}; {dropped} stale event(s) dropped",
+    ),
+    (
+        "in.audit",
+        "{issued} numbers issued; {dups} duplicate(s); gaps {gaps}; {unknown} unknown locally; {rate} invoices/s with {workers} worker(s) ({par} in parallel at most)",
+    ),
+    ("in.none", "none"),
+    (
+        "in.priority",
+        "first in, first out: {fifo_n} invoices went before it ({fifo_ms} ms); with priority: {prio_n} ({prio_ms} ms)",
+    ),
+    ("en.skipped", "skipped: {reason}"),
+    ("en.differs", "{observed} — differs from the documentation: {failures}"),
+];
 
 pub static SCENARIOS: &[ScenarioText] = &[
     ScenarioText {

@@ -120,6 +120,9 @@ ui_texts!(
 pub struct Texts {
     pub ui: Ui,
     pub scenarios: &'static [ScenarioText],
+    /// What scenarios say about what they observed, by key: templates with
+    /// `{name}` placeholders.
+    pub say: &'static [(&'static str, &'static str)],
 }
 
 impl Texts {
@@ -141,6 +144,11 @@ impl Texts {
 
     pub fn expected(&self, scenario: &str, variant: &str) -> &'static str {
         self.variant(scenario, variant).map_or("", |v| v.expected)
+    }
+
+    /// The template for `key` (the key itself if there is none: a test makes sure there always is).
+    pub fn say<'a>(&self, key: &'a str) -> &'a str {
+        self.say.iter().find(|(k, _)| *k == key).map_or(key, |(_, t)| t)
     }
 
     pub fn explain(&self, scenario: &str, variant: &str) -> &'static str {
@@ -227,6 +235,84 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn every_observation_key_used_exists_in_both_languages_with_the_same_placeholders() {
+        let holes = |s: &str| {
+            let mut v: Vec<String> = s
+                .split('{')
+                .skip(1)
+                .filter_map(|p| p.split('}').next().map(str::to_string))
+                .collect();
+            v.sort();
+            v
+        };
+        let (en, tr) = (Lang::En.texts(), Lang::Tr.texts());
+        assert_eq!(en.say.len(), tr.say.len());
+        for (key, text) in en.say {
+            let other = tr
+                .say
+                .iter()
+                .find(|(k, _)| k == key)
+                .unwrap_or_else(|| panic!("{key} has no Turkish text"));
+            assert_eq!(holes(text), holes(other.1), "{key}: placeholders differ");
+        }
+        // Every key the code uses is there (the sources are scanned for say("...")).
+        let sources = [
+            include_str!("../engine.rs"),
+            include_str!("../scenarios/lost_update.rs"),
+            include_str!("../scenarios/write_skew.rs"),
+            include_str!("../scenarios/fk_blocking.rs"),
+            include_str!("../scenarios/deadlock.rs"),
+            include_str!("../scenarios/nowait.rs"),
+            include_str!("../scenarios/advisory_lock.rs"),
+            include_str!("../scenarios/ddl_lock_queue.rs"),
+            include_str!("../scenarios/rc_recheck.rs"),
+            include_str!("../scenarios/timeouts.rs"),
+            include_str!("../scenarios/queue.rs"),
+            include_str!("../scenarios/stock_race.rs"),
+            include_str!("../scenarios/stale_event.rs"),
+            include_str!("../scenarios/invoice.rs"),
+        ];
+        // A key looks like "xx.word" or "xx.word.word"; every such literal must have a text.
+        let is_key = |t: &str| {
+            let mut parts = t.split('.');
+            let head = parts.next().unwrap_or("");
+            let rest: Vec<&str> = parts.collect();
+            head.len() == 2
+                && head.chars().all(|c| c.is_ascii_lowercase())
+                && !rest.is_empty()
+                && rest
+                    .iter()
+                    .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        };
+        // The string literals of a source (escaped quotes inside them kept apart).
+        let literals = |src: &str| {
+            let (mut out, mut cur, mut inside, mut escaped) = (Vec::new(), String::new(), false, false);
+            for c in src.chars() {
+                match (inside, escaped, c) {
+                    (true, true, _) => escaped = false,
+                    (true, false, '\\') => escaped = true,
+                    (true, false, '"') => {
+                        out.push(std::mem::take(&mut cur));
+                        inside = false;
+                    }
+                    (true, false, c) => cur.push(c),
+                    (false, _, '"') => inside = true,
+                    _ => {}
+                }
+            }
+            out
+        };
+        let mut used = 0;
+        for src in sources {
+            for literal in literals(src).into_iter().filter(|l| is_key(l)) {
+                assert!(en.say.iter().any(|(k, _)| *k == literal), "\"{literal}\" has no text");
+                used += 1;
+            }
+        }
+        assert!(used > 50, "only {used} uses found");
     }
 
     #[test]

@@ -55,7 +55,142 @@ pub static TEXTS: Texts = Texts {
         col_waiting: "bekliyor",
     },
     scenarios: SCENARIOS,
+    say: SAY,
 };
+
+pub static SAY: &[(&str, &str)] = &[
+    ("any.waited_for", "bekledi"),
+    ("any.did_not_wait_for", "beklemedi"),
+    (
+        "lu.rmw.ok",
+        "B'nin UPDATE'i başarılı oldu; ikisi de commit etti; sonuç {q}",
+    ),
+    ("lu.rmw.err", "B'nin UPDATE'i {code} ile düştü ({message}); sonuç {q}"),
+    (
+        "lu.atomic",
+        "B, A'yı {waited}; B'nin UPDATE'i {rows} satırı etkiledi; sonuç {q}",
+    ),
+    ("lu.sfu", "B, A'yı {waited}, sonra {qb} okudu; sonuç {q}"),
+    (
+        "lu.optimistic",
+        "A'nın sürümlü UPDATE'i {a}, B'ninki {b} satır etkiledi; sonuç {q}",
+    ),
+    (
+        "lu.token",
+        "updated_at A'nın kaydından önce de sonra da {stamp} idi; B'nin kontrolü geçti ({b} satır); A'nın adresi {fate}",
+    ),
+    ("lu.token.lost", "ezildi"),
+    ("lu.token.kept", "korundu"),
+    (
+        "lu.merge",
+        "satır çapında sürüm: B'nin kaydı {rows} satır etkiledi{needless}; alan bazında kontrol: iki değişiklik de {landed}",
+    ),
+    ("lu.merge.needless", " (gereksiz bir çakışma)"),
+    ("lu.merge.landed", "yazıldı"),
+    ("lu.merge.not_landed", "birlikte yazılamadı"),
+    ("ws.inserted", "{who} ekledi{tries}"),
+    ("ws.saw", "{who} {n} bekleyen gördü, eklemedi{tries}"),
+    ("ws.failed", "{who} {stmt} sırasında {code} ile düştü{tries}"),
+    ("ws.attempt", " ({n}. deneme)"),
+    (
+        "ws.rule",
+        "{a}; {b}; {customer} numaralı müşterinin {pending} bekleyen siparişi var",
+    ),
+    ("ws.part", "{part}: {a}, {b}{shared}"),
+    ("ws.no_shared_page", " (ortak index sayfası yok)"),
+    ("ws.shared_page", " (ikisi de {pages} numaralı index sayfasını tutuyor)"),
+    ("fk.ok", "B'nin INSERT'ü {waited} ve tamamlandı"),
+    ("fk.waited_for_a", "A'yı bekledi"),
+    ("fk.did_not_wait", "beklemedi"),
+    (
+        "fk.err",
+        "B'nin INSERT'ü {ms} ms bekledi, sonra {code} ile düştü: {message}",
+    ),
+    (
+        "dl.victim",
+        "{victim} {ms} ms bekledikten sonra 40P01 ile iptal edildi (deadlock_timeout {timeout} ms); COMMIT'i geri alındı; diğeri commit etti",
+    ),
+    ("dl.none", "hiçbir oturum düşmedi"),
+    (
+        "dl.same",
+        "B, A'yı {waited}; ikisi de commit etti; 1 ve 2 numaralı kitaplar {r1} ve {r2} kez ayrıldı",
+    ),
+    ("nw.failed", "B {ms} ms sonra {code} ile düştü: {message}"),
+    ("nw.got_row", "B satırı {ms} ms sonra aldı"),
+    ("nw.rows", "B {ms} ms sonra hatasız {rows} satır aldı"),
+    (
+        "al.xact",
+        "{winners} çalıştı, {skipped} atladı; COMMIT sonrası sonraki çalıştırma kilidi {got}",
+    ),
+    ("al.got", "aldı"),
+    ("al.did_not_get", "alamadı"),
+    (
+        "al.pooled",
+        "başka bağlantıdaki sonraki çalıştırma {first}; havuz sıfırlandıktan sonra {second}",
+    ),
+    ("al.not_skipped", "atlanmadı"),
+    ("al.skipped_idle", "hiçbir şey çalışmazken atlandı"),
+    ("al.ran", "çalıştı"),
+    ("al.skipped_again", "yine atlandı"),
+    ("dq.queue", "B, A'yı {b} ms bekledi; C'yi {by} {c} ms bekletti"),
+    ("dq.nobody", "kimse"),
+    (
+        "dq.retry",
+        "B'nin ilk ALTER'ı {first}; C {c} ms bekledi; B {n} denemede {done}",
+    ),
+    ("dq.first_ok", "başarılı oldu"),
+    ("dq.first_failed", "lock_timeout'ta {code} ile düştü"),
+    ("dq.done", "başarılı oldu"),
+    ("dq.not_done", "yine başaramadı"),
+    ("rc.ok", "B'nin DELETE'i {n} satır sildi; hits şimdi {hits}"),
+    ("rc.err", "B'nin DELETE'i {code} ile düştü: {message}"),
+    (
+        "to.lock",
+        "B {ms} ms bekledi ve {code} ile düştü; ROLLBACK sonrası B {locks} kilit tutuyor",
+    ),
+    ("to.update_ok", "B'nin UPDATE'i başarılı oldu"),
+    (
+        "to.statement",
+        "B'nin komutu {ms} ms sonra {code} ile iptal edildi; iptal edilen transaction {locks} kilit tutuyordu; A, B'yi {waited}; B'nin sonraki komutu {next}",
+    ),
+    ("to.next_failed", "{code} ile düştü"),
+    ("to.next_ok", "başarılı oldu"),
+    ("to.statement_ok", "B'nin komutu tamamlandı"),
+    ("to.ended", "A, sunucu B'yi sonlandırana kadar {ms} ms bekledi; {seen}"),
+    ("to.seen_ok", "B'nin sonraki komutu başarılı oldu"),
+    ("to.seen", "B'nin sonraki komutu: {what}"),
+    (
+        "qu.result",
+        "{workers} worker {total} mesaj işledi, {dups} tekrar, {lost} kayıp; ideal {ideal} ms'ye karşı {elapsed} ms (verim {eff}); aynı anda en fazla {par} paket",
+    ),
+    (
+        "sr.rmw",
+        "{requests} isteğin her biri {stock} okudu; {sold} \"satış\"; son stok {final}: {lost} düşüş kayboldu",
+    ),
+    (
+        "sr.guard",
+        "{sold} satıldı, {rejected} reddedildi; son stok {final} ({stock} idi)",
+    ),
+    (
+        "sr.oversell",
+        "stok {stock}, {requests} istek: oku-değiştir-yaz {naive} sattı ({over} fazla); atomik koşul {guarded} sattı ve {rejected} reddetti",
+    ),
+    (
+        "se.result",
+        "son fiyat {price}, kaynak sürümü {version}; {dropped} bayat olay atıldı",
+    ),
+    (
+        "in.audit",
+        "{issued} numara verildi; {dups} mükerrer; boşluklar {gaps}; yerelde bilinmeyen {unknown}; {workers} worker ile saniyede {rate} fatura (aynı anda en fazla {par})",
+    ),
+    ("in.none", "yok"),
+    (
+        "in.priority",
+        "ilk giren ilk çıkar: ondan önce {fifo_n} fatura gitti ({fifo_ms} ms); öncelikle: {prio_n} ({prio_ms} ms)",
+    ),
+    ("en.skipped", "atlandı: {reason}"),
+    ("en.differs", "{observed} — belgelenenden farklı: {failures}"),
+];
 
 pub static SCENARIOS: &[ScenarioText] = &[
     ScenarioText {

@@ -66,10 +66,10 @@ async fn try_xact_lock(ctx: &mut VariantCtx<'_>, key: &str) -> Result<()> {
 
     ctx.metric("ran", ran);
     ctx.metric("skipped", skipped);
-    ctx.observe(format!(
-        "{} ran, {skipped} skipped; after COMMIT the next run {} the lock",
-        winners.join(", "),
-        if next_got { "got" } else { "did not get" }
+    let got = ctx.say(if next_got { "al.got" } else { "al.did_not_get" }, &[]);
+    ctx.observe(ctx.say(
+        "al.xact",
+        &[("winners", &winners.join(", ")), ("skipped", &skipped), ("got", &got)],
     ));
     ctx.expect(ran == 1 && skipped == 2, "exactly one runs and two skip");
     ctx.expect(next_got, "the lock is released with the transaction");
@@ -117,15 +117,9 @@ async fn session_lock_pooled(ctx: &mut VariantCtx<'_>, key: &str) -> Result<()> 
 
     ctx.metric("ran", ran);
     ctx.metric("skipped", skipped);
-    ctx.observe(format!(
-        "the next run on another connection was {}; after the pool reset it {}",
-        if first {
-            "not skipped"
-        } else {
-            "skipped though nothing ran"
-        },
-        if second { "ran" } else { "was skipped again" }
-    ));
+    let first_s = ctx.say(if first { "al.not_skipped" } else { "al.skipped_idle" }, &[]);
+    let second_s = ctx.say(if second { "al.ran" } else { "al.skipped_again" }, &[]);
+    ctx.observe(ctx.say("al.pooled", &[("first", &first_s), ("second", &second_s)]));
     ctx.expect(
         !holders.rows.is_empty(),
         "the idle pooled connection still holds the lock",

@@ -74,14 +74,17 @@ async fn no_lock_timeout(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.metric("c_blocked_by_b", c_by_b);
     ctx.metric("c_wait_ms", millis(c_took));
     ctx.metric("b_attempts", 1);
-    ctx.observe(format!(
-        "B waited {:.0} ms for A; C was blocked by {} for {:.0} ms",
-        millis(b_took),
-        match &c_wait {
-            Wait::Blocked(by) => by.join(", "),
-            Wait::DidNotWait => "nobody".into(),
-        },
-        millis(c_took)
+    let by = match &c_wait {
+        Wait::Blocked(by) => by.join(", "),
+        Wait::DidNotWait => ctx.say("dq.nobody", &[]),
+    };
+    ctx.observe(ctx.say(
+        "dq.queue",
+        &[
+            ("b", &format!("{:.0}", millis(b_took))),
+            ("by", &by),
+            ("c", &format!("{:.0}", millis(c_took))),
+        ],
     ));
     ctx.expect(b_wait == Wait::Blocked(vec!["A".into()]), "B's ALTER TABLE waits for A");
     ctx.expect(c_by_b, "C's SELECT is blocked by B, not by A");
@@ -126,14 +129,19 @@ async fn lock_timeout_retry(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.metric("c_wait_ms", millis(c_took));
     ctx.metric("b_attempts", attempts);
     ctx.metric("lock_timeout_ms", timeout.as_millis() as u64);
-    ctx.observe(format!(
-        "B's first ALTER {}; C waited {:.0} ms; B {} after {attempts} attempt(s)",
-        match &first {
-            Ok(_) => "succeeded".to_string(),
-            Err(e) => format!("failed with {} after the lock_timeout", e.code),
-        },
-        millis(c_took),
-        if done { "succeeded" } else { "still failed" }
+    let first_s = match &first {
+        Ok(_) => ctx.say("dq.first_ok", &[]),
+        Err(e) => ctx.say("dq.first_failed", &[("code", &e.code)]),
+    };
+    let done_s = ctx.say(if done { "dq.done" } else { "dq.not_done" }, &[]);
+    ctx.observe(ctx.say(
+        "dq.retry",
+        &[
+            ("first", &first_s),
+            ("c", &format!("{:.0}", millis(c_took))),
+            ("done", &done_s),
+            ("n", &attempts),
+        ],
     ));
     ctx.expect(b_wait.blocked(), "B's ALTER waits for A");
     ctx.expect(

@@ -77,9 +77,13 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
             let detect_ms = millis(*took);
             ctx.metric("victim", victim);
             ctx.metric("detect_ms", detect_ms);
-            ctx.observe(format!(
-                "{victim} was cancelled with 40P01 after waiting {detect_ms:.0} ms (deadlock_timeout {timeout_ms} ms); \
-                 its COMMIT rolled back; the other committed"
+            ctx.observe(ctx.say(
+                "dl.victim",
+                &[
+                    ("victim", victim),
+                    ("ms", &format!("{detect_ms:.0}")),
+                    ("timeout", &timeout_ms),
+                ],
             ));
             if let Some(detail) = &err.detail {
                 let named = name_processes(ctx, detail);
@@ -91,7 +95,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
             );
         } else {
             ctx.metric("victim", serde_json::Value::Null);
-            ctx.observe("no session failed");
+            ctx.observe(ctx.say("dl.none", &[]));
         }
         ctx.anomaly(false);
     } else {
@@ -107,16 +111,19 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         ctx.metric("victim", serde_json::Value::Null);
         ctx.expect(b_wait == Wait::Blocked(vec!["A".into()]), "B waits for A");
         ctx.expect(both_two, "both commit: each book reserved twice");
-        ctx.observe(format!(
-            "B {} A; both committed; books 1 and 2 reserved {} and {} times",
+        let waited = ctx.say(
             if b_wait.blocked() {
-                "waited for"
+                "any.waited_for"
             } else {
-                "did not wait for"
+                "any.did_not_wait_for"
             },
-            reserved.get(0, "quantity_reserved").unwrap_or("?"),
-            reserved.get(1, "quantity_reserved").unwrap_or("?")
-        ));
+            &[],
+        );
+        let (r1, r2) = (
+            reserved.get(0, "quantity_reserved").unwrap_or("?").to_string(),
+            reserved.get(1, "quantity_reserved").unwrap_or("?").to_string(),
+        );
+        ctx.observe(ctx.say("dl.same", &[("waited", &waited), ("r1", &r1), ("r2", &r2)]));
         ctx.anomaly(false);
     }
     Ok(())

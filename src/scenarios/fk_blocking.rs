@@ -50,13 +50,24 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.metric("b_wait_ms", b_wait_ms);
     ctx.metric("lock_timeout_ms", timeout.as_millis() as u64);
     match &outcome {
-        Ok(_) => ctx.observe(format!(
-            "B's INSERT {} and completed",
-            if wait.blocked() { "waited for A" } else { "did not wait" }
-        )),
-        Err(e) => ctx.observe(format!(
-            "B's INSERT waited {b_wait_ms:.0} ms, then failed with {}: {}",
-            e.code, e.message
+        Ok(_) => {
+            let waited = ctx.say(
+                if wait.blocked() {
+                    "fk.waited_for_a"
+                } else {
+                    "fk.did_not_wait"
+                },
+                &[],
+            );
+            ctx.observe(ctx.say("fk.ok", &[("waited", &waited)]))
+        }
+        Err(e) => ctx.observe(ctx.say(
+            "fk.err",
+            &[
+                ("ms", &format!("{b_wait_ms:.0}")),
+                ("code", &e.code),
+                ("message", &e.message),
+            ],
         )),
     }
     if for_update {

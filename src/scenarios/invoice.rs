@@ -599,15 +599,22 @@ async fn audit(
     ctx.metric("max_parallel_sends", max_parallel);
     ctx.metric("latency_ms", p.latency.as_millis() as u64);
     ctx.metric("workers", p.workers);
-    ctx.observe(format!(
-        "{issued} numbers issued; {} duplicate(s); gaps {}; {} unknown locally; {:.1} invoices/s with {} worker(s) \
-         ({} in parallel at most)",
-        duplicates.len(),
-        fmt_list(&gaps),
-        unknown_locally.len(),
-        per_s,
-        p.workers,
-        max_parallel
+    let gap_list = if gaps.is_empty() {
+        ctx.say("in.none", &[])
+    } else {
+        fmt_list(&gaps)
+    };
+    ctx.observe(ctx.say(
+        "in.audit",
+        &[
+            ("issued", &issued),
+            ("dups", &duplicates.len()),
+            ("gaps", &gap_list),
+            ("unknown", &unknown_locally.len()),
+            ("rate", &format!("{per_s:.1}")),
+            ("workers", &p.workers),
+            ("par", &max_parallel),
+        ],
     ));
     ctx.expect(
         unknown_locally.is_empty(),
@@ -758,9 +765,14 @@ async fn priority(ctx: &mut VariantCtx<'_>, p: &InvoiceParams) -> Result<()> {
     ctx.metric("interactive_wait_ms_priority", prio.1);
     ctx.metric("sent_before_fifo", fifo.2);
     ctx.metric("sent_before_priority", prio.2);
-    ctx.observe(format!(
-        "first in, first out: {} invoices went before it ({:.0} ms); with priority: {} ({:.0} ms)",
-        fifo.2, fifo.1, prio.2, prio.1
+    ctx.observe(ctx.say(
+        "in.priority",
+        &[
+            ("fifo_n", &fifo.2),
+            ("fifo_ms", &format!("{:.0}", fifo.1)),
+            ("prio_n", &prio.2),
+            ("prio_ms", &format!("{:.0}", prio.1)),
+        ],
     ));
     ctx.expect(
         fifo.2 + (p.workers as usize) >= batch as usize,

@@ -84,8 +84,8 @@ async fn read_modify_write(ctx: &mut VariantCtx<'_>, begin: &str) -> Result<()> 
         format!("both sessions read {START} (A read {qa}, B read {qb})"),
     );
     match &b_write {
-        Ok(_) => ctx.observe(format!("B's UPDATE succeeded; both committed; final {q}")),
-        Err(e) => ctx.observe(format!("B's UPDATE failed with {} ({}); final {q}", e.code, e.message)),
+        Ok(_) => ctx.observe(ctx.say("lu.rmw.ok", &[("q", &q)])),
+        Err(e) => ctx.observe(ctx.say("lu.rmw.err", &[("code", &e.code), ("message", &e.message), ("q", &q)])),
     }
     if repeatable {
         ctx.expect(
@@ -143,15 +143,15 @@ async fn atomic_update(ctx: &mut VariantCtx<'_>) -> Result<()> {
 
     let q = final_quantity(ctx).await?;
     ctx.metric("b_waited", wait.blocked());
-    ctx.observe(format!(
-        "B {} A; B's UPDATE affected {} row(s); final {q}",
+    let waited = ctx.say(
         if wait.blocked() {
-            "waited for"
+            "any.waited_for"
         } else {
-            "did not wait for"
+            "any.did_not_wait_for"
         },
-        b_rows.count
-    ));
+        &[],
+    );
+    ctx.observe(ctx.say("lu.atomic", &[("waited", &waited), ("rows", &b_rows.count), ("q", &q)]));
     ctx.expect(
         wait == crate::engine::Wait::Blocked(vec!["A".into()]),
         "B's UPDATE waits for A",
@@ -177,14 +177,15 @@ async fn select_for_update(ctx: &mut VariantCtx<'_>) -> Result<()> {
 
     let q = final_quantity(ctx).await?;
     ctx.metric("b_waited", wait.blocked());
-    ctx.observe(format!(
-        "B {} A, then read {qb}; final {q}",
+    let waited = ctx.say(
         if wait.blocked() {
-            "waited for"
+            "any.waited_for"
         } else {
-            "did not wait for"
-        }
-    ));
+            "any.did_not_wait_for"
+        },
+        &[],
+    );
+    ctx.observe(ctx.say("lu.sfu", &[("waited", &waited), ("qb", &qb), ("q", &q)]));
     ctx.expect(
         wait == crate::engine::Wait::Blocked(vec!["A".into()]),
         "B's SELECT ... FOR UPDATE waits for A",
@@ -237,9 +238,7 @@ async fn optimistic_version(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let q = final_quantity(ctx).await?;
     ctx.metric("rows_affected_a", a_rows);
     ctx.metric("rows_affected_b", b_rows);
-    ctx.observe(format!(
-        "A's versioned UPDATE affected {a_rows} row, B's {b_rows}; final {q}"
-    ));
+    ctx.observe(ctx.say("lu.optimistic", &[("a", &a_rows), ("b", &b_rows), ("q", &q)]));
     ctx.expect(a_rows == 1, "A's UPDATE affects 1 row");
     ctx.expect(b_rows == 0, "B's UPDATE affects 0 rows (conflict detected)");
     ctx.expect(q == START - 1, format!("final {} (B's stale write refused)", START - 1));
@@ -296,10 +295,8 @@ async fn updated_at_token(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.metric("rows_affected_b", b_rows);
     ctx.metric("equal_stamps", stamp_b == stamp_after_a);
     let lost = b_rows == 1 && address != "Moda, Kadikoy, Istanbul";
-    ctx.observe(format!(
-        "updated_at was {stamp_b} before and after A's save; B's check passed ({b_rows} row); A's address {}",
-        if lost { "was overwritten" } else { "survived" }
-    ));
+    let fate = ctx.say(if lost { "lu.token.lost" } else { "lu.token.kept" }, &[]);
+    ctx.observe(ctx.say("lu.token", &[("stamp", &stamp_b), ("b", &b_rows), ("fate", &fate)]));
     ctx.expect(
         stamp_b == stamp_after_a,
         "A's save leaves the same second-precision stamp",
@@ -381,11 +378,22 @@ async fn field_merge(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.metric("row_version_conflict", row.2 == 0);
     ctx.metric("field_merge_conflict", field.2 == 0);
     ctx.metric("both_changes_landed", field.3);
-    ctx.observe(format!(
-        "row-wide version: B's save affected {} row(s){}; per-field checks: both changes {}",
-        row.2,
-        if row.2 == 0 { " (a needless conflict)" } else { "" },
-        if field.3 { "landed" } else { "did not both land" }
+    let needless = if row.2 == 0 {
+        ctx.say("lu.merge.needless", &[])
+    } else {
+        String::new()
+    };
+    let landed = ctx.say(
+        if field.3 {
+            "lu.merge.landed"
+        } else {
+            "lu.merge.not_landed"
+        },
+        &[],
+    );
+    ctx.observe(ctx.say(
+        "lu.merge",
+        &[("rows", &row.2), ("needless", &needless), ("landed", &landed)],
     ));
     ctx.expect(row.1 == 1 && row.2 == 0, "with one row-wide version B gets a conflict");
     ctx.expect(

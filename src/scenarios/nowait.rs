@@ -39,18 +39,20 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         match &outcome {
             Err(e) => {
                 b.note("the application shows: \"this record is being edited by someone else\"");
-                ctx.observe(format!(
-                    "B failed after {:.1} ms with {}: {}",
-                    millis(took),
-                    e.code,
-                    e.message
+                ctx.observe(ctx.say(
+                    "nw.failed",
+                    &[
+                        ("ms", &format!("{:.1}", millis(took))),
+                        ("code", &e.code),
+                        ("message", &e.message),
+                    ],
                 ));
             }
-            Ok(_) => ctx.observe(format!("B got the row after {:.1} ms", millis(took))),
+            Ok(_) => ctx.observe(ctx.say("nw.got_row", &[("ms", &format!("{:.1}", millis(took)))])),
         }
         ctx.expect(matches!(&outcome, Err(e) if e.code == "55P03"), "B fails with 55P03");
     } else {
-        ctx.observe(format!("B got {rows} row(s) after {:.1} ms, no error", millis(took)));
+        ctx.observe(ctx.say("nw.rows", &[("rows", &rows), ("ms", &format!("{:.1}", millis(took)))]));
         ctx.expect(outcome.is_ok() && rows == 0, "B gets no rows and no error");
     }
     Ok(())

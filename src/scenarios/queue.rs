@@ -351,13 +351,19 @@ async fn report(
     ctx.metric("msgs_per_s", msgs_per_s.round());
     ctx.metric("max_parallel_batches", parallel);
     ctx.metric("short_batches", short);
-    ctx.observe(format!(
-        "{total} processed by {} worker(s), {duplicates} duplicates, {lost} lost; {:.0} ms against an ideal {:.0} ms \
-         (efficiency {:.2}); at most {parallel} batch(es) in parallel",
-        stats.iter().filter(|s| s.batches > 0).count(),
-        millis(elapsed),
-        millis(ideal),
-        efficiency
+    let busy = stats.iter().filter(|s| s.batches > 0).count();
+    ctx.observe(ctx.say(
+        "qu.result",
+        &[
+            ("total", &total),
+            ("workers", &busy),
+            ("dups", &duplicates),
+            ("lost", &lost),
+            ("elapsed", &format!("{:.0}", millis(elapsed))),
+            ("ideal", &format!("{:.0}", millis(ideal))),
+            ("eff", &format!("{efficiency:.2}")),
+            ("par", &parallel),
+        ],
     ));
 
     ctx.expect(duplicates == 0, "no message is processed twice");

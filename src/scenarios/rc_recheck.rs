@@ -44,11 +44,11 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.expect(wait == Wait::Blocked(vec!["A".into()]), "B's DELETE waits for A");
     ctx.expect(left.get(0, "hits") == Some("11"), "the row remains with hits = 11");
     match &outcome {
-        Ok(_) => ctx.observe(format!(
-            "B's DELETE deleted {deleted} row(s); hits is now {}",
-            left.get(0, "hits").unwrap_or("gone")
-        )),
-        Err(e) => ctx.observe(format!("B's DELETE failed with {}: {}", e.code, e.message)),
+        Ok(_) => {
+            let hits = left.get(0, "hits").unwrap_or("-").to_string();
+            ctx.observe(ctx.say("rc.ok", &[("n", &deleted), ("hits", &hits)]))
+        }
+        Err(e) => ctx.observe(ctx.say("rc.err", &[("code", &e.code), ("message", &e.message)])),
     }
     if repeatable {
         ctx.expect(matches!(&outcome, Err(e) if e.code == "40001"), "B fails with 40001");

@@ -48,8 +48,9 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.metric("final_version", final_version);
     ctx.metric("final_price", &price);
     ctx.metric("dropped_stale", dropped);
-    ctx.observe(format!(
-        "final price {price} at source version {final_version}; {dropped} stale event(s) dropped"
+    ctx.observe(ctx.say(
+        "se.result",
+        &[("price", &price), ("version", &final_version), ("dropped", &dropped)],
     ));
     if checked {
         ctx.expect(final_version == 2 && price == "45.00", "v2's price stays");

@@ -63,13 +63,15 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         "read-modify-write" => {
             let t = race(ctx, &sessions, p.stock as i64, false).await?;
             record(ctx, &t);
-            ctx.observe(format!(
-                "{} requests each read {}; {} \"sold\"; final stock {}: {} decrement(s) lost",
-                t.requests,
-                t.initial,
-                t.sold,
-                t.final_stock,
-                t.lost_decrements()
+            ctx.observe(ctx.say(
+                "sr.rmw",
+                &[
+                    ("requests", &t.requests),
+                    ("stock", &t.initial),
+                    ("sold", &t.sold),
+                    ("final", &t.final_stock),
+                    ("lost", &t.lost_decrements()),
+                ],
             ));
             ctx.expect(t.sold == t.requests, "every request believes it sold a copy");
             ctx.expect(t.final_stock == t.initial - 1, "the stock dropped by one only");
@@ -79,9 +81,14 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
             let t = race(ctx, &sessions, p.stock as i64, true).await?;
             record(ctx, &t);
             let expect_sold = t.requests.min(t.initial as usize);
-            ctx.observe(format!(
-                "{} sold, {} rejected; final stock {} (from {})",
-                t.sold, t.rejected, t.final_stock, t.initial
+            ctx.observe(ctx.say(
+                "sr.guard",
+                &[
+                    ("sold", &t.sold),
+                    ("rejected", &t.rejected),
+                    ("final", &t.final_stock),
+                    ("stock", &t.initial),
+                ],
             ));
             ctx.expect(t.sold == expect_sold, format!("exactly {expect_sold} sold"));
             ctx.expect(
@@ -128,13 +135,16 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
                     "final_stock": guarded.final_stock, "oversold": guarded.oversold(),
                 }),
             );
-            ctx.observe(format!(
-                "stock {stock}, {requests} requests: read-modify-write sold {} ({} oversold); the atomic guard sold {} \
-                 and rejected {}",
-                naive.sold,
-                naive.oversold(),
-                guarded.sold,
-                guarded.rejected
+            ctx.observe(ctx.say(
+                "sr.oversell",
+                &[
+                    ("stock", &stock),
+                    ("requests", &requests),
+                    ("naive", &naive.sold),
+                    ("over", &naive.oversold()),
+                    ("guarded", &guarded.sold),
+                    ("rejected", &guarded.rejected),
+                ],
             ));
             ctx.expect(
                 naive.sold > stock as usize,

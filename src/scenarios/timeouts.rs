@@ -60,14 +60,18 @@ async fn lock_timeout(ctx: &mut VariantCtx<'_>, t: &str) -> Result<()> {
 
     ctx.metric("waited_ms", millis(took));
     ctx.metric("b_locks_after_rollback", b_locks);
-    ctx.observe(match &r {
-        Err(e) => format!(
-            "B waited {:.0} ms and failed with {}; B holds {b_locks} lock(s) after ROLLBACK",
-            millis(took),
-            e.code
+    let observed = match &r {
+        Err(e) => ctx.say(
+            "to.lock",
+            &[
+                ("ms", &format!("{:.0}", millis(took))),
+                ("code", &e.code),
+                ("locks", &b_locks),
+            ],
         ),
-        Ok(_) => "B's UPDATE succeeded".into(),
-    });
+        Ok(_) => ctx.say("to.update_ok", &[]),
+    };
+    ctx.observe(observed);
     ctx.expect(wait == Wait::Blocked(vec!["A".into()]), "B waits for A");
     ctx.expect(matches!(&r, Err(e) if e.code == "55P03"), "B fails with 55P03");
     ctx.expect(took >= ctx.env.timeout, "B gave up no sooner than lock_timeout");
@@ -105,24 +109,34 @@ async fn statement_timeout(ctx: &mut VariantCtx<'_>, t: &str) -> Result<()> {
     ctx.metric("waited_ms", millis(took));
     ctx.metric("b_locks_while_aborted", held_while_aborted);
     ctx.metric("b_locks_after_rollback", b_locks);
-    ctx.observe(match &r {
-        Err(e) => format!(
-            "B's statement was cancelled with {} after {:.0} ms; the aborted transaction held {held_while_aborted} \
-             lock(s); A {} B; B's next statement {}",
-            e.code,
-            millis(took),
-            if a_wait.blocked() {
-                "waited for"
-            } else {
-                "did not wait for"
-            },
-            match &aborted {
-                Err(e) => format!("failed with {}", e.code),
-                Ok(_) => "succeeded".into(),
-            }
-        ),
-        Ok(_) => "B's statement completed".into(),
-    });
+    let observed = match &r {
+        Err(e) => {
+            let waited = ctx.say(
+                if a_wait.blocked() {
+                    "any.waited_for"
+                } else {
+                    "any.did_not_wait_for"
+                },
+                &[],
+            );
+            let next = match &aborted {
+                Err(e) => ctx.say("to.next_failed", &[("code", &e.code)]),
+                Ok(_) => ctx.say("to.next_ok", &[]),
+            };
+            ctx.say(
+                "to.statement",
+                &[
+                    ("code", &e.code),
+                    ("ms", &format!("{:.0}", millis(took))),
+                    ("locks", &held_while_aborted),
+                    ("waited", &waited),
+                    ("next", &next),
+                ],
+            )
+        }
+        Ok(_) => ctx.say("to.statement_ok", &[]),
+    };
+    ctx.observe(observed);
     ctx.expect(
         matches!(&r, Err(e) if e.code == "57014"),
         "B's statement is cancelled with 57014",
@@ -156,13 +170,13 @@ async fn terminated(ctx: &mut VariantCtx<'_>, setting: &str, t: &str, code: &str
     ctx.metric("a_waited_ms", millis(a_took));
     ctx.metric("b_terminated", gone);
     let seen = match &client_sees {
-        Ok(_) => "B's next statement succeeded".to_string(),
-        Err(e) if e.code == CONNECTION_LOST => format!("B's next statement: {}", e.message),
-        Err(e) => format!("B's next statement: {} {}", e.code, e.message),
+        Ok(_) => ctx.say("to.seen_ok", &[]),
+        Err(e) if e.code == CONNECTION_LOST => ctx.say("to.seen", &[("what", &e.message)]),
+        Err(e) => ctx.say("to.seen", &[("what", &format!("{} {}", e.code, e.message))]),
     };
-    ctx.observe(format!(
-        "A waited {:.0} ms until the server ended B; {seen}",
-        millis(a_took)
+    ctx.observe(ctx.say(
+        "to.ended",
+        &[("ms", &format!("{:.0}", millis(a_took))), ("seen", &seen)],
     ));
     ctx.expect(a_wait == Wait::Blocked(vec!["B".into()]), "A waits for B's row lock");
     ctx.expect(a_took >= ctx.env.timeout / 2, "B's lock lasted until its timeout");

@@ -278,16 +278,24 @@ impl Pair {
     }
 }
 
-fn describe(name: &str, o: &Outcome) -> String {
+fn describe(ctx: &VariantCtx<'_>, who: &str, o: &Outcome) -> String {
     let tries = if o.attempts > 1 {
-        format!(" (attempt {})", o.attempts)
+        ctx.say("ws.attempt", &[("n", &o.attempts)])
     } else {
         String::new()
     };
     match &o.result {
-        Ok(Decision::Inserted) => format!("{name} inserted{tries}"),
-        Ok(Decision::SawPending(n)) => format!("{name} saw {n} pending, inserted nothing{tries}"),
-        Err(e) => format!("{name} failed with {} at {}{tries}", e.code, o.failed_in.unwrap_or("?")),
+        Ok(Decision::Inserted) => ctx.say("ws.inserted", &[("who", &who), ("tries", &tries)]),
+        Ok(Decision::SawPending(n)) => ctx.say("ws.saw", &[("who", &who), ("n", n), ("tries", &tries)]),
+        Err(e) => ctx.say(
+            "ws.failed",
+            &[
+                ("who", &who),
+                ("code", &e.code),
+                ("stmt", &o.failed_in.unwrap_or("?")),
+                ("tries", &tries),
+            ],
+        ),
     }
 }
 
@@ -305,10 +313,10 @@ async fn rule(ctx: &mut VariantCtx<'_>, isolation: &'static str, retry: bool) ->
 
     ctx.metric("pending_orders", pending);
     ctx.metric("attempts", BTreeMap::from([("A", oa.attempts), ("B", ob.attempts)]));
-    ctx.observe(format!(
-        "{}; {}; {pending} pending for customer {CUSTOMER}",
-        describe("A", &oa),
-        describe("B", &ob)
+    let (da, db) = (describe(ctx, "A", &oa), describe(ctx, "B", &ob));
+    ctx.observe(ctx.say(
+        "ws.rule",
+        &[("a", &da), ("b", &db), ("pending", &pending), ("customer", &CUSTOMER)],
     ));
     ctx.anomaly(pending > 1);
     let failures: Vec<&PgError> = [&oa, &ob].iter().filter_map(|o| o.result.as_ref().err()).collect();
@@ -448,23 +456,18 @@ async fn no_index(ctx: &mut VariantCtx<'_>) -> Result<()> {
             rows: summary.rows,
         });
         let shared = summary.shared_index_pages;
-        ctx.observe(format!(
-            "{}: {}, {}{}",
-            part.key,
-            describe("A", &oa),
-            describe("B", &ob),
-            if part.with_index {
-                if shared.is_empty() {
-                    " (no shared index page)".to_string()
-                } else {
-                    format!(
-                        " (both hold index page {})",
-                        shared.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
-                    )
-                }
-            } else {
-                String::new()
+        let shared_note = match (part.with_index, shared.is_empty()) {
+            (false, _) => String::new(),
+            (true, true) => ctx.say("ws.no_shared_page", &[]),
+            (true, false) => {
+                let pages = shared.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ");
+                ctx.say("ws.shared_page", &[("pages", &pages)])
             }
+        };
+        let (da, db) = (describe(ctx, "A", &oa), describe(ctx, "B", &ob));
+        ctx.observe(ctx.say(
+            "ws.part",
+            &[("part", &part.key), ("a", &da), ("b", &db), ("shared", &shared_note)],
         ));
         ctx.expect(
             (conflicts == 1) == part.expect_conflict && conflicts <= 1,
