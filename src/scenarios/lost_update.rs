@@ -2,7 +2,7 @@
 use anyhow::Result;
 
 use super::{ScenarioInfo, VariantInfo};
-use crate::engine::{Session, VariantCtx, lit};
+use crate::engine::{VariantCtx, lit};
 use crate::report::Evidence;
 use crate::sql::SqlFile;
 
@@ -44,13 +44,6 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     }
 }
 
-async fn two(ctx: &mut VariantCtx<'_>) -> Result<(Session, Session)> {
-    let mut s = ctx.sessions(&["A", "B"]).await?;
-    let b = s.pop().unwrap();
-    let a = s.pop().unwrap();
-    Ok((a, b))
-}
-
 async fn final_quantity(ctx: &mut VariantCtx<'_>) -> Result<i64> {
     let q = ctx
         .env
@@ -63,7 +56,7 @@ async fn final_quantity(ctx: &mut VariantCtx<'_>) -> Result<i64> {
 /// The seed's interleaving: both read, A writes and commits, then B writes
 /// the value it computed from its own (now stale) read.
 async fn read_modify_write(ctx: &mut VariantCtx<'_>, begin: &str) -> Result<()> {
-    let (a, b) = two(ctx).await?;
+    let [a, b] = ctx.open(["A", "B"]).await?;
     let repeatable = begin == "begin_repeatable_read";
     for s in [&a, &b] {
         s.run(SQL.get(begin)?).await?;
@@ -130,7 +123,7 @@ async fn read_modify_write(ctx: &mut VariantCtx<'_>, begin: &str) -> Result<()> 
 }
 
 async fn atomic_update(ctx: &mut VariantCtx<'_>) -> Result<()> {
-    let (a, b) = two(ctx).await?;
+    let [a, b] = ctx.open(["A", "B"]).await?;
     for s in [&a, &b] {
         s.run(SQL.get("begin_read_committed")?).await?;
     }
@@ -162,7 +155,7 @@ async fn atomic_update(ctx: &mut VariantCtx<'_>) -> Result<()> {
 }
 
 async fn select_for_update(ctx: &mut VariantCtx<'_>) -> Result<()> {
-    let (a, b) = two(ctx).await?;
+    let [a, b] = ctx.open(["A", "B"]).await?;
     for s in [&a, &b] {
         s.run(SQL.get("begin_read_committed")?).await?;
     }
@@ -197,7 +190,7 @@ async fn select_for_update(ctx: &mut VariantCtx<'_>) -> Result<()> {
 }
 
 async fn optimistic_version(ctx: &mut VariantCtx<'_>) -> Result<()> {
-    let (a, b) = two(ctx).await?;
+    let [a, b] = ctx.open(["A", "B"]).await?;
     // Form-style: each read and each write is its own short transaction.
     let ra = a.run(SQL.get("read_versioned")?).await?;
     let rb = b.run(SQL.get("read_versioned")?).await?;

@@ -300,8 +300,7 @@ fn describe(ctx: &VariantCtx<'_>, who: &str, o: &Outcome) -> String {
 }
 
 async fn rule(ctx: &mut VariantCtx<'_>, isolation: &'static str, retry: bool) -> Result<()> {
-    let mut s = ctx.sessions(&["A", "B"]).await?;
-    let (b, a) = (s.pop().unwrap(), s.pop().unwrap());
+    let [a, b] = ctx.open(["A", "B"]).await?;
     let (oa, ob) = pair(ctx, &a, &b, isolation, (CUSTOMER, CUSTOMER), retry, None)
         .await?
         .join(ctx)
@@ -397,8 +396,7 @@ const PARTS: [Part; 3] = [
 ];
 
 async fn no_index(ctx: &mut VariantCtx<'_>) -> Result<()> {
-    let mut s = ctx.sessions(&["A", "B"]).await?;
-    let (b, a) = (s.pop().unwrap(), s.pop().unwrap());
+    let [a, b] = ctx.open(["A", "B"]).await?;
     ctx.env.rows(SQL.get("fill_history")?).await?;
     ctx.env.rows(SQL.get("analyze")?).await?;
     ctx.narrate("setup: 20 000 orders of history over 2 000 customers (10 each), ANALYZE orders");
