@@ -722,6 +722,17 @@ impl<'e> VariantCtx<'e> {
     /// Waits (with the deadline) until the server no longer lists the session's
     /// backend: a terminated backend releases its locks a moment before its
     /// activity entry goes. Says whether it went.
+    /// How many of these backends the server still lists.
+    async fn backends_left(&self, pids: &[i32]) -> Result<i64> {
+        let row = self
+            .env
+            .control
+            .query_one("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)", &[&pids])
+            .await
+            .map_err(|e| db::sql_error(e, "could not read pg_stat_activity"))?;
+        Ok(row.get(0))
+    }
+
     pub async fn await_gone(&self, s: &Session) -> Result<bool> {
         self.await_gone_pid(s.pid()).await
     }
@@ -729,14 +740,7 @@ impl<'e> VariantCtx<'e> {
     pub async fn await_gone_pid(&self, pid: i32) -> Result<bool> {
         let deadline = Instant::now() + self.env.wait_timeout;
         loop {
-            let n: i64 = self
-                .env
-                .control
-                .query_one("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", &[&pid])
-                .await
-                .map_err(|e| db::sql_error(e, "could not read pg_stat_activity"))?
-                .get(0);
-            if n == 0 {
+            if self.backends_left(&[pid]).await? == 0 {
                 return Ok(true);
             }
             if Instant::now() > deadline {
@@ -921,14 +925,7 @@ impl<'e> VariantCtx<'e> {
         let deadline = Instant::now() + self.env.wait_timeout;
         let mut terminated = failed;
         loop {
-            let left: i64 = self
-                .env
-                .control
-                .query_one("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)", &[&pids])
-                .await
-                .map_err(|e| db::sql_error(e, "could not check that the sessions closed"))?
-                .get(0);
-            if left == 0 {
+            if self.backends_left(&pids).await? == 0 {
                 break;
             }
             if !terminated && Instant::now() + self.env.wait_timeout / 2 > deadline {

@@ -172,6 +172,17 @@ mod tests {
 
     const LANGS: [Lang; 2] = [Lang::En, Lang::Tr];
 
+    /// The placeholders of a text, sorted: a translation must keep them all.
+    fn holes(s: &str) -> Vec<String> {
+        let mut v: Vec<String> = s
+            .split('{')
+            .skip(1)
+            .filter_map(|p| p.split('}').next().map(str::to_string))
+            .collect();
+        v.sort();
+        v
+    }
+
     #[test]
     fn every_scenario_and_variant_has_its_texts_in_every_language() {
         for lang in LANGS {
@@ -213,15 +224,6 @@ mod tests {
                 "{name} is empty in a language"
             );
             // The same placeholders in both, so no value is lost in translation.
-            let holes = |s: &str| {
-                let mut v: Vec<String> = s
-                    .split('{')
-                    .skip(1)
-                    .filter_map(|p| p.split('}').next().map(str::to_string))
-                    .collect();
-                v.sort();
-                v
-            };
             assert_eq!(holes(e), holes(t), "{name}: placeholders differ");
         }
         let same = en.iter().zip(&tr).filter(|((_, e), (_, t))| e == t).count();
@@ -239,15 +241,6 @@ mod tests {
 
     #[test]
     fn every_observation_key_used_exists_in_both_languages_with_the_same_placeholders() {
-        let holes = |s: &str| {
-            let mut v: Vec<String> = s
-                .split('{')
-                .skip(1)
-                .filter_map(|p| p.split('}').next().map(str::to_string))
-                .collect();
-            v.sort();
-            v
-        };
         let (en, tr) = (Lang::En.texts(), Lang::Tr.texts());
         assert_eq!(en.say.len(), tr.say.len());
         for (key, text) in en.say {

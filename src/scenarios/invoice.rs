@@ -161,15 +161,8 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     // Producers: the scheduler's batch, then users' clicks.
     let users = (p.invoices / 5).max(1);
     let batch = p.invoices - users;
-    ctx.env
-        .rows(&SQL.bind(
-            "enqueue",
-            &[("count", &batch), ("priority", &0), ("source", &"'scheduler'")],
-        )?)
-        .await?;
-    ctx.env
-        .rows(&SQL.bind("enqueue", &[("count", &users), ("priority", &0), ("source", &"'user'")])?)
-        .await?;
+    enqueue(ctx, batch, 0, "scheduler").await?;
+    enqueue(ctx, users, 0, "user").await?;
     ctx.env.rows(SQL.get("invalid_tax_numbers")?).await?;
     if strategy == Strategy::EnqueueTime {
         ctx.env.rows(SQL.get("number_at_enqueue")?).await?;
@@ -235,6 +228,18 @@ async fn send_all(
         .collect();
     let tallies = join_all(ctx.env.wait_timeout * 6, "invoice-numbering: a worker", handles).await?;
     Ok((workers, tallies, began.elapsed()))
+}
+
+/// A producer queues `count` invoices.
+async fn enqueue(ctx: &VariantCtx<'_>, count: u32, priority: i32, source: &str) -> Result<()> {
+    let source = crate::engine::lit(source);
+    ctx.env
+        .rows(&SQL.bind(
+            "enqueue",
+            &[("count", &count), ("priority", &priority), ("source", &source)],
+        )?)
+        .await?;
+    Ok(())
 }
 
 fn row_int(rows: &crate::engine::Rows, col: &str) -> Option<i64> {
@@ -707,23 +712,9 @@ async fn priority(ctx: &mut VariantCtx<'_>, p: &InvoiceParams) -> Result<()> {
         ctx.env
             .rows("DELETE FROM outgoing_invoices; DELETE FROM invoices; UPDATE invoice_sequences SET next_no = 1")
             .await?;
-        ctx.env
-            .rows(&SQL.bind(
-                "enqueue",
-                &[("count", &batch), ("priority", &0), ("source", &"'scheduler'")],
-            )?)
-            .await?;
+        enqueue(ctx, batch, 0, "scheduler").await?;
         let interactive_priority = if ordered { 1 } else { 0 };
-        ctx.env
-            .rows(&SQL.bind(
-                "enqueue",
-                &[
-                    ("count", &1),
-                    ("priority", &interactive_priority),
-                    ("source", &"'user'"),
-                ],
-            )?)
-            .await?;
+        enqueue(ctx, 1, interactive_priority, "user").await?;
         let interactive = ctx.env.int("SELECT max(invoice_id) FROM invoices").await?;
         ctx.narrate(format!(
             "part: {part}: {batch} scheduler invoices queued, then interactive invoice {interactive}"

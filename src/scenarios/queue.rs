@@ -150,8 +150,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let mut stats = Vec::new();
     for (h, name) in handles.into_iter().zip(&names) {
         // Generous: a worker's whole share of the queue can take long with big settings.
-        let deadline_env = ctx.env;
-        let s = tokio::time::timeout(deadline_env.wait_timeout * 60, h)
+        let s = tokio::time::timeout(ctx.env.wait_timeout * 60, h)
             .await
             .map_err(|_| anyhow!("queue: worker {name} did not finish"))?
             .map_err(|_| anyhow!("queue: worker {name} stopped without a result"))??;

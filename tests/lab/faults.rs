@@ -117,18 +117,26 @@ fn wait_exit(child: &mut Child, within: Duration) -> (i32, String) {
     }
 }
 
+/// Starts `lab deadlock --variant reverse-order` against `srv` and returns
+/// once the server shows both of its sessions waiting on each other.
+fn deadlock_both_waiting(srv: &TestServer, c: &tokio_postgres::Client) -> Child {
+    let child = spawn(&["deadlock", "--variant", "reverse-order", "--database-url", &srv.url()]);
+    let waiting = "SELECT count(*) FROM pg_stat_activity \
+                   WHERE application_name LIKE 'lab:lab:deadlock/%' AND wait_event_type = 'Lock'";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while srv.query_i64(c, waiting) < 2 {
+        assert!(Instant::now() < deadline, "the sessions never waited");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    child
+}
+
 #[test]
 fn a_terminated_session_is_an_error_with_context_and_nothing_is_left() {
     let srv = TestServer::start();
     let c = srv.client();
-    let mut child = spawn(&["deadlock", "--variant", "reverse-order", "--database-url", &srv.url()]);
     // While both sessions wait on each other (before deadlock_timeout), kill A.
-    let waiting = "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:lab:deadlock/%' AND wait_event_type = 'Lock'";
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while srv.query_i64(&c, waiting) < 2 {
-        assert!(Instant::now() < deadline, "the sessions never waited");
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    let mut child = deadlock_both_waiting(&srv, &c);
     srv.exec(
         &c,
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lab:lab:deadlock/reverse-order:A'",
@@ -297,13 +305,7 @@ fn losing_every_connection_mid_scenario_is_an_error_and_nothing_is_left() {
     // the control connection's too.
     let srv = TestServer::start();
     let c = srv.client();
-    let mut child = spawn(&["deadlock", "--variant", "reverse-order", "--database-url", &srv.url()]);
-    let waiting = "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:lab:deadlock/%' AND wait_event_type = 'Lock'";
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while srv.query_i64(&c, waiting) < 2 {
-        assert!(Instant::now() < deadline, "the sessions never waited");
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    let mut child = deadlock_both_waiting(&srv, &c);
     srv.exec(
         &c,
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'lab:%'",
