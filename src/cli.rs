@@ -36,6 +36,7 @@ pub enum Command {
     Locks(LocksArgs),
     /// Print shell completions.
     Completions {
+        /// The shell to write completions for.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
@@ -267,6 +268,148 @@ pub struct ServerArgs {
 pub enum Format {
     Table,
     Json,
+}
+
+/// The command line as clap sees it, in `lang`: abouts and option help from the
+/// language's table where it has them (English is written on the types above),
+/// and clap's own words (headings, the help and version flags) from its `Ui`.
+pub fn command(lang: crate::i18n::Lang) -> clap::Command {
+    use clap::CommandFactory;
+    let texts = lang.texts();
+    let mut cmd = localize(Cli::command(), texts.help, &texts.ui, true);
+    // `help` is clap's own subcommand, made when the command is built.
+    cmd.build();
+    cmd.mut_subcommand("help", |h| h.about(texts.ui.help_subcommand))
+}
+
+/// An option's help with its default, its possible values and its
+/// environment variable written out in `ui`'s words (clap's are English).
+fn annotate(a: clap::Arg, ui: &'static crate::i18n::Ui) -> clap::Arg {
+    let mut notes = Vec::new();
+    if let Some(env) = a.get_env() {
+        notes.push(format!("[{}: {}]", ui.help_env, env.to_string_lossy()));
+    }
+    if a.get_action().takes_values() && !a.get_default_values().is_empty() {
+        let d: Vec<String> = a
+            .get_default_values()
+            .iter()
+            .map(|v| v.to_string_lossy().into_owned())
+            .collect();
+        notes.push(format!("[{}: {}]", ui.help_default, d.join(", ")));
+    }
+    let values: Vec<String> = a
+        .get_possible_values()
+        .iter()
+        .filter(|v| !v.is_hide_set())
+        .map(|v| v.get_name().to_string())
+        .collect();
+    if !values.is_empty() && a.get_action().takes_values() {
+        notes.push(format!("[{}: {}]", ui.help_possible, values.join(", ")));
+    }
+    if notes.is_empty() {
+        return a;
+    }
+    let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+    a.help(format!("{help} {}", notes.join(" ")).trim().to_string())
+        .hide_default_value(true)
+        .hide_possible_values(true)
+        .hide_env(true)
+}
+
+fn localize(
+    mut cmd: clap::Command,
+    help: &'static [(&'static str, &'static str)],
+    ui: &'static crate::i18n::Ui,
+    root: bool,
+) -> clap::Command {
+    use clap::{Arg, ArgAction};
+    let find = |key: &str| help.iter().find(|(k, _)| *k == key).map(|(_, t)| *t);
+    let name = cmd.get_name().to_string();
+    if let Some(t) = find(&format!("cmd.{name}")) {
+        cmd = cmd.about(t);
+    }
+    if let Some(t) = find(&format!("after.{name}")) {
+        cmd = cmd.after_help(t);
+    }
+    let ids: Vec<String> = cmd.get_arguments().map(|a| a.get_id().to_string()).collect();
+    for id in ids {
+        if let Some(t) = find(&format!("arg.{name}.{id}")).or_else(|| find(&format!("arg.{id}"))) {
+            cmd = cmd.mut_arg(&id, |a| a.help(t));
+        }
+    }
+    cmd = cmd
+        .disable_help_flag(true)
+        .arg(
+            Arg::new("help")
+                .short('h')
+                .long("help")
+                .action(ArgAction::Help)
+                .help(ui.help_flag),
+        )
+        .subcommand_help_heading(ui.help_commands)
+        .subcommand_value_name(ui.help_command_value)
+        .help_template(format!(
+            "{{before-help}}{{about-with-newline}}\n{} {{usage}}\n\n{{all-args}}{{after-help}}",
+            ui.help_usage
+        ));
+    if root {
+        cmd = cmd.disable_version_flag(true).arg(
+            Arg::new("version")
+                .short('V')
+                .long("version")
+                .action(ArgAction::Version)
+                .help(ui.version_flag),
+        );
+    }
+    cmd.mut_args(|a| {
+        let a = annotate(a, ui);
+        if a.get_help_heading().is_none() {
+            a.help_heading(ui.help_options)
+        } else {
+            a
+        }
+    })
+    .mut_subcommands(|s| localize(s, help, ui, false))
+}
+
+/// A usage error on one line, in the process's language: the common kinds in
+/// our own words (from the error's context), any other in clap's.
+pub fn usage_error(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ErrorKind};
+    let get = |k: ContextKind| e.get(k).map(|v| v.to_string());
+    let arg = get(ContextKind::InvalidArg).unwrap_or_default();
+    let text = match e.kind() {
+        ErrorKind::UnknownArgument => crate::tr!("us.unknown_arg", arg = arg),
+        ErrorKind::InvalidSubcommand => match get(ContextKind::InvalidSubcommand) {
+            Some(command) => crate::tr!("us.unknown_command", command = command),
+            None => return one_line_usage_error(e),
+        },
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
+            let value = get(ContextKind::InvalidValue).unwrap_or_default();
+            match get(ContextKind::ValidValue) {
+                Some(valid) => crate::tr!("us.invalid_value_of", value = value, arg = arg, valid = valid),
+                None => crate::tr!("us.invalid_value", value = value, arg = arg),
+            }
+        }
+        ErrorKind::MissingRequiredArgument => crate::tr!("us.missing", arg = arg),
+        ErrorKind::MissingSubcommand => crate::tr!("us.missing_command"),
+        ErrorKind::ArgumentConflict => crate::tr!(
+            "us.conflict",
+            arg = arg,
+            other = get(ContextKind::PriorArg).unwrap_or_default()
+        ),
+        ErrorKind::NoEquals | ErrorKind::TooManyValues | ErrorKind::TooFewValues | ErrorKind::WrongNumberOfValues => {
+            crate::tr!("us.values", arg = arg)
+        }
+        _ => return one_line_usage_error(e),
+    };
+    let tip = get(ContextKind::SuggestedArg)
+        .or_else(|| get(ContextKind::SuggestedSubcommand))
+        .or_else(|| get(ContextKind::SuggestedValue));
+    match tip {
+        Some(t) => format!("{text}; {}", crate::tr!("us.tip", suggestion = t)),
+        None => text,
+    }
 }
 
 /// Clap's message without its usage block, on one line.

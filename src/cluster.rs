@@ -33,10 +33,6 @@ log_checkpoints = off
 max_locks_per_transaction = 128
 ";
 
-pub const NO_BINARIES_HELP: &str = "install the postgresql package (e.g. apt-get install postgresql), \
-     or run `docker compose up -d` and set DATABASE_URL=postgres://lab:lab@127.0.0.1:5432/lab, \
-     or pass --pg-bin DIR (or LAB_PG_BIN) naming the directory that holds initdb and postgres";
-
 /// A running throwaway cluster. Dropping it stops the server and removes its directory.
 pub struct Cluster {
     dir: PathBuf,
@@ -83,7 +79,7 @@ impl Cluster {
             startup: Duration::ZERO,
         };
         let data = cluster.dir.join("data");
-        copy_dir(&template, &data).context("could not copy the cluster template")?;
+        copy_dir(&template, &data).context(crate::tr!("cl.copy_template"))?;
         owner.chown_tree(&cluster.dir)?;
 
         // A free port can be taken by someone else between our probe and the
@@ -111,7 +107,7 @@ impl Cluster {
     fn spawn_and_wait(&mut self, owner: &Owner) -> Result<()> {
         let data = self.dir.join("data");
         let log_path = self.dir.join("server.log");
-        let log = fs::File::create(&log_path).context("could not create the server log")?;
+        let log = fs::File::create(&log_path).context(crate::tr!("cl.create_log"))?;
         owner.chown(&log_path)?;
         let mut cmd = Command::new(self.bin.join("postgres"));
         cmd.arg("-D")
@@ -142,7 +138,7 @@ impl Cluster {
         }
         let child = cmd
             .spawn()
-            .with_context(|| format!("could not start {}", self.bin.join("postgres").display()))?;
+            .with_context(|| crate::tr!("cl.could_not_start", program = self.bin.join("postgres").display()))?;
         self.child = Some(child);
 
         // Ready when postmaster.pid says so (PostgreSQL writes "ready" on its
@@ -153,10 +149,7 @@ impl Cluster {
         loop {
             if let Some(status) = self.child.as_mut().unwrap().try_wait()? {
                 self.child = None;
-                bail!(
-                    "the throwaway PostgreSQL exited during start ({status}): {}",
-                    log_tail(&log_path)
-                );
+                bail!(crate::tr!("cl.exited", status = status, log = log_tail(&log_path)));
             }
             if let Ok(text) = fs::read_to_string(&pidfile)
                 && text.lines().nth(7).is_some_and(|l| l.trim() == "ready")
@@ -165,10 +158,7 @@ impl Cluster {
             }
             if Instant::now() > deadline {
                 self.stop();
-                bail!(
-                    "the throwaway PostgreSQL was not ready within 30 s: {}",
-                    log_tail(&log_path)
-                );
+                bail!(crate::tr!("cl.not_ready", log = log_tail(&log_path)));
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(10));
@@ -208,14 +198,14 @@ fn log_tail(path: &Path) -> String {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
     if tail.is_empty() {
-        "no server output".into()
+        crate::tr!("cl.no_output")
     } else {
         tail
     }
 }
 
 fn free_port() -> Result<u16> {
-    let l = TcpListener::bind("127.0.0.1:0").context("could not find a free loopback port")?;
+    let l = TcpListener::bind("127.0.0.1:0").context(crate::tr!("cl.no_port"))?;
     Ok(l.local_addr()?.port())
 }
 
@@ -237,15 +227,16 @@ pub fn find_bin_dir(explicit: Option<&Path>) -> Result<PathBuf> {
         if is_server_dir(dir) {
             return Ok(dir.to_path_buf());
         }
-        bail!(
-            "{} holds no initdb and postgres programs: {NO_BINARIES_HELP}",
-            dir.display()
-        );
+        bail!(crate::tr!(
+            "cl.not_a_bin_dir",
+            dir = dir.display(),
+            help = crate::tr!("cl.install_help")
+        ));
     }
     candidates()
         .into_iter()
         .find(|d| is_server_dir(d))
-        .with_context(|| format!("no PostgreSQL server programs found on this machine: {NO_BINARIES_HELP}"))
+        .with_context(|| crate::tr!("cl.no_binaries", help = crate::tr!("cl.install_help")))
 }
 
 fn candidates() -> Vec<PathBuf> {
@@ -312,10 +303,7 @@ impl Owner {
                 return Ok(Owner { ids: Some((uid, gid)) });
             }
         }
-        bail!(
-            "lab runs as root, and initdb/postgres refuse root, but there is no 'postgres' user to run them as: \
-             create one, run lab as a normal user, or set DATABASE_URL"
-        )
+        bail!(crate::tr!("cl.root"))
     }
 
     fn apply(&self, cmd: &mut Command) {
@@ -329,7 +317,7 @@ impl Owner {
     fn chown(&self, path: &Path) -> Result<()> {
         if let Some((uid, gid)) = self.ids {
             std::os::unix::fs::lchown(path, Some(uid), Some(gid))
-                .with_context(|| format!("could not hand {} to the server's user", path.display()))?;
+                .with_context(|| crate::tr!("cl.chown", path = path.display()))?;
         }
         Ok(())
     }
@@ -353,7 +341,7 @@ fn make_run_dir() -> Result<PathBuf> {
         .duration_since(std::time::UNIX_EPOCH)?
         .subsec_nanos();
     let dir = std::env::temp_dir().join(format!("{DIR_PREFIX}{}-{nanos:x}", std::process::id()));
-    fs::create_dir(&dir).with_context(|| format!("could not create {}", dir.display()))?;
+    fs::create_dir(&dir).with_context(|| crate::tr!("cl.create", path = dir.display()))?;
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))?;
     Ok(dir)
 }
@@ -422,13 +410,13 @@ pub fn server_version(bin: &Path) -> Result<String> {
     let out = Command::new(bin.join("postgres"))
         .arg("--version")
         .output()
-        .with_context(|| format!("could not run {}", bin.join("postgres").display()))?;
+        .with_context(|| crate::tr!("cl.could_not_run", program = bin.join("postgres").display()))?;
     if !out.status.success() {
-        bail!(
-            "{} --version failed: {}",
-            bin.join("postgres").display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
+        bail!(crate::tr!(
+            "cl.version_failed",
+            program = bin.join("postgres").display(),
+            error = String::from_utf8_lossy(&out.stderr).trim()
+        ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
@@ -446,7 +434,7 @@ fn ensure_template(bin: &Path, owner: &Owner) -> Result<PathBuf> {
     if template.join("PG_VERSION").is_file() {
         return Ok(template);
     }
-    fs::create_dir_all(&root).with_context(|| format!("could not create the cache {}", root.display()))?;
+    fs::create_dir_all(&root).with_context(|| crate::tr!("cl.create_cache", path = root.display()))?;
 
     // initdb runs as the server's user, which may not reach our cache (root's
     // home is 0700): build in a temp dir, then copy into the cache.
@@ -464,14 +452,17 @@ fn ensure_template(bin: &Path, owner: &Owner) -> Result<PathBuf> {
         owner.apply(&mut cmd);
         let mut child = cmd
             .spawn()
-            .with_context(|| format!("could not run {}", bin.join("initdb").display()))?;
+            .with_context(|| crate::tr!("cl.could_not_run", program = bin.join("initdb").display()))?;
         let mut err = String::new();
         if let Some(mut e) = child.stderr.take() {
             let _ = e.read_to_string(&mut err);
         }
         let status = child.wait()?;
         if !status.success() {
-            bail!("initdb failed: {}", err.trim().lines().last().unwrap_or("no output"));
+            bail!(crate::tr!(
+                "cl.initdb_failed",
+                error = err.trim().lines().last().unwrap_or("-")
+            ));
         }
         let conf = data.join("postgresql.conf");
         let mut text = fs::read_to_string(&conf)?;
@@ -487,12 +478,12 @@ fn ensure_template(bin: &Path, owner: &Owner) -> Result<PathBuf> {
         Ok(())
     })();
     let _ = fs::remove_dir_all(&build);
-    result.context("could not prepare the throwaway cluster template")?;
+    result.context(crate::tr!("cl.template"))?;
     Ok(template)
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {
-    fs::create_dir(to).with_context(|| format!("could not create {}", to.display()))?;
+    fs::create_dir(to).with_context(|| crate::tr!("cl.create", path = to.display()))?;
     fs::set_permissions(to, fs::Permissions::from_mode(0o700))?;
     for e in fs::read_dir(from)? {
         let e = e?;

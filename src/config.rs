@@ -81,16 +81,16 @@ impl Default for InvoiceParams {
 impl InvoiceParams {
     pub fn from_args(a: &crate::cli::InvoiceArgs) -> Result<InvoiceParams> {
         if !(1..=50).contains(&a.workers) {
-            bail!("--workers must be between 1 and 50");
+            bail!(crate::tr!("cf.between", flag = "--workers", min = 1, max = 50));
         }
         if a.invoices < a.workers || a.invoices > 10_000 {
-            bail!("--invoices must be at least --workers and at most 10000");
+            bail!(crate::tr!("cf.invoices"));
         }
         if !(1..=5000).contains(&a.latency_ms) {
-            bail!("--latency-ms must be between 1 and 5000");
+            bail!(crate::tr!("cf.between", flag = "--latency-ms", min = 1, max = 5000));
         }
         if !(0.0..=0.5).contains(&a.transient_rate) {
-            bail!("--transient-rate must be between 0 and 0.5");
+            bail!(crate::tr!("cf.between", flag = "--transient-rate", min = 0, max = 0.5));
         }
         Ok(InvoiceParams {
             invoices: a.invoices,
@@ -119,10 +119,10 @@ impl Default for StockParams {
 impl StockParams {
     pub fn from_args(a: &crate::cli::StockRaceArgs) -> Result<StockParams> {
         if !(2..=1000).contains(&a.requests) {
-            bail!("--requests must be between 2 and 1000");
+            bail!(crate::tr!("cf.between", flag = "--requests", min = 2, max = 1000));
         }
         if a.stock > 1_000_000 {
-            bail!("--stock must be at most 1000000");
+            bail!(crate::tr!("cf.at_most", flag = "--stock", max = 1_000_000));
         }
         Ok(StockParams {
             stock: a.stock,
@@ -156,19 +156,19 @@ impl Default for QueueParams {
 impl QueueParams {
     pub fn from_args(a: &crate::cli::QueueArgs) -> Result<QueueParams> {
         if !(1..=10_000_000).contains(&a.messages) {
-            bail!("--messages must be between 1 and 10000000");
+            bail!(crate::tr!("cf.between", flag = "--messages", min = 1, max = 10_000_000));
         }
         if !(1..=200).contains(&a.workers) {
-            bail!("--workers must be between 1 and 200");
+            bail!(crate::tr!("cf.between", flag = "--workers", min = 1, max = 200));
         }
         if !(1..=10_000).contains(&a.batch) {
-            bail!("--batch must be between 1 and 10000");
+            bail!(crate::tr!("cf.between", flag = "--batch", min = 1, max = 10_000));
         }
         if a.work_ms > 60_000 {
-            bail!("--work-ms must be at most 60000");
+            bail!(crate::tr!("cf.at_most", flag = "--work-ms", max = 60_000));
         }
         if a.kill_worker_after.is_some() && a.workers < 2 {
-            bail!("--kill-worker-after needs at least 2 workers, so another one can finish the batch");
+            bail!(crate::tr!("cf.kill_needs_two"));
         }
         Ok(QueueParams {
             messages: a.messages,
@@ -198,30 +198,30 @@ impl RunConfig {
     pub fn new(scenario: Option<&str>, args: &RunArgs, env: EnvLookup<'_>, lang: Lang) -> Result<RunConfig> {
         let plan = match scenario {
             Some(name) => {
-                let info = scenarios::find(name).with_context(|| format!("unknown scenario '{name}'"))?;
+                let info = scenarios::find(name).with_context(|| crate::tr!("cf.unknown_scenario", name = name))?;
                 vec![(info, select_variants(info, &args.variants)?)]
             }
             None => {
                 if !args.variants.is_empty() {
-                    bail!("--variant selects variants of one scenario; it cannot be used with `lab all`");
+                    bail!(crate::tr!("cf.variant_with_all"));
                 }
                 scenarios::ALL.iter().map(|s| (s, s.variant_names())).collect()
             }
         };
         if !(args.wait_timeout.is_finite() && args.wait_timeout > 0.0 && args.wait_timeout <= 3600.0) {
-            bail!("--wait-timeout must be a number of seconds between 0 and 3600");
+            bail!(crate::tr!("cf.wait_timeout"));
         }
         if args.retry_attempts == 0 || args.retry_attempts > 100 {
-            bail!("--retry-attempts must be between 1 and 100");
+            bail!(crate::tr!("cf.between", flag = "--retry-attempts", min = 1, max = 100));
         }
         if args.retry_base_ms > args.retry_cap_ms || args.retry_cap_ms > 60_000 {
-            bail!("--retry-base-ms must not exceed --retry-cap-ms, which must be at most 60000");
+            bail!(crate::tr!("cf.retry_base"));
         }
         if args.timeout_ms < 10 || args.timeout_ms > 60_000 {
-            bail!("--timeout-ms must be between 10 and 60000");
+            bail!(crate::tr!("cf.between", flag = "--timeout-ms", min = 10, max = 60_000));
         }
         if Duration::from_millis(args.timeout_ms) * 3 > Duration::from_secs_f64(args.wait_timeout) {
-            bail!("--wait-timeout must be at least three times --timeout-ms, so a timeout is seen before the deadline");
+            bail!(crate::tr!("cf.wait_vs_timeout"));
         }
         if args.step && !std::io::stdin().is_terminal() {
             bail!("{}", lang.texts().ui.step_needs_terminal);
@@ -261,11 +261,12 @@ fn select_variants(info: &ScenarioInfo, wanted: &[String]) -> Result<Vec<&'stati
     let mut out = Vec::new();
     for w in wanted {
         let Some(v) = info.variants.iter().find(|v| v.name == w) else {
-            bail!(
-                "unknown variant '{w}' of {} (its variants: {})",
-                info.name,
-                info.variant_names().join(", ")
-            );
+            bail!(crate::tr!(
+                "cf.unknown_variant",
+                variant = w,
+                scenario = info.name,
+                variants = info.variant_names().join(", ")
+            ));
         };
         if !out.contains(&v.name) {
             out.push(v.name);
@@ -288,10 +289,7 @@ pub fn check_schema(name: &str) -> Result<String> {
         && !name.starts_with("pg_")
         && !matches!(name, "public" | "information_schema");
     if !ok {
-        bail!(
-            "--schema '{name}' is not usable: use a new lower-case name of letters, digits and _ \
-             (not public, information_schema or pg_*)"
-        );
+        bail!(crate::tr!("cf.schema", name = name));
     }
     Ok(name.to_string())
 }
@@ -302,7 +300,7 @@ pub fn target(args: &ConnArgs, env: EnvLookup<'_>) -> Result<Target> {
     if let Some(url) = args.database_url.as_deref().filter(|u| !u.trim().is_empty()) {
         let mut config = tokio_postgres::Config::from_str(url.trim())
             // The parser's message never repeats the string; we do not either.
-            .map_err(|e| anyhow::anyhow!("malformed database URL: {e}"))?;
+            .map_err(|e| anyhow::anyhow!(crate::tr!("cf.bad_url", error = e)))?;
         if config.get_password().is_none()
             && let Some(pw) = env("PGPASSWORD")
         {
@@ -322,7 +320,7 @@ pub fn target(args: &ConnArgs, env: EnvLookup<'_>) -> Result<Target> {
             let port: u16 = port
                 .trim()
                 .parse()
-                .map_err(|_| anyhow::anyhow!("PGPORT '{port}' is not a port number"))?;
+                .map_err(|_| anyhow::anyhow!(crate::tr!("cf.bad_pgport", port = port)))?;
             config.port(port);
         }
         if let Some(user) = env("PGUSER") {
@@ -353,7 +351,7 @@ pub fn parse_url(url: &str, env: EnvLookup<'_>) -> Result<tokio_postgres::Config
     };
     match target(&conn, env)? {
         Target::Server(c) => Ok(*c),
-        Target::Throwaway { .. } => bail!("no database URL given"),
+        Target::Throwaway { .. } => bail!(crate::tr!("cf.no_url")),
     }
 }
 

@@ -33,13 +33,7 @@ pub async fn connect(base: &Config, app_name: &str, schema: Option<&str>) -> Res
     let limit = *config.get_connect_timeout().unwrap_or(&Duration::from_secs(5));
     let (client, connection) = tokio::time::timeout(limit, config.connect(NoTls))
         .await
-        .map_err(|_| {
-            anyhow::anyhow!(
-                "could not connect to PostgreSQL: the server did not complete the startup handshake within {} s \
-                 (is it PostgreSQL?)",
-                limit.as_secs_f64()
-            )
-        })?
+        .map_err(|_| anyhow::anyhow!(crate::tr!("db.handshake", s = limit.as_secs_f64())))?
         .map_err(describe_connect_error)?;
     tokio::spawn(async move {
         // The error, if any, reaches the caller through the client.
@@ -52,13 +46,13 @@ pub async fn connect(base: &Config, app_name: &str, schema: Option<&str>) -> Res
 /// in its source. Keep the chain, it is printed on one line.
 fn describe_connect_error(e: tokio_postgres::Error) -> anyhow::Error {
     if let Some(db) = e.as_db_error() {
-        anyhow::anyhow!(
-            "the server refused the connection: {} (SQLSTATE {})",
-            db.message(),
-            db.code().code()
-        )
+        anyhow::anyhow!(crate::tr!(
+            "db.refused",
+            message = db.message(),
+            code = db.code().code()
+        ))
     } else {
-        anyhow::Error::new(e).context("could not connect to PostgreSQL")
+        anyhow::Error::new(e).context(crate::tr!("db.could_not_connect"))
     }
 }
 
@@ -84,17 +78,18 @@ pub async fn server_info(client: &Client) -> Result<ServerInfo> {
             &[],
         )
         .await
-        .context("could not read the server version (is this PostgreSQL?)")?;
+        .context(crate::tr!("db.version"))?;
     check_version(row.get(0), row.get(1))
 }
 
 /// The server's version, refused when older than the oldest we support.
 pub fn check_version(version: String, version_num: i32) -> Result<ServerInfo> {
     if version_num < MIN_SERVER_VERSION_NUM {
-        bail!(
-            "PostgreSQL {version} is older than the oldest version lab supports ({})",
-            MIN_SERVER_VERSION_NUM / 10000
-        );
+        bail!(crate::tr!(
+            "db.too_old",
+            version = version,
+            min = MIN_SERVER_VERSION_NUM / 10000
+        ));
     }
     Ok(ServerInfo {
         version: version.split_whitespace().next().unwrap_or(&version).to_string(),
@@ -112,13 +107,10 @@ pub async fn claim_schema(control: &Client, schema: &str) -> Result<()> {
             &[&schema],
         )
         .await
-        .context("could not take the lab's run lock")?
+        .context(crate::tr!("db.run_lock"))?
         .get(0);
     if !got {
-        bail!(
-            "another lab run is using schema \"{schema}\" on this server; wait for it to finish, \
-             or give this run its own schema with --schema NAME"
-        );
+        bail!(crate::tr!("db.schema_busy", schema = schema));
     }
     Ok(())
 }
@@ -132,7 +124,7 @@ pub async fn release_schema(control: &Client, schema: &str) -> Result<()> {
             &[&schema],
         )
         .await
-        .context("could not release the lab's run lock")?;
+        .context(crate::tr!("db.release_lock"))?;
     Ok(())
 }
 
@@ -146,7 +138,7 @@ pub async fn rebuild_schema(control: &Client, schema: &str) -> Result<()> {
             render_sql(SEED_SQL, schema)
         ))
         .await
-        .map_err(|e| sql_error(e, "could not create the lab schema"))?;
+        .map_err(|e| sql_error(e, &crate::tr!("db.create_schema")))?;
     Ok(())
 }
 
@@ -155,7 +147,7 @@ pub async fn drop_schema(control: &Client, schema: &str) -> Result<()> {
         control
             .batch_execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"))
             .await
-            .map_err(|e| sql_error(e, "could not drop the lab schema"))?;
+            .map_err(|e| sql_error(e, &crate::tr!("db.drop_schema")))?;
     }
     Ok(())
 }
@@ -171,16 +163,19 @@ async fn ensure_ours(control: &Client, schema: &str) -> Result<bool> {
     match row {
         None => Ok(false),
         Some(r) if r.get::<_, String>(0).starts_with(SCHEMA_MARK) => Ok(true),
-        Some(_) => bail!(
-            "schema \"{schema}\" exists and was not created by lab; lab will not touch it: choose another with --schema NAME"
-        ),
+        Some(_) => bail!(crate::tr!("db.not_ours", schema = schema)),
     }
 }
 
 /// A database error as one line: message, SQLSTATE, and what it was doing.
 pub fn sql_error(e: tokio_postgres::Error, what: &str) -> anyhow::Error {
     match e.as_db_error() {
-        Some(db) => anyhow::anyhow!("{what}: {} (SQLSTATE {})", db.message(), db.code().code()),
+        Some(db) => anyhow::anyhow!(crate::tr!(
+            "db.error",
+            what = what,
+            message = db.message(),
+            code = db.code().code()
+        )),
         None => anyhow::Error::new(e).context(what.to_string()),
     }
 }

@@ -58,16 +58,22 @@ impl Stepper {
         self.skipping.store(false, Ordering::SeqCst);
     }
 
+    /// Why a session runs `sql`: its statement's text in the language files,
+    /// else what its kind of statement does, else a generic line.
     fn why(&self, sql: &str) -> String {
-        let ui = &self.lang.texts().ui;
-        if let Some(why) = crate::sql::why_of(sql) {
-            return why;
+        let texts = self.lang.texts();
+        let ui = &texts.ui;
+        let own = crate::sql::origin_of(sql).and_then(|o| texts.say_opt(&format!("why.{o}")));
+        if let Some(why) = own {
+            return why.to_string();
         }
-        let verb = sql.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
-        match verb.as_str() {
-            "BEGIN" | "START" => ui.step_begin,
-            "COMMIT" | "END" => ui.step_commit,
-            "ROLLBACK" | "ABORT" => ui.step_rollback,
+        let words: Vec<String> = sql.split_whitespace().take(2).map(str::to_ascii_uppercase).collect();
+        match words.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+            ["ROLLBACK", "TO", ..] => texts.say("why.verb.rollback_to"),
+            ["SAVEPOINT", ..] => texts.say("why.verb.savepoint"),
+            ["BEGIN" | "START", ..] => ui.step_begin,
+            ["COMMIT" | "END", ..] => ui.step_commit,
+            ["ROLLBACK" | "ABORT", ..] => ui.step_rollback,
             _ => ui.step_other,
         }
         .to_string()
@@ -130,7 +136,7 @@ impl Env {
                 &[&self.app_prefix()],
             )
             .await
-            .context("could not terminate the lab's sessions")?;
+            .context(crate::tr!("en.terminate"))?;
         Ok(())
     }
 
@@ -141,15 +147,15 @@ impl Env {
             .control
             .simple_query(&format!("SET search_path TO {}; {sql}", self.schema))
             .await;
-        let rows = rows.map_err(|e| db::sql_error(e, &format!("check query failed: {sql}")))?;
+        let rows = rows.map_err(|e| db::sql_error(e, &crate::tr!("en.check_failed", sql = sql)))?;
         rows.iter()
             .find_map(|m| match m {
                 SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
                 _ => None,
             })
-            .with_context(|| format!("check query returned no value: {sql}"))?
+            .with_context(|| crate::tr!("en.check_no_value", sql = sql))?
             .parse()
-            .with_context(|| format!("check query returned no integer: {sql}"))
+            .with_context(|| crate::tr!("en.check_no_integer", sql = sql))
     }
 
     /// Rows from the control connection, as text.
@@ -158,7 +164,7 @@ impl Env {
             .control
             .simple_query(&format!("SET search_path TO {}; {sql}", self.schema))
             .await
-            .map_err(|e| db::sql_error(e, &format!("check query failed: {sql}")))?;
+            .map_err(|e| db::sql_error(e, &crate::tr!("en.check_failed", sql = sql)))?;
         Ok(Rows::from_messages(&msgs))
     }
 }
@@ -224,9 +230,9 @@ impl Rows {
 
     /// The integer in column `col` of the first row.
     pub fn int(&self, col: &str) -> Result<i64> {
-        let v = self.get(0, col).with_context(|| format!("no value for column {col}"))?;
+        let v = self.get(0, col).with_context(|| crate::tr!("en.no_value", col = col))?;
         v.parse()
-            .with_context(|| format!("column {col} is not an integer: {v}"))
+            .with_context(|| crate::tr!("en.not_integer", col = col, value = v))
     }
 
     /// psql's command tag for DML and utility statements, the values for a SELECT.
@@ -360,7 +366,12 @@ impl Session {
     }
 
     fn where_(&self, sql: &str) -> String {
-        format!("{}: session {}: `{}`", self.inner.label, self.inner.name, sql)
+        crate::tr!(
+            "en.where",
+            label = self.inner.label,
+            session = self.inner.name,
+            sql = sql
+        )
     }
 
     async fn raw(&self, sql: &str) -> Raw {
@@ -427,7 +438,11 @@ impl Session {
         match r {
             Ok(rows) => Ok(Ok(rows)),
             Err(StepFailure::Db(e)) if allowed.contains(&e.code.as_str()) => Ok(Err(e)),
-            Err(StepFailure::Db(e)) => Err(anyhow!("{}: unexpected {}", self.where_(sql), e.line())),
+            Err(StepFailure::Db(e)) => Err(anyhow!(crate::tr!(
+                "en.unexpected",
+                at = self.where_(sql),
+                error = e.line()
+            ))),
             Err(StepFailure::Client(e)) if allowed.contains(&CONNECTION_LOST) => Ok(Err(PgError {
                 code: CONNECTION_LOST.to_string(),
                 message: format!("{e:#}"),
@@ -442,7 +457,7 @@ impl Session {
     pub async fn run(&self, sql: &str) -> Result<Rows> {
         self.run_allow(sql, &[])
             .await?
-            .map_err(|e| anyhow!("{}: unexpected {}", self.where_(sql), e.line()))
+            .map_err(|e| anyhow!(crate::tr!("en.unexpected", at = self.where_(sql), error = e.line())))
     }
 
     /// Runs a statement whose listed SQLSTATEs are observations, not errors.
@@ -452,7 +467,13 @@ impl Session {
         }
         let r = tokio::time::timeout(self.inner.deadline, self.raw(sql))
             .await
-            .map_err(|_| anyhow!("{}: no answer within {:?}", self.where_(sql), self.inner.deadline))?;
+            .map_err(|_| {
+                anyhow!(crate::tr!(
+                    "en.no_answer",
+                    at = self.where_(sql),
+                    deadline = secs(self.inner.deadline)
+                ))
+            })?;
         self.record(sql, &r, None, Instant::now());
         self.judge(sql, r, allowed)
     }
@@ -527,7 +548,7 @@ impl Pending {
         let session = self.session.clone();
         self.finish_allow(&[])
             .await?
-            .map_err(|e| anyhow!("{}: unexpected {}", session.where_(&sql), e.line()))
+            .map_err(|e| anyhow!(crate::tr!("en.unexpected", at = session.where_(&sql), error = e.line())))
     }
 
     pub async fn finish_allow(self, allowed: &[&str]) -> Result<std::result::Result<Rows, PgError>> {
@@ -540,7 +561,13 @@ impl Pending {
         let s = &self.session;
         let (r, done) = tokio::time::timeout(s.inner.deadline, self.handle)
             .await
-            .map_err(|_| anyhow!("{}: still waiting after {:?}", s.where_(&self.sql), s.inner.deadline))?
+            .map_err(|_| {
+                anyhow!(crate::tr!(
+                    "en.still_waiting",
+                    at = s.where_(&self.sql),
+                    deadline = secs(s.inner.deadline)
+                ))
+            })?
             .map_err(|e| anyhow!("{}: {e}", s.where_(&self.sql)))?;
         let took = done.saturating_duration_since(self.sent);
         let waited = self.seen_waiting.then_some(took);
@@ -566,12 +593,13 @@ impl Barrier {
         tokio::time::timeout(self.deadline, self.inner.wait())
             .await
             .map_err(|_| {
-                anyhow!(
-                    "{}: {who}: barrier '{}' was not reached by every party within {:?}",
-                    self.label,
-                    self.name,
-                    self.deadline
-                )
+                anyhow!(crate::tr!(
+                    "en.barrier",
+                    label = self.label,
+                    who = who,
+                    barrier = self.name,
+                    deadline = secs(self.deadline)
+                ))
             })?;
         Ok(())
     }
@@ -598,11 +626,11 @@ impl Opener {
     pub async fn open(&self, name: &str) -> Result<Session> {
         let client = db::connect(&self.pg, &format!("{}:{name}", self.app), Some(&self.schema))
             .await
-            .with_context(|| format!("{}: could not open session {name}", self.label))?;
+            .with_context(|| crate::tr!("en.open", label = self.label, session = name))?;
         let pid: i32 = client
             .query_one("SELECT pg_backend_pid()", &[])
             .await
-            .map_err(|e| db::sql_error(e, &format!("{}: session {name}", self.label)))?
+            .map_err(|e| db::sql_error(e, &crate::tr!("en.open", label = self.label, session = name)))?
             .get(0);
         self.opened.lock().unwrap().push((name.to_string(), pid));
         Ok(Session {
@@ -715,7 +743,7 @@ impl<'e> VariantCtx<'e> {
                 &[&s.pid()],
             )
             .await
-            .map_err(|e| db::sql_error(e, "could not read pg_locks"))?;
+            .map_err(|e| db::sql_error(e, &crate::tr!("en.read_locks")))?;
         Ok(row.get(0))
     }
 
@@ -729,7 +757,7 @@ impl<'e> VariantCtx<'e> {
             .control
             .query_one("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)", &[&pids])
             .await
-            .map_err(|e| db::sql_error(e, "could not read pg_stat_activity"))?;
+            .map_err(|e| db::sql_error(e, &crate::tr!("en.read_activity")))?;
         Ok(row.get(0))
     }
 
@@ -792,7 +820,7 @@ impl<'e> VariantCtx<'e> {
                 .control
                 .query_one("SELECT pg_blocking_pids($1)", &[&p.session.pid()])
                 .await
-                .map_err(|e| db::sql_error(e, "could not ask the server who blocks whom"))?
+                .map_err(|e| db::sql_error(e, &crate::tr!("en.read_blocking")))?
                 .get(0);
             if !blockers.is_empty() {
                 let names: Vec<String> = blockers.iter().map(|b| self.name_of(*b)).collect();
@@ -809,13 +837,11 @@ impl<'e> VariantCtx<'e> {
                 return Ok(Wait::Blocked(names));
             }
             if Instant::now() > deadline {
-                bail!(
-                    "{}: session {}: `{}` was neither blocked nor finished after {:?}",
-                    self.label(),
-                    p.session.name(),
-                    p.sql,
-                    self.env.wait_timeout
-                );
+                bail!(crate::tr!(
+                    "en.neither",
+                    at = p.session.where_(&p.sql),
+                    deadline = secs(self.env.wait_timeout)
+                ));
             }
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(Duration::from_millis(5));
@@ -829,23 +855,19 @@ impl<'e> VariantCtx<'e> {
             Wait::Blocked(by) => Ok((p, by)),
             Wait::DidNotWait => {
                 let r = p.finish_allow(&["*"]).await;
-                bail!(
-                    "{}: session {}: `{sql}` was expected to wait for a lock but did not ({})",
-                    self.label(),
-                    s.name(),
-                    match r {
-                        Ok(Ok(_)) => "it completed".to_string(),
-                        Ok(Err(e)) => e.line(),
-                        Err(e) => format!("{e:#}"),
-                    }
-                )
+                let what = match r {
+                    Ok(Ok(_)) => crate::tr!("en.it_completed"),
+                    Ok(Err(e)) => e.line(),
+                    Err(e) => format!("{e:#}"),
+                };
+                bail!(crate::tr!("en.did_not_wait", at = s.where_(sql), what = what))
             }
         }
     }
 
     fn name_of(&self, pid: i32) -> String {
         self.session_of(pid)
-            .unwrap_or_else(|| format!("pid {pid} (not a session of this variant)"))
+            .unwrap_or_else(|| crate::tr!("en.foreign_pid", pid = pid))
     }
 
     pub fn metric(&mut self, key: &str, value: impl Serialize) {
@@ -934,11 +956,11 @@ impl<'e> VariantCtx<'e> {
                 terminated = true;
             }
             if Instant::now() > deadline {
-                bail!(
-                    "{}: sessions still connected {:?} after the variant ended",
-                    self.label(),
-                    self.env.wait_timeout
-                );
+                bail!(crate::tr!(
+                    "en.still_connected",
+                    label = self.label(),
+                    deadline = secs(self.env.wait_timeout)
+                ));
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
@@ -1005,7 +1027,7 @@ pub async fn join<T>(env: &Env, what: &str, h: JoinHandle<Result<T>>) -> Result<
 async fn join_within<T>(deadline: Duration, what: &str, h: JoinHandle<Result<T>>) -> Result<T> {
     tokio::time::timeout(deadline, h)
         .await
-        .map_err(|_| anyhow!("{what}: did not finish within {deadline:?}"))?
+        .map_err(|_| anyhow!(crate::tr!("en.not_finished", what = what, deadline = secs(deadline))))?
         .map_err(|e| anyhow!("{what}: {e}"))?
 }
 
@@ -1021,6 +1043,11 @@ pub async fn join_all<T>(deadline: Duration, what: &str, handles: Vec<JoinHandle
 /// Milliseconds, to 0.1 ms, for metrics.
 pub fn millis(d: Duration) -> f64 {
     round_ms(d.as_secs_f64() * 1000.0)
+}
+
+/// Seconds, as a person reads them in a message ("2.5", "30").
+fn secs(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1000.0).round() / 1000.0
 }
 
 /// Quotes a string as an SQL literal (standard_conforming_strings is on).

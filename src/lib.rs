@@ -48,6 +48,21 @@ impl From<Exit> for ExitCode {
     }
 }
 
+/// The language of a command line clap could not parse: its `--lang`, if it
+/// has a readable one, else the environment's.
+pub fn language_of_args(args: &[String]) -> Lang {
+    use clap::ValueEnum;
+    let given = args
+        .iter()
+        .enumerate()
+        .find_map(|(i, a)| match a.strip_prefix("--lang") {
+            Some("") => args.get(i + 1).cloned(),
+            Some(v) => v.strip_prefix('=').map(str::to_string),
+            None => None,
+        });
+    language(given.and_then(|v| Lang::from_str(&v, true).ok()))
+}
+
 /// The language to speak: --lang, else the environment's.
 pub fn language(cli_lang: Option<Lang>) -> Lang {
     cli_lang.unwrap_or_else(|| Lang::from_env(&config::process_env))
@@ -61,6 +76,7 @@ pub fn print_error(err: &anyhow::Error, lang: Lang) {
 
 pub fn run(cli: Cli) -> Result<Exit> {
     let lang = language(cli.lang);
+    i18n::set_current(lang);
     match &cli.command {
         Command::List(args) => {
             let style = Style {
@@ -88,7 +104,7 @@ pub fn run(cli: Cli) -> Result<Exit> {
                 .context(lang.texts().ui.locks_needs_server)?;
             let config = config::parse_url(target, &config::process_env)?;
             if !(args.every.is_finite() && (0.1..=3600.0).contains(&args.every)) {
-                bail!("--every must be between 0.1 and 3600 seconds");
+                bail!(crate::tr!("cf.between", flag = "--every", min = 0.1, max = 3600));
             }
             runtime()?.block_on(locks::watch(
                 config,
@@ -102,7 +118,7 @@ pub fn run(cli: Cli) -> Result<Exit> {
             runtime()?.block_on(run_plan(cfg, true))
         }
         cmd => {
-            let (name, args) = cmd.scenario().context("no scenario given")?;
+            let (name, args) = cmd.scenario().context(crate::tr!("ru.no_scenario"))?;
             let mut cfg = RunConfig::new(Some(name), args, &config::process_env, lang)?;
             match cmd {
                 Command::Queue(q) => cfg.params.queue = config::QueueParams::from_args(q)?,
@@ -119,7 +135,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .context("could not start the async runtime")
+        .context(crate::tr!("ru.runtime"))
 }
 
 /// Writes to stdout; a closed pipe (`lab all | head`) is not an error.
@@ -138,8 +154,8 @@ struct Signals {
 impl Signals {
     fn new() -> Result<Signals> {
         Ok(Signals {
-            int: signal(SignalKind::interrupt()).context("could not watch for Ctrl-C")?,
-            term: signal(SignalKind::terminate()).context("could not watch for SIGTERM")?,
+            int: signal(SignalKind::interrupt()).context(crate::tr!("ru.signal", signal = "SIGINT"))?,
+            term: signal(SignalKind::terminate()).context(crate::tr!("ru.signal", signal = "SIGTERM"))?,
         })
     }
 
@@ -199,7 +215,7 @@ async fn run_plan(cfg: RunConfig, all: bool) -> Result<Exit> {
     };
     let cleaned = tokio::time::timeout(cfg.wait_timeout, clean_up(&env, &cfg, !matches!(result, Some(Ok(_))))).await;
     if let (Some(Ok(_)), Ok(Err(e))) = (&result, cleaned) {
-        print_error(&e.context("after the run"), cfg.lang);
+        print_error(&e.context(crate::tr!("ru.after_run")), cfg.lang);
     }
     drop(env);
     let reports = match result {
@@ -209,18 +225,17 @@ async fn run_plan(cfg: RunConfig, all: bool) -> Result<Exit> {
     drop(cluster);
 
     if let Some(path) = &cfg.junit {
-        std::fs::write(path, render::junit(&reports))
-            .with_context(|| format!("could not write the JUnit report to {}", path.display()))?;
+        std::fs::write(path, render::junit(&reports)).with_context(|| crate::tr!("ru.junit", path = path.display()))?;
     }
     let as_expected = reports.iter().all(|r| r.as_expected);
     match (cfg.format, all) {
-        (Format::Json, false) => out(&render::json(&reports[0])),
+        (Format::Json, false) => out(&render::json(&reports[0])?),
         (Format::Json, true) => out(&render::json(&AllReport {
             server_version: reports.first().map(|r| r.server_version.clone()).unwrap_or_default(),
             as_expected,
             elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
             scenarios: reports,
-        })),
+        })?),
         (Format::Table, true) => out(&render::all_summary(
             &AllReport {
                 server_version: reports.first().map(|r| r.server_version.clone()).unwrap_or_default(),
@@ -318,7 +333,7 @@ async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lang) -
     let ui = &lang.texts().ui;
     let mut signals = Signals::new()?;
     let (cluster, pg) = start_target(&Target::Throwaway { pg_bin }).await?;
-    let cluster = cluster.expect("a throwaway target starts a cluster");
+    let cluster = cluster.context(crate::tr!("ru.no_cluster"))?;
     let control = db::connect(&pg, "lab:server", None).await?;
     let server = db::server_info(&control).await?;
     db::rebuild_schema(&control, &schema).await?;

@@ -24,7 +24,7 @@ pub async fn snapshot(
     let rows = client
         .query(SQL.get("lab_sessions")?, &[])
         .await
-        .map_err(|e| db::sql_error(e, "could not read pg_stat_activity"))?;
+        .map_err(|e| db::sql_error(e, &crate::tr!("en.read_activity")))?;
     let names: Vec<(i32, String)> = rows
         .iter()
         .map(|r| (r.get::<_, i32>("pid"), r.get::<_, String>("session")))
@@ -38,7 +38,7 @@ pub async fn snapshot(
     let now = client
         .query_one("SELECT to_char(clock_timestamp(), 'HH24:MI:SS')", &[])
         .await
-        .map_err(|e| db::sql_error(e, "could not read the server's clock"))?
+        .map_err(|e| db::sql_error(e, &crate::tr!("ru.read_clock")))?
         .get::<_, String>(0);
     let title = fill(
         ui.locks_title,

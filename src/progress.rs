@@ -9,13 +9,19 @@ pub fn enabled() -> bool {
     std::io::stderr().is_terminal()
 }
 
+/// The style of `template`; indicatif's default should the template not parse
+/// (a translation with a stray brace must not stop a run).
+fn style(template: &str) -> ProgressStyle {
+    ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar())
+}
+
 /// A spinner with a message, e.g. the variant being run.
 pub fn spinner(msg: impl Into<String>) -> ProgressBar {
     if !enabled() {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    pb.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("valid template"));
+    pb.set_style(style("{spinner} {msg} {elapsed}"));
     pb.set_message(msg.into());
     pb.enable_steady_tick(Duration::from_millis(100));
     pb
@@ -27,11 +33,7 @@ pub fn bar(multi: Option<&MultiProgress>, len: u64, msg: impl Into<String>) -> P
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-    pb.set_style(
-        ProgressStyle::with_template("{msg:>12} [{bar:30}] {pos}/{len}")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
+    pb.set_style(style("{msg:>12} [{bar:30}] {pos}/{len}").progress_chars("=> "));
     pb.set_message(msg.into());
     match multi {
         Some(m) => m.add(pb),
@@ -54,7 +56,7 @@ pub fn counter(multi: &MultiProgress, msg: impl Into<String>) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    pb.set_style(ProgressStyle::with_template("{msg:>12} {pos} messages").expect("valid template"));
+    pb.set_style(style(&format!("{{msg:>12}} {{pos}} {}", crate::tr!("pr.messages"))));
     pb.set_message(msg.into());
     multi.add(pb)
 }

@@ -248,10 +248,10 @@ pub fn all_summary(r: &AllReport, style: &Style) -> String {
     format!("{line}\n{}", outcome_table(&rows, true, style))
 }
 
-pub fn json<T: serde::Serialize>(value: &T) -> String {
-    let mut s = serde_json::to_string_pretty(value).expect("reports serialise");
+pub fn json<T: serde::Serialize>(value: &T) -> anyhow::Result<String> {
+    let mut s = serde_json::to_string_pretty(value)?;
     s.push('\n');
-    s
+    Ok(s)
 }
 
 fn xml_escape(s: &str) -> String {

@@ -29,14 +29,14 @@ impl SqlFile {
     fn statement(&self, name: &str) -> Result<&Statement> {
         match self.statements().iter().find(|s| s.name == name) {
             Some(s) => Ok(s),
-            None => bail!("{} has no statement named {name}", self.path),
+            None => bail!(crate::tr!("ru.no_statement", file = self.path, name = name)),
         }
     }
 
     /// The statement called `name`, without its trailing semicolon.
     pub fn get(&self, name: &str) -> Result<&str> {
         let st = self.statement(name)?;
-        remember_why(&st.sql, &st.why);
+        self.remember(&st.sql, name);
         Ok(&st.sql)
     }
 
@@ -44,8 +44,22 @@ impl SqlFile {
     pub fn bind(&self, name: &str, params: &[(&str, &(dyn std::fmt::Display + Sync))]) -> Result<String> {
         let st = self.statement(name)?;
         let sql = bind(&st.sql, params).map_err(|e| anyhow::anyhow!("{}: {name}: {e}", self.path))?;
-        remember_why(&sql, &st.why);
+        self.remember(&sql, name);
         Ok(sql)
+    }
+
+    /// The file's name without its directory and `.sql`, e.g. `lost-update`.
+    pub fn stem(&self) -> &'static str {
+        let file = self.path.rsplit('/').next().unwrap_or(self.path);
+        file.strip_suffix(".sql").unwrap_or(file)
+    }
+
+    fn remember(&self, sql: &str, name: &str) {
+        HANDED_OUT
+            .get_or_init(Mutex::default)
+            .lock()
+            .unwrap()
+            .insert(sql.to_string(), format!("{}.{name}", self.stem()));
     }
 
     pub fn names(&self) -> Vec<&str> {
@@ -53,55 +67,42 @@ impl SqlFile {
     }
 }
 
-/// Statement texts handed out, with the comment above them in their file:
-/// the "why" that `--step` shows before a session runs them.
-static WHY: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
+/// Statement texts handed out, with where they come from (`file-stem.name`):
+/// `--step` looks up "why.<that>" in the language's texts before a session runs one.
+static HANDED_OUT: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
 
-/// Why a statement handed out by a [`SqlFile`] is run, if its file says.
-pub fn why_of(sql: &str) -> Option<String> {
-    WHY.get()?.lock().unwrap().get(sql).cloned()
-}
-
-fn remember_why(sql: &str, why: &str) {
-    if !why.is_empty() {
-        WHY.get_or_init(Mutex::default)
-            .lock()
-            .unwrap()
-            .insert(sql.to_string(), why.to_string());
-    }
+/// `file-stem.name` of a statement handed out by a [`SqlFile`].
+pub fn origin_of(sql: &str) -> Option<String> {
+    HANDED_OUT.get()?.lock().unwrap().get(sql).cloned()
 }
 
 struct Statement {
     name: String,
     sql: String,
-    why: String,
 }
 
-type Building<'a> = Option<(String, Vec<&'a str>, Vec<&'a str>)>;
+type Building<'a> = Option<(String, Vec<&'a str>)>;
 
 fn parse(text: &str) -> Vec<Statement> {
     let mut out = Vec::new();
     let mut current: Building = None;
     let mut flush = |cur: &mut Building| {
-        if let Some((name, lines, why)) = cur.take() {
+        if let Some((name, lines)) = cur.take() {
             let sql = lines.join("\n").trim().trim_end_matches(';').trim().to_string();
-            out.push(Statement {
-                name,
-                sql,
-                why: why.join(" "),
-            });
+            out.push(Statement { name, sql });
         }
     };
     for line in text.lines() {
         if let Some(name) = line.trim().strip_prefix("-- name:") {
             flush(&mut current);
-            current = Some((name.trim().to_string(), Vec::new(), Vec::new()));
+            current = Some((name.trim().to_string(), Vec::new()));
         } else if line.trim().is_empty() {
             flush(&mut current);
-        } else if let Some((_, lines, why)) = current.as_mut() {
-            match line.trim_start().strip_prefix("--") {
-                Some(comment) => why.push(comment.trim()),
-                None => lines.push(line),
+        } else if let Some((_, lines)) = current.as_mut() {
+            // Comments inside a statement's block document it for psql readers;
+            // `--step` takes its words from the language files.
+            if !line.trim_start().starts_with("--") {
+                lines.push(line);
             }
         }
     }
@@ -127,7 +128,7 @@ pub fn bind(sql: &str, params: &[(&str, &(dyn std::fmt::Display + Sync))]) -> Re
             let var: String = chars[start..end].iter().collect();
             match params.iter().find(|(n, _)| *n == var) {
                 Some((_, v)) => out.push_str(&v.to_string()),
-                None => bail!("no value for :{var}"),
+                None => bail!(crate::tr!("ru.no_bind_value", var = var)),
             }
             i = end;
         } else {
@@ -155,10 +156,12 @@ mod tests {
     }
 
     #[test]
-    fn the_comment_above_a_statement_is_its_why() {
+    fn a_statement_handed_out_knows_where_it_comes_from() {
         let sql = F.get("a").unwrap().to_string();
-        assert_eq!(why_of(&sql).as_deref(), Some("why"));
-        assert_eq!(why_of("SELECT 'never handed out'"), None);
+        assert_eq!(origin_of(&sql).as_deref(), Some("test.a"));
+        let bound = F.bind("b", &[("x", &1), ("id", &2)]).unwrap();
+        assert_eq!(origin_of(&bound).as_deref(), Some("test.b"));
+        assert_eq!(origin_of("SELECT 'never handed out'"), None);
     }
 
     #[test]

@@ -115,6 +115,16 @@ ui_texts!(
     step_commit_rolled_back,
     retry_again,
     retry_exhausted,
+    help_flag,
+    version_flag,
+    help_commands,
+    help_command_value,
+    help_options,
+    help_usage,
+    help_subcommand,
+    help_default,
+    help_possible,
+    help_env,
 );
 
 pub struct Texts {
@@ -123,6 +133,10 @@ pub struct Texts {
     /// What scenarios say about what they observed, by key: templates with
     /// `{name}` placeholders.
     pub say: &'static [(&'static str, &'static str)],
+    /// The command line's help by key: `cmd.<command>` (its about),
+    /// `after.<command>`, `arg.<command>.<id>` or, for every command, `arg.<id>`.
+    /// English has none: its help is written on the clap types in `cli`.
+    pub help: &'static [(&'static str, &'static str)],
 }
 
 impl Texts {
@@ -146,6 +160,11 @@ impl Texts {
         self.variant(scenario, variant).map_or("", |v| v.expected)
     }
 
+    /// The template for `key`, if there is one.
+    pub fn say_opt(&self, key: &str) -> Option<&'static str> {
+        self.say.iter().find(|(k, _)| *k == key).map(|(_, t)| *t)
+    }
+
     /// The template for `key` (the key itself if there is none: a test makes sure there always is).
     pub fn say<'a>(&self, key: &'a str) -> &'a str {
         self.say.iter().find(|(k, _)| *k == key).map_or(key, |(_, t)| t)
@@ -154,6 +173,34 @@ impl Texts {
     pub fn explain(&self, scenario: &str, variant: &str) -> &'static str {
         self.variant(scenario, variant).map_or("", |v| v.explain)
     }
+}
+
+static CURRENT: std::sync::OnceLock<Lang> = std::sync::OnceLock::new();
+
+/// Sets the language of this process's texts (once, at start; English until then).
+pub fn set_current(lang: Lang) {
+    let _ = CURRENT.set(lang);
+}
+
+pub fn current() -> Lang {
+    CURRENT.get().copied().unwrap_or(Lang::En)
+}
+
+/// The sentence for `key` in the process's language, placeholders filled.
+pub fn t(key: &str, values: &[(&str, &dyn std::fmt::Display)]) -> String {
+    fill(current().texts().say(key), values)
+}
+
+/// `tr!("key", name = value, ...)`: the sentence for `key` in the process's
+/// language (see [`t`]). Every human-facing sentence outside `i18n` goes through it.
+#[macro_export]
+macro_rules! tr {
+    ($key:literal) => {
+        $crate::i18n::t($key, &[])
+    };
+    ($key:literal, $($name:ident = $value:expr),+ $(,)?) => {
+        $crate::i18n::t($key, &[$((stringify!($name), &$value as &dyn std::fmt::Display)),+])
+    };
 }
 
 /// Fills `{name}` placeholders.
@@ -171,6 +218,166 @@ mod tests {
     use crate::scenarios::ALL;
 
     const LANGS: [Lang; 2] = [Lang::En, Lang::Tr];
+
+    /// Every source file that speaks to a person.
+    const SOURCES: [(&str, &str); 28] = [
+        ("cli.rs", include_str!("../cli.rs")),
+        ("cluster.rs", include_str!("../cluster.rs")),
+        ("config.rs", include_str!("../config.rs")),
+        ("db.rs", include_str!("../db.rs")),
+        ("engine.rs", include_str!("../engine.rs")),
+        ("lib.rs", include_str!("../lib.rs")),
+        ("locks.rs", include_str!("../locks.rs")),
+        ("main.rs", include_str!("../main.rs")),
+        ("progress.rs", include_str!("../progress.rs")),
+        ("render.rs", include_str!("../render.rs")),
+        ("report.rs", include_str!("../report.rs")),
+        ("retry.rs", include_str!("../retry.rs")),
+        ("sql.rs", include_str!("../sql.rs")),
+        ("scenarios/mod.rs", include_str!("../scenarios/mod.rs")),
+        ("scenarios/lost_update.rs", include_str!("../scenarios/lost_update.rs")),
+        ("scenarios/write_skew.rs", include_str!("../scenarios/write_skew.rs")),
+        ("scenarios/fk_blocking.rs", include_str!("../scenarios/fk_blocking.rs")),
+        ("scenarios/deadlock.rs", include_str!("../scenarios/deadlock.rs")),
+        ("scenarios/nowait.rs", include_str!("../scenarios/nowait.rs")),
+        (
+            "scenarios/advisory_lock.rs",
+            include_str!("../scenarios/advisory_lock.rs"),
+        ),
+        (
+            "scenarios/ddl_lock_queue.rs",
+            include_str!("../scenarios/ddl_lock_queue.rs"),
+        ),
+        ("scenarios/rc_recheck.rs", include_str!("../scenarios/rc_recheck.rs")),
+        ("scenarios/timeouts.rs", include_str!("../scenarios/timeouts.rs")),
+        ("scenarios/queue.rs", include_str!("../scenarios/queue.rs")),
+        ("scenarios/stock_race.rs", include_str!("../scenarios/stock_race.rs")),
+        ("scenarios/stale_event.rs", include_str!("../scenarios/stale_event.rs")),
+        ("scenarios/invoice.rs", include_str!("../scenarios/invoice.rs")),
+        ("i18n/mod.rs", include_str!("mod.rs")),
+    ];
+
+    /// The source before its unit tests.
+    fn code(src: &str) -> &str {
+        src.split("#[cfg(test)]").next().unwrap_or(src)
+    }
+
+    /// The string literals of a source (escaped quotes inside them kept apart).
+    fn literals(src: &str) -> Vec<String> {
+        let (mut out, mut cur, mut inside, mut escaped) = (Vec::new(), String::new(), false, false);
+        let mut prev = ' ';
+        for c in src.chars() {
+            match (inside, escaped, c) {
+                (true, true, _) => escaped = false,
+                (true, false, '\\') => escaped = true,
+                (true, false, '"') => {
+                    out.push(std::mem::take(&mut cur));
+                    inside = false;
+                }
+                (true, false, c) => cur.push(c),
+                // A char literal '"' is not the start of a string.
+                (false, _, '"') if prev != '\'' => inside = true,
+                _ => {}
+            }
+            prev = c;
+        }
+        out
+    }
+
+    /// A sentence a person would read: a word of three letters or more once
+    /// placeholders are removed, not SQL (which starts with an upper-case keyword).
+    fn is_prose(literal: &str) -> bool {
+        let mut bare = String::new();
+        let mut depth = 0;
+        for c in literal.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                c if depth == 0 => bare.push(c),
+                _ => {}
+            }
+        }
+        let first = bare.split_whitespace().next().unwrap_or("");
+        let sql = first.len() >= 3 && first.chars().all(|c| c.is_ascii_uppercase() || c == '_');
+        !sql && bare.split(|c: char| !c.is_ascii_alphabetic()).any(|w| w.len() >= 3) && bare.contains(' ')
+    }
+
+    /// The text between a call's parentheses, starting right after `(`.
+    fn call_args(src: &str) -> &str {
+        let mut depth = 1;
+        let mut in_str = false;
+        let mut escaped = false;
+        for (i, c) in src.char_indices() {
+            match (in_str, escaped, c) {
+                (true, true, _) => escaped = false,
+                (true, false, '\\') => escaped = true,
+                (true, false, '"') => in_str = false,
+                (false, _, '"') => in_str = true,
+                (false, _, '(') | (false, _, '[') => depth += 1,
+                (false, _, ')') | (false, _, ']') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return &src[..i];
+                    }
+                }
+                _ => {}
+            }
+        }
+        src
+    }
+
+    #[test]
+    fn no_sentence_is_written_outside_the_language_files() {
+        // Where the code hands a person text: each such call takes its words from
+        // tr!/say (a key), never from a literal sentence.
+        let calls = [
+            ".note(",
+            ".narrate(",
+            ".expect(",
+            ".observe(",
+            ".skip(",
+            ".evidence(",
+            "bail!(",
+            "anyhow!(",
+            ".context(",
+            ".with_context(",
+            "sql_error(",
+            "title: ",
+            "columns: ",
+            "eprintln!(",
+            "println!(",
+            "st.why = ",
+        ];
+        let mut checked = 0;
+        for (file, src) in SOURCES {
+            let code = code(src);
+            for call in calls {
+                for (at, _) in code.match_indices(call) {
+                    let rest = &code[at + call.len()..];
+                    let args = if call.ends_with('(') {
+                        call_args(rest)
+                    } else {
+                        rest.split([';', '\n']).next().unwrap_or("")
+                    };
+                    checked += 1;
+                    for literal in literals(args) {
+                        assert!(
+                            !is_prose(&literal),
+                            "{file}: {call}... carries a sentence of its own: \"{literal}\"; \
+                             put it in en.rs and tr.rs and use tr!(\"key\")"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(checked > 200, "only {checked} calls checked");
+        // The checker sees what it must.
+        assert!(is_prose("B waits for A"));
+        assert!(is_prose("{at}: no answer within {deadline} s"));
+        assert!(!is_prose("{}: {e}"));
+        assert!(!is_prose("DROP INDEX ix_orders_customer_id"));
+        assert!(!is_prose("lu.final"));
+    }
 
     /// The placeholders of a text, sorted: a translation must keep them all.
     fn holes(s: &str) -> Vec<String> {
@@ -243,6 +450,15 @@ mod tests {
     fn every_observation_key_used_exists_in_both_languages_with_the_same_placeholders() {
         let (en, tr) = (Lang::En.texts(), Lang::Tr.texts());
         assert_eq!(en.say.len(), tr.say.len());
+        for lang in LANGS {
+            let mut keys: Vec<&str> = lang.texts().say.iter().map(|(k, _)| *k).collect();
+            keys.sort_unstable();
+            let dup = keys.windows(2).find(|w| w[0] == w[1]);
+            assert!(
+                dup.is_none(),
+                "{lang:?}: key {dup:?} twice (only the first would be used)"
+            );
+        }
         for (key, text) in en.say {
             let other = tr
                 .say
@@ -251,61 +467,158 @@ mod tests {
                 .unwrap_or_else(|| panic!("{key} has no Turkish text"));
             assert_eq!(holes(text), holes(other.1), "{key}: placeholders differ");
         }
-        // Every key the code uses is there (the sources are scanned for say("...")).
-        let sources = [
-            include_str!("../engine.rs"),
-            include_str!("../scenarios/lost_update.rs"),
-            include_str!("../scenarios/write_skew.rs"),
-            include_str!("../scenarios/fk_blocking.rs"),
-            include_str!("../scenarios/deadlock.rs"),
-            include_str!("../scenarios/nowait.rs"),
-            include_str!("../scenarios/advisory_lock.rs"),
-            include_str!("../scenarios/ddl_lock_queue.rs"),
-            include_str!("../scenarios/rc_recheck.rs"),
-            include_str!("../scenarios/timeouts.rs"),
-            include_str!("../scenarios/queue.rs"),
-            include_str!("../scenarios/stock_race.rs"),
-            include_str!("../scenarios/stale_event.rs"),
-            include_str!("../scenarios/invoice.rs"),
-        ];
+        // Every key the code uses is there (the sources are scanned for key literals).
         // A key looks like "xx.word" or "xx.word.word"; every such literal must have a text.
         let is_key = |t: &str| {
             let mut parts = t.split('.');
             let head = parts.next().unwrap_or("");
             let rest: Vec<&str> = parts.collect();
             head.len() == 2
+                && !t.ends_with(".rs")
                 && head.chars().all(|c| c.is_ascii_lowercase())
                 && !rest.is_empty()
                 && rest
                     .iter()
                     .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
         };
-        // The string literals of a source (escaped quotes inside them kept apart).
-        let literals = |src: &str| {
-            let (mut out, mut cur, mut inside, mut escaped) = (Vec::new(), String::new(), false, false);
-            for c in src.chars() {
-                match (inside, escaped, c) {
-                    (true, true, _) => escaped = false,
-                    (true, false, '\\') => escaped = true,
-                    (true, false, '"') => {
-                        out.push(std::mem::take(&mut cur));
-                        inside = false;
-                    }
-                    (true, false, c) => cur.push(c),
-                    (false, _, '"') => inside = true,
-                    _ => {}
-                }
-            }
-            out
-        };
         let mut used = 0;
-        for src in sources {
-            for literal in literals(src).into_iter().filter(|l| is_key(l)) {
+        for (_, src) in SOURCES {
+            for literal in literals(code(src)).into_iter().filter(|l| is_key(l)) {
                 assert!(en.say.iter().any(|(k, _)| *k == literal), "\"{literal}\" has no text");
                 used += 1;
             }
         }
         assert!(used > 50, "only {used} uses found");
+    }
+
+    #[test]
+    fn the_command_line_help_is_complete_in_every_language() {
+        use clap::CommandFactory;
+        // Every about and option help of the English tree has its Turkish text,
+        // and every Turkish text belongs to something that exists.
+        let help = Lang::Tr.texts().help;
+        let find = |k: &str| help.iter().any(|(key, _)| *key == k);
+        let mut used = vec!["cmd.lab".to_string(), "after.lab".to_string()];
+        fn walk(c: &clap::Command, out: &mut Vec<(String, Vec<String>)>) {
+            let name = c.get_name().to_string();
+            if name != "lab" {
+                out.push((format!("cmd.{name}"), vec![]));
+            }
+            for a in c.get_arguments() {
+                let id = a.get_id().to_string();
+                out.push((format!("arg.{name}.{id}"), vec![format!("arg.{id}")]));
+            }
+            for s in c.get_subcommands() {
+                walk(s, out);
+            }
+        }
+        let mut needed = Vec::new();
+        walk(&crate::cli::Cli::command(), &mut needed);
+        for (key, fallbacks) in &needed {
+            let hit = std::iter::once(key).chain(fallbacks).find(|k| find(k));
+            assert!(hit.is_some(), "no Turkish help for {key}");
+            used.push(hit.unwrap().clone());
+        }
+        for (key, text) in help {
+            assert!(used.iter().any(|u| u == key), "{key} is not used");
+            assert!(!text.trim().is_empty());
+        }
+        // And the localized command is what a Turkish user sees.
+        let out = crate::cli::command(Lang::Tr).render_long_help().to_string();
+        assert!(
+            out.contains("Kullanım:") && out.contains("Komutlar") && out.contains("Yardımı göster"),
+            "{out}"
+        );
+        assert!(!out.contains("Print help") && !out.contains("possible values"), "{out}");
+    }
+
+    #[test]
+    fn every_statement_a_session_runs_says_why_in_every_language() {
+        use crate::sql::SqlFile;
+        let files = [
+            SqlFile::new("lab/advisory-lock.sql", include_str!("../../lab/advisory-lock.sql")),
+            SqlFile::new("lab/ddl-lock-queue.sql", include_str!("../../lab/ddl-lock-queue.sql")),
+            SqlFile::new("lab/deadlock.sql", include_str!("../../lab/deadlock.sql")),
+            SqlFile::new("lab/fk-blocking.sql", include_str!("../../lab/fk-blocking.sql")),
+            SqlFile::new(
+                "lab/invoice-numbering.sql",
+                include_str!("../../lab/invoice-numbering.sql"),
+            ),
+            SqlFile::new("lab/lost-update.sql", include_str!("../../lab/lost-update.sql")),
+            SqlFile::new("lab/nowait.sql", include_str!("../../lab/nowait.sql")),
+            SqlFile::new("lab/queue.sql", include_str!("../../lab/queue.sql")),
+            SqlFile::new("lab/rc-recheck.sql", include_str!("../../lab/rc-recheck.sql")),
+            SqlFile::new("lab/stale-event.sql", include_str!("../../lab/stale-event.sql")),
+            SqlFile::new("lab/stock-race.sql", include_str!("../../lab/stock-race.sql")),
+            SqlFile::new("lab/timeouts.sql", include_str!("../../lab/timeouts.sql")),
+            SqlFile::new("lab/write-skew.sql", include_str!("../../lab/write-skew.sql")),
+        ];
+        // Run on the lab's own connection (setup, evidence) or by the worker pools
+        // that are summarised rather than stepped: `--step` never shows these.
+        let lab_only = [
+            "advisory-lock.holders",
+            "ddl-lock-queue.queue",
+            "deadlock.deadlock_timeout",
+            "deadlock.reserved",
+            "deadlock.can_set_deadlock_timeout",
+            "invoice-numbering.enqueue",
+            "invoice-numbering.invalid_tax_numbers",
+            "invoice-numbering.number_at_enqueue",
+            "invoice-numbering.counter_after_enqueue",
+            "invoice-numbering.cancel",
+            "invoice-numbering.outgoing",
+            "invoice-numbering.numbers_issued",
+            "invoice-numbering.statuses",
+            "lost-update.audit",
+            "lost-update.reset_order",
+            "queue.fill",
+            "queue.analyze",
+            "queue.left_over",
+            "queue.dequeue_for_update",
+            "queue.dequeue_skip_locked",
+            "queue.mark_processed",
+            "rc-recheck.rows",
+            "stale-event.book",
+            "stock-race.free_connections",
+            "stock-race.set_stock",
+            "stock-race.stock",
+            "stock-race.read",
+            "stock-race.write",
+            "stock-race.buy_one",
+            "write-skew.pending",
+            "write-skew.fill_history",
+            "write-skew.analyze",
+            "write-skew.drop_index",
+            "write-skew.clear_pending",
+            "write-skew.siread_locks",
+        ];
+        let mut seen = Vec::new();
+        for f in &files {
+            for name in f.names() {
+                let origin = format!("{}.{name}", f.stem());
+                let stepped = !lab_only.contains(&origin.as_str());
+                for lang in LANGS {
+                    let why = lang.texts().say_opt(&format!("why.{origin}"));
+                    assert_eq!(why.is_some(), stepped, "{lang:?}: why.{origin} (stepped: {stepped})");
+                }
+                seen.push(origin);
+            }
+        }
+        for l in lab_only {
+            assert!(seen.iter().any(|s| s == l), "{l} is no statement");
+        }
+        // No why for a statement that does not exist.
+        for (key, _) in Lang::En.texts().say.iter().filter(|(k, _)| k.starts_with("why.")) {
+            let origin = &key["why.".len()..];
+            assert!(
+                origin.starts_with("verb.") || seen.iter().any(|s| s == origin),
+                "{key}: no such statement"
+            );
+        }
+        for lang in LANGS {
+            assert!(lang.texts().say_opt("why.verb.savepoint").is_some());
+            assert!(lang.texts().say_opt("why.verb.rollback_to").is_some());
+        }
     }
 
     #[test]

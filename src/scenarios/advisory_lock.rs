@@ -23,7 +23,11 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     match ctx.variant {
         "try-xact-lock" => try_xact_lock(ctx, &key).await,
         "session-lock-pooled" => session_lock_pooled(ctx, &key).await,
-        other => anyhow::bail!("advisory-lock has no variant {other}"),
+        other => anyhow::bail!(crate::tr!(
+            "run.no_variant",
+            scenario = "advisory-lock",
+            variant = other
+        )),
     }
 }
 
@@ -43,12 +47,12 @@ async fn try_xact_lock(ctx: &mut VariantCtx<'_>, key: &str) -> Result<()> {
     let mut winners = Vec::new();
     for s in &instances {
         if got(&s.run(&try_lock).await?) {
-            s.note("ran the sync");
+            s.note(crate::tr!("al.ran_sync"));
             s.run(SQL.get("sync")?).await?;
             ran += 1;
             winners.push(s.name().to_string());
         } else {
-            s.note("another instance is running, skipped");
+            s.note(crate::tr!("al.skipped"));
             skipped += 1;
         }
     }
@@ -56,7 +60,7 @@ async fn try_xact_lock(ctx: &mut VariantCtx<'_>, key: &str) -> Result<()> {
     for s in &instances {
         s.run("COMMIT").await?;
     }
-    ctx.evidence("advisory lock while the sync ran (pg_locks)", &holders);
+    ctx.evidence(&crate::tr!("al.ev_while"), &holders);
     // The lock went away with the transaction: the next night's run gets it.
     let next = &instances[1];
     next.run("BEGIN").await?;
@@ -71,12 +75,9 @@ async fn try_xact_lock(ctx: &mut VariantCtx<'_>, key: &str) -> Result<()> {
         "al.xact",
         &[("winners", &winners.join(", ")), ("skipped", &skipped), ("got", &got)],
     ));
-    ctx.expect(ran == 1 && skipped == 2, "exactly one runs and two skip");
-    ctx.expect(next_got, "the lock is released with the transaction");
-    ctx.expect(
-        after.rows.is_empty(),
-        "no advisory lock is left after the transactions end",
-    );
+    ctx.expect(ran == 1 && skipped == 2, crate::tr!("al.one_runs"));
+    ctx.expect(next_got, crate::tr!("al.released"));
+    ctx.expect(after.rows.is_empty(), crate::tr!("al.none_left"));
     ctx.anomaly(ran != 1);
     Ok(())
 }
@@ -88,9 +89,9 @@ async fn session_lock_pooled(ctx: &mut VariantCtx<'_>, key: &str) -> Result<()> 
     // its connection went back to the pool, open and idle.
     pooled.run(&SQL.bind("session_lock", &[("key", &key)])?).await?;
     pooled.run(SQL.get("sync")?).await?;
-    pooled.note("job done, no unlock; connection returned to the pool (still open)");
+    pooled.note(crate::tr!("al.pooled_note"));
     let holders = ctx.env.rows(&SQL.bind("holders", &[("key", &key)])?).await?;
-    ctx.evidence("advisory locks while nothing runs (pg_locks)", &holders);
+    ctx.evidence(&crate::tr!("al.ev_idle"), &holders);
 
     let mut ran = 1; // last night's job
     let mut skipped = 0;
@@ -99,7 +100,7 @@ async fn session_lock_pooled(ctx: &mut VariantCtx<'_>, key: &str) -> Result<()> 
         ran += 1;
         other.run(&SQL.bind("unlock", &[("key", &key)])?).await?;
     } else {
-        other.note("another instance is running, skipped (nothing is running)");
+        other.note(crate::tr!("al.skipped_nothing"));
         skipped += 1;
     }
     // The fix: the pool resets a connection it takes back (DISCARD ALL does this too);
@@ -107,7 +108,7 @@ async fn session_lock_pooled(ctx: &mut VariantCtx<'_>, key: &str) -> Result<()> 
     pooled.run(SQL.get("pool_reset")?).await?;
     let second = got(&other.run(&try_lock).await?);
     if second {
-        other.note("ran the sync");
+        other.note(crate::tr!("al.ran_sync"));
         other.run(SQL.get("sync")?).await?;
         other.run(&SQL.bind("unlock", &[("key", &key)])?).await?;
         ran += 1;
@@ -120,15 +121,9 @@ async fn session_lock_pooled(ctx: &mut VariantCtx<'_>, key: &str) -> Result<()> 
     let first_s = ctx.say(if first { "al.not_skipped" } else { "al.skipped_idle" }, &[]);
     let second_s = ctx.say(if second { "al.ran" } else { "al.skipped_again" }, &[]);
     ctx.observe(ctx.say("al.pooled", &[("first", &first_s), ("second", &second_s)]));
-    ctx.expect(
-        !holders.rows.is_empty(),
-        "the idle pooled connection still holds the lock",
-    );
-    ctx.expect(
-        !first,
-        "the next run is skipped while the pooled connection holds the lock",
-    );
-    ctx.expect(second, "after the reset the next run goes ahead");
+    ctx.expect(!holders.rows.is_empty(), crate::tr!("al.still_holds"));
+    ctx.expect(!first, crate::tr!("al.next_skipped"));
+    ctx.expect(second, crate::tr!("al.after_reset"));
     ctx.anomaly(!first);
     Ok(())
 }

@@ -25,7 +25,11 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     match ctx.variant {
         "no-lock-timeout" => no_lock_timeout(ctx).await,
         "lock-timeout-retry" => lock_timeout_retry(ctx).await,
-        other => anyhow::bail!("ddl-lock-queue has no variant {other}"),
+        other => anyhow::bail!(crate::tr!(
+            "run.no_variant",
+            scenario = "ddl-lock-queue",
+            variant = other
+        )),
     }
 }
 
@@ -40,7 +44,7 @@ async fn queue(ctx: &mut VariantCtx<'_>, sessions: &[&Session]) -> Result<Rows> 
             .join(",")
     );
     let mut rows = ctx.env.rows(&SQL.bind("queue", &[("pids", &pids)])?).await?;
-    rows.columns.insert(0, "session".into());
+    rows.columns.insert(0, crate::tr!("any.col_session"));
     for r in rows.rows.iter_mut() {
         let pid: i32 = r[0].as_deref().and_then(|p| p.parse().ok()).unwrap_or(0);
         r.insert(0, ctx.session_of(pid));
@@ -58,13 +62,13 @@ async fn no_lock_timeout(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let [a, b, c] = ctx.open(["A", "B", "C"]).await?;
     a.run("BEGIN").await?;
     a.run(SQL.get("report")?).await?;
-    a.note("the report is still running (its transaction holds ACCESS SHARE on books)");
+    a.note(crate::tr!("dq.report_running"));
     let mut alter = b.send(SQL.get("alter")?).await;
     let b_wait = ctx.await_wait(&mut alter).await?;
     let mut read = c.send(SQL.get("read")?).await;
     let c_wait = ctx.await_wait(&mut read).await?;
     let q = queue(ctx, &[&a, &b, &c]).await?;
-    ctx.evidence("the lock queue (pg_stat_activity, pg_blocking_pids)", &q);
+    ctx.evidence(&crate::tr!("dq.ev_queue"), &q);
     // The queue is observed: end the report now instead of waiting it out.
     a.run("COMMIT").await?;
     let (_, b_took) = alter.finish_timed(&[]).await?;
@@ -86,8 +90,11 @@ async fn no_lock_timeout(ctx: &mut VariantCtx<'_>) -> Result<()> {
             ("c", &format!("{:.0}", millis(c_took))),
         ],
     ));
-    ctx.expect(b_wait == Wait::Blocked(vec!["A".into()]), "B's ALTER TABLE waits for A");
-    ctx.expect(c_by_b, "C's SELECT is blocked by B, not by A");
+    ctx.expect(
+        b_wait == Wait::Blocked(vec!["A".into()]),
+        crate::tr!("dq.b_alter_waits"),
+    );
+    ctx.expect(c_by_b, crate::tr!("dq.c_by_b"));
     ctx.anomaly(c_by_b);
     Ok(())
 }
@@ -97,7 +104,7 @@ async fn lock_timeout_retry(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let timeout = ctx.env.timeout;
     a.run("BEGIN").await?;
     a.run(SQL.get("report")?).await?;
-    a.note("the report is still running (its transaction holds ACCESS SHARE on books)");
+    a.note(crate::tr!("dq.report_running"));
     b.run(&SQL.bind(
         "set_lock_timeout",
         &[("timeout", &lit(&format!("{}ms", timeout.as_millis())))],
@@ -115,7 +122,7 @@ async fn lock_timeout_retry(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let mut done = first.is_ok();
     if !done {
         // The migration pauses before retrying; meanwhile the report ends.
-        b.note("lock timeout: pause, then retry the migration");
+        b.note(crate::tr!("dq.pause_retry"));
         a.run("COMMIT").await?;
         tokio::time::sleep(Duration::from_millis(50)).await;
         attempts += 1;
@@ -143,17 +150,17 @@ async fn lock_timeout_retry(ctx: &mut VariantCtx<'_>) -> Result<()> {
             ("n", &attempts),
         ],
     ));
-    ctx.expect(b_wait.blocked(), "B's ALTER waits for A");
+    ctx.expect(b_wait.blocked(), crate::tr!("dq.b_alter_waits"));
     ctx.expect(
         matches!(&first, Err(e) if e.code == "55P03"),
-        "B's first attempt fails with 55P03",
+        crate::tr!("dq.first_55p03"),
     );
     // C queued behind B only until B's lock_timeout fired (allow the scheduler some slack).
     ctx.expect(
         c_took < timeout + Duration::from_millis(500),
-        "C waits no longer than B's lock_timeout",
+        crate::tr!("dq.c_no_longer"),
     );
-    ctx.expect(done && attempts == 2, "B's retry succeeds once A has ended");
+    ctx.expect(done && attempts == 2, crate::tr!("dq.retry_ok"));
     ctx.anomaly(c_took >= timeout + Duration::from_millis(500));
     Ok(())
 }

@@ -19,7 +19,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let reverse = match ctx.variant {
         "reverse-order" => true,
         "same-order" => false,
-        other => anyhow::bail!("deadlock has no variant {other}"),
+        other => anyhow::bail!(crate::tr!("run.no_variant", scenario = "deadlock", variant = other)),
     };
     let [a, b] = ctx.open(["A", "B"]).await?;
     let timeout_ms = ctx.env.int(SQL.get("deadlock_timeout")?).await?;
@@ -32,9 +32,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
             b.run(&SQL.bind("set_deadlock_timeout", &[("timeout", &longer)])?)
                 .await?;
         } else {
-            ctx.note(
-                "this role may not change deadlock_timeout, so which session the detector cancels can vary run to run",
-            );
+            ctx.note(crate::tr!("dl.no_timeout_note"));
         }
     }
     a.run("BEGIN").await?;
@@ -57,21 +55,15 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
                 .into_iter()
                 .filter_map(|(n, r, took)| r.as_ref().err().map(|e| (n, e, took)))
                 .collect();
-        ctx.expect(
-            a_wait == Wait::Blocked(vec!["B".into()]),
-            "A's second UPDATE waits for B",
-        );
-        ctx.expect(b_wait.blocked(), "B's second UPDATE waits (the cycle closes)");
+        ctx.expect(a_wait == Wait::Blocked(vec!["B".into()]), crate::tr!("dl.a_waits"));
+        ctx.expect(b_wait.blocked(), crate::tr!("dl.b_waits"));
         ctx.expect(
             victims.len() == 1 && victims[0].1.code == "40P01",
-            "exactly one session fails with 40P01",
+            crate::tr!("dl.one_40p01"),
         );
         let reserved = ctx.env.rows(SQL.get("reserved")?).await?;
         let both_one = (0..2).all(|i| reserved.get(i, "quantity_reserved") == Some("1"));
-        ctx.expect(
-            both_one,
-            "each book reserved exactly once (the survivor's work; the victim's rolled back)",
-        );
+        ctx.expect(both_one, crate::tr!("dl.reserved_once"));
         if let Some((victim, err, took)) = victims.first() {
             // From the victim's wait starting to its error: deadlock_timeout plus the detector's work.
             let detect_ms = millis(*took);
@@ -87,12 +79,9 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
             ));
             if let Some(detail) = &err.detail {
                 let named = name_processes(ctx, detail);
-                ctx.note(format!("server DETAIL: {named}"));
+                ctx.note(crate::tr!("dl.server_detail", detail = named));
             }
-            ctx.expect(
-                detect_ms + 50.0 >= timeout_ms as f64,
-                "the deadlock is detected no sooner than deadlock_timeout",
-            );
+            ctx.expect(detect_ms + 50.0 >= timeout_ms as f64, crate::tr!("dl.not_sooner"));
         } else {
             ctx.metric("victim", serde_json::Value::Null);
             ctx.observe(ctx.say("dl.none", &[]));
@@ -109,8 +98,8 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         let reserved = ctx.env.rows(SQL.get("reserved")?).await?;
         let both_two = (0..2).all(|i| reserved.get(i, "quantity_reserved") == Some("2"));
         ctx.metric("victim", serde_json::Value::Null);
-        ctx.expect(b_wait == Wait::Blocked(vec!["A".into()]), "B waits for A");
-        ctx.expect(both_two, "both commit: each book reserved twice");
+        ctx.expect(b_wait == Wait::Blocked(vec!["A".into()]), crate::tr!("any.b_waits_a"));
+        ctx.expect(both_two, crate::tr!("dl.both_commit"));
         let waited = ctx.say(
             if b_wait.blocked() {
                 "any.waited_for"

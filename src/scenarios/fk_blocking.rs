@@ -21,7 +21,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let for_update = match ctx.variant {
         "for-update" => true,
         "for-no-key-update" => false,
-        other => anyhow::bail!("fk-blocking has no variant {other}"),
+        other => anyhow::bail!(crate::tr!("run.no_variant", scenario = "fk-blocking", variant = other)),
     };
     let [a, b] = ctx.open(["A", "B"]).await?;
     let timeout = ctx.env.timeout;
@@ -71,7 +71,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         )),
     }
     if for_update {
-        ctx.expect(wait == Wait::Blocked(vec!["A".into()]), "B's INSERT waits for A");
+        ctx.expect(wait == Wait::Blocked(vec!["A".into()]), crate::tr!("fk.b_insert_waits"));
         let context = outcome
             .as_ref()
             .err()
@@ -79,20 +79,17 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
             .unwrap_or_default();
         ctx.expect(
             matches!(&outcome, Err(e) if e.code == "55P03"),
-            "B fails with 55P03 (lock timeout)",
+            crate::tr!("fk.b_55p03"),
         );
-        ctx.expect(
-            context.contains("FOR KEY SHARE"),
-            "the server's CONTEXT names FOR KEY SHARE",
-        );
+        ctx.expect(context.contains("FOR KEY SHARE"), crate::tr!("fk.context_names"));
         if let Some(line) = context.lines().find(|l| l.contains("FOR KEY SHARE")) {
-            ctx.note(format!("server CONTEXT: {line}"));
+            ctx.note(crate::tr!("any.server_context", line = line));
         }
         // The price change blocked an unrelated order: that is the bad outcome.
         ctx.anomaly(wait.blocked());
     } else {
-        ctx.expect(wait == Wait::DidNotWait, "B's INSERT does not wait");
-        ctx.expect(outcome.is_ok(), "B's INSERT succeeds");
+        ctx.expect(wait == Wait::DidNotWait, crate::tr!("fk.b_insert_no_wait"));
+        ctx.expect(outcome.is_ok(), crate::tr!("fk.b_insert_ok"));
         ctx.anomaly(wait.blocked() || outcome.is_err());
     }
     Ok(())

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, anyhow};
+use anyhow::{Context, Result, anyhow};
 
 use super::{ScenarioInfo, VariantInfo};
 use crate::config::InvoiceParams;
@@ -41,8 +41,21 @@ pub const INFO: ScenarioInfo = ScenarioInfo {
 enum Reply {
     Accepted,
     Duplicate,
+    /// Why, as a key of the i18n table.
     Rejected(&'static str),
     Transient,
+}
+
+impl Reply {
+    /// What the integrator said, in the run's language.
+    fn say(&self) -> String {
+        match self {
+            Reply::Accepted => crate::tr!("in.reply_accepted"),
+            Reply::Duplicate => crate::tr!("in.reply_duplicate"),
+            Reply::Rejected(why) => crate::tr!("in.reply_rejected", why = crate::i18n::t(why, &[])),
+            Reply::Transient => crate::tr!("in.reply_transient"),
+        }
+    }
 }
 
 /// The external integrator, in process: slow, sometimes failing, and the
@@ -95,7 +108,7 @@ impl Integrator {
             return Reply::Transient;
         }
         if tax == "INVALID" {
-            return Reply::Rejected("invalid tax number");
+            return Reply::Rejected("in.invalid_tax");
         }
         if let Some(&holder) = s.accepted.get(&no) {
             if holder != invoice {
@@ -155,7 +168,11 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         "lock-over-call" => Strategy::LockOverCall,
         "jit-reservation" | "orphan-recovery" => Strategy::Jit,
         "priority" => return priority(ctx, &p).await,
-        other => anyhow::bail!("invoice-numbering has no variant {other}"),
+        other => anyhow::bail!(crate::tr!(
+            "run.no_variant",
+            scenario = "invoice-numbering",
+            variant = other
+        )),
     };
     let orphans = ctx.variant == "orphan-recovery";
     // Producers: the scheduler's batch, then users' clicks.
@@ -173,9 +190,11 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     for id in &cancelled {
         ctx.env.rows(&SQL.bind("cancel", &[("invoice_id", id)])?).await?;
     }
-    ctx.narrate(format!(
-        "queued {batch} invoices from the scheduler and {users} from users; cancelled {cancelled:?} while queued; \
-         invoices with id ending in 7 have an invalid tax number"
+    ctx.narrate(crate::tr!(
+        "in.queued",
+        batch = batch,
+        users = users,
+        cancelled = format!("{cancelled:?}")
     ));
     let shared = Arc::new(Shared {
         integrator: Integrator {
@@ -184,7 +203,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
             state: Mutex::default(),
         },
         strategy,
-        first_round: (strategy == Strategy::MaxPlusOne).then(|| ctx.barrier("first numbers taken", p.workers as usize)),
+        first_round: (strategy == Strategy::MaxPlusOne).then(|| ctx.barrier("first_numbers_taken", p.workers as usize)),
         crash_after_accept: if orphans {
             (1..=p.invoices as i64).filter(|i| i % 10 == 5).collect()
         } else {
@@ -226,7 +245,7 @@ async fn send_all(
             tokio::spawn(async move { worker(&w, &shared).await })
         })
         .collect();
-    let tallies = join_all(ctx.env.wait_timeout * 6, "invoice-numbering: a worker", handles).await?;
+    let tallies = join_all(ctx.env.wait_timeout * 6, &crate::tr!("in.a_worker"), handles).await?;
     Ok((workers, tallies, began.elapsed()))
 }
 
@@ -287,7 +306,7 @@ async fn process(
         // 1. Number the invoice.
         let (no, hold_from) = match sh.strategy {
             Strategy::MaxPlusOne => (w.int(SQL.get("max_plus_one")?, "no").await?, None),
-            Strategy::EnqueueTime => (reserved.expect("numbered at enqueue"), None),
+            Strategy::EnqueueTime => (reserved.with_context(|| crate::tr!("in.not_numbered", id = id))?, None),
             Strategy::Sequence => (w.int(SQL.get("next_from_sequence")?, "no").await?, None),
             Strategy::LockOverCall => {
                 let no = w.int(SQL.get("lock_counter")?, "no").await?;
@@ -317,21 +336,21 @@ async fn process(
             b.wait(w.name()).await?;
         }
         if sh.crash_before_send.contains(&id) && attempt == 1 {
-            w.note(format!(
-                "invoice {id} (number {no}): the worker crashes before calling the integrator"
-            ));
+            w.note(crate::tr!("in.crash_before", id = id, no = no));
             tally.crashed.push(id);
             return Ok(());
         }
         // 3. The external call.
         let reply = sh.integrator.send(no, id, tax, attempt).await;
-        w.note(format!(
-            "invoice {id}, number {no}, attempt {attempt}: integrator says {reply:?}"
+        w.note(crate::tr!(
+            "in.integrator_says",
+            id = id,
+            no = no,
+            attempt = attempt,
+            reply = reply.say()
         ));
         if reply == Reply::Accepted && sh.crash_after_accept.contains(&id) {
-            w.note(format!(
-                "invoice {id}: the worker crashes after the integrator accepted, before recording it"
-            ));
+            w.note(crate::tr!("in.crash_after", id = id));
             tally.crashed.push(id);
             return Ok(());
         }
@@ -372,8 +391,11 @@ async fn process(
                     // The number stays with the invoice: a user corrects it and it goes out again with it.
                     w.run(&SQL.bind("mark", &[("status", &"'ERROR'"), ("invoice_id", &id)])?)
                         .await?;
-                    w.note(format!(
-                        "invoice {id} rejected ({why}): corrected by a user, queued again with number {no}"
+                    w.note(crate::tr!(
+                        "in.corrected",
+                        id = id,
+                        why = crate::i18n::t(why, &[]),
+                        no = no
                     ));
                     w.run(&SQL.bind("correct_and_requeue", &[("invoice_id", &id)])?).await?;
                 } else {
@@ -405,7 +427,7 @@ async fn process(
             }
         }
     }
-    Err(anyhow!("invoice-numbering: invoice {id} was not sent in 20 attempts"))
+    Err(anyhow!(crate::tr!("in.not_sent", id = id)))
 }
 
 struct Recovery {
@@ -422,11 +444,7 @@ async fn recover(ctx: &mut VariantCtx<'_>, sh: &Shared, w: &Session, p: &Invoice
     let threshold = p.latency * 2;
     // The integrator is down for the first calls of the sweep: the breaker must not hammer it.
     sh.integrator.state.lock().unwrap().fail_next = 4;
-    ctx.narrate(format!(
-        "orphan sweep every {} ms for invoices in SENDING longer than {} ms; the integrator is failing for a while",
-        threshold.as_millis(),
-        threshold.as_millis()
-    ));
+    ctx.narrate(crate::tr!("in.sweep", ms = threshold.as_millis()));
     let mut rec = Recovery {
         repaired: 0,
         resent: 0,
@@ -451,21 +469,19 @@ async fn recover(ctx: &mut VariantCtx<'_>, sh: &Shared, w: &Session, p: &Invoice
             return Ok(rec);
         }
         if Instant::now() > deadline {
-            return Err(anyhow!("invoice-numbering: the orphan sweep did not finish"));
+            return Err(anyhow!(crate::tr!("in.sweep_unfinished")));
         }
         for i in 0..stuck.rows.len() {
             let id: i64 = stuck.get(i, "invoice_id").and_then(|v| v.parse().ok()).unwrap_or(0);
             let no: i64 = stuck.get(i, "reserved_no").and_then(|v| v.parse().ok()).unwrap_or(0);
             match sh.integrator.lookup(no) {
                 Some(holder) if holder == id => {
-                    w.note(format!(
-                        "sweep: number {no} is at the integrator (invoice {id}): repairing the local record"
-                    ));
+                    w.note(crate::tr!("in.sweep_repair", no = no, id = id));
                     record_accepted(w, no, id).await?;
                     rec.repaired += 1;
                 }
                 Some(holder) => {
-                    return Err(anyhow!("number {no} belongs to invoice {holder}, not {id}"));
+                    return Err(anyhow!(crate::tr!("in.belongs", no = no, holder = holder, id = id)));
                 }
                 None => {
                     if let Some(until) = open_until {
@@ -473,28 +489,25 @@ async fn recover(ctx: &mut VariantCtx<'_>, sh: &Shared, w: &Session, p: &Invoice
                             rec.calls_skipped += 1;
                             continue;
                         }
-                        w.note("sweep: circuit breaker half-open, one trial call");
+                        w.note(crate::tr!("in.half_open"));
                     }
                     let reply = sh
                         .integrator
                         .send(no, id, "0000000000", 100 + failures_in_row as i64)
                         .await;
                     if reply == Reply::Accepted {
-                        w.note(format!("sweep: invoice {id} sent again with its number {no}: accepted"));
+                        w.note(crate::tr!("in.resent", id = id, no = no));
                         record_accepted(w, no, id).await?;
                         rec.resent += 1;
                         failures_in_row = 0;
                         open_until = None;
                     } else {
                         failures_in_row += 1;
-                        w.note(format!("sweep: resending invoice {id} (number {no}) failed: {reply:?}"));
+                        w.note(crate::tr!("in.resend_failed", id = id, no = no, reply = reply.say()));
                         if failures_in_row >= 3 || open_until.is_some() {
                             rec.breaker_opened += 1;
                             open_until = Some(Instant::now() + threshold);
-                            w.note(format!(
-                                "sweep: circuit breaker open for {} ms; numbers stay reserved",
-                                threshold.as_millis()
-                            ));
+                            w.note(crate::tr!("in.breaker_open", ms = threshold.as_millis()));
                         }
                     }
                 }
@@ -562,19 +575,19 @@ async fn audit(
     let issued = accepted.len();
     let holds: Vec<Duration> = tallies.iter().flat_map(|t| t.holds.clone()).collect();
     let statuses = ctx.env.rows(SQL.get("statuses")?).await?;
-    ctx.evidence("invoices by status", &statuses);
+    ctx.evidence(&crate::tr!("in.ev_statuses"), &statuses);
     ctx.evidence_table(Evidence {
-        title: "audit: the integrator's accepted numbers against the local records".into(),
-        columns: ["check", "found"].map(String::from).to_vec(),
+        title: crate::tr!("in.ev_audit"),
+        columns: vec![crate::tr!("in.col_check"), crate::tr!("in.col_found")],
         rows: vec![
-            vec!["numbers accepted by the integrator".into(), issued.to_string()],
+            vec![crate::tr!("in.accepted_numbers"), issued.to_string()],
             vec![
-                "numbers two invoices took (rejected as duplicate)".into(),
+                crate::tr!("in.dup_numbers"),
                 fmt_list(&duplicates.iter().map(|(n, _)| *n).collect::<Vec<_>>()),
             ],
-            vec![format!("gaps in 1..{high}"), fmt_list(&gaps)],
-            vec!["accepted remotely, unknown locally".into(), fmt_list(&unknown_locally)],
-            vec!["invoices sent under more than one number".into(), fmt_list(&sent_twice)],
+            vec![crate::tr!("in.gaps_in", high = high), fmt_list(&gaps)],
+            vec![crate::tr!("in.unknown_locally"), fmt_list(&unknown_locally)],
+            vec![crate::tr!("in.sent_twice"), fmt_list(&sent_twice)],
         ],
     });
     let per_s = if elapsed.is_zero() {
@@ -621,73 +634,49 @@ async fn audit(
             ("par", &max_parallel),
         ],
     ));
-    ctx.expect(
-        unknown_locally.is_empty(),
-        "every number the integrator accepted is known locally",
-    );
-    ctx.expect(sent_twice.is_empty(), "no invoice went out under two numbers");
+    ctx.expect(unknown_locally.is_empty(), crate::tr!("in.all_known"));
+    ctx.expect(sent_twice.is_empty(), crate::tr!("in.not_twice"));
     let clean = duplicates.is_empty() && gaps.is_empty();
     match ctx.variant {
         "max-plus-one" => {
-            ctx.expect(
-                !duplicates.is_empty(),
-                "two workers take the same number and the integrator rejects one",
-            );
+            ctx.expect(!duplicates.is_empty(), crate::tr!("in.same_number"));
             ctx.anomaly(!clean);
         }
         "enqueue-time" => {
-            ctx.expect(duplicates.is_empty(), "no duplicates");
-            ctx.expect(!gaps.is_empty(), "rejected and cancelled invoices leave holes");
+            ctx.expect(duplicates.is_empty(), crate::tr!("in.no_dups"));
+            ctx.expect(!gaps.is_empty(), crate::tr!("in.leave_holes"));
             let holes: BTreeSet<i64> = gaps.iter().copied().collect();
             ctx.expect(
                 cancelled.iter().all(|c| holes.contains(c)),
-                "the cancelled invoices' numbers are holes",
+                crate::tr!("in.cancelled_holes"),
             );
             ctx.anomaly(!clean);
         }
         "sequence" => {
-            ctx.expect(duplicates.is_empty(), "no duplicates");
-            ctx.expect(!gaps.is_empty(), "failed sends burn sequence values: gaps");
+            ctx.expect(duplicates.is_empty(), crate::tr!("in.no_dups"));
+            ctx.expect(!gaps.is_empty(), crate::tr!("in.burn"));
             ctx.anomaly(!clean);
         }
         "lock-over-call" => {
-            ctx.expect(clean, "no duplicates and no gaps");
-            ctx.expect(
-                max_parallel == 1,
-                "one send at a time: the counter lock is held across the call",
-            );
+            ctx.expect(clean, crate::tr!("in.clean"));
+            ctx.expect(max_parallel == 1, crate::tr!("in.one_at_a_time"));
             let p50 = percentile(holds, 0.5).unwrap_or(0.0);
-            ctx.expect(
-                p50 >= millis(p.latency / 2),
-                "the counter lock is held for an integrator call",
-            );
+            ctx.expect(p50 >= millis(p.latency / 2), crate::tr!("in.held_for_call"));
             ctx.anomaly(!clean);
         }
         "jit-reservation" | "orphan-recovery" => {
-            ctx.expect(clean, "no duplicates and no gaps");
-            ctx.expect(
-                p.workers < 2 || max_parallel > 1,
-                "sends run in parallel (no lock held across the call)",
-            );
+            ctx.expect(clean, crate::tr!("in.clean"));
+            ctx.expect(p.workers < 2 || max_parallel > 1, crate::tr!("in.parallel"));
             if let Some(r) = &recovery {
                 let crashed: usize = tallies.iter().map(|t| t.crashed.len()).sum();
                 ctx.metric("orphans_repaired", r.repaired);
                 ctx.metric("orphans_resent", r.resent);
                 ctx.metric("breaker_opened", r.breaker_opened);
                 ctx.metric("breaker_calls_skipped", r.calls_skipped);
-                ctx.expect(
-                    r.repaired == sh.crash_after_accept.len(),
-                    "every invoice accepted before a crash is repaired",
-                );
-                ctx.expect(
-                    r.resent == sh.crash_before_send.len(),
-                    "every invoice never sent goes out with its number",
-                );
-                ctx.expect(r.repaired + r.resent == crashed, "every orphan is recovered");
-                ctx.expect(
-                    r.breaker_opened > 0,
-                    "the circuit breaker stops hammering the failing integrator",
-                );
+                ctx.expect(r.repaired == sh.crash_after_accept.len(), crate::tr!("in.repaired"));
+                ctx.expect(r.resent == sh.crash_before_send.len(), crate::tr!("in.resent_all"));
+                ctx.expect(r.repaired + r.resent == crashed, crate::tr!("in.recovered"));
+                ctx.expect(r.breaker_opened > 0, crate::tr!("in.breaker"));
             }
             ctx.anomaly(!clean);
         }
@@ -698,7 +687,7 @@ async fn audit(
 
 fn fmt_list(v: &[i64]) -> String {
     if v.is_empty() {
-        "none".into()
+        crate::tr!("in.none")
     } else {
         v.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", ")
     }
@@ -708,7 +697,10 @@ fn fmt_list(v: &[i64]) -> String {
 async fn priority(ctx: &mut VariantCtx<'_>, p: &InvoiceParams) -> Result<()> {
     let batch = (p.invoices * 2).max(10);
     let mut waits = Vec::new();
-    for (part, ordered) in [("first in, first out", false), ("interactive first", true)] {
+    for (part, ordered) in [
+        (crate::tr!("in.fifo"), false),
+        (crate::tr!("in.interactive_first"), true),
+    ] {
         ctx.env
             .rows("DELETE FROM outgoing_invoices; DELETE FROM invoices; UPDATE invoice_sequences SET next_no = 1")
             .await?;
@@ -716,8 +708,11 @@ async fn priority(ctx: &mut VariantCtx<'_>, p: &InvoiceParams) -> Result<()> {
         let interactive_priority = if ordered { 1 } else { 0 };
         enqueue(ctx, 1, interactive_priority, "user").await?;
         let interactive = ctx.env.int("SELECT max(invoice_id) FROM invoices").await?;
-        ctx.narrate(format!(
-            "part: {part}: {batch} scheduler invoices queued, then interactive invoice {interactive}"
+        ctx.narrate(crate::tr!(
+            "in.priority_part",
+            part = part,
+            batch = batch,
+            interactive = interactive
         ));
         let shared = Arc::new(Shared {
             integrator: Integrator {
@@ -737,15 +732,17 @@ async fn priority(ctx: &mut VariantCtx<'_>, p: &InvoiceParams) -> Result<()> {
         let at = sent
             .get(&interactive)
             .copied()
-            .ok_or_else(|| anyhow!("the interactive invoice was not sent"))?;
+            .ok_or_else(|| anyhow!(crate::tr!("in.interactive_not_sent")))?;
         let before = sent.values().filter(|t| **t < at).count();
         waits.push((part, millis(at.duration_since(queued)), before));
     }
     ctx.evidence_table(Evidence {
-        title: "the interactive invoice's wait".into(),
-        columns: ["dequeue order", "waited ms", "invoices sent before it"]
-            .map(String::from)
-            .to_vec(),
+        title: crate::tr!("in.ev_wait"),
+        columns: vec![
+            crate::tr!("in.col_order"),
+            crate::tr!("in.col_waited"),
+            crate::tr!("in.col_before"),
+        ],
         rows: waits
             .iter()
             .map(|(p, ms, n)| vec![p.to_string(), format!("{ms:.0}"), n.to_string()])
@@ -767,12 +764,9 @@ async fn priority(ctx: &mut VariantCtx<'_>, p: &InvoiceParams) -> Result<()> {
     ));
     ctx.expect(
         fifo.2 + (p.workers as usize) >= batch as usize,
-        "in FIFO order it waits for (nearly) the whole batch",
+        crate::tr!("in.fifo_waits"),
     );
-    ctx.expect(
-        prio.2 < p.workers as usize,
-        "with priority it goes out within the first round of sends",
-    );
+    ctx.expect(prio.2 < p.workers as usize, crate::tr!("in.prio_first_round"));
     ctx.anomaly(false);
     Ok(())
 }

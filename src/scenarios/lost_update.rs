@@ -40,7 +40,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         "optimistic-version" => optimistic_version(ctx).await,
         "updated-at-token" => updated_at_token(ctx).await,
         "field-merge" => field_merge(ctx).await,
-        other => anyhow::bail!("lost-update has no variant {other}"),
+        other => anyhow::bail!(crate::tr!("run.no_variant", scenario = "lost-update", variant = other)),
     }
 }
 
@@ -74,7 +74,7 @@ async fn read_modify_write(ctx: &mut VariantCtx<'_>, begin: &str) -> Result<()> 
     let q = final_quantity(ctx).await?;
     ctx.expect(
         qa == START && qb == START,
-        format!("both sessions read {START} (A read {qa}, B read {qb})"),
+        crate::tr!("lu.both_read", start = START, qa = qa, qb = qb),
     );
     match &b_write {
         Ok(_) => ctx.observe(ctx.say("lu.rmw.ok", &[("q", &q)])),
@@ -83,39 +83,35 @@ async fn read_modify_write(ctx: &mut VariantCtx<'_>, begin: &str) -> Result<()> 
     if repeatable {
         ctx.expect(
             matches!(&b_write, Err(e) if e.code == "40001"),
-            "B's UPDATE fails with 40001",
+            crate::tr!("lu.b_update_40001"),
         );
-        ctx.expect(q == START - 1, format!("final {} (A's decrement only)", START - 1));
+        ctx.expect(q == START - 1, crate::tr!("lu.final_a_only", q = START - 1));
         ctx.anomaly(q != START - 1 || b_write.is_ok());
         if b_write.is_err() {
-            ctx.note("REPEATABLE READ: B's snapshot predates A's commit, so PostgreSQL refuses to update a row changed since; \
-                      the application must retry the whole transaction (read included).");
+            ctx.note(crate::tr!("lu.rr_note"));
         }
     } else {
-        ctx.expect(b_write.is_ok(), "B's UPDATE succeeds");
-        ctx.expect(
-            q == START - 1,
-            format!("final {}: one of the two decrements lost", START - 1),
-        );
+        ctx.expect(b_write.is_ok(), crate::tr!("lu.b_update_ok"));
+        ctx.expect(q == START - 1, crate::tr!("lu.final_one_lost", q = START - 1));
         // Two decrements committed, one remains: the other was overwritten.
         ctx.anomaly(b_write.is_ok() && q != START - 2);
         ctx.metric("lost_decrements", (START - 2 - q).abs());
         // The audit trail proves it: two writes, the second over the first.
         let audit = ctx.env.rows(SQL.get("audit")?).await?;
         let writes = audit.rows.len();
-        ctx.evidence("audit trail of stock_items book 1 (trigger-maintained)", &audit);
+        ctx.evidence(&crate::tr!("lu.ev_audit"), &audit);
         ctx.metric("audit_writes", writes);
-        ctx.expect(writes == 2, "the audit trail holds both writes");
+        ctx.expect(writes == 2, crate::tr!("lu.audit_both"));
         if writes == 2 {
-            ctx.note(format!(
-                "The audit trail shows two committed writes, {} → {} by {} and {} → {} by {}: the second wrote over \
-                 the first without reading it, so one decrement is gone.",
-                audit.rows[0][2].as_deref().unwrap_or("?"),
-                audit.rows[0][3].as_deref().unwrap_or("?"),
-                audit.rows[0][0].as_deref().unwrap_or("?"),
-                audit.rows[1][2].as_deref().unwrap_or("?"),
-                audit.rows[1][3].as_deref().unwrap_or("?"),
-                audit.rows[1][0].as_deref().unwrap_or("?"),
+            let cell = |r: usize, c: usize| audit.rows[r][c].clone().unwrap_or_else(|| "?".into());
+            ctx.note(crate::tr!(
+                "lu.audit_note",
+                from1 = cell(0, 2),
+                to1 = cell(0, 3),
+                by1 = cell(0, 0),
+                from2 = cell(1, 2),
+                to2 = cell(1, 3),
+                by2 = cell(1, 0),
             ));
         }
     }
@@ -147,9 +143,9 @@ async fn atomic_update(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.observe(ctx.say("lu.atomic", &[("waited", &waited), ("rows", &b_rows.count), ("q", &q)]));
     ctx.expect(
         wait == crate::engine::Wait::Blocked(vec!["A".into()]),
-        "B's UPDATE waits for A",
+        crate::tr!("lu.b_update_waits"),
     );
-    ctx.expect(q == START - 2, format!("final {}", START - 2));
+    ctx.expect(q == START - 2, crate::tr!("lu.final", q = START - 2));
     ctx.anomaly(q != START - 2);
     Ok(())
 }
@@ -181,10 +177,10 @@ async fn select_for_update(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.observe(ctx.say("lu.sfu", &[("waited", &waited), ("qb", &qb), ("q", &q)]));
     ctx.expect(
         wait == crate::engine::Wait::Blocked(vec!["A".into()]),
-        "B's SELECT ... FOR UPDATE waits for A",
+        crate::tr!("lu.b_sfu_waits"),
     );
-    ctx.expect(qb == START - 1, format!("B reads {} after A commits", START - 1));
-    ctx.expect(q == START - 2, format!("final {}", START - 2));
+    ctx.expect(qb == START - 1, crate::tr!("lu.b_reads_after", q = START - 1));
+    ctx.expect(q == START - 2, crate::tr!("lu.final", q = START - 2));
     ctx.anomaly(q != START - 2);
     Ok(())
 }
@@ -213,15 +209,19 @@ async fn optimistic_version(ctx: &mut VariantCtx<'_>) -> Result<()> {
     // Checking rows affected is the point: 0 means a conflict, not success.
     if b_rows == 0 {
         let now = b.run(SQL.get("current")?).await?;
-        b.note("0 rows affected: conflict, reported to the user with the three value sets");
+        b.note(crate::tr!("lu.conflict_note"));
         ctx.evidence_table(Evidence {
-            title: "B's conflict (what the application shows)".into(),
-            columns: vec!["value set".into(), "quantity_on_hand".into(), "version".into()],
+            title: crate::tr!("lu.ev_conflict"),
+            columns: vec![
+                crate::tr!("lu.col_value_set"),
+                "quantity_on_hand".into(),
+                "version".into(),
+            ],
             rows: vec![
-                vec!["B wanted to write".into(), (qb - 1).to_string(), (vb + 1).to_string()],
-                vec!["B originally read".into(), qb.to_string(), vb.to_string()],
+                vec![crate::tr!("lu.b_wanted"), (qb - 1).to_string(), (vb + 1).to_string()],
+                vec![crate::tr!("lu.b_read"), qb.to_string(), vb.to_string()],
                 vec![
-                    "database holds now".into(),
+                    crate::tr!("lu.db_now"),
                     now.get(0, "quantity_on_hand").unwrap_or("?").into(),
                     now.get(0, "version").unwrap_or("?").into(),
                 ],
@@ -232,9 +232,9 @@ async fn optimistic_version(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.metric("rows_affected_a", a_rows);
     ctx.metric("rows_affected_b", b_rows);
     ctx.observe(ctx.say("lu.optimistic", &[("a", &a_rows), ("b", &b_rows), ("q", &q)]));
-    ctx.expect(a_rows == 1, "A's UPDATE affects 1 row");
-    ctx.expect(b_rows == 0, "B's UPDATE affects 0 rows (conflict detected)");
-    ctx.expect(q == START - 1, format!("final {} (B's stale write refused)", START - 1));
+    ctx.expect(a_rows == 1, crate::tr!("lu.a_one_row"));
+    ctx.expect(b_rows == 0, crate::tr!("lu.b_zero_rows"));
+    ctx.expect(q == START - 1, crate::tr!("lu.final_stale_refused", q = START - 1));
     // Nothing was lost silently: B knows its write did not happen.
     ctx.anomaly(b_rows != 0 && q != START - 2);
     Ok(())
@@ -250,7 +250,8 @@ async fn updated_at_token(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let rb = b.run(SQL.get("read_order")?).await?;
     let stamp_a = ra.get(0, "updated_at").unwrap_or("").to_string();
     let stamp_b = rb.get(0, "updated_at").unwrap_or("").to_string();
-    let note_b = "please ring twice";
+    let note_b = crate::tr!("lu.data_note_b");
+    let note_b = note_b.as_str();
     let a_save = SQL.bind(
         "save_order_if_unchanged",
         &[
@@ -277,11 +278,11 @@ async fn updated_at_token(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let end = ctx.env.rows(SQL.get("read_order")?).await?;
     let address = end.get(0, "delivery_address").unwrap_or("").to_string();
     ctx.evidence_table(Evidence {
-        title: "the token B checked against".into(),
-        columns: vec!["updated_at".into(), "value".into()],
+        title: crate::tr!("lu.ev_token"),
+        columns: vec!["updated_at".into(), crate::tr!("lu.col_value")],
         rows: vec![
-            vec!["as B read it".into(), stamp_b.clone()],
-            vec!["after A's save".into(), stamp_after_a.clone()],
+            vec![crate::tr!("lu.as_b_read"), stamp_b.clone()],
+            vec![crate::tr!("lu.after_a_save"), stamp_after_a.clone()],
         ],
     });
     ctx.metric("rows_affected_a", a_rows);
@@ -290,17 +291,11 @@ async fn updated_at_token(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let lost = b_rows == 1 && address != "Moda, Kadikoy, Istanbul";
     let fate = ctx.say(if lost { "lu.token.lost" } else { "lu.token.kept" }, &[]);
     ctx.observe(ctx.say("lu.token", &[("stamp", &stamp_b), ("b", &b_rows), ("fate", &fate)]));
-    ctx.expect(
-        stamp_b == stamp_after_a,
-        "A's save leaves the same second-precision stamp",
-    );
-    ctx.expect(a_rows == 1 && b_rows == 1, "both conditional saves succeed");
-    ctx.expect(lost, "A's address change is silently lost");
+    ctx.expect(stamp_b == stamp_after_a, crate::tr!("lu.same_stamp"));
+    ctx.expect(a_rows == 1 && b_rows == 1, crate::tr!("lu.both_saves_ok"));
+    ctx.expect(lost, crate::tr!("lu.address_lost"));
     ctx.anomaly(lost);
-    ctx.note(
-        "An integer version (see optimistic-version) changes on every write whatever the clock says; a timestamp \
-              only when the clock has moved past its precision, and app servers' clocks disagree besides.",
-    );
+    ctx.note(crate::tr!("lu.token_note"));
     Ok(())
 }
 
@@ -308,11 +303,12 @@ async fn updated_at_token(ctx: &mut VariantCtx<'_>) -> Result<()> {
 async fn field_merge(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let [a, b] = ctx.open(["A", "B"]).await?;
     let new_address = "Moda, Kadikoy, Istanbul";
-    let note = "leave it with the doorman";
+    let note = crate::tr!("lu.data_note");
+    let note = note.as_str();
     let mut outcomes = Vec::new();
-    for (part, per_field) in [("one row-wide version", false), ("per-field checks", true)] {
+    for (part, per_field) in [(crate::tr!("lu.part_row"), false), (crate::tr!("lu.part_field"), true)] {
         ctx.env.rows(SQL.get("reset_order")?).await?;
-        ctx.narrate(format!("part: {part}"));
+        ctx.narrate(crate::tr!("any.part", part = part));
         let ra = a.run(SQL.get("read_order_versioned")?).await?;
         let rb = b.run(SQL.get("read_order_versioned")?).await?;
         let (a_sql, b_sql) = if per_field {
@@ -343,17 +339,21 @@ async fn field_merge(ctx: &mut VariantCtx<'_>) -> Result<()> {
         let a_rows = a.run(&a_sql).await?.count;
         let b_rows = b.run(&b_sql).await?.count;
         if b_rows == 0 {
-            b.note("0 rows: conflict reported to the user, although A changed another field");
+            b.note(crate::tr!("lu.needless_note"));
         }
         let end = ctx.env.rows(SQL.get("read_order_versioned")?).await?;
         let landed = end.get(0, "delivery_address") == Some(new_address) && end.get(0, "note") == Some(note);
         outcomes.push((part, a_rows, b_rows, landed, end));
     }
     ctx.evidence_table(Evidence {
-        title: "the order after both saves".into(),
-        columns: ["approach", "A's rows", "B's rows", "delivery_address", "note"]
-            .map(String::from)
-            .to_vec(),
+        title: crate::tr!("lu.ev_order"),
+        columns: vec![
+            crate::tr!("lu.col_approach"),
+            crate::tr!("lu.col_a_rows"),
+            crate::tr!("lu.col_b_rows"),
+            "delivery_address".into(),
+            "note".into(),
+        ],
         rows: outcomes
             .iter()
             .map(|(part, a_rows, b_rows, _, end)| {
@@ -388,10 +388,10 @@ async fn field_merge(ctx: &mut VariantCtx<'_>) -> Result<()> {
         "lu.merge",
         &[("rows", &row.2), ("needless", &needless), ("landed", &landed)],
     ));
-    ctx.expect(row.1 == 1 && row.2 == 0, "with one row-wide version B gets a conflict");
+    ctx.expect(row.1 == 1 && row.2 == 0, crate::tr!("lu.row_conflict"));
     ctx.expect(
         field.1 == 1 && field.2 == 1 && field.3,
-        "with per-field checks both changes land",
+        crate::tr!("lu.field_both_land"),
     );
     ctx.anomaly(false);
     Ok(())

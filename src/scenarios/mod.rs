@@ -74,6 +74,6 @@ pub async fn run_variant(ctx: &mut VariantCtx<'_>) -> Result<()> {
         "stock-race" => stock_race::run(ctx).await,
         "stale-event" => stale_event::run(ctx).await,
         "invoice-numbering" => invoice::run(ctx).await,
-        other => bail!("scenario {other} is registered but has no runner"),
+        other => bail!(crate::tr!("ru.no_runner", scenario = other)),
     }
 }

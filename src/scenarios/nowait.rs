@@ -16,7 +16,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let nowait = match ctx.variant {
         "nowait" => true,
         "skip-locked" => false,
-        other => anyhow::bail!("nowait has no variant {other}"),
+        other => anyhow::bail!(crate::tr!("run.no_variant", scenario = "nowait", variant = other)),
     };
     let [a, b] = ctx.open(["A", "B"]).await?;
     a.run("BEGIN").await?;
@@ -33,12 +33,12 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let rows = outcome.as_ref().map(|r| r.rows.len()).unwrap_or(0);
     ctx.metric("b_wait_ms", millis(took));
     ctx.metric("b_rows", rows);
-    ctx.expect(wait == Wait::DidNotWait, "B does not wait");
+    ctx.expect(wait == Wait::DidNotWait, crate::tr!("nw.b_no_wait"));
     ctx.anomaly(wait.blocked());
     if nowait {
         match &outcome {
             Err(e) => {
-                b.note("the application shows: \"this record is being edited by someone else\"");
+                b.note(crate::tr!("nw.app_shows"));
                 ctx.observe(ctx.say(
                     "nw.failed",
                     &[
@@ -50,10 +50,13 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
             }
             Ok(_) => ctx.observe(ctx.say("nw.got_row", &[("ms", &format!("{:.1}", millis(took)))])),
         }
-        ctx.expect(matches!(&outcome, Err(e) if e.code == "55P03"), "B fails with 55P03");
+        ctx.expect(
+            matches!(&outcome, Err(e) if e.code == "55P03"),
+            crate::tr!("any.b_55p03"),
+        );
     } else {
         ctx.observe(ctx.say("nw.rows", &[("rows", &rows), ("ms", &format!("{:.1}", millis(took)))]));
-        ctx.expect(outcome.is_ok() && rows == 0, "B gets no rows and no error");
+        ctx.expect(outcome.is_ok() && rows == 0, crate::tr!("nw.no_rows"));
     }
     Ok(())
 }

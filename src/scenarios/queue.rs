@@ -54,7 +54,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let skip_locked = match ctx.variant {
         "for-update" => false,
         "skip-locked" => true,
-        other => anyhow::bail!("queue has no variant {other}"),
+        other => anyhow::bail!(crate::tr!("run.no_variant", scenario = "queue", variant = other)),
     };
     let p = ctx.env.params.queue;
     ctx.env.rows(&SQL.bind("fill", &[("messages", &p.messages)])?).await?;
@@ -70,16 +70,16 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         &[("batch", &"$1")],
     )?;
     let mark = SQL.bind("mark_processed", &[("ids", &"$1"), ("worker", &"$2")])?;
-    ctx.note(format!(
-        "each worker loops: BEGIN; {}; \"send\" ({} ms); {}; COMMIT",
-        one_line(&dequeue),
-        p.work.as_millis(),
-        one_line(&mark)
+    ctx.note(crate::tr!(
+        "qu.loop_note",
+        dequeue = one_line(&dequeue),
+        ms = p.work.as_millis(),
+        mark = one_line(&mark)
     ));
 
     let multi = progress::multi();
     let total = progress::bar(Some(&multi), p.messages as u64, "total");
-    let go = ctx.barrier("workers ready", names.len() + 1);
+    let go = ctx.barrier("workers_ready", names.len() + 1);
     let mut kill_ctl = None;
     let kill = p.kill_worker_after.map(|after| {
         let (holding_tx, holding_rx) = oneshot::channel();
@@ -115,11 +115,11 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
                     let w = opener.open(&name).await?;
                     worker(w, p, &dequeue, &mark, &go, kill, bar, total).await
                 }),
-                Err(e) => Err(anyhow::Error::new(e).context("queue: could not start a worker runtime")),
+                Err(e) => Err(anyhow::Error::new(e).context(crate::tr!("qu.no_runtime"))),
             };
             let _ = tx.send(r);
         });
-        thread.context("queue: could not start a worker thread")?;
+        thread.context(crate::tr!("qu.no_thread"))?;
         handles.push(rx);
     }
     go.wait("lab").await?;
@@ -130,20 +130,19 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         drop(kill);
         let held = tokio::time::timeout(ctx.env.wait_timeout * 10, holding)
             .await
-            .map_err(|_| anyhow!("queue: no worker reached the batch to be killed in"))?;
+            .map_err(|_| anyhow!(crate::tr!("qu.no_victim")))?;
         if let Ok((victim, n)) = held {
             let pid = ctx
                 .pid_of(&victim)
-                .with_context(|| format!("queue: worker {victim} has no backend"))?;
+                .with_context(|| crate::tr!("qu.no_backend", worker = victim))?;
             ctx.env
                 .control
                 .execute("SELECT pg_terminate_backend($1)", &[&pid])
                 .await
-                .with_context(|| format!("queue: could not terminate worker {victim}"))?;
+                .with_context(|| crate::tr!("qu.no_terminate", worker = victim))?;
             let gone = ctx.await_gone_pid(pid).await?;
-            ctx.narrate(format!(
-                "pg_terminate_backend({victim}) while it held {n} messages; backend gone: {gone}"
-            ));
+            let gone = ctx.say(if gone { "any.yes" } else { "any.no" }, &[]);
+            ctx.narrate(crate::tr!("qu.terminated", worker = victim, n = n, gone = gone));
             let _ = terminated.send(());
         }
     }
@@ -152,8 +151,8 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         // Generous: a worker's whole share of the queue can take long with big settings.
         let s = tokio::time::timeout(ctx.env.wait_timeout * 60, h)
             .await
-            .map_err(|_| anyhow!("queue: worker {name} did not finish"))?
-            .map_err(|_| anyhow!("queue: worker {name} stopped without a result"))??;
+            .map_err(|_| anyhow!(crate::tr!("qu.not_finished", worker = name)))?
+            .map_err(|_| anyhow!(crate::tr!("qu.no_result", worker = name)))??;
         stats.push(s);
     }
     let elapsed = stats.iter().map(|s| s.stopped_at).max().unwrap_or_default();
@@ -178,13 +177,13 @@ async fn worker(
     total: ProgressBar,
 ) -> Result<Stats> {
     let c = s.client();
-    let what = |step: &str| format!("queue: worker {}: {step}", s.name());
-    let dequeue = c.prepare(dequeue).await.with_context(|| what("prepare dequeue"))?;
-    let mark = c.prepare(mark).await.with_context(|| what("prepare mark"))?;
+    let what = |step: &str| crate::tr!("qu.worker_step", worker = s.name(), step = step);
+    let dequeue = c.prepare(dequeue).await.with_context(|| what("PREPARE dequeue"))?;
+    let mark = c.prepare(mark).await.with_context(|| what("PREPARE mark_processed"))?;
     let mut st = Stats::default();
     go.wait(s.name()).await?;
     let t0 = Instant::now();
-    s.note("started");
+    s.note(crate::tr!("qu.started"));
     let batch = p.batch as i64;
     let name = s.name().to_string();
     let take: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&batch];
@@ -197,7 +196,7 @@ async fn worker(
     loop {
         if rows.is_empty() {
             c.batch_execute("COMMIT").await.with_context(|| what("COMMIT"))?;
-            st.why = "got no rows: concluded the queue was empty".into();
+            st.why = crate::tr!("qu.why_empty");
             break;
         }
         let ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
@@ -210,15 +209,11 @@ async fn worker(
             let _ = tokio::time::timeout(Duration::from_secs(30), terminated).await;
             let r = c.execute(&mark, &[&ids, &name]).await;
             st.killed = true;
-            st.why = format!(
-                "terminated mid-batch after {} batches ({}); its {} locked messages went back to the queue",
-                st.batches,
-                match r {
-                    Ok(_) => "yet its UPDATE succeeded".to_string(),
-                    Err(e) => format!("next statement: {}", e.to_string().lines().next().unwrap_or("")),
-                },
-                ids.len()
-            );
+            let next = match r {
+                Ok(_) => crate::tr!("qu.update_succeeded"),
+                Err(e) => crate::tr!("qu.next_statement", error = e.to_string().lines().next().unwrap_or("")),
+            };
+            st.why = crate::tr!("qu.why_killed", batches = st.batches, next = next, n = ids.len());
             break;
         }
         let w0 = Instant::now();
@@ -237,7 +232,7 @@ async fn worker(
             c.batch_execute("BEGIN"),
             c.query(&dequeue, &take)
         );
-        marked.map_err(|e| crate::db::sql_error(e, &what("mark processed")))?;
+        marked.map_err(|e| crate::db::sql_error(e, &what("mark_processed")))?;
         commit.with_context(|| what("COMMIT"))?;
         begin.with_context(|| what("BEGIN"))?;
         rows = next.map_err(|e| crate::db::sql_error(e, &what("dequeue")))?;
@@ -252,11 +247,11 @@ async fn worker(
         st.ids.extend(ids);
     }
     st.stopped_at = t0.elapsed();
-    s.note(format!(
-        "stopped at {:.0} ms after {} batches: {}",
-        millis(st.stopped_at),
-        st.batches,
-        st.why
+    s.note(crate::tr!(
+        "qu.stopped",
+        ms = format!("{:.0}", millis(st.stopped_at)),
+        batches = st.batches,
+        why = st.why
     ));
     bar.finish_and_clear();
     Ok(st)
@@ -311,18 +306,16 @@ async fn report(
     let short: u64 = stats.iter().map(|s| s.short).sum();
 
     ctx.evidence_table(Evidence {
-        title: "per worker".into(),
-        columns: [
-            "worker",
-            "messages",
-            "batches",
-            "short batches",
-            "in database ms",
-            "stopped at ms",
-            "why it stopped",
-        ]
-        .map(String::from)
-        .to_vec(),
+        title: crate::tr!("qu.ev_per_worker"),
+        columns: vec![
+            crate::tr!("qu.col_worker"),
+            crate::tr!("qu.col_messages"),
+            crate::tr!("qu.col_batches"),
+            crate::tr!("qu.col_short"),
+            crate::tr!("qu.col_in_db"),
+            crate::tr!("qu.col_stopped_at"),
+            crate::tr!("qu.col_why"),
+        ],
         rows: stats
             .iter()
             .zip(names)
@@ -365,16 +358,13 @@ async fn report(
         ],
     ));
 
-    ctx.expect(duplicates == 0, "no message is processed twice");
-    ctx.expect(lost == 0 && left_in_db == 0, "no message is lost");
-    ctx.expect(
-        left_in_db as usize == lost,
-        "the database agrees with the workers' records",
-    );
+    ctx.expect(duplicates == 0, crate::tr!("qu.no_dups"));
+    ctx.expect(lost == 0 && left_in_db == 0, crate::tr!("qu.none_lost"));
+    ctx.expect(left_in_db as usize == lost, crate::tr!("qu.db_agrees"));
     if let Some(killed) = stats.iter().position(|s| s.killed).map(|i| names[i].clone()) {
         ctx.metric("killed_worker", killed);
     } else if p.kill_worker_after.is_some() {
-        ctx.expect(false, "worker W1 is terminated mid-batch");
+        ctx.expect(false, crate::tr!("qu.w1_terminated"));
     }
     let measurable = !p.work.is_zero() && p.workers > 1;
     if skip_locked {
@@ -386,27 +376,17 @@ async fn report(
             .collect();
         ctx.expect(
             idle.is_empty() || p.messages.div_ceil(p.batch) < p.workers,
-            "every worker gets work",
+            crate::tr!("qu.every_worker"),
         );
         if measurable {
-            ctx.expect(parallel > 1, "batches are worked on in parallel");
+            ctx.expect(parallel > 1, crate::tr!("qu.parallel"));
         }
         ctx.anomaly(duplicates > 0 || lost > 0);
     } else {
         if measurable {
-            ctx.expect(
-                parallel == 1,
-                "batches run one at a time (workers queue on the same rows)",
-            );
+            ctx.expect(parallel == 1, crate::tr!("qu.one_at_a_time"));
         }
-        ctx.note(format!(
-            "FOR UPDATE: every worker asks for the same first rows, so all but one wait on the holder's row locks. \
-             When it commits, READ COMMITTED re-checks each locked row (EvalPlanQual), finds processed_at no longer \
-             NULL, skips it and locks the next unprocessed rows, which the next waiter then waits for: the work runs \
-             one batch at a time. Here {short} batch(es) came back short of {} rows. (The seed's printout had a \
-             worker come back empty and stop early; this server's waiters went on to the next rows instead.)",
-            p.batch
-        ));
+        ctx.note(crate::tr!("qu.for_update_note", short = short, batch = p.batch));
         ctx.anomaly(duplicates > 0 || lost > 0 || (measurable && parallel == 1));
     }
     Ok(())

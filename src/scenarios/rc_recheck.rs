@@ -21,7 +21,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let repeatable = match ctx.variant {
         "read-committed" => false,
         "repeatable-read" => true,
-        other => anyhow::bail!("rc-recheck has no variant {other}"),
+        other => anyhow::bail!(crate::tr!("run.no_variant", scenario = "rc-recheck", variant = other)),
     };
     let [a, b] = ctx.open(["A", "B"]).await?;
     a.run("BEGIN").await?;
@@ -41,8 +41,8 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
 
     let deleted = outcome.as_ref().map(|r| r.count).unwrap_or(0);
     ctx.metric("deleted_rows", deleted);
-    ctx.expect(wait == Wait::Blocked(vec!["A".into()]), "B's DELETE waits for A");
-    ctx.expect(left.get(0, "hits") == Some("11"), "the row remains with hits = 11");
+    ctx.expect(wait == Wait::Blocked(vec!["A".into()]), crate::tr!("rc.b_delete_waits"));
+    ctx.expect(left.get(0, "hits") == Some("11"), crate::tr!("rc.row_remains"));
     match &outcome {
         Ok(_) => {
             let hits = left.get(0, "hits").unwrap_or("-").to_string();
@@ -51,15 +51,14 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         Err(e) => ctx.observe(ctx.say("rc.err", &[("code", &e.code), ("message", &e.message)])),
     }
     if repeatable {
-        ctx.expect(matches!(&outcome, Err(e) if e.code == "40001"), "B fails with 40001");
+        ctx.expect(
+            matches!(&outcome, Err(e) if e.code == "40001"),
+            crate::tr!("rc.b_40001"),
+        );
         ctx.anomaly(outcome.is_ok());
     } else {
-        ctx.expect(outcome.is_ok() && deleted == 0, "B deletes 0 rows, without error");
-        ctx.note(
-            "READ COMMITTED: the waiting DELETE re-evaluates its WHERE against the row version A committed \
-             (EvalPlanQual); hits is 11 now, so nothing matches, though hits = 10 held before and after from \
-             each session's own point of view.",
-        );
+        ctx.expect(outcome.is_ok() && deleted == 0, crate::tr!("rc.zero_rows"));
+        ctx.note(crate::tr!("rc.epq_note"));
         ctx.anomaly(outcome.is_ok() && deleted == 0);
     }
     Ok(())

@@ -24,21 +24,22 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let checked = match ctx.variant {
         "no-version-check" => false,
         "version-check" => true,
-        other => anyhow::bail!("stale-event has no variant {other}"),
+        other => anyhow::bail!(crate::tr!("run.no_variant", scenario = "stale-event", variant = other)),
     };
     let [consumer] = ctx.open(["consumer"]).await?;
     let mut dropped = 0;
     for (version, price) in EVENTS.iter().rev() {
-        consumer.note(format!(
-            "received v{version} (price {price}){}",
-            if *version == 1 { ", delivered late" } else { "" }
-        ));
+        consumer.note(if *version == 1 {
+            crate::tr!("se.received_late", version = version, price = price)
+        } else {
+            crate::tr!("se.received", version = version, price = price)
+        });
         let sql = SQL.bind(
             if checked { "apply_if_newer" } else { "apply_blindly" },
             &[("price", price), ("version", version)],
         )?;
         if consumer.run(&sql).await?.count == 0 {
-            consumer.note(format!("v{version} is older than what we hold: dropped"));
+            consumer.note(crate::tr!("se.dropped", version = version));
             dropped += 1;
         }
     }
@@ -53,10 +54,10 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         &[("price", &price), ("version", &final_version), ("dropped", &dropped)],
     ));
     if checked {
-        ctx.expect(final_version == 2 && price == "45.00", "v2's price stays");
-        ctx.expect(dropped == 1, "the stale v1 is dropped and counted");
+        ctx.expect(final_version == 2 && price == "45.00", crate::tr!("se.v2_stays"));
+        ctx.expect(dropped == 1, crate::tr!("se.v1_dropped"));
     } else {
-        ctx.expect(final_version == 1 && price == "40.00", "the stale v1 overwrites v2");
+        ctx.expect(final_version == 1 && price == "40.00", crate::tr!("se.v1_overwrites"));
     }
     ctx.anomaly(final_version != 2);
     Ok(())

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::{ScenarioInfo, VariantInfo};
 use crate::engine::{Barrier, Session, VariantCtx, join_all};
@@ -50,9 +50,11 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let free = ctx.env.int(SQL.get("free_connections")?).await?;
     let requests = (p.requests as i64).min(free - 5).max(1) as usize;
     if requests < p.requests as usize {
-        ctx.note(format!(
-            "this server has room for {free} more connections: running {requests} requests instead of {}",
-            p.requests
+        ctx.note(crate::tr!(
+            "sr.fewer",
+            free = free,
+            requests = requests,
+            asked = p.requests
         ));
     }
     let names: Vec<String> = (1..=requests).map(|i| format!("R{i:03}")).collect();
@@ -73,8 +75,8 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
                     ("lost", &t.lost_decrements()),
                 ],
             ));
-            ctx.expect(t.sold == t.requests, "every request believes it sold a copy");
-            ctx.expect(t.final_stock == t.initial - 1, "the stock dropped by one only");
+            ctx.expect(t.sold == t.requests, crate::tr!("sr.every_believes"));
+            ctx.expect(t.final_stock == t.initial - 1, crate::tr!("sr.dropped_one"));
             ctx.anomaly(t.lost_decrements() > 0);
         }
         "atomic-guard" => {
@@ -90,10 +92,10 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
                     ("stock", &t.initial),
                 ],
             ));
-            ctx.expect(t.sold == expect_sold, format!("exactly {expect_sold} sold"));
+            ctx.expect(t.sold == expect_sold, crate::tr!("sr.exactly_sold", n = expect_sold));
             ctx.expect(
                 t.final_stock == t.initial - expect_sold as i64,
-                "every sale removed exactly one copy",
+                crate::tr!("sr.one_copy_each"),
             );
             ctx.anomaly(t.lost_decrements() != 0 || t.oversold() > 0);
         }
@@ -102,9 +104,9 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
             let naive = race(ctx, &sessions, stock, false).await?;
             let guarded = race(ctx, &sessions, stock, true).await?;
             record(ctx, &naive);
-            let side = |name: &str, t: &Tally| {
+            let side = |name: String, t: &Tally| {
                 vec![
-                    name.to_string(),
+                    name,
                     t.initial.to_string(),
                     t.requests.to_string(),
                     t.sold.to_string(),
@@ -114,19 +116,20 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
                 ]
             };
             ctx.evidence_table(Evidence {
-                title: "side by side".into(),
-                columns: [
-                    "approach",
-                    "stock",
-                    "requests",
-                    "sold",
-                    "rejected",
-                    "final stock",
-                    "oversold",
-                ]
-                .map(String::from)
-                .to_vec(),
-                rows: vec![side("read-modify-write", &naive), side("atomic guard", &guarded)],
+                title: crate::tr!("sr.ev_side"),
+                columns: vec![
+                    crate::tr!("lu.col_approach"),
+                    crate::tr!("sr.col_stock"),
+                    crate::tr!("sr.col_requests"),
+                    crate::tr!("sr.col_sold"),
+                    crate::tr!("sr.col_rejected"),
+                    crate::tr!("sr.col_final"),
+                    crate::tr!("sr.col_oversold"),
+                ],
+                rows: vec![
+                    side(crate::tr!("sr.rmw_name"), &naive),
+                    side(crate::tr!("sr.guard_name"), &guarded),
+                ],
             });
             ctx.metric(
                 "atomic_guard",
@@ -146,19 +149,19 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
                     ("rejected", &guarded.rejected),
                 ],
             ));
-            ctx.expect(
-                naive.sold > stock as usize,
-                "read-modify-write sells more than the stock",
-            );
+            ctx.expect(naive.sold > stock as usize, crate::tr!("sr.sells_more"));
             ctx.expect(
                 guarded.sold == stock as usize,
-                format!("the atomic guard sells exactly {stock}"),
+                crate::tr!("sr.guard_exactly", n = stock),
             );
-            ctx.expect(guarded.rejected == requests - stock as usize, "and rejects the rest");
-            ctx.expect(guarded.final_stock == 0, "the guarded stock ends at 0");
+            ctx.expect(
+                guarded.rejected == requests - stock as usize,
+                crate::tr!("sr.rejects_rest"),
+            );
+            ctx.expect(guarded.final_stock == 0, crate::tr!("sr.ends_zero"));
             ctx.anomaly(naive.oversold() > 0);
         }
-        other => anyhow::bail!("stock-race has no variant {other}"),
+        other => anyhow::bail!(crate::tr!("run.no_variant", scenario = "stock-race", variant = other)),
     }
     Ok(())
 }
@@ -176,13 +179,15 @@ fn record(ctx: &mut VariantCtx<'_>, t: &Tally) {
 async fn race(ctx: &mut VariantCtx<'_>, sessions: &[Session], stock: i64, guarded: bool) -> Result<Tally> {
     ctx.env.rows(&SQL.bind("set_stock", &[("stock", &stock)])?).await?;
     let n = sessions.len();
-    let approach = if guarded { "atomic guard" } else { "read-modify-write" };
-    ctx.narrate(format!(
-        "stock of book 1 set to {stock}; {n} requests start together ({approach})"
-    ));
+    let approach = if guarded {
+        crate::tr!("sr.guard_name")
+    } else {
+        crate::tr!("sr.rmw_name")
+    };
+    ctx.narrate(crate::tr!("sr.set_stock", stock = stock, n = n, approach = approach));
     let start = ctx.barrier("start", n);
-    let all_read = ctx.barrier("every request has read", n);
-    let bar = progress::bar(None, n as u64, approach);
+    let all_read = ctx.barrier("all_read", n);
+    let bar = progress::bar(None, n as u64, &approach);
     let read = SQL.get("read")?.to_string();
     let buy = SQL.get("buy_one")?.to_string();
     let tasks = sessions.iter().map(|s| {
@@ -197,7 +202,7 @@ async fn race(ctx: &mut VariantCtx<'_>, sessions: &[Session], stock: i64, guarde
         tokio::spawn(async move { request(&s, guarded, &start, &all_read, &read, &buy, bar).await })
     });
     let handles: Vec<_> = tasks.collect();
-    let results = join_all(ctx.env.wait_timeout, "stock-race: a request", handles).await;
+    let results = join_all(ctx.env.wait_timeout, &crate::tr!("sr.a_request"), handles).await;
     bar.finish_and_clear();
     let mut reads: BTreeMap<i64, usize> = BTreeMap::new();
     let mut sold = 0;
@@ -211,19 +216,22 @@ async fn race(ctx: &mut VariantCtx<'_>, sessions: &[Session], stock: i64, guarde
     }
     let final_stock = ctx.env.int(SQL.get("stock")?).await?;
     if guarded {
-        ctx.narrate(format!(
-            "{n} × `{}`: {sold} affected 1 row (sold), {} affected 0 (sold out)",
-            one_line(&buy),
-            n - sold
+        ctx.narrate(crate::tr!(
+            "sr.guard_result",
+            n = n,
+            sql = one_line(&buy),
+            sold = sold,
+            out = n - sold
         ));
     } else {
-        let seen: Vec<String> = reads.iter().map(|(v, c)| format!("{c} read {v}")).collect();
+        let seen: Vec<String> = reads
+            .iter()
+            .map(|(v, c)| crate::tr!("sr.n_read", n = c, value = v))
+            .collect();
         ctx.narrate(format!("{n} × `{}`: {}", one_line(&read), seen.join(", ")));
-        ctx.narrate(format!(
-            "every request wrote its own stock - 1 (`UPDATE ... SET quantity_on_hand = <read - 1>`): {sold} \"sold\""
-        ));
+        ctx.narrate(crate::tr!("sr.each_wrote", sold = sold));
     }
-    ctx.narrate(format!("final stock {final_stock}"));
+    ctx.narrate(crate::tr!("sr.final", n = final_stock));
     Ok(Tally {
         requests: n,
         initial: stock,
@@ -248,7 +256,7 @@ async fn request(
     bar: indicatif::ProgressBar,
 ) -> Result<(Option<i64>, bool)> {
     let c = s.client();
-    let what = |step: &str| format!("stock-race: request {}: {step}", s.name());
+    let what = |step: &str| crate::tr!("sr.request_step", request = s.name(), step = step);
     start.wait(s.name()).await?;
     let out = if guarded {
         let n = c
@@ -268,8 +276,7 @@ async fn request(
             let write = SQL.bind("write", &[("new_quantity", &(q - 1))])?;
             c.execute(write.as_str(), &[])
                 .await
-                .map_err(|e| crate::db::sql_error(e, &what("write")))
-                .context("")?;
+                .map_err(|e| crate::db::sql_error(e, &what("write")))?;
             (Some(q), true)
         } else {
             (Some(q), false)

@@ -33,15 +33,15 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         "idle-in-transaction" => terminated(ctx, "set_idle_timeout", &t, "25P03").await,
         "transaction-timeout" => {
             if ctx.env.server.version_num < 170000 {
-                ctx.skip(format!(
-                    "transaction_timeout exists from PostgreSQL 17; this server is {}",
-                    ctx.env.server.version
+                ctx.skip(crate::tr!(
+                    "to.no_transaction_timeout",
+                    version = ctx.env.server.version
                 ));
                 return Ok(());
             }
             terminated(ctx, "set_transaction_timeout", &t, "25P04").await
         }
-        other => anyhow::bail!("timeouts has no variant {other}"),
+        other => anyhow::bail!(crate::tr!("run.no_variant", scenario = "timeouts", variant = other)),
     }
 }
 
@@ -72,10 +72,10 @@ async fn lock_timeout(ctx: &mut VariantCtx<'_>, t: &str) -> Result<()> {
         Ok(_) => ctx.say("to.update_ok", &[]),
     };
     ctx.observe(observed);
-    ctx.expect(wait == Wait::Blocked(vec!["A".into()]), "B waits for A");
-    ctx.expect(matches!(&r, Err(e) if e.code == "55P03"), "B fails with 55P03");
-    ctx.expect(took >= ctx.env.timeout, "B gave up no sooner than lock_timeout");
-    ctx.expect(b_locks == 0, "B holds no locks after ROLLBACK");
+    ctx.expect(wait == Wait::Blocked(vec!["A".into()]), crate::tr!("any.b_waits_a"));
+    ctx.expect(matches!(&r, Err(e) if e.code == "55P03"), crate::tr!("any.b_55p03"));
+    ctx.expect(took >= ctx.env.timeout, crate::tr!("to.not_sooner_lock"));
+    ctx.expect(b_locks == 0, crate::tr!("to.no_locks"));
     ctx.anomaly(false);
     Ok(())
 }
@@ -137,18 +137,15 @@ async fn statement_timeout(ctx: &mut VariantCtx<'_>, t: &str) -> Result<()> {
         Ok(_) => ctx.say("to.statement_ok", &[]),
     };
     ctx.observe(observed);
-    ctx.expect(
-        matches!(&r, Err(e) if e.code == "57014"),
-        "B's statement is cancelled with 57014",
-    );
-    ctx.expect(took >= ctx.env.timeout, "no sooner than statement_timeout");
-    ctx.expect(held_while_aborted == 0, "the aborted transaction holds no locks");
-    ctx.expect(a_wait == Wait::DidNotWait, "A does not wait for B's row");
+    ctx.expect(matches!(&r, Err(e) if e.code == "57014"), crate::tr!("to.cancelled"));
+    ctx.expect(took >= ctx.env.timeout, crate::tr!("to.not_sooner_statement"));
+    ctx.expect(held_while_aborted == 0, crate::tr!("to.aborted_no_locks"));
+    ctx.expect(a_wait == Wait::DidNotWait, crate::tr!("to.a_no_wait"));
     ctx.expect(
         matches!(&aborted, Err(e) if e.code == "25P02"),
-        "B must ROLLBACK first (25P02)",
+        crate::tr!("to.rollback_first"),
     );
-    ctx.expect(b_locks == 0, "B holds no locks after ROLLBACK");
+    ctx.expect(b_locks == 0, crate::tr!("to.no_locks"));
     ctx.anomaly(false);
     Ok(())
 }
@@ -158,7 +155,7 @@ async fn terminated(ctx: &mut VariantCtx<'_>, setting: &str, t: &str, code: &str
     b.run(&SQL.bind(setting, &[("timeout", &t)])?).await?;
     b.run("BEGIN").await?;
     b.run(SQL.get("lock_row")?).await?;
-    b.note("idle in the transaction, holding the row lock");
+    b.note(crate::tr!("to.idle_holding"));
     a.run("BEGIN").await?;
     let mut a_update = a.send(SQL.get("lock_row")?).await;
     let a_wait = ctx.await_wait(&mut a_update).await?;
@@ -178,10 +175,10 @@ async fn terminated(ctx: &mut VariantCtx<'_>, setting: &str, t: &str, code: &str
         "to.ended",
         &[("ms", &format!("{:.0}", millis(a_took))), ("seen", &seen)],
     ));
-    ctx.expect(a_wait == Wait::Blocked(vec!["B".into()]), "A waits for B's row lock");
-    ctx.expect(a_took >= ctx.env.timeout / 2, "B's lock lasted until its timeout");
-    ctx.expect(client_sees.is_err(), "B's connection is gone when it next speaks");
-    ctx.expect(gone, "the server terminated B's backend");
+    ctx.expect(a_wait == Wait::Blocked(vec!["B".into()]), crate::tr!("to.a_waits_b"));
+    ctx.expect(a_took >= ctx.env.timeout / 2, crate::tr!("to.lasted"));
+    ctx.expect(client_sees.is_err(), crate::tr!("to.conn_gone"));
+    ctx.expect(gone, crate::tr!("to.terminated"));
     ctx.anomaly(false);
     Ok(())
 }

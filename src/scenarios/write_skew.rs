@@ -40,7 +40,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         "serializable" => rule(ctx, "SERIALIZABLE", false).await,
         "serializable-retry" => rule(ctx, "SERIALIZABLE", true).await,
         "serializable-no-index" => no_index(ctx).await,
-        other => anyhow::bail!("write-skew has no variant {other}"),
+        other => anyhow::bail!(crate::tr!("run.no_variant", scenario = "write-skew", variant = other)),
     }
 }
 
@@ -198,13 +198,13 @@ async fn attempt_once(
         await_turn(rx).await;
     }
     if pending > 0 {
-        s.note(format!("saw {pending} pending order(s): nothing inserted"));
+        s.note(crate::tr!("ws.saw_note", n = pending));
         return match s.run_allow("COMMIT", RETRYABLE).await? {
             Ok(_) => Ok(Ok(Decision::SawPending(pending))),
             Err(e) => fail("COMMIT", e),
         };
     }
-    s.note("saw 0 pending orders: inserting one");
+    s.note(crate::tr!("ws.saw_none_note"));
     let insert = SQL.bind("insert", &[("order_no", &lit(order_no)), ("customer_id", &customer)])?;
     if let Err(e) = s.run_allow(&insert, RETRYABLE).await? {
         return fail("INSERT", e);
@@ -225,7 +225,7 @@ async fn pair(
     retry: bool,
     go: Option<Arc<Barrier>>,
 ) -> Result<Pair> {
-    let checked = ctx.barrier("both checked", if go.is_some() { 3 } else { 2 });
+    let checked = ctx.barrier("both_checked", if go.is_some() { 3 } else { 2 });
     let (checked_tx, checked_rx) = oneshot::channel();
     let (written_tx, written_rx) = oneshot::channel();
     let policy = ctx.env.retry;
@@ -272,8 +272,8 @@ struct Pair {
 
 impl Pair {
     async fn join(self, ctx: &VariantCtx<'_>) -> Result<(Outcome, Outcome)> {
-        let a = join(ctx.env, "write-skew: session A", self.a).await?;
-        let b = join(ctx.env, "write-skew: session B", self.b).await?;
+        let a = join(ctx.env, &crate::tr!("ws.session_task", session = "A"), self.a).await?;
+        let b = join(ctx.env, &crate::tr!("ws.session_task", session = "B"), self.b).await?;
         Ok((a, b))
     }
 }
@@ -321,49 +321,37 @@ async fn rule(ctx: &mut VariantCtx<'_>, isolation: &'static str, retry: bool) ->
     let failures: Vec<&PgError> = [&oa, &ob].iter().filter_map(|o| o.result.as_ref().err()).collect();
     match (isolation, retry) {
         ("SERIALIZABLE", false) => {
-            ctx.expect(
-                oa.result == Ok(Decision::Inserted),
-                "the first request commits its order",
-            );
+            ctx.expect(oa.result == Ok(Decision::Inserted), crate::tr!("ws.first_commits"));
             ctx.expect(
                 failures.len() == 1 && failures[0].code == "40001",
-                "exactly one request fails with 40001",
+                crate::tr!("ws.one_40001"),
             );
-            ctx.expect(pending == 1, "1 pending order");
+            ctx.expect(pending == 1, crate::tr!("ws.one_pending"));
             if let Some(at) = ob.failed_in.or(oa.failed_in) {
-                ctx.note(format!(
-                    "The 40001 surfaced at the {at}: SSI detects the read/write dependency cycle when the second \
-                     writer writes into what the first had read (or at commit when both are still running), and \
-                     cancels the one that would complete it."
-                ));
+                ctx.note(crate::tr!("ws.ssi_note", at = at));
             }
         }
         ("SERIALIZABLE", true) => {
-            ctx.expect(
-                failures.is_empty(),
-                "no request ends in an error (the failed one is retried)",
-            );
-            ctx.expect(oa.attempts + ob.attempts >= 3, "one request needs a second attempt");
+            ctx.expect(failures.is_empty(), crate::tr!("ws.no_error"));
+            ctx.expect(oa.attempts + ob.attempts >= 3, crate::tr!("ws.second_attempt"));
             let decisions = [oa.result.clone().ok(), ob.result.clone().ok()];
             ctx.expect(
                 decisions.contains(&Some(Decision::Inserted)) && decisions.contains(&Some(Decision::SawPending(1))),
-                "one inserts; the retried one sees 1 pending and inserts nothing",
+                crate::tr!("ws.retried_sees"),
             );
-            ctx.expect(pending == 1, "1 pending order");
+            ctx.expect(pending == 1, crate::tr!("ws.one_pending"));
         }
         _ => {
-            ctx.expect(failures.is_empty(), "neither request fails");
-            ctx.expect(pending == 2, "2 pending orders: the rule is broken");
-            ctx.note(format!(
-                "{isolation}: each request's check saw a snapshot without the other's insert, and the two inserts \
-                 touch different rows, so nothing conflicts."
-            ));
+            ctx.expect(failures.is_empty(), crate::tr!("ws.neither_fails"));
+            ctx.expect(pending == 2, crate::tr!("ws.two_pending"));
+            ctx.note(crate::tr!("ws.snapshot_note", isolation = isolation));
         }
     }
     Ok(())
 }
 
 struct Part {
+    /// A key of the i18n table.
     title: &'static str,
     key: &'static str,
     customers: (i64, i64),
@@ -373,21 +361,21 @@ struct Part {
 
 const PARTS: [Part; 3] = [
     Part {
-        title: "with ix_orders_customer_id, customers 1234 and 5",
+        title: "ws.part_with_index",
         key: "with_index",
         customers: (1234, 5),
         with_index: true,
         expect_conflict: false,
     },
     Part {
-        title: "with ix_orders_customer_id, neighbours 1234 and 1235 (same index leaf page)",
+        title: "ws.part_neighbours",
         key: "neighbours",
         customers: (1234, 1235),
         with_index: true,
         expect_conflict: true,
     },
     Part {
-        title: "without the index, customers 1234 and 5",
+        title: "ws.part_without_index",
         key: "without_index",
         customers: (1234, 5),
         with_index: false,
@@ -399,7 +387,7 @@ async fn no_index(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let [a, b] = ctx.open(["A", "B"]).await?;
     ctx.env.rows(SQL.get("fill_history")?).await?;
     ctx.env.rows(SQL.get("analyze")?).await?;
-    ctx.narrate("setup: 20 000 orders of history over 2 000 customers (10 each), ANALYZE orders");
+    ctx.narrate(crate::tr!("ws.setup"));
 
     let mut failures = BTreeMap::new();
     let mut lock_types = BTreeMap::new();
@@ -407,9 +395,10 @@ async fn no_index(ctx: &mut VariantCtx<'_>) -> Result<()> {
         ctx.env.rows(SQL.get("clear_pending")?).await?;
         if !part.with_index {
             ctx.env.rows(SQL.get("drop_index")?).await?;
-            ctx.narrate("DROP INDEX ix_orders_customer_id");
+            ctx.narrate("DROP INDEX ix_orders_customer_id".to_string());
         }
-        ctx.narrate(format!("part: {}", part.title));
+        let title = crate::i18n::t(part.title, &[]);
+        ctx.narrate(crate::tr!("any.part", part = title));
         // Which plan the check uses decides which predicate locks it takes.
         let plan = a
             .run(&SQL.bind("explain_check", &[("customer_id", &part.customers.0)])?)
@@ -420,15 +409,12 @@ async fn no_index(ctx: &mut VariantCtx<'_>) -> Result<()> {
             .iter()
             .find(|l| l.contains(" on "))
             .map_or("?", |l| l.trim().trim_start_matches("->").trim());
-        ctx.narrate(format!("the check's plan: {scan}"));
+        ctx.narrate(crate::tr!("ws.plan", scan = scan));
         if part.with_index {
-            ctx.expect(
-                uses_index,
-                format!("{}: the check reads through ix_orders_customer_id", part.key),
-            );
+            ctx.expect(uses_index, crate::tr!("ws.reads_index", part = part.key));
         }
 
-        let go = ctx.barrier("locks captured", 3);
+        let go = ctx.barrier("locks_captured", 3);
         let requests = pair(ctx, &a, &b, "SERIALIZABLE", part.customers, false, Some(go.clone())).await?;
         // The driver is the third party of both barriers: after both checks,
         // before either insert, it reads the predicate locks they hold.
@@ -444,12 +430,12 @@ async fn no_index(ctx: &mut VariantCtx<'_>) -> Result<()> {
             .count();
         let summary = summarize_locks(&locks, a.pid(), b.pid());
         ctx.evidence_table(Evidence {
-            title: format!("SIReadLock rows after both checks — {}", part.title),
+            title: crate::tr!("ws.ev_siread", part = title),
             columns: vec![
-                "session".into(),
+                crate::tr!("any.col_session"),
                 "locktype".into(),
                 "relation".into(),
-                "pages / tuples".into(),
+                crate::tr!("ws.col_pages"),
             ],
             rows: summary.rows,
         });
@@ -469,21 +455,14 @@ async fn no_index(ctx: &mut VariantCtx<'_>) -> Result<()> {
         ));
         ctx.expect(
             (conflicts == 1) == part.expect_conflict && conflicts <= 1,
-            format!(
-                "{}: {}",
-                part.key,
-                if part.expect_conflict {
-                    "one request fails with 40001"
-                } else {
-                    "both commit"
-                }
-            ),
+            if part.expect_conflict {
+                crate::tr!("ws.part_conflict", part = part.key)
+            } else {
+                crate::tr!("ws.part_both_commit", part = part.key)
+            },
         );
         if part.key == "without_index" {
-            ctx.expect(
-                summary.types.contains("relation"),
-                "without the index the check takes a relation-level SIReadLock",
-            );
+            ctx.expect(summary.types.contains("relation"), crate::tr!("ws.relation_lock"));
         }
         failures.insert(part.key, conflicts);
         lock_types.insert(part.key, summary.types.into_iter().collect::<Vec<_>>());
@@ -491,12 +470,7 @@ async fn no_index(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.metric("unrelated_failures", &failures);
     ctx.metric("siread_lock_types", &lock_types);
     ctx.metric("plan_setting", "20 000 rows + ANALYZE (no planner settings changed)");
-    ctx.note(
-        "SSI records what each transaction read as SIRead predicate locks: a sequential scan locks the whole relation, \
-         an index scan locks the B-tree leaf pages it visited and the heap tuples it read. An INSERT conflicts with \
-         a reader whose lock covers where the new row or index entry lands, so without the index every insert \
-         conflicts with every check, and with it only keys that share a leaf page do (a false positive, but rare).",
-    );
+    ctx.note(crate::tr!("ws.siread_note"));
     ctx.anomaly(false);
     Ok(())
 }
@@ -529,7 +503,7 @@ fn summarize_locks(locks: &crate::engine::Rows, pid_a: i32, pid_b: i32) -> LockS
         let at = match locktype.as_str() {
             "tuple" => format!("({page},{tuple})"),
             "page" => page.to_string(),
-            _ => "whole relation".to_string(),
+            _ => crate::tr!("ws.whole_relation"),
         };
         if locktype == "page" && relation == "ix_orders_customer_id" {
             index_pages.entry(session.clone()).or_default().insert(page.to_string());
@@ -543,7 +517,7 @@ fn summarize_locks(locks: &crate::engine::Rows, pid_a: i32, pid_b: i32) -> LockS
             let n = at.len();
             at.truncate(6);
             let more = if n > 6 {
-                format!(" … ({n} in all)")
+                crate::tr!("ws.in_all", n = n)
             } else {
                 String::new()
             };

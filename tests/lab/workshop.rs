@@ -52,8 +52,8 @@ fn step_pauses_before_each_statement_and_s_skips_the_rest() {
         .unwrap();
     assert_eq!(before_skip.matches("next: session").count(), 4, "{out}");
     assert!(out.contains("next: session A runs"));
-    assert!(out.contains("why: start a transaction"));
-    // The why comes from the comment above the statement in lab/lost-update.sql.
+    // Each statement's own reason, from the language files.
+    assert!(out.contains("why: start a READ COMMITTED transaction"), "{out}");
     assert!(out.contains("why: fix 1: let the database compute"), "{out}");
     assert!(out.contains("as documented"));
     assert!(!out.contains("\u{1b}[38;5"), "NO_COLOR means no colour");
@@ -165,4 +165,89 @@ fn locks_shows_a_blocked_session_during_a_scenario() {
     );
     let _ = scenario.kill();
     let _ = scenario.wait();
+}
+
+/// The English sentences a Turkish run must not print: every English text's
+/// fixed parts (placeholders cut out) of some length that no Turkish text shares.
+fn english_fragments() -> Vec<&'static str> {
+    use lab::i18n::Lang;
+    let (en, tr) = (Lang::En.texts(), Lang::Tr.texts());
+    let turkish: Vec<&str> = tr.say.iter().map(|(_, t)| *t).collect();
+    let mut out = Vec::new();
+    for (_, text) in en.say {
+        for part in text.split(['{', '}']).step_by(2) {
+            let part = part.trim();
+            if part.len() >= 16 && !turkish.iter().any(|t| t.contains(part)) {
+                out.push(part);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_turkish_run_speaks_turkish_in_its_notes_checks_and_errors() {
+    let fragments = english_fragments();
+    assert!(fragments.len() > 100, "only {} fragments", fragments.len());
+    // Timelines, notes, narration, evidence and outcomes of several scenarios.
+    let runs = [
+        run(&["--lang", "tr", "lost-update"]),
+        run(&["--lang", "tr", "deadlock", "--timeout-ms", "200"]),
+        run(&[
+            "--lang",
+            "tr",
+            "queue",
+            "--variant",
+            "skip-locked",
+            "--messages",
+            "200",
+            "--work-ms",
+            "5",
+        ]),
+        run(&[
+            "--lang",
+            "tr",
+            "stock-race",
+            "--variant",
+            "oversell",
+            "--requests",
+            "20",
+        ]),
+    ];
+    for r in &runs {
+        let text = format!("{}{}", r.stdout, r.stderr);
+        assert_eq!(r.code, 0, "{text}");
+        assert!(text.contains("belgelendiği gibi"), "{text}");
+        for f in &fragments {
+            assert!(!text.contains(f), "English in a Turkish run: {f:?}\n{text}");
+        }
+    }
+    assert!(runs[0].stdout.contains("not: Denetim kaydı"), "{}", runs[0].stdout);
+    assert!(runs[2].stdout.contains("neden durdu"), "{}", runs[2].stdout);
+    // Errors: our own, the command line's, and from the environment's language.
+    let bad_variant = run(&["--lang", "tr", "lost-update", "--variant", "nope"]);
+    assert_eq!(bad_variant.code, 2);
+    assert!(
+        bad_variant.stderr.starts_with("hata: ") && bad_variant.stderr.contains("bilinmeyen varyantı 'nope'"),
+        "{}",
+        bad_variant.stderr
+    );
+    let bad_value = crate::support::run_cmd(
+        lab()
+            .args(["lost-update", "--format", "xml"])
+            .env("LANG", "tr_TR.UTF-8"),
+    );
+    assert_eq!(bad_value.code, 2);
+    assert!(
+        bad_value.stderr.contains("geçersiz değer 'xml'"),
+        "{}",
+        bad_value.stderr
+    );
+    let unreachable = run(&["--lang", "tr", "nowait", "--database-url", "postgres://x@127.0.0.1:1/x"]);
+    assert!(unreachable.stderr.contains("bağlanılamadı"), "{}", unreachable.stderr);
+    for r in [&bad_variant, &bad_value, &unreachable] {
+        for f in &fragments {
+            assert!(!r.stderr.contains(f), "English in a Turkish error: {f:?}: {}", r.stderr);
+        }
+    }
 }
