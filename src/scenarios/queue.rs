@@ -109,6 +109,13 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         // tokio's timer rounds up to whole milliseconds).
         let (tx, rx) = oneshot::channel();
         let thread = std::thread::Builder::new().name(format!("lab-{name}")).spawn(move || {
+            // The kernel may let a sleep overrun by the thread's timer slack
+            // (50 µs by default) to batch wake-ups; the simulated work should
+            // last what it says.
+            // SAFETY: prctl with PR_SET_TIMERSLACK only sets this thread's slack.
+            unsafe {
+                libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
+            }
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
             let r = match rt {
                 Ok(rt) => rt.block_on(async {
