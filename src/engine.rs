@@ -453,6 +453,24 @@ impl Session {
         }
     }
 
+    /// Under `--step`, shows `sql` (with why) and waits for the person; else
+    /// nothing. The engine's own runs call it; scenarios that drive the raw
+    /// client call it before each statement they send.
+    pub async fn step(&self, sql: &str) {
+        if let Some(st) = &self.inner.stepper {
+            st.before(&self.inner.name, sql).await;
+        }
+    }
+
+    /// Whether a person is stepping through statements right now (so that
+    /// showing a statement is worth building its text).
+    pub fn stepping(&self) -> bool {
+        self.inner
+            .stepper
+            .as_ref()
+            .is_some_and(|st| !st.skipping.load(Ordering::SeqCst))
+    }
+
     /// Runs a statement that must succeed; any error is unexpected.
     pub async fn run(&self, sql: &str) -> Result<Rows> {
         self.run_allow(sql, &[])
@@ -462,9 +480,7 @@ impl Session {
 
     /// Runs a statement whose listed SQLSTATEs are observations, not errors.
     pub async fn run_allow(&self, sql: &str, allowed: &[&str]) -> Result<std::result::Result<Rows, PgError>> {
-        if let Some(st) = &self.inner.stepper {
-            st.before(&self.inner.name, sql).await;
-        }
+        self.step(sql).await;
         let r = tokio::time::timeout(self.inner.deadline, self.raw(sql))
             .await
             .map_err(|_| {
@@ -485,9 +501,7 @@ impl Session {
 
     /// Sends a statement that may block, without waiting for its answer.
     pub async fn send(&self, sql: &str) -> Pending {
-        if let Some(st) = &self.inner.stepper {
-            st.before(&self.inner.name, sql).await;
-        }
+        self.step(sql).await;
         let session = self.clone();
         let text = sql.to_string();
         let sent = Instant::now();

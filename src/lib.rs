@@ -195,7 +195,10 @@ async fn setup(cfg: &RunConfig, pg: tokio_postgres::Config) -> Result<Env> {
         retry: cfg.retry,
         timeout: cfg.timeout,
         params: cfg.params,
-        stepper: cfg.step.then(|| std::sync::Arc::new(engine::Stepper::new(cfg.lang))),
+        stepper: cfg.step.then(|| {
+            progress::turn_off();
+            std::sync::Arc::new(engine::Stepper::new(cfg.lang))
+        }),
         lang: cfg.lang,
     })
 }

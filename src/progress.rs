@@ -5,8 +5,15 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+static OFF: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// No bars from now on: `--step` talks to the person on the same terminal.
+pub fn turn_off() {
+    OFF.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
 pub fn enabled() -> bool {
-    std::io::stderr().is_terminal()
+    !OFF.load(std::sync::atomic::Ordering::SeqCst) && std::io::stderr().is_terminal()
 }
 
 /// The style of `template`; indicatif's default should the template not parse

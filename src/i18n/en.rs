@@ -998,6 +998,30 @@ pub static SAY: &[(&str, &str)] = &[
         "why.verb.rollback_to",
         "undo back to the savepoint; the transaction goes on",
     ),
+    (
+        "why.queue.dequeue_for_update",
+        "take the first unprocessed batch and lock it; workers asking for the same rows wait here",
+    ),
+    (
+        "why.queue.dequeue_skip_locked",
+        "take the first unprocessed batch nobody holds: rows locked by other workers are skipped, not waited for",
+    ),
+    (
+        "why.queue.mark_processed",
+        "the batch was sent: mark its messages processed, still holding their locks",
+    ),
+    (
+        "why.stock-race.read",
+        "read the stock; the request computes stock - 1 itself",
+    ),
+    (
+        "why.stock-race.write",
+        "write the value computed from the read, whatever the row holds now",
+    ),
+    (
+        "why.stock-race.buy_one",
+        "decrement only while stock remains: 1 row affected = sold, 0 = sold out",
+    ),
 ];
 
 pub static SCENARIOS: &[ScenarioText] = &[

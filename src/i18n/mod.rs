@@ -553,8 +553,7 @@ mod tests {
             SqlFile::new("lab/timeouts.sql", include_str!("../../lab/timeouts.sql")),
             SqlFile::new("lab/write-skew.sql", include_str!("../../lab/write-skew.sql")),
         ];
-        // Run on the lab's own connection (setup, evidence) or by the worker pools
-        // that are summarised rather than stepped: `--step` never shows these.
+        // Run on the lab's own connection (setup, evidence): `--step` never shows these.
         let lab_only = [
             "advisory-lock.holders",
             "ddl-lock-queue.queue",
@@ -574,17 +573,11 @@ mod tests {
             "queue.fill",
             "queue.analyze",
             "queue.left_over",
-            "queue.dequeue_for_update",
-            "queue.dequeue_skip_locked",
-            "queue.mark_processed",
             "rc-recheck.rows",
             "stale-event.book",
             "stock-race.free_connections",
             "stock-race.set_stock",
             "stock-race.stock",
-            "stock-race.read",
-            "stock-race.write",
-            "stock-race.buy_one",
             "write-skew.pending",
             "write-skew.fill_history",
             "write-skew.analyze",

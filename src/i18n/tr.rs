@@ -1176,6 +1176,27 @@ pub static SAY: &[(&str, &str)] = &[
         "why.verb.rollback_to",
         "savepoint'e kadar geri al; transaction devam eder",
     ),
+    (
+        "why.queue.dequeue_for_update",
+        "işlenmemiş ilk paketi al ve kilitle; aynı satırları isteyen worker'lar burada bekler",
+    ),
+    (
+        "why.queue.dequeue_skip_locked",
+        "kimsenin tutmadığı ilk işlenmemiş paketi al: başka worker'ların kilitlediği satırlar beklenmez, atlanır",
+    ),
+    (
+        "why.queue.mark_processed",
+        "paket gönderildi: mesajları, kilitleri hâlâ tutulurken işlenmiş olarak işaretle",
+    ),
+    ("why.stock-race.read", "stoğu oku; istek stok - 1'i kendisi hesaplar"),
+    (
+        "why.stock-race.write",
+        "okumadan hesaplanan değeri yaz, satırda şu an ne olursa olsun",
+    ),
+    (
+        "why.stock-race.buy_one",
+        "yalnızca stok varken azalt: 1 satır etkilendi = satıldı, 0 = tükendi",
+    ),
 ];
 
 pub static SCENARIOS: &[ScenarioText] = &[

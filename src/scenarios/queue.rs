@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 
 use super::{ScenarioInfo, VariantInfo};
 use crate::config::QueueParams;
-use crate::engine::{Session, VariantCtx, millis};
+use crate::engine::{Session, VariantCtx, lit, millis};
 use crate::progress;
 use crate::report::Evidence;
 use crate::sql::SqlFile;
@@ -61,14 +61,14 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.env.rows(SQL.get("analyze")?).await?;
     let names: Vec<String> = (1..=p.workers).map(|i| format!("W{i}")).collect();
     let opener = ctx.opener();
-    let dequeue = SQL.bind(
-        if skip_locked {
-            "dequeue_skip_locked"
-        } else {
-            "dequeue_for_update"
-        },
-        &[("batch", &"$1")],
-    )?;
+    let dequeue_name = if skip_locked {
+        "dequeue_skip_locked"
+    } else {
+        "dequeue_for_update"
+    };
+    let dequeue = SQL.bind(dequeue_name, &[("batch", &"$1")])?;
+    // What a person stepping through the workers sees.
+    let dequeue_shown = SQL.bind(dequeue_name, &[("batch", &p.batch)])?;
     let mark = SQL.bind("mark_processed", &[("ids", &"$1"), ("worker", &"$2")])?;
     ctx.note(crate::tr!(
         "qu.loop_note",
@@ -94,11 +94,14 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let mut handles = Vec::new();
     for name in &names {
         let kill = kill.clone();
-        let (name, opener, dequeue, mark, go, bar, total) = (
+        let statements = Statements {
+            dequeue: dequeue.clone(),
+            mark: mark.clone(),
+            dequeue_shown: dequeue_shown.clone(),
+        };
+        let (name, opener, go, bar, total) = (
             name.clone(),
             opener.clone(),
-            dequeue.clone(),
-            mark.clone(),
             go.clone(),
             progress::counter(&multi, name),
             total.clone(),
@@ -120,7 +123,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
             let r = match rt {
                 Ok(rt) => rt.block_on(async {
                     let w = opener.open(&name).await?;
-                    worker(w, p, &dequeue, &mark, &go, kill, bar, total).await
+                    worker(w, p, &statements, &go, kill, bar, total).await
                 }),
                 Err(e) => Err(anyhow::Error::new(e).context(crate::tr!("qu.no_runtime"))),
             };
@@ -172,12 +175,18 @@ fn one_line(sql: &str) -> String {
     sql.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A worker's statements: prepared with placeholders, and the dequeue as a
+/// person stepping through sees it.
+struct Statements {
+    dequeue: String,
+    mark: String,
+    dequeue_shown: String,
+}
+
 async fn worker(
     s: Session,
     p: QueueParams,
-    dequeue: &str,
-    mark: &str,
+    sql: &Statements,
     go: &crate::engine::Barrier,
     kill: Option<Arc<Kill>>,
     bar: ProgressBar,
@@ -185,8 +194,11 @@ async fn worker(
 ) -> Result<Stats> {
     let c = s.client();
     let what = |step: &str| crate::tr!("qu.worker_step", worker = s.name(), step = step);
-    let dequeue = c.prepare(dequeue).await.with_context(|| what("PREPARE dequeue"))?;
-    let mark = c.prepare(mark).await.with_context(|| what("PREPARE mark_processed"))?;
+    let dequeue = c.prepare(&sql.dequeue).await.with_context(|| what("PREPARE dequeue"))?;
+    let mark = c
+        .prepare(&sql.mark)
+        .await
+        .with_context(|| what("PREPARE mark_processed"))?;
     let mut st = Stats::default();
     go.wait(s.name()).await?;
     let t0 = Instant::now();
@@ -194,14 +206,25 @@ async fn worker(
     let batch = p.batch as i64;
     let name = s.name().to_string();
     let take: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&batch];
-    // BEGIN and the first dequeue go out together (one round trip).
+    // BEGIN and the first dequeue go out together (one round trip), unless a
+    // person is stepping through them.
     let t = Instant::now();
-    let (begin, first) = tokio::join!(c.batch_execute("BEGIN"), c.query(&dequeue, &take));
-    begin.with_context(|| what("BEGIN"))?;
-    let mut rows = first.map_err(|e| crate::db::sql_error(e, &what("dequeue")))?;
+    let mut rows = if s.stepping() {
+        s.step("BEGIN").await;
+        c.batch_execute("BEGIN").await.with_context(|| what("BEGIN"))?;
+        s.step(&sql.dequeue_shown).await;
+        c.query(&dequeue, &take)
+            .await
+            .map_err(|e| crate::db::sql_error(e, &what("dequeue")))?
+    } else {
+        let (begin, first) = tokio::join!(c.batch_execute("BEGIN"), c.query(&dequeue, &take));
+        begin.with_context(|| what("BEGIN"))?;
+        first.map_err(|e| crate::db::sql_error(e, &what("dequeue")))?
+    };
     st.dequeue += t.elapsed();
     loop {
         if rows.is_empty() {
+            s.step("COMMIT").await;
             c.batch_execute("COMMIT").await.with_context(|| what("COMMIT"))?;
             st.why = crate::tr!("qu.why_empty");
             break;
@@ -229,20 +252,43 @@ async fn worker(
             std::thread::sleep(p.work);
         }
         st.work.push((w0, Instant::now()));
-        // Mark, commit, and start the next transaction with its dequeue: four
-        // statements, the same transaction boundaries, one round trip.
         let t = Instant::now();
-        let marking: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&ids, &name];
-        let (marked, commit, begin, next) = tokio::join!(
-            c.execute(&mark, &marking),
-            c.batch_execute("COMMIT"),
-            c.batch_execute("BEGIN"),
+        rows = if s.stepping() {
+            // A person is watching: each statement runs when they press Enter.
+            let ids_shown = format!(
+                "ARRAY[{}]",
+                ids.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+            );
+            let mark_shown = SQL.bind("mark_processed", &[("ids", &ids_shown), ("worker", &lit(&name))])?;
+            s.step(&mark_shown).await;
+            c.execute(&mark, &[&ids, &name])
+                .await
+                .map_err(|e| crate::db::sql_error(e, &what("mark_processed")))?;
+            for end_and_begin in ["COMMIT", "BEGIN"] {
+                s.step(end_and_begin).await;
+                c.batch_execute(end_and_begin)
+                    .await
+                    .with_context(|| what(end_and_begin))?;
+            }
+            s.step(&sql.dequeue_shown).await;
             c.query(&dequeue, &take)
-        );
-        marked.map_err(|e| crate::db::sql_error(e, &what("mark_processed")))?;
-        commit.with_context(|| what("COMMIT"))?;
-        begin.with_context(|| what("BEGIN"))?;
-        rows = next.map_err(|e| crate::db::sql_error(e, &what("dequeue")))?;
+                .await
+                .map_err(|e| crate::db::sql_error(e, &what("dequeue")))?
+        } else {
+            // Mark, commit, and start the next transaction with its dequeue:
+            // four statements, the same transaction boundaries, one round trip.
+            let marking: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&ids, &name];
+            let (marked, commit, begin, next) = tokio::join!(
+                c.execute(&mark, &marking),
+                c.batch_execute("COMMIT"),
+                c.batch_execute("BEGIN"),
+                c.query(&dequeue, &take)
+            );
+            marked.map_err(|e| crate::db::sql_error(e, &what("mark_processed")))?;
+            commit.with_context(|| what("COMMIT"))?;
+            begin.with_context(|| what("BEGIN"))?;
+            next.map_err(|e| crate::db::sql_error(e, &what("dequeue")))?
+        };
         st.dequeue += t.elapsed();
         st.batches += 1;
         st.messages += ids.len() as u64;

@@ -258,13 +258,17 @@ async fn request(
     let c = s.client();
     let what = |step: &str| crate::tr!("sr.request_step", request = s.name(), step = step);
     start.wait(s.name()).await?;
+    // The raw client does not go through the engine: under --step the request
+    // shows each statement itself.
     let out = if guarded {
+        s.step(buy).await;
         let n = c
             .execute(buy, &[])
             .await
             .map_err(|e| crate::db::sql_error(e, &what("buy")))?;
         (None, n == 1)
     } else {
+        s.step(read).await;
         let q: i32 = c
             .query_one(read, &[])
             .await
@@ -274,6 +278,7 @@ async fn request(
         let q = q as i64;
         if q >= 1 {
             let write = SQL.bind("write", &[("new_quantity", &(q - 1))])?;
+            s.step(&write).await;
             c.execute(write.as_str(), &[])
                 .await
                 .map_err(|e| crate::db::sql_error(e, &what("write")))?;

@@ -68,6 +68,27 @@ fn step_speaks_turkish_too() {
 }
 
 #[test]
+fn step_covers_the_worker_pools_too() {
+    // Two Enters (W1's and W2's BEGIN), then "s".
+    let (code, out) = in_pty(
+        "queue --variant skip-locked --messages 40 --workers 2 --work-ms 1 --step",
+        "\n\ns\n",
+        &[("NO_COLOR", "1")],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("next: session W1 runs") && out.contains("next: session W2 runs"),
+        "{out}"
+    );
+    assert!(out.contains("FOR UPDATE SKIP LOCKED"), "{out}");
+    assert!(
+        out.contains("why: take the first unprocessed batch nobody holds"),
+        "{out}"
+    );
+    assert!(!out.contains("/40"), "no progress bars while stepping: {out}");
+}
+
+#[test]
 fn step_is_refused_without_a_terminal() {
     let r = run(&["nowait", "--step"]);
     assert_eq!(r.code, 2);
