@@ -469,7 +469,11 @@ async fn no_index(ctx: &mut VariantCtx<'_>) -> Result<()> {
     }
     ctx.metric("unrelated_failures", &failures);
     ctx.metric("siread_lock_types", &lock_types);
-    ctx.metric("plan_setting", "20 000 rows + ANALYZE (no planner settings changed)");
+    // How the plans were obtained: history and statistics, no planner settings.
+    ctx.metric(
+        "plan_setting",
+        serde_json::json!({"history_rows": 20_000, "analyzed": true, "planner_settings_changed": false}),
+    );
     ctx.note(crate::tr!("ws.siread_note"));
     ctx.anomaly(false);
     Ok(())
