@@ -87,8 +87,8 @@ pub fn run(cli: Cli) -> Result<Exit> {
             Ok(Exit::Ok)
         }
         Command::Completions { shell } => {
-            use clap::CommandFactory;
-            let mut cmd = Cli::command();
+            // The descriptions shells show next to commands and options speak the run's language.
+            let mut cmd = cli::command(lang);
             clap_complete::generate(*shell, &mut cmd, "lab", &mut std::io::stdout());
             Ok(Exit::Ok)
         }
