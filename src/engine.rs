@@ -31,28 +31,18 @@ pub struct Env {
     pub params: crate::config::Params,
     /// Workshop mode (`--step`): pause before each statement.
     pub stepper: Option<Arc<Stepper>>,
-    /// The language of the timeline's own words (not of server messages).
-    pub lang: crate::i18n::Lang,
 }
 
 /// Workshop mode: before each statement a session runs, say which session
 /// runs what and why, and wait for Enter ("s" and Enter runs the rest of the
 /// variant without stopping). Prompts go to stderr; tables stay on stdout.
+#[derive(Default)]
 pub struct Stepper {
-    lang: crate::i18n::Lang,
     skipping: std::sync::atomic::AtomicBool,
     input: tokio::sync::Mutex<()>,
 }
 
 impl Stepper {
-    pub fn new(lang: crate::i18n::Lang) -> Stepper {
-        Stepper {
-            lang,
-            skipping: Default::default(),
-            input: tokio::sync::Mutex::new(()),
-        }
-    }
-
     /// A new variant: stop before each step again.
     pub fn reset(&self) {
         self.skipping.store(false, Ordering::SeqCst);
@@ -61,7 +51,7 @@ impl Stepper {
     /// Why a session runs `sql`: its statement's text in the language files,
     /// else what its kind of statement does, else a generic line.
     fn why(&self, sql: &str) -> String {
-        let texts = self.lang.texts();
+        let texts = crate::i18n::current().texts();
         let ui = &texts.ui;
         let own = crate::sql::origin_of(sql).and_then(|o| texts.say_opt(&format!("why.{o}")));
         if let Some(why) = own {
@@ -88,7 +78,7 @@ impl Stepper {
         if self.skipping.load(Ordering::SeqCst) {
             return;
         }
-        let ui = &self.lang.texts().ui;
+        let ui = &crate::i18n::current().texts().ui;
         let statement = sql.lines().map(str::trim).collect::<Vec<_>>().join(" ");
         eprintln!(
             "\n{}\n    {statement}\n    {}: {}\n{}",
@@ -335,7 +325,6 @@ struct SessionInner {
     /// failed transaction is shown as the ROLLBACK the server performs.
     tx: AtomicU8,
     stepper: Option<Arc<Stepper>>,
-    lang: crate::i18n::Lang,
 }
 
 type Raw = std::result::Result<Rows, StepFailure>;
@@ -348,11 +337,6 @@ enum StepFailure {
 impl Session {
     pub fn name(&self) -> &str {
         &self.inner.name
-    }
-
-    /// The language of the timeline's own words.
-    pub fn lang(&self) -> crate::i18n::Lang {
-        self.inner.lang
     }
 
     pub fn pid(&self) -> i32 {
@@ -409,7 +393,7 @@ impl Session {
     fn record(&self, sql: &str, r: &Raw, waited: Option<Duration>, at: Instant) {
         let failed = r.is_err();
         let aborted_commit = self.track(sql, failed);
-        let ui = &self.inner.lang.texts().ui;
+        let ui = &crate::i18n::current().texts().ui;
         let prefix = waited
             .map(|w| {
                 crate::i18n::fill(
@@ -631,7 +615,6 @@ pub struct Opener {
     deadline: Duration,
     opened: Arc<Mutex<Vec<(String, i32)>>>,
     stepper: Option<Arc<Stepper>>,
-    lang: crate::i18n::Lang,
 }
 
 impl Opener {
@@ -657,7 +640,6 @@ impl Opener {
                 deadline: self.deadline,
                 tx: AtomicU8::new(TX_IDLE),
                 stepper: self.stepper.clone(),
-                lang: self.lang,
             }),
         })
     }
@@ -694,7 +676,6 @@ impl<'e> VariantCtx<'e> {
             deadline: env.wait_timeout,
             opened: Arc::default(),
             stepper: env.stepper.clone(),
-            lang: env.lang,
         };
         if let Some(st) = &env.stepper {
             st.reset();
@@ -846,7 +827,10 @@ impl<'e> VariantCtx<'e> {
                     &p.sql,
                     StepResult::Waiting,
                     None,
-                    crate::i18n::fill(self.env.lang.texts().ui.step_waiting, &[("who", &names.join(", "))]),
+                    crate::i18n::fill(
+                        crate::i18n::current().texts().ui.step_waiting,
+                        &[("who", &names.join(", "))],
+                    ),
                 );
                 return Ok(Wait::Blocked(names));
             }
@@ -894,11 +878,6 @@ impl<'e> VariantCtx<'e> {
         if !holds {
             self.failures.push(what.into());
         }
-    }
-
-    /// A sentence in the run's language, from its key (see `i18n`).
-    pub fn say(&self, key: &str, values: &[(&str, &dyn std::fmt::Display)]) -> String {
-        crate::i18n::fill(self.env.lang.texts().say(key), values)
     }
 
     /// Part of the one-line observed outcome.
@@ -982,9 +961,9 @@ impl<'e> VariantCtx<'e> {
         let sqlstates = timeline.iter().filter_map(|e| e.sqlstate.clone()).collect();
         let mut observed = self.observed.join("; ");
         if let Some(reason) = &self.skipped {
-            observed = self.say("en.skipped", &[("reason", reason)]);
+            observed = crate::i18n::t("en.skipped", &[("reason", reason)]);
         } else if !self.failures.is_empty() {
-            observed = self.say(
+            observed = crate::i18n::t(
                 "en.differs",
                 &[("observed", &observed), ("failures", &self.failures.join("; "))],
             );

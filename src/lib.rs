@@ -186,6 +186,12 @@ async fn setup(cfg: &RunConfig, pg: tokio_postgres::Config) -> Result<Env> {
     let control = db::connect(&pg, &format!("lab:{}:control", cfg.schema), None).await?;
     let server = db::server_info(&control).await?;
     db::claim_schema(&control, &cfg.schema).await?;
+    if cfg.step {
+        // A person steps through the statements on this terminal: no bars over
+        // the prompts, and statements keep where they come from (for their why).
+        progress::turn_off();
+        sql::track_origins();
+    }
     Ok(Env {
         pg,
         schema: cfg.schema.clone(),
@@ -195,11 +201,7 @@ async fn setup(cfg: &RunConfig, pg: tokio_postgres::Config) -> Result<Env> {
         retry: cfg.retry,
         timeout: cfg.timeout,
         params: cfg.params,
-        stepper: cfg.step.then(|| {
-            progress::turn_off();
-            std::sync::Arc::new(engine::Stepper::new(cfg.lang))
-        }),
-        lang: cfg.lang,
+        stepper: cfg.step.then(Default::default),
     })
 }
 

@@ -77,7 +77,7 @@ impl RetryPolicy {
             match r {
                 Err(e) if Self::retries(&e.code) && attempt < self.max_attempts => {
                     let wait = self.backoff(attempt, rng);
-                    let ui = &session.lang().texts().ui;
+                    let ui = &crate::i18n::current().texts().ui;
                     session.note(fill(
                         ui.retry_again,
                         &[
@@ -95,7 +95,7 @@ impl RetryPolicy {
                 Err(e) => {
                     failures.push(e.code.clone());
                     if Self::retries(&e.code) {
-                        let ui = &session.lang().texts().ui;
+                        let ui = &crate::i18n::current().texts().ui;
                         session.note(fill(ui.retry_exhausted, &[("attempt", &attempt), ("code", &e.code)]));
                     }
                     return Ok(Attempted {

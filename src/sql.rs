@@ -55,6 +55,9 @@ impl SqlFile {
     }
 
     fn remember(&self, sql: &str, name: &str) {
+        if !TRACKING.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
         HANDED_OUT
             .get_or_init(Mutex::default)
             .lock()
@@ -71,7 +74,15 @@ impl SqlFile {
 /// `--step` looks up "why.<that>" in the language's texts before a session runs one.
 static HANDED_OUT: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
 
-/// `file-stem.name` of a statement handed out by a [`SqlFile`].
+/// Off unless a person steps through statements: then every statement handed
+/// out is remembered (a map insert per bind is not worth paying otherwise).
+static TRACKING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn track_origins() {
+    TRACKING.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// `file-stem.name` of a statement handed out by a [`SqlFile`] since [`track_origins`].
 pub fn origin_of(sql: &str) -> Option<String> {
     HANDED_OUT.get()?.lock().unwrap().get(sql).cloned()
 }
@@ -157,6 +168,7 @@ mod tests {
 
     #[test]
     fn a_statement_handed_out_knows_where_it_comes_from() {
+        track_origins();
         let sql = F.get("a").unwrap().to_string();
         assert_eq!(origin_of(&sql).as_deref(), Some("test.a"));
         let bound = F.bind("b", &[("x", &1), ("id", &2)]).unwrap();

@@ -219,43 +219,36 @@ mod tests {
 
     const LANGS: [Lang; 2] = [Lang::En, Lang::Tr];
 
-    /// Every source file that speaks to a person.
-    const SOURCES: [(&str, &str); 28] = [
-        ("cli.rs", include_str!("../cli.rs")),
-        ("cluster.rs", include_str!("../cluster.rs")),
-        ("config.rs", include_str!("../config.rs")),
-        ("db.rs", include_str!("../db.rs")),
-        ("engine.rs", include_str!("../engine.rs")),
-        ("lib.rs", include_str!("../lib.rs")),
-        ("locks.rs", include_str!("../locks.rs")),
-        ("main.rs", include_str!("../main.rs")),
-        ("progress.rs", include_str!("../progress.rs")),
-        ("render.rs", include_str!("../render.rs")),
-        ("report.rs", include_str!("../report.rs")),
-        ("retry.rs", include_str!("../retry.rs")),
-        ("sql.rs", include_str!("../sql.rs")),
-        ("scenarios/mod.rs", include_str!("../scenarios/mod.rs")),
-        ("scenarios/lost_update.rs", include_str!("../scenarios/lost_update.rs")),
-        ("scenarios/write_skew.rs", include_str!("../scenarios/write_skew.rs")),
-        ("scenarios/fk_blocking.rs", include_str!("../scenarios/fk_blocking.rs")),
-        ("scenarios/deadlock.rs", include_str!("../scenarios/deadlock.rs")),
-        ("scenarios/nowait.rs", include_str!("../scenarios/nowait.rs")),
-        (
-            "scenarios/advisory_lock.rs",
-            include_str!("../scenarios/advisory_lock.rs"),
-        ),
-        (
-            "scenarios/ddl_lock_queue.rs",
-            include_str!("../scenarios/ddl_lock_queue.rs"),
-        ),
-        ("scenarios/rc_recheck.rs", include_str!("../scenarios/rc_recheck.rs")),
-        ("scenarios/timeouts.rs", include_str!("../scenarios/timeouts.rs")),
-        ("scenarios/queue.rs", include_str!("../scenarios/queue.rs")),
-        ("scenarios/stock_race.rs", include_str!("../scenarios/stock_race.rs")),
-        ("scenarios/stale_event.rs", include_str!("../scenarios/stale_event.rs")),
-        ("scenarios/invoice.rs", include_str!("../scenarios/invoice.rs")),
-        ("i18n/mod.rs", include_str!("mod.rs")),
-    ];
+    /// The files under `dir` (relative to the crate) ending in `ext`, with their text.
+    fn files(dir: &str, ext: &str) -> Vec<(String, String)> {
+        fn walk(dir: &std::path::Path, ext: &str, out: &mut Vec<(String, String)>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path, ext, out);
+                } else if path.to_string_lossy().ends_with(ext) {
+                    out.push((path.display().to_string(), std::fs::read_to_string(&path).unwrap()));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir),
+            ext,
+            &mut out,
+        );
+        out.sort();
+        out
+    }
+
+    /// Every source file that speaks to a person: all of src/ but the language files.
+    fn sources() -> Vec<(String, String)> {
+        let all = files("src", ".rs");
+        assert!(all.len() > 25, "only {} sources found", all.len());
+        all.into_iter()
+            .filter(|(path, _)| !path.ends_with("i18n/en.rs") && !path.ends_with("i18n/tr.rs"))
+            .collect()
+    }
 
     /// The source before its unit tests.
     fn code(src: &str) -> &str {
@@ -349,8 +342,8 @@ mod tests {
             "st.why = ",
         ];
         let mut checked = 0;
-        for (file, src) in SOURCES {
-            let code = code(src);
+        for (file, src) in sources() {
+            let code = code(&src);
             for call in calls {
                 for (at, _) in code.match_indices(call) {
                     let rest = &code[at + call.len()..];
@@ -482,8 +475,8 @@ mod tests {
                     .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
         };
         let mut used = 0;
-        for (_, src) in SOURCES {
-            for literal in literals(code(src)).into_iter().filter(|l| is_key(l)) {
+        for (_, src) in sources() {
+            for literal in literals(code(&src)).into_iter().filter(|l| is_key(l)) {
                 assert!(en.say.iter().any(|(k, _)| *k == literal), "\"{literal}\" has no text");
                 used += 1;
             }
@@ -535,24 +528,17 @@ mod tests {
     #[test]
     fn every_statement_a_session_runs_says_why_in_every_language() {
         use crate::sql::SqlFile;
-        let files = [
-            SqlFile::new("lab/advisory-lock.sql", include_str!("../../lab/advisory-lock.sql")),
-            SqlFile::new("lab/ddl-lock-queue.sql", include_str!("../../lab/ddl-lock-queue.sql")),
-            SqlFile::new("lab/deadlock.sql", include_str!("../../lab/deadlock.sql")),
-            SqlFile::new("lab/fk-blocking.sql", include_str!("../../lab/fk-blocking.sql")),
-            SqlFile::new(
-                "lab/invoice-numbering.sql",
-                include_str!("../../lab/invoice-numbering.sql"),
-            ),
-            SqlFile::new("lab/lost-update.sql", include_str!("../../lab/lost-update.sql")),
-            SqlFile::new("lab/nowait.sql", include_str!("../../lab/nowait.sql")),
-            SqlFile::new("lab/queue.sql", include_str!("../../lab/queue.sql")),
-            SqlFile::new("lab/rc-recheck.sql", include_str!("../../lab/rc-recheck.sql")),
-            SqlFile::new("lab/stale-event.sql", include_str!("../../lab/stale-event.sql")),
-            SqlFile::new("lab/stock-race.sql", include_str!("../../lab/stock-race.sql")),
-            SqlFile::new("lab/timeouts.sql", include_str!("../../lab/timeouts.sql")),
-            SqlFile::new("lab/write-skew.sql", include_str!("../../lab/write-skew.sql")),
-        ];
+        // Every walkthrough in lab/ but the schema, the seed and the lock view's query.
+        let files: Vec<SqlFile> = files("lab", ".sql")
+            .into_iter()
+            .filter(|(path, _)| {
+                !["schema.sql", "seed.sql", "locks.sql"]
+                    .iter()
+                    .any(|f| path.ends_with(f))
+            })
+            .map(|(path, text)| SqlFile::new(Box::leak(path.into_boxed_str()), Box::leak(text.into_boxed_str())))
+            .collect();
+        assert_eq!(files.len(), crate::scenarios::ALL.len(), "one walkthrough per scenario");
         // Run on the lab's own connection (setup, evidence): `--step` never shows these.
         let lab_only = [
             "advisory-lock.holders",

@@ -70,8 +70,8 @@ async fn try_xact_lock(ctx: &mut VariantCtx<'_>, key: &str) -> Result<()> {
 
     ctx.metric("ran", ran);
     ctx.metric("skipped", skipped);
-    let got = ctx.say(if next_got { "al.got" } else { "al.did_not_get" }, &[]);
-    ctx.observe(ctx.say(
+    let got = crate::i18n::t(if next_got { "al.got" } else { "al.did_not_get" }, &[]);
+    ctx.observe(crate::i18n::t(
         "al.xact",
         &[("winners", &winners.join(", ")), ("skipped", &skipped), ("got", &got)],
     ));
@@ -118,9 +118,12 @@ async fn session_lock_pooled(ctx: &mut VariantCtx<'_>, key: &str) -> Result<()> 
 
     ctx.metric("ran", ran);
     ctx.metric("skipped", skipped);
-    let first_s = ctx.say(if first { "al.not_skipped" } else { "al.skipped_idle" }, &[]);
-    let second_s = ctx.say(if second { "al.ran" } else { "al.skipped_again" }, &[]);
-    ctx.observe(ctx.say("al.pooled", &[("first", &first_s), ("second", &second_s)]));
+    let first_s = crate::i18n::t(if first { "al.not_skipped" } else { "al.skipped_idle" }, &[]);
+    let second_s = crate::i18n::t(if second { "al.ran" } else { "al.skipped_again" }, &[]);
+    ctx.observe(crate::i18n::t(
+        "al.pooled",
+        &[("first", &first_s), ("second", &second_s)],
+    ));
     ctx.expect(!holders.rows.is_empty(), crate::tr!("al.still_holds"));
     ctx.expect(!first, crate::tr!("al.next_skipped"));
     ctx.expect(second, crate::tr!("al.after_reset"));

@@ -80,9 +80,9 @@ async fn no_lock_timeout(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.metric("b_attempts", 1);
     let by = match &c_wait {
         Wait::Blocked(by) => by.join(", "),
-        Wait::DidNotWait => ctx.say("dq.nobody", &[]),
+        Wait::DidNotWait => crate::i18n::t("dq.nobody", &[]),
     };
-    ctx.observe(ctx.say(
+    ctx.observe(crate::i18n::t(
         "dq.queue",
         &[
             ("b", &format!("{:.0}", millis(b_took))),
@@ -137,11 +137,11 @@ async fn lock_timeout_retry(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.metric("b_attempts", attempts);
     ctx.metric("lock_timeout_ms", timeout.as_millis() as u64);
     let first_s = match &first {
-        Ok(_) => ctx.say("dq.first_ok", &[]),
-        Err(e) => ctx.say("dq.first_failed", &[("code", &e.code)]),
+        Ok(_) => crate::i18n::t("dq.first_ok", &[]),
+        Err(e) => crate::i18n::t("dq.first_failed", &[("code", &e.code)]),
     };
-    let done_s = ctx.say(if done { "dq.done" } else { "dq.not_done" }, &[]);
-    ctx.observe(ctx.say(
+    let done_s = crate::i18n::t(if done { "dq.done" } else { "dq.not_done" }, &[]);
+    ctx.observe(crate::i18n::t(
         "dq.retry",
         &[
             ("first", &first_s),

@@ -69,7 +69,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
             let detect_ms = millis(*took);
             ctx.metric("victim", victim);
             ctx.metric("detect_ms", detect_ms);
-            ctx.observe(ctx.say(
+            ctx.observe(crate::i18n::t(
                 "dl.victim",
                 &[
                     ("victim", victim),
@@ -84,7 +84,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
             ctx.expect(detect_ms + 50.0 >= timeout_ms as f64, crate::tr!("dl.not_sooner"));
         } else {
             ctx.metric("victim", serde_json::Value::Null);
-            ctx.observe(ctx.say("dl.none", &[]));
+            ctx.observe(crate::i18n::t("dl.none", &[]));
         }
         ctx.anomaly(false);
     } else {
@@ -100,7 +100,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         ctx.metric("victim", serde_json::Value::Null);
         ctx.expect(b_wait == Wait::Blocked(vec!["A".into()]), crate::tr!("any.b_waits_a"));
         ctx.expect(both_two, crate::tr!("dl.both_commit"));
-        let waited = ctx.say(
+        let waited = crate::i18n::t(
             if b_wait.blocked() {
                 "any.waited_for"
             } else {
@@ -112,7 +112,10 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
             reserved.get(0, "quantity_reserved").unwrap_or("?").to_string(),
             reserved.get(1, "quantity_reserved").unwrap_or("?").to_string(),
         );
-        ctx.observe(ctx.say("dl.same", &[("waited", &waited), ("r1", &r1), ("r2", &r2)]));
+        ctx.observe(crate::i18n::t(
+            "dl.same",
+            &[("waited", &waited), ("r1", &r1), ("r2", &r2)],
+        ));
         ctx.anomaly(false);
     }
     Ok(())

@@ -51,7 +51,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.metric("lock_timeout_ms", timeout.as_millis() as u64);
     match &outcome {
         Ok(_) => {
-            let waited = ctx.say(
+            let waited = crate::i18n::t(
                 if wait.blocked() {
                     "fk.waited_for_a"
                 } else {
@@ -59,9 +59,9 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
                 },
                 &[],
             );
-            ctx.observe(ctx.say("fk.ok", &[("waited", &waited)]))
+            ctx.observe(crate::i18n::t("fk.ok", &[("waited", &waited)]))
         }
-        Err(e) => ctx.observe(ctx.say(
+        Err(e) => ctx.observe(crate::i18n::t(
             "fk.err",
             &[
                 ("ms", &format!("{b_wait_ms:.0}")),

@@ -618,11 +618,11 @@ async fn audit(
     ctx.metric("latency_ms", p.latency.as_millis() as u64);
     ctx.metric("workers", p.workers);
     let gap_list = if gaps.is_empty() {
-        ctx.say("in.none", &[])
+        crate::i18n::t("in.none", &[])
     } else {
         fmt_list(&gaps)
     };
-    ctx.observe(ctx.say(
+    ctx.observe(crate::i18n::t(
         "in.audit",
         &[
             ("issued", &issued),
@@ -753,7 +753,7 @@ async fn priority(ctx: &mut VariantCtx<'_>, p: &InvoiceParams) -> Result<()> {
     ctx.metric("interactive_wait_ms_priority", prio.1);
     ctx.metric("sent_before_fifo", fifo.2);
     ctx.metric("sent_before_priority", prio.2);
-    ctx.observe(ctx.say(
+    ctx.observe(crate::i18n::t(
         "in.priority",
         &[
             ("fifo_n", &fifo.2),

@@ -77,8 +77,11 @@ async fn read_modify_write(ctx: &mut VariantCtx<'_>, begin: &str) -> Result<()> 
         crate::tr!("lu.both_read", start = START, qa = qa, qb = qb),
     );
     match &b_write {
-        Ok(_) => ctx.observe(ctx.say("lu.rmw.ok", &[("q", &q)])),
-        Err(e) => ctx.observe(ctx.say("lu.rmw.err", &[("code", &e.code), ("message", &e.message), ("q", &q)])),
+        Ok(_) => ctx.observe(crate::i18n::t("lu.rmw.ok", &[("q", &q)])),
+        Err(e) => ctx.observe(crate::i18n::t(
+            "lu.rmw.err",
+            &[("code", &e.code), ("message", &e.message), ("q", &q)],
+        )),
     }
     if repeatable {
         ctx.expect(
@@ -132,7 +135,7 @@ async fn atomic_update(ctx: &mut VariantCtx<'_>) -> Result<()> {
 
     let q = final_quantity(ctx).await?;
     ctx.metric("b_waited", wait.blocked());
-    let waited = ctx.say(
+    let waited = crate::i18n::t(
         if wait.blocked() {
             "any.waited_for"
         } else {
@@ -140,7 +143,10 @@ async fn atomic_update(ctx: &mut VariantCtx<'_>) -> Result<()> {
         },
         &[],
     );
-    ctx.observe(ctx.say("lu.atomic", &[("waited", &waited), ("rows", &b_rows.count), ("q", &q)]));
+    ctx.observe(crate::i18n::t(
+        "lu.atomic",
+        &[("waited", &waited), ("rows", &b_rows.count), ("q", &q)],
+    ));
     ctx.expect(
         wait == crate::engine::Wait::Blocked(vec!["A".into()]),
         crate::tr!("lu.b_update_waits"),
@@ -166,7 +172,7 @@ async fn select_for_update(ctx: &mut VariantCtx<'_>) -> Result<()> {
 
     let q = final_quantity(ctx).await?;
     ctx.metric("b_waited", wait.blocked());
-    let waited = ctx.say(
+    let waited = crate::i18n::t(
         if wait.blocked() {
             "any.waited_for"
         } else {
@@ -174,7 +180,7 @@ async fn select_for_update(ctx: &mut VariantCtx<'_>) -> Result<()> {
         },
         &[],
     );
-    ctx.observe(ctx.say("lu.sfu", &[("waited", &waited), ("qb", &qb), ("q", &q)]));
+    ctx.observe(crate::i18n::t("lu.sfu", &[("waited", &waited), ("qb", &qb), ("q", &q)]));
     ctx.expect(
         wait == crate::engine::Wait::Blocked(vec!["A".into()]),
         crate::tr!("lu.b_sfu_waits"),
@@ -231,7 +237,10 @@ async fn optimistic_version(ctx: &mut VariantCtx<'_>) -> Result<()> {
     let q = final_quantity(ctx).await?;
     ctx.metric("rows_affected_a", a_rows);
     ctx.metric("rows_affected_b", b_rows);
-    ctx.observe(ctx.say("lu.optimistic", &[("a", &a_rows), ("b", &b_rows), ("q", &q)]));
+    ctx.observe(crate::i18n::t(
+        "lu.optimistic",
+        &[("a", &a_rows), ("b", &b_rows), ("q", &q)],
+    ));
     ctx.expect(a_rows == 1, crate::tr!("lu.a_one_row"));
     ctx.expect(b_rows == 0, crate::tr!("lu.b_zero_rows"));
     ctx.expect(q == START - 1, crate::tr!("lu.final_stale_refused", q = START - 1));
@@ -289,8 +298,11 @@ async fn updated_at_token(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.metric("rows_affected_b", b_rows);
     ctx.metric("equal_stamps", stamp_b == stamp_after_a);
     let lost = b_rows == 1 && address != "Moda, Kadikoy, Istanbul";
-    let fate = ctx.say(if lost { "lu.token.lost" } else { "lu.token.kept" }, &[]);
-    ctx.observe(ctx.say("lu.token", &[("stamp", &stamp_b), ("b", &b_rows), ("fate", &fate)]));
+    let fate = crate::i18n::t(if lost { "lu.token.lost" } else { "lu.token.kept" }, &[]);
+    ctx.observe(crate::i18n::t(
+        "lu.token",
+        &[("stamp", &stamp_b), ("b", &b_rows), ("fate", &fate)],
+    ));
     ctx.expect(stamp_b == stamp_after_a, crate::tr!("lu.same_stamp"));
     ctx.expect(a_rows == 1 && b_rows == 1, crate::tr!("lu.both_saves_ok"));
     ctx.expect(lost, crate::tr!("lu.address_lost"));
@@ -372,11 +384,11 @@ async fn field_merge(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.metric("field_merge_conflict", field.2 == 0);
     ctx.metric("both_changes_landed", field.3);
     let needless = if row.2 == 0 {
-        ctx.say("lu.merge.needless", &[])
+        crate::i18n::t("lu.merge.needless", &[])
     } else {
         String::new()
     };
-    let landed = ctx.say(
+    let landed = crate::i18n::t(
         if field.3 {
             "lu.merge.landed"
         } else {
@@ -384,7 +396,7 @@ async fn field_merge(ctx: &mut VariantCtx<'_>) -> Result<()> {
         },
         &[],
     );
-    ctx.observe(ctx.say(
+    ctx.observe(crate::i18n::t(
         "lu.merge",
         &[("rows", &row.2), ("needless", &needless), ("landed", &landed)],
     ));

@@ -39,7 +39,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         match &outcome {
             Err(e) => {
                 b.note(crate::tr!("nw.app_shows"));
-                ctx.observe(ctx.say(
+                ctx.observe(crate::i18n::t(
                     "nw.failed",
                     &[
                         ("ms", &format!("{:.1}", millis(took))),
@@ -48,14 +48,17 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
                     ],
                 ));
             }
-            Ok(_) => ctx.observe(ctx.say("nw.got_row", &[("ms", &format!("{:.1}", millis(took)))])),
+            Ok(_) => ctx.observe(crate::i18n::t("nw.got_row", &[("ms", &format!("{:.1}", millis(took)))])),
         }
         ctx.expect(
             matches!(&outcome, Err(e) if e.code == "55P03"),
             crate::tr!("any.b_55p03"),
         );
     } else {
-        ctx.observe(ctx.say("nw.rows", &[("rows", &rows), ("ms", &format!("{:.1}", millis(took)))]));
+        ctx.observe(crate::i18n::t(
+            "nw.rows",
+            &[("rows", &rows), ("ms", &format!("{:.1}", millis(took)))],
+        ));
         ctx.expect(outcome.is_ok() && rows == 0, crate::tr!("nw.no_rows"));
     }
     Ok(())

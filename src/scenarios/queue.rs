@@ -151,7 +151,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
                 .await
                 .with_context(|| crate::tr!("qu.no_terminate", worker = victim))?;
             let gone = ctx.await_gone_pid(pid).await?;
-            let gone = ctx.say(if gone { "any.yes" } else { "any.no" }, &[]);
+            let gone = crate::i18n::t(if gone { "any.yes" } else { "any.no" }, &[]);
             ctx.narrate(crate::tr!("qu.terminated", worker = victim, n = n, gone = gone));
             let _ = terminated.send(());
         }
@@ -412,7 +412,7 @@ async fn report(
     ctx.metric("max_parallel_batches", parallel);
     ctx.metric("short_batches", short);
     let busy = stats.iter().filter(|s| s.batches > 0).count();
-    ctx.observe(ctx.say(
+    ctx.observe(crate::i18n::t(
         "qu.result",
         &[
             ("total", &total),

@@ -46,9 +46,9 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     match &outcome {
         Ok(_) => {
             let hits = left.get(0, "hits").unwrap_or("-").to_string();
-            ctx.observe(ctx.say("rc.ok", &[("n", &deleted), ("hits", &hits)]))
+            ctx.observe(crate::i18n::t("rc.ok", &[("n", &deleted), ("hits", &hits)]))
         }
-        Err(e) => ctx.observe(ctx.say("rc.err", &[("code", &e.code), ("message", &e.message)])),
+        Err(e) => ctx.observe(crate::i18n::t("rc.err", &[("code", &e.code), ("message", &e.message)])),
     }
     if repeatable {
         ctx.expect(

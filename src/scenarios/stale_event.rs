@@ -49,7 +49,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     ctx.metric("final_version", final_version);
     ctx.metric("final_price", &price);
     ctx.metric("dropped_stale", dropped);
-    ctx.observe(ctx.say(
+    ctx.observe(crate::i18n::t(
         "se.result",
         &[("price", &price), ("version", &final_version), ("dropped", &dropped)],
     ));

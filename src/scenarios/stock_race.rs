@@ -65,7 +65,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         "read-modify-write" => {
             let t = race(ctx, &sessions, p.stock as i64, false).await?;
             record(ctx, &t);
-            ctx.observe(ctx.say(
+            ctx.observe(crate::i18n::t(
                 "sr.rmw",
                 &[
                     ("requests", &t.requests),
@@ -83,7 +83,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
             let t = race(ctx, &sessions, p.stock as i64, true).await?;
             record(ctx, &t);
             let expect_sold = t.requests.min(t.initial as usize);
-            ctx.observe(ctx.say(
+            ctx.observe(crate::i18n::t(
                 "sr.guard",
                 &[
                     ("sold", &t.sold),
@@ -138,7 +138,7 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
                     "final_stock": guarded.final_stock, "oversold": guarded.oversold(),
                 }),
             );
-            ctx.observe(ctx.say(
+            ctx.observe(crate::i18n::t(
                 "sr.oversell",
                 &[
                     ("stock", &stock),

@@ -61,7 +61,7 @@ async fn lock_timeout(ctx: &mut VariantCtx<'_>, t: &str) -> Result<()> {
     ctx.metric("waited_ms", millis(took));
     ctx.metric("b_locks_after_rollback", b_locks);
     let observed = match &r {
-        Err(e) => ctx.say(
+        Err(e) => crate::i18n::t(
             "to.lock",
             &[
                 ("ms", &format!("{:.0}", millis(took))),
@@ -69,7 +69,7 @@ async fn lock_timeout(ctx: &mut VariantCtx<'_>, t: &str) -> Result<()> {
                 ("locks", &b_locks),
             ],
         ),
-        Ok(_) => ctx.say("to.update_ok", &[]),
+        Ok(_) => crate::i18n::t("to.update_ok", &[]),
     };
     ctx.observe(observed);
     ctx.expect(wait == Wait::Blocked(vec!["A".into()]), crate::tr!("any.b_waits_a"));
@@ -111,7 +111,7 @@ async fn statement_timeout(ctx: &mut VariantCtx<'_>, t: &str) -> Result<()> {
     ctx.metric("b_locks_after_rollback", b_locks);
     let observed = match &r {
         Err(e) => {
-            let waited = ctx.say(
+            let waited = crate::i18n::t(
                 if a_wait.blocked() {
                     "any.waited_for"
                 } else {
@@ -120,10 +120,10 @@ async fn statement_timeout(ctx: &mut VariantCtx<'_>, t: &str) -> Result<()> {
                 &[],
             );
             let next = match &aborted {
-                Err(e) => ctx.say("to.next_failed", &[("code", &e.code)]),
-                Ok(_) => ctx.say("to.next_ok", &[]),
+                Err(e) => crate::i18n::t("to.next_failed", &[("code", &e.code)]),
+                Ok(_) => crate::i18n::t("to.next_ok", &[]),
             };
-            ctx.say(
+            crate::i18n::t(
                 "to.statement",
                 &[
                     ("code", &e.code),
@@ -134,7 +134,7 @@ async fn statement_timeout(ctx: &mut VariantCtx<'_>, t: &str) -> Result<()> {
                 ],
             )
         }
-        Ok(_) => ctx.say("to.statement_ok", &[]),
+        Ok(_) => crate::i18n::t("to.statement_ok", &[]),
     };
     ctx.observe(observed);
     ctx.expect(matches!(&r, Err(e) if e.code == "57014"), crate::tr!("to.cancelled"));
@@ -167,11 +167,11 @@ async fn terminated(ctx: &mut VariantCtx<'_>, setting: &str, t: &str, code: &str
     ctx.metric("a_waited_ms", millis(a_took));
     ctx.metric("b_terminated", gone);
     let seen = match &client_sees {
-        Ok(_) => ctx.say("to.seen_ok", &[]),
-        Err(e) if e.code == CONNECTION_LOST => ctx.say("to.seen", &[("what", &e.message)]),
-        Err(e) => ctx.say("to.seen", &[("what", &format!("{} {}", e.code, e.message))]),
+        Ok(_) => crate::i18n::t("to.seen_ok", &[]),
+        Err(e) if e.code == CONNECTION_LOST => crate::i18n::t("to.seen", &[("what", &e.message)]),
+        Err(e) => crate::i18n::t("to.seen", &[("what", &format!("{} {}", e.code, e.message))]),
     };
-    ctx.observe(ctx.say(
+    ctx.observe(crate::i18n::t(
         "to.ended",
         &[("ms", &format!("{:.0}", millis(a_took))), ("seen", &seen)],
     ));

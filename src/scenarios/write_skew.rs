@@ -278,16 +278,16 @@ impl Pair {
     }
 }
 
-fn describe(ctx: &VariantCtx<'_>, who: &str, o: &Outcome) -> String {
+fn describe(who: &str, o: &Outcome) -> String {
     let tries = if o.attempts > 1 {
-        ctx.say("ws.attempt", &[("n", &o.attempts)])
+        crate::i18n::t("ws.attempt", &[("n", &o.attempts)])
     } else {
         String::new()
     };
     match &o.result {
-        Ok(Decision::Inserted) => ctx.say("ws.inserted", &[("who", &who), ("tries", &tries)]),
-        Ok(Decision::SawPending(n)) => ctx.say("ws.saw", &[("who", &who), ("n", n), ("tries", &tries)]),
-        Err(e) => ctx.say(
+        Ok(Decision::Inserted) => crate::i18n::t("ws.inserted", &[("who", &who), ("tries", &tries)]),
+        Ok(Decision::SawPending(n)) => crate::i18n::t("ws.saw", &[("who", &who), ("n", n), ("tries", &tries)]),
+        Err(e) => crate::i18n::t(
             "ws.failed",
             &[
                 ("who", &who),
@@ -312,8 +312,8 @@ async fn rule(ctx: &mut VariantCtx<'_>, isolation: &'static str, retry: bool) ->
 
     ctx.metric("pending_orders", pending);
     ctx.metric("attempts", BTreeMap::from([("A", oa.attempts), ("B", ob.attempts)]));
-    let (da, db) = (describe(ctx, "A", &oa), describe(ctx, "B", &ob));
-    ctx.observe(ctx.say(
+    let (da, db) = (describe("A", &oa), describe("B", &ob));
+    ctx.observe(crate::i18n::t(
         "ws.rule",
         &[("a", &da), ("b", &db), ("pending", &pending), ("customer", &CUSTOMER)],
     ));
@@ -442,14 +442,14 @@ async fn no_index(ctx: &mut VariantCtx<'_>) -> Result<()> {
         let shared = summary.shared_index_pages;
         let shared_note = match (part.with_index, shared.is_empty()) {
             (false, _) => String::new(),
-            (true, true) => ctx.say("ws.no_shared_page", &[]),
+            (true, true) => crate::i18n::t("ws.no_shared_page", &[]),
             (true, false) => {
                 let pages = shared.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ");
-                ctx.say("ws.shared_page", &[("pages", &pages)])
+                crate::i18n::t("ws.shared_page", &[("pages", &pages)])
             }
         };
-        let (da, db) = (describe(ctx, "A", &oa), describe(ctx, "B", &ob));
-        ctx.observe(ctx.say(
+        let (da, db) = (describe("A", &oa), describe("B", &ob));
+        ctx.observe(crate::i18n::t(
             "ws.part",
             &[("part", &part.key), ("a", &da), ("b", &db), ("shared", &shared_note)],
         ));

@@ -22,7 +22,6 @@ fn env(srv: &TestServer, policy: RetryPolicy) -> Env {
         timeout: Duration::from_millis(200),
         params: Default::default(),
         stepper: None,
-        lang: lab::i18n::Lang::En,
     }
 }
 
