@@ -33,6 +33,10 @@ struct Stats {
     /// Time spent in the database between batches (mark, commit, dequeue:
     /// mostly lock waits, with FOR UPDATE).
     dequeue: Duration,
+    /// When this worker passed the start barrier and when it stopped.
+    started: Option<Instant>,
+    stopped: Option<Instant>,
+    /// `stopped`, counted from the first worker's start.
     stopped_at: Duration,
     why: String,
     killed: bool,
@@ -66,9 +70,11 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
     } else {
         "dequeue_for_update"
     };
-    let dequeue = SQL.bind(dequeue_name, &[("batch", &"$1")])?;
-    // What a person stepping through the workers sees.
-    let dequeue_shown = SQL.bind(dequeue_name, &[("batch", &p.batch)])?;
+    // The batch size is written into the statement, as in the seed (LIMIT 10):
+    // with no parameter, the server plans it once and reuses that plan from the
+    // first batch on, where a `LIMIT $1` would be planned afresh for the first
+    // five batches of every worker.
+    let dequeue = SQL.bind(dequeue_name, &[("batch", &p.batch)])?;
     let mark = SQL.bind("mark_processed", &[("ids", &"$1"), ("worker", &"$2")])?;
     ctx.note(crate::tr!(
         "qu.loop_note",
@@ -97,7 +103,6 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
         let statements = Statements {
             dequeue: dequeue.clone(),
             mark: mark.clone(),
-            dequeue_shown: dequeue_shown.clone(),
         };
         let (name, opener, go, bar, total) = (
             name.clone(),
@@ -165,6 +170,13 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
             .map_err(|_| anyhow!(crate::tr!("qu.no_result", worker = name)))??;
         stats.push(s);
     }
+    // The run lasts from the first worker's start to the last one's stop: one
+    // clock for all, so a worker that woke late from the barrier cannot
+    // shorten it.
+    let start = stats.iter().filter_map(|s| s.started).min();
+    for s in &mut stats {
+        s.stopped_at = s.stopped.zip(start).map(|(e, b)| e - b).unwrap_or_default();
+    }
     let elapsed = stats.iter().map(|s| s.stopped_at).max().unwrap_or_default();
     total.finish_and_clear();
     let _ = multi.clear();
@@ -175,12 +187,10 @@ fn one_line(sql: &str) -> String {
     sql.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// A worker's statements: prepared with placeholders, and the dequeue as a
-/// person stepping through sees it.
+/// A worker's statements, prepared before the workers start.
 struct Statements {
     dequeue: String,
     mark: String,
-    dequeue_shown: String,
 }
 
 async fn worker(
@@ -202,22 +212,22 @@ async fn worker(
     let mut st = Stats::default();
     go.wait(s.name()).await?;
     let t0 = Instant::now();
+    st.started = Some(t0);
     s.note(crate::tr!("qu.started"));
     let batch = p.batch as i64;
     let name = s.name().to_string();
-    let take: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&batch];
     // BEGIN and the first dequeue go out together (one round trip), unless a
     // person is stepping through them.
     let t = Instant::now();
     let mut rows = if s.stepping() {
         s.step("BEGIN").await;
         c.batch_execute("BEGIN").await.with_context(|| what("BEGIN"))?;
-        s.step(&sql.dequeue_shown).await;
-        c.query(&dequeue, &take)
+        s.step(&sql.dequeue).await;
+        c.query(&dequeue, &[])
             .await
             .map_err(|e| crate::db::sql_error(e, &what("dequeue")))?
     } else {
-        let (begin, first) = tokio::join!(c.batch_execute("BEGIN"), c.query(&dequeue, &take));
+        let (begin, first) = tokio::join!(c.batch_execute("BEGIN"), c.query(&dequeue, &[]));
         begin.with_context(|| what("BEGIN"))?;
         first.map_err(|e| crate::db::sql_error(e, &what("dequeue")))?
     };
@@ -270,8 +280,8 @@ async fn worker(
                     .await
                     .with_context(|| what(end_and_begin))?;
             }
-            s.step(&sql.dequeue_shown).await;
-            c.query(&dequeue, &take)
+            s.step(&sql.dequeue).await;
+            c.query(&dequeue, &[])
                 .await
                 .map_err(|e| crate::db::sql_error(e, &what("dequeue")))?
         } else {
@@ -282,7 +292,7 @@ async fn worker(
                 c.execute(&mark, &marking),
                 c.batch_execute("COMMIT"),
                 c.batch_execute("BEGIN"),
-                c.query(&dequeue, &take)
+                c.query(&dequeue, &[])
             );
             marked.map_err(|e| crate::db::sql_error(e, &what("mark_processed")))?;
             commit.with_context(|| what("COMMIT"))?;
@@ -299,10 +309,11 @@ async fn worker(
         total.inc(ids.len() as u64);
         st.ids.extend(ids);
     }
-    st.stopped_at = t0.elapsed();
+    let stopped = Instant::now();
+    st.stopped = Some(stopped);
     s.note(crate::tr!(
         "qu.stopped",
-        ms = format!("{:.0}", millis(st.stopped_at)),
+        ms = format!("{:.0}", millis(stopped - t0)),
         batches = st.batches,
         why = st.why
     ));
