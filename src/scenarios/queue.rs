@@ -36,8 +36,6 @@ struct Stats {
     /// When this worker passed the start barrier and when it stopped.
     started: Option<Instant>,
     stopped: Option<Instant>,
-    /// `stopped`, counted from the first worker's start.
-    stopped_at: Duration,
     why: String,
     killed: bool,
     ids: Vec<i64>,
@@ -170,17 +168,9 @@ pub async fn run(ctx: &mut VariantCtx<'_>) -> Result<()> {
             .map_err(|_| anyhow!(crate::tr!("qu.no_result", worker = name)))??;
         stats.push(s);
     }
-    // The run lasts from the first worker's start to the last one's stop: one
-    // clock for all, so a worker that woke late from the barrier cannot
-    // shorten it.
-    let start = stats.iter().filter_map(|s| s.started).min();
-    for s in &mut stats {
-        s.stopped_at = s.stopped.zip(start).map(|(e, b)| e - b).unwrap_or_default();
-    }
-    let elapsed = stats.iter().map(|s| s.stopped_at).max().unwrap_or_default();
     total.finish_and_clear();
     let _ = multi.clear();
-    report(ctx, &p, skip_locked, &names, stats, elapsed).await
+    report(ctx, &p, skip_locked, &names, stats).await
 }
 
 fn one_line(sql: &str) -> String {
@@ -358,8 +348,13 @@ async fn report(
     skip_locked: bool,
     names: &[String],
     stats: Vec<Stats>,
-    elapsed: Duration,
 ) -> Result<()> {
+    // The run lasts from the first worker's start to the last one's stop: one
+    // clock for all, so a worker that woke late from the barrier cannot
+    // shorten it. Each worker's stop is counted on the same clock.
+    let start = stats.iter().filter_map(|s| s.started).min();
+    let stopped_at = |s: &Stats| s.stopped.zip(start).map(|(e, b)| e - b).unwrap_or_default();
+    let elapsed = stats.iter().map(stopped_at).max().unwrap_or_default();
     let mut seen: HashMap<i64, u32> = HashMap::new();
     for s in &stats {
         for id in &s.ids {
@@ -405,7 +400,7 @@ async fn report(
                     s.batches.to_string(),
                     s.short.to_string(),
                     format!("{:.0}", millis(s.dequeue)),
-                    format!("{:.0}", millis(s.stopped_at)),
+                    format!("{:.0}", millis(stopped_at(s))),
                     s.why.clone(),
                 ]
             })
