@@ -418,15 +418,16 @@ impl Session {
         self.inner.log.push(at, &self.inner.name, sql, result, sqlstate, detail);
     }
 
+    /// An error the step did not allow, with where it happened.
+    fn unexpected(&self, sql: &str, e: &PgError) -> anyhow::Error {
+        anyhow!(crate::tr!("en.unexpected", at = self.where_(sql), error = e.line()))
+    }
+
     fn judge(&self, sql: &str, r: Raw, allowed: &[&str]) -> Result<std::result::Result<Rows, PgError>> {
         match r {
             Ok(rows) => Ok(Ok(rows)),
             Err(StepFailure::Db(e)) if allowed.contains(&e.code.as_str()) => Ok(Err(e)),
-            Err(StepFailure::Db(e)) => Err(anyhow!(crate::tr!(
-                "en.unexpected",
-                at = self.where_(sql),
-                error = e.line()
-            ))),
+            Err(StepFailure::Db(e)) => Err(self.unexpected(sql, &e)),
             Err(StepFailure::Client(e)) if allowed.contains(&CONNECTION_LOST) => Ok(Err(PgError {
                 code: CONNECTION_LOST.to_string(),
                 message: format!("{e:#}"),
@@ -457,9 +458,7 @@ impl Session {
 
     /// Runs a statement that must succeed; any error is unexpected.
     pub async fn run(&self, sql: &str) -> Result<Rows> {
-        self.run_allow(sql, &[])
-            .await?
-            .map_err(|e| anyhow!(crate::tr!("en.unexpected", at = self.where_(sql), error = e.line())))
+        self.run_allow(sql, &[]).await?.map_err(|e| self.unexpected(sql, &e))
     }
 
     /// Runs a statement whose listed SQLSTATEs are observations, not errors.
@@ -544,9 +543,7 @@ impl Pending {
     pub async fn finish(self) -> Result<Rows> {
         let sql = self.sql.clone();
         let session = self.session.clone();
-        self.finish_allow(&[])
-            .await?
-            .map_err(|e| anyhow!(crate::tr!("en.unexpected", at = session.where_(&sql), error = e.line())))
+        self.finish_allow(&[]).await?.map_err(|e| session.unexpected(&sql, &e))
     }
 
     pub async fn finish_allow(self, allowed: &[&str]) -> Result<std::result::Result<Rows, PgError>> {
@@ -742,9 +739,6 @@ impl<'e> VariantCtx<'e> {
         Ok(row.get(0))
     }
 
-    /// Waits (with the deadline) until the server no longer lists the session's
-    /// backend: a terminated backend releases its locks a moment before its
-    /// activity entry goes. Says whether it went.
     /// How many of these backends the server still lists.
     async fn backends_left(&self, pids: &[i32]) -> Result<i64> {
         let row = self
@@ -756,6 +750,9 @@ impl<'e> VariantCtx<'e> {
         Ok(row.get(0))
     }
 
+    /// Waits (with the deadline) until the server no longer lists the session's
+    /// backend: a terminated backend releases its locks a moment before its
+    /// activity entry goes. Says whether it went.
     pub async fn await_gone(&self, s: &Session) -> Result<bool> {
         self.await_gone_pid(s.pid()).await
     }

@@ -215,7 +215,7 @@ async fn run_plan(cfg: RunConfig, all: bool) -> Result<Exit> {
         _ = signals.recv() => return Ok(interrupted(cluster, cfg.lang)),
     };
     let result = tokio::select! {
-        r = run_scenarios(&env, &cfg) => Some(r),
+        r = run_scenarios(&env, &cfg, &style) => Some(r),
         _ = signals.recv() => None,
     };
     let cleaned = tokio::time::timeout(cfg.wait_timeout, clean_up(&env, &cfg, !matches!(result, Some(Ok(_))))).await;
@@ -286,13 +286,13 @@ fn interrupted(cluster: Option<Cluster>, lang: Lang) -> Exit {
     Exit::Interrupted
 }
 
-async fn run_scenarios(env: &Env, cfg: &RunConfig) -> Result<Vec<ScenarioReport>> {
+async fn run_scenarios(env: &Env, cfg: &RunConfig, style: &Style) -> Result<Vec<ScenarioReport>> {
     let mut reports = Vec::new();
     for (info, variants) in &cfg.plan {
         let r = run_scenario(env, info, variants, cfg.lang).await?;
         if cfg.format == Format::Table {
             // Each scenario is shown as soon as it is done.
-            out(&render::scenario(&r, &Style::for_stdout(cfg.lang, cfg.explain)));
+            out(&render::scenario(&r, style));
             out("\n");
         }
         reports.push(r);
