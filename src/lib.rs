@@ -12,6 +12,7 @@ pub mod render;
 pub mod report;
 pub mod retry;
 pub mod scenarios;
+pub mod spec;
 pub mod sql;
 
 use std::io::Write;

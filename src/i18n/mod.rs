@@ -3,7 +3,10 @@
 //! interface's words live there and nowhere else. JSON keys and SQLSTATEs
 //! stay as they are in every language.
 mod en;
+mod text;
 mod tr;
+
+pub use text::{Arg, Context, Def, Framed, Text, check_defs, error_line, fill as fill_text, placeholders};
 
 use clap::ValueEnum;
 
