@@ -79,7 +79,8 @@ CREATE TABLE audit_log (
     column_name  text NOT NULL,
     old_value    text,
     new_value    text,
-    -- the lab session (the last part of application_name), or the role
+    -- the session (the last part of application_name: lab:<schema>:<scenario>/<variant>:A,
+    -- or isolationtester's isolation/<test>/A), or the role
     changed_by   text NOT NULL,
     changed_at   timestamptz NOT NULL DEFAULT clock_timestamp()
 );
@@ -91,7 +92,7 @@ BEGIN
     INSERT INTO audit_log (table_name, row_id, column_name, old_value, new_value, changed_by)
     VALUES (TG_TABLE_NAME, OLD.book_id::text, 'quantity_on_hand',
             OLD.quantity_on_hand::text, NEW.quantity_on_hand::text,
-            coalesce(nullif(regexp_replace(current_setting('application_name'), '^.*:', ''), ''), current_user));
+            coalesce(nullif(regexp_replace(current_setting('application_name'), '^.*[:/]', ''), ''), current_user));
     RETURN NEW;
 END $$;
 

@@ -1,8 +1,13 @@
-//! The whole command line, in one place. Clap types stop here: `config` turns
-//! them into a checked run configuration that scenario code sees instead.
+//! The whole command line, in one place. The fixed commands are clap derive
+//! types; each scenario's subcommand is made from its declaration in the
+//! catalogue (the common run options plus its own). Clap types stop here:
+//! `config` turns them into a checked run configuration.
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+
+use crate::catalogue::{self, Params, Scenario};
+use crate::i18n::{HELP_TR, Lang, ui};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -18,12 +23,13 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub struct Cli {
     /// Language of everything lab says (default: from LC_ALL/LC_MESSAGES/LANG, else English).
     #[arg(long, global = true, value_enum)]
-    pub lang: Option<crate::i18n::Lang>,
+    pub lang: Option<Lang>,
 
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// The commands that are not scenarios (each scenario has its own, from the catalogue).
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List every scenario with a one-line summary and its variants.
@@ -40,58 +46,18 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Lost update: two clerks decrement the same stock row (READ COMMITTED, REPEATABLE READ, and the fixes).
-    LostUpdate(RunArgs),
-    /// Write skew: "at most one pending order per customer" under each isolation level, with retry.
-    WriteSkew(RunArgs),
-    /// FOR UPDATE vs FOR NO KEY UPDATE against a foreign key check.
-    FkBlocking(RunArgs),
-    /// Deadlock: two sessions update two rows in opposite orders, and the fix.
-    Deadlock(RunArgs),
-    /// NOWAIT and SKIP LOCKED against a row someone is editing.
-    Nowait(RunArgs),
-    /// Advisory locks: one instance of the nightly job, and the pooled-connection pitfall.
-    AdvisoryLock(RunArgs),
-    /// The DDL lock queue: ALTER TABLE behind a report blocks every reader behind it.
-    DdlLockQueue(RunArgs),
-    /// The READ COMMITTED re-check: hits = hits + 1 against DELETE ... WHERE hits = 10.
-    RcRecheck(RunArgs),
-    /// lock_timeout, statement_timeout, idle_in_transaction_session_timeout, transaction_timeout.
-    Timeouts(RunArgs),
-    /// A SKIP LOCKED job queue against FOR UPDATE: throughput, duplicates, lost messages.
-    Queue(QueueArgs),
-    /// R concurrent "buy one" requests against stock S: exactly R must be removed.
-    StockRace(StockRaceArgs),
-    /// Out-of-order events: a stale price change overwrites a newer one unless versions travel with it.
-    StaleEvent(RunArgs),
-    /// Gapless invoice numbers with parallel workers and a slow, failing integrator.
-    InvoiceNumbering(InvoiceArgs),
 }
 
-impl Command {
-    /// The scenario a scenario subcommand names, with its options.
-    pub fn scenario(&self) -> Option<(&'static str, &RunArgs)> {
-        match self {
-            Command::LostUpdate(args) => Some(("lost-update", args)),
-            Command::WriteSkew(args) => Some(("write-skew", args)),
-            Command::FkBlocking(args) => Some(("fk-blocking", args)),
-            Command::Deadlock(args) => Some(("deadlock", args)),
-            Command::Nowait(args) => Some(("nowait", args)),
-            Command::AdvisoryLock(args) => Some(("advisory-lock", args)),
-            Command::DdlLockQueue(args) => Some(("ddl-lock-queue", args)),
-            Command::RcRecheck(args) => Some(("rc-recheck", args)),
-            Command::Timeouts(args) => Some(("timeouts", args)),
-            Command::Queue(args) => Some(("queue", &args.run)),
-            Command::StockRace(args) => Some(("stock-race", &args.run)),
-            Command::StaleEvent(args) => Some(("stale-event", args)),
-            Command::InvoiceNumbering(args) => Some(("invoice-numbering", &args.run)),
-            Command::List(_)
-            | Command::All(_)
-            | Command::Server(_)
-            | Command::Locks(_)
-            | Command::Completions { .. } => None,
-        }
-    }
+/// A parsed command line.
+pub enum Parsed {
+    Fixed(Cli),
+    Scenario {
+        lang: Option<Lang>,
+        scenario: &'static Scenario,
+        run: RunArgs,
+        /// Its own options, checked.
+        params: anyhow::Result<Params>,
+    },
 }
 
 /// Where the lab runs: an existing server, or the throwaway cluster.
@@ -167,6 +133,11 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 200, value_name = "MS")]
     pub retry_cap_ms: u64,
 
+    /// Run the scenarios from edited copies of lab's files (specs and SQL) in
+    /// DIR; a file DIR does not have comes from lab's own copies.
+    #[arg(long, env = "LAB_DIR", value_name = "DIR")]
+    pub lab_dir: Option<PathBuf>,
+
     #[command(flatten)]
     pub conn: ConnArgs,
 }
@@ -176,6 +147,16 @@ pub struct ListArgs {
     /// With each variant's explanation.
     #[arg(long)]
     pub explain: bool,
+
+    /// Output format (markdown: the README's table).
+    #[arg(long, value_enum, default_value_t = ListFormat::Table)]
+    pub format: ListFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    Table,
+    Markdown,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -193,71 +174,6 @@ pub struct LocksArgs {
     pub once: bool,
 }
 
-/// `lab queue`: the run options plus the queue's own.
-#[derive(Debug, Clone, Args)]
-pub struct QueueArgs {
-    #[command(flatten)]
-    pub run: RunArgs,
-
-    /// Outbox messages to process.
-    #[arg(long, default_value_t = 1000, value_name = "N")]
-    pub messages: u32,
-
-    /// Worker sessions taking batches concurrently.
-    #[arg(long, default_value_t = 4, value_name = "N")]
-    pub workers: u32,
-
-    /// Messages a worker takes per batch (the dequeue's LIMIT).
-    #[arg(long, default_value_t = 10, value_name = "N")]
-    pub batch: u32,
-
-    /// Simulated work per batch ("sending" it), in ms.
-    #[arg(long, default_value_t = 20, value_name = "MS")]
-    pub work_ms: u64,
-
-    /// Terminate worker 1's backend in the middle of its batch after N batches.
-    #[arg(long, value_name = "N")]
-    pub kill_worker_after: Option<u32>,
-}
-
-/// `lab stock-race`: the run options plus stock and requests.
-#[derive(Debug, Clone, Args)]
-pub struct StockRaceArgs {
-    #[command(flatten)]
-    pub run: RunArgs,
-
-    /// Copies of book 1 in stock (S).
-    #[arg(long, default_value_t = 100, value_name = "S")]
-    pub stock: u32,
-
-    /// Concurrent "buy one" requests, each on its own connection (R).
-    #[arg(long, default_value_t = 100, value_name = "R")]
-    pub requests: u32,
-}
-
-/// `lab invoice-numbering`: the run options plus the integrator's and workers'.
-#[derive(Debug, Clone, Args)]
-pub struct InvoiceArgs {
-    #[command(flatten)]
-    pub run: RunArgs,
-
-    /// Invoices to number and send.
-    #[arg(long, default_value_t = 20, value_name = "N")]
-    pub invoices: u32,
-
-    /// Workers sending invoices concurrently.
-    #[arg(long, default_value_t = 4, value_name = "N")]
-    pub workers: u32,
-
-    /// The integrator's mean latency in ms (the seed's 200 ms-2 s, scaled down); each call takes 0.5-1.5 times it.
-    #[arg(long, default_value_t = 50, value_name = "MS")]
-    pub latency_ms: u64,
-
-    /// Share of calls that fail transiently (the same calls on every run).
-    #[arg(long, default_value_t = 0.15, value_name = "RATE")]
-    pub transient_rate: f64,
-}
-
 #[derive(Debug, Clone, Args)]
 pub struct ServerArgs {
     #[command(flatten)]
@@ -270,24 +186,73 @@ pub enum Format {
     Json,
 }
 
-/// The command line as clap sees it, in `lang`: abouts and option help from the
-/// language's table where it has them (English is written on the types above),
-/// and clap's own words (headings, the help and version flags) from its `Ui`.
-pub fn command(lang: crate::i18n::Lang) -> clap::Command {
-    use clap::CommandFactory;
-    let texts = lang.texts();
-    let mut cmd = localize(Cli::command(), texts.help, &texts.ui, true);
+/// A scenario's subcommand: its about, the common run options, its own.
+fn scenario_command(s: &'static Scenario) -> clap::Command {
+    let cmd = clap::Command::new(s.name).about((s.about)().en());
+    let cmd = RunArgs::augment_args(cmd);
+    match &s.options {
+        Some(o) => (o.augment)(cmd),
+        None => cmd,
+    }
+}
+
+/// The command line as clap sees it, in `lang`: abouts and option help in
+/// that language where lab has them (English is written on the types above
+/// and in the catalogue), and clap's own words from the interface's.
+pub fn command(lang: Lang) -> clap::Command {
+    let mut cmd = Cli::command();
+    for s in catalogue::ALL {
+        cmd = cmd.subcommand(scenario_command(s));
+    }
+    let mut cmd = localize(cmd, lang, true);
     // `help` is clap's own subcommand, made when the command is built.
     cmd.build();
-    cmd.mut_subcommand("help", |h| h.about(texts.ui.help_subcommand))
+    cmd.mut_subcommand("help", |h| h.about(ui::help_subcommand().render(lang)))
+}
+
+/// Parses `args` (the program name first).
+pub fn parse(args: &[String], lang: Lang) -> Result<Parsed, clap::Error> {
+    let m = command(lang).try_get_matches_from(args)?;
+    let lang_given = m.get_one::<Lang>("lang").copied();
+    if let Some((name, sub)) = m.subcommand()
+        && let Some(scenario) = catalogue::find(name)
+    {
+        let run = RunArgs::from_arg_matches(sub)?;
+        let params = match &scenario.options {
+            Some(o) => (o.parse)(sub),
+            None => scenario.default_params(),
+        };
+        return Ok(Parsed::Scenario {
+            lang: lang_given,
+            scenario,
+            run,
+            params,
+        });
+    }
+    Ok(Parsed::Fixed(Cli::from_arg_matches(&m)?))
+}
+
+/// The Turkish text for a help key: the fixed table, then the catalogue.
+fn turkish(key: &str) -> Option<String> {
+    if let Some((_, t)) = HELP_TR.iter().find(|(k, _)| *k == key) {
+        return Some(t.to_string());
+    }
+    if let Some(name) = key.strip_prefix("cmd.") {
+        return catalogue::find(name).map(|s| (s.about)().render(Lang::Tr));
+    }
+    let rest = key.strip_prefix("arg.")?;
+    let (name, id) = rest.split_once('.')?;
+    let s = catalogue::find(name)?;
+    let o = s.options.as_ref()?;
+    o.help_tr.iter().find(|(k, _)| *k == id).map(|(_, t)| t.to_string())
 }
 
 /// An option's help with its default, its possible values and its
-/// environment variable written out in `ui`'s words (clap's are English).
-fn annotate(a: clap::Arg, ui: &'static crate::i18n::Ui) -> clap::Arg {
+/// environment variable written out in `lang`'s words (clap's are English).
+fn annotate(a: clap::Arg, lang: Lang) -> clap::Arg {
     let mut notes = Vec::new();
     if let Some(env) = a.get_env() {
-        notes.push(format!("[{}: {}]", ui.help_env, env.to_string_lossy()));
+        notes.push(format!("[{}: {}]", ui::help_env().render(lang), env.to_string_lossy()));
     }
     if a.get_action().takes_values() && !a.get_default_values().is_empty() {
         let d: Vec<String> = a
@@ -295,7 +260,7 @@ fn annotate(a: clap::Arg, ui: &'static crate::i18n::Ui) -> clap::Arg {
             .iter()
             .map(|v| v.to_string_lossy().into_owned())
             .collect();
-        notes.push(format!("[{}: {}]", ui.help_default, d.join(", ")));
+        notes.push(format!("[{}: {}]", ui::help_default().render(lang), d.join(", ")));
     }
     let values: Vec<String> = a
         .get_possible_values()
@@ -304,7 +269,7 @@ fn annotate(a: clap::Arg, ui: &'static crate::i18n::Ui) -> clap::Arg {
         .map(|v| v.get_name().to_string())
         .collect();
     if !values.is_empty() && a.get_action().takes_values() {
-        notes.push(format!("[{}: {}]", ui.help_possible, values.join(", ")));
+        notes.push(format!("[{}: {}]", ui::help_possible().render(lang), values.join(", ")));
     }
     if notes.is_empty() {
         return a;
@@ -316,14 +281,9 @@ fn annotate(a: clap::Arg, ui: &'static crate::i18n::Ui) -> clap::Arg {
         .hide_env(true)
 }
 
-fn localize(
-    mut cmd: clap::Command,
-    help: &'static [(&'static str, &'static str)],
-    ui: &'static crate::i18n::Ui,
-    root: bool,
-) -> clap::Command {
+fn localize(mut cmd: clap::Command, lang: Lang, root: bool) -> clap::Command {
     use clap::{Arg, ArgAction};
-    let find = |key: &str| help.iter().find(|(k, _)| *k == key).map(|(_, t)| *t);
+    let find = |key: &str| if lang == Lang::Tr { turkish(key) } else { None };
     let name = cmd.get_name().to_string();
     if let Some(t) = find(&format!("cmd.{name}")) {
         cmd = cmd.about(t);
@@ -337,6 +297,7 @@ fn localize(
             cmd = cmd.mut_arg(&id, |a| a.help(t));
         }
     }
+    let say = |t: crate::i18n::Text| t.render(lang);
     cmd = cmd
         .disable_help_flag(true)
         .arg(
@@ -344,13 +305,13 @@ fn localize(
                 .short('h')
                 .long("help")
                 .action(ArgAction::Help)
-                .help(ui.help_flag),
+                .help(say(ui::help_flag())),
         )
-        .subcommand_help_heading(ui.help_commands)
-        .subcommand_value_name(ui.help_command_value)
+        .subcommand_help_heading(say(ui::help_commands()))
+        .subcommand_value_name(say(ui::help_command_value()))
         .help_template(format!(
             "{{before-help}}{{about-with-newline}}\n{} {{usage}}\n\n{{all-args}}{{after-help}}",
-            ui.help_usage
+            say(ui::help_usage())
         ));
     if root {
         cmd = cmd.disable_version_flag(true).arg(
@@ -358,48 +319,45 @@ fn localize(
                 .short('V')
                 .long("version")
                 .action(ArgAction::Version)
-                .help(ui.version_flag),
+                .help(say(ui::version_flag())),
         );
     }
+    let options = say(ui::help_options());
     cmd.mut_args(|a| {
-        let a = annotate(a, ui);
+        let a = annotate(a, lang);
         if a.get_help_heading().is_none() {
-            a.help_heading(ui.help_options)
+            a.help_heading(options.clone())
         } else {
             a
         }
     })
-    .mut_subcommands(|s| localize(s, help, ui, false))
+    .mut_subcommands(|s| localize(s, lang, false))
 }
 
-/// A usage error on one line, in the process's language: the common kinds in
-/// our own words (from the error's context), any other in clap's.
-pub fn usage_error(e: &clap::Error) -> String {
+/// A usage error on one line, in `lang`: the common kinds in our own words
+/// (from the error's context), any other in clap's.
+pub fn usage_error(e: &clap::Error, lang: Lang) -> String {
     use clap::error::{ContextKind, ErrorKind};
     let get = |k: ContextKind| e.get(k).map(|v| v.to_string());
     let arg = get(ContextKind::InvalidArg).unwrap_or_default();
     let text = match e.kind() {
-        ErrorKind::UnknownArgument => crate::tr!("us.unknown_arg", arg = arg),
+        ErrorKind::UnknownArgument => msg::unknown_arg(arg),
         ErrorKind::InvalidSubcommand => match get(ContextKind::InvalidSubcommand) {
-            Some(command) => crate::tr!("us.unknown_command", command = command),
+            Some(command) => msg::unknown_command(command),
             None => return one_line_usage_error(e),
         },
         ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
             let value = get(ContextKind::InvalidValue).unwrap_or_default();
             match get(ContextKind::ValidValue) {
-                Some(valid) => crate::tr!("us.invalid_value_of", value = value, arg = arg, valid = valid),
-                None => crate::tr!("us.invalid_value", value = value, arg = arg),
+                Some(valid) => msg::invalid_value_of(value, arg, valid),
+                None => msg::invalid_value(value, arg),
             }
         }
-        ErrorKind::MissingRequiredArgument => crate::tr!("us.missing", arg = arg),
-        ErrorKind::MissingSubcommand => crate::tr!("us.missing_command"),
-        ErrorKind::ArgumentConflict => crate::tr!(
-            "us.conflict",
-            arg = arg,
-            other = get(ContextKind::PriorArg).unwrap_or_default()
-        ),
+        ErrorKind::MissingRequiredArgument => msg::missing(arg),
+        ErrorKind::MissingSubcommand => msg::missing_command(),
+        ErrorKind::ArgumentConflict => msg::conflict(arg, get(ContextKind::PriorArg).unwrap_or_default()),
         ErrorKind::NoEquals | ErrorKind::TooManyValues | ErrorKind::TooFewValues | ErrorKind::WrongNumberOfValues => {
-            crate::tr!("us.values", arg = arg)
+            msg::values(arg)
         }
         _ => return one_line_usage_error(e),
     };
@@ -407,8 +365,8 @@ pub fn usage_error(e: &clap::Error) -> String {
         .or_else(|| get(ContextKind::SuggestedSubcommand))
         .or_else(|| get(ContextKind::SuggestedValue));
     match tip {
-        Some(t) => format!("{text}; {}", crate::tr!("us.tip", suggestion = t)),
-        None => text,
+        Some(t) => format!("{}; {}", text.render(lang), msg::tip(t).render(lang)),
+        None => text.render(lang),
     }
 }
 
@@ -423,4 +381,71 @@ pub fn one_line_usage_error(e: &clap::Error) -> String {
         .join(" ")
         .trim_start_matches("error: ")
         .to_string()
+}
+
+/// The text of a usage error line: `<error> (see lab --help)`.
+pub fn usage_line(e: &clap::Error, lang: Lang) -> String {
+    msg::usage(usage_error(e, lang)).render(lang)
+}
+
+/// The language of a command line clap could not parse: its `--lang`, if it
+/// has a readable one, else the environment's.
+pub fn language_of_args(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Lang {
+    let given = args
+        .iter()
+        .enumerate()
+        .find_map(|(i, a)| match a.strip_prefix("--lang") {
+            Some("") => args.get(i + 1).cloned(),
+            Some(v) => v.strip_prefix('=').map(str::to_string),
+            None => None,
+        });
+    given
+        .and_then(|v| Lang::from_str(&v, true).ok())
+        .unwrap_or_else(|| Lang::from_env(env))
+}
+
+pub mod msg {
+    crate::messages! {
+        prefix "us";
+        usage(error) {
+            en: "{error} (see lab --help)",
+            tr: "{error} (bkz. lab --help)",
+        }
+        unknown_arg(arg) {
+            en: "unknown option '{arg}'",
+            tr: "bilinmeyen seçenek '{arg}'",
+        }
+        unknown_command(command) {
+            en: "unknown command '{command}'",
+            tr: "bilinmeyen komut '{command}'",
+        }
+        invalid_value(value, arg) {
+            en: "invalid value '{value}' for '{arg}'",
+            tr: "'{arg}' için geçersiz değer '{value}'",
+        }
+        invalid_value_of(value, arg, valid) {
+            en: "invalid value '{value}' for '{arg}' (possible values: {valid})",
+            tr: "'{arg}' için geçersiz değer '{value}' (olası değerler: {valid})",
+        }
+        missing(arg) {
+            en: "'{arg}' is required",
+            tr: "'{arg}' gerekli",
+        }
+        conflict(arg, other) {
+            en: "'{arg}' cannot be used with '{other}'",
+            tr: "'{arg}', '{other}' ile birlikte kullanılamaz",
+        }
+        values(arg) {
+            en: "wrong number of values for '{arg}'",
+            tr: "'{arg}' için yanlış sayıda değer",
+        }
+        tip(suggestion) {
+            en: "did you mean '{suggestion}'?",
+            tr: "'{suggestion}' mi demek istediniz?",
+        }
+        missing_command() {
+            en: "a command is required",
+            tr: "bir komut gerekli",
+        }
+    }
 }

@@ -4,12 +4,14 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
+use crate::catalogue::{self, Params, RunOpts, Scenario, Variant};
 use crate::cli::{ConnArgs, Format, LocalArgs, RunArgs};
-use crate::i18n::Lang;
+use crate::files::LabFiles;
+use crate::i18n::{Context, Lang};
+use crate::progress::Progress;
 use crate::retry::RetryPolicy;
-use crate::scenarios::{self, ScenarioInfo};
 use std::io::IsTerminal;
 
 /// Where the lab runs.
@@ -31,8 +33,14 @@ impl std::fmt::Debug for Target {
     }
 }
 
+/// One scenario of a run: the variants to run, with its options.
+pub struct Planned {
+    pub scenario: &'static Scenario,
+    pub variants: Vec<&'static Variant>,
+    pub params: Params,
+}
+
 /// A checked configuration for one `lab <scenario>` or `lab all` run.
-#[derive(Debug, Clone)]
 pub struct RunConfig {
     pub lang: Lang,
     pub explain: bool,
@@ -43,188 +51,69 @@ pub struct RunConfig {
     pub format: Format,
     pub junit: Option<PathBuf>,
     pub wait_timeout: Duration,
-    pub retry: RetryPolicy,
-    pub timeout: Duration,
-    /// Scenario-specific settings (defaults unless the scenario's subcommand set them).
-    pub params: Params,
-    /// The scenarios to run, each with the variants to run, in order.
-    pub plan: Vec<(&'static ScenarioInfo, Vec<&'static str>)>,
-}
-
-/// Settings only some scenarios have.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Params {
-    pub queue: QueueParams,
-    pub stock: StockParams,
-    pub invoice: InvoiceParams,
-}
-
-#[derive(Debug, Clone, Copy)]
-pub struct InvoiceParams {
-    pub invoices: u32,
-    pub workers: u32,
-    pub latency: Duration,
-    pub transient_rate: f64,
-}
-
-impl Default for InvoiceParams {
-    fn default() -> Self {
-        InvoiceParams {
-            invoices: 20,
-            workers: 4,
-            latency: Duration::from_millis(50),
-            transient_rate: 0.15,
-        }
-    }
-}
-
-impl InvoiceParams {
-    pub fn from_args(a: &crate::cli::InvoiceArgs) -> Result<InvoiceParams> {
-        if !(1..=50).contains(&a.workers) {
-            bail!(crate::tr!("cf.between", flag = "--workers", min = 1, max = 50));
-        }
-        if a.invoices < a.workers || a.invoices > 10_000 {
-            bail!(crate::tr!("cf.invoices"));
-        }
-        if !(1..=5000).contains(&a.latency_ms) {
-            bail!(crate::tr!("cf.between", flag = "--latency-ms", min = 1, max = 5000));
-        }
-        if !(0.0..=0.5).contains(&a.transient_rate) {
-            bail!(crate::tr!("cf.between", flag = "--transient-rate", min = 0, max = 0.5));
-        }
-        Ok(InvoiceParams {
-            invoices: a.invoices,
-            workers: a.workers,
-            latency: Duration::from_millis(a.latency_ms),
-            transient_rate: a.transient_rate,
-        })
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-pub struct StockParams {
-    pub stock: u32,
-    pub requests: u32,
-}
-
-impl Default for StockParams {
-    fn default() -> Self {
-        StockParams {
-            stock: 100,
-            requests: 100,
-        }
-    }
-}
-
-impl StockParams {
-    pub fn from_args(a: &crate::cli::StockRaceArgs) -> Result<StockParams> {
-        if !(2..=1000).contains(&a.requests) {
-            bail!(crate::tr!("cf.between", flag = "--requests", min = 2, max = 1000));
-        }
-        if a.stock > 1_000_000 {
-            bail!(crate::tr!("cf.at_most", flag = "--stock", max = 1_000_000));
-        }
-        Ok(StockParams {
-            stock: a.stock,
-            requests: a.requests,
-        })
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-pub struct QueueParams {
-    pub messages: u32,
-    pub workers: u32,
-    pub batch: u32,
-    pub work: Duration,
-    pub kill_worker_after: Option<u32>,
-}
-
-impl Default for QueueParams {
-    /// The seed's setting: 1000 messages, 4 workers, batches of 10, 20 ms of work.
-    fn default() -> Self {
-        QueueParams {
-            messages: 1000,
-            workers: 4,
-            batch: 10,
-            work: Duration::from_millis(20),
-            kill_worker_after: None,
-        }
-    }
-}
-
-impl QueueParams {
-    pub fn from_args(a: &crate::cli::QueueArgs) -> Result<QueueParams> {
-        if !(1..=10_000_000).contains(&a.messages) {
-            bail!(crate::tr!("cf.between", flag = "--messages", min = 1, max = 10_000_000));
-        }
-        if !(1..=200).contains(&a.workers) {
-            bail!(crate::tr!("cf.between", flag = "--workers", min = 1, max = 200));
-        }
-        if !(1..=10_000).contains(&a.batch) {
-            bail!(crate::tr!("cf.between", flag = "--batch", min = 1, max = 10_000));
-        }
-        if a.work_ms > 60_000 {
-            bail!(crate::tr!("cf.at_most", flag = "--work-ms", max = 60_000));
-        }
-        if a.kill_worker_after.is_some() && a.workers < 2 {
-            bail!(crate::tr!("cf.kill_needs_two"));
-        }
-        Ok(QueueParams {
-            messages: a.messages,
-            workers: a.workers,
-            batch: a.batch,
-            work: Duration::from_millis(a.work_ms),
-            kill_worker_after: a.kill_worker_after,
-        })
-    }
-
-    /// ceil(messages / batch) x work / workers: the time the work alone needs.
-    pub fn ideal(&self) -> Duration {
-        let batches = self.messages.div_ceil(self.batch);
-        self.work * batches / self.workers
-    }
-}
-
-/// Reads an environment variable; tests pass their own.
-pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
-
-pub fn process_env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
+    pub opts: RunOpts,
+    /// The scenarios to run, in order.
+    pub plan: Vec<Planned>,
 }
 
 impl RunConfig {
-    /// `scenario` is None for `lab all`.
-    pub fn new(scenario: Option<&str>, args: &RunArgs, env: EnvLookup<'_>, lang: Lang) -> Result<RunConfig> {
-        let plan = match scenario {
-            Some(name) => {
-                let info = scenarios::find(name).with_context(|| crate::tr!("cf.unknown_scenario", name = name))?;
-                vec![(info, select_variants(info, &args.variants)?)]
-            }
-            None => {
-                if !args.variants.is_empty() {
-                    bail!(crate::tr!("cf.variant_with_all"));
-                }
-                scenarios::ALL.iter().map(|s| (s, s.variant_names())).collect()
-            }
-        };
+    /// `lab <scenario>`: its variants (all unless --variant), its options.
+    pub fn for_scenario(
+        scenario: &'static Scenario,
+        args: &RunArgs,
+        params: Params,
+        env: EnvLookup<'_>,
+        lang: Lang,
+    ) -> Result<RunConfig> {
+        let variants = select_variants(scenario, &args.variants)?;
+        RunConfig::new(
+            args,
+            vec![Planned {
+                scenario,
+                variants,
+                params,
+            }],
+            env,
+            lang,
+        )
+    }
+
+    /// `lab all`: every scenario, every variant, default options.
+    pub fn for_all(args: &RunArgs, env: EnvLookup<'_>, lang: Lang) -> Result<RunConfig> {
+        if !args.variants.is_empty() {
+            bail!(msg::variant_with_all());
+        }
+        let plan = catalogue::ALL
+            .iter()
+            .map(|s| {
+                Ok(Planned {
+                    scenario: s,
+                    variants: s.variants.iter().collect(),
+                    params: s.default_params()?,
+                })
+            })
+            .collect::<Result<_>>()?;
+        RunConfig::new(args, plan, env, lang)
+    }
+
+    fn new(args: &RunArgs, plan: Vec<Planned>, env: EnvLookup<'_>, lang: Lang) -> Result<RunConfig> {
         if !(args.wait_timeout.is_finite() && args.wait_timeout > 0.0 && args.wait_timeout <= 3600.0) {
-            bail!(crate::tr!("cf.wait_timeout"));
+            bail!(msg::wait_timeout());
         }
         if args.retry_attempts == 0 || args.retry_attempts > 100 {
-            bail!(crate::tr!("cf.between", flag = "--retry-attempts", min = 1, max = 100));
+            bail!(crate::catalogue::cx::msg::between("--retry-attempts", 1, 100));
         }
         if args.retry_base_ms > args.retry_cap_ms || args.retry_cap_ms > 60_000 {
-            bail!(crate::tr!("cf.retry_base"));
+            bail!(msg::retry_base());
         }
         if args.timeout_ms < 10 || args.timeout_ms > 60_000 {
-            bail!(crate::tr!("cf.between", flag = "--timeout-ms", min = 10, max = 60_000));
+            bail!(crate::catalogue::cx::msg::between("--timeout-ms", 10, 60_000));
         }
         if Duration::from_millis(args.timeout_ms) * 3 > Duration::from_secs_f64(args.wait_timeout) {
-            bail!(crate::tr!("cf.wait_vs_timeout"));
+            bail!(msg::wait_vs_timeout());
         }
         if args.step && !std::io::stdin().is_terminal() {
-            bail!("{}", lang.texts().ui.step_needs_terminal);
+            bail!(msg::step_needs_terminal());
         }
         // A person is in the loop: the deadlines wait for them too.
         let wait_timeout = if args.step {
@@ -232,49 +121,58 @@ impl RunConfig {
         } else {
             Duration::from_secs_f64(args.wait_timeout)
         };
+        let files = match &args.lab_dir {
+            Some(dir) => LabFiles::with_dir(dir)?,
+            None => LabFiles::embedded(),
+        };
         Ok(RunConfig {
             lang,
             explain: args.explain,
             step: args.step,
             target: target(&args.conn, env)?,
-            timeout: Duration::from_millis(args.timeout_ms),
-            params: Params::default(),
-            retry: RetryPolicy {
-                max_attempts: args.retry_attempts,
-                base: Duration::from_millis(args.retry_base_ms),
-                cap: Duration::from_millis(args.retry_cap_ms),
-            },
             schema: check_schema(&args.conn.local.schema)?,
             keep_schema: args.conn.keep_schema,
             format: args.format,
             junit: args.junit.clone(),
             wait_timeout,
+            opts: RunOpts {
+                timeout: Duration::from_millis(args.timeout_ms),
+                retry: RetryPolicy {
+                    max_attempts: args.retry_attempts,
+                    base: Duration::from_millis(args.retry_base_ms),
+                    cap: Duration::from_millis(args.retry_cap_ms),
+                },
+                files,
+                progress: Progress::for_stderr(lang, args.step),
+            },
             plan,
         })
     }
 }
 
-fn select_variants(info: &ScenarioInfo, wanted: &[String]) -> Result<Vec<&'static str>> {
+fn select_variants(s: &'static Scenario, wanted: &[String]) -> Result<Vec<&'static Variant>> {
     if wanted.is_empty() {
-        return Ok(info.variant_names());
+        return Ok(s.variants.iter().collect());
     }
-    let mut out = Vec::new();
+    let mut out: Vec<&'static Variant> = Vec::new();
     for w in wanted {
-        let Some(v) = info.variants.iter().find(|v| v.name == w) else {
-            bail!(crate::tr!(
-                "cf.unknown_variant",
-                variant = w,
-                scenario = info.name,
-                variants = info.variant_names().join(", ")
-            ));
-        };
-        if !out.contains(&v.name) {
-            out.push(v.name);
+        let v = s
+            .variant(w)
+            .ctx(|| msg::unknown_variant(w, s.name, s.variant_names().join(", ")))?;
+        if !out.iter().any(|x| std::ptr::eq(*x, v)) {
+            out.push(v);
         }
     }
     // Variants run in their documented order whatever order they were named in.
-    out.sort_by_key(|n| info.variants.iter().position(|v| v.name == *n));
+    out.sort_by_key(|v| s.variants.iter().position(|x| std::ptr::eq(x, *v)));
     Ok(out)
+}
+
+/// Reads an environment variable; tests pass their own.
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
 /// The schema name goes into SQL and into connection options unquoted, so it
@@ -289,7 +187,7 @@ pub fn check_schema(name: &str) -> Result<String> {
         && !name.starts_with("pg_")
         && !matches!(name, "public" | "information_schema");
     if !ok {
-        bail!(crate::tr!("cf.schema", name = name));
+        bail!(msg::schema(name));
     }
     Ok(name.to_string())
 }
@@ -300,7 +198,7 @@ pub fn target(args: &ConnArgs, env: EnvLookup<'_>) -> Result<Target> {
     if let Some(url) = args.database_url.as_deref().filter(|u| !u.trim().is_empty()) {
         let mut config = tokio_postgres::Config::from_str(url.trim())
             // The parser's message never repeats the string; we do not either.
-            .map_err(|e| anyhow::anyhow!(crate::tr!("cf.bad_url", error = e)))?;
+            .map_err(|e| msg::bad_url(e.to_string()))?;
         if config.get_password().is_none()
             && let Some(pw) = env("PGPASSWORD")
         {
@@ -317,10 +215,7 @@ pub fn target(args: &ConnArgs, env: EnvLookup<'_>) -> Result<Target> {
             }
         }
         if let Some(port) = env("PGPORT") {
-            let port: u16 = port
-                .trim()
-                .parse()
-                .map_err(|_| anyhow::anyhow!(crate::tr!("cf.bad_pgport", port = port)))?;
+            let port: u16 = port.trim().parse().map_err(|_| msg::bad_pgport(&port))?;
             config.port(port);
         }
         if let Some(user) = env("PGUSER") {
@@ -351,7 +246,7 @@ pub fn parse_url(url: &str, env: EnvLookup<'_>) -> Result<tokio_postgres::Config
     };
     match target(&conn, env)? {
         Target::Server(c) => Ok(*c),
-        Target::Throwaway { .. } => bail!(crate::tr!("cf.no_url")),
+        Target::Throwaway { .. } => bail!(msg::no_url()),
     }
 }
 
@@ -384,6 +279,52 @@ fn finish_config(mut config: tokio_postgres::Config, env: EnvLookup<'_>) -> toki
 /// The throwaway cluster's options, for `lab server`.
 pub fn local(args: &LocalArgs) -> Result<(Option<PathBuf>, String)> {
     Ok((args.pg_bin.clone(), check_schema(&args.schema)?))
+}
+
+pub(crate) mod msg {
+    crate::messages! {
+        prefix "cf";
+        variant_with_all() {
+            en: "--variant selects variants of one scenario; it cannot be used with `lab all`",
+            tr: "--variant tek bir senaryonun varyantlarını seçer; `lab all` ile kullanılamaz",
+        }
+        wait_timeout() {
+            en: "--wait-timeout must be a number of seconds between 0 and 3600",
+            tr: "--wait-timeout 0 ile 3600 arasında bir saniye değeri olmalı",
+        }
+        retry_base() {
+            en: "--retry-base-ms must not exceed --retry-cap-ms, which must be at most 60000",
+            tr: "--retry-base-ms, --retry-cap-ms'i aşmamalı; o da en fazla 60000 olabilir",
+        }
+        wait_vs_timeout() {
+            en: "--wait-timeout must be at least three times --timeout-ms, so a timeout is seen before the deadline",
+            tr: "--wait-timeout en az --timeout-ms'in üç katı olmalı, zaman aşımı son tarihten önce görülsün diye",
+        }
+        step_needs_terminal() {
+            en: "--step waits for Enter before each step, so it needs a terminal on stdin; run it without --step or from a terminal",
+            tr: "--step her adımdan önce Enter bekler, bu yüzden stdin'de bir terminal ister; --step olmadan ya da bir terminalden çalıştırın",
+        }
+        unknown_variant(variant, scenario, variants) {
+            en: "unknown variant '{variant}' of {scenario} (its variants: {variants})",
+            tr: "{scenario} senaryosunun bilinmeyen varyantı '{variant}' (varyantları: {variants})",
+        }
+        schema(name) {
+            en: "--schema '{name}' is not usable: use a new lower-case name of letters, digits and _ (not public, information_schema or pg_*)",
+            tr: "--schema '{name}' kullanılamaz: harf, rakam ve _ içeren yeni, küçük harfli bir ad kullanın (public, information_schema ya da pg_* değil)",
+        }
+        bad_url(error) {
+            en: "malformed database URL: {error}",
+            tr: "hatalı veritabanı URL'si: {error}",
+        }
+        bad_pgport(port) {
+            en: "PGPORT '{port}' is not a port number",
+            tr: "PGPORT '{port}' bir port numarası değil",
+        }
+        no_url() {
+            en: "no database URL given",
+            tr: "veritabanı URL'si verilmedi",
+        }
+    }
 }
 
 #[cfg(test)]
@@ -435,9 +376,8 @@ mod tests {
 
     #[test]
     fn malformed_url_is_an_error_without_the_secret() {
-        let err = target(&conn(Some("postgres://u:hunter2@host:notaport/db")), &env_of(&[]))
-            .unwrap_err()
-            .to_string();
+        let err = target(&conn(Some("postgres://u:hunter2@host:notaport/db")), &env_of(&[])).unwrap_err();
+        let err = crate::i18n::error_line(&err, Lang::En);
         assert!(err.starts_with("malformed database URL"), "{err}");
         assert!(!err.contains("hunter2"), "{err}");
     }
@@ -455,7 +395,7 @@ mod tests {
         assert_eq!(c.get_user(), Some("app"));
         assert_eq!(c.get_dbname(), Some("shop"));
         let bad = target(&conn(None), &env_of(&[("PGPORT", "x")])).unwrap_err();
-        assert!(bad.to_string().contains("PGPORT"));
+        assert!(crate::i18n::error_line(&bad, Lang::En).contains("PGPORT"));
     }
 
     #[test]
@@ -465,18 +405,6 @@ mod tests {
         assert!(matches!(t, Target::Throwaway { pg_bin: None }));
         let blank = target(&conn(Some("  ")), &env_of(&[])).unwrap();
         assert!(matches!(blank, Target::Throwaway { .. }));
-    }
-
-    #[test]
-    fn queue_ideal_time_is_the_work_spread_over_workers() {
-        let p = QueueParams::default();
-        assert_eq!(p.ideal(), Duration::from_millis(500));
-        let odd = QueueParams { messages: 1001, ..p };
-        assert_eq!(
-            odd.ideal(),
-            Duration::from_millis(505),
-            "a partial batch still costs a whole one"
-        );
     }
 
     #[test]
@@ -499,10 +427,11 @@ mod tests {
 
     #[test]
     fn variants_are_checked_and_kept_in_documented_order() {
-        let info = scenarios::find("lost-update").unwrap();
+        let info = catalogue::find("lost-update").unwrap();
         let v = select_variants(info, &["atomic-update".into(), "read-committed".into()]).unwrap();
-        assert_eq!(v, vec!["read-committed", "atomic-update"]);
-        let err = select_variants(info, &["nope".into()]).unwrap_err().to_string();
+        let names: Vec<&str> = v.iter().map(|v| v.name).collect();
+        assert_eq!(names, vec!["read-committed", "atomic-update"]);
+        let err = crate::i18n::error_line(&select_variants(info, &["nope".into()]).unwrap_err(), Lang::En);
         assert!(
             err.contains("unknown variant 'nope'") && err.contains("read-committed"),
             "{err}"

@@ -1,34 +1,40 @@
 //! lab: PostgreSQL concurrency anomalies on demand. `main` parses the command
 //! line and calls [`run`]; everything else lives here.
+//!
+//! Dependencies point one way: `cli -> config -> lib -> catalogue -> engine
+//! -> report -> render`; `spec`, `target`, `files` and `i18n` are leaves.
+pub mod catalogue;
 pub mod cli;
-pub mod cluster;
 pub mod config;
-pub mod db;
 pub mod engine;
+pub mod files;
 pub mod i18n;
 pub mod locks;
 pub mod progress;
 pub mod render;
 pub mod report;
 pub mod retry;
-pub mod scenarios;
 pub mod spec;
 pub mod sql;
+pub mod target;
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-use cli::{Cli, Command, Format};
-use cluster::Cluster;
-use config::{RunConfig, Target};
-use engine::{Env, VariantCtx};
-use i18n::{Lang, fill};
-use render::Style;
+use catalogue::Scenario;
+use cli::{Command, Format, ListFormat, Parsed};
+use config::{Planned, RunConfig, Target};
+use engine::{Env, Stepper};
+use i18n::{Context, Lang, ui};
+use render::{Listed, Style};
 use report::{AllReport, ScenarioReport, round_ms};
+use target::cluster::Cluster;
+use target::connect;
 
 /// The documented exit codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,86 +55,108 @@ impl From<Exit> for ExitCode {
     }
 }
 
-/// The language of a command line clap could not parse: its `--lang`, if it
-/// has a readable one, else the environment's.
-pub fn language_of_args(args: &[String]) -> Lang {
-    use clap::ValueEnum;
-    let given = args
-        .iter()
-        .enumerate()
-        .find_map(|(i, a)| match a.strip_prefix("--lang") {
-            Some("") => args.get(i + 1).cloned(),
-            Some(v) => v.strip_prefix('=').map(str::to_string),
-            None => None,
-        });
-    language(given.and_then(|v| Lang::from_str(&v, true).ok()))
+/// Every message lab declares outside the scenarios (whose texts their
+/// declarations carry): the completeness tests read them all.
+pub fn messages() -> Vec<&'static [i18n::Def]> {
+    let mut all: Vec<&'static [i18n::Def]> = vec![
+        i18n::ui::DEFS,
+        msg::DEFS,
+        cli::msg::DEFS,
+        config::msg::DEFS,
+        files::msg::DEFS,
+        locks::msg::DEFS,
+        progress::msg::DEFS,
+        retry::msg::DEFS,
+        sql::msg::DEFS,
+        engine::msg::DEFS,
+        catalogue::cx::msg::DEFS,
+        target::cluster::msg::DEFS,
+        target::connect::msg::DEFS,
+    ];
+    all.extend(catalogue::ALL.iter().map(|s| s.texts));
+    all
 }
 
-/// The language to speak: --lang, else the environment's.
-pub fn language(cli_lang: Option<Lang>) -> Lang {
-    cli_lang.unwrap_or_else(|| Lang::from_env(&config::process_env))
-}
-
-/// `error: ...` with the cause chain, on one line.
+/// `error: ...` with the cause chain, on one line, in `lang`.
 pub fn print_error(err: &anyhow::Error, lang: Lang) {
-    let text = format!("{err:#}").replace('\n', " ");
-    eprintln!("{}: {text}", lang.texts().ui.error);
+    eprintln!("{}: {}", ui::error().render(lang), i18n::error_line(err, lang));
 }
 
-pub fn run(cli: Cli) -> Result<Exit> {
-    let lang = language(cli.lang);
-    i18n::set_current(lang);
-    match &cli.command {
-        Command::List(args) => {
-            let style = Style {
-                explain: args.explain,
-                ..Style::for_stdout(lang, false)
-            };
-            out(&render::list(scenarios::ALL, &style));
-            Ok(Exit::Ok)
-        }
-        Command::Completions { shell } => {
-            // The descriptions shells show next to commands and options speak the run's language.
-            let mut cmd = cli::command(lang);
-            clap_complete::generate(*shell, &mut cmd, "lab", &mut std::io::stdout());
-            Ok(Exit::Ok)
-        }
-        Command::Server(args) => {
-            let (pg_bin, schema) = config::local(&args.local)?;
-            runtime()?.block_on(serve(pg_bin, schema, lang))
-        }
-        Command::Locks(args) => {
-            let target = args
-                .database_url
-                .as_deref()
-                .filter(|u| !u.trim().is_empty())
-                .context(lang.texts().ui.locks_needs_server)?;
-            let config = config::parse_url(target, &config::process_env)?;
-            if !(args.every.is_finite() && (0.1..=3600.0).contains(&args.every)) {
-                bail!(crate::tr!("cf.between", flag = "--every", min = 0.1, max = 3600));
-            }
-            runtime()?.block_on(locks::watch(
-                config,
-                Duration::from_secs_f64(args.every),
-                args.once,
-                lang,
-            ))
-        }
-        Command::All(args) => {
-            let cfg = RunConfig::new(None, args, &config::process_env, lang)?;
-            runtime()?.block_on(run_plan(cfg, true))
-        }
-        cmd => {
-            let (name, args) = cmd.scenario().context(crate::tr!("ru.no_scenario"))?;
-            let mut cfg = RunConfig::new(Some(name), args, &config::process_env, lang)?;
-            match cmd {
-                Command::Queue(q) => cfg.params.queue = config::QueueParams::from_args(q)?,
-                Command::StockRace(s) => cfg.params.stock = config::StockParams::from_args(s)?,
-                Command::InvoiceNumbering(i) => cfg.params.invoice = config::InvoiceParams::from_args(i)?,
-                _ => {}
-            }
+/// Writes to stdout; a closed pipe (`lab all | head`) is not an error.
+fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush());
+}
+
+/// Every scenario as `lab list` and the README's table show it.
+pub fn listed() -> Vec<Listed> {
+    catalogue::ALL
+        .iter()
+        .map(|s| Listed {
+            name: s.name,
+            summary: (s.summary)(),
+            variants: s.variants.iter().map(|v| (v.name, (v.explain)())).collect(),
+            readme: s.readme,
+        })
+        .collect()
+}
+
+pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
+    match parsed {
+        Parsed::Scenario {
+            scenario, run, params, ..
+        } => {
+            let cfg = RunConfig::for_scenario(scenario, &run, params?, &config::process_env, lang)?;
             runtime()?.block_on(run_plan(cfg, false))
         }
+        Parsed::Fixed(cli) => match cli.command {
+            Command::List(args) => {
+                match args.format {
+                    ListFormat::Table => {
+                        let style = Style {
+                            explain: args.explain,
+                            ..Style::for_stdout(lang, false)
+                        };
+                        out(&render::list(&listed(), &style));
+                    }
+                    ListFormat::Markdown => out(&render::list_markdown(&listed())),
+                }
+                Ok(Exit::Ok)
+            }
+            Command::Completions { shell } => {
+                // The descriptions shells show next to commands and options speak the run's language.
+                let mut cmd = cli::command(lang);
+                let mut buf = Vec::new();
+                clap_complete::generate(shell, &mut cmd, "lab", &mut buf);
+                out(&String::from_utf8_lossy(&buf));
+                Ok(Exit::Ok)
+            }
+            Command::Server(args) => {
+                let (pg_bin, schema) = config::local(&args.local)?;
+                runtime()?.block_on(serve(pg_bin, schema, lang))
+            }
+            Command::Locks(args) => {
+                let target = args
+                    .database_url
+                    .as_deref()
+                    .filter(|u| !u.trim().is_empty())
+                    .ctx(ui::locks_needs_server)?;
+                let config = config::parse_url(target, &config::process_env)?;
+                if !(args.every.is_finite() && (0.1..=3600.0).contains(&args.every)) {
+                    bail!(catalogue::cx::msg::between("--every", 0.1, 3600));
+                }
+                runtime()?.block_on(locks::watch(
+                    config,
+                    Duration::from_secs_f64(args.every),
+                    args.once,
+                    lang,
+                ))
+            }
+            Command::All(args) => {
+                let cfg = RunConfig::for_all(&args, &config::process_env, lang)?;
+                runtime()?.block_on(run_plan(cfg, true))
+            }
+        },
     }
 }
 
@@ -136,13 +164,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .context(crate::tr!("ru.runtime"))
-}
-
-/// Writes to stdout; a closed pipe (`lab all | head`) is not an error.
-fn out(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush());
+        .ctx(msg::runtime)
 }
 
 /// SIGINT and SIGTERM, registered before anything is started so that neither
@@ -155,8 +177,8 @@ struct Signals {
 impl Signals {
     fn new() -> Result<Signals> {
         Ok(Signals {
-            int: signal(SignalKind::interrupt()).context(crate::tr!("ru.signal", signal = "SIGINT"))?,
-            term: signal(SignalKind::terminate()).context(crate::tr!("ru.signal", signal = "SIGTERM"))?,
+            int: signal(SignalKind::interrupt()).ctx(|| msg::signal("SIGINT"))?,
+            term: signal(SignalKind::terminate()).ctx(|| msg::signal("SIGTERM"))?,
         })
     }
 
@@ -183,26 +205,32 @@ async fn start_target(target: &Target) -> Result<(Option<Cluster>, tokio_postgre
     }
 }
 
+fn control_name(schema: &str) -> String {
+    format!("lab:{schema}:control")
+}
+
 async fn setup(cfg: &RunConfig, pg: tokio_postgres::Config) -> Result<Env> {
-    let control = db::connect(&pg, &format!("lab:{}:control", cfg.schema), None).await?;
-    let server = db::server_info(&control).await?;
-    db::claim_schema(&control, &cfg.schema).await?;
-    if cfg.step {
-        // A person steps through the statements on this terminal: no bars over
-        // the prompts, and statements keep where they come from (for their why).
-        progress::turn_off();
-        sql::track_origins();
-    }
+    let control = connect::connect(&pg, &control_name(&cfg.schema), None, None)
+        .await?
+        .client;
+    let server = connect::server_info(&control).await?;
+    let deadlock_ms: i64 = control
+        .query_one(
+            "SELECT setting::bigint FROM pg_settings WHERE name = 'deadlock_timeout'",
+            &[],
+        )
+        .await
+        .ctx(connect::msg::version)?
+        .get(0);
+    connect::claim_schema(&control, &cfg.schema).await?;
     Ok(Env {
         pg,
         schema: cfg.schema.clone(),
-        wait_timeout: cfg.wait_timeout,
         control,
         server,
-        retry: cfg.retry,
-        timeout: cfg.timeout,
-        params: cfg.params,
-        stepper: cfg.step.then(Default::default),
+        wait_timeout: cfg.wait_timeout,
+        deadlock_timeout: Duration::from_millis(deadlock_ms.max(0) as u64),
+        stepper: cfg.step.then(|| Arc::new(Stepper::new(cfg.lang))),
     })
 }
 
@@ -221,7 +249,7 @@ async fn run_plan(cfg: RunConfig, all: bool) -> Result<Exit> {
     };
     let cleaned = tokio::time::timeout(cfg.wait_timeout, clean_up(&env, &cfg, !matches!(result, Some(Ok(_))))).await;
     if let (Some(Ok(_)), Ok(Err(e))) = (&result, cleaned) {
-        print_error(&e.context(crate::tr!("ru.after_run")), cfg.lang);
+        print_error(&Err::<(), _>(e).ctx(msg::after_run).unwrap_err(), cfg.lang);
     }
     drop(env);
     let reports = match result {
@@ -231,26 +259,19 @@ async fn run_plan(cfg: RunConfig, all: bool) -> Result<Exit> {
     drop(cluster);
 
     if let Some(path) = &cfg.junit {
-        std::fs::write(path, render::junit(&reports)).with_context(|| crate::tr!("ru.junit", path = path.display()))?;
+        std::fs::write(path, render::junit(&reports)).ctx(|| msg::junit(path.display().to_string()))?;
     }
     let as_expected = reports.iter().all(|r| r.as_expected);
+    let all_report = |reports: Vec<ScenarioReport>| AllReport {
+        server_version: reports.first().map(|r| r.server_version.clone()).unwrap_or_default(),
+        as_expected,
+        elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
+        scenarios: reports,
+    };
     match (cfg.format, all) {
         (Format::Json, false) => out(&render::json(&reports[0])?),
-        (Format::Json, true) => out(&render::json(&AllReport {
-            server_version: reports.first().map(|r| r.server_version.clone()).unwrap_or_default(),
-            as_expected,
-            elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
-            scenarios: reports,
-        })?),
-        (Format::Table, true) => out(&render::all_summary(
-            &AllReport {
-                server_version: reports.first().map(|r| r.server_version.clone()).unwrap_or_default(),
-                as_expected,
-                elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
-                scenarios: reports,
-            },
-            &style,
-        )),
+        (Format::Json, true) => out(&render::json(&all_report(reports))?),
+        (Format::Table, true) => out(&render::all_summary(&all_report(reports), &style)),
         (Format::Table, false) => {}
     }
     Ok(if as_expected { Exit::Ok } else { Exit::Mismatch })
@@ -264,8 +285,10 @@ async fn run_plan(cfg: RunConfig, all: bool) -> Result<Exit> {
 async fn clean_up(env: &Env, cfg: &RunConfig, failed: bool) -> Result<()> {
     let fresh;
     let control = if env.control.is_closed() {
-        fresh = db::connect(&env.pg, &format!("lab:{}:control", cfg.schema), None).await?;
-        if db::claim_schema(&fresh, &cfg.schema).await.is_err() {
+        fresh = connect::connect(&env.pg, &control_name(&cfg.schema), None, None)
+            .await?
+            .client;
+        if connect::claim_schema(&fresh, &cfg.schema).await.is_err() {
             return Ok(());
         }
         &fresh
@@ -276,21 +299,21 @@ async fn clean_up(env: &Env, cfg: &RunConfig, failed: bool) -> Result<()> {
         env.terminate_sessions_via(control).await?;
     }
     if !cfg.keep_schema {
-        db::drop_schema(control, &cfg.schema).await?;
+        connect::drop_schema(control, &cfg.schema).await?;
     }
-    db::release_schema(control, &cfg.schema).await
+    connect::release_schema(control, &cfg.schema).await
 }
 
 fn interrupted(cluster: Option<Cluster>, lang: Lang) -> Exit {
     drop(cluster);
-    eprintln!("{}", lang.texts().ui.interrupted);
+    eprintln!("{}", ui::interrupted().render(lang));
     Exit::Interrupted
 }
 
 async fn run_scenarios(env: &Env, cfg: &RunConfig, style: &Style) -> Result<Vec<ScenarioReport>> {
     let mut reports = Vec::new();
-    for (info, variants) in &cfg.plan {
-        let r = run_scenario(env, info, variants, cfg.lang).await?;
+    for planned in &cfg.plan {
+        let r = run_scenario(env, cfg, planned).await?;
         if cfg.format == Format::Table {
             // Each scenario is shown as soon as it is done.
             out(&render::scenario(&r, style));
@@ -301,73 +324,88 @@ async fn run_scenarios(env: &Env, cfg: &RunConfig, style: &Style) -> Result<Vec<
     Ok(reports)
 }
 
-/// Runs the given variants of one scenario, each on a freshly built schema.
-pub async fn run_scenario(
-    env: &Env,
-    info: &'static scenarios::ScenarioInfo,
-    variants: &[&'static str],
-    lang: Lang,
-) -> Result<ScenarioReport> {
+/// Runs the planned variants of one scenario, each on a freshly built schema.
+async fn run_scenario(env: &Env, cfg: &RunConfig, planned: &Planned) -> Result<ScenarioReport> {
     let began = Instant::now();
-    let mut out = Vec::new();
-    for variant in variants {
-        // No spinner under --step: it would draw over the prompts.
-        let spinner = if env.stepper.is_some() {
-            indicatif::ProgressBar::hidden()
-        } else {
-            progress::spinner(format!("{} / {variant}", info.name))
-        };
-        db::rebuild_schema(&env.control, &env.schema).await?;
-        let mut ctx = VariantCtx::new(env, info.name, variant);
-        let r = scenarios::run_variant(&mut ctx).await;
-        let report = ctx.close(r.is_err(), lang.texts().expected(info.name, variant)).await;
+    let scenario: &'static Scenario = planned.scenario;
+    let mut variants = Vec::new();
+    for variant in &planned.variants {
+        let spinner = cfg
+            .opts
+            .progress
+            .spinner(format!("{} / {}", scenario.name, variant.name));
+        let r = catalogue::cx::run_variant(env, &cfg.opts, scenario, variant, planned.params.clone()).await;
         spinner.finish_and_clear();
-        r?;
-        out.push(report?);
+        variants.push(r?);
     }
     Ok(ScenarioReport {
-        scenario: info.name.to_string(),
+        scenario: scenario.name.to_string(),
         server_version: env.server.version.clone(),
-        as_expected: out.iter().all(|v| v.as_expected),
+        as_expected: variants.iter().all(|v| v.as_expected),
         elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
-        variants: out,
+        variants,
     })
 }
 
 /// `lab server`: the throwaway cluster with the lab schema, until Ctrl-C.
 async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lang) -> Result<Exit> {
-    let ui = &lang.texts().ui;
     let mut signals = Signals::new()?;
     let (cluster, pg) = start_target(&Target::Throwaway { pg_bin }).await?;
-    let cluster = cluster.context(crate::tr!("ru.no_cluster"))?;
-    let control = db::connect(&pg, "lab:server", None).await?;
-    let server = db::server_info(&control).await?;
-    db::rebuild_schema(&control, &schema).await?;
+    let cluster = cluster.ctx(msg::no_cluster)?;
+    let control = connect::connect(&pg, "lab:server", None, None).await?.client;
+    let server = connect::server_info(&control).await?;
+    let files = files::LabFiles::embedded();
+    connect::rebuild_schema(&control, &schema, &files.read("schema.sql")?, &files.read("seed.sql")?).await?;
     let url = cluster.url();
-    let running = fill(
-        ui.server_running,
-        &[
-            ("version", &server.version),
-            ("ms", &cluster.startup.as_millis()),
-            ("schema", &schema),
-        ],
-    );
+    let say = |t: i18n::Text| t.render(lang);
+    let running = say(ui::server_running(
+        &server.version,
+        cluster.startup.as_millis() as u64,
+        &schema,
+    ));
     // The DATABASE_URL= and binaries: lines are read by scripts: they stay as they are.
     out(&format!(
         "{running}\n\
          binaries: {}\n\
          DATABASE_URL={url}\n\
          psql \"{url}?options=-csearch_path%3D{schema}\"\n\
+         PGOPTIONS='-c search_path={schema}' isolationtester \"{url}\" < lab/lost-update.spec\n\
          {}: lab <scenario> --database-url {url} --keep-schema\n\
          lab locks --database-url {url}\n\
          {}\n",
         cluster.bin.display(),
-        ui.server_run_against,
-        ui.server_stop,
+        say(ui::server_run_against()),
+        say(ui::server_stop()),
     ));
     signals.recv().await;
     drop(control);
     drop(cluster);
-    eprintln!("{}", ui.server_stopped);
+    eprintln!("{}", say(ui::server_stopped()));
     Ok(Exit::Ok)
+}
+
+pub(crate) mod msg {
+    crate::messages! {
+        prefix "ru";
+        runtime() {
+            en: "could not start the async runtime",
+            tr: "async runtime başlatılamadı",
+        }
+        signal(signal) {
+            en: "could not watch for {signal}",
+            tr: "{signal} izlenemedi",
+        }
+        after_run() {
+            en: "after the run",
+            tr: "çalıştırmadan sonra",
+        }
+        junit(path) {
+            en: "could not write the JUnit report to {path}",
+            tr: "JUnit raporu {path} dosyasına yazılamadı",
+        }
+        no_cluster() {
+            en: "the throwaway cluster did not start",
+            tr: "geçici cluster başlamadı",
+        }
+    }
 }

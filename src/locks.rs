@@ -6,12 +6,11 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::db;
-use crate::i18n::{Lang, fill};
+use crate::files::LabFiles;
+use crate::i18n::{Context, Lang, ui};
 use crate::render::{Style, table};
 use crate::sql::SqlFile;
-
-static SQL: SqlFile = SqlFile::new("lab/locks.sql", include_str!("../lab/locks.sql"));
+use crate::target::connect;
 
 /// One snapshot of the view, as text.
 pub async fn snapshot(
@@ -20,11 +19,11 @@ pub async fn snapshot(
     every: Duration,
     style: &Style,
 ) -> Result<String> {
-    let ui = &style.lang.texts().ui;
+    let sql = SqlFile::load(&LabFiles::embedded(), "locks.sql")?;
     let rows = client
-        .query(SQL.get("lab_sessions")?, &[])
+        .query(sql.get("lab_sessions")?, &[])
         .await
-        .map_err(|e| db::sql_error(e, &crate::tr!("en.read_activity")))?;
+        .map_err(|e| connect::sql_error(e, crate::engine::msg::read_activity()))?;
     let names: Vec<(i32, String)> = rows
         .iter()
         .map(|r| (r.get::<_, i32>("pid"), r.get::<_, String>("session")))
@@ -38,26 +37,26 @@ pub async fn snapshot(
     let now = client
         .query_one("SELECT to_char(clock_timestamp(), 'HH24:MI:SS')", &[])
         .await
-        .map_err(|e| db::sql_error(e, &crate::tr!("ru.read_clock")))?
+        .ctx(msg::read_clock)?
         .get::<_, String>(0);
-    let title = fill(
-        ui.locks_title,
-        &[("version", &version), ("time", &now), ("every", &every.as_secs_f64())],
-    );
+    let title = style.say(&ui::locks_title(version, now, every.as_secs_f64()));
     if rows.is_empty() {
-        return Ok(format!("{title}\n{}\n", ui.locks_none));
+        return Ok(format!("{title}\n{}\n", style.say(&ui::locks_none())));
     }
     let mut t = table(
-        vec![
-            ui.col_pid,
-            ui.col_session,
-            ui.col_state,
-            ui.col_wait_event,
-            ui.col_blocked_by,
-            ui.col_lock_mode,
-            ui.col_waiting,
-            ui.col_query,
-        ],
+        [
+            ui::col_pid(),
+            ui::col_session(),
+            ui::col_state(),
+            ui::col_wait_event(),
+            ui::col_blocked_by(),
+            ui::col_lock_mode(),
+            ui::col_waiting(),
+            ui::col_query(),
+        ]
+        .iter()
+        .map(|t| style.say(t))
+        .collect(),
         style,
     );
     for r in &rows {
@@ -78,8 +77,8 @@ pub async fn snapshot(
 
 /// Prints the view every `every` until Ctrl-C (or once).
 pub async fn watch(config: tokio_postgres::Config, every: Duration, once: bool, lang: Lang) -> Result<crate::Exit> {
-    let client = db::connect(&config, "lab-locks", None).await?;
-    let server = db::server_info(&client).await?;
+    let client = connect::connect(&config, "lab-locks", None, None).await?.client;
+    let server = connect::server_info(&client).await?;
     let style = Style::for_stdout(lang, false);
     let clear = std::io::stdout().is_terminal();
     loop {
@@ -95,6 +94,16 @@ pub async fn watch(config: tokio_postgres::Config, every: Duration, once: bool, 
         tokio::select! {
             _ = tokio::time::sleep(every) => {}
             _ = tokio::signal::ctrl_c() => return Ok(crate::Exit::Ok),
+        }
+    }
+}
+
+pub(crate) mod msg {
+    crate::messages! {
+        prefix "lk";
+        read_clock() {
+            en: "could not read the server's clock",
+            tr: "sunucunun saati okunamadı",
         }
     }
 }

@@ -1,19 +1,14 @@
 //! `lab`: parse the command line, run, map the result to an exit code.
 use std::process::ExitCode;
 
-use clap::FromArgMatches;
 use clap::error::ErrorKind;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
     // The language comes first: the help and the usage errors speak it too.
-    let lang = lab::language_of_args(&args);
-    lab::i18n::set_current(lang);
-    let parsed = lab::cli::command(lang)
-        .try_get_matches_from(&args)
-        .and_then(|m| lab::cli::Cli::from_arg_matches(&m));
-    let cli = match parsed {
-        Ok(cli) => cli,
+    let lang = lab::cli::language_of_args(&args, &lab::config::process_env);
+    let parsed = match lab::cli::parse(&args, lang) {
+        Ok(p) => p,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
             let _ = e.print();
             return ExitCode::SUCCESS;
@@ -24,12 +19,12 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             // Usage errors on one line, like every other error.
-            let text = lab::tr!("ru.usage", error = lab::cli::usage_error(&e));
-            eprintln!("{}: {text}", lang.texts().ui.error);
+            let error = lab::i18n::ui::error().render(lang);
+            eprintln!("{error}: {}", lab::cli::usage_line(&e, lang));
             return lab::Exit::CouldNotRun.into();
         }
     };
-    match lab::run(cli) {
+    match lab::run(parsed, lang) {
         Ok(code) => code.into(),
         Err(err) => {
             lab::print_error(&err, lang);

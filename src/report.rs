@@ -1,36 +1,162 @@
-//! What a run produced, as plain serialisable data. Nothing here formats.
-use serde::Serialize;
+//! What a run produced, as plain data. Nothing here formats a sentence:
+//! texts are [`Text`]s (a message key with its values) that the renderers
+//! put into words; machine outputs (JSON, JUnit) always use English, so they
+//! are the same whatever `--lang` says.
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
-/// How a timeline entry ended. `waiting` is recorded when the server confirmed
-/// the session waits on a lock; `completed` when such a step later returned.
+use crate::i18n::{Lang, Text};
+
+/// A piece of text that is either a translated message or something quoted
+/// as it is (SQL, values, what the server said).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Phrase {
+    Plain(String),
+    Text(Text),
+}
+
+impl Phrase {
+    pub fn render(&self, lang: Lang) -> String {
+        match self {
+            Phrase::Plain(s) => s.clone(),
+            Phrase::Text(t) => t.render(lang),
+        }
+    }
+}
+
+impl Serialize for Phrase {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.render(Lang::En))
+    }
+}
+
+impl From<&str> for Phrase {
+    fn from(v: &str) -> Phrase {
+        Phrase::Plain(v.to_string())
+    }
+}
+
+impl From<String> for Phrase {
+    fn from(v: String) -> Phrase {
+        Phrase::Plain(v)
+    }
+}
+
+impl From<Text> for Phrase {
+    fn from(v: Text) -> Phrase {
+        Phrase::Text(v)
+    }
+}
+
+/// How a timeline entry ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StepResult {
+    /// Answered without waiting.
     Ok,
+    /// The server confirmed the session waits (on a lock, a safe snapshot, a standby).
     Waiting,
+    /// A step that waited returned.
     Completed,
+    /// The server answered with an error (or the connection went).
     Error,
-    /// A line of narrative from the session's own logic (a decision, a back-off).
+    /// A decision of the session's own logic, or lab's narration.
     Note,
+    /// A NOTICE the server sent the session.
+    Notice,
 }
 
+/// What a waiting step waits on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WaitKind {
+    /// A heavyweight lock (`pg_blocking_pids`).
+    Lock,
+    /// A safe snapshot (SERIALIZABLE READ ONLY DEFERRABLE: `pg_safe_snapshot_blocking_pids`).
+    SafeSnapshot,
+    /// A synchronous standby (`wait_event` = SyncRep).
+    SyncRep,
+    /// Shown as waiting because the spec says so (`(*)` or a blocker annotation).
+    Annotation,
+    /// Not seen while it lasted; the server's error says it waited (40P01's DETAIL, 55P03).
+    ServerError,
+}
+
+/// Rows a statement returned.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResultSet {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Option<String>>>,
+}
+
+/// One row of the timeline: one step of one session, or a note.
 #[derive(Debug, Clone, Serialize)]
 pub struct Entry {
     pub t_ms: f64,
     pub session: String,
+    /// The spec's (or SQL file's) name for the step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
     pub sql: String,
     pub result: StepResult,
     pub sqlstate: Option<String>,
-    pub detail: String,
+    /// The command tag or values, the server's error, or the note.
+    pub detail: Phrase,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked_by: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait: Option<WaitKind>,
+    /// The lock the step waits for, as pg_locks names it ("ShareLock on transaction").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lock: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waited_ms: Option<f64>,
+    /// The isolation level the transaction this step began runs under, read back from the server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<String>,
+    /// Lab cancelled the statement (every session was waiting, or its deadline passed).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cancelled_by_lab: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub results: Vec<ResultSet>,
+}
+
+impl Entry {
+    pub fn new(t_ms: f64, session: &str, result: StepResult, detail: Phrase) -> Entry {
+        Entry {
+            t_ms,
+            session: session.to_string(),
+            step: None,
+            sql: String::new(),
+            result,
+            sqlstate: None,
+            detail,
+            blocked_by: None,
+            wait: None,
+            lock: None,
+            waited_ms: None,
+            isolation: None,
+            cancelled_by_lab: false,
+            results: Vec::new(),
+        }
+    }
 }
 
 /// A small table of evidence (rows from pg_locks, audit rows, conflict values...).
 #[derive(Debug, Clone, Serialize)]
 pub struct Evidence {
-    pub title: String,
-    pub columns: Vec<String>,
-    pub rows: Vec<Vec<String>>,
+    pub title: Phrase,
+    pub columns: Vec<Phrase>,
+    pub rows: Vec<Vec<Phrase>>,
+}
+
+/// One documented expectation and whether it held.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    /// The message key: stable, for a pipeline that asserts on one check.
+    pub id: String,
+    pub ok: bool,
+    pub text: Text,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -38,19 +164,43 @@ pub struct VariantReport {
     pub name: String,
     pub as_expected: bool,
     pub anomaly: bool,
-    pub expected: String,
-    pub observed: String,
+    pub expected: Text,
+    /// What happens and why, and the fix (shown with --explain; not in JSON).
+    #[serde(skip)]
+    pub explain: Text,
+    #[serde(serialize_with = "joined")]
+    pub observed: Vec<Text>,
+    pub checks: Vec<Check>,
     pub elapsed_ms: f64,
     /// Every SQLSTATE raised in the variant, in order.
     pub sqlstates: Vec<String>,
     pub metrics: Map<String, Value>,
     pub timeline: Vec<Entry>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<String>,
+    pub skipped: Option<Text>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
+    pub notes: Vec<Text>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<Evidence>,
+}
+
+impl VariantReport {
+    /// The observed outcome as one line in `lang`.
+    pub fn observed_line(&self, lang: Lang) -> String {
+        join(&self.observed, lang)
+    }
+
+    pub fn failed(&self) -> impl Iterator<Item = &Check> {
+        self.checks.iter().filter(|c| !c.ok)
+    }
+}
+
+pub fn join(texts: &[Text], lang: Lang) -> String {
+    texts.iter().map(|t| t.render(lang)).collect::<Vec<_>>().join("; ")
+}
+
+fn joined<S: Serializer>(texts: &[Text], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&join(texts, Lang::En))
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -72,4 +222,9 @@ pub struct AllReport {
 
 pub fn round_ms(ms: f64) -> f64 {
     (ms * 10.0).round() / 10.0
+}
+
+/// Milliseconds, to 0.1 ms.
+pub fn millis(d: std::time::Duration) -> f64 {
+    round_ms(d.as_secs_f64() * 1000.0)
 }

@@ -9,7 +9,6 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::engine::{PgError, Session};
-use crate::i18n::fill;
 
 /// SQLSTATEs after which running the whole transaction again can succeed.
 pub const RETRYABLE: &[&str] = &["40001", "40P01"];
@@ -75,29 +74,26 @@ impl RetryPolicy {
         loop {
             let r = body(attempt).await?;
             match r {
-                Err(e) if Self::retries(&e.code) && attempt < self.max_attempts => {
+                Err(e) if e.code.as_deref().is_some_and(Self::retries) && attempt < self.max_attempts => {
                     let wait = self.backoff(attempt, rng);
-                    let ui = &crate::i18n::current().texts().ui;
-                    session.note(fill(
-                        ui.retry_again,
-                        &[
-                            ("attempt", &attempt),
-                            ("code", &e.code),
-                            ("ms", &format!("{:.1}", wait.as_secs_f64() * 1000.0)),
-                        ],
+                    let code = e.code.clone().unwrap_or_default();
+                    session.note(msg::again(
+                        attempt,
+                        &code,
+                        format!("{:.1}", wait.as_secs_f64() * 1000.0),
                     ));
-                    session.run("ROLLBACK").await?;
-                    failures.push(e.code);
+                    session.exec("rollback", "ROLLBACK").await?;
+                    failures.push(code);
                     // The back-off is the policy itself, not a way of ordering sessions.
                     tokio::time::sleep(wait).await;
                     attempt += 1;
                 }
                 Err(e) => {
-                    failures.push(e.code.clone());
-                    if Self::retries(&e.code) {
-                        let ui = &crate::i18n::current().texts().ui;
-                        session.note(fill(ui.retry_exhausted, &[("attempt", &attempt), ("code", &e.code)]));
+                    let code = e.code.clone().unwrap_or_default();
+                    if Self::retries(&code) {
+                        session.note(msg::exhausted(attempt, &code));
                     }
+                    failures.push(code);
                     return Ok(Attempted {
                         result: Err(e),
                         attempts: attempt,
@@ -148,6 +144,20 @@ impl Rng {
             0
         } else {
             ((self.next_u64() as u128 * n as u128) >> 64) as u64
+        }
+    }
+}
+
+pub(crate) mod msg {
+    crate::messages! {
+        prefix "rt";
+        again(attempt, code, ms) {
+            en: "attempt {attempt} failed with {code}; rolling back, retrying the whole transaction after {ms} ms",
+            tr: "{attempt}. deneme {code} ile düştü; geri alınıyor, bütün transaction {ms} ms sonra baştan deneniyor",
+        }
+        exhausted(attempt, code) {
+            en: "attempt {attempt} failed with {code}; no attempts left",
+            tr: "{attempt}. deneme {code} ile düştü; deneme hakkı kalmadı",
         }
     }
 }

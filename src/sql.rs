@@ -1,128 +1,118 @@
-//! Named statements from the files in lab/. Each file is a walkthrough a
-//! person can follow in psql; a statement is the text after a `-- name: x`
-//! line up to the next blank line. Values are psql variables (`:name`), set
-//! with `\set` by hand and bound here by the lab.
+//! Named statements from the SQL files in lab/ (the code-driven scenarios'
+//! statements and lab's own reads). Each file is a walkthrough a person can
+//! follow in psql; a statement is the text after a `-- name: x` line up to
+//! the next blank line. Values are psql variables (`:name`), set with `\set`
+//! by hand and bound here by the lab. `-- why:` and `-- why-tr:` lines in a
+//! statement's block say why a session runs it (shown by `--step`).
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
 
 use anyhow::{Result, bail};
 
+use crate::files::LabFiles;
+use crate::i18n::Lang;
+
 pub struct SqlFile {
-    pub path: &'static str,
-    text: &'static str,
-    parsed: OnceLock<Vec<Statement>>,
-}
-
-impl SqlFile {
-    pub const fn new(path: &'static str, text: &'static str) -> SqlFile {
-        SqlFile {
-            path,
-            text,
-            parsed: OnceLock::new(),
-        }
-    }
-
-    fn statements(&self) -> &[Statement] {
-        self.parsed.get_or_init(|| parse(self.text))
-    }
-
-    fn statement(&self, name: &str) -> Result<&Statement> {
-        match self.statements().iter().find(|s| s.name == name) {
-            Some(s) => Ok(s),
-            None => bail!(crate::tr!("ru.no_statement", file = self.path, name = name)),
-        }
-    }
-
-    /// The statement called `name`, without its trailing semicolon.
-    pub fn get(&self, name: &str) -> Result<&str> {
-        let st = self.statement(name)?;
-        self.remember(&st.sql, name);
-        Ok(&st.sql)
-    }
-
-    /// The statement with its psql variables replaced by the given values.
-    pub fn bind(&self, name: &str, params: &[(&str, &(dyn std::fmt::Display + Sync))]) -> Result<String> {
-        let st = self.statement(name)?;
-        let sql = bind(&st.sql, params).map_err(|e| anyhow::anyhow!("{}: {name}: {e}", self.path))?;
-        self.remember(&sql, name);
-        Ok(sql)
-    }
-
-    /// The file's name without its directory and `.sql`, e.g. `lost-update`.
-    pub fn stem(&self) -> &'static str {
-        let file = self.path.rsplit('/').next().unwrap_or(self.path);
-        file.strip_suffix(".sql").unwrap_or(file)
-    }
-
-    fn remember(&self, sql: &str, name: &str) {
-        if !TRACKING.load(std::sync::atomic::Ordering::Relaxed) {
-            return;
-        }
-        HANDED_OUT
-            .get_or_init(Mutex::default)
-            .lock()
-            .unwrap()
-            .insert(sql.to_string(), format!("{}.{name}", self.stem()));
-    }
-
-    pub fn names(&self) -> Vec<&str> {
-        self.statements().iter().map(|s| s.name.as_str()).collect()
-    }
-}
-
-/// Statement texts handed out, with where they come from (`file-stem.name`):
-/// `--step` looks up "why.<that>" in the language's texts before a session runs one.
-static HANDED_OUT: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
-
-/// Off unless a person steps through statements: then every statement handed
-/// out is remembered (a map insert per bind is not worth paying otherwise).
-static TRACKING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-pub fn track_origins() {
-    TRACKING.store(true, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// `file-stem.name` of a statement handed out by a [`SqlFile`] since [`track_origins`].
-pub fn origin_of(sql: &str) -> Option<String> {
-    HANDED_OUT.get()?.lock().unwrap().get(sql).cloned()
+    pub path: String,
+    statements: Vec<Statement>,
 }
 
 struct Statement {
     name: String,
     sql: String,
+    why_en: Option<String>,
+    why_tr: Option<String>,
 }
 
-type Building<'a> = Option<(String, Vec<&'a str>)>;
+impl SqlFile {
+    pub fn load(files: &LabFiles, path: &str) -> Result<SqlFile> {
+        Ok(SqlFile::parse(path, &files.read(path)?))
+    }
+
+    pub fn parse(path: &str, text: &str) -> SqlFile {
+        SqlFile {
+            path: path.to_string(),
+            statements: parse(text),
+        }
+    }
+
+    fn statement(&self, name: &str) -> Result<&Statement> {
+        match self.statements.iter().find(|s| s.name == name) {
+            Some(s) => Ok(s),
+            None => bail!(msg::no_statement(&self.path, name)),
+        }
+    }
+
+    /// The statement called `name`, without its trailing semicolon.
+    pub fn get(&self, name: &str) -> Result<&str> {
+        Ok(&self.statement(name)?.sql)
+    }
+
+    /// The statement with its psql variables replaced by the given values.
+    pub fn bind(&self, name: &str, params: &[(&str, &(dyn std::fmt::Display + Sync))]) -> Result<String> {
+        let st = self.statement(name)?;
+        bind(&st.sql, params).map_err(|var| msg::no_bind_value(&self.path, name, var).into())
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.statements.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    /// Why each statement runs, in `lang`, by name.
+    pub fn whys(&self, lang: Lang) -> HashMap<String, String> {
+        self.statements
+            .iter()
+            .filter_map(|s| {
+                let why = match lang {
+                    Lang::En => s.why_en.clone(),
+                    Lang::Tr => s.why_tr.clone(),
+                }?;
+                Some((s.name.clone(), why))
+            })
+            .collect()
+    }
+}
 
 fn parse(text: &str) -> Vec<Statement> {
     let mut out = Vec::new();
-    let mut current: Building = None;
-    let mut flush = |cur: &mut Building| {
-        if let Some((name, lines)) = cur.take() {
-            let sql = lines.join("\n").trim().trim_end_matches(';').trim().to_string();
-            out.push(Statement { name, sql });
+    let mut current: Option<Statement> = None;
+    let mut lines: Vec<&str> = Vec::new();
+    let mut flush = |cur: &mut Option<Statement>, lines: &mut Vec<&str>| {
+        if let Some(mut st) = cur.take() {
+            st.sql = lines.join("\n").trim().trim_end_matches(';').trim().to_string();
+            out.push(st);
         }
+        lines.clear();
     };
     for line in text.lines() {
-        if let Some(name) = line.trim().strip_prefix("-- name:") {
-            flush(&mut current);
-            current = Some((name.trim().to_string(), Vec::new()));
-        } else if line.trim().is_empty() {
-            flush(&mut current);
-        } else if let Some((_, lines)) = current.as_mut() {
-            // Comments inside a statement's block document it for psql readers;
-            // `--step` takes its words from the language files.
-            if !line.trim_start().starts_with("--") {
+        let t = line.trim();
+        if let Some(name) = t.strip_prefix("-- name:") {
+            flush(&mut current, &mut lines);
+            current = Some(Statement {
+                name: name.trim().to_string(),
+                sql: String::new(),
+                why_en: None,
+                why_tr: None,
+            });
+        } else if t.is_empty() {
+            flush(&mut current, &mut lines);
+        } else if let Some(st) = current.as_mut() {
+            if let Some(why) = t.strip_prefix("-- why:") {
+                st.why_en = Some(why.trim().to_string());
+            } else if let Some(why) = t.strip_prefix("-- why-tr:") {
+                st.why_tr = Some(why.trim().to_string());
+            } else if !t.starts_with("--") {
+                // Other comments inside a block document it for psql readers.
                 lines.push(line);
             }
         }
     }
-    flush(&mut current);
+    flush(&mut current, &mut lines);
     out
 }
 
-/// Replaces `:var` (not `::cast`) with the value given for `var`.
-pub fn bind(sql: &str, params: &[(&str, &(dyn std::fmt::Display + Sync))]) -> Result<String> {
+/// Replaces `:var` (not `::cast`) with the value given for `var`; the name of
+/// a variable with no value is the error.
+pub fn bind(sql: &str, params: &[(&str, &(dyn std::fmt::Display + Sync))]) -> std::result::Result<String, String> {
     let chars: Vec<char> = sql.chars().collect();
     let mut out = String::with_capacity(sql.len());
     let mut i = 0;
@@ -139,7 +129,7 @@ pub fn bind(sql: &str, params: &[(&str, &(dyn std::fmt::Display + Sync))]) -> Re
             let var: String = chars[start..end].iter().collect();
             match params.iter().find(|(n, _)| *n == var) {
                 Some((_, v)) => out.push_str(&v.to_string()),
-                None => bail!(crate::tr!("ru.no_bind_value", var = var)),
+                None => return Err(var),
             }
             i = end;
         } else {
@@ -150,39 +140,51 @@ pub fn bind(sql: &str, params: &[(&str, &(dyn std::fmt::Display + Sync))]) -> Re
     Ok(out)
 }
 
+pub(crate) mod msg {
+    crate::messages! {
+        prefix "sq";
+        no_statement(file, name) {
+            en: "{file} has no statement named {name}",
+            tr: "{file} içinde {name} adlı bir komut yok",
+        }
+        no_bind_value(file, name, var) {
+            en: "{file}: {name}: no value for :{var}",
+            tr: "{file}: {name}: :{var} için değer yok",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    static F: SqlFile = SqlFile::new(
-        "test.sql",
-        "-- intro comment\n\n-- name: a\n-- why\nSELECT 1::int\n  FROM t;\n\n-- name: b\nUPDATE t SET x = :x WHERE id = :id AND y = :x;\n",
-    );
-
-    #[test]
-    fn statements_are_found_by_name() {
-        assert_eq!(F.names(), vec!["a", "b"]);
-        assert_eq!(F.get("a").unwrap(), "SELECT 1::int\n  FROM t");
-        assert!(F.get("zzz").is_err());
+    fn file() -> SqlFile {
+        SqlFile::parse(
+            "test.sql",
+            "-- intro comment\n\n-- name: a\n-- why: to read\n-- why-tr: okumak için\n-- a psql note\nSELECT 1::int\n  FROM t;\n\n\
+             -- name: b\nUPDATE t SET x = :x WHERE id = :id AND y = :x;\n",
+        )
     }
 
     #[test]
-    fn a_statement_handed_out_knows_where_it_comes_from() {
-        track_origins();
-        let sql = F.get("a").unwrap().to_string();
-        assert_eq!(origin_of(&sql).as_deref(), Some("test.a"));
-        let bound = F.bind("b", &[("x", &1), ("id", &2)]).unwrap();
-        assert_eq!(origin_of(&bound).as_deref(), Some("test.b"));
-        assert_eq!(origin_of("SELECT 'never handed out'"), None);
+    fn statements_are_found_by_name_with_their_reasons() {
+        let f = file();
+        assert_eq!(f.names(), vec!["a", "b"]);
+        assert_eq!(f.get("a").unwrap(), "SELECT 1::int\n  FROM t");
+        assert!(f.get("zzz").is_err());
+        assert_eq!(f.whys(Lang::En).get("a").map(String::as_str), Some("to read"));
+        assert_eq!(f.whys(Lang::Tr).get("a").map(String::as_str), Some("okumak için"));
+        assert!(!f.whys(Lang::En).contains_key("b"));
     }
 
     #[test]
     fn variables_are_bound_and_casts_left_alone() {
+        let f = file();
         assert_eq!(
-            F.bind("b", &[("x", &35), ("id", &1)]).unwrap(),
+            f.bind("b", &[("x", &35), ("id", &1)]).unwrap(),
             "UPDATE t SET x = 35 WHERE id = 1 AND y = 35"
         );
         assert_eq!(bind("SELECT '1'::int", &[]).unwrap(), "SELECT '1'::int");
-        assert!(F.bind("b", &[("x", &1)]).is_err());
+        assert!(f.bind("b", &[("x", &1)]).is_err());
     }
 }

@@ -257,6 +257,26 @@ impl Spec {
         })
     }
 
+    /// The spec with only the sessions `p` uses (a permutation that needs
+    /// two of five sessions opens two connections).
+    pub fn used_by(&self, p: &Permutation) -> Spec {
+        let used: Vec<bool> = self
+            .sessions
+            .iter()
+            .map(|s| s.steps.iter().any(|st| p.steps.iter().any(|ps| ps.name == st.name)))
+            .collect();
+        Spec {
+            sessions: self
+                .sessions
+                .iter()
+                .zip(&used)
+                .filter(|(_, u)| **u)
+                .map(|(s, _)| s.clone())
+                .collect(),
+            ..self.clone()
+        }
+    }
+
     /// The permutation labelled `# variant: label`.
     pub fn labelled(&self, label: &str) -> Option<&Permutation> {
         self.permutations.iter().find(|p| p.label().as_deref() == Some(label))
@@ -452,6 +472,18 @@ mod tests {
         assert!(matches!(blocker.check(), Err(Invalid::UndefinedBlocker { .. })));
         let dup = spec("session a\nstep x { }\nsession b\nstep x { }\n");
         assert_eq!(dup.check(), Err(Invalid::DuplicateStep("x".into())));
+    }
+
+    #[test]
+    fn a_permutation_needs_only_the_sessions_it_uses() {
+        let s = spec("session a\nstep a1 { }\nsession b\nstep b1 { }\nsession c\nstep c1 { }\npermutation a1 c1\n");
+        let used = s.used_by(&s.permutations[0]);
+        let names: Vec<&str> = used.sessions.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, ["a", "c"]);
+        assert_eq!(
+            used.plan(&s.permutations[0]).unwrap()[1].id,
+            StepId { session: 1, step: 0 }
+        );
     }
 
     #[test]

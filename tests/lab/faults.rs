@@ -157,7 +157,7 @@ fn ctrl_c_in_the_middle_of_every_scenario_leaves_nothing_behind() {
     let srv = TestServer::start();
     let c = srv.client();
     let mut interrupted = Vec::new();
-    for s in lab::scenarios::ALL {
+    for s in lab::catalogue::ALL {
         let mut child = spawn(&[s.name, "--database-url", &srv.url(), "--timeout-ms", "500"]);
         let began = Instant::now();
         // This scenario's sessions: a connection the previous, interrupted run
@@ -199,7 +199,7 @@ fn ctrl_c_in_the_middle_of_every_scenario_leaves_nothing_behind() {
     }
     // Most scenarios run long enough to be caught in the middle.
     assert!(
-        interrupted.len() * 2 >= lab::scenarios::ALL.len(),
+        interrupted.len() * 2 >= lab::catalogue::ALL.len(),
         "interrupted only {interrupted:?}"
     );
 }
@@ -237,7 +237,10 @@ fn ctrl_c_and_sigkill_of_a_run_on_the_throwaway_cluster() {
             .unwrap();
         let mut config = tokio_postgres::Config::new();
         config.host("127.0.0.1").port(port).user("postgres").dbname("postgres");
-        let client = rt.block_on(lab::db::connect(&config, "lab-test", None)).unwrap();
+        let client = rt
+            .block_on(lab::target::connect::connect(&config, "lab-test", None, None))
+            .unwrap()
+            .client;
         let workers = "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:lab:queue/%:W%'";
         while rt.block_on(client.query_one(workers, &[])).unwrap().get::<_, i64>(0) == 0 {
             assert!(Instant::now() < deadline, "the scenario never started");

@@ -1,6 +1,8 @@
+use std::sync::Arc;
 use std::time::Duration;
 
-use lab::engine::{Env, VariantCtx};
+use lab::engine::{Opener, Recorder};
+use lab::report::StepResult;
 use lab::retry::{RETRYABLE, RetryPolicy, Rng};
 
 use crate::support::TestServer;
@@ -8,39 +10,33 @@ use crate::support::TestServer;
 const FAIL_40001: &str = "DO $$ BEGIN RAISE EXCEPTION 'simulated' USING ERRCODE = 'serialization_failure'; END $$";
 const FAIL_23505: &str = "DO $$ BEGIN RAISE EXCEPTION 'simulated' USING ERRCODE = 'unique_violation'; END $$";
 
-fn env(srv: &TestServer, policy: RetryPolicy) -> Env {
-    let control = srv.client();
-    let server = srv.rt.block_on(lab::db::server_info(&control)).unwrap();
-    srv.rt.block_on(lab::db::rebuild_schema(&control, "lab")).unwrap();
-    Env {
-        pg: srv.cluster.config(),
-        schema: "lab".into(),
-        wait_timeout: Duration::from_secs(10),
-        control,
-        server,
-        retry: policy,
-        timeout: Duration::from_millis(200),
-        params: Default::default(),
-        stepper: None,
-    }
-}
-
-/// Runs a transaction whose attempts fail with `codes[attempt-1]` (then succeed).
+/// Runs a transaction whose attempts fail with `codes[attempt-1]` (then
+/// succeed); the attempts, the failures, whether it succeeded, and how many
+/// notes the timeline holds about failed attempts.
 fn attempts_with(
     srv: &TestServer,
     policy: RetryPolicy,
     codes: &'static [&'static str],
 ) -> (u32, Vec<String>, bool, usize) {
-    let env = env(srv, policy);
     srv.rt.block_on(async {
-        let mut ctx = VariantCtx::new(&env, "retry-test", "policy");
-        let s = ctx.session("A").await.unwrap();
+        let recorder = Recorder::default();
+        let opener = Opener {
+            pg: srv.cluster.config(),
+            schema: "public".into(),
+            app: "lab:retry-test".into(),
+            label: "retry-test".into(),
+            recorder: recorder.clone(),
+            deadline: Duration::from_secs(10),
+            stepper: None,
+            opened: Arc::default(),
+        };
+        let s = opener.open("A").await.unwrap();
         let mut rng = Rng::new(3);
         let attempted = policy
             .run(&s, &mut rng, |attempt| {
                 let s = s.clone();
                 async move {
-                    s.run("BEGIN").await?;
+                    s.exec("", "BEGIN").await?;
                     let sql = match codes.get(attempt as usize - 1) {
                         Some(&"40001") => FAIL_40001,
                         Some(&"23505") => FAIL_23505,
@@ -48,9 +44,9 @@ fn attempts_with(
                     };
                     // 23505 is allowed through here so the policy sees it and must not retry it.
                     let allowed: Vec<&str> = RETRYABLE.iter().copied().chain(["23505"]).collect();
-                    match s.run_allow(sql, &allowed).await? {
+                    match s.exec_allow("attempt", sql, &allowed).await? {
                         Ok(_) => {
-                            s.run("COMMIT").await?;
+                            s.exec("", "COMMIT").await?;
                             Ok(Ok(()))
                         }
                         Err(e) => Ok(Err(e)),
@@ -59,12 +55,11 @@ fn attempts_with(
             })
             .await
             .unwrap();
-        drop(s);
-        let report = ctx.close(false, "").await.unwrap();
-        let notes = report
-            .timeline
+        let notes = recorder
+            .take()
             .iter()
-            .filter(|e| e.detail.contains("failed with"))
+            .filter(|e| e.result == StepResult::Note)
+            .filter(|e| serde_json::to_string(&e.detail).unwrap().contains("failed with"))
             .count();
         (attempted.attempts, attempted.failures, attempted.result.is_ok(), notes)
     })

@@ -1,4 +1,4 @@
-use crate::support::{assert_documented, metric, scenario_json, variant};
+use crate::support::{assert_documented, metric, scenario_json, step, variant};
 
 #[test]
 fn lost_update() {
@@ -216,13 +216,11 @@ fn deadlock() {
     let timeout = metric(rev, "deadlock_timeout_ms").as_f64().unwrap();
     assert!(metric(rev, "detect_ms").as_f64().unwrap() >= timeout - 50.0);
     // The victim's COMMIT comes back as ROLLBACK.
-    let commit = rev["timeline"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["session"] == victim && e["sql"] == "COMMIT")
-        .unwrap();
-    assert!(commit["detail"].as_str().unwrap().starts_with("ROLLBACK"));
+    let commit = if victim == "A" { "a_commit" } else { "b_commit" };
+    assert_eq!(step(rev, commit)[0]["detail"], "ROLLBACK");
+    // Both waited, each for the other, as the server said.
+    assert_eq!(step(rev, "a_reserve_2")[0]["blocked_by"], serde_json::json!(["B"]));
+    assert_eq!(step(rev, "b_reserve_1")[0]["blocked_by"], serde_json::json!(["A"]));
 
     let same = variant(&r, "same-order");
     assert_documented(same);
@@ -245,6 +243,14 @@ fn nowait() {
     for v in [nw, sl] {
         assert!(!results_of(v, "B").contains(&"waiting"));
     }
+    // SKIP LOCKED's whole point: B got no row, and the timeline says so.
+    let skipped = step(sl, "b_edit_skip_locked");
+    assert_eq!(skipped[0]["detail"], "(0 rows)");
+    assert_eq!(
+        skipped[0]["results"][0]["columns"],
+        serde_json::json!(["order_id", "status"])
+    );
+    assert_eq!(skipped[0]["results"][0]["rows"], serde_json::json!([]));
 }
 
 #[test]

@@ -124,7 +124,10 @@ fn server_command_prints_a_url_and_cleans_up_on_ctrl_c() {
         .build()
         .unwrap();
     let config: tokio_postgres::Config = url.parse().unwrap();
-    let client = rt.block_on(lab::db::connect(&config, "lab-test", None)).unwrap();
+    let client = rt
+        .block_on(lab::target::connect::connect(&config, "lab-test", None, None))
+        .unwrap()
+        .client;
     let books: i64 = rt
         .block_on(client.query_one("SELECT count(*) FROM lab.books", &[]))
         .unwrap()

@@ -14,6 +14,7 @@ pub fn lab() -> Command {
         "PGDATABASE",
         "PGPASSWORD",
         "LAB_SCHEMA",
+        "LAB_DIR",
     ] {
         c.env_remove(v);
     }
@@ -77,10 +78,34 @@ pub fn variant<'a>(report: &'a Value, name: &str) -> &'a Value {
 /// Asserts a variant behaved as documented, showing its observation if not.
 pub fn assert_documented(v: &Value) {
     assert_eq!(
-        v["as_expected"], true,
-        "{} not as documented: {}",
-        v["name"], v["observed"]
+        v["as_expected"],
+        true,
+        "{} not as documented: {}; failed: {:?}",
+        v["name"],
+        v["observed"],
+        failed_checks(v)
     );
+}
+
+/// The timeline entries of one step (by its spec or SQL file name).
+pub fn step<'a>(v: &'a Value, name: &str) -> Vec<&'a Value> {
+    v["timeline"]
+        .as_array()
+        .expect("timeline")
+        .iter()
+        .filter(|e| e["step"] == name)
+        .collect()
+}
+
+/// The ids of the checks that failed.
+pub fn failed_checks(v: &Value) -> Vec<String> {
+    v["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter(|c| c["ok"] == false)
+        .map(|c| format!("{}: {}", c["id"].as_str().unwrap(), c["text"].as_str().unwrap()))
+        .collect()
 }
 
 pub fn metric(v: &Value, key: &str) -> Value {
@@ -112,13 +137,13 @@ pub fn assert_no_leftovers(pid: u32) {
 /// A throwaway cluster owned by the test (removed when dropped), for tests
 /// that point lab at an existing server.
 pub struct TestServer {
-    pub cluster: lab::cluster::Cluster,
+    pub cluster: lab::target::cluster::Cluster,
     pub rt: tokio::runtime::Runtime,
 }
 
 impl TestServer {
     pub fn start() -> TestServer {
-        let cluster = lab::cluster::Cluster::start(None).expect("throwaway cluster starts");
+        let cluster = lab::target::cluster::Cluster::start(None).expect("throwaway cluster starts");
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -132,8 +157,14 @@ impl TestServer {
 
     pub fn client(&self) -> tokio_postgres::Client {
         self.rt
-            .block_on(lab::db::connect(&self.cluster.config(), "lab-test", None))
+            .block_on(lab::target::connect::connect(
+                &self.cluster.config(),
+                "lab-test",
+                None,
+                None,
+            ))
             .expect("test connects")
+            .client
     }
 
     pub fn query_i64(&self, client: &tokio_postgres::Client, sql: &str) -> i64 {

@@ -174,7 +174,7 @@ fn locks_shows_a_blocked_session_during_a_scenario() {
     let b_row = view
         .stdout
         .lines()
-        .find(|l| l.contains("timeouts/lock-timeout:B"))
+        .find(|l| l.contains("timeouts/lock-timeout:B "))
         .expect("B is listed");
     assert!(b_row.contains("Lock"), "{b_row}");
     assert!(b_row.contains("┆ timeouts/lock-timeout:A"), "blocked by A: {b_row}");
@@ -191,12 +191,11 @@ fn locks_shows_a_blocked_session_during_a_scenario() {
 /// The English sentences a Turkish run must not print: every English text's
 /// fixed parts (placeholders cut out) of some length that no Turkish text shares.
 fn english_fragments() -> Vec<&'static str> {
-    use lab::i18n::Lang;
-    let (en, tr) = (Lang::En.texts(), Lang::Tr.texts());
-    let turkish: Vec<&str> = tr.say.iter().map(|(_, t)| *t).collect();
+    let defs: Vec<&lab::i18n::Def> = lab::messages().into_iter().flatten().collect();
+    let turkish: Vec<&str> = defs.iter().map(|d| d.tr).collect();
     let mut out = Vec::new();
-    for (_, text) in en.say {
-        for part in text.split(['{', '}']).step_by(2) {
+    for d in &defs {
+        for part in d.en.split(['{', '}']).step_by(2) {
             let part = part.trim();
             if part.len() >= 16 && !turkish.iter().any(|t| t.contains(part)) {
                 out.push(part);

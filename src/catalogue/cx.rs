@@ -1,0 +1,555 @@
+//! What a scenario's variant programs against: its sessions, its spec's
+//! permutations, and the findings it records (checks, observations, notes,
+//! evidence, metrics). A variant returns no sentences: every text is a
+//! message key with its values, rendered later in the reader's language.
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::{Params, Scenario, Variant};
+use crate::engine::schedule::{self, ExpectedWait, Probe, ProbeQuery};
+use crate::engine::{Barrier, Deviation, Env, Observation, Opener, Recorder, Session, secs};
+use crate::files::LabFiles;
+use crate::i18n::{Context, Text};
+use crate::progress::Progress;
+use crate::report::{Check, Entry, Evidence, Phrase, ResultSet, StepResult, VariantReport, round_ms};
+use crate::retry::RetryPolicy;
+use crate::spec::{Param, Spec};
+use crate::sql::SqlFile;
+
+/// Settings every scenario may use, from the command line.
+#[derive(Debug, Clone)]
+pub struct RunOpts {
+    /// The timeout the timeout-demonstrating steps set (`--timeout-ms`).
+    pub timeout: Duration,
+    pub retry: RetryPolicy,
+    pub files: LabFiles,
+    pub progress: Progress,
+}
+
+#[derive(Default)]
+struct Findings {
+    checks: Vec<Check>,
+    observed: Vec<Text>,
+    notes: Vec<Text>,
+    evidence: Vec<Evidence>,
+    metrics: Map<String, Value>,
+    anomaly: bool,
+    skipped: Option<Text>,
+    /// The documented outcome with the parameters that really ran, when
+    /// they differ from the ones asked for.
+    expected: Option<Text>,
+}
+
+/// One variant's run.
+pub struct Cx<'e> {
+    pub env: &'e Env,
+    pub opts: &'e RunOpts,
+    pub scenario: &'static Scenario,
+    pub variant: &'static Variant,
+    pub params: Params,
+    recorder: Recorder,
+    opener: Opener,
+    f: Findings,
+    spec: Option<Arc<Spec>>,
+}
+
+impl<'e> Cx<'e> {
+    fn new(
+        env: &'e Env,
+        opts: &'e RunOpts,
+        scenario: &'static Scenario,
+        variant: &'static Variant,
+        params: Params,
+    ) -> Self {
+        let recorder = Recorder::default();
+        let opener = Opener {
+            pg: env.pg.clone(),
+            schema: env.schema.clone(),
+            app: format!("{}{}/{}", env.app_prefix(), scenario.name, variant.name),
+            label: format!("{}/{}", scenario.name, variant.name),
+            recorder: recorder.clone(),
+            deadline: env.wait_timeout,
+            stepper: env.stepper.clone(),
+            opened: Arc::default(),
+        };
+        if let Some(st) = &env.stepper {
+            st.reset(Default::default());
+        }
+        Cx {
+            env,
+            opts,
+            scenario,
+            variant,
+            params,
+            recorder,
+            opener,
+            f: Findings::default(),
+            spec: None,
+        }
+    }
+
+    /// `scenario/variant`, for messages.
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.scenario.name, self.variant.name)
+    }
+
+    /// The scenario's options (the type its declaration names).
+    pub fn options<T: 'static>(&self) -> &T {
+        self.params
+            .downcast_ref::<T>()
+            .expect("a scenario reads the options type it declares")
+    }
+
+    /// The scenario's spec, parsed and checked (once per variant).
+    pub fn spec(&mut self) -> Result<Arc<Spec>> {
+        if let Some(s) = &self.spec {
+            return Ok(s.clone());
+        }
+        let name = self.scenario.spec.ctx(|| msg::no_spec(self.scenario.name))?;
+        let text = self.opts.files.read(name)?;
+        let spec = crate::spec::parse(&text).map_err(|e| msg::bad_spec(name, e.to_string()))?;
+        spec.check().map_err(|e| msg::bad_spec(name, e.to_string()))?;
+        if let Some(st) = &self.env.stepper {
+            let lang = st.lang();
+            st.add_whys(
+                spec.steps()
+                    .filter_map(|(id, s)| Some((s.name.clone(), spec.why(id, lang)?)))
+                    .collect(),
+            );
+        }
+        let spec = Arc::new(spec);
+        self.spec = Some(spec.clone());
+        Ok(spec)
+    }
+
+    /// A spec step's SQL with two-way parameters bound (for variants that run
+    /// the spec's statements from code: loops, retries).
+    pub fn step_sql(&mut self, step: &str, params: &[(&str, Param)]) -> Result<String> {
+        let spec = self.spec()?;
+        let id = spec
+            .find(step)
+            .ctx(|| msg::no_step(self.scenario.spec.unwrap_or("-"), step))?;
+        Ok(crate::spec::bind(spec.step(id).sql.trim(), params))
+    }
+
+    /// One of lab's SQL files (named statements), from --lab-dir where given.
+    pub fn sql(&self, path: &str) -> Result<SqlFile> {
+        let file = SqlFile::load(&self.opts.files, path)?;
+        if let Some(st) = &self.env.stepper {
+            st.add_whys(file.whys(st.lang()));
+        }
+        Ok(file)
+    }
+
+    /// A permutation of the spec, by its `# variant:` label.
+    pub fn permutation(&mut self, label: &str) -> Perm<'_, 'e> {
+        Perm {
+            cx: self,
+            label: label.to_string(),
+            params: Vec::new(),
+            expect: Vec::new(),
+            probes: Vec::new(),
+        }
+    }
+
+    /// Opens sessions on connections of their own (concurrently).
+    pub async fn open(&self, names: &[&str]) -> Result<Vec<Session>> {
+        self.opener.open_all(names).await
+    }
+
+    /// Opens sessions from other threads or runtimes; they belong to this variant all the same.
+    pub fn opener(&self) -> Opener {
+        self.opener.clone()
+    }
+
+    pub fn recorder(&self) -> &Recorder {
+        &self.recorder
+    }
+
+    pub fn barrier(&self, name: &str, parties: usize) -> Arc<Barrier> {
+        Barrier::new(name, &self.label(), parties, self.env.wait_timeout)
+    }
+
+    /// The session name of a backend pid, for server messages that name processes.
+    pub fn session_of(&self, pid: i32) -> Option<String> {
+        self.opener.pids().into_iter().find(|(_, p)| *p == pid).map(|(n, _)| n)
+    }
+
+    pub fn pid_of(&self, name: &str) -> Option<i32> {
+        self.opener
+            .pids()
+            .into_iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, p)| p)
+    }
+
+    /// A line of lab's own narration in the timeline (where a part begins...).
+    pub fn narrate(&self, text: Text) {
+        self.recorder.note("lab", text);
+    }
+
+    /// A documented expectation and whether the server met it.
+    pub fn check(&mut self, ok: bool, text: Text) {
+        self.f.checks.push(Check {
+            id: text.key().to_string(),
+            ok,
+            text,
+        });
+    }
+
+    /// Part of the one-line observed outcome (built from observed values only).
+    pub fn observe(&mut self, text: Text) {
+        self.f.observed.push(text);
+    }
+
+    pub fn note(&mut self, text: Text) {
+        self.f.notes.push(text);
+    }
+
+    pub fn metric(&mut self, key: &str, value: impl Serialize) {
+        self.f
+            .metrics
+            .insert(key.to_string(), serde_json::to_value(value).unwrap_or(Value::Null));
+    }
+
+    /// Whether the bad thing (a lost write, a broken rule...) happened.
+    pub fn anomaly(&mut self, happened: bool) {
+        self.f.anomaly = happened;
+    }
+
+    /// The documented outcome for the parameters that ran (a server with
+    /// fewer free connections runs fewer requests than asked).
+    pub fn expected(&mut self, text: Text) {
+        self.f.expected = Some(text);
+    }
+
+    pub fn skip(&mut self, reason: Text) {
+        self.f.skipped = Some(reason);
+    }
+
+    pub fn evidence(&mut self, title: impl Into<Phrase>, columns: Vec<Phrase>, rows: Vec<Vec<Phrase>>) {
+        self.f.evidence.push(Evidence {
+            title: title.into(),
+            columns,
+            rows,
+        });
+    }
+
+    /// Rows as evidence, under their own column names.
+    pub fn evidence_rows(&mut self, title: impl Into<Phrase>, set: &ResultSet) {
+        let columns = set.columns.iter().map(|c| Phrase::Plain(c.clone())).collect();
+        let rows = set
+            .rows
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|v| Phrase::Plain(v.clone().unwrap_or_else(|| "NULL".into())))
+                    .collect()
+            })
+            .collect();
+        self.evidence(title, columns, rows);
+    }
+
+    /// Rows with a `pid` column as evidence, each row's session named first.
+    pub fn evidence_sessions(&mut self, title: impl Into<Phrase>, set: &ResultSet, o: &Observation) {
+        let pid = set.columns.iter().position(|c| c == "pid");
+        let mut columns = vec![Phrase::Text(msg::col_session())];
+        columns.extend(set.columns.iter().map(|c| Phrase::Plain(c.clone())));
+        let rows = set
+            .rows
+            .iter()
+            .map(|r| {
+                let session = pid
+                    .and_then(|i| r[i].as_deref()?.parse().ok())
+                    .and_then(|p| o.session_of(p))
+                    .unwrap_or("?");
+                let mut row = vec![Phrase::Plain(session.to_string())];
+                row.extend(
+                    r.iter()
+                        .map(|v| Phrase::Plain(v.clone().unwrap_or_else(|| "NULL".into()))),
+                );
+                row
+            })
+            .collect();
+        self.evidence(title, columns, rows);
+    }
+
+    /// Checks that every transaction of these sessions ran under `level`, as
+    /// each session read it back from the server inside the transaction.
+    pub fn ran_under(&mut self, o: &Observation, sessions: &[&str], level: &str) {
+        let seen: BTreeSet<&str> = sessions.iter().flat_map(|s| o.isolation_of(s)).collect();
+        let every = sessions.iter().all(|s| !o.isolation_of(s).is_empty());
+        let ok = every && seen.len() == 1 && seen.contains(level);
+        let read: Vec<&str> = seen.into_iter().collect();
+        let read = if read.is_empty() {
+            "-".to_string()
+        } else {
+            read.join(", ")
+        };
+        self.check(ok, msg::ran_under(sessions.join(", "), level, read));
+    }
+
+    pub async fn await_gone(&self, pid: i32) -> Result<bool> {
+        self.env.await_gone(pid).await
+    }
+
+    /// Closes every session and waits until the server has no backend of this
+    /// variant left, so nothing of it survives into the next one. After a
+    /// failure the backends are terminated first.
+    async fn close(self, failed: bool) -> Result<VariantReport> {
+        let pids: Vec<i32> = self.opener.pids().into_iter().map(|(_, p)| p).collect();
+        if failed {
+            self.env.terminate(&pids).await;
+        }
+        let wait = self.env.wait_timeout;
+        let deadline = Instant::now() + wait;
+        let mut terminated = failed;
+        while self.env.backends_left(&pids).await? > 0 {
+            if !terminated && Instant::now() + wait / 2 > deadline {
+                // A session still busy (a task that kept its connection): end it.
+                self.env.terminate(&pids).await;
+                terminated = true;
+            }
+            if Instant::now() > deadline {
+                anyhow::bail!(msg::still_connected(self.label(), secs(wait)));
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let timeline: Vec<Entry> = self.recorder.take();
+        let sqlstates = timeline
+            .iter()
+            .filter(|e| e.result == StepResult::Error)
+            .filter_map(|e| e.sqlstate.clone())
+            .collect();
+        let f = self.f;
+        Ok(VariantReport {
+            name: self.variant.name.to_string(),
+            as_expected: f.checks.iter().all(|c| c.ok),
+            anomaly: f.anomaly,
+            expected: f.expected.unwrap_or_else(|| (self.variant.expected)(&self.params)),
+            explain: (self.variant.explain)(),
+            observed: f.observed,
+            checks: f.checks,
+            elapsed_ms: round_ms(self.recorder.started().elapsed().as_secs_f64() * 1000.0),
+            sqlstates,
+            metrics: f.metrics,
+            timeline,
+            skipped: f.skipped,
+            notes: f.notes,
+            evidence: f.evidence,
+        })
+    }
+}
+
+/// A spec permutation about to run: its parameters, the waits the
+/// documentation expects, and the snapshots to take on the way.
+pub struct Perm<'c, 'e> {
+    cx: &'c mut Cx<'e>,
+    label: String,
+    params: Vec<(&'static str, Param)>,
+    expect: Vec<ExpectedWait>,
+    probes: Vec<Probe>,
+}
+
+impl Perm<'_, '_> {
+    /// Binds a two-way parameter (`/*:name*/literal` in the spec).
+    pub fn bind(mut self, name: &'static str, value: Param) -> Self {
+        self.params.push((name, value));
+        self
+    }
+
+    /// `step` waits for `by` (and every other step does not wait).
+    pub fn waits(self, step: &str, by: &[&str]) -> Self {
+        self.waits_within(step, by, None)
+    }
+
+    /// ... and the server ends the wait within `within` (lab cancels it after that).
+    pub fn waits_within(mut self, step: &str, by: &[&str], within: Option<Duration>) -> Self {
+        self.expect.push(ExpectedWait {
+            step: step.to_string(),
+            by: by.iter().map(|s| s.to_string()).collect(),
+            within,
+        });
+        self
+    }
+
+    /// Takes a snapshot `name` right after `after` was handled.
+    pub fn probe(mut self, name: &str, after: &str, query: ProbeQuery) -> Self {
+        self.probes.push(Probe {
+            name: name.to_string(),
+            after: after.to_string(),
+            query,
+        });
+        self
+    }
+
+    /// Runs the permutation on fresh sessions, then checks its waits: each
+    /// documented wait happened, for whom it says, and no other step waited.
+    pub async fn run(self) -> Result<Observation> {
+        let Perm {
+            cx,
+            label,
+            params,
+            expect,
+            probes,
+        } = self;
+        let spec = cx.spec()?;
+        let file = cx.scenario.spec.unwrap_or("-");
+        let perm = spec.labelled(&label).ctx(|| msg::no_permutation(file, &label))?;
+        // Only the sessions this permutation uses get a connection.
+        let spec = spec.used_by(perm);
+        let plan = spec.plan(perm).map_err(|e| msg::bad_spec(file, e.to_string()))?;
+        for e in &expect {
+            spec.find(&e.step).ctx(|| msg::no_step(file, &e.step))?;
+        }
+        let names: Vec<&str> = spec.sessions.iter().map(|s| s.name.as_str()).collect();
+        let sessions = cx.opener.open_all(&names).await?;
+        let setup = cx.opener.open_quiet("setup").await?;
+        let o = schedule::run(schedule::Run {
+            env: cx.env,
+            spec: &spec,
+            plan: &plan,
+            sessions: &sessions,
+            setup: &setup,
+            params: &params,
+            expect: &expect,
+            probes: &probes,
+            recorder: &cx.recorder,
+        })
+        .await?;
+        for e in &expect {
+            let run = o.step(&e.step)?;
+            let want: BTreeSet<&str> = e.by.iter().map(String::as_str).collect();
+            let got: Option<BTreeSet<&str>> = run.waited_for().map(|b| b.iter().map(String::as_str).collect());
+            let observed = match &got {
+                None => msg::did_not_wait(),
+                Some(b) => msg::waited_for(b.iter().copied().collect::<Vec<_>>().join(", ")),
+            };
+            cx.check(
+                got.as_ref() == Some(&want),
+                msg::waits(&e.step, e.by.join(", "), observed),
+            );
+        }
+        let unexpected: Vec<String> = o
+            .waits()
+            .filter(|(s, _)| !expect.iter().any(|e| e.step == s.name))
+            .map(|(s, w)| {
+                if w.by.is_empty() {
+                    s.name.clone()
+                } else {
+                    format!("{} ({})", s.name, w.by.join(", "))
+                }
+            })
+            .collect();
+        let none = unexpected.is_empty();
+        cx.check(
+            none,
+            msg::no_other_waits(if none { "-".to_string() } else { unexpected.join("; ") }),
+        );
+        for s in o.steps.iter().filter(|s| s.cancelled_by_lab) {
+            cx.check(false, msg::had_to_cancel(&s.name));
+        }
+        Ok(o)
+    }
+}
+
+/// Runs one variant on a freshly built schema and returns its report. A
+/// deviation (the server answered what nobody allowed) ends the variant "not
+/// as documented" with its timeline; anything else is lab's own failure.
+pub async fn run_variant(
+    env: &Env,
+    opts: &RunOpts,
+    scenario: &'static Scenario,
+    variant: &'static Variant,
+    params: Params,
+) -> Result<VariantReport> {
+    let schema_sql = opts.files.read("schema.sql")?;
+    let seed_sql = opts.files.read("seed.sql")?;
+    crate::target::connect::rebuild_schema(&env.control, &env.schema, &schema_sql, &seed_sql).await?;
+    let mut cx = Cx::new(env, opts, scenario, variant, params);
+    let r = (variant.run)(&mut cx).await;
+    match r {
+        Ok(()) => cx.close(false).await,
+        Err(e) => {
+            let deviation = e.chain().find_map(|c| c.downcast_ref::<Deviation>()).cloned();
+            match deviation {
+                Some(d) => {
+                    cx.check(false, d.0);
+                    cx.close(true).await
+                }
+                None => {
+                    let _ = cx.close(true).await;
+                    Err(e)
+                }
+            }
+        }
+    }
+}
+
+pub mod msg {
+    crate::messages! {
+        prefix "cx";
+        no_spec(scenario) {
+            en: "scenario {scenario} has no spec file",
+            tr: "{scenario} senaryosunun spec dosyası yok",
+        }
+        bad_spec(file, error) {
+            en: "{file}: {error}",
+            tr: "{file}: {error}",
+        }
+        no_permutation(file, label) {
+            en: "{file} has no permutation marked `# variant: {label}`",
+            tr: "{file} içinde `# variant: {label}` ile işaretli bir permütasyon yok",
+        }
+        no_step(file, step) {
+            en: "{file} has no step {step}",
+            tr: "{file} içinde {step} adımı yok",
+        }
+        waits(step, by, observed) {
+            en: "{step} waits for {by} ({observed})",
+            tr: "{step}, {by} oturumunu bekler ({observed})",
+        }
+        waited_for(by) {
+            en: "it waited for {by}",
+            tr: "{by} oturumunu bekledi",
+        }
+        did_not_wait() {
+            en: "it did not wait",
+            tr: "beklemedi",
+        }
+        no_other_waits(waited) {
+            en: "no other step waits (waited: {waited})",
+            tr: "başka hiçbir adım beklemez (bekleyen: {waited})",
+        }
+        had_to_cancel(step) {
+            en: "{step} is not left waiting until lab cancels it",
+            tr: "{step}, lab iptal edene kadar bekletilmez",
+        }
+        ran_under(sessions, level, read) {
+            en: "{sessions} run under {level} (read back: {read})",
+            tr: "{sessions}, {level} altında çalışır (sunucudan okunan: {read})",
+        }
+        col_session() {
+            en: "session",
+            tr: "oturum",
+        }
+        between(flag, min, max) {
+            en: "{flag} must be between {min} and {max}",
+            tr: "{flag} {min} ile {max} arasında olmalı",
+        }
+        at_most(flag, max) {
+            en: "{flag} must be at most {max}",
+            tr: "{flag} en fazla {max} olabilir",
+        }
+        still_connected(label, deadline) {
+            en: "{label}: sessions were still connected {deadline} s after the variant ended",
+            tr: "{label}: varyant bittikten {deadline} sn sonra oturumlar hâlâ bağlıydı",
+        }
+    }
+}

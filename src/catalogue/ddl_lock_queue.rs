@@ -1,0 +1,199 @@
+//! The DDL lock queue: an ALTER TABLE waiting behind a report blocks every
+//! reader behind it (lab/ddl-lock-queue.spec).
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::{Cx, Scenario, Variant};
+use crate::engine::{Observation, ProbeQuery};
+use crate::report::{Phrase, millis};
+use crate::spec::Param;
+
+pub static SCENARIO: Scenario = Scenario {
+    name: "ddl-lock-queue",
+    about: msg::about,
+    summary: msg::summary,
+    readme: "A's report holds `books`; B's `ALTER TABLE` queues for ACCESS EXCLUSIVE; C's plain SELECT queues \
+             behind B (the seed's `pg_stat_activity` / `pg_blocking_pids` table). With a short `lock_timeout` B \
+             gives way, C goes on, B's retry succeeds after the report.",
+    spec: Some("ddl-lock-queue.spec"),
+    variants: &[
+        Variant {
+            name: "no-lock-timeout",
+            expected: |_| msg::expected_no_lock_timeout(),
+            explain: msg::explain_no_lock_timeout,
+            run: run_fn!(no_lock_timeout),
+        },
+        Variant {
+            name: "lock-timeout-retry",
+            expected: |_| msg::expected_lock_timeout_retry(),
+            explain: msg::explain_lock_timeout_retry,
+            run: run_fn!(lock_timeout_retry),
+        },
+    ],
+    options: None,
+    texts: msg::DEFS,
+};
+
+/// The seed's view of the queue, taken while B and C wait, with session names for pids.
+fn queue_evidence(cx: &mut Cx<'_>, o: &Observation) {
+    let Some(q) = o.probe("queue") else { return };
+    let mut columns = vec![Phrase::Text(msg::col_session())];
+    columns.extend(q.columns.iter().map(|c| Phrase::Plain(c.clone())));
+    let rows = q
+        .rows
+        .iter()
+        .map(|r| {
+            let pid: i32 = r[0].as_deref().and_then(|p| p.parse().ok()).unwrap_or(0);
+            let mut row = vec![Phrase::Plain(o.session_of(pid).unwrap_or("?").to_string())];
+            row.extend(r.iter().enumerate().map(|(i, v)| {
+                let mut v = v.clone().unwrap_or_default();
+                if q.columns[i] == "blocked_by" {
+                    // {123} -> {123 (B)}
+                    for (name, pid) in &o.sessions {
+                        v = v.replace(&pid.to_string(), &format!("{pid} ({name})"));
+                    }
+                }
+                Phrase::Plain(v)
+            }));
+            row
+        })
+        .collect();
+    cx.evidence(msg::ev_queue(), columns, rows);
+}
+
+async fn no_lock_timeout(cx: &mut Cx<'_>) -> Result<()> {
+    let queue = cx.sql("ddl-lock-queue.sql")?.get("queue")?.to_string();
+    let o = cx
+        .permutation("no-lock-timeout")
+        .waits("b_alter", &["A"])
+        .waits("c_read", &["B"])
+        .probe("queue", "c_read", ProbeQuery::Sql(queue))
+        .run()
+        .await?;
+    queue_evidence(cx, &o);
+    let (b, c) = (o.step("b_alter")?, o.step("c_read")?);
+    let c_by_b = c.waited_for() == Some(&["B".to_string()][..]);
+    cx.metric("c_blocked_by_b", c_by_b);
+    cx.metric("c_wait_ms", millis(c.took()));
+    cx.metric("b_attempts", 1);
+    let by = c.waited_for().map_or_else(|| msg::nobody().en(), |b| b.join(", "));
+    cx.observe(msg::observed_queue(
+        format!("{:.0}", millis(b.took())),
+        by,
+        format!("{:.0}", millis(c.took())),
+    ));
+    cx.anomaly(c_by_b);
+    Ok(())
+}
+
+async fn lock_timeout_retry(cx: &mut Cx<'_>) -> Result<()> {
+    let timeout = cx.opts.timeout;
+    let o = cx
+        .permutation("lock-timeout-retry")
+        .bind("timeout", Param::Str(format!("{}ms", timeout.as_millis())))
+        .waits_within("b_alter", &["A"], Some(timeout * 3))
+        .waits_within("c_read", &["B"], Some(timeout * 3))
+        .run()
+        .await?;
+    let (first, c, again) = (o.step("b_alter")?, o.step("c_read")?, o.step("b_alter_again")?);
+    let attempts = if first.ok() { 1 } else { 2 };
+    let c_took = c.took();
+    cx.metric("c_blocked_by_b", c.waited_for() == Some(&["B".to_string()][..]));
+    cx.metric("c_wait_ms", millis(c_took));
+    cx.metric("b_attempts", attempts);
+    cx.metric("lock_timeout_ms", timeout.as_millis() as u64);
+    cx.observe(msg::observed_retry(
+        match first.code() {
+            None => msg::first_ok(),
+            Some(code) => msg::first_failed(code),
+        },
+        format!("{:.0}", millis(c_took)),
+        if again.ok() { msg::done() } else { msg::not_done() },
+        attempts,
+    ));
+    cx.check(first.failed_with("55P03"), msg::first_55p03());
+    // C queued behind B only until B's lock_timeout fired (the scheduler gets some slack).
+    cx.check(c_took < timeout + Duration::from_millis(500), msg::c_no_longer());
+    cx.check(again.ok(), msg::retry_ok());
+    cx.anomaly(c_took >= timeout + Duration::from_millis(500));
+    Ok(())
+}
+
+mod msg {
+    crate::messages! {
+        prefix "dq";
+        about() {
+            en: "The DDL lock queue: ALTER TABLE behind a report blocks every reader behind it",
+            tr: "DDL kilit kuyruğu: bir raporun arkasındaki ALTER TABLE, arkasındaki bütün okuyucuları bloklar",
+        }
+        summary() {
+            en: "A's long report holds books; B's ALTER TABLE queues for ACCESS EXCLUSIVE; C's plain SELECT queues behind B",
+            tr: "A'nın uzun raporu books'u tutar; B'nin ALTER TABLE'ı ACCESS EXCLUSIVE için sıraya girer; C'nin sade SELECT'i B'nin arkasına girer",
+        }
+        expected_no_lock_timeout() {
+            en: "C (which does not conflict with A) is blocked by B, which is blocked by A, until the report ends",
+            tr: "C (A ile çakışmadığı hâlde) B tarafından, B de A tarafından rapor bitene kadar bekletilir",
+        }
+        explain_no_lock_timeout() {
+            en: "ALTER TABLE needs ACCESS EXCLUSIVE and waits behind the report's ACCESS SHARE. Lock requests queue in order, so C's harmless read waits behind the ALTER: one migration stops all traffic on the table.",
+            tr: "ALTER TABLE ACCESS EXCLUSIVE ister ve raporun ACCESS SHARE'inin arkasında bekler. Kilit istekleri sırayla kuyruğa girer, C'nin zararsız okuması ALTER'ın arkasında bekler: tek bir migration tablodaki bütün trafiği durdurur.",
+        }
+        expected_lock_timeout_retry() {
+            en: "B sets a short lock_timeout, fails with 55P03 and pauses: C waits at most that long; B's retry succeeds once A ends",
+            tr: "B kısa bir lock_timeout verir, 55P03 ile düşer ve ara verir: C en fazla o kadar bekler; A bitince B'nin tekrarı başarılı olur",
+        }
+        explain_lock_timeout_retry() {
+            en: "With a short lock_timeout the migration gives up its place in the queue, readers go on, and it retries later. Always set lock_timeout for migrations.",
+            tr: "Kısa bir lock_timeout ile migration kuyruktaki yerini bırakır, okuyanlar devam eder, migration sonra tekrar dener. Migration'lara her zaman lock_timeout ver.",
+        }
+        observed_queue(b, by, c) {
+            en: "B waited {b} ms for A; C was blocked by {by} for {c} ms",
+            tr: "B, A'yı {b} ms bekledi; C'yi {by} {c} ms bekletti",
+        }
+        nobody() {
+            en: "nobody",
+            tr: "kimse",
+        }
+        observed_retry(first, c, done, n) {
+            en: "B's first ALTER {first}; C waited {c} ms; B {done} after {n} attempt(s)",
+            tr: "B'nin ilk ALTER'ı {first}; C {c} ms bekledi; B {n} denemede {done}",
+        }
+        first_ok() {
+            en: "succeeded",
+            tr: "başarılı oldu",
+        }
+        first_failed(code) {
+            en: "failed with {code}",
+            tr: "{code} ile düştü",
+        }
+        done() {
+            en: "succeeded",
+            tr: "başarılı oldu",
+        }
+        not_done() {
+            en: "still failed",
+            tr: "yine başaramadı",
+        }
+        ev_queue() {
+            en: "the lock queue (pg_stat_activity, pg_blocking_pids)",
+            tr: "kilit kuyruğu (pg_stat_activity, pg_blocking_pids)",
+        }
+        col_session() {
+            en: "session",
+            tr: "oturum",
+        }
+        first_55p03() {
+            en: "B's first attempt fails with 55P03",
+            tr: "B'nin ilk denemesi 55P03 ile başarısız olur",
+        }
+        c_no_longer() {
+            en: "C waits no longer than B's lock_timeout",
+            tr: "C, B'nin lock_timeout'undan uzun beklemez",
+        }
+        retry_ok() {
+            en: "B's retry succeeds once A has ended",
+            tr: "A bittikten sonra B'nin yeniden denemesi başarılı olur",
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! The four timeouts, each bounding a wait, each shown releasing the locks
+//! held (lab/timeouts.spec).
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::{Cx, Scenario, Variant};
+use crate::engine::ProbeQuery;
+use crate::report::millis;
+use crate::spec::Param;
+
+pub static SCENARIO: Scenario = Scenario {
+    name: "timeouts",
+    about: msg::about,
+    summary: msg::summary,
+    readme: "Each timeout ends a wait (55P03, 57014, a terminated session) and each shows the locks are free \
+             again. `transaction_timeout` exists from PostgreSQL 17: on older servers that variant is reported \
+             as skipped, which does not fail the run.",
+    spec: Some("timeouts.spec"),
+    variants: &[
+        Variant {
+            name: "lock-timeout",
+            expected: |_| msg::expected_lock_timeout(),
+            explain: msg::explain_lock_timeout,
+            run: run_fn!(lock_timeout),
+        },
+        Variant {
+            name: "statement-timeout",
+            expected: |_| msg::expected_statement_timeout(),
+            explain: msg::explain_statement_timeout,
+            run: run_fn!(statement_timeout),
+        },
+        Variant {
+            name: "idle-in-transaction",
+            expected: |_| msg::expected_idle_in_transaction(),
+            explain: msg::explain_idle_in_transaction,
+            run: run_fn!(idle_in_transaction),
+        },
+        Variant {
+            name: "transaction-timeout",
+            expected: |_| msg::expected_transaction_timeout(),
+            explain: msg::explain_transaction_timeout,
+            run: run_fn!(transaction_timeout),
+        },
+    ],
+    options: None,
+    texts: msg::DEFS,
+};
+
+/// The timeout as the spec's SET takes it ('1000ms').
+fn timeout_param(t: Duration) -> Param {
+    Param::Str(format!("{}ms", t.as_millis()))
+}
+
+fn locks(o: &crate::engine::Observation, probe: &str) -> i64 {
+    o.probe(probe)
+        .and_then(|r| r.get(0, "locks")?.parse().ok())
+        .unwrap_or(-1)
+}
+
+async fn lock_timeout(cx: &mut Cx<'_>) -> Result<()> {
+    let t = cx.opts.timeout;
+    cx.metric("timeout_ms", t.as_millis() as u64);
+    let o = cx
+        .permutation("lock-timeout")
+        .bind("timeout", timeout_param(t))
+        .waits_within("b_lock", &["A"], Some(t * 3))
+        .probe("b_locks", "b_rollback", ProbeQuery::LocksHeld("B".into()))
+        .run()
+        .await?;
+    let b = o.step("b_lock")?;
+    let b_locks = locks(&o, "b_locks");
+    cx.metric("waited_ms", millis(b.took()));
+    cx.metric("b_locks_after_rollback", b_locks);
+    cx.observe(match b.error() {
+        Some(e) => msg::observed_lock(format!("{:.0}", millis(b.took())), e.line(), b_locks),
+        None => msg::observed_update_ok(),
+    });
+    cx.check(b.failed_with("55P03"), msg::b_55p03());
+    cx.check(b.took() >= t, msg::not_sooner_lock());
+    cx.check(b_locks == 0, msg::no_locks());
+    cx.anomaly(false);
+    Ok(())
+}
+
+async fn statement_timeout(cx: &mut Cx<'_>) -> Result<()> {
+    let t = cx.opts.timeout;
+    cx.metric("timeout_ms", t.as_millis() as u64);
+    let o = cx
+        .permutation("statement-timeout")
+        .bind("timeout", timeout_param(t))
+        // The statement's own work is long (ten times the timeout); the server cancels it.
+        .bind("long_s", Param::Num(t.as_secs_f64() * 10.0))
+        // The server reports the error before it finishes aborting, so the
+        // locks are looked at only after B's next statement has been refused.
+        .probe("aborted", "b_still_there", ProbeQuery::LocksHeld("B".into()))
+        .probe("b_locks", "b_rollback", ProbeQuery::LocksHeld("B".into()))
+        .run()
+        .await?;
+    let (long, next, a) = (o.step("b_long_query")?, o.step("b_still_there")?, o.step("a_lock")?);
+    let (held, b_locks) = (locks(&o, "aborted"), locks(&o, "b_locks"));
+    cx.metric("waited_ms", millis(long.took()));
+    cx.metric("b_locks_while_aborted", held);
+    cx.metric("b_locks_after_rollback", b_locks);
+    cx.observe(match long.error() {
+        Some(e) => msg::observed_statement(
+            e.line(),
+            format!("{:.0}", millis(long.took())),
+            held,
+            if a.waited() {
+                msg::waited_for()
+            } else {
+                msg::did_not_wait_for()
+            },
+            match next.error() {
+                Some(e) => msg::next_failed(e.code.clone().unwrap_or_default()),
+                None => msg::next_ok(),
+            },
+        ),
+        None => msg::observed_statement_ok(),
+    });
+    cx.check(long.failed_with("57014"), msg::cancelled());
+    cx.check(long.took() >= t, msg::not_sooner_statement());
+    cx.check(held == 0, msg::aborted_no_locks());
+    cx.check(next.failed_with("25P02"), msg::rollback_first());
+    cx.check(b_locks == 0, msg::no_locks());
+    cx.anomaly(false);
+    Ok(())
+}
+
+/// A victim session sets the timeout, locks the row and sits in its
+/// transaction; A waits for the row until the server ends the victim.
+async fn ended_by_server(cx: &mut Cx<'_>, label: &str, victim: &str, check: &str) -> Result<()> {
+    let t = cx.opts.timeout;
+    cx.metric("timeout_ms", t.as_millis() as u64);
+    let o = cx
+        .permutation(label)
+        .bind("timeout", timeout_param(t))
+        .waits_within("a_lock", &[victim], Some(t * 5 + Duration::from_secs(1)))
+        .run()
+        .await?;
+    let (a, seen) = (o.step("a_lock")?, o.step(check)?);
+    let gone = match o.pid_of(victim) {
+        Some(pid) => cx.await_gone(pid).await?,
+        None => false,
+    };
+    cx.metric("a_waited_ms", millis(a.took()));
+    cx.metric("b_terminated", gone);
+    cx.observe(msg::observed_ended(
+        format!("{:.0}", millis(a.took())),
+        victim,
+        match seen.error() {
+            Some(e) => msg::seen(e.line()),
+            None => msg::seen_ok(),
+        },
+    ));
+    cx.check(a.ok() && a.took() >= t / 2, msg::lasted(victim));
+    cx.check(seen.error().is_some_and(|e| e.connection_lost), msg::conn_gone(victim));
+    cx.check(gone, msg::terminated(victim));
+    cx.anomaly(false);
+    Ok(())
+}
+
+async fn idle_in_transaction(cx: &mut Cx<'_>) -> Result<()> {
+    ended_by_server(cx, "idle-in-transaction", "B_idle", "bi_still_there").await
+}
+
+async fn transaction_timeout(cx: &mut Cx<'_>) -> Result<()> {
+    if cx.env.server.version_num < 170000 {
+        let version = cx.env.server.version.clone();
+        cx.skip(msg::no_transaction_timeout(version));
+        return Ok(());
+    }
+    ended_by_server(cx, "transaction-timeout", "B_xact", "bx_still_there").await
+}
+
+mod msg {
+    crate::messages! {
+        prefix "to";
+        about() {
+            en: "lock_timeout, statement_timeout, idle_in_transaction_session_timeout, transaction_timeout",
+            tr: "lock_timeout, statement_timeout, idle_in_transaction_session_timeout, transaction_timeout",
+        }
+        summary() {
+            en: "lock_timeout, statement_timeout, idle_in_transaction_session_timeout and transaction_timeout",
+            tr: "lock_timeout, statement_timeout, idle_in_transaction_session_timeout ve transaction_timeout",
+        }
+        expected_lock_timeout() {
+            en: "B's UPDATE waits for A's row lock, then fails with 55P03; after ROLLBACK B holds no locks",
+            tr: "B'nin UPDATE'i A'nın satır kilidini bekler, sonra 55P03 ile düşer; ROLLBACK sonrası B hiç kilit tutmaz",
+        }
+        explain_lock_timeout() {
+            en: "lock_timeout bounds how long one statement waits for a lock (55P03). The statement fails; the transaction must roll back, which releases what it held.",
+            tr: "lock_timeout bir komutun kilit için ne kadar bekleyeceğini sınırlar (55P03). Komut düşer; transaction geri alınmalı, bu da tuttuklarını bırakır.",
+        }
+        expected_statement_timeout() {
+            en: "B's long statement is cancelled with 57014; the error aborts B's transaction at once, which frees its row lock (A does not wait), but B must still ROLLBACK (until then 25P02)",
+            tr: "B'nin uzun komutu 57014 ile iptal edilir; hata B'nin transaction'ını hemen iptal eder ve satır kilidini bırakır (A beklemez), ama B yine de ROLLBACK demeli (o zamana kadar 25P02)",
+        }
+        explain_statement_timeout() {
+            en: "statement_timeout cancels a statement that runs too long (57014). The error aborts the transaction at once, releasing its locks; the session must still ROLLBACK (25P02 until then).",
+            tr: "statement_timeout çok uzun süren bir komutu iptal eder (57014). Hata transaction'ı hemen iptal eder ve kilitlerini bırakır; oturum yine de ROLLBACK demeli (o zamana kadar 25P02).",
+        }
+        expected_idle_in_transaction() {
+            en: "B, idle in a transaction holding a row lock, is terminated by the server; A, waiting on that row, goes on; B's next statement finds the connection gone",
+            tr: "satır kilidi tutarak transaction içinde boşta bekleyen B'yi sunucu sonlandırır; o satırı bekleyen A devam eder; B'nin sonraki komutu bağlantıyı kopmuş bulur",
+        }
+        explain_idle_in_transaction() {
+            en: "idle_in_transaction_session_timeout ends a session that sits in an open transaction, the usual cause of locks held for ever and of VACUUM held back. The server terminates it and its locks are released.",
+            tr: "idle_in_transaction_session_timeout açık bir transaction'da oturup kalan oturumu sonlandırır; sonsuza dek tutulan kilitlerin ve geride kalan VACUUM'un olağan sebebi budur. Sunucu oturumu bitirir, kilitleri bırakılır.",
+        }
+        expected_transaction_timeout() {
+            en: "PostgreSQL 17+: B's transaction is ended by the server at transaction_timeout, freeing the row A waits for (skipped on older servers)",
+            tr: "PostgreSQL 17+: B'nin transaction'ı transaction_timeout'ta sunucu tarafından sonlandırılır, A'nın beklediği satır serbest kalır (eski sunucularda atlanır)",
+        }
+        explain_transaction_timeout() {
+            en: "transaction_timeout (PostgreSQL 17 and later) bounds a whole transaction, busy or idle; at the limit the server ends the session and its locks go.",
+            tr: "transaction_timeout (PostgreSQL 17 ve sonrası) meşgul ya da boşta bütün bir transaction'ı sınırlar; sınırda sunucu oturumu bitirir ve kilitleri gider.",
+        }
+        observed_lock(ms, error, locks) {
+            en: "B waited {ms} ms and failed: {error}; B holds {locks} lock(s) after ROLLBACK",
+            tr: "B {ms} ms bekledi ve başarısız oldu: {error}; ROLLBACK sonrası B {locks} kilit tutuyor",
+        }
+        observed_update_ok() {
+            en: "B's UPDATE succeeded",
+            tr: "B'nin UPDATE'i başarılı oldu",
+        }
+        observed_statement(error, ms, locks, waited, next) {
+            en: "B's statement failed after {ms} ms: {error}; the aborted transaction held {locks} lock(s); A {waited} B; B's next statement {next}",
+            tr: "B'nin komutu {ms} ms sonra başarısız oldu: {error}; iptal edilen transaction {locks} kilit tutuyordu; A, B'yi {waited}; B'nin sonraki komutu {next}",
+        }
+        waited_for() {
+            en: "waited for",
+            tr: "bekledi",
+        }
+        did_not_wait_for() {
+            en: "did not wait for",
+            tr: "beklemedi",
+        }
+        next_failed(code) {
+            en: "failed with {code}",
+            tr: "{code} ile düştü",
+        }
+        next_ok() {
+            en: "succeeded",
+            tr: "başarılı oldu",
+        }
+        observed_statement_ok() {
+            en: "B's statement completed",
+            tr: "B'nin komutu tamamlandı",
+        }
+        observed_ended(ms, victim, seen) {
+            en: "A waited {ms} ms until the server ended {victim}; {seen}",
+            tr: "A, sunucu {victim} oturumunu sonlandırana kadar {ms} ms bekledi; {seen}",
+        }
+        seen_ok() {
+            en: "its next statement succeeded",
+            tr: "sonraki komutu başarılı oldu",
+        }
+        seen(what) {
+            en: "its next statement: {what}",
+            tr: "sonraki komutu: {what}",
+        }
+        no_transaction_timeout(version) {
+            en: "transaction_timeout exists from PostgreSQL 17; this server is {version}",
+            tr: "transaction_timeout PostgreSQL 17'den beri var; bu sunucu {version}",
+        }
+        b_55p03() {
+            en: "B fails with 55P03",
+            tr: "B 55P03 ile başarısız olur",
+        }
+        not_sooner_lock() {
+            en: "B gave up no sooner than lock_timeout",
+            tr: "B, lock_timeout'tan önce vazgeçmedi",
+        }
+        no_locks() {
+            en: "B holds no locks after ROLLBACK",
+            tr: "ROLLBACK'ten sonra B hiçbir kilit tutmaz",
+        }
+        cancelled() {
+            en: "B's statement is cancelled with 57014",
+            tr: "B'nin komutu 57014 ile iptal edilir",
+        }
+        not_sooner_statement() {
+            en: "no sooner than statement_timeout",
+            tr: "statement_timeout'tan önce değil",
+        }
+        aborted_no_locks() {
+            en: "the aborted transaction holds no locks",
+            tr: "iptal edilmiş transaction hiçbir kilit tutmaz",
+        }
+        rollback_first() {
+            en: "B must ROLLBACK first (25P02)",
+            tr: "B önce ROLLBACK yapmalıdır (25P02)",
+        }
+        lasted(victim) {
+            en: "{victim}'s lock lasted until its timeout, then A got the row",
+            tr: "{victim} oturumunun kilidi zaman aşımına kadar sürdü, sonra A satırı aldı",
+        }
+        conn_gone(victim) {
+            en: "{victim}'s connection is gone when it next speaks",
+            tr: "{victim} tekrar konuştuğunda bağlantısı yok olmuştur",
+        }
+        terminated(victim) {
+            en: "the server terminated {victim}'s backend",
+            tr: "sunucu {victim} oturumunun backend'ini sonlandırdı",
+        }
+    }
+}

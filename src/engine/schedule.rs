@@ -1,0 +1,657 @@
+//! Runs one permutation of a spec the way PostgreSQL's isolationtester does
+//! (src/test/isolation/isolationtester.c, run_permutation and
+//! try_complete_step): each step is sent on its session's connection; a step
+//! the server says is waiting (on one of the spec's own sessions' locks, a
+//! safe snapshot, or a synchronous standby) is put aside and the next step
+//! goes on; waiting steps are looked at again after every step, in the order
+//! they began waiting. So lab observes in the same order isolationtester
+//! prints, and a test holds the two side by side.
+//!
+//! Where isolationtester waits up to five minutes, lab keeps a deadline:
+//! when every running step is waiting (only the server can end that: a
+//! timeout, the deadlock detector), lab gives the server the time the
+//! documented behaviour needs, then cancels the waiting statements, records
+//! that, and goes on, so a server that behaves differently gets a verdict
+//! with its timeline instead of a hang.
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use tokio_postgres::Statement;
+
+use super::msg;
+use super::observe::{Deviation, Observation, Recorder, StepRun, Waited, deadlock_pairs};
+use super::session::{Answer, Sent, Session};
+use super::{Env, secs};
+use crate::i18n::Context;
+use crate::report::{ResultSet, WaitKind, millis};
+use crate::spec::{Param, Planned, Resolved, Spec, bind};
+
+/// A step the documentation says waits: for which sessions, and for how
+/// long at most (by default, the run's deadline).
+#[derive(Debug, Clone)]
+pub struct ExpectedWait {
+    pub step: String,
+    pub by: Vec<String>,
+    pub within: Option<Duration>,
+}
+
+/// What a probe reads.
+#[derive(Debug, Clone)]
+pub enum ProbeQuery {
+    /// SQL in which `:pids` stands for the sessions' backend pids (an int[]).
+    Sql(String),
+    /// How many locks a session's backend holds (its own virtual xid aside).
+    LocksHeld(String),
+}
+
+/// A snapshot taken right after a step was handled (answered, or seen waiting).
+#[derive(Debug, Clone)]
+pub struct Probe {
+    pub name: String,
+    pub after: String,
+    pub query: ProbeQuery,
+}
+
+/// Everything one permutation run needs.
+pub struct Run<'a> {
+    pub env: &'a Env,
+    pub spec: &'a Spec,
+    pub plan: &'a [Planned],
+    /// One per spec session, in the spec's order.
+    pub sessions: &'a [Session],
+    /// A connection of its own for the spec's setup and teardown blocks and the probes.
+    pub setup: &'a Session,
+    pub params: &'a [(&'a str, Param)],
+    pub expect: &'a [ExpectedWait],
+    pub probes: &'a [Probe],
+    pub recorder: &'a Recorder,
+}
+
+/// A step sent and not yet handled.
+struct Active {
+    pos: usize,
+    sql: String,
+    sent: Sent,
+    waited: Option<Waited>,
+    /// Whether the server said it waits, the last time it was asked.
+    blocked: bool,
+    cancelled: Option<Instant>,
+    terminated: Option<Instant>,
+    /// For `(step notices N)` blockers: (session, notices to reach).
+    notice_targets: Vec<(usize, usize)>,
+}
+
+enum Status {
+    Running,
+    Blocked(Waited),
+}
+
+/// Why lab cancelled a statement.
+enum Cancel {
+    Stuck(Duration),
+    Deadline,
+}
+
+struct Runner<'a> {
+    run: Run<'a>,
+    active: Vec<Option<Active>>,
+    /// Sessions whose step is waiting, in the order they began to.
+    waiting: Vec<usize>,
+    runs: Vec<Option<StepRun>>,
+    stuck_since: Option<Instant>,
+    blocked_q: Statement,
+    lock_q: Statement,
+    pids: Vec<i32>,
+    /// Every session but the target waiting: how long the server gets when
+    /// some waiting step was not documented to wait.
+    grace: Duration,
+    /// The probes' snapshots, by name.
+    taken: Vec<(String, ResultSet)>,
+}
+
+/// Runs the permutation and returns what was observed.
+pub async fn run(run: Run<'_>) -> Result<Observation> {
+    let control = &run.env.control;
+    let blocked_q = control
+        .prepare(
+            "SELECT pg_blocking_pids($1::int), pg_safe_snapshot_blocking_pids($1::int), \
+                    (SELECT wait_event FROM pg_stat_activity WHERE pid = $1::int)",
+        )
+        .await
+        .ctx(msg::read_blocking)?;
+    let lock_q = control
+        .prepare(
+            "SELECT l.mode || ' on ' || l.locktype || coalesce(' ' || c.relname, '') \
+               FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation \
+              WHERE l.pid = $1::int AND NOT l.granted LIMIT 1",
+        )
+        .await
+        .ctx(msg::read_blocking)?;
+    let n = run.sessions.len();
+    let grace = (run.env.deadlock_timeout * 2 + Duration::from_millis(200)).min(run.env.wait_timeout);
+    let mut r = Runner {
+        pids: run.sessions.iter().map(Session::pid).collect(),
+        active: (0..n).map(|_| None).collect(),
+        waiting: Vec::new(),
+        runs: vec![None; run.plan.len()],
+        stuck_since: None,
+        blocked_q,
+        lock_q,
+        grace,
+        taken: Vec::new(),
+        run,
+    };
+    r.setup().await?;
+    let outcome = r.steps().await;
+    r.teardown().await;
+    outcome?;
+    let Runner { runs, run, taken, .. } = r;
+    Ok(Observation {
+        sessions: run.sessions.iter().map(|s| (s.name().to_string(), s.pid())).collect(),
+        steps: runs.into_iter().flatten().collect(),
+        probes: taken,
+    })
+}
+
+impl Runner<'_> {
+    fn step_name(&self, pos: usize) -> &str {
+        &self.run.spec.step(self.run.plan[pos].id).name
+    }
+
+    fn session(&self, s: usize) -> &Session {
+        &self.run.sessions[s]
+    }
+
+    async fn setup(&mut self) -> Result<()> {
+        for sql in &self.run.spec.setup {
+            self.run
+                .setup
+                .client()
+                .batch_execute(sql)
+                .await
+                .map_err(|e| crate::target::connect::sql_error(e, msg::setup_failed()))?;
+        }
+        for (i, spec_session) in self.run.spec.sessions.iter().enumerate() {
+            if let Some(sql) = &spec_session.setup {
+                let session = self.run.sessions[i].clone();
+                let mut sent = session.send(sql);
+                if !sent.ready_within(self.run.env.wait_timeout).await {
+                    return Err(Deviation(msg::no_answer(session.at(sql), secs(self.run.env.wait_timeout))).into());
+                }
+                let (mut answer, done) = sent.take().expect("ready");
+                session.track(sql, &mut answer);
+                self.run
+                    .recorder
+                    .answer(done, session.name(), None, sql.trim(), &answer, None, None);
+                if let Err(e) = answer {
+                    return Err(Deviation(msg::session_setup_failed(session.name(), e.line())).into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// isolationtester ignores teardown failures; so does lab.
+    async fn teardown(&mut self) {
+        for (i, spec_session) in self.run.spec.sessions.iter().enumerate() {
+            if let Some(sql) = &spec_session.teardown {
+                let session = &self.run.sessions[i];
+                let mut sent = session.send(sql);
+                let _ = sent.ready_within(self.run.env.wait_timeout).await;
+            }
+        }
+        if let Some(sql) = &self.run.spec.teardown {
+            let _ = tokio::time::timeout(self.run.env.wait_timeout, self.run.setup.client().batch_execute(sql)).await;
+        }
+    }
+
+    async fn steps(&mut self) -> Result<()> {
+        for pos in 0..self.run.plan.len() {
+            let s = self.run.plan[pos].id.session;
+            // The session is still busy with an earlier step: wait for it.
+            let began = Instant::now();
+            while self.active[s].is_some() {
+                if !self.try_complete(s, false, true).await? {
+                    self.waiting.retain(|&w| w != s);
+                }
+                self.try_complete_steps(true, true).await?;
+                if self.active[s].is_some() {
+                    self.annotations_overdue(s, began)?;
+                }
+            }
+            self.send(pos).await;
+            let mustwait = self.try_complete(s, true, false).await?;
+            self.try_complete_steps(true, true).await?;
+            if mustwait {
+                self.waiting.push(s);
+            }
+            self.probes_after(pos).await?;
+        }
+        // Wait for whatever is still running.
+        let began = Instant::now();
+        while !self.waiting.is_empty() {
+            self.try_complete_steps(false, true).await?;
+            if let Some(&s) = self.waiting.first() {
+                self.annotations_overdue(s, began)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A step held back only by its blocker annotations for longer than the
+    /// deadline: the annotations can never be satisfied (isolationtester
+    /// gives up there too).
+    fn annotations_overdue(&self, s: usize, began: Instant) -> Result<()> {
+        if began.elapsed() > self.run.env.wait_timeout * 2 {
+            let pos = self.active[s].as_ref().map_or(0, |a| a.pos);
+            bail!(msg::never_completed(self.step_name(pos)));
+        }
+        Ok(())
+    }
+
+    async fn send(&mut self, pos: usize) {
+        let planned = &self.run.plan[pos];
+        let s = planned.id.session;
+        let step = self.run.spec.step(planned.id);
+        let sql = bind(step.sql.trim(), self.run.params);
+        let session = self.run.sessions[s].clone();
+        session.prompt(Some(&step.name), &sql, None).await;
+        let notice_targets = planned
+            .blockers
+            .iter()
+            .filter_map(|b| match b {
+                Resolved::Notices(id, n) => Some((id.session, *n as usize + self.run.sessions[id.session].notices())),
+                _ => None,
+            })
+            .collect();
+        let sent = session.send(&sql);
+        self.active[s] = Some(Active {
+            pos,
+            sql,
+            sent,
+            waited: None,
+            blocked: false,
+            cancelled: None,
+            terminated: None,
+            notice_targets,
+        });
+    }
+
+    /// isolationtester's try_complete_steps: looks at each waiting step in
+    /// turn; while a step held back by an annotation remains, goes round again
+    /// as long as something completed or a notice came.
+    async fn try_complete_steps(&mut self, nonblock: bool, retry: bool) -> Result<()> {
+        loop {
+            let before = self.waiting.len();
+            let notices: usize = self.run.sessions.iter().map(Session::notices).sum();
+            let mut have_blocker = false;
+            let mut w = 0;
+            while w < self.waiting.len() {
+                let s = self.waiting[w];
+                if self.try_complete(s, nonblock, retry).await? {
+                    let pos = self.active[s].as_ref().map_or(0, |a| a.pos);
+                    have_blocker |= !self.run.plan[pos].blockers.is_empty();
+                    w += 1;
+                } else {
+                    self.waiting.remove(w);
+                }
+            }
+            let new_notice = self.run.sessions.iter().map(Session::notices).sum::<usize>() != notices;
+            if !(have_blocker && (self.waiting.len() < before || new_notice)) {
+                return Ok(());
+            }
+        }
+    }
+
+    /// isolationtester's try_complete_step: waits for session `s`'s step to
+    /// answer or (with `nonblock`) to be seen waiting. Returns true while the
+    /// step is not complete.
+    async fn try_complete(&mut self, s: usize, nonblock: bool, retry: bool) -> Result<bool> {
+        let pos = self.active[s].as_ref().expect("an active step").pos;
+        if !retry && self.run.plan[pos].blockers.contains(&Resolved::Once) {
+            self.report_waiting(
+                s,
+                Waited {
+                    by: Vec::new(),
+                    kind: WaitKind::Annotation,
+                    lock: None,
+                },
+            );
+            return Ok(true);
+        }
+        let mut pause = Duration::from_micros(100);
+        loop {
+            if self.active_mut(s).sent.ready() {
+                break;
+            }
+            if nonblock {
+                if let Status::Blocked(w) = self.status(s).await? {
+                    if self.active_mut(s).sent.ready() {
+                        break;
+                    }
+                    self.active_mut(s).blocked = true;
+                    if !retry {
+                        let w = self.with_lock(s, w).await?;
+                        self.report_waiting(s, w);
+                    }
+                    return Ok(true);
+                }
+                self.active_mut(s).blocked = false;
+                self.overdue(s).await?;
+            } else {
+                self.watch(s).await?;
+            }
+            if !self.active_mut(s).sent.ready_within(pause).await {
+                pause = (pause * 2).min(Duration::from_millis(5));
+            }
+        }
+        if self.has_blocker(s) {
+            if !retry {
+                self.report_waiting(
+                    s,
+                    Waited {
+                        by: Vec::new(),
+                        kind: WaitKind::Annotation,
+                        lock: None,
+                    },
+                );
+            }
+            // Nothing to poll: the step waits for another to finish.
+            tokio::time::sleep(Duration::from_micros(200)).await;
+            return Ok(true);
+        }
+        self.complete(s).await?;
+        Ok(false)
+    }
+
+    fn active_mut(&mut self, s: usize) -> &mut Active {
+        self.active[s].as_mut().expect("an active step")
+    }
+
+    fn report_waiting(&mut self, s: usize, w: Waited) {
+        let a = self.active[s].as_ref().expect("an active step");
+        let step = self.step_name(a.pos).to_string();
+        self.run
+            .recorder
+            .waiting(Instant::now(), self.session(s).name(), Some(&step), &a.sql, &w);
+        self.active_mut(s).waited = Some(w);
+    }
+
+    /// isolationtester's step_has_blocker: an annotation not yet satisfied.
+    fn has_blocker(&self, s: usize) -> bool {
+        let a = self.active[s].as_ref().expect("an active step");
+        self.run.plan[a.pos].blockers.iter().any(|b| match b {
+            Resolved::Once => false,
+            Resolved::Step(id) => self.active[id.session]
+                .as_ref()
+                .is_some_and(|other| self.run.plan[other.pos].id == *id),
+            Resolved::Notices(id, _) => a
+                .notice_targets
+                .iter()
+                .any(|(sess, target)| *sess == id.session && self.run.sessions[*sess].notices() < *target),
+        })
+    }
+
+    /// Asks the server whether session `s` waits, and on whom.
+    async fn status(&self, s: usize) -> Result<Status> {
+        let pid = self.pids[s];
+        let row = self
+            .run
+            .env
+            .control
+            .query_one(&self.blocked_q, &[&pid])
+            .await
+            .ctx(msg::read_blocking)?;
+        let (locks, snapshot): (Vec<i32>, Vec<i32>) = (row.get(0), row.get(1));
+        let event: Option<String> = row.get(2);
+        let ours = |pids: &[i32]| -> Vec<String> {
+            pids.iter()
+                .filter_map(|p| self.pids.iter().position(|q| q == p))
+                .map(|i| self.session(i).name().to_string())
+                .collect()
+        };
+        // Like pg_isolation_test_session_is_blocked: a lock held or awaited by
+        // one of our sessions (autovacuum's do not count), or any safe-snapshot wait.
+        let by = ours(&locks);
+        Ok(if !by.is_empty() {
+            Status::Blocked(Waited {
+                by,
+                kind: WaitKind::Lock,
+                lock: None,
+            })
+        } else if !snapshot.is_empty() {
+            Status::Blocked(Waited {
+                by: ours(&snapshot),
+                kind: WaitKind::SafeSnapshot,
+                lock: None,
+            })
+        } else if event.as_deref() == Some("SyncRep") {
+            Status::Blocked(Waited {
+                by: Vec::new(),
+                kind: WaitKind::SyncRep,
+                lock: None,
+            })
+        } else {
+            Status::Running
+        })
+    }
+
+    /// The lock a waiting backend asks for, as pg_locks names it.
+    async fn with_lock(&self, s: usize, mut w: Waited) -> Result<Waited> {
+        if w.kind == WaitKind::Lock {
+            let rows = self
+                .run
+                .env
+                .control
+                .query(&self.lock_q, &[&self.pids[s]])
+                .await
+                .ctx(msg::read_blocking)?;
+            w.lock = rows.first().and_then(|r| r.get::<_, Option<String>>(0));
+        }
+        Ok(w)
+    }
+
+    /// While lab waits for a step to answer: if every running step is
+    /// waiting, give the server the time the documentation allows, then
+    /// cancel them; and keep the step's own deadline.
+    async fn watch(&mut self, target: usize) -> Result<()> {
+        let mut any = false;
+        let mut all_blocked = true;
+        for s in 0..self.active.len() {
+            if self.active[s].is_none() || self.active_mut(s).sent.ready() {
+                continue;
+            }
+            any = true;
+            let blocked = matches!(self.status(s).await?, Status::Blocked(_));
+            self.active_mut(s).blocked = blocked;
+            all_blocked &= blocked;
+        }
+        if any && all_blocked {
+            let since = *self.stuck_since.get_or_insert_with(Instant::now);
+            let stuck = since.elapsed();
+            if stuck >= self.stuck_bound() {
+                for s in 0..self.active.len() {
+                    let cancel = self.active[s]
+                        .as_ref()
+                        .is_some_and(|a| a.blocked && a.cancelled.is_none());
+                    if cancel {
+                        self.cancel(s, Cancel::Stuck(stuck)).await?;
+                    }
+                }
+            }
+        } else {
+            self.stuck_since = None;
+        }
+        self.overdue(target).await
+    }
+
+    /// How long every session may wait before lab steps in: as long as the
+    /// waiting steps are documented to wait (their bound, else the deadline);
+    /// if one is not, long enough for the deadlock detector.
+    fn stuck_bound(&self) -> Duration {
+        let deadline = self.run.env.wait_timeout;
+        let mut bound = Duration::ZERO;
+        for a in self.active.iter().flatten().filter(|a| a.blocked) {
+            let name = self.step_name(a.pos);
+            match self.run.expect.iter().find(|e| e.step == name) {
+                Some(e) => bound = bound.max(e.within.unwrap_or(deadline)),
+                None => return self.grace,
+            }
+        }
+        bound.min(deadline)
+    }
+
+    /// A step past its deadline is cancelled; one that still does not answer
+    /// has its backend terminated; after that lab gives up.
+    async fn overdue(&mut self, s: usize) -> Result<()> {
+        let deadline = self.run.env.wait_timeout;
+        let a = self.active[s].as_ref().expect("an active step");
+        match (a.cancelled, a.terminated) {
+            (None, _) if a.sent.at.elapsed() > deadline => self.cancel(s, Cancel::Deadline).await,
+            (Some(c), None) if c.elapsed() > deadline / 2 => {
+                let pid = self.pids[s];
+                self.run
+                    .env
+                    .control
+                    .execute("SELECT pg_terminate_backend($1)", &[&pid])
+                    .await
+                    .ctx(msg::read_blocking)?;
+                self.run.recorder.note("lab", msg::terminated(self.session(s).name()));
+                self.active_mut(s).terminated = Some(Instant::now());
+                Ok(())
+            }
+            (Some(_), Some(t)) if t.elapsed() > deadline / 2 => {
+                let sql = a.sql.clone();
+                bail!(msg::no_answer(self.session(s).at(&sql), secs(deadline * 2)))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    async fn cancel(&mut self, s: usize, why: Cancel) -> Result<()> {
+        let pid = self.pids[s];
+        self.run
+            .env
+            .control
+            .execute("SELECT pg_cancel_backend($1)", &[&pid])
+            .await
+            .ctx(msg::read_blocking)?;
+        let name = self.session(s).name().to_string();
+        let text = match why {
+            Cancel::Stuck(d) => msg::cancelled_stuck(&name, format!("{:.0}", millis(d))),
+            Cancel::Deadline => msg::cancelled_deadline(&name, secs(self.run.env.wait_timeout)),
+        };
+        self.run.recorder.note("lab", text);
+        self.active_mut(s).cancelled = Some(Instant::now());
+        Ok(())
+    }
+
+    /// The step answered: record it, follow its transaction, read back the
+    /// isolation level of a transaction it began. A connection lost to the
+    /// outside world ends the run (lab cannot vouch for anything after it).
+    async fn complete(&mut self, s: usize) -> Result<()> {
+        let mut a = self.active[s].take().expect("an active step");
+        let (mut answer, done) = a.sent.take().expect("answered");
+        let session = self.run.sessions[s].clone();
+        let began = session.track(&a.sql, &mut answer);
+        let isolation = if began { session.isolation().await } else { None };
+        let waited = a.waited.take().or_else(|| self.wait_in_error(s, &answer));
+        let took = done.saturating_duration_since(a.sent.at);
+        let step = self.step_name(a.pos).to_string();
+        self.run.recorder.answer(
+            Instant::now(),
+            session.name(),
+            Some(&step),
+            &a.sql,
+            &answer,
+            waited.as_ref().map(|w| (w, took)),
+            isolation.clone(),
+        );
+        if a.cancelled.is_some() {
+            self.run.recorder.mark_cancelled(session.name());
+        }
+        if let Err(e) = &answer
+            && e.lost_to_outside()
+            && a.terminated.is_none()
+        {
+            bail!(msg::connection_lost(session.at(&a.sql), e.line()));
+        }
+        let t0 = self.run.recorder.started();
+        self.runs[a.pos] = Some(StepRun {
+            name: step,
+            session: session.name().to_string(),
+            sql: a.sql,
+            sent: a.sent.at.saturating_duration_since(t0),
+            done: done.saturating_duration_since(t0),
+            waited,
+            answer,
+            cancelled_by_lab: a.cancelled.is_some(),
+            isolation,
+        });
+        Ok(())
+    }
+
+    /// A wait too short to be seen, that the server's error reports: a
+    /// deadlock's DETAIL says who waited for whom; a lock timeout fires only
+    /// while waiting for a lock.
+    fn wait_in_error(&self, s: usize, answer: &Answer) -> Option<Waited> {
+        let e = answer.as_ref().err()?;
+        let pid = self.pids[s];
+        let by: Vec<String> = if e.is("40P01") {
+            deadlock_pairs(e.detail.as_deref().unwrap_or(""))
+                .into_iter()
+                .filter(|(waiter, _)| *waiter == pid)
+                .filter_map(|(_, by)| self.pids.iter().position(|p| *p == by))
+                .map(|i| self.session(i).name().to_string())
+                .collect()
+        } else if e.is("55P03") && e.message.contains("lock timeout") {
+            Vec::new()
+        } else {
+            return None;
+        };
+        Some(Waited {
+            by,
+            kind: WaitKind::ServerError,
+            lock: None,
+        })
+    }
+
+    async fn probes_after(&mut self, pos: usize) -> Result<()> {
+        let name = self.step_name(pos).to_string();
+        for probe in self.run.probes.iter().filter(|p| p.after == name) {
+            let sql = match &probe.query {
+                ProbeQuery::Sql(sql) => {
+                    let pids = self.pids.iter().map(i32::to_string).collect::<Vec<_>>().join(",");
+                    sql.replace(":pids", &format!("ARRAY[{pids}]::int[]"))
+                }
+                ProbeQuery::LocksHeld(session) => {
+                    let pid = self
+                        .run
+                        .sessions
+                        .iter()
+                        .find(|s| s.name() == session)
+                        .map_or(0, Session::pid);
+                    format!(
+                        "SELECT count(*) AS locks FROM pg_locks \
+                          WHERE pid = {pid} AND granted AND locktype <> 'virtualxid'"
+                    )
+                }
+            };
+            let msgs = self
+                .run
+                .setup
+                .client()
+                .simple_query(&sql)
+                .await
+                .map_err(|e| crate::target::connect::sql_error(e, msg::probe_failed(&probe.name)))?;
+            let set = super::session::last_set(&super::session::results_of(&sql, &msgs))
+                .cloned()
+                .unwrap_or(ResultSet {
+                    columns: Vec::new(),
+                    rows: Vec::new(),
+                });
+            self.taken.push((probe.name.clone(), set));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,538 @@
+//! One session: a connection of its own, the statements it sends, what the
+//! server answered, and the transaction it is in.
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use serde::Serialize;
+use tokio::sync::oneshot;
+use tokio_postgres::{Client, Config, SimpleQueryMessage};
+
+use super::observe::{Deviation, Recorder};
+use super::sqltext::{self, TxEffect};
+use super::step::Stepper;
+use super::{msg, secs};
+use crate::i18n::{Context, Text};
+use crate::report::{Entry, Phrase, ResultSet, StepResult};
+use crate::target::connect::{self, EndWatch};
+
+/// What the server said instead of a result: an error, or the connection's end.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PgError {
+    /// The SQLSTATE; none when the connection went without the server saying why.
+    pub code: Option<String>,
+    pub severity: String,
+    pub message: String,
+    pub detail: Option<String>,
+    pub context: Option<String>,
+    /// The connection is gone (the server ended it, or it was lost).
+    pub connection_lost: bool,
+}
+
+impl PgError {
+    pub fn is(&self, code: &str) -> bool {
+        self.code.as_deref() == Some(code)
+    }
+
+    /// The connection went for a reason no scenario documents: an
+    /// administrator's command, a crash, or nothing the server said. That is
+    /// the environment failing lab (exit 2), not the server behaving
+    /// differently; timeouts that end sessions (25P03, 25P04, 57P05) are
+    /// observations.
+    pub fn lost_to_outside(&self) -> bool {
+        self.connection_lost && matches!(self.code.as_deref(), None | Some("57P01" | "57P02" | "57P03"))
+    }
+
+    /// The error as one line, as psql would show it (server words, untranslated).
+    pub fn line(&self) -> String {
+        let mut s = match &self.code {
+            Some(code) => format!("{} {code}: {}", self.severity, self.message),
+            None => self.message.clone(),
+        };
+        if let Some(d) = &self.detail {
+            s.push_str(&format!(" | DETAIL: {}", d.replace('\n', " ")));
+        }
+        if let Some(c) = &self.context {
+            s.push_str(&format!(" | CONTEXT: {}", c.replace('\n', " ")));
+        }
+        s
+    }
+}
+
+/// The answer to one statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Res {
+    /// psql's command tag ("UPDATE 1", "BEGIN", "SELECT 3").
+    pub tag: String,
+    /// Rows affected or returned, as the server counted them.
+    pub count: u64,
+    /// The rows, for a statement that returns rows (a SELECT with none too).
+    pub set: Option<ResultSet>,
+}
+
+/// A step's answer: one result per statement, or what went wrong.
+pub type Answer = std::result::Result<Vec<Res>, PgError>;
+
+/// The last result set of an answer's statements.
+pub fn last_set(results: &[Res]) -> Option<&ResultSet> {
+    results.iter().rev().find_map(|r| r.set.as_ref())
+}
+
+impl ResultSet {
+    pub fn get(&self, row: usize, col: &str) -> Option<&str> {
+        let i = self.columns.iter().position(|c| c == col)?;
+        self.rows.get(row)?.get(i)?.as_deref()
+    }
+
+    /// `col=value, ...` for up to four rows, `(0 rows)` for none; one column
+    /// over several rows (EXPLAIN) as its lines.
+    pub fn describe(&self) -> String {
+        if self.rows.is_empty() {
+            return "(0 rows)".into();
+        }
+        if self.columns.len() == 1 && self.rows.len() > 1 {
+            return self
+                .rows
+                .iter()
+                .map(|r| r[0].as_deref().unwrap_or("NULL"))
+                .collect::<Vec<_>>()
+                .join("\n");
+        }
+        let shown: Vec<String> = self
+            .rows
+            .iter()
+            .take(4)
+            .map(|r| {
+                self.columns
+                    .iter()
+                    .zip(r)
+                    .map(|(c, v)| format!("{c}={}", v.as_deref().unwrap_or("NULL")))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .collect();
+        let more = if self.rows.len() > 4 {
+            format!(" (+{} more)", self.rows.len() - 4)
+        } else {
+            String::new()
+        };
+        format!("{}{more}", shown.join("; "))
+    }
+}
+
+/// What the timeline shows for an answer: the last statement's rows or tag.
+pub fn describe(results: &[Res]) -> String {
+    match results.last() {
+        None => String::new(),
+        Some(Res { set: Some(set), .. }) => set.describe(),
+        Some(r) => r.tag.clone(),
+    }
+}
+
+/// The transaction a session is in, as tracked from the statements it ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tx {
+    Idle,
+    Open,
+    Failed,
+}
+
+/// One named session on its own connection.
+#[derive(Clone)]
+pub struct Session {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    name: String,
+    /// Scenario and variant, for error messages.
+    label: String,
+    pid: i32,
+    client: Client,
+    end: EndWatch,
+    recorder: Recorder,
+    tx: Mutex<Tx>,
+    notices: Arc<AtomicUsize>,
+    deadline: Duration,
+    stepper: Option<Arc<Stepper>>,
+}
+
+/// A statement sent and not yet answered.
+pub struct Sent {
+    pub at: Instant,
+    rx: Option<oneshot::Receiver<(Answer, Instant)>>,
+    answer: Option<(Answer, Instant)>,
+}
+
+impl Sent {
+    /// Whether the answer is here (without waiting).
+    pub fn ready(&mut self) -> bool {
+        if self.answer.is_none()
+            && let Some(rx) = &mut self.rx
+            && let Ok(a) = rx.try_recv()
+        {
+            self.answer = Some(a);
+            self.rx = None;
+        }
+        self.answer.is_some()
+    }
+
+    /// Waits at most `d` for the answer; says whether it is here.
+    pub async fn ready_within(&mut self, d: Duration) -> bool {
+        if self.ready() {
+            return true;
+        }
+        if let Some(rx) = &mut self.rx
+            && let Ok(Ok(a)) = tokio::time::timeout(d, rx).await
+        {
+            self.answer = Some(a);
+            self.rx = None;
+        }
+        self.answer.is_some()
+    }
+
+    /// The answer and when it came (call once [`Sent::ready`] says so).
+    pub fn take(&mut self) -> Option<(Answer, Instant)> {
+        self.answer.take()
+    }
+}
+
+/// Opens a variant's sessions on their own connections and keeps the list of
+/// their backends, so it can name them and make sure they are gone at the end.
+#[derive(Clone)]
+pub struct Opener {
+    pub pg: Config,
+    pub schema: String,
+    /// application_name prefix: `lab:<schema>:<scenario>/<variant>`.
+    pub app: String,
+    pub label: String,
+    pub recorder: Recorder,
+    pub deadline: Duration,
+    pub stepper: Option<Arc<Stepper>>,
+    pub opened: Arc<Mutex<Vec<(String, i32)>>>,
+}
+
+impl Opener {
+    /// Opens session `name`, tagged `<app>:<name>`; its NOTICEs go to the timeline.
+    pub async fn open(&self, name: &str) -> Result<Session> {
+        self.open_with(name, true).await
+    }
+
+    /// Opens lab's own connection for a variant (a spec's setup and
+    /// teardown): what the server tells it is not part of the story.
+    pub async fn open_quiet(&self, name: &str) -> Result<Session> {
+        self.open_with(name, false).await
+    }
+
+    async fn open_with(&self, name: &str, record_notices: bool) -> Result<Session> {
+        let notices = Arc::new(AtomicUsize::new(0));
+        let sink = record_notices.then(|| {
+            let (recorder, name, count) = (self.recorder.clone(), name.to_string(), notices.clone());
+            Box::new(move |n: &tokio_postgres::error::DbError| {
+                count.fetch_add(1, Ordering::SeqCst);
+                let mut e = Entry::new(
+                    recorder.now_ms(),
+                    &name,
+                    StepResult::Notice,
+                    Phrase::Plain(format!("{}: {}", n.severity(), n.message())),
+                );
+                e.sqlstate = Some(n.code().code().to_string());
+                recorder.push(e);
+            }) as connect::NoticeSink
+        });
+        let what = || msg::open(&self.label, name);
+        let conn = connect::connect(&self.pg, &format!("{}:{name}", self.app), Some(&self.schema), sink)
+            .await
+            .ctx(what)?;
+        let pid: i32 = conn
+            .client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await
+            .ctx(what)?
+            .get(0);
+        self.opened.lock().unwrap().push((name.to_string(), pid));
+        let end = conn.end_watch();
+        Ok(Session {
+            inner: Arc::new(Inner {
+                name: name.to_string(),
+                label: self.label.clone(),
+                pid,
+                client: conn.client,
+                end,
+                recorder: self.recorder.clone(),
+                tx: Mutex::new(Tx::Idle),
+                notices,
+                deadline: self.deadline,
+                stepper: self.stepper.clone(),
+            }),
+        })
+    }
+
+    /// Opens several sessions at once (connections are made concurrently).
+    pub async fn open_all(&self, names: &[&str]) -> Result<Vec<Session>> {
+        super::join_all_ordered(names.iter().map(|n| self.open(n)))
+            .await
+            .into_iter()
+            .collect()
+    }
+
+    pub fn pids(&self) -> Vec<(String, i32)> {
+        self.opened.lock().unwrap().clone()
+    }
+}
+
+impl Session {
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.inner.pid
+    }
+
+    /// The raw client, for loops that use prepared statements and are
+    /// summarised instead of recorded statement by statement.
+    pub fn client(&self) -> &Client {
+        &self.inner.client
+    }
+
+    pub fn recorder(&self) -> &Recorder {
+        &self.inner.recorder
+    }
+
+    pub fn tx(&self) -> Tx {
+        *self.inner.tx.lock().unwrap()
+    }
+
+    /// NOTICEs received so far.
+    pub fn notices(&self) -> usize {
+        self.inner.notices.load(Ordering::SeqCst)
+    }
+
+    /// Where a statement ran, for messages: scenario/variant, session, SQL.
+    pub fn at(&self, sql: &str) -> Text {
+        msg::at(&self.inner.label, &self.inner.name, one_line(sql))
+    }
+
+    /// Under `--step`, shows the statement (and why) and waits for the person.
+    pub async fn prompt(&self, step: Option<&str>, sql: &str, why: Option<String>) {
+        if let Some(st) = &self.inner.stepper {
+            st.before(&self.inner.name, step, sql, why).await;
+        }
+    }
+
+    /// Whether a person is stepping through statements right now.
+    pub fn stepping(&self) -> bool {
+        self.inner.stepper.as_ref().is_some_and(|s| s.active())
+    }
+
+    /// Sends `sql` without waiting for its answer.
+    pub fn send(&self, sql: &str) -> Sent {
+        let (tx, rx) = oneshot::channel();
+        let (session, text) = (self.clone(), sql.to_string());
+        let at = Instant::now();
+        tokio::spawn(async move {
+            let answer = session.query(&text).await;
+            let _ = tx.send((answer, Instant::now()));
+        });
+        Sent {
+            at,
+            rx: Some(rx),
+            answer: None,
+        }
+    }
+
+    async fn query(&self, sql: &str) -> Answer {
+        match self.inner.client.simple_query(sql).await {
+            Ok(msgs) => Ok(results_of(sql, &msgs)),
+            Err(e) => Err(self.failure(e).await),
+        }
+    }
+
+    /// What went wrong, in the server's words where it gave any.
+    async fn failure(&self, e: tokio_postgres::Error) -> PgError {
+        if let Some(db) = e.as_db_error() {
+            let fatal = matches!(db.severity(), "FATAL" | "PANIC");
+            return PgError {
+                code: Some(db.code().code().to_string()),
+                severity: db.severity().to_string(),
+                message: db.message().to_string(),
+                detail: db.detail().map(str::to_string),
+                context: db.where_().map(str::to_string),
+                connection_lost: fatal || e.is_closed(),
+            };
+        }
+        // The connection is gone: the FATAL the server sent before closing it
+        // (a timeout, a terminated backend) arrived while the session was idle.
+        match self.inner.end.ended(Duration::from_secs(1)).await {
+            Some(end) => PgError {
+                code: Some(end.code),
+                severity: end.severity,
+                message: end.message,
+                detail: None,
+                context: None,
+                connection_lost: true,
+            },
+            None => PgError {
+                code: None,
+                severity: String::new(),
+                message: format!("{e:#}"),
+                detail: None,
+                context: None,
+                connection_lost: true,
+            },
+        }
+    }
+
+    /// Tracks the transaction through an answered step's statements; says
+    /// whether the step left a transaction it began open (to read its level back).
+    pub fn track(&self, sql: &str, answer: &mut Answer) -> bool {
+        let mut tx = self.inner.tx.lock().unwrap();
+        let before = *tx;
+        let mut began = false;
+        for stmt in sqltext::statements(sql) {
+            match sqltext::tx_effect(stmt) {
+                TxEffect::Begin => {
+                    *tx = Tx::Open;
+                    began = true;
+                }
+                TxEffect::End => {
+                    *tx = Tx::Idle;
+                    began = false;
+                }
+                TxEffect::None => {}
+            }
+        }
+        match answer {
+            Ok(results) => {
+                // COMMIT of a failed transaction: the server rolls it back (tag ROLLBACK).
+                if before == Tx::Failed
+                    && let Some(last) = results.last_mut()
+                    && last.tag == "COMMIT"
+                {
+                    last.tag = "ROLLBACK".into();
+                }
+            }
+            Err(e) if e.connection_lost => *tx = Tx::Idle,
+            Err(_) => {
+                if before != Tx::Idle || began {
+                    *tx = Tx::Failed;
+                }
+                began = false;
+            }
+        }
+        began && *tx == Tx::Open
+    }
+
+    /// The isolation level of the transaction the session is in, read back from
+    /// the server (SHOW takes no snapshot, so it changes nothing).
+    pub async fn isolation(&self) -> Option<String> {
+        let msgs = self
+            .inner
+            .client
+            .simple_query("SHOW transaction_isolation")
+            .await
+            .ok()?;
+        msgs.iter().find_map(|m| match m {
+            SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+            _ => None,
+        })
+    }
+
+    /// Runs a statement to its answer (within the deadline) and records it.
+    /// Listed SQLSTATEs are answers; any other error ends the variant as a
+    /// deviation from the documented behaviour.
+    pub async fn exec_allow(&self, step: &str, sql: &str, allowed: &[&str]) -> Result<Answer> {
+        self.prompt(Some(step), sql, None).await;
+        let mut sent = self.send(sql);
+        if !sent.ready_within(self.inner.deadline).await {
+            let _ = self
+                .inner
+                .client
+                .cancel_token()
+                .cancel_query(tokio_postgres::NoTls)
+                .await;
+            return Err(Deviation(msg::no_answer(self.at(sql), secs(self.inner.deadline))).into());
+        }
+        let (mut answer, done) = sent.take().expect("ready");
+        let began = self.track(sql, &mut answer);
+        let isolation = if began { self.isolation().await } else { None };
+        self.inner
+            .recorder
+            .answer(done, self.name(), Some(step), sql, &answer, None, isolation);
+        match answer {
+            Ok(r) => Ok(Ok(r)),
+            Err(e) if e.lost_to_outside() => Err(msg::connection_lost(self.at(sql), e.line()).into()),
+            Err(e) if e.code.as_deref().is_some_and(|c| allowed.contains(&c)) => Ok(Err(e)),
+            Err(e) => Err(Deviation(msg::unexpected(self.at(sql), e.line())).into()),
+        }
+    }
+
+    /// Runs a statement that must succeed.
+    pub async fn exec(&self, step: &str, sql: &str) -> Result<Vec<Res>> {
+        Ok(self.exec_allow(step, sql, &[]).await?.expect("no error is allowed"))
+    }
+
+    /// Runs a statement and returns its last result set.
+    pub async fn rows(&self, step: &str, sql: &str) -> Result<ResultSet> {
+        let r = self.exec(step, sql).await?;
+        last_set(&r)
+            .cloned()
+            .ok_or_else(|| Deviation(msg::no_rows(self.at(sql))).into())
+    }
+
+    /// The integer in column `col` of the statement's first row.
+    pub async fn int(&self, step: &str, sql: &str, col: &str) -> Result<i64> {
+        let set = self.rows(step, sql).await?;
+        int_of(&set, col).ok_or_else(|| Deviation(msg::no_int(self.at(sql), col)).into())
+    }
+
+    /// A line of narrative in the session's column (a decision, a back-off).
+    pub fn note(&self, text: Text) {
+        self.inner.recorder.note(self.name(), text);
+    }
+}
+
+pub fn int_of(set: &ResultSet, col: &str) -> Option<i64> {
+    set.get(0, col)?.parse().ok()
+}
+
+pub fn one_line(sql: &str) -> String {
+    sql.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// One result per statement, from the simple query protocol's messages.
+pub(crate) fn results_of(sql: &str, msgs: &[SimpleQueryMessage]) -> Vec<Res> {
+    let stmts = sqltext::statements(sql);
+    let mut out = Vec::new();
+    let mut cur: Option<ResultSet> = None;
+    for m in msgs {
+        match m {
+            SimpleQueryMessage::RowDescription(cols) => {
+                cur = Some(ResultSet {
+                    columns: cols.iter().map(|c| c.name().to_string()).collect(),
+                    rows: Vec::new(),
+                });
+            }
+            SimpleQueryMessage::Row(r) => {
+                let set = cur.get_or_insert_with(|| ResultSet {
+                    columns: r.columns().iter().map(|c| c.name().to_string()).collect(),
+                    rows: Vec::new(),
+                });
+                set.rows
+                    .push((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect());
+            }
+            SimpleQueryMessage::CommandComplete(n) => {
+                let stmt = stmts.get(out.len()).copied().unwrap_or("");
+                out.push(Res {
+                    tag: sqltext::command_tag(stmt, *n),
+                    count: *n,
+                    set: cur.take(),
+                });
+            }
+            _ => {}
+        }
+    }
+    out
+}

@@ -1,0 +1,155 @@
+//! Just enough of SQL's lexical rules to split a step into its statements and
+//! name each one's verb (the simple query protocol returns one result per
+//! statement, without its command tag).
+
+/// The statements of `sql`, split at semicolons outside quotes, comments and
+/// dollar quotes; empty statements are dropped.
+pub fn statements(sql: &str) -> Vec<&str> {
+    let b = sql.as_bytes();
+    let mut out = Vec::new();
+    let (mut start, mut i) = (0, 0);
+    while i < b.len() {
+        match b[i] {
+            b'\'' | b'"' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() && !(b[i] == q && b.get(i + 1) != Some(&q)) {
+                    i += if b[i] == q { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                i = b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p);
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i = sql[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2);
+            }
+            b'$' => {
+                let tag_end = b[i + 1..]
+                    .iter()
+                    .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_'))
+                    .map(|p| i + 1 + p);
+                match tag_end {
+                    Some(e) if b[e] == b'$' && !b.get(i + 1).is_some_and(u8::is_ascii_digit) => {
+                        let tag = &sql[i..=e];
+                        i = sql[e + 1..].find(tag).map_or(b.len(), |p| e + 1 + p + tag.len());
+                    }
+                    _ => i += 1,
+                }
+            }
+            b';' => {
+                push(&mut out, &sql[start..i]);
+                i += 1;
+                start = i;
+            }
+            _ => i += 1,
+        }
+    }
+    push(&mut out, &sql[start.min(sql.len())..]);
+    out
+}
+
+fn push<'a>(out: &mut Vec<&'a str>, stmt: &'a str) {
+    if !strip_comments(stmt).trim().is_empty() {
+        out.push(stmt.trim());
+    }
+}
+
+/// The statement without leading comments.
+fn strip_comments(stmt: &str) -> &str {
+    let mut s = stmt.trim_start();
+    loop {
+        if let Some(rest) = s.strip_prefix("--") {
+            s = rest.find('\n').map_or("", |p| &rest[p + 1..]).trim_start();
+        } else if let Some(rest) = s.strip_prefix("/*") {
+            s = rest.find("*/").map_or("", |p| &rest[p + 2..]).trim_start();
+        } else {
+            return s;
+        }
+    }
+}
+
+/// The first `n` words of a statement, upper-cased (its verb and what follows).
+pub fn words(stmt: &str, n: usize) -> Vec<String> {
+    strip_comments(stmt)
+        .split(|c: char| c.is_whitespace() || c == ';' || c == '(')
+        .filter(|w| !w.is_empty())
+        .take(n)
+        .map(str::to_ascii_uppercase)
+        .collect()
+}
+
+/// What a statement does to the session's transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxEffect {
+    Begin,
+    End,
+    None,
+}
+
+pub fn tx_effect(stmt: &str) -> TxEffect {
+    let w = words(stmt, 2);
+    let second = w.get(1).map(String::as_str);
+    match w.first().map(String::as_str) {
+        Some("BEGIN") => TxEffect::Begin,
+        Some("START") if second == Some("TRANSACTION") => TxEffect::Begin,
+        Some("COMMIT" | "ROLLBACK" | "ABORT" | "END") if !matches!(second, Some("TO" | "PREPARED")) => TxEffect::End,
+        Some("PREPARE") if second == Some("TRANSACTION") => TxEffect::End,
+        _ => TxEffect::None,
+    }
+}
+
+/// psql's command tag for a statement that returned no rows, from its verb
+/// and the row count the server reported.
+pub fn command_tag(stmt: &str, count: u64) -> String {
+    let w = words(stmt, 3);
+    let verb = w.first().cloned().unwrap_or_default();
+    match verb.as_str() {
+        "INSERT" => format!("INSERT 0 {count}"),
+        "UPDATE" | "DELETE" | "MERGE" | "SELECT" | "COPY" | "FETCH" | "MOVE" => format!("{verb} {count}"),
+        "START" => "START TRANSACTION".into(),
+        "END" => "COMMIT".into(),
+        "ABORT" => "ROLLBACK".into(),
+        "CREATE" | "DROP" | "ALTER" if w.len() > 1 => {
+            // CREATE TABLE, DROP INDEX, ALTER TABLE ...
+            let object = if w.get(1).is_some_and(|o| o == "UNIQUE" || o == "OR") {
+                w.get(2).cloned().unwrap_or_default()
+            } else {
+                w[1].clone()
+            };
+            format!("{verb} {object}")
+        }
+        _ => verb,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_split_outside_quotes_and_comments() {
+        assert_eq!(
+            statements("BEGIN; SELECT ';' AS x; -- c;\n SELECT $$a;b$$, \"q;\" ;"),
+            ["BEGIN", "SELECT ';' AS x", "-- c;\n SELECT $$a;b$$, \"q;\""]
+        );
+        assert_eq!(statements("  ;  "), Vec::<&str>::new());
+        assert_eq!(statements("SELECT 1 /* ; */"), ["SELECT 1 /* ; */"]);
+        assert_eq!(statements("-- only a comment"), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn transaction_effects_and_tags() {
+        assert_eq!(tx_effect("begin isolation level serializable"), TxEffect::Begin);
+        assert_eq!(tx_effect("START TRANSACTION"), TxEffect::Begin);
+        assert_eq!(tx_effect("-- done\nCOMMIT"), TxEffect::End);
+        assert_eq!(tx_effect("ROLLBACK TO SAVEPOINT s"), TxEffect::None);
+        assert_eq!(tx_effect("COMMIT PREPARED 'x'"), TxEffect::None);
+        assert_eq!(tx_effect("PREPARE TRANSACTION 'x'"), TxEffect::End);
+        assert_eq!(command_tag("insert into t values (1)", 1), "INSERT 0 1");
+        assert_eq!(command_tag("UPDATE t SET x = 1", 3), "UPDATE 3");
+        assert_eq!(command_tag("ALTER TABLE books ADD COLUMN s text", 0), "ALTER TABLE");
+        assert_eq!(command_tag("SET lock_timeout = '1s'", 0), "SET");
+        assert_eq!(command_tag("CREATE UNIQUE INDEX i ON t (x)", 0), "CREATE INDEX");
+    }
+}

@@ -1,0 +1,87 @@
+//! The command line's help in Turkish, by key: `cmd.<command>` (its about),
+//! `after.<command>`, `arg.<command>.<id>` or, for every command, `arg.<id>`.
+//! English help is written on the clap types (src/cli.rs); scenario
+//! commands and their options take theirs from the catalogue.
+pub static HELP_TR: &[(&str, &str)] = &[
+    (
+        "cmd.lab",
+        "PostgreSQL eşzamanlılık anomalilerini istendiğinde, çözümleriyle yan yana oluşturur ve sunucunun belgelendiği gibi davranıp davranmadığını söyler.",
+    ),
+    (
+        "after.lab",
+        "Veritabanı verilmezse lab, bu makinede bulduğu programlarla geçici bir PostgreSQL başlatır ve sonra kaldırır.\nÇıkış kodları: 0 her varyant belgelenen sonucu gösterdi, 1 en az biri göstermedi, 2 çalıştırılamadı, 130 kesildi.",
+    ),
+    ("cmd.list", "Her senaryoyu tek satırlık özeti ve varyantlarıyla listele"),
+    (
+        "cmd.all",
+        "Bütün senaryoları sırayla çalıştır, sonra tek bir özet tablo yazdır",
+    ),
+    (
+        "cmd.server",
+        "Geçici PostgreSQL'i lab şemasıyla başlat ve Ctrl-C'ye kadar açık tut",
+    ),
+    (
+        "cmd.locks",
+        "Canlı kilit görünümü: bir sunucudaki lab oturumları, kim kimi bekliyor, yenilenerek",
+    ),
+    ("cmd.completions", "Kabuk tamamlamalarını yazdır"),
+    (
+        "arg.lang",
+        "lab'in söylediği her şeyin dili (varsayılan: LC_ALL/LC_MESSAGES/LANG'den, yoksa İngilizce)",
+    ),
+    ("arg.list.explain", "Her varyantın açıklamasıyla"),
+    ("arg.variants", "Yalnızca bu varyantı çalıştır (tekrarlanabilir)"),
+    ("arg.format", "Çıktı biçimi"),
+    (
+        "arg.explain",
+        "Her varyanttan sonra ne olduğunu, nedenini ve çözümünü açıkla",
+    ),
+    (
+        "arg.step",
+        "Atölye modu: her adımdan önce hangi oturumun hangi komutu neden çalıştıracağını göster ve Enter'ı bekle (terminal gerekir)",
+    ),
+    (
+        "arg.junit",
+        "Ayrıca FILE dosyasına bir JUnit XML raporu yaz (varyant başına bir test case)",
+    ),
+    (
+        "arg.wait_timeout",
+        "Her bekleme için saniye cinsinden son süre (kilit beklemesi, bariyer, komut)",
+    ),
+    (
+        "arg.timeout_ms",
+        "Zaman aşımı gösteren senaryoların ayarladığı süre, ms (fk-blocking ve ddl-lock-queue'da lock_timeout, timeouts'ta dördü de)",
+    ),
+    (
+        "arg.retry_attempts",
+        "40001/40P01'de yeniden denenen bir transaction için toplam deneme sayısı (1 = yeniden deneme yok)",
+    ),
+    (
+        "arg.retry_base_ms",
+        "İlk yeniden denemeden önceki bekleme, ms; her denemede iki katına çıkar, rastgele sapmayla",
+    ),
+    ("arg.retry_cap_ms", "En uzun bekleme, ms"),
+    (
+        "arg.database_url",
+        "PostgreSQL URL'si ya da key=value bağlantı dizesi. Verilmezse (PGHOST/PGPORT/PGUSER/PGDATABASE de yoksa) geçici bir cluster başlatılır",
+    ),
+    (
+        "arg.pg_bin",
+        "Geçici cluster için initdb ve postgres'in bulunduğu dizin",
+    ),
+    (
+        "arg.schema",
+        "lab'in oluşturduğu, kullandığı ve sildiği şema. Aynı sunucu ve şemaya ikinci bir çalıştırma, ilki sürerken reddedilir",
+    ),
+    (
+        "arg.keep_schema",
+        "Çalıştırmadan sonra lab şemasını bırak (varsayılan olarak silinir)",
+    ),
+    (
+        "arg.locks.database_url",
+        "İzlenecek sunucu (`lab server`'ın yazdığı URL)",
+    ),
+    ("arg.every", "Yenilemeler arasındaki saniye"),
+    ("arg.once", "Görünümü bir kez yazdır ve çık"),
+    ("arg.shell", "Tamamlamaların yazılacağı kabuk"),
+];

@@ -1,0 +1,141 @@
+//! JUnit XML: one <testsuite> per scenario, one <testcase> per variant; a
+//! variant not as documented is a <failure> carrying expected, observed and
+//! the checks that failed; a skipped one is <skipped>. English, always.
+use crate::i18n::Lang;
+use crate::report::ScenarioReport;
+
+fn xml_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // XML 1.0 has no way to carry other control characters.
+            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\r' | '\t') => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+pub fn junit(scenarios: &[ScenarioReport]) -> String {
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let all = || scenarios.iter().flat_map(|s| &s.variants);
+    let total = all().count();
+    let failures = all().filter(|v| !v.as_expected && v.skipped.is_none()).count();
+    let skipped = all().filter(|v| v.skipped.is_some()).count();
+    let time: f64 = scenarios.iter().map(|s| s.elapsed_ms).sum::<f64>() / 1000.0;
+    out.push_str(&format!(
+        "<testsuites name=\"lab\" tests=\"{total}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"{time:.3}\">\n"
+    ));
+    for s in scenarios {
+        let f = s
+            .variants
+            .iter()
+            .filter(|v| !v.as_expected && v.skipped.is_none())
+            .count();
+        let sk = s.variants.iter().filter(|v| v.skipped.is_some()).count();
+        out.push_str(&format!(
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{f}\" errors=\"0\" skipped=\"{sk}\" time=\"{:.3}\">\n",
+            xml_escape(&s.scenario),
+            s.variants.len(),
+            s.elapsed_ms / 1000.0
+        ));
+        out.push_str(&format!(
+            "    <properties><property name=\"server_version\" value=\"{}\"/></properties>\n",
+            xml_escape(&s.server_version)
+        ));
+        for v in &s.variants {
+            out.push_str(&format!(
+                "    <testcase classname=\"lab.{}\" name=\"{}\" time=\"{:.3}\"",
+                xml_escape(&s.scenario),
+                xml_escape(&v.name),
+                v.elapsed_ms / 1000.0
+            ));
+            if let Some(reason) = &v.skipped {
+                out.push_str(&format!(
+                    ">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+                    xml_escape(&reason.en())
+                ));
+            } else if !v.as_expected {
+                let failed: Vec<String> = v.failed().map(|c| format!("- {}", c.text.en())).collect();
+                out.push_str(&format!(
+                    ">\n      <failure message=\"not as documented\" type=\"verdict\">expected: {}\nobserved: {}\nfailed checks:\n{}</failure>\n    </testcase>\n",
+                    xml_escape(&v.expected.en()),
+                    xml_escape(&v.observed_line(Lang::En)),
+                    xml_escape(&failed.join("\n"))
+                ));
+            } else {
+                out.push_str("/>\n");
+            }
+        }
+        out.push_str("  </testsuite>\n");
+    }
+    out.push_str("</testsuites>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Check, VariantReport};
+
+    mod t {
+        crate::messages! {
+            prefix "zz";
+            expected() { en: "final 34 & <nothing> lost", tr: "sonuç 34 & <hiçbir şey> kaybolmaz" }
+            observed() { en: "final \"35\"", tr: "sonuç \"35\"" }
+            skipped() { en: "needs 17", tr: "17 gerekir" }
+            check() { en: "B's UPDATE waits", tr: "B'nin UPDATE'i bekler" }
+        }
+    }
+
+    fn variant(name: &str, ok: bool, skipped: bool) -> VariantReport {
+        VariantReport {
+            name: name.into(),
+            as_expected: ok,
+            anomaly: false,
+            expected: t::expected(),
+            explain: t::expected(),
+            observed: vec![t::observed()],
+            checks: vec![Check {
+                id: "zz.check".into(),
+                ok,
+                text: t::check(),
+            }],
+            elapsed_ms: 12.5,
+            sqlstates: vec![],
+            metrics: Default::default(),
+            timeline: vec![],
+            skipped: skipped.then(t::skipped),
+            notes: vec![],
+            evidence: vec![],
+        }
+    }
+
+    #[test]
+    fn junit_counts_failures_and_skips_and_escapes() {
+        let r = ScenarioReport {
+            scenario: "lost-update".into(),
+            server_version: "15.18".into(),
+            as_expected: false,
+            elapsed_ms: 100.0,
+            variants: vec![
+                variant("a", true, false),
+                variant("b", false, false),
+                variant("c", true, true),
+            ],
+        };
+        let xml = junit(&[r]);
+        assert!(xml.contains("<testsuites name=\"lab\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""));
+        assert!(xml.contains("<testcase classname=\"lab.lost-update\" name=\"a\" time=\"0.013\"/>"));
+        assert!(xml.contains(
+            "expected: final 34 &amp; &lt;nothing&gt; lost\nobserved: final &quot;35&quot;\nfailed checks:\n- B&apos;s UPDATE waits</failure>"
+        ));
+        assert!(xml.contains("<skipped message=\"needs 17\"/>"));
+        assert_eq!(xml_escape("a\u{1}b"), "a b");
+    }
+}

@@ -1,0 +1,123 @@
+//! Pure functions from reports to text: tables (comfy-table), JSON, JUnit,
+//! and the README's scenario table. Words come from the messages, in the
+//! language of the [`Style`]; machine outputs (JSON, JUnit) are English
+//! whatever the language. Colour only where it helps (waits, errors,
+//! verdicts), and only when asked for.
+mod junit;
+mod text;
+
+pub use junit::junit;
+pub use text::{all_summary, scenario, timeline, variant};
+
+use comfy_table::presets::UTF8_FULL;
+use comfy_table::{Cell, Color, ContentArrangement, Table};
+
+use crate::i18n::{Lang, Text, ui};
+
+/// Tables fit this many columns when stdout is not a terminal.
+const PIPE_WIDTH: u16 = 160;
+
+/// How to render: the language, whether to colour, whether to explain.
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    pub lang: Lang,
+    pub color: bool,
+    pub explain: bool,
+}
+
+impl Style {
+    pub fn plain(lang: Lang) -> Style {
+        Style {
+            lang,
+            color: false,
+            explain: false,
+        }
+    }
+
+    /// Colour when stdout is a terminal and NO_COLOR is not set.
+    pub fn for_stdout(lang: Lang, explain: bool) -> Style {
+        use std::io::IsTerminal;
+        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        Style { lang, color, explain }
+    }
+
+    pub fn say(&self, t: &Text) -> String {
+        t.render(self.lang)
+    }
+
+    fn cell(&self, text: impl Into<String>, color: Color) -> Cell {
+        let c = Cell::new(text.into());
+        if self.color { c.fg(color) } else { c }
+    }
+}
+
+pub fn table(header: Vec<String>, style: &Style) -> Table {
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    // No terminal, or one that reports no size (a bare pty): a fixed width.
+    if t.width().is_none_or(|w| w < 40) {
+        t.set_width(PIPE_WIDTH);
+    }
+    if style.color {
+        t.enforce_styling();
+    } else {
+        t.force_no_tty();
+    }
+    t.set_header(header);
+    t
+}
+
+/// A scenario as `lab list` shows it.
+pub struct Listed {
+    pub name: &'static str,
+    pub summary: Text,
+    pub variants: Vec<(&'static str, Text)>,
+    /// The README's "what it shows" (English, Markdown).
+    pub readme: &'static str,
+}
+
+pub fn list(scenarios: &[Listed], style: &Style) -> String {
+    let mut t = table(
+        vec![
+            style.say(&ui::col_scenario()),
+            style.say(&ui::col_summary()),
+            style.say(&ui::col_variants()),
+        ],
+        style,
+    );
+    for s in scenarios {
+        let variants = if style.explain {
+            s.variants
+                .iter()
+                .map(|(name, explain)| format!("{name}: {}", style.say(explain)))
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        } else {
+            s.variants.iter().map(|(n, _)| *n).collect::<Vec<_>>().join("\n")
+        };
+        t.add_row(vec![s.name.to_string(), style.say(&s.summary), variants]);
+    }
+    format!("{t}\n")
+}
+
+/// The README's scenario table (Markdown, English).
+pub fn list_markdown(scenarios: &[Listed]) -> String {
+    let mut out = String::from("| scenario | variants | what it shows |\n|---|---|---|\n");
+    for s in scenarios {
+        let variants = s
+            .variants
+            .iter()
+            .map(|(n, _)| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.push_str(&format!("| `{}` | {variants} | {} |\n", s.name, s.readme));
+    }
+    out
+}
+
+pub fn json<T: serde::Serialize>(value: &T) -> anyhow::Result<String> {
+    let mut s = serde_json::to_string_pretty(value)?;
+    s.push('\n');
+    Ok(s)
+}

@@ -1,0 +1,211 @@
+//! Reports as tables for a person: the timeline (one column per session),
+//! evidence, notes, metrics, and the outcome table.
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{Cell, CellAlignment, Color};
+
+use super::{Style, table};
+use crate::i18n::ui;
+use crate::report::{AllReport, Entry, ScenarioReport, StepResult, VariantReport, WaitKind};
+
+fn verdict(v: &VariantReport, style: &Style) -> Cell {
+    if v.skipped.is_some() {
+        style.cell(style.say(&ui::verdict_skipped()), Color::DarkGrey)
+    } else if v.as_expected {
+        style.cell(style.say(&ui::verdict_ok()), Color::Green)
+    } else {
+        style.cell(style.say(&ui::verdict_not()), Color::Red)
+    }
+}
+
+/// Who a step waited for, as a phrase.
+fn who(e: &Entry, style: &Style) -> String {
+    match e.blocked_by.as_deref() {
+        Some(b) if !b.is_empty() => b.join(", "),
+        _ => style.say(&ui::somebody()),
+    }
+}
+
+/// One timeline cell: the statement, then what came of it.
+fn step_text(e: &Entry, style: &Style) -> String {
+    let lang = style.lang;
+    let waited = |text: String| match e.waited_ms {
+        Some(ms) => format!("{}{text}", style.say(&ui::after_waiting(format!("{ms:.1}")))),
+        None => text,
+    };
+    let line = match e.result {
+        StepResult::Ok => {
+            let iso = e.isolation.as_ref().map(|l| format!(" ({l})")).unwrap_or_default();
+            format!("→ {}{iso}", e.detail.render(lang))
+        }
+        StepResult::Waiting => {
+            let text = match &e.lock {
+                Some(lock) => ui::waiting_lock(who(e, style), lock),
+                None => ui::waiting(who(e, style)),
+            };
+            format!("⏳ {}", style.say(&text))
+        }
+        StepResult::Completed => {
+            let iso = e.isolation.as_ref().map(|l| format!(" ({l})")).unwrap_or_default();
+            format!("✔ {}{iso}", waited(e.detail.render(lang)))
+        }
+        StepResult::Error => {
+            let unseen = if e.wait == Some(WaitKind::ServerError) {
+                format!("{}; ", style.say(&ui::waiting_unseen(who(e, style))))
+            } else {
+                String::new()
+            };
+            let cancelled = if e.cancelled_by_lab {
+                style.say(&ui::cancelled_by_lab())
+            } else {
+                String::new()
+            };
+            format!("✖ {unseen}{}{cancelled}", waited(e.detail.render(lang)))
+        }
+        StepResult::Note => format!("• {}", e.detail.render(lang)),
+        StepResult::Notice => format!("! {}", e.detail.render(lang)),
+    };
+    if e.sql.is_empty() {
+        line
+    } else {
+        format!("{}\n{line}", e.sql)
+    }
+}
+
+/// One column per session, one row per step, in the order the steps happened.
+pub fn timeline(entries: &[Entry], style: &Style) -> String {
+    let mut sessions: Vec<&str> = Vec::new();
+    for e in entries {
+        if !sessions.contains(&e.session.as_str()) {
+            sessions.push(&e.session);
+        }
+    }
+    let mut header = vec![style.say(&ui::col_t_ms())];
+    header.extend(sessions.iter().map(|s| s.to_string()));
+    let mut t = table(header, style);
+    // Every row is one session's step, so rules between rows add only height.
+    t.load_style(UTF8_FULL_CONDENSED);
+    for e in entries {
+        let mut row = vec![Cell::new(format!("{:.1}", e.t_ms)).set_alignment(CellAlignment::Right)];
+        for s in &sessions {
+            if *s != e.session {
+                row.push(Cell::new(""));
+                continue;
+            }
+            let color = match e.result {
+                StepResult::Waiting => Color::Yellow,
+                StepResult::Error => Color::Red,
+                StepResult::Completed => Color::Cyan,
+                StepResult::Note | StepResult::Notice => Color::DarkGrey,
+                StepResult::Ok => Color::Reset,
+            };
+            row.push(if color == Color::Reset {
+                Cell::new(step_text(e, style))
+            } else {
+                style.cell(step_text(e, style), color)
+            });
+        }
+        t.add_row(row);
+    }
+    t.to_string()
+}
+
+pub fn variant(scenario: &str, v: &VariantReport, style: &Style) -> String {
+    let mut out = format!("── {scenario} / {} ──\n", v.name);
+    if let Some(reason) = &v.skipped {
+        out.push_str(&format!("{}: {}\n", style.say(&ui::skipped()), style.say(reason)));
+    }
+    if !v.timeline.is_empty() {
+        out.push_str(&timeline(&v.timeline, style));
+        out.push('\n');
+    }
+    for ev in &v.evidence {
+        let mut t = table(ev.columns.iter().map(|c| c.render(style.lang)).collect(), style);
+        for r in &ev.rows {
+            t.add_row(r.iter().map(|c| c.render(style.lang)).collect::<Vec<_>>());
+        }
+        out.push_str(&format!("{}:\n{t}\n", ev.title.render(style.lang)));
+    }
+    for n in &v.notes {
+        out.push_str(&format!("{}: {}\n", style.say(&ui::note()), style.say(n)));
+    }
+    if !v.metrics.is_empty() {
+        let m: Vec<String> = v.metrics.iter().map(|(k, val)| format!("{k}={val}")).collect();
+        out.push_str(&format!("{}: {}\n", style.say(&ui::metrics()), m.join(", ")));
+    }
+    if style.explain {
+        out.push_str(&format!("{}: {}\n", style.say(&ui::why()), style.say(&v.explain)));
+    }
+    out
+}
+
+/// The observed outcome, and the checks that failed, in one cell.
+fn observed(v: &VariantReport, style: &Style) -> String {
+    let mut text = v.observed_line(style.lang);
+    let failed: Vec<String> = v.failed().map(|c| style.say(&c.text)).collect();
+    if !failed.is_empty() {
+        text = format!("{text}\n{}: {}", style.say(&ui::failed_checks()), failed.join("; "));
+    }
+    text
+}
+
+fn outcome_table(rows: &[(&str, &VariantReport)], with_scenario: bool, style: &Style) -> String {
+    let mut header = vec![];
+    if with_scenario {
+        header.push(style.say(&ui::col_scenario()));
+    }
+    header.extend([
+        style.say(&ui::col_variant()),
+        style.say(&ui::col_expected()),
+        style.say(&ui::col_observed()),
+        style.say(&ui::col_anomaly()),
+        style.say(&ui::col_verdict()),
+    ]);
+    let mut t = table(header, style);
+    for (scenario, v) in rows {
+        let mut row = vec![];
+        if with_scenario {
+            row.push(Cell::new(scenario));
+        }
+        row.extend([
+            Cell::new(&v.name),
+            Cell::new(style.say(&v.expected)),
+            Cell::new(observed(v, style)),
+            if v.anomaly {
+                style.cell(style.say(&ui::yes()), Color::Yellow)
+            } else {
+                Cell::new(style.say(&ui::no()))
+            },
+            verdict(v, style),
+        ]);
+        t.add_row(row);
+    }
+    format!("{t}\n")
+}
+
+pub fn scenario(r: &ScenarioReport, style: &Style) -> String {
+    let mut out = String::new();
+    for v in &r.variants {
+        out.push_str(&variant(&r.scenario, v, style));
+        out.push('\n');
+    }
+    let rows: Vec<_> = r.variants.iter().map(|v| (r.scenario.as_str(), v)).collect();
+    let footer = ui::scenario_footer(&r.scenario, &r.server_version, format!("{:.0}", r.elapsed_ms));
+    out.push_str(&format!("{}\n", style.say(&footer)));
+    out.push_str(&outcome_table(&rows, false, style));
+    out
+}
+
+pub fn all_summary(r: &AllReport, style: &Style) -> String {
+    let rows: Vec<_> = r
+        .scenarios
+        .iter()
+        .flat_map(|s| s.variants.iter().map(move |v| (s.scenario.as_str(), v)))
+        .collect();
+    let line = ui::all_summary(
+        &r.server_version,
+        rows.len(),
+        rows.iter().filter(|(_, v)| v.as_expected).count(),
+        format!("{:.0}", r.elapsed_ms),
+    );
+    format!("{}\n{}", style.say(&line), outcome_table(&rows, true, style))
+}

@@ -1,0 +1,572 @@
+//! The throwaway PostgreSQL: found on the machine, initdb'd once into a cached
+//! template, copied into a temp dir per run, started on a free loopback port
+//! and removed afterwards. If `lab` is killed, the server gets SIGQUIT from the
+//! kernel (PR_SET_PDEATHSIG) and the next start removes the leftover directory.
+use std::ffi::CString;
+use std::fs;
+use std::io::Read;
+use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+
+use crate::i18n::Context;
+
+/// Bump when the template's settings change, so old caches are not reused.
+const TEMPLATE_FORMAT: &str = "t1";
+const DIR_PREFIX: &str = "lab-pg-";
+
+/// Settings the scenarios rely on, written into the template's postgresql.conf.
+const SETTINGS: &str = "
+# written by lab for its throwaway cluster
+listen_addresses = '127.0.0.1'
+max_connections = 300
+shared_buffers = 64MB
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+lc_messages = 'C'
+log_min_messages = warning
+log_checkpoints = off
+max_locks_per_transaction = 128
+";
+
+/// A running throwaway cluster. Dropping it stops the server and removes its directory.
+pub struct Cluster {
+    dir: PathBuf,
+    child: Option<Child>,
+    pub port: u16,
+    pub bin: PathBuf,
+    /// How long start() took, for the "ready" budget.
+    pub startup: Duration,
+}
+
+impl Cluster {
+    pub fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+
+    pub fn config(&self) -> tokio_postgres::Config {
+        let mut c = tokio_postgres::Config::new();
+        c.host("127.0.0.1")
+            .port(self.port)
+            .user("postgres")
+            .dbname("postgres")
+            .connect_timeout(Duration::from_secs(5));
+        c
+    }
+
+    pub fn socket_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Finds binaries, starts a server and waits until it accepts connections.
+    pub fn start(pg_bin: Option<&Path>) -> Result<Cluster> {
+        let began = Instant::now();
+        let bin = find_bin_dir(pg_bin)?;
+        let owner = Owner::for_server()?;
+        remove_stale_dirs();
+        let template = ensure_template(&bin, &owner)?;
+
+        let dir = make_run_dir()?;
+        let mut cluster = Cluster {
+            dir,
+            child: None,
+            port: 0,
+            bin: bin.clone(),
+            startup: Duration::ZERO,
+        };
+        let data = cluster.dir.join("data");
+        copy_dir(&template, &data).ctx(msg::copy_template)?;
+        owner.chown_tree(&cluster.dir)?;
+
+        // A free port can be taken by someone else between our probe and the
+        // server's bind: try a few.
+        let mut last_err = None;
+        for _ in 0..5 {
+            cluster.port = free_port()?;
+            match cluster.spawn_and_wait(&owner) {
+                Ok(()) => {
+                    cluster.startup = began.elapsed();
+                    return Ok(cluster);
+                }
+                Err(e) => {
+                    let retry = format!("{e:#}").contains("could not bind");
+                    last_err = Some(e);
+                    if !retry {
+                        break;
+                    }
+                }
+            }
+        }
+        Err(last_err.unwrap())
+    }
+
+    fn spawn_and_wait(&mut self, owner: &Owner) -> Result<()> {
+        let data = self.dir.join("data");
+        let log_path = self.dir.join("server.log");
+        let log = fs::File::create(&log_path).ctx(msg::create_log)?;
+        owner.chown(&log_path)?;
+        let mut cmd = Command::new(self.bin.join("postgres"));
+        cmd.arg("-D")
+            .arg(&data)
+            .arg("-p")
+            .arg(self.port.to_string())
+            .arg("-k")
+            .arg(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            // Its own process group: a Ctrl-C in the terminal reaches lab, which
+            // then stops the server in order, not the server directly.
+            .process_group(0);
+        owner.apply(&mut cmd);
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                // Runs after the uid change (which would clear it): if lab dies,
+                // even by SIGKILL, the kernel sends the postmaster SIGQUIT.
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGQUIT);
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+        let child = cmd
+            .spawn()
+            .ctx(|| msg::could_not_start(self.bin.join("postgres").display().to_string()))?;
+        self.child = Some(child);
+
+        // Ready when postmaster.pid says so (PostgreSQL writes "ready" on its
+        // status line once it accepts connections).
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let pidfile = data.join("postmaster.pid");
+        let mut pause = Duration::from_millis(1);
+        loop {
+            if let Some(status) = self.child.as_mut().unwrap().try_wait()? {
+                self.child = None;
+                bail!(msg::exited(status.to_string(), log_tail(&log_path)));
+            }
+            if let Ok(text) = fs::read_to_string(&pidfile)
+                && text.lines().nth(7).is_some_and(|l| l.trim() == "ready")
+            {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                self.stop();
+                bail!(msg::not_ready(log_tail(&log_path)));
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(10));
+        }
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let pid = child.id() as libc::pid_t;
+            // Immediate shutdown: the data is thrown away anyway.
+            unsafe { libc::kill(pid, libc::SIGQUIT) };
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                match child.try_wait() {
+                    Ok(Some(_)) | Err(_) => break,
+                    Ok(None) if Instant::now() > deadline => {
+                        unsafe { libc::kill(-pid, libc::SIGKILL) };
+                        let _ = child.wait();
+                        break;
+                    }
+                    Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn log_tail(path: &Path) -> crate::i18n::Arg {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
+    if tail.is_empty() {
+        msg::no_output().into()
+    } else {
+        tail.into()
+    }
+}
+
+fn free_port() -> Result<u16> {
+    let l = TcpListener::bind("127.0.0.1:0").ctx(msg::no_port)?;
+    Ok(l.local_addr()?.port())
+}
+
+fn is_server_dir(dir: &Path) -> bool {
+    let exe =
+        |name: &str| fs::metadata(dir.join(name)).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    exe("initdb") && exe("postgres")
+}
+
+/// The binaries, in the documented order: --pg-bin / LAB_PG_BIN, `pg_config
+/// --bindir`, initdb on PATH, the highest /usr/lib/postgresql/*/bin, then the
+/// usual Homebrew and /usr/local/pgsql places.
+pub fn find_bin_dir(explicit: Option<&Path>) -> Result<PathBuf> {
+    // The CLI passes LAB_PG_BIN in through --pg-bin; library users (the tests) get it here.
+    let from_env = std::env::var_os("LAB_PG_BIN")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    if let Some(dir) = explicit.or(from_env.as_deref()) {
+        if is_server_dir(dir) {
+            return Ok(dir.to_path_buf());
+        }
+        bail!(msg::not_a_bin_dir(dir.display().to_string(), msg::install_help()));
+    }
+    candidates()
+        .into_iter()
+        .find(|d| is_server_dir(d))
+        .ctx(|| msg::no_binaries(msg::install_help()))
+}
+
+fn candidates() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(o) = Command::new("pg_config").arg("--bindir").stderr(Stdio::null()).output()
+        && o.status.success()
+    {
+        out.push(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            let initdb = dir.join("initdb");
+            if initdb.is_file() {
+                // /usr/local/bin/initdb may be a symlink: the server programs sit next to its target.
+                let real = fs::canonicalize(&initdb).unwrap_or(initdb);
+                out.push(real.parent().map(Path::to_path_buf).unwrap_or(dir));
+            }
+        }
+    }
+    let mut versions: Vec<(u32, PathBuf)> = fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let v = e.file_name().to_str()?.parse::<u32>().ok()?;
+            Some((v, e.path().join("bin")))
+        })
+        .collect();
+    versions.sort_by_key(|v| std::cmp::Reverse(v.0));
+    out.extend(versions.into_iter().map(|(_, p)| p));
+    for base in ["/opt/homebrew/opt", "/usr/local/opt"] {
+        let mut brew: Vec<PathBuf> = fs::read_dir(base)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("postgresql"))
+            .map(|e| e.path().join("bin"))
+            .collect();
+        brew.sort();
+        brew.reverse();
+        out.extend(brew);
+    }
+    out.extend(["/opt/homebrew/bin", "/usr/local/bin", "/usr/local/pgsql/bin"].map(PathBuf::from));
+    out
+}
+
+/// initdb and postgres refuse to run as root: when lab is root they run as the
+/// `postgres` system user (or `nobody`), which is handed the data directory.
+struct Owner {
+    ids: Option<(u32, u32)>,
+}
+
+impl Owner {
+    fn for_server() -> Result<Owner> {
+        if unsafe { libc::geteuid() } != 0 {
+            return Ok(Owner { ids: None });
+        }
+        for name in ["postgres", "nobody"] {
+            let cname = CString::new(name).unwrap();
+            // SAFETY: getpwnam returns a pointer into static storage, read at once.
+            let pw = unsafe { libc::getpwnam(cname.as_ptr()) };
+            if !pw.is_null() {
+                let (uid, gid) = unsafe { ((*pw).pw_uid, (*pw).pw_gid) };
+                return Ok(Owner { ids: Some((uid, gid)) });
+            }
+        }
+        bail!(msg::root())
+    }
+
+    fn apply(&self, cmd: &mut Command) {
+        if let Some((uid, gid)) = self.ids {
+            cmd.uid(uid).gid(gid);
+            // HOME may be root's, unreadable to the server's user.
+            cmd.env("HOME", "/");
+        }
+    }
+
+    fn chown(&self, path: &Path) -> Result<()> {
+        if let Some((uid, gid)) = self.ids {
+            std::os::unix::fs::lchown(path, Some(uid), Some(gid)).ctx(|| msg::chown(path.display().to_string()))?;
+        }
+        Ok(())
+    }
+
+    fn chown_tree(&self, path: &Path) -> Result<()> {
+        if self.ids.is_none() {
+            return Ok(());
+        }
+        self.chown(path)?;
+        if fs::symlink_metadata(path)?.is_dir() {
+            for e in fs::read_dir(path)? {
+                self.chown_tree(&e?.path())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn make_run_dir() -> Result<PathBuf> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .subsec_nanos();
+    let dir = std::env::temp_dir().join(format!("{DIR_PREFIX}{}-{nanos:x}", std::process::id()));
+    fs::create_dir(&dir).ctx(|| msg::create(dir.display().to_string()))?;
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))?;
+    Ok(dir)
+}
+
+/// Directories of lab processes that no longer exist (a SIGKILLed run): make
+/// sure their server is gone, then remove them.
+fn remove_stale_dirs() {
+    let Ok(entries) = fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(DIR_PREFIX) else {
+            continue;
+        };
+        let Some(owner) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
+            continue;
+        };
+        if process_alive(owner) {
+            continue;
+        }
+        let pidfile = e.path().join("data").join("postmaster.pid");
+        if let Some(pm) = fs::read_to_string(pidfile)
+            .ok()
+            .and_then(|t| t.lines().next()?.trim().parse::<i32>().ok())
+        {
+            let cmdline = fs::read(format!("/proc/{pm}/cmdline")).unwrap_or_default();
+            if String::from_utf8_lossy(&cmdline).contains("postgres") {
+                unsafe { libc::kill(pm, libc::SIGQUIT) };
+                let deadline = Instant::now() + Duration::from_secs(5);
+                while process_alive(pm) && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+        }
+        let _ = fs::remove_dir_all(e.path());
+    }
+}
+
+fn process_alive(pid: i32) -> bool {
+    // A zombie (killed, not yet reaped) counts as gone.
+    if let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat"))
+        && stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+    {
+        return false;
+    }
+    // kill(pid, 0): 0 = exists; EPERM = exists but not ours.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+fn cache_root() -> PathBuf {
+    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(x).join("lab");
+    }
+    if let Some(h) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(h).join(".cache").join("lab");
+    }
+    std::env::temp_dir().join("lab-cache")
+}
+
+pub fn server_version(bin: &Path) -> Result<String> {
+    let out = Command::new(bin.join("postgres"))
+        .arg("--version")
+        .output()
+        .ctx(|| msg::could_not_run(bin.join("postgres").display().to_string()))?;
+    if !out.status.success() {
+        bail!(msg::version_failed(
+            bin.join("postgres").display().to_string(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The initdb'd template for these binaries, made once and cached: initdb
+/// alone takes most of a second, a copy takes a few tens of milliseconds.
+fn ensure_template(bin: &Path, owner: &Owner) -> Result<PathBuf> {
+    let version = server_version(bin)?;
+    let key = format!("{TEMPLATE_FORMAT}:{}:{version}", bin.display());
+    let hash = key
+        .bytes()
+        .fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3));
+    let root = cache_root();
+    let template = root.join(format!("template-{hash:016x}"));
+    if template.join("PG_VERSION").is_file() {
+        return Ok(template);
+    }
+    fs::create_dir_all(&root).ctx(|| msg::create_cache(root.display().to_string()))?;
+
+    // initdb runs as the server's user, which may not reach our cache (root's
+    // home is 0700): build in a temp dir, then copy into the cache.
+    let build = make_run_dir()?;
+    let result = (|| -> Result<()> {
+        owner.chown(&build)?;
+        let data = build.join("data");
+        let mut cmd = Command::new(bin.join("initdb"));
+        cmd.arg("-D")
+            .arg(&data)
+            .args(["-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        owner.apply(&mut cmd);
+        let mut child = cmd
+            .spawn()
+            .ctx(|| msg::could_not_run(bin.join("initdb").display().to_string()))?;
+        let mut err = String::new();
+        if let Some(mut e) = child.stderr.take() {
+            let _ = e.read_to_string(&mut err);
+        }
+        let status = child.wait()?;
+        if !status.success() {
+            bail!(msg::initdb_failed(err.trim().lines().last().unwrap_or("-")));
+        }
+        let conf = data.join("postgresql.conf");
+        let mut text = fs::read_to_string(&conf)?;
+        text.push_str(SETTINGS);
+        fs::write(&conf, text)?;
+        let staging = root.join(format!(".staging-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&staging);
+        copy_dir(&data, &staging)?;
+        // Another lab may have finished first; either copy is as good.
+        if fs::rename(&staging, &template).is_err() {
+            let _ = fs::remove_dir_all(&staging);
+        }
+        Ok(())
+    })();
+    let _ = fs::remove_dir_all(&build);
+    result.ctx(msg::template)?;
+    Ok(template)
+}
+
+fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    fs::create_dir(to).ctx(|| msg::create(to.display().to_string()))?;
+    fs::set_permissions(to, fs::Permissions::from_mode(0o700))?;
+    for e in fs::read_dir(from)? {
+        let e = e?;
+        let ty = e.file_type()?;
+        let dest = to.join(e.file_name());
+        if ty.is_dir() {
+            copy_dir(&e.path(), &dest)?;
+        } else if ty.is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(e.path())?, &dest)?;
+        } else {
+            fs::copy(e.path(), &dest)?;
+        }
+    }
+    Ok(())
+}
+
+pub(crate) mod msg {
+    crate::messages! {
+        prefix "cl";
+        chown(path) {
+            en: "could not hand {path} to the server's user",
+            tr: "{path} sunucunun kullanıcısına verilemedi",
+        }
+        copy_template() {
+            en: "could not copy the cluster template",
+            tr: "cluster şablonu kopyalanamadı",
+        }
+        could_not_run(program) {
+            en: "could not run {program}",
+            tr: "{program} çalıştırılamadı",
+        }
+        could_not_start(program) {
+            en: "could not start {program}",
+            tr: "{program} başlatılamadı",
+        }
+        create(path) {
+            en: "could not create {path}",
+            tr: "{path} oluşturulamadı",
+        }
+        create_cache(path) {
+            en: "could not create the cache {path}",
+            tr: "önbellek {path} oluşturulamadı",
+        }
+        create_log() {
+            en: "could not create the server log",
+            tr: "sunucu günlüğü oluşturulamadı",
+        }
+        exited(status, log) {
+            en: "the throwaway PostgreSQL exited during start ({status}): {log}",
+            tr: "geçici PostgreSQL başlarken çıktı ({status}): {log}",
+        }
+        initdb_failed(error) {
+            en: "initdb failed: {error}",
+            tr: "initdb başarısız: {error}",
+        }
+        no_binaries(help) {
+            en: "no PostgreSQL server programs found on this machine: {help}",
+            tr: "bu makinede PostgreSQL sunucu programları bulunamadı: {help}",
+        }
+        no_output() {
+            en: "no server output",
+            tr: "sunucu çıktısı yok",
+        }
+        no_port() {
+            en: "could not find a free loopback port",
+            tr: "boş bir loopback portu bulunamadı",
+        }
+        not_a_bin_dir(dir, help) {
+            en: "{dir} holds no initdb and postgres programs: {help}",
+            tr: "{dir} içinde initdb ve postgres programları yok: {help}",
+        }
+        not_ready(log) {
+            en: "the throwaway PostgreSQL was not ready within 30 s: {log}",
+            tr: "geçici PostgreSQL 30 sn içinde hazır olmadı: {log}",
+        }
+        install_help() {
+        en: "install the postgresql package (e.g. apt-get install postgresql), or run `docker compose up -d` and set DATABASE_URL=postgres://lab:lab@127.0.0.1:5432/lab, or pass --pg-bin DIR (or LAB_PG_BIN) naming the directory that holds initdb and postgres",
+        tr: "postgresql paketini kurun (ör. apt-get install postgresql), ya da `docker compose up -d` çalıştırıp DATABASE_URL=postgres://lab:lab@127.0.0.1:5432/lab ayarlayın, ya da initdb ve postgres'in bulunduğu dizini --pg-bin DIR (veya LAB_PG_BIN) ile verin",
+    }
+    root() {
+            en: "lab runs as root, and initdb/postgres refuse root, but there is no 'postgres' user to run them as: create one, run lab as a normal user, or set DATABASE_URL",
+            tr: "lab root olarak çalışıyor ve initdb/postgres root'u reddediyor, ama onları çalıştıracak bir 'postgres' kullanıcısı yok: bir tane oluşturun, lab'i normal bir kullanıcıyla çalıştırın ya da DATABASE_URL ayarlayın",
+        }
+        template() {
+            en: "could not prepare the throwaway cluster template",
+            tr: "geçici cluster şablonu hazırlanamadı",
+        }
+        version_failed(program, error) {
+            en: "{program} --version failed: {error}",
+            tr: "{program} --version başarısız: {error}",
+        }
+    }
+}

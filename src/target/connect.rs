@@ -1,0 +1,331 @@
+//! The one place connections are opened, and the lab schema's life cycle
+//! (claim, build, drop) on the server.
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use tokio_postgres::error::DbError;
+use tokio_postgres::{AsyncMessage, Client, Config, NoTls};
+
+use crate::i18n::{Context, Text};
+
+/// The comment lab puts on its schema; a schema without it is never dropped.
+const SCHEMA_MARK: &str = "lab: PostgreSQL concurrency lab schema";
+/// The oldest server the scenarios are written for.
+pub const MIN_SERVER_VERSION_NUM: i32 = 130000;
+
+/// Where NOTICEs a session receives go.
+pub type NoticeSink = Box<dyn Fn(&DbError) + Send + Sync>;
+
+/// How a connection ended, as the server said it (a FATAL before closing), if it did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ended {
+    pub code: String,
+    pub severity: String,
+    pub message: String,
+}
+
+/// A connection: the client, and the task that drives it.
+pub struct Conn {
+    pub client: Client,
+    end: EndWatch,
+}
+
+/// Waits for a connection's task to end and keeps what ended it.
+#[derive(Clone)]
+pub struct EndWatch(Arc<tokio::sync::Mutex<EndState>>);
+
+enum EndState {
+    Running(tokio::task::JoinHandle<Option<Ended>>),
+    Done(Option<Ended>),
+}
+
+impl EndWatch {
+    /// What ended the connection, waiting at most `within` for its task to finish.
+    pub async fn ended(&self, within: Duration) -> Option<Ended> {
+        let mut state = self.0.lock().await;
+        if let EndState::Running(handle) = &mut *state {
+            match tokio::time::timeout(within, handle).await {
+                Ok(r) => *state = EndState::Done(r.ok().flatten()),
+                Err(_) => return None,
+            }
+        }
+        match &*state {
+            EndState::Done(e) => e.clone(),
+            EndState::Running(_) => None,
+        }
+    }
+}
+
+impl Conn {
+    pub fn end_watch(&self) -> EndWatch {
+        self.end.clone()
+    }
+}
+
+/// Opens one connection tagged with `application_name`, with the run's schema
+/// on its search_path when given; NOTICEs go to `notices`.
+pub async fn connect(base: &Config, app_name: &str, schema: Option<&str>, notices: Option<NoticeSink>) -> Result<Conn> {
+    let mut config = base.clone();
+    // application_name is cut at 63 bytes by the server; cut it ourselves on a char boundary.
+    let mut name = app_name.to_string();
+    while name.len() > 63 {
+        name.pop();
+    }
+    config.application_name(&name);
+    if let Some(schema) = schema {
+        // check_schema() allows only [a-z0-9_], so no escaping is needed.
+        config.options(format!("-c search_path={schema}"));
+    }
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(Duration::from_secs(5));
+    }
+    // connect_timeout bounds the TCP connect only; a peer that accepts and
+    // then says nothing (not PostgreSQL, or a stuck proxy) is bounded here.
+    let limit = *config.get_connect_timeout().unwrap_or(&Duration::from_secs(5));
+    let (client, mut connection) = tokio::time::timeout(limit, config.connect(NoTls))
+        .await
+        .map_err(|_| msg::handshake(limit.as_secs_f64()))?
+        .map_err(describe_connect_error)?;
+    let task = tokio::spawn(async move {
+        loop {
+            match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                Some(Ok(AsyncMessage::Notice(n))) => {
+                    if let Some(sink) = &notices {
+                        sink(&n);
+                    }
+                }
+                Some(Ok(_)) => {}
+                // The server's last word (a FATAL such as 25P03) before it closed the connection.
+                Some(Err(e)) => {
+                    return e.as_db_error().map(|db| Ended {
+                        code: db.code().code().to_string(),
+                        severity: db.severity().to_string(),
+                        message: db.message().to_string(),
+                    });
+                }
+                None => return None,
+            }
+        }
+    });
+    Ok(Conn {
+        client,
+        end: EndWatch(Arc::new(tokio::sync::Mutex::new(EndState::Running(task)))),
+    })
+}
+
+/// tokio-postgres says "error connecting to server" / "db error"; the cause is
+/// in its source. Keep the chain, it is printed on one line.
+fn describe_connect_error(e: tokio_postgres::Error) -> anyhow::Error {
+    if let Some(db) = e.as_db_error() {
+        msg::refused(db.message(), db.code().code()).into()
+    } else {
+        Err::<(), _>(e).ctx(msg::could_not_connect).unwrap_err()
+    }
+}
+
+/// Substitutes the schema for psql's `:"schema"` and drops psql's backslash
+/// commands, so the files in lab/ run the same under psql and under lab.
+pub fn render_sql(text: &str, schema: &str) -> String {
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('\\'))
+        .map(|l| l.replace(":\"schema\"", &format!("\"{schema}\"")))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[derive(Debug, Clone)]
+pub struct ServerInfo {
+    pub version: String,
+    pub version_num: i32,
+    /// Whether the role lab connects as is a superuser (some settings need it).
+    pub superuser: bool,
+}
+
+pub async fn server_info(client: &Client) -> Result<ServerInfo> {
+    let row = client
+        .query_one(
+            "SELECT current_setting('server_version'), current_setting('server_version_num')::int, \
+                    coalesce((SELECT rolsuper FROM pg_roles WHERE rolname = current_user), false)",
+            &[],
+        )
+        .await
+        .ctx(msg::version)?;
+    let mut info = check_version(row.get(0), row.get(1))?;
+    info.superuser = row.get(2);
+    Ok(info)
+}
+
+/// The server's version, refused when older than the oldest we support.
+pub fn check_version(version: String, version_num: i32) -> Result<ServerInfo> {
+    if version_num < MIN_SERVER_VERSION_NUM {
+        bail!(msg::too_old(version, MIN_SERVER_VERSION_NUM / 10000));
+    }
+    Ok(ServerInfo {
+        version: version.split_whitespace().next().unwrap_or(&version).to_string(),
+        version_num,
+        superuser: false,
+    })
+}
+
+/// Claims the schema for this run: a session advisory lock held by the control
+/// connection until it closes. A second run on the same server and schema is
+/// refused rather than allowed to spoil the first one's results.
+pub async fn claim_schema(control: &Client, schema: &str) -> Result<()> {
+    let got: bool = control
+        .query_one(
+            "SELECT pg_try_advisory_lock(hashtext('lab-run'), hashtext($1))",
+            &[&schema],
+        )
+        .await
+        .ctx(msg::run_lock)?
+        .get(0);
+    if !got {
+        bail!(msg::schema_busy(schema));
+    }
+    Ok(())
+}
+
+/// Gives the schema back at the end of a run, so a run started right after
+/// this one is not refused while our connection is still closing.
+pub async fn release_schema(control: &Client, schema: &str) -> Result<()> {
+    control
+        .execute(
+            "SELECT pg_advisory_unlock(hashtext('lab-run'), hashtext($1))",
+            &[&schema],
+        )
+        .await
+        .ctx(msg::release_lock)?;
+    Ok(())
+}
+
+/// Creates the schema afresh from `schema_sql` and `seed_sql` (lab/schema.sql
+/// and lab/seed.sql), unless a schema of that name exists that lab did not create.
+pub async fn rebuild_schema(control: &Client, schema: &str, schema_sql: &str, seed_sql: &str) -> Result<()> {
+    ensure_ours(control, schema).await?;
+    let sql = format!("{}\n{}", render_sql(schema_sql, schema), render_sql(seed_sql, schema));
+    control
+        .batch_execute(&sql)
+        .await
+        .map_err(|e| sql_error(e, msg::create_schema()))?;
+    Ok(())
+}
+
+pub async fn drop_schema(control: &Client, schema: &str) -> Result<()> {
+    if ensure_ours(control, schema).await? {
+        control
+            .batch_execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"))
+            .await
+            .map_err(|e| sql_error(e, msg::drop_schema()))?;
+    }
+    Ok(())
+}
+
+/// Ok(true) if the schema exists and is lab's, Ok(false) if it does not exist.
+async fn ensure_ours(control: &Client, schema: &str) -> Result<bool> {
+    let row = control
+        .query_opt(
+            "SELECT coalesce(obj_description(oid, 'pg_namespace'), '') FROM pg_namespace WHERE nspname = $1",
+            &[&schema],
+        )
+        .await?;
+    match row {
+        None => Ok(false),
+        Some(r) if r.get::<_, String>(0).starts_with(SCHEMA_MARK) => Ok(true),
+        Some(_) => bail!(msg::not_ours(schema)),
+    }
+}
+
+/// A database error as one line: what lab was doing, the server's message and SQLSTATE.
+pub fn sql_error(e: tokio_postgres::Error, what: Text) -> anyhow::Error {
+    match e.as_db_error() {
+        Some(db) => Err::<(), _>(anyhow::Error::new(msg::error(db.message(), db.code().code())))
+            .ctx(|| what)
+            .unwrap_err(),
+        None => Err::<(), _>(e).ctx(|| what).unwrap_err(),
+    }
+}
+
+pub mod msg {
+    crate::messages! {
+        prefix "db";
+        handshake(s) {
+            en: "could not connect to PostgreSQL: the server did not complete the startup handshake within {s} s (is it PostgreSQL?)",
+            tr: "PostgreSQL'e bağlanılamadı: sunucu başlangıç el sıkışmasını {s} sn içinde tamamlamadı (PostgreSQL mi?)",
+        }
+        refused(message, code) {
+            en: "the server refused the connection: {message} (SQLSTATE {code})",
+            tr: "sunucu bağlantıyı reddetti: {message} (SQLSTATE {code})",
+        }
+        could_not_connect() {
+            en: "could not connect to PostgreSQL",
+            tr: "PostgreSQL'e bağlanılamadı",
+        }
+        version() {
+            en: "could not read the server version (is this PostgreSQL?)",
+            tr: "sunucu sürümü okunamadı (bu PostgreSQL mi?)",
+        }
+        too_old(version, min) {
+            en: "PostgreSQL {version} is older than the oldest version lab supports ({min})",
+            tr: "PostgreSQL {version}, lab'in desteklediği en eski sürümden ({min}) eski",
+        }
+        run_lock() {
+            en: "could not take the lab's run lock",
+            tr: "lab'in çalıştırma kilidi alınamadı",
+        }
+        schema_busy(schema) {
+            en: "another lab run is using schema \"{schema}\" on this server; wait for it to finish, or give this run its own schema with --schema NAME",
+            tr: "bu sunucuda başka bir lab çalıştırması \"{schema}\" şemasını kullanıyor; bitmesini bekleyin ya da bu çalıştırmaya --schema NAME ile kendi şemasını verin",
+        }
+        release_lock() {
+            en: "could not release the lab's run lock",
+            tr: "lab'in çalıştırma kilidi bırakılamadı",
+        }
+        create_schema() {
+            en: "could not create the lab schema",
+            tr: "lab şeması oluşturulamadı",
+        }
+        drop_schema() {
+            en: "could not drop the lab schema",
+            tr: "lab şeması silinemedi",
+        }
+        not_ours(schema) {
+            en: "schema \"{schema}\" exists and was not created by lab; lab will not touch it: choose another with --schema NAME",
+            tr: "\"{schema}\" şeması var ve lab tarafından oluşturulmamış; lab ona dokunmaz: --schema NAME ile başka bir ad seçin",
+        }
+        error(message, code) {
+            en: "{message} (SQLSTATE {code})",
+            tr: "{message} (SQLSTATE {code})",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::i18n::Lang;
+
+    #[test]
+    fn old_servers_are_refused_by_version() {
+        let err = check_version("12.20".into(), 120020).err().unwrap();
+        assert_eq!(
+            crate::i18n::error_line(&err, Lang::En),
+            "PostgreSQL 12.20 is older than the oldest version lab supports (13)"
+        );
+        assert_eq!(check_version("13.0".into(), 130000).unwrap().version, "13.0");
+        assert_eq!(
+            check_version("18.6 (Debian 18.6-1)".into(), 180006).unwrap().version,
+            "18.6"
+        );
+    }
+
+    #[test]
+    fn psql_files_render_for_any_schema() {
+        let schema = crate::files::LabFiles::embedded().read("schema.sql").unwrap();
+        let sql = render_sql(&schema, "lab_two");
+        assert!(sql.contains("CREATE SCHEMA \"lab_two\";"));
+        assert!(sql.contains("SET search_path TO \"lab_two\";"));
+        assert!(!sql.contains(":\"schema\""));
+        assert!(!sql.lines().any(|l| l.trim_start().starts_with('\\')));
+    }
+}
