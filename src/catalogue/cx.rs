@@ -295,6 +295,28 @@ impl<'e> Cx<'e> {
         self.check(ok, msg::ran_under(sessions.join(", "), level, read));
     }
 
+    /// Checks that every transaction the variant's sessions began from code
+    /// ran under `level`, as each read it back from the server.
+    pub fn ran_under_all(&mut self, level: &str) {
+        let seen = self.recorder.isolations();
+        self.ran_under_levels(&seen, level);
+    }
+
+    /// Checks that the (session, level) pairs read back are all `level`.
+    pub fn ran_under_levels(&mut self, seen: &[(String, String)], level: &str) {
+        let levels: BTreeSet<&str> = seen.iter().map(|(_, l)| l.as_str()).collect();
+        let sessions: BTreeSet<&str> = seen.iter().map(|(s, _)| s.as_str()).collect();
+        let ok = !seen.is_empty() && levels.len() == 1 && levels.contains(level);
+        let read: Vec<&str> = levels.into_iter().collect();
+        let read = if read.is_empty() {
+            "-".to_string()
+        } else {
+            read.join(", ")
+        };
+        let sessions = sessions.into_iter().collect::<Vec<_>>().join(", ");
+        self.check(ok, msg::ran_under(sessions, level, read));
+    }
+
     pub async fn await_gone(&self, pid: i32) -> Result<bool> {
         self.env.await_gone(pid).await
     }

@@ -367,6 +367,9 @@ async fn enqueue(cx: &Cx<'_>, sql: &SqlFile, count: u32, priority: i32, source: 
     Ok(())
 }
 
+/// Every transaction says its level: the numbering's correctness rests on READ COMMITTED's row locks.
+const BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
+
 fn row_int(rows: &crate::report::ResultSet, col: &str) -> Option<i64> {
     rows.get(0, col).and_then(|v| v.parse().ok())
 }
@@ -377,7 +380,7 @@ async fn worker(w: &Session, sh: &Shared) -> Result<Tally> {
     let mut tally = Tally::default();
     let mut first = true;
     loop {
-        w.exec("", "BEGIN").await?;
+        w.exec("", BEGIN).await?;
         let taken = w.rows("take", sh.sql.get("take")?).await?;
         let Some(id) = row_int(&taken, "invoice_id") else {
             w.exec("", "COMMIT").await?;
@@ -476,7 +479,7 @@ async fn process(
         match reply {
             Reply::Accepted => {
                 if !keeps_tx {
-                    w.exec("", "BEGIN").await?;
+                    w.exec("", BEGIN).await?;
                 }
                 if sh.strategy == Strategy::LockOverCall {
                     w.exec("advance_counter", sql.get("advance_counter")?).await?;
@@ -532,7 +535,7 @@ async fn process(
                     if sh.strategy != Strategy::Jit && sh.strategy != Strategy::EnqueueTime {
                         reserved = None;
                     }
-                    w.exec("", "BEGIN").await?;
+                    w.exec("", BEGIN).await?;
                     w.exec("", &lock_again).await?;
                 }
             }
@@ -632,7 +635,7 @@ async fn recover(cx: &mut Cx<'_>, sh: &Shared, w: &Session, p: &InvoiceOpts) -> 
 
 /// The local record of an invoice the integrator accepted, in one transaction.
 async fn record_accepted(w: &Session, sh: &Shared, no: i64, id: i64) -> Result<()> {
-    w.exec("", "BEGIN").await?;
+    w.exec("", BEGIN).await?;
     w.exec(
         "record_sent",
         &sh.sql.bind("record_sent", &[("no", &no), ("invoice_id", &id)])?,
@@ -752,6 +755,7 @@ async fn audit(
         p.workers,
         max_parallel,
     ));
+    cx.ran_under_all("read committed");
     cx.check(unknown_locally.is_empty(), msg::all_known());
     cx.check(sent_twice.is_empty(), msg::not_twice());
     let clean = duplicates.is_empty() && gaps.is_empty();

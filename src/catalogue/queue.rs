@@ -127,6 +127,8 @@ struct Stats {
     started: Option<Instant>,
     stopped: Option<Instant>,
     why: Option<crate::i18n::Text>,
+    /// The isolation level its transactions ran under, read back.
+    isolation: String,
     killed: bool,
     ids: Vec<i64>,
     /// When each batch's work ran (one clock for all workers).
@@ -268,6 +270,10 @@ fn one_line(sql: &str) -> String {
     sql.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Every worker transaction says its level: the dequeue's behaviour (waiting
+/// FOR UPDATE, re-checking after the wait) is READ COMMITTED's.
+const BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
+
 /// A worker's statements, prepared before the workers start.
 struct Statements {
     dequeue_name: &'static str,
@@ -306,20 +312,24 @@ async fn worker(
     // person is stepping through them.
     let t = Instant::now();
     let mut rows = if s.stepping() {
-        s.prompt(None, "BEGIN", None).await;
-        c.batch_execute("BEGIN")
-            .await
-            .map_err(|e| raw_error(e, what("BEGIN")))?;
+        s.prompt(None, BEGIN, None).await;
+        c.batch_execute(BEGIN).await.map_err(|e| raw_error(e, what("BEGIN")))?;
         s.prompt(Some(sql.dequeue_name), &sql.dequeue, None).await;
         c.query(&dequeue, &[])
             .await
             .map_err(|e| raw_error(e, what("dequeue")))?
     } else {
-        let (begin, first) = tokio::join!(c.batch_execute("BEGIN"), c.query(&dequeue, &[]));
+        let (begin, first) = tokio::join!(c.batch_execute(BEGIN), c.query(&dequeue, &[]));
         begin.map_err(|e| raw_error(e, what("BEGIN")))?;
         first.map_err(|e| raw_error(e, what("dequeue")))?
     };
     st.dequeue += t.elapsed();
+    // The level the loop's transactions run under, read back once from the first.
+    st.isolation = c
+        .query_one("SHOW transaction_isolation", &[])
+        .await
+        .map_err(|e| raw_error(e, what("SHOW transaction_isolation")))?
+        .get(0);
     loop {
         if rows.is_empty() {
             s.prompt(None, "COMMIT", None).await;
@@ -366,7 +376,7 @@ async fn worker(
             c.execute(&mark, &[&ids, &name])
                 .await
                 .map_err(|e| raw_error(e, what("mark_processed")))?;
-            for end_and_begin in ["COMMIT", "BEGIN"] {
+            for end_and_begin in ["COMMIT", BEGIN] {
                 s.prompt(None, end_and_begin, None).await;
                 c.batch_execute(end_and_begin)
                     .await
@@ -383,7 +393,7 @@ async fn worker(
             let (marked, commit, begin, next) = tokio::join!(
                 c.execute(&mark, &marking),
                 c.batch_execute("COMMIT"),
-                c.batch_execute("BEGIN"),
+                c.batch_execute(BEGIN),
                 c.query(&dequeue, &[])
             );
             marked.map_err(|e| raw_error(e, what("mark_processed")))?;
@@ -533,6 +543,12 @@ async fn report(
         parallel,
     ));
 
+    let levels: Vec<(String, String)> = names
+        .iter()
+        .cloned()
+        .zip(stats.iter().map(|s| s.isolation.clone()))
+        .collect();
+    cx.ran_under_levels(&levels, "read committed");
     cx.check(duplicates == 0, msg::no_dups());
     cx.check(lost == 0 && left_in_db == 0, msg::none_lost());
     cx.check(left_in_db as usize == lost, msg::db_agrees());

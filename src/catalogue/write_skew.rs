@@ -536,6 +536,7 @@ async fn serializable_no_index(cx: &mut Cx<'_>) -> Result<()> {
         "plan_setting",
         serde_json::json!({"history_rows": 20_000, "analyzed": true, "planner_settings_changed": false}),
     );
+    cx.ran_under_all("serializable");
     cx.note(msg::siread_note());
     cx.anomaly(false);
     Ok(())

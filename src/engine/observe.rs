@@ -113,6 +113,24 @@ impl Recorder {
         self.push(e);
     }
 
+    /// A step recorded as answered at once waited after all, as the server
+    /// said later (a deadlock's DETAIL): its entry says so.
+    pub fn amend_wait(&self, session: &str, step: &str, w: &Waited, took: Duration) {
+        let mut entries = self.entries.lock().unwrap();
+        if let Some(e) = entries
+            .iter_mut()
+            .rev()
+            .find(|e| e.session == session && e.step.as_deref() == Some(step))
+        {
+            if e.result == StepResult::Ok {
+                e.result = StepResult::Completed;
+            }
+            e.blocked_by = Some(w.by.clone());
+            e.wait = Some(w.kind);
+            e.waited_ms = Some(round_ms(took.as_secs_f64() * 1000.0));
+        }
+    }
+
     /// Marks the last entry of `session` as cancelled by lab.
     pub fn mark_cancelled(&self, session: &str) {
         if let Some(e) = self
@@ -125,6 +143,16 @@ impl Recorder {
         {
             e.cancelled_by_lab = true;
         }
+    }
+
+    /// The isolation levels read back so far, by session.
+    pub fn isolations(&self) -> Vec<(String, String)> {
+        self.entries
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|e| Some((e.session.clone(), e.isolation.clone()?)))
+            .collect()
     }
 
     pub fn take(&self) -> Vec<Entry> {

@@ -556,6 +556,7 @@ impl Runner<'_> {
         let began = session.track(&a.sql, &mut answer);
         let isolation = if began { session.isolation().await } else { None };
         let waited = a.waited.take().or_else(|| self.wait_in_error(s, &answer));
+        self.waits_named_in_deadlock(s, &answer, (a.sent.at, done));
         let took = done.saturating_duration_since(a.sent.at);
         let step = self.step_name(a.pos).to_string();
         self.run.recorder.answer(
@@ -614,6 +615,51 @@ impl Runner<'_> {
             kind: WaitKind::ServerError,
             lock: None,
         })
+    }
+
+    /// A deadlock's DETAIL names every wait of the cycle: the other sessions'
+    /// waits are evidence too, however short (with deadlock_timeout = 1ms the
+    /// survivor may wait less than one look at the server takes).
+    fn waits_named_in_deadlock(&mut self, victim: usize, answer: &Answer, (sent, done): (Instant, Instant)) {
+        let Some(e) = answer.as_ref().err().filter(|e| e.is("40P01")) else {
+            return;
+        };
+        for (waiter, blocker) in deadlock_pairs(e.detail.as_deref().unwrap_or("")) {
+            let (Some(w), Some(b)) = (
+                self.pids.iter().position(|p| *p == waiter),
+                self.pids.iter().position(|p| *p == blocker),
+            ) else {
+                continue;
+            };
+            if w == victim {
+                continue;
+            }
+            let waited = Waited {
+                by: vec![self.session(b).name().to_string()],
+                kind: WaitKind::ServerError,
+                lock: None,
+            };
+            if let Some(a) = self.active[w].as_mut() {
+                a.waited.get_or_insert(waited);
+                continue;
+            }
+            // Its step has answered already (the victim's abort let it go on
+            // before lab looked): amend what was recorded, if that step was
+            // running while the victim's was.
+            let name = self.session(w).name().to_string();
+            let t0 = self.run.recorder.started();
+            let (sent, done) = (sent.saturating_duration_since(t0), done.saturating_duration_since(t0));
+            if let Some(run) = self
+                .runs
+                .iter_mut()
+                .flatten()
+                .rev()
+                .find(|r| r.session == name && r.waited.is_none() && r.sent < done && r.done > sent)
+            {
+                self.run.recorder.amend_wait(&name, &run.name, &waited, run.took());
+                run.waited = Some(waited);
+            }
+        }
     }
 
     async fn probes_after(&mut self, pos: usize) -> Result<()> {

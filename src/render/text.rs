@@ -32,6 +32,12 @@ fn step_text(e: &Entry, style: &Style) -> String {
         Some(ms) => format!("{}{text}", style.say(&ui::after_waiting(format!("{ms:.1}")))),
         None => text,
     };
+    // A wait too short to be seen, that the server's error reported.
+    let unseen = if e.wait == Some(WaitKind::ServerError) {
+        format!("{}; ", style.say(&ui::waiting_unseen(who(e, style))))
+    } else {
+        String::new()
+    };
     let line = match e.result {
         StepResult::Ok => {
             let iso = e.isolation.as_ref().map(|l| format!(" ({l})")).unwrap_or_default();
@@ -46,14 +52,9 @@ fn step_text(e: &Entry, style: &Style) -> String {
         }
         StepResult::Completed => {
             let iso = e.isolation.as_ref().map(|l| format!(" ({l})")).unwrap_or_default();
-            format!("✔ {}{iso}", waited(e.detail.render(lang)))
+            format!("✔ {unseen}{}{iso}", waited(e.detail.render(lang)))
         }
         StepResult::Error => {
-            let unseen = if e.wait == Some(WaitKind::ServerError) {
-                format!("{}; ", style.say(&ui::waiting_unseen(who(e, style))))
-            } else {
-                String::new()
-            };
             let cancelled = if e.cancelled_by_lab {
                 style.say(&ui::cancelled_by_lab())
             } else {

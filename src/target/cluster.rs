@@ -334,10 +334,13 @@ impl Owner {
 }
 
 fn make_run_dir() -> Result<PathBuf> {
+    // Unique within the process too: the tests start clusters from many threads.
+    static STARTED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)?
         .subsec_nanos();
-    let dir = std::env::temp_dir().join(format!("{DIR_PREFIX}{}-{nanos:x}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("{DIR_PREFIX}{}-{nanos:x}{n:x}", std::process::id()));
     fs::create_dir(&dir).ctx(|| msg::create(dir.display().to_string()))?;
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o700))?;
     Ok(dir)
@@ -461,7 +464,11 @@ fn ensure_template(bin: &Path, owner: &Owner) -> Result<PathBuf> {
         let mut text = fs::read_to_string(&conf)?;
         text.push_str(SETTINGS);
         fs::write(&conf, text)?;
-        let staging = root.join(format!(".staging-{}", std::process::id()));
+        // Unique per process and per start: tests start clusters from many threads at once.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)?
+            .as_nanos();
+        let staging = root.join(format!(".staging-{}-{nanos:x}", std::process::id()));
         let _ = fs::remove_dir_all(&staging);
         copy_dir(&data, &staging)?;
         // Another lab may have finished first; either copy is as good.

@@ -20,5 +20,9 @@ mod retry;
 /// backends, Ctrl-C and SIGKILL mid-scenario, concurrent runs.
 mod faults;
 
+/// PostgreSQL's isolationtester runs every spec under lab/ unchanged, and
+/// lab observes the order of waits, completions and errors it prints.
+mod oracle;
+
 /// Workshop mode: --step in a pseudo-terminal, --explain, both languages, colour, lab locks, completions.
 mod workshop;
