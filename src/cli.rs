@@ -188,12 +188,13 @@ pub enum Format {
 
 /// A scenario's subcommand: its about, the common run options, its own.
 fn scenario_command(s: &'static Scenario) -> clap::Command {
-    let cmd = clap::Command::new(s.name).about((s.about)().en());
-    let cmd = RunArgs::augment_args(cmd);
-    match &s.options {
+    let cmd = RunArgs::augment_args(clap::Command::new(s.name));
+    let cmd = match &s.options {
         Some(o) => (o.augment)(cmd),
         None => cmd,
-    }
+    };
+    // After the arguments: deriving them sets the about from their type's doc comment.
+    cmd.about((s.about)().en())
 }
 
 /// The command line as clap sees it, in `lang`: abouts and option help in
@@ -207,7 +208,11 @@ pub fn command(lang: Lang) -> clap::Command {
     let mut cmd = localize(cmd, lang, true);
     // `help` is clap's own subcommand, made when the command is built.
     cmd.build();
-    cmd.mut_subcommand("help", |h| h.about(ui::help_subcommand().render(lang)))
+    let about = ui::help_subcommand().render(lang);
+    cmd.mut_subcommand("help", |h| {
+        h.about(about.clone())
+            .mut_subcommand("help", |hh| hh.about(about.clone()))
+    })
 }
 
 /// Parses `args` (the program name first).

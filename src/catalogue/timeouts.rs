@@ -178,8 +178,8 @@ mod msg {
     crate::messages! {
         prefix "to";
         about() {
-            en: "lock_timeout, statement_timeout, idle_in_transaction_session_timeout, transaction_timeout",
-            tr: "lock_timeout, statement_timeout, idle_in_transaction_session_timeout, transaction_timeout",
+            en: "Four timeouts that end a wait and free its locks",
+            tr: "Bir beklemeyi bitirip kilitleri bırakan dört zaman aşımı",
         }
         summary() {
             en: "lock_timeout, statement_timeout, idle_in_transaction_session_timeout and transaction_timeout",

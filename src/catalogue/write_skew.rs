@@ -400,6 +400,7 @@ async fn serializable_retry(cx: &mut Cx<'_>) -> Result<()> {
         pending,
         CUSTOMER,
     ));
+    cx.ran_under_all("serializable");
     cx.anomaly(pending > 1);
     let failures = [&oa, &ob].iter().filter(|o| o.result.is_err()).count();
     cx.check(failures == 0, msg::no_error());

@@ -24,5 +24,13 @@ mod faults;
 /// lab observes the order of waits, completions and errors it prints.
 mod oracle;
 
+/// Mutations: a mechanism broken in an edited copy of a lab file (--lab-dir)
+/// gives a "not as documented" verdict, exit 1, never a hang.
+mod mutations;
+
+/// Texts: both languages complete, every step says why, no sentence outside a
+/// message declaration.
+mod texts;
+
 /// Workshop mode: --step in a pseudo-terminal, --explain, both languages, colour, lab locks, completions.
 mod workshop;

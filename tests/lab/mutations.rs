@@ -1,0 +1,338 @@
+//! Mutation tests: each breaks one mechanism in an edited copy of a lab file
+//! (run with --lab-dir), as a teacher could, and lab must say "not as
+//! documented" (exit 1) with its timeline, within the run's deadline; never
+//! hang, never exit 2.
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::{failed_checks, run, variant};
+
+/// The run's deadline in these tests (--wait-timeout), and a bound far above
+/// anything a run should take: reaching it means something hung.
+const WAIT: &str = "5";
+const HANG: Duration = Duration::from_secs(40);
+
+struct Mutation {
+    scenario: &'static str,
+    variant: &'static str,
+    file: &'static str,
+    from: &'static str,
+    to: &'static str,
+    args: &'static [&'static str],
+}
+
+/// Applies the mutation in a directory of its own and runs the variant.
+fn mutated(m: &Mutation) -> (Value, Duration, Vec<String>) {
+    let dir = std::env::temp_dir().join(format!(
+        "lab-mutation-{}-{}-{}",
+        std::process::id(),
+        m.scenario,
+        m.variant
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let original = lab::files::LabFiles::embedded().read(m.file).unwrap().into_owned();
+    assert!(original.contains(m.from), "{}: no {:?} to change", m.file, m.from);
+    std::fs::write(dir.join(m.file), original.replace(m.from, m.to)).unwrap();
+    let mut args = vec![
+        m.scenario,
+        "--variant",
+        m.variant,
+        "--lab-dir",
+        dir.to_str().unwrap(),
+        "--format",
+        "json",
+        "--wait-timeout",
+        WAIT,
+        "--timeout-ms",
+        "200",
+    ];
+    args.extend_from_slice(m.args);
+    let r = run(&args);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        r.code, 1,
+        "{}/{}: a broken mechanism must give a verdict (exit 1): {}{}",
+        m.scenario, m.variant, r.stderr, r.stdout
+    );
+    assert!(r.took < HANG, "{}/{} took {:?}", m.scenario, m.variant, r.took);
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    let v = variant(&report, m.variant).clone();
+    assert_eq!(v["as_expected"], false, "{}", v["observed"]);
+    assert!(!v["timeline"].as_array().unwrap().is_empty(), "the timeline is kept");
+    let failed = failed_checks(&v);
+    assert!(!failed.is_empty());
+    eprintln!(
+        "{}/{}: exit 1 after {:?}; failed: {failed:?}",
+        m.scenario, m.variant, r.took
+    );
+    (v, r.took, failed)
+}
+
+/// True if a failed check's id starts with `prefix`.
+fn failed_with(failed: &[String], prefix: &str) -> bool {
+    failed.iter().any(|f| f.starts_with(prefix))
+}
+
+#[test]
+fn select_for_update_without_for_update() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "lost-update",
+        variant: "select-for-update",
+        file: "lost-update.spec",
+        from: "FROM stock_items WHERE book_id = 1 FOR UPDATE;",
+        to: "FROM stock_items WHERE book_id = 1;",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "cx.waits"), "{failed:?}");
+}
+
+#[test]
+fn repeatable_read_run_under_read_committed() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "lost-update",
+        variant: "repeatable-read",
+        file: "lost-update.spec",
+        from: "BEGIN ISOLATION LEVEL REPEATABLE READ;",
+        to: "BEGIN ISOLATION LEVEL READ COMMITTED;",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "cx.ran_under"), "{failed:?}");
+    assert!(failed_with(&failed, "lu.b_update_40001"), "{failed:?}");
+}
+
+#[test]
+fn optimistic_write_without_its_version_check() {
+    mutated(&Mutation {
+        scenario: "lost-update",
+        variant: "optimistic-version",
+        file: "lost-update.spec",
+        from: " AND version = 1;",
+        to: ";",
+        args: &[],
+    });
+}
+
+#[test]
+fn nowait_without_nowait_waits_and_is_cancelled() {
+    let (v, _, failed) = mutated(&Mutation {
+        scenario: "nowait",
+        variant: "nowait",
+        file: "nowait.spec",
+        from: "FOR UPDATE NOWAIT;",
+        to: "FOR UPDATE;",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "cx.no_other_waits"), "{failed:?}");
+    assert!(failed_with(&failed, "cx.had_to_cancel"), "{failed:?}");
+    // The wait is in the timeline, and so is lab's cancel.
+    let timeline = v["timeline"].as_array().unwrap();
+    assert!(
+        timeline
+            .iter()
+            .any(|e| e["result"] == "waiting" && e["blocked_by"] == serde_json::json!(["A"]))
+    );
+    assert!(timeline.iter().any(|e| e["cancelled_by_lab"] == true));
+}
+
+#[test]
+fn skip_locked_without_skip_locked() {
+    mutated(&Mutation {
+        scenario: "nowait",
+        variant: "skip-locked",
+        file: "nowait.spec",
+        from: "FOR UPDATE SKIP LOCKED;",
+        to: "FOR UPDATE;",
+        args: &[],
+    });
+}
+
+#[test]
+fn no_key_update_turned_into_for_update() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "fk-blocking",
+        variant: "for-no-key-update",
+        file: "fk-blocking.spec",
+        from: "FOR NO KEY UPDATE;",
+        to: "FOR UPDATE;",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "cx.no_other_waits"), "{failed:?}");
+}
+
+#[test]
+fn same_order_locked_in_reverse_deadlocks() {
+    let (v, _, _) = mutated(&Mutation {
+        scenario: "deadlock",
+        variant: "same-order",
+        file: "deadlock.spec",
+        from: "permutation a_begin b_begin a_reserve_1 b_reserve_1 a_reserve_2 a_commit b_reserve_2 b_commit reserved",
+        to: "permutation a_begin b_begin a_reserve_1 b_reserve_2 a_reserve_2 b_reserve_1 a_commit b_commit reserved",
+        args: &[],
+    });
+    assert_eq!(
+        v["sqlstates"],
+        serde_json::json!(["40P01"]),
+        "the server broke the deadlock"
+    );
+}
+
+#[test]
+fn rc_recheck_repeatable_read_run_under_read_committed() {
+    mutated(&Mutation {
+        scenario: "rc-recheck",
+        variant: "repeatable-read",
+        file: "rc-recheck.spec",
+        from: "step b_begin_rr { BEGIN ISOLATION LEVEL REPEATABLE READ; }",
+        to: "step b_begin_rr { BEGIN ISOLATION LEVEL READ COMMITTED; }",
+        args: &[],
+    });
+}
+
+#[test]
+fn migration_without_lock_timeout_holds_the_queue() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "ddl-lock-queue",
+        variant: "lock-timeout-retry",
+        file: "ddl-lock-queue.spec",
+        from: "SET lock_timeout = /*:timeout*/'1s';",
+        to: "SET lock_timeout = 0;",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "cx.had_to_cancel"), "{failed:?}");
+}
+
+#[test]
+fn lock_timeout_switched_off() {
+    mutated(&Mutation {
+        scenario: "timeouts",
+        variant: "lock-timeout",
+        file: "timeouts.spec",
+        from: "SET lock_timeout = /*:timeout*/'1s';",
+        to: "SET lock_timeout = 0;",
+        args: &[],
+    });
+}
+
+#[test]
+fn idle_timeout_switched_off() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "timeouts",
+        variant: "idle-in-transaction",
+        file: "timeouts.spec",
+        from: "SET idle_in_transaction_session_timeout = /*:timeout*/'1s';",
+        to: "SET idle_in_transaction_session_timeout = 0;",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "to.conn_gone"), "{failed:?}");
+}
+
+#[test]
+fn stale_event_without_its_version_guard() {
+    mutated(&Mutation {
+        scenario: "stale-event",
+        variant: "version-check",
+        file: "stale-event.spec",
+        from: " AND source_version < 1;",
+        to: ";",
+        args: &[],
+    });
+}
+
+#[test]
+fn advisory_lock_that_outlives_its_transaction() {
+    mutated(&Mutation {
+        scenario: "advisory-lock",
+        variant: "try-xact-lock",
+        file: "advisory-lock.spec",
+        from: "step i1_try { SELECT pg_try_advisory_xact_lock(",
+        to: "step i1_try { SELECT pg_try_advisory_lock(",
+        args: &[],
+    });
+}
+
+#[test]
+fn write_skew_serializable_run_under_repeatable_read() {
+    let (v, _, failed) = mutated(&Mutation {
+        scenario: "write-skew",
+        variant: "serializable",
+        file: "write-skew.spec",
+        from: "BEGIN ISOLATION LEVEL SERIALIZABLE;",
+        to: "BEGIN ISOLATION LEVEL REPEATABLE READ;",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "cx.ran_under"), "{failed:?}");
+    assert_eq!(v["anomaly"], true, "two pending orders");
+}
+
+#[test]
+fn write_skew_retry_reads_the_same_spec() {
+    // The retry variant runs the spec's statements from code: editing the
+    // spec changes it too.
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "write-skew",
+        variant: "serializable-retry",
+        file: "write-skew.spec",
+        from: "BEGIN ISOLATION LEVEL SERIALIZABLE;",
+        to: "BEGIN ISOLATION LEVEL READ COMMITTED;",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "cx.ran_under"), "{failed:?}");
+}
+
+#[test]
+fn queue_without_skip_locked() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "queue",
+        variant: "skip-locked",
+        file: "queue.sql",
+        from: "LIMIT :batch\n FOR UPDATE SKIP LOCKED;",
+        to: "LIMIT :batch\n FOR UPDATE;",
+        args: &["--messages", "200", "--work-ms", "5"],
+    });
+    assert!(failed_with(&failed, "qu.parallel"), "{failed:?}");
+}
+
+#[test]
+fn stock_race_without_its_stock_guard() {
+    mutated(&Mutation {
+        scenario: "stock-race",
+        variant: "atomic-guard",
+        file: "stock-race.sql",
+        from: "WHERE book_id = 1 AND quantity_on_hand >= 1;",
+        to: "WHERE book_id = 1;",
+        args: &["--stock", "5", "--requests", "10"],
+    });
+}
+
+#[test]
+fn an_unchanged_copy_of_the_lab_files_passes() {
+    // The control: the same runs from untouched copies of every file are as documented.
+    let dir = std::env::temp_dir().join(format!("lab-unchanged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in lab::files::LabFiles::names() {
+        let text = lab::files::LabFiles::embedded().read(name).unwrap();
+        std::fs::write(dir.join(name), text.as_bytes()).unwrap();
+    }
+    let r = run(&[
+        "nowait",
+        "--lab-dir",
+        dir.to_str().unwrap(),
+        "--format",
+        "json",
+        "--wait-timeout",
+        WAIT,
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stderr, r.stdout);
+    // A spec that does not parse is a usage error, said in one line with where.
+    std::fs::write(dir.join("nowait.spec"), "session A\nstep a { SELECT 1;\n").unwrap();
+    let r = run(&["nowait", "--lab-dir", dir.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .starts_with("error: nowait.spec: line 2: unterminated sql block"),
+        "{}",
+        r.stderr
+    );
+}
