@@ -40,6 +40,7 @@ KEY = {
     "deadlock": ["victim", "deadlock_timeout_ms"], "nowait": ["b_wait_ms"], "advisory-lock": ["ran"],
     "ddl-lock-queue": ["c_wait_ms"], "rc-recheck": ["deleted_rows"], "timeouts": ["waited_ms", "a_waited_ms"],
     "queue": ["efficiency"], "stock-race": ["final_stock"], "stale-event": ["final_version"],
+    "invoice-numbering": ["duplicates", "gaps"],
 }
 runs = [json.load(open(p)) for p in sys.argv[1:]]
 versions = [r["server_version"] for r in runs]

@@ -28,6 +28,10 @@ mod oracle;
 /// gives a "not as documented" verdict, exit 1, never a hang.
 mod mutations;
 
+/// Contracts: the JSON in every language, the README against what lab
+/// prints, every scenario registered everywhere.
+mod contract;
+
 /// Texts: both languages complete, every step says why, no sentence outside a
 /// message declaration.
 mod texts;

@@ -1,4 +1,4 @@
-use crate::support::{TestServer, run};
+use crate::support::{TestServer, assert_documented, metric, run, variant};
 
 const LAB_BACKENDS: &str = "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:%'";
 
@@ -179,4 +179,44 @@ fn sigkill_leaves_no_server_running_and_the_next_run_cleans_up() {
     assert_eq!(r.code, 0);
     let _ = run(&["lost-update", "--variant", "read-committed"]);
     crate::support::assert_no_leftovers(pid);
+}
+
+/// With the detector at its fastest (deadlock_timeout = 1ms) the deadlock is
+/// found while lab is still confirming the waits: the one victim, the
+/// survivor's wait and the DETAIL must be read the same way on every run.
+#[test]
+fn a_deadlock_found_within_a_millisecond_is_read_the_same_every_time() {
+    let srv = TestServer::start();
+    let c = srv.client();
+    // ALTER SYSTEM refuses to run in a transaction: one statement per call.
+    srv.exec(&c, "ALTER SYSTEM SET deadlock_timeout = '1ms'");
+    srv.exec(&c, "SELECT pg_reload_conf()");
+    assert_eq!(
+        srv.query_i64(
+            &c,
+            "SELECT setting::bigint FROM pg_settings WHERE name = 'deadlock_timeout'"
+        ),
+        1,
+        "the server took the setting"
+    );
+    let url = srv.url();
+    let mut victims = Vec::new();
+    for _ in 0..10 {
+        let r = run(&[
+            "deadlock",
+            "--variant",
+            "reverse-order",
+            "--format",
+            "json",
+            "--database-url",
+            &url,
+        ]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let v = variant(&report, "reverse-order");
+        assert_documented(v);
+        assert_eq!(metric(v, "deadlock_timeout_ms"), 1);
+        victims.push(metric(v, "victim").as_str().unwrap().to_string());
+    }
+    eprintln!("victims: {victims:?}");
 }
