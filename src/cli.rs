@@ -91,7 +91,7 @@ pub struct LocalArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// Run only this variant (repeatable).
+    /// Run only this variant (repeatable); with `lab all`, SCENARIO or SCENARIO/VARIANT.
     #[arg(long = "variant", value_name = "NAME")]
     pub variants: Vec<String>,
 

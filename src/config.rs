@@ -78,17 +78,37 @@ impl RunConfig {
         )
     }
 
-    /// `lab all`: every scenario, every variant, default options.
+    /// `lab all`: every scenario (or those `--variant SCENARIO[/VARIANT]`
+    /// names), every variant unless named, default options.
     pub fn for_all(args: &RunArgs, env: EnvLookup<'_>, lang: Lang) -> Result<RunConfig> {
-        if !args.variants.is_empty() {
-            bail!(msg::variant_with_all());
+        let mut wanted: Vec<(&'static Scenario, Option<String>)> = Vec::new();
+        for w in &args.variants {
+            let (name, variant) = match w.split_once('/') {
+                Some((s, v)) => (s, Some(v.to_string())),
+                None => (w.as_str(), None),
+            };
+            let scenario = catalogue::find(name).ctx(|| msg::variant_with_all(w))?;
+            wanted.push((scenario, variant));
         }
         let plan = catalogue::ALL
             .iter()
+            .copied()
+            .filter(|s| wanted.is_empty() || wanted.iter().any(|(w, _)| std::ptr::eq(*w, *s)))
             .map(|s| {
+                let mine: Vec<&Option<String>> = wanted
+                    .iter()
+                    .filter(|(w, _)| std::ptr::eq(*w, s))
+                    .map(|(_, v)| v)
+                    .collect();
+                // A bare scenario name selects all of its variants.
+                let names: Vec<String> = if mine.iter().any(|v| v.is_none()) {
+                    Vec::new()
+                } else {
+                    mine.into_iter().flatten().cloned().collect()
+                };
                 Ok(Planned {
                     scenario: s,
-                    variants: s.variants.iter().collect(),
+                    variants: select_variants(s, &names)?,
                     params: s.default_params()?,
                 })
             })
@@ -284,9 +304,9 @@ pub fn local(args: &LocalArgs) -> Result<(Option<PathBuf>, String)> {
 pub(crate) mod msg {
     crate::messages! {
         prefix "cf";
-        variant_with_all() {
-            en: "--variant selects variants of one scenario; it cannot be used with `lab all`",
-            tr: "--variant tek bir senaryonun varyantlarını seçer; `lab all` ile kullanılamaz",
+        variant_with_all(given) {
+            en: "unknown scenario in --variant '{given}': with `lab all` it is SCENARIO or SCENARIO/VARIANT (see lab list)",
+            tr: "--variant '{given}' içinde bilinmeyen senaryo: `lab all` ile SENARYO ya da SENARYO/VARYANT olur (bkz. lab list)",
         }
         wait_timeout() {
             en: "--wait-timeout must be a number of seconds between 0 and 3600",

@@ -60,7 +60,11 @@ pub static SCENARIO: Scenario = Scenario {
         },
     ],
     options: Some(Options::of::<StockOpts>(&[
-        ("stock", "1 numaralı kitabın stoktaki kopyaları (S)"),
+        (
+            "stock",
+            "read-modify-write ve atomic-guard için 1 numaralı kitabın stoktaki kopyaları (S); \
+             oversell R − R/10 kopya koyar (en az bir eksik)",
+        ),
         (
             "requests",
             "Her biri kendi bağlantısında eşzamanlı \"bir tane al\" istekleri (R)",
@@ -72,7 +76,8 @@ pub static SCENARIO: Scenario = Scenario {
 /// `lab stock-race`'s own options.
 #[derive(Debug, Clone, clap::Args)]
 pub struct StockOpts {
-    /// Copies of book 1 in stock (S).
+    /// Copies of book 1 in stock (S) for read-modify-write and atomic-guard;
+    /// oversell stocks R − R/10 (at least one short).
     #[arg(long, default_value_t = 100, value_name = "S")]
     pub stock: u32,
 

@@ -30,7 +30,10 @@ pub static HELP_TR: &[(&str, &str)] = &[
         "lab'in söylediği her şeyin dili (varsayılan: LC_ALL/LC_MESSAGES/LANG'den, yoksa İngilizce)",
     ),
     ("arg.list.explain", "Her varyantın açıklamasıyla"),
-    ("arg.variants", "Yalnızca bu varyantı çalıştır (tekrarlanabilir)"),
+    (
+        "arg.variants",
+        "Yalnızca bu varyantı çalıştır (tekrarlanabilir); `lab all` ile SENARYO ya da SENARYO/VARYANT",
+    ),
     ("arg.format", "Çıktı biçimi"),
     (
         "arg.explain",

@@ -107,9 +107,9 @@ pub mod ui {
             en: "{scenario} on PostgreSQL {version} ({ms} ms)",
             tr: "PostgreSQL {version} üzerinde {scenario} ({ms} ms)",
         }
-        all_summary(version, variants, ok, ms) {
-            en: "Summary: PostgreSQL {version}, {variants} variants, {ok} as documented ({ms} ms)",
-            tr: "Özet: PostgreSQL {version}, {variants} varyant, {ok} tanesi belgelendiği gibi ({ms} ms)",
+        all_summary(version, variants, ok, skipped, ms) {
+            en: "Summary: PostgreSQL {version}, {variants} variants, {ok} as documented, {skipped} skipped ({ms} ms)",
+            tr: "Özet: PostgreSQL {version}, {variants} varyant, {ok} tanesi belgelendiği gibi, {skipped} tanesi atlandı ({ms} ms)",
         }
         error() {
             en: "error",

@@ -142,6 +142,9 @@ pub fn variant(scenario: &str, v: &VariantReport, style: &Style) -> String {
 /// The observed outcome, and the checks that failed, in one cell.
 fn observed(v: &VariantReport, style: &Style) -> String {
     let mut text = v.observed_line(style.lang);
+    if let (Some(reason), true) = (&v.skipped, text.is_empty()) {
+        text = style.say(reason);
+    }
     let failed: Vec<String> = v.failed().map(|c| style.say(&c.text)).collect();
     if !failed.is_empty() {
         text = format!("{text}\n{}: {}", style.say(&ui::failed_checks()), failed.join("; "));
@@ -205,7 +208,10 @@ pub fn all_summary(r: &AllReport, style: &Style) -> String {
     let line = ui::all_summary(
         &r.server_version,
         rows.len(),
-        rows.iter().filter(|(_, v)| v.as_expected).count(),
+        rows.iter()
+            .filter(|(_, v)| v.as_expected && v.skipped.is_none())
+            .count(),
+        rows.iter().filter(|(_, v)| v.skipped.is_some()).count(),
         format!("{:.0}", r.elapsed_ms),
     );
     format!("{}\n{}", style.say(&line), outcome_table(&rows, true, style))

@@ -31,6 +31,49 @@ fn unknown_variant_names_the_real_ones() {
 }
 
 #[test]
+fn all_runs_the_scenarios_and_variants_its_variant_options_name() {
+    let r = run(&[
+        "all",
+        "--variant",
+        "stale-event",
+        "--variant",
+        "nowait/skip-locked",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let ran: Vec<(String, Vec<String>)> = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let variants = s["variants"].as_array().unwrap();
+            let names = variants.iter().map(|v| v["name"].as_str().unwrap().to_string());
+            (s["scenario"].as_str().unwrap().to_string(), names.collect())
+        })
+        .collect();
+    // In the catalogue's order, whatever order they were named in.
+    let expected = vec![
+        ("nowait".to_string(), vec!["skip-locked".to_string()]),
+        (
+            "stale-event".to_string(),
+            vec!["no-version-check".to_string(), "version-check".to_string()],
+        ),
+    ];
+    assert_eq!(ran, expected);
+
+    assert_one_line_error(
+        &run(&["all", "--variant", "nope"]),
+        "unknown scenario in --variant 'nope'",
+    );
+    assert_one_line_error(
+        &run(&["all", "--variant", "nowait/nope"]),
+        "unknown variant 'nope' of nowait",
+    );
+}
+
+#[test]
 fn bad_option_value_is_one_line() {
     let r = run(&["lost-update", "--format", "xml"]);
     assert_one_line_error(&r, "xml");
