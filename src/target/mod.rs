@@ -1,0 +1,4 @@
+//! Where the server comes from: a throwaway cluster lab starts, or the one
+//! the user names. Nothing here knows a scenario.
+pub mod cluster;
+pub mod connect;
