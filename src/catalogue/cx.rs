@@ -514,9 +514,26 @@ pub async fn run_variant(
     }
 }
 
+/// "waited for" or "did not wait for", as the server said, to be followed by who.
+pub fn waited_for(waited: bool) -> Text {
+    if waited {
+        msg::did_wait_for()
+    } else {
+        msg::did_not_wait_for()
+    }
+}
+
 pub mod msg {
     crate::messages! {
         prefix "cx";
+        did_wait_for() {
+            en: "waited for",
+            tr: "bekledi",
+        }
+        did_not_wait_for() {
+            en: "did not wait for",
+            tr: "beklemedi",
+        }
         no_spec(scenario) {
             en: "scenario {scenario} has no spec file",
             tr: "{scenario} senaryosunun spec dosyası yok",

@@ -96,15 +96,7 @@ async fn same_order(cx: &mut Cx<'_>) -> Result<()> {
     let (r1, r2) = reserved(&o)?;
     cx.metric("victim", serde_json::Value::Null);
     let b = o.step("b_reserve_1")?;
-    cx.observe(msg::observed_same(
-        if b.waited() {
-            msg::waited_for()
-        } else {
-            msg::did_not_wait_for()
-        },
-        &r1,
-        &r2,
-    ));
+    cx.observe(msg::observed_same(super::cx::waited_for(b.waited()), &r1, &r2));
     cx.check(o.sqlstates().is_empty() && r1 == "2" && r2 == "2", msg::both_commit());
     cx.anomaly(false);
     Ok(())
@@ -148,14 +140,6 @@ mod msg {
         observed_same(waited, r1, r2) {
             en: "B {waited} A; books 1 and 2 reserved {r1} and {r2} times",
             tr: "B, A'yı {waited}; 1 ve 2 numaralı kitaplar {r1} ve {r2} kez ayrıldı",
-        }
-        waited_for() {
-            en: "waited for",
-            tr: "bekledi",
-        }
-        did_not_wait_for() {
-            en: "did not wait for",
-            tr: "beklemedi",
         }
         no_timeout_note(error) {
             en: "B could not lengthen its deadlock_timeout ({error}), so which session the detector cancels can vary run to run",

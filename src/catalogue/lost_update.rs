@@ -81,22 +81,29 @@ fn committed(o: &Observation, step: &str) -> Result<bool> {
     Ok(o.step(step)?.results()?.last().is_some_and(|r| r.tag == "COMMIT"))
 }
 
-/// Both clerks read, A writes and commits, then B writes the value it
-/// computed from its own (now stale) read.
-async fn read_committed(cx: &mut Cx<'_>) -> Result<()> {
-    let o = cx.permutation("read-committed").run().await?;
-    cx.ran_under(&o, &["A", "B"], "read committed");
+/// Both clerks read under `level`, A writes and commits, then B writes the
+/// value it computed from its own read: the observation and the final quantity.
+async fn read_then_write(cx: &mut Cx<'_>, label: &str, level: &str) -> Result<(Observation, i64)> {
+    let o = cx.permutation(label).run().await?;
+    cx.ran_under(&o, &["A", "B"], level);
     let (qa, qb) = (
         o.step("a_read")?.int("quantity_on_hand")?,
         o.step("b_read")?.int("quantity_on_hand")?,
     );
     cx.check(qa == START && qb == START, msg::both_read(START, qa, qb));
-    let b_write = o.step("b_write")?;
     let q = final_quantity(cx, &o)?;
-    cx.observe(match b_write.error() {
+    cx.observe(match o.step("b_write")?.error() {
         None => msg::observed_b_write_ok(q),
         Some(e) => msg::observed_b_write_failed(e.line(), q),
     });
+    Ok((o, q))
+}
+
+/// Both clerks read, A writes and commits, then B writes the value it
+/// computed from its own (now stale) read.
+async fn read_committed(cx: &mut Cx<'_>) -> Result<()> {
+    let (o, q) = read_then_write(cx, "read-committed", "read committed").await?;
+    let b_write = o.step("b_write")?;
     cx.check(b_write.ok() && committed(&o, "b_commit")?, msg::b_update_ok());
     cx.check(q == START - 1, msg::final_one_lost(START - 1));
     // Two decrements committed, one remains: the other was overwritten.
@@ -122,19 +129,8 @@ async fn read_committed(cx: &mut Cx<'_>) -> Result<()> {
 }
 
 async fn repeatable_read(cx: &mut Cx<'_>) -> Result<()> {
-    let o = cx.permutation("repeatable-read").run().await?;
-    cx.ran_under(&o, &["A", "B"], "repeatable read");
-    let (qa, qb) = (
-        o.step("a_read")?.int("quantity_on_hand")?,
-        o.step("b_read")?.int("quantity_on_hand")?,
-    );
-    cx.check(qa == START && qb == START, msg::both_read(START, qa, qb));
+    let (o, q) = read_then_write(cx, "repeatable-read", "repeatable read").await?;
     let b_write = o.step("b_write")?;
-    let q = final_quantity(cx, &o)?;
-    cx.observe(match b_write.error() {
-        None => msg::observed_b_write_ok(q),
-        Some(e) => msg::observed_b_write_failed(e.line(), q),
-    });
     cx.check(b_write.failed_with("40001"), msg::b_update_40001());
     cx.check(q == START - 1, msg::final_a_only(START - 1));
     cx.anomaly(q != START - 1 || b_write.ok());

@@ -13,7 +13,7 @@ use tokio::sync::oneshot;
 use super::cx::msg as cxmsg;
 use super::{Cx, Options, Scenario, ScenarioOptions, Variant};
 use crate::engine::{Barrier, Session, lit, raw_error};
-use crate::i18n::Context;
+use crate::i18n::{Context, ui};
 use crate::report::{Phrase, millis};
 use crate::sql::SqlFile;
 
@@ -248,7 +248,7 @@ async fn run(cx: &mut Cx<'_>, skip_locked: bool) -> Result<()> {
                 .await
                 .ctx(|| msg::no_terminate(&victim))?;
             let gone = cx.await_gone(pid).await?;
-            cx.narrate(msg::terminated(&victim, n, if gone { msg::yes() } else { msg::no() }));
+            cx.narrate(msg::terminated(&victim, n, if gone { ui::yes() } else { ui::no() }));
             let _ = terminated.send(());
         }
     }
@@ -632,14 +632,6 @@ mod msg {
         terminated(worker, n, gone) {
             en: "pg_terminate_backend({worker}) while it held {n} messages; backend gone: {gone}",
             tr: "{n} mesajı tutarken pg_terminate_backend({worker}); backend gitti mi: {gone}",
-        }
-        yes() {
-            en: "yes",
-            tr: "evet",
-        }
-        no() {
-            en: "no",
-            tr: "hayır",
         }
         not_finished(worker) {
             en: "queue: worker {worker} did not finish",

@@ -107,11 +107,7 @@ async fn statement_timeout(cx: &mut Cx<'_>) -> Result<()> {
             e.line(),
             format!("{:.0}", millis(long.took())),
             held,
-            if a.waited() {
-                msg::waited_for()
-            } else {
-                msg::did_not_wait_for()
-            },
+            super::cx::waited_for(a.waited()),
             match next.error() {
                 Some(e) => msg::next_failed(e.code.clone().unwrap_or_default()),
                 None => msg::next_ok(),
@@ -228,14 +224,6 @@ mod msg {
         observed_statement(error, ms, locks, waited, next) {
             en: "B's statement failed after {ms} ms: {error}; the aborted transaction held {locks} lock(s); A {waited} B; B's next statement {next}",
             tr: "B'nin komutu {ms} ms sonra başarısız oldu: {error}; iptal edilen transaction {locks} kilit tutuyordu; A, B'yi {waited}; B'nin sonraki komutu {next}",
-        }
-        waited_for() {
-            en: "waited for",
-            tr: "bekledi",
-        }
-        did_not_wait_for() {
-            en: "did not wait for",
-            tr: "beklemedi",
         }
         next_failed(code) {
             en: "failed with {code}",

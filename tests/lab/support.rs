@@ -177,9 +177,15 @@ impl TestServer {
 
     /// Polls a count until it is 0 (the server's own asynchronous work), with a deadline.
     pub fn wait_for_zero(&self, client: &tokio_postgres::Client, sql: &str) {
+        self.wait_for(client, sql, 0);
+    }
+
+    /// Polls a value until it is `want` (the server's own asynchronous
+    /// work: a backend ending, a configuration reload), with a deadline.
+    pub fn wait_for(&self, client: &tokio_postgres::Client, sql: &str, want: i64) {
         let deadline = Instant::now() + Duration::from_secs(10);
-        while self.query_i64(client, sql) != 0 {
-            assert!(Instant::now() < deadline, "still not 0 after 10 s: {sql}");
+        while self.query_i64(client, sql) != want {
+            assert!(Instant::now() < deadline, "still not {want} after 10 s: {sql}");
             std::thread::sleep(Duration::from_millis(10));
         }
     }
