@@ -644,8 +644,9 @@ impl Runner<'_> {
                 continue;
             }
             // Its step has answered already (the victim's abort let it go on
-            // before lab looked): amend what was recorded, if that step was
-            // running while the victim's was.
+            // before lab looked): the waiting step is its first one that was
+            // running while the victim's was (later ones began after the
+            // abort released it). Amend it unless its wait was seen.
             let name = self.session(w).name().to_string();
             let t0 = self.run.recorder.started();
             let (sent, done) = (sent.saturating_duration_since(t0), done.saturating_duration_since(t0));
@@ -653,8 +654,8 @@ impl Runner<'_> {
                 .runs
                 .iter_mut()
                 .flatten()
-                .rev()
-                .find(|r| r.session == name && r.waited.is_none() && r.sent < done && r.done > sent)
+                .find(|r| r.session == name && r.sent < done && r.done > sent)
+                .filter(|r| r.waited.is_none())
             {
                 self.run.recorder.amend_wait(&name, &run.name, &waited, run.took());
                 run.waited = Some(waited);
