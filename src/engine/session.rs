@@ -346,7 +346,19 @@ impl Session {
     async fn query(&self, sql: &str) -> Answer {
         match self.inner.client.simple_query(sql).await {
             Ok(msgs) => Ok(results_of(sql, &msgs)),
-            Err(e) => Err(self.failure(e).await),
+            Err(e) => {
+                let e = self.failure(e).await;
+                if !e.connection_lost {
+                    // The server sends an ERROR before it aborts the
+                    // transaction: its locks are released only after. An
+                    // empty query is answered after that abort (after the
+                    // failed statement's ReadyForQuery), as libpq's
+                    // PQgetResult would wait for it: a step is complete when
+                    // the server is ready for the next one.
+                    let _ = self.inner.client.simple_query("").await;
+                }
+                Err(e)
+            }
         }
     }
 

@@ -288,7 +288,7 @@ fn queue_without_skip_locked() {
         file: "queue.sql",
         from: "LIMIT :batch\n FOR UPDATE SKIP LOCKED;",
         to: "LIMIT :batch\n FOR UPDATE;",
-        args: &["--messages", "200", "--work-ms", "5"],
+        args: &["--messages", "200", "--work-ms", "10"],
     });
     assert!(failed_with(&failed, "qu.parallel"), "{failed:?}");
 }

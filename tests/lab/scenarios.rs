@@ -334,7 +334,16 @@ fn timeouts() {
     assert_eq!(r["as_expected"], true);
 }
 
-const SMALL_QUEUE: &[&str] = &["--messages", "200", "--workers", "4", "--batch", "10", "--work-ms", "5"];
+const SMALL_QUEUE: &[&str] = &[
+    "--messages",
+    "200",
+    "--workers",
+    "4",
+    "--batch",
+    "10",
+    "--work-ms",
+    "10",
+];
 
 #[test]
 fn queue() {
@@ -357,7 +366,7 @@ fn queue() {
             .collect();
         assert_eq!(per.len(), 4);
         assert_eq!(per.iter().sum::<u64>(), 200);
-        assert_eq!(metric(v, "ideal_ms"), 25.0, "ceil(200/10) x 5 ms / 4");
+        assert_eq!(metric(v, "ideal_ms"), 50.0, "ceil(200/10) x 10 ms / 4");
         for key in ["elapsed_ms", "efficiency", "msgs_per_s"] {
             assert!(metric(v, key).as_f64().unwrap() > 0.0, "{key}");
         }
