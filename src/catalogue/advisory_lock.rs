@@ -101,8 +101,11 @@ async fn session_lock_pooled(cx: &mut Cx<'_>) -> Result<()> {
         if first { msg::not_skipped() } else { msg::skipped_idle() },
         if second { msg::ran() } else { msg::skipped_again() },
     ));
-    cx.note(msg::pooled_note());
-    cx.check(idle.is_some_and(|r| !r.rows.is_empty()), msg::still_holds());
+    let still_held = idle.is_some_and(|r| !r.rows.is_empty());
+    if still_held && !first {
+        cx.note(msg::pooled_note());
+    }
+    cx.check(still_held, msg::still_holds());
     cx.check(!first, msg::next_skipped());
     cx.check(second, msg::after_reset());
     cx.anomaly(!first);

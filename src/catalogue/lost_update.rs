@@ -115,7 +115,13 @@ async fn read_committed(cx: &mut Cx<'_>) -> Result<()> {
     cx.check(audit.rows.len() == 2, msg::audit_both());
     if audit.rows.len() == 2 {
         let cell = |r: usize, c: &str| audit.get(r, c).unwrap_or("?").to_string();
-        cx.note(msg::audit_note(
+        // The second write left what the first did: it was computed without the first.
+        let note = if cell(1, "new_value") == cell(0, "new_value") {
+            msg::audit_note
+        } else {
+            msg::audit_note_kept
+        };
+        cx.note(note(
             cell(0, "old_value"),
             cell(0, "new_value"),
             cell(0, "session"),
@@ -217,7 +223,9 @@ async fn updated_at_token(cx: &mut Cx<'_>) -> Result<()> {
     cx.check(a_rows == 1 && b_rows == 1, msg::both_saves_ok());
     cx.check(lost, msg::address_lost());
     cx.anomaly(lost);
-    cx.note(msg::token_note());
+    if lost {
+        cx.note(msg::token_note());
+    }
     Ok(())
 }
 
@@ -508,6 +516,10 @@ mod msg {
         audit_note(from1, to1, by1, from2, to2, by2) {
             en: "The audit trail shows two committed writes, {from1} → {to1} by {by1} and {from2} → {to2} by {by2}: the second wrote over the first without reading it, so one decrement is gone.",
             tr: "Denetim kaydı iki commit edilmiş yazma gösteriyor: {by1} tarafından {from1} → {to1} ve {by2} tarafından {from2} → {to2}: ikincisi birincinin üzerine onu okumadan yazdı, bu yüzden bir azaltma kayboldu.",
+        }
+        audit_note_kept(from1, to1, by1, from2, to2, by2) {
+            en: "The audit trail shows two committed writes, {from1} → {to1} by {by1} and {from2} → {to2} by {by2}: the second started from what the first left, so no decrement is lost.",
+            tr: "Denetim kaydı iki commit edilmiş yazma gösteriyor: {by1} tarafından {from1} → {to1} ve {by2} tarafından {from2} → {to2}: ikincisi birincinin bıraktığından başladı, bu yüzden hiçbir azaltma kaybolmadı.",
         }
         final_is(q) {
             en: "final {q}",

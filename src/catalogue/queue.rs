@@ -573,7 +573,9 @@ async fn report(
         if measurable {
             cx.check(parallel == 1, msg::one_at_a_time());
         }
-        cx.note(msg::for_update_note(short, p.batch));
+        if parallel == 1 {
+            cx.note(msg::for_update_note(short, p.batch));
+        }
         cx.anomaly(duplicates > 0 || lost > 0 || (measurable && parallel == 1));
     }
     Ok(())

@@ -88,6 +88,26 @@ fn select_for_update_without_for_update() {
 }
 
 #[test]
+fn read_modify_write_turned_atomic_loses_nothing_and_says_so() {
+    let (v, _, failed) = mutated(&Mutation {
+        scenario: "lost-update",
+        variant: "read-committed",
+        file: "lost-update.spec",
+        from: "step b_write           { UPDATE stock_items SET quantity_on_hand = 35 WHERE book_id = 1; }",
+        to: "step b_write           { UPDATE stock_items SET quantity_on_hand = quantity_on_hand - 1 WHERE book_id = 1; }",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "lu.final_one_lost"), "{failed:?}");
+    assert_eq!(v["anomaly"], false);
+    // What lab says comes from what the audit trail holds, not from the script.
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("35 → 34 by B") && notes.contains("no decrement is lost"),
+        "{notes}"
+    );
+}
+
+#[test]
 fn repeatable_read_run_under_read_committed() {
     let (_, _, failed) = mutated(&Mutation {
         scenario: "lost-update",
