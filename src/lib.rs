@@ -16,6 +16,7 @@ pub mod report;
 pub mod retry;
 pub mod spec;
 pub mod sql;
+pub mod sqltext;
 pub mod target;
 
 use std::io::Write;

@@ -256,10 +256,11 @@ impl<'e> Cx<'e> {
         self.evidence(title, columns, rows);
     }
 
-    /// Rows with a `pid` column as evidence, each row's session named first.
+    /// Rows with a `pid` column as evidence, each row's session named first,
+    /// and the pids in a `blocked_by` column named too ({123} -> {123 (B)}).
     pub fn evidence_sessions(&mut self, title: impl Into<Phrase>, set: &ResultSet, o: &Observation) {
         let pid = set.columns.iter().position(|c| c == "pid");
-        let mut columns = vec![Phrase::Text(msg::col_session())];
+        let mut columns = vec![Phrase::Text(crate::i18n::ui::col_session())];
         columns.extend(set.columns.iter().map(|c| Phrase::Plain(c.clone())));
         let rows = set
             .rows
@@ -270,10 +271,15 @@ impl<'e> Cx<'e> {
                     .and_then(|p| o.session_of(p))
                     .unwrap_or("?");
                 let mut row = vec![Phrase::Plain(session.to_string())];
-                row.extend(
-                    r.iter()
-                        .map(|v| Phrase::Plain(v.clone().unwrap_or_else(|| "NULL".into()))),
-                );
+                row.extend(r.iter().zip(&set.columns).map(|(v, column)| {
+                    let mut v = v.clone().unwrap_or_else(|| "NULL".into());
+                    if column == "blocked_by" {
+                        for (name, pid) in &o.sessions {
+                            v = v.replace(&pid.to_string(), &format!("{pid} ({name})"));
+                        }
+                    }
+                    Phrase::Plain(v)
+                }));
                 row
             })
             .collect();
@@ -285,14 +291,7 @@ impl<'e> Cx<'e> {
     pub fn ran_under(&mut self, o: &Observation, sessions: &[&str], level: &str) {
         let seen: BTreeSet<&str> = sessions.iter().flat_map(|s| o.isolation_of(s)).collect();
         let every = sessions.iter().all(|s| !o.isolation_of(s).is_empty());
-        let ok = every && seen.len() == 1 && seen.contains(level);
-        let read: Vec<&str> = seen.into_iter().collect();
-        let read = if read.is_empty() {
-            "-".to_string()
-        } else {
-            read.join(", ")
-        };
-        self.check(ok, msg::ran_under(sessions.join(", "), level, read));
+        self.check_levels(sessions.join(", "), seen, every, level);
     }
 
     /// Checks that every transaction the variant's sessions began from code
@@ -306,14 +305,19 @@ impl<'e> Cx<'e> {
     pub fn ran_under_levels(&mut self, seen: &[(String, String)], level: &str) {
         let levels: BTreeSet<&str> = seen.iter().map(|(_, l)| l.as_str()).collect();
         let sessions: BTreeSet<&str> = seen.iter().map(|(s, _)| s.as_str()).collect();
-        let ok = !seen.is_empty() && levels.len() == 1 && levels.contains(level);
-        let read: Vec<&str> = levels.into_iter().collect();
-        let read = if read.is_empty() {
+        let sessions = sessions.into_iter().collect::<Vec<_>>().join(", ");
+        self.check_levels(sessions, levels, !seen.is_empty(), level);
+    }
+
+    /// The check itself: every session read a level back (`every`), and the
+    /// levels read are `level` alone.
+    fn check_levels(&mut self, sessions: String, levels: BTreeSet<&str>, every: bool, level: &str) {
+        let ok = every && levels.len() == 1 && levels.contains(level);
+        let read = if levels.is_empty() {
             "-".to_string()
         } else {
-            read.join(", ")
+            levels.into_iter().collect::<Vec<_>>().join(", ")
         };
-        let sessions = sessions.into_iter().collect::<Vec<_>>().join(", ");
         self.check(ok, msg::ran_under(sessions, level, read));
     }
 
@@ -573,10 +577,6 @@ pub mod msg {
         ran_under(sessions, level, read) {
             en: "{sessions} run under {level} (read back: {read})",
             tr: "{sessions}, {level} altında çalışır (sunucudan okunan: {read})",
-        }
-        col_session() {
-            en: "session",
-            tr: "oturum",
         }
         between(flag, min, max) {
             en: "{flag} must be between {min} and {max}",

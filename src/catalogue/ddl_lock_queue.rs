@@ -5,8 +5,8 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::{Cx, Scenario, Variant};
-use crate::engine::{Observation, ProbeQuery};
-use crate::report::{Phrase, millis};
+use crate::engine::ProbeQuery;
+use crate::report::millis;
 use crate::spec::Param;
 
 pub static SCENARIO: Scenario = Scenario {
@@ -35,33 +35,6 @@ pub static SCENARIO: Scenario = Scenario {
     texts: msg::DEFS,
 };
 
-/// The seed's view of the queue, taken while B and C wait, with session names for pids.
-fn queue_evidence(cx: &mut Cx<'_>, o: &Observation) {
-    let Some(q) = o.probe("queue") else { return };
-    let mut columns = vec![Phrase::Text(msg::col_session())];
-    columns.extend(q.columns.iter().map(|c| Phrase::Plain(c.clone())));
-    let rows = q
-        .rows
-        .iter()
-        .map(|r| {
-            let pid: i32 = r[0].as_deref().and_then(|p| p.parse().ok()).unwrap_or(0);
-            let mut row = vec![Phrase::Plain(o.session_of(pid).unwrap_or("?").to_string())];
-            row.extend(r.iter().enumerate().map(|(i, v)| {
-                let mut v = v.clone().unwrap_or_default();
-                if q.columns[i] == "blocked_by" {
-                    // {123} -> {123 (B)}
-                    for (name, pid) in &o.sessions {
-                        v = v.replace(&pid.to_string(), &format!("{pid} ({name})"));
-                    }
-                }
-                Phrase::Plain(v)
-            }));
-            row
-        })
-        .collect();
-    cx.evidence(msg::ev_queue(), columns, rows);
-}
-
 async fn no_lock_timeout(cx: &mut Cx<'_>) -> Result<()> {
     let queue = cx.sql("ddl-lock-queue.sql")?.get("queue")?.to_string();
     let o = cx
@@ -71,7 +44,10 @@ async fn no_lock_timeout(cx: &mut Cx<'_>) -> Result<()> {
         .probe("queue", "c_read", ProbeQuery::Sql(queue))
         .run()
         .await?;
-    queue_evidence(cx, &o);
+    // The seed's view of the queue, taken while B and C wait.
+    if let Some(q) = o.probe("queue") {
+        cx.evidence_sessions(msg::ev_queue(), q, &o);
+    }
     let (b, c) = (o.step("b_alter")?, o.step("c_read")?);
     let c_by_b = c.waited_for() == Some(&["B".to_string()][..]);
     cx.metric("c_blocked_by_b", c_by_b);
@@ -91,7 +67,7 @@ async fn lock_timeout_retry(cx: &mut Cx<'_>) -> Result<()> {
     let timeout = cx.opts.timeout;
     let o = cx
         .permutation("lock-timeout-retry")
-        .bind("timeout", Param::Str(format!("{}ms", timeout.as_millis())))
+        .bind("timeout", Param::millis(timeout))
         .waits_within("b_alter", &["A"], Some(timeout * 3))
         .waits_within("c_read", &["B"], Some(timeout * 3))
         .run()
@@ -178,10 +154,6 @@ mod msg {
         ev_queue() {
             en: "the lock queue (pg_stat_activity, pg_blocking_pids)",
             tr: "kilit kuyruğu (pg_stat_activity, pg_blocking_pids)",
-        }
-        col_session() {
-            en: "session",
-            tr: "oturum",
         }
         first_55p03() {
             en: "B's first attempt fails with 55P03",

@@ -39,13 +39,14 @@ fn reserved(o: &crate::engine::Observation) -> Result<(String, String)> {
 }
 
 async fn reverse_order(cx: &mut Cx<'_>) -> Result<()> {
-    let timeout_ms = cx.env.deadlock_timeout.as_millis() as i64;
+    let timeout = cx.env.deadlock_timeout;
+    let timeout_ms = timeout.as_millis() as i64;
     cx.metric("deadlock_timeout_ms", timeout_ms);
     // Each session waits for the other until the detector runs: that takes
     // deadlock_timeout, and lab lets the server have the whole deadline.
     let o = cx
         .permutation("reverse-order")
-        .bind("b_deadlock_timeout", Param::Str(format!("{}ms", timeout_ms * 2)))
+        .bind("b_deadlock_timeout", Param::millis(timeout * 2))
         .waits("a_reserve_2", &["B"])
         .waits("b_reserve_1", &["A"])
         .run()

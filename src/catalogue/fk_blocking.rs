@@ -35,7 +35,7 @@ async fn for_update(cx: &mut Cx<'_>) -> Result<()> {
     let timeout = cx.opts.timeout;
     let o = cx
         .permutation("for-update")
-        .bind("timeout", Param::Str(format!("{}ms", timeout.as_millis())))
+        .bind("timeout", Param::millis(timeout))
         .waits_within("b_add_item", &["A"], Some(timeout * 3))
         .run()
         .await?;
@@ -68,7 +68,7 @@ async fn for_no_key_update(cx: &mut Cx<'_>) -> Result<()> {
     let timeout = cx.opts.timeout;
     let o = cx
         .permutation("for-no-key-update")
-        .bind("timeout", Param::Str(format!("{}ms", timeout.as_millis())))
+        .bind("timeout", Param::millis(timeout))
         .run()
         .await?;
     cx.ran_under(&o, &["A", "B"], "read committed");

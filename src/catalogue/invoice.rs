@@ -10,10 +10,11 @@ use anyhow::{Result, bail};
 
 use super::cx::msg as cxmsg;
 use super::{Cx, Options, Scenario, ScenarioOptions, Variant};
-use crate::engine::{Barrier, Session, join_all, lit};
+use crate::engine::{Barrier, Session, join_all};
 use crate::i18n::{Context, Text};
 use crate::report::{Phrase, millis};
 use crate::sql::SqlFile;
+use crate::sqltext::literal;
 
 macro_rules! variant {
     ($name:literal, $expected:ident, $explain:ident, $run:ident) => {
@@ -357,7 +358,7 @@ async fn send_all(
 
 /// A producer queues `count` invoices.
 async fn enqueue(cx: &Cx<'_>, sql: &SqlFile, count: u32, priority: i32, source: &str) -> Result<()> {
-    let source = lit(source);
+    let source = literal(source);
     cx.env
         .rows(&sql.bind(
             "enqueue",
@@ -398,7 +399,8 @@ async fn worker(w: &Session, sh: &Shared) -> Result<Tally> {
 async fn mark(w: &Session, sh: &Shared, status: &str, id: i64) -> Result<()> {
     w.exec(
         "mark",
-        &sh.sql.bind("mark", &[("status", &lit(status)), ("invoice_id", &id)])?,
+        &sh.sql
+            .bind("mark", &[("status", &literal(status)), ("invoice_id", &id)])?,
     )
     .await?;
     Ok(())

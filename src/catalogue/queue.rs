@@ -12,10 +12,11 @@ use tokio::sync::oneshot;
 
 use super::cx::msg as cxmsg;
 use super::{Cx, Options, Scenario, ScenarioOptions, Variant};
-use crate::engine::{Barrier, Session, lit, raw_error};
+use crate::engine::{Barrier, Session, raw_error};
 use crate::i18n::{Context, ui};
 use crate::report::{Phrase, millis};
 use crate::sql::SqlFile;
+use crate::sqltext::literal;
 
 pub static SCENARIO: Scenario = Scenario {
     name: "queue",
@@ -372,7 +373,7 @@ async fn worker(
             );
             let mark_shown = sql
                 .file
-                .bind("mark_processed", &[("ids", &ids_shown), ("worker", &lit(&name))])?;
+                .bind("mark_processed", &[("ids", &ids_shown), ("worker", &literal(&name))])?;
             s.prompt(Some("mark_processed"), &mark_shown, None).await;
             c.execute(&mark, &[&ids, &name])
                 .await

@@ -47,11 +47,6 @@ pub static SCENARIO: Scenario = Scenario {
     texts: msg::DEFS,
 };
 
-/// The timeout as the spec's SET takes it ('1000ms').
-fn timeout_param(t: Duration) -> Param {
-    Param::Str(format!("{}ms", t.as_millis()))
-}
-
 fn locks(o: &crate::engine::Observation, probe: &str) -> i64 {
     o.probe(probe)
         .and_then(|r| r.get(0, "locks")?.parse().ok())
@@ -63,7 +58,7 @@ async fn lock_timeout(cx: &mut Cx<'_>) -> Result<()> {
     cx.metric("timeout_ms", t.as_millis() as u64);
     let o = cx
         .permutation("lock-timeout")
-        .bind("timeout", timeout_param(t))
+        .bind("timeout", Param::millis(t))
         .waits_within("b_lock", &["A"], Some(t * 3))
         .probe("b_locks", "b_rollback", ProbeQuery::LocksHeld("B".into()))
         .run()
@@ -88,7 +83,7 @@ async fn statement_timeout(cx: &mut Cx<'_>) -> Result<()> {
     cx.metric("timeout_ms", t.as_millis() as u64);
     let o = cx
         .permutation("statement-timeout")
-        .bind("timeout", timeout_param(t))
+        .bind("timeout", Param::millis(t))
         // The statement's own work is long (ten times the timeout); the server cancels it.
         .bind("long_s", Param::Num(t.as_secs_f64() * 10.0))
         // The server reports the error before it finishes aborting, so the
@@ -131,7 +126,7 @@ async fn ended_by_server(cx: &mut Cx<'_>, label: &str, victim: &str, check: &str
     cx.metric("timeout_ms", t.as_millis() as u64);
     let o = cx
         .permutation(label)
-        .bind("timeout", timeout_param(t))
+        .bind("timeout", Param::millis(t))
         .waits_within("a_lock", &[victim], Some(t * 5 + Duration::from_secs(1)))
         .run()
         .await?;

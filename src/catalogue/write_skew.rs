@@ -498,7 +498,7 @@ async fn serializable_no_index(cx: &mut Cx<'_>) -> Result<()> {
         cx.evidence(
             msg::ev_siread(title.clone()),
             vec![
-                msg::col_session().into(),
+                crate::i18n::ui::col_session().into(),
                 Phrase::Plain("locktype".into()),
                 Phrase::Plain("relation".into()),
                 msg::col_pages().into(),
@@ -784,10 +784,6 @@ mod msg {
         ev_siread(part) {
             en: "SIReadLock rows after both checks — {part}",
             tr: "iki kontrolden sonra SIReadLock satırları — {part}",
-        }
-        col_session() {
-            en: "session",
-            tr: "oturum",
         }
         col_pages() {
             en: "pages / tuples",

@@ -6,12 +6,10 @@
 //! - [`session`]: one connection, the statements it sends, its transaction;
 //! - [`schedule`]: a spec permutation run as isolationtester runs it;
 //! - [`observe`]: the timeline recorder and the observations verdicts read;
-//! - [`step`]: workshop stepping;
-//! - [`sqltext`]: statement splitting and verbs.
+//! - [`step`]: workshop stepping.
 pub mod observe;
 pub mod schedule;
 pub mod session;
-pub mod sqltext;
 pub mod step;
 
 use std::sync::Arc;
@@ -77,10 +75,7 @@ impl Env {
             .map_err(|e| crate::target::connect::sql_error(e, msg::check_failed(session::one_line(sql))))?;
         Ok(session::last_set(&session::results_of(&full, &msgs))
             .cloned()
-            .unwrap_or(ResultSet {
-                columns: Vec::new(),
-                rows: Vec::new(),
-            }))
+            .unwrap_or_default())
     }
 
     /// A single integer from the control connection.
@@ -118,19 +113,6 @@ impl Env {
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
-    }
-
-    /// Locks a backend holds (its own virtual xid aside), as the server lists them.
-    pub async fn locks_held(&self, pid: i32) -> Result<i64> {
-        let row = self
-            .control
-            .query_one(
-                "SELECT count(*) FROM pg_locks WHERE pid = $1 AND granted AND locktype <> 'virtualxid'",
-                &[&pid],
-            )
-            .await
-            .ctx(msg::read_locks)?;
-        Ok(row.get(0))
     }
 
     /// Ends backends (best effort: some may be gone already).
@@ -233,11 +215,6 @@ pub fn secs(d: Duration) -> f64 {
     (d.as_secs_f64() * 1000.0).round() / 1000.0
 }
 
-/// Quotes a string as an SQL literal (standard_conforming_strings is on).
-pub fn lit(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
-}
-
 pub mod msg {
     crate::messages! {
         prefix "en";
@@ -285,10 +262,6 @@ pub mod msg {
             en: "step {step} did not run (the spec's permutation has no such step)",
             tr: "{step} adımı çalışmadı (spec'in permütasyonunda böyle bir adım yok)",
         }
-        waiting_for(who) {
-            en: "waiting for {who}",
-            tr: "{who} bekleniyor",
-        }
         read_blocking() {
             en: "could not ask the server who waits for whom",
             tr: "sunucuya kimin kimi beklediği sorulamadı",
@@ -296,10 +269,6 @@ pub mod msg {
         read_activity() {
             en: "could not read pg_stat_activity",
             tr: "pg_stat_activity okunamadı",
-        }
-        read_locks() {
-            en: "could not read pg_locks",
-            tr: "pg_locks okunamadı",
         }
         terminate() {
             en: "could not end the run's sessions",
@@ -360,10 +329,6 @@ pub mod msg {
         step_skipping() {
             en: "running the rest of this variant without stopping",
             tr: "bu varyantın kalanı durmadan çalışıyor",
-        }
-        why_label() {
-            en: "why",
-            tr: "neden",
         }
         why_begin() {
             en: "start a transaction",

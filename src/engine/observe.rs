@@ -67,7 +67,7 @@ impl Recorder {
             self.t_ms(at),
             session,
             StepResult::Waiting,
-            Phrase::Text(msg::waiting_for(w.by.clone())),
+            Phrase::Text(crate::i18n::ui::waiting(w.by.clone())),
         );
         e.step = step.map(str::to_string);
         e.sql = sql.to_string();

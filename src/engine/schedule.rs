@@ -693,10 +693,7 @@ impl Runner<'_> {
                 .map_err(|e| crate::target::connect::sql_error(e, msg::probe_failed(&probe.name)))?;
             let set = super::session::last_set(&super::session::results_of(&sql, &msgs))
                 .cloned()
-                .unwrap_or(ResultSet {
-                    columns: Vec::new(),
-                    rows: Vec::new(),
-                });
+                .unwrap_or_default();
             self.taken.push((probe.name.clone(), set));
         }
         Ok(())

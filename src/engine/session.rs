@@ -10,11 +10,11 @@ use tokio::sync::oneshot;
 use tokio_postgres::{Client, Config, SimpleQueryMessage};
 
 use super::observe::{Deviation, Recorder};
-use super::sqltext::{self, TxEffect};
 use super::step::Stepper;
 use super::{msg, secs};
 use crate::i18n::{Context, Text};
 use crate::report::{Entry, Phrase, ResultSet, StepResult};
+use crate::sqltext::{self, TxEffect};
 use crate::target::connect::{self, EndWatch};
 
 /// What the server said instead of a result: an error, or the connection's end.

@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::msg;
-use super::sqltext;
 use crate::i18n::Lang;
+use crate::sqltext;
 
 pub struct Stepper {
     lang: Lang,
@@ -84,7 +84,7 @@ impl Stepper {
         eprintln!(
             "\n{}\n    {statement}\n    {}: {why}\n{}",
             msg::step_next(session).render(lang),
-            msg::why_label().render(lang),
+            crate::i18n::ui::why().render(lang),
             msg::step_prompt().render(lang),
         );
         let line = tokio::task::spawn_blocking(|| {

@@ -119,10 +119,6 @@ pub mod ui {
             en: "interrupted: the sessions are closed and lab's objects removed",
             tr: "kesildi: oturumlar kapatıldı, lab'ın nesneleri kaldırıldı",
         }
-        step_needs_terminal() {
-            en: "--step waits for Enter before each step, so it needs a terminal on stdin; run it without --step or from a terminal",
-            tr: "--step her adımdan önce Enter bekler, bu yüzden stdin'de bir terminal ister; --step olmadan ya da bir terminalden çalıştırın",
-        }
         server_running(version, ms, schema) {
             en: "PostgreSQL {version} is running (ready in {ms} ms), with the lab schema \"{schema}\".",
             tr: "PostgreSQL {version} çalışıyor ({ms} ms'de hazır), lab şeması \"{schema}\".",
@@ -250,10 +246,6 @@ pub mod ui {
         cancelled_by_lab() {
             en: " (cancelled by lab)",
             tr: " (lab iptal etti)",
-        }
-        read_back(level) {
-            en: "transaction_isolation: {level}",
-            tr: "transaction_isolation: {level}",
         }
         failed_checks() {
             en: "NOT as documented",

@@ -17,6 +17,7 @@ mod parse;
 pub use parse::{ParseError, parse};
 
 use crate::i18n::Lang;
+use crate::sqltext::{literal, skip_block_comment, skip_dollar, skip_line_comment, skip_quoted};
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Spec {
@@ -323,9 +324,14 @@ pub enum Param {
 }
 
 impl Param {
+    /// A duration as a setting takes it: '1000ms'.
+    pub fn millis(d: std::time::Duration) -> Param {
+        Param::Str(format!("{}ms", d.as_millis()))
+    }
+
     fn sql(&self) -> String {
         match self {
-            Param::Str(s) => format!("'{}'", s.replace('\'', "''")),
+            Param::Str(s) => literal(s),
             Param::Num(n) if n.fract() == 0.0 && n.abs() < 1e15 => format!("{}", *n as i64),
             Param::Num(n) => format!("{n}"),
         }
@@ -348,12 +354,10 @@ pub fn two_way(sql: &str) -> Vec<TwoWay> {
     while i < b.len() {
         match b[i] {
             b'\'' | b'"' => i = skip_quoted(b, i),
-            b'-' if b.get(i + 1) == Some(&b'-') => {
-                i = b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p);
-            }
+            b'-' if b.get(i + 1) == Some(&b'-') => i = skip_line_comment(b, i),
             b'$' => i = skip_dollar(b, i),
             b'/' if b.get(i + 1) == Some(&b'*') => {
-                let end = sql[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2);
+                let end = skip_block_comment(b, i);
                 let inner = &sql[i + 2..end.saturating_sub(2).max(i + 2)];
                 let name = inner
                     .strip_prefix(':')
@@ -376,41 +380,6 @@ pub fn two_way(sql: &str) -> Vec<TwoWay> {
         }
     }
     out
-}
-
-fn skip_quoted(b: &[u8], start: usize) -> usize {
-    let q = b[start];
-    let mut i = start + 1;
-    while i < b.len() {
-        if b[i] == q {
-            if b.get(i + 1) == Some(&q) {
-                i += 2;
-                continue;
-            }
-            return i + 1;
-        }
-        i += 1;
-    }
-    b.len()
-}
-
-fn skip_dollar(b: &[u8], start: usize) -> usize {
-    // $tag$ ... $tag$ (a positional $1 is not a quote).
-    let tag_end = b[start + 1..]
-        .iter()
-        .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_'))
-        .map(|p| start + 1 + p);
-    match tag_end {
-        Some(e) if b[e] == b'$' && !b[start + 1..e].first().is_some_and(u8::is_ascii_digit) => {
-            let tag = &b[start..=e];
-            let body = e + 1;
-            b[body..]
-                .windows(tag.len())
-                .position(|w| w == tag)
-                .map_or(b.len(), |p| body + p + tag.len())
-        }
-        _ => start + 1,
-    }
 }
 
 /// The end of an SQL literal starting at `i`: a quoted string or a number.

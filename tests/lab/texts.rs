@@ -141,7 +141,7 @@ fn every_step_a_session_runs_says_why_in_every_language() {
             let spec = lab::spec::parse(&text).unwrap();
             for (id, step) in spec.steps() {
                 // Transaction control has the reason of its verb.
-                let verb = lab::engine::sqltext::words(&step.sql, 1);
+                let verb = lab::sqltext::words(&step.sql, 1);
                 if matches!(verb.first().map(String::as_str), Some("BEGIN" | "COMMIT" | "ROLLBACK")) {
                     continue;
                 }

@@ -1,6 +1,66 @@
-//! Just enough of SQL's lexical rules to split a step into its statements and
+//! Just enough of SQL's lexical rules to split a step into its statements,
 //! name each one's verb (the simple query protocol returns one result per
-//! statement, without its command tag).
+//! statement, without its command tag), find the spec's two-way parameters
+//! outside quotes and comments, and write a literal.
+
+/// Where a quoted string or identifier starting at `start` ends ('' and ""
+/// inside it are the quote doubled).
+pub fn skip_quoted(b: &[u8], start: usize) -> usize {
+    let q = b[start];
+    let mut i = start + 1;
+    while i < b.len() {
+        if b[i] == q {
+            if b.get(i + 1) == Some(&q) {
+                i += 2;
+                continue;
+            }
+            return i + 1;
+        }
+        i += 1;
+    }
+    b.len()
+}
+
+/// Where a dollar-quoted string `$tag$ ... $tag$` starting at `start` ends;
+/// `start + 1` when the `$` starts none (a positional `$1`).
+pub fn skip_dollar(b: &[u8], start: usize) -> usize {
+    let tag_end = b[start + 1..]
+        .iter()
+        .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_'))
+        .map(|p| start + 1 + p);
+    match tag_end {
+        Some(e) if b[e] == b'$' && !b[start + 1..e].first().is_some_and(u8::is_ascii_digit) => {
+            let tag = &b[start..=e];
+            let body = e + 1;
+            b[body..]
+                .windows(tag.len())
+                .position(|w| w == tag)
+                .map_or(b.len(), |p| body + p + tag.len())
+        }
+        _ => start + 1,
+    }
+}
+
+/// Where a `-- comment` starting at `start` ends (at its newline).
+pub fn skip_line_comment(b: &[u8], start: usize) -> usize {
+    b[start..]
+        .iter()
+        .position(|&c| c == b'\n')
+        .map_or(b.len(), |p| start + p)
+}
+
+/// Where a `/* comment */` starting at `start` ends (after its `*/`).
+pub fn skip_block_comment(b: &[u8], start: usize) -> usize {
+    b[start + 2..]
+        .windows(2)
+        .position(|w| w == b"*/")
+        .map_or(b.len(), |p| start + 2 + p + 2)
+}
+
+/// `s` as an SQL string literal (standard_conforming_strings is on).
+pub fn literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
 
 /// The statements of `sql`, split at semicolons outside quotes, comments and
 /// dollar quotes; empty statements are dropped.
@@ -10,33 +70,10 @@ pub fn statements(sql: &str) -> Vec<&str> {
     let (mut start, mut i) = (0, 0);
     while i < b.len() {
         match b[i] {
-            b'\'' | b'"' => {
-                let q = b[i];
-                i += 1;
-                while i < b.len() && !(b[i] == q && b.get(i + 1) != Some(&q)) {
-                    i += if b[i] == q { 2 } else { 1 };
-                }
-                i += 1;
-            }
-            b'-' if b.get(i + 1) == Some(&b'-') => {
-                i = b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |p| i + p);
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i = sql[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2);
-            }
-            b'$' => {
-                let tag_end = b[i + 1..]
-                    .iter()
-                    .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_'))
-                    .map(|p| i + 1 + p);
-                match tag_end {
-                    Some(e) if b[e] == b'$' && !b.get(i + 1).is_some_and(u8::is_ascii_digit) => {
-                        let tag = &sql[i..=e];
-                        i = sql[e + 1..].find(tag).map_or(b.len(), |p| e + 1 + p + tag.len());
-                    }
-                    _ => i += 1,
-                }
-            }
+            b'\'' | b'"' => i = skip_quoted(b, i),
+            b'-' if b.get(i + 1) == Some(&b'-') => i = skip_line_comment(b, i),
+            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
+            b'$' => i = skip_dollar(b, i),
             b';' => {
                 push(&mut out, &sql[start..i]);
                 i += 1;
