@@ -57,6 +57,11 @@ pub fn skip_block_comment(b: &[u8], start: usize) -> usize {
         .map_or(b.len(), |p| start + 2 + p + 2)
 }
 
+/// A statement on one line, its whitespace runs made single spaces.
+pub fn one_line(sql: &str) -> String {
+    sql.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// `s` as an SQL string literal (standard_conforming_strings is on).
 pub fn literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))

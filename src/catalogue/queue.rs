@@ -16,7 +16,7 @@ use crate::engine::{Barrier, Session, raw_error};
 use crate::i18n::{Context, ui};
 use crate::report::{Phrase, millis};
 use crate::sql::SqlFile;
-use crate::sqltext::literal;
+use crate::sqltext::{literal, one_line};
 
 pub static SCENARIO: Scenario = Scenario {
     name: "queue",
@@ -268,10 +268,6 @@ async fn run(cx: &mut Cx<'_>, skip_locked: bool) -> Result<()> {
     report(cx, &p, &file, skip_locked, &names, stats).await
 }
 
-fn one_line(sql: &str) -> String {
-    sql.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// Every worker transaction says its level: the dequeue's behaviour (waiting
 /// FOR UPDATE, re-checking after the wait) is READ COMMITTED's.
 const BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
@@ -348,7 +344,7 @@ async fn worker(
         });
         if let Some((holding, terminated)) = victim {
             let _ = holding.send((name.clone(), ids.len()));
-            let _ = tokio::time::timeout(Duration::from_secs(30), terminated).await;
+            let _ = tokio::time::timeout(s.deadline(), terminated).await;
             let r = c.execute(&mark, &[&ids, &name]).await;
             st.killed = true;
             let next = match r {

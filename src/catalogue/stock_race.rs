@@ -12,6 +12,7 @@ use super::{Cx, Options, Params, Scenario, ScenarioOptions, Variant};
 use crate::engine::{Barrier, Session, join_all, raw_error};
 use crate::report::Phrase;
 use crate::sql::SqlFile;
+use crate::sqltext::one_line;
 
 pub static SCENARIO: Scenario = Scenario {
     name: "stock-race",
@@ -324,10 +325,6 @@ async fn race(cx: &mut Cx<'_>, sql: &SqlFile, sessions: &[Session], stock: i64, 
     }
     cx.narrate(msg::final_stock(final_stock));
     Ok(t)
-}
-
-fn one_line(sql: &str) -> String {
-    sql.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// One "buy one" request. Returns what it read (read-modify-write) and whether it sold.

@@ -9,7 +9,7 @@ use anyhow::Result;
 use tokio::sync::oneshot;
 
 use super::{Cx, Scenario, Variant};
-use crate::engine::{Barrier, Observation, PgError, Session, join_within};
+use crate::engine::{Barrier, Deviation, Observation, PgError, Session, join_within};
 use crate::i18n::{Arg, Text};
 use crate::report::{Phrase, ResultSet};
 use crate::retry::{RETRYABLE, RetryPolicy, Rng};
@@ -245,10 +245,11 @@ impl Request {
     }
 }
 
-/// Waits for the other request's signal (or its end: a dropped sender), with a deadline.
-async fn await_turn(rx: Option<oneshot::Receiver<()>>) {
+/// Waits for the other request's signal (or its end: a dropped sender),
+/// within the run's deadline.
+async fn await_turn(s: &Session, rx: Option<oneshot::Receiver<()>>) {
     if let Some(rx) = rx {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(30), rx).await;
+        let _ = tokio::time::timeout(s.deadline(), rx).await;
     }
 }
 
@@ -267,13 +268,14 @@ async fn attempt_once(
     };
     if attempt == 1 {
         let rx = turn.lock().unwrap().check_after.take();
-        await_turn(rx).await;
+        await_turn(s, rx).await;
     }
     s.exec(&sql.step("begin_s"), &sql.begin).await?;
     let pending = match s.exec_allow(&sql.step("check"), &sql.check, RETRYABLE).await? {
+        // A check that returns no count is the server answering something else.
         Ok(r) => crate::engine::session::last_set(&r)
             .and_then(|set| crate::engine::session::int_of(set, "pending"))
-            .unwrap_or(0),
+            .ok_or_else(|| Deviation(crate::engine::msg::no_int(s.at(&sql.check), "pending")))?,
         Err(e) => return fail("SELECT", e),
     };
     if attempt == 1 {
@@ -285,7 +287,7 @@ async fn attempt_once(
             go.wait(s.name()).await?;
         }
         let rx = turn.lock().unwrap().write_after.take();
-        await_turn(rx).await;
+        await_turn(s, rx).await;
     }
     if pending > 0 {
         s.note(msg::saw_note(pending));

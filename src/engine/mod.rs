@@ -72,7 +72,7 @@ impl Env {
             .control
             .simple_query(&full)
             .await
-            .map_err(|e| crate::target::connect::sql_error(e, msg::check_failed(session::one_line(sql))))?;
+            .map_err(|e| crate::target::connect::sql_error(e, msg::check_failed(crate::sqltext::one_line(sql))))?;
         Ok(session::last_set(&session::results_of(&full, &msgs))
             .cloned()
             .unwrap_or_default())
@@ -86,7 +86,7 @@ impl Env {
             .and_then(|r| r.first())
             .and_then(|v| v.as_deref())
             .and_then(|v| v.parse().ok())
-            .ctx(|| msg::check_no_integer(session::one_line(sql)))
+            .ctx(|| msg::check_no_integer(crate::sqltext::one_line(sql)))
     }
 
     /// How many of these backends the server still lists.

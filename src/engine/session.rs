@@ -14,7 +14,7 @@ use super::step::Stepper;
 use super::{msg, secs};
 use crate::i18n::{Context, Text};
 use crate::report::{Entry, Phrase, ResultSet, StepResult};
-use crate::sqltext::{self, TxEffect};
+use crate::sqltext::{self, TxEffect, one_line};
 use crate::target::connect::{self, EndWatch};
 
 /// What the server said instead of a result: an error, or the connection's end.
@@ -305,6 +305,11 @@ impl Session {
         *self.inner.tx.lock().unwrap()
     }
 
+    /// The run's deadline for any one wait.
+    pub fn deadline(&self) -> Duration {
+        self.inner.deadline
+    }
+
     /// NOTICEs received so far.
     pub fn notices(&self) -> usize {
         self.inner.notices.load(Ordering::SeqCst)
@@ -508,10 +513,6 @@ impl Session {
 
 pub fn int_of(set: &ResultSet, col: &str) -> Option<i64> {
     set.get(0, col)?.parse().ok()
-}
-
-pub fn one_line(sql: &str) -> String {
-    sql.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// One result per statement, from the simple query protocol's messages.
