@@ -86,9 +86,9 @@ async fn statement_timeout(cx: &mut Cx<'_>) -> Result<()> {
         .bind("timeout", Param::millis(t))
         // The statement's own work is long (ten times the timeout); the server cancels it.
         .bind("long_s", Param::Num(t.as_secs_f64() * 10.0))
-        // The server reports the error before it finishes aborting, so the
-        // locks are looked at only after B's next statement has been refused.
-        .probe("aborted", "b_still_there", ProbeQuery::LocksHeld("B".into()))
+        // A step is complete once the server is ready again, after the abort:
+        // the locks are looked at right after the cancelled statement.
+        .probe("aborted", "b_long_query", ProbeQuery::LocksHeld("B".into()))
         .probe("b_locks", "b_rollback", ProbeQuery::LocksHeld("B".into()))
         .run()
         .await?;
