@@ -40,6 +40,8 @@ pub enum Command {
     Server(ServerArgs),
     /// Live lock view: lab's sessions on a server, who waits for whom, refreshed.
     Locks(LocksArgs),
+    /// Run isolationtester spec files (PostgreSQL's isolation test format), in parallel.
+    Spec(SpecArgs),
     /// Print shell completions.
     Completions {
         /// The shell to write completions for.
@@ -172,6 +174,75 @@ pub struct LocksArgs {
     /// Print the view once and exit.
     #[arg(long)]
     pub once: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(
+    after_help = "Each spec runs in a fresh database of its own, created from template0 and \
+                  dropped afterwards (the role needs CREATEDB on a server you name).\n\
+                  Exit codes: 0 every permutation ran to its end (and matched its expected file), \
+                  1 one did not, 2 could not run (a spec that does not parse, no server)."
+)]
+pub struct SpecArgs {
+    /// Spec files, or directories holding them (every *.spec inside).
+    #[arg(value_name = "FILE|DIR")]
+    pub paths: Vec<PathBuf>,
+
+    /// Also run the tests a pg_regress schedule lists (`test: a b c` lines);
+    /// NAME is read from specs/NAME.spec (or NAME.spec) beside the schedule.
+    #[arg(long, value_name = "FILE")]
+    pub schedule: Vec<PathBuf>,
+
+    /// Output format (isolation: exactly what PostgreSQL's isolationtester prints).
+    #[arg(long, value_enum, default_value_t = SpecFormat::Table)]
+    pub format: SpecFormat,
+
+    /// Compare the output with this expected file (one spec only).
+    #[arg(long, value_name = "FILE.out")]
+    pub expected: Option<PathBuf>,
+
+    /// Compare each spec's output with DIR/NAME.out (or NAME_1.out ... NAME_9.out,
+    /// as pg_regress accepts); a difference is printed as a unified diff and exits 1.
+    #[arg(long, value_name = "DIR")]
+    pub expected_dir: Option<PathBuf>,
+
+    /// Specs run at once, each in its own database (default: the number of cores).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// Also write a JUnit XML report (one test case per spec and permutation) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
+    /// Deadline, in seconds, for any one step: a step still running then is
+    /// cancelled, as isolationtester does after PGISOLATIONTIMEOUT.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub wait_timeout: f64,
+
+    /// After each permutation, the comments the spec has before its steps.
+    #[arg(long)]
+    pub explain: bool,
+
+    /// Workshop mode: before each step, show its session and SQL and wait for
+    /// Enter (needs a terminal; runs one spec at a time).
+    #[arg(long)]
+    pub step: bool,
+
+    /// PostgreSQL URL or key=value connection string. Without it (and without
+    /// PGHOST/PGPORT/PGUSER/PGDATABASE) a throwaway cluster is started.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_name = "URL")]
+    pub database_url: Option<String>,
+
+    /// Directory holding initdb and postgres for the throwaway cluster.
+    #[arg(long, env = "LAB_PG_BIN", value_name = "DIR")]
+    pub pg_bin: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SpecFormat {
+    Table,
+    Json,
+    Isolation,
 }
 
 #[derive(Debug, Clone, Args)]

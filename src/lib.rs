@@ -17,6 +17,7 @@ pub mod retry;
 pub mod spec;
 pub mod sql;
 pub mod sqltext;
+pub mod suite;
 pub mod target;
 
 use std::io::Write;
@@ -73,6 +74,7 @@ pub fn messages() -> Vec<&'static [i18n::Def]> {
         catalogue::cx::msg::DEFS,
         target::cluster::msg::DEFS,
         target::connect::msg::DEFS,
+        suite::msg::DEFS,
     ];
     all.extend(catalogue::ALL.iter().map(|s| s.texts));
     all
@@ -84,7 +86,7 @@ pub fn print_error(err: &anyhow::Error, lang: Lang) {
 }
 
 /// Writes to stdout; a closed pipe (`lab all | head`) is not an error.
-fn out(text: &str) {
+pub(crate) fn out(text: &str) {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush());
 }
@@ -153,6 +155,10 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
                     lang,
                 ))
             }
+            Command::Spec(args) => {
+                let cfg = suite::SpecConfig::new(&args, &config::process_env, lang)?;
+                runtime()?.block_on(suite::run(cfg))
+            }
             Command::All(args) => {
                 let cfg = RunConfig::for_all(&args, &config::process_env, lang)?;
                 runtime()?.block_on(run_plan(cfg, true))
@@ -170,20 +176,20 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 
 /// SIGINT and SIGTERM, registered before anything is started so that neither
 /// can kill lab between starting a server and being ready to stop it.
-struct Signals {
+pub(crate) struct Signals {
     int: Signal,
     term: Signal,
 }
 
 impl Signals {
-    fn new() -> Result<Signals> {
+    pub(crate) fn new() -> Result<Signals> {
         Ok(Signals {
             int: signal(SignalKind::interrupt()).ctx(|| msg::signal("SIGINT"))?,
             term: signal(SignalKind::terminate()).ctx(|| msg::signal("SIGTERM"))?,
         })
     }
 
-    async fn recv(&mut self) {
+    pub(crate) async fn recv(&mut self) {
         tokio::select! {
             _ = self.int.recv() => {}
             _ = self.term.recv() => {}
@@ -192,7 +198,7 @@ impl Signals {
 }
 
 /// Starts the throwaway cluster when the target asks for one.
-async fn start_target(target: &Target) -> Result<(Option<Cluster>, tokio_postgres::Config)> {
+pub(crate) async fn start_target(target: &Target) -> Result<(Option<Cluster>, tokio_postgres::Config)> {
     match target {
         Target::Server(config) => Ok((None, (**config).clone())),
         Target::Throwaway { pg_bin } => {
@@ -305,7 +311,7 @@ async fn clean_up(env: &Env, cfg: &RunConfig, failed: bool) -> Result<()> {
     connect::release_schema(control, &cfg.schema).await
 }
 
-fn interrupted(cluster: Option<Cluster>, lang: Lang) -> Exit {
+pub(crate) fn interrupted(cluster: Option<Cluster>, lang: Lang) -> Exit {
     drop(cluster);
     eprintln!("{}", ui::interrupted().render(lang));
     Exit::Interrupted

@@ -69,13 +69,14 @@ impl<'e> Cx<'e> {
         let recorder = Recorder::default();
         let opener = Opener {
             pg: env.pg.clone(),
-            schema: env.schema.clone(),
-            app: format!("{}{}/{}", env.app_prefix(), scenario.name, variant.name),
+            schema: Some(env.schema.clone()),
+            app: format!("{}{}/{}:", env.app_prefix(), scenario.name, variant.name),
             label: format!("{}/{}", scenario.name, variant.name),
             recorder: recorder.clone(),
             deadline: env.wait_timeout,
             stepper: env.stepper.clone(),
             opened: Arc::default(),
+            transcript: None,
         };
         if let Some(st) = &env.stepper {
             st.reset(Default::default());
@@ -447,6 +448,8 @@ impl Perm<'_, '_> {
             expect: &expect,
             probes: &probes,
             recorder: &cx.recorder,
+            transcript: None,
+            patient: false,
         })
         .await?;
         for e in &expect {

@@ -11,6 +11,7 @@ pub mod observe;
 pub mod schedule;
 pub mod session;
 pub mod step;
+pub mod transcript;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -290,9 +291,9 @@ pub mod msg {
             en: "{what}: did not finish within {deadline} s",
             tr: "{what}: {deadline} sn içinde bitmedi",
         }
-        setup_failed() {
-            en: "the spec's setup failed",
-            tr: "spec'in setup'ı başarısız oldu",
+        setup_failed(error) {
+            en: "the spec's setup failed: {error}",
+            tr: "spec'in setup'ı başarısız oldu: {error}",
         }
         session_setup_failed(session, error) {
             en: "the setup of session {session} failed: {error}",

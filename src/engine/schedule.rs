@@ -21,6 +21,7 @@ use tokio_postgres::Statement;
 use super::msg;
 use super::observe::{Deviation, Observation, Recorder, StepRun, Waited, deadlock_pairs};
 use super::session::{Answer, Sent, Session};
+use super::transcript::{Transcript, error_message};
 use super::{Env, secs};
 use crate::i18n::Context;
 use crate::report::{ResultSet, WaitKind, millis};
@@ -65,6 +66,12 @@ pub struct Run<'a> {
     pub expect: &'a [ExpectedWait],
     pub probes: &'a [Probe],
     pub recorder: &'a Recorder,
+    /// isolationtester's transcript, written as the steps go (`lab spec`).
+    pub transcript: Option<&'a Transcript>,
+    /// Waits are the spec's business (`lab spec`): lab cancels a waiting
+    /// step only at its deadline, as isolationtester does, not as soon as
+    /// every session waits.
+    pub patient: bool,
 }
 
 /// A step sent and not yet handled.
@@ -112,11 +119,15 @@ struct Runner<'a> {
 /// Runs the permutation and returns what was observed.
 pub async fn run(run: Run<'_>) -> Result<Observation> {
     let control = &run.env.control;
+    // A spec's steps wait as isolationtester sees it (locks, safe
+    // snapshots); lab's scenarios also wait for synchronous standbys.
     let blocked_q = control
-        .prepare(
+        .prepare(if run.patient {
+            "SELECT pg_blocking_pids($1::int), pg_safe_snapshot_blocking_pids($1::int), NULL::text"
+        } else {
             "SELECT pg_blocking_pids($1::int), pg_safe_snapshot_blocking_pids($1::int), \
-                    (SELECT wait_event FROM pg_stat_activity WHERE pid = $1::int)",
-        )
+                    (SELECT wait_event FROM pg_stat_activity WHERE pid = $1::int)"
+        })
         .await
         .ctx(msg::read_blocking)?;
     let lock_q = control
@@ -164,26 +175,29 @@ impl Runner<'_> {
 
     async fn setup(&mut self) -> Result<()> {
         for sql in &self.run.spec.setup {
-            self.run
-                .setup
-                .client()
-                .batch_execute(sql)
-                .await
-                .map_err(|e| crate::target::connect::sql_error(e, msg::setup_failed()))?;
+            let answer = self.block(self.run.setup, sql).await?;
+            if let Err(e) = answer {
+                if let Some(t) = self.run.transcript {
+                    t.fatal(format!("setup failed: {}", error_message(&e)));
+                }
+                bail!(msg::setup_failed(e.line()));
+            }
         }
         for (i, spec_session) in self.run.spec.sessions.iter().enumerate() {
             if let Some(sql) = &spec_session.setup {
                 let session = self.run.sessions[i].clone();
-                let mut sent = session.send(sql);
-                if !sent.ready_within(self.run.env.wait_timeout).await {
-                    return Err(Deviation(msg::no_answer(session.at(sql), secs(self.run.env.wait_timeout))).into());
-                }
-                let (mut answer, done) = sent.take().expect("ready");
-                session.track(sql, &mut answer);
+                let answer = self.block(&session, sql).await?;
                 self.run
                     .recorder
-                    .answer(done, session.name(), None, sql.trim(), &answer, None, None);
+                    .answer(Instant::now(), session.name(), None, sql.trim(), &answer, None, None);
                 if let Err(e) = answer {
+                    if let Some(t) = self.run.transcript {
+                        t.fatal(format!(
+                            "setup of session {} failed: {}",
+                            session.name(),
+                            error_message(&e)
+                        ));
+                    }
                     return Err(Deviation(msg::session_setup_failed(session.name(), e.line())).into());
                 }
             }
@@ -191,17 +205,41 @@ impl Runner<'_> {
         Ok(())
     }
 
-    /// isolationtester ignores teardown failures; so does lab.
+    /// Runs a setup or teardown block to its answer (within the deadline);
+    /// isolationtester prints the last statement's rows, as PQexec returns them.
+    async fn block(&self, session: &Session, sql: &str) -> Result<Answer> {
+        let mut sent = session.send(sql);
+        if !sent.ready_within(self.run.env.wait_timeout).await {
+            return Err(Deviation(msg::no_answer(session.at(sql), secs(self.run.env.wait_timeout))).into());
+        }
+        let (mut answer, _) = sent.take().expect("ready");
+        session.track(sql, &mut answer);
+        if let (Some(t), Ok(results)) = (self.run.transcript, &answer)
+            && let Some(set) = results.last().and_then(|r| r.set.as_ref())
+        {
+            t.out(super::transcript::pq_print(set));
+        }
+        Ok(answer)
+    }
+
+    /// isolationtester reports teardown failures and goes on; so does lab.
     async fn teardown(&mut self) {
         for (i, spec_session) in self.run.spec.sessions.iter().enumerate() {
             if let Some(sql) = &spec_session.teardown {
-                let session = &self.run.sessions[i];
-                let mut sent = session.send(sql);
-                let _ = sent.ready_within(self.run.env.wait_timeout).await;
+                let session = self.run.sessions[i].clone();
+                if let (Ok(Err(e)), Some(t)) = (self.block(&session, sql).await, self.run.transcript) {
+                    t.err(format!(
+                        "teardown of session {} failed: {}",
+                        session.name(),
+                        error_message(&e)
+                    ));
+                }
             }
         }
-        if let Some(sql) = &self.run.spec.teardown {
-            let _ = tokio::time::timeout(self.run.env.wait_timeout, self.run.setup.client().batch_execute(sql)).await;
+        if let Some(sql) = &self.run.spec.teardown
+            && let (Ok(Err(e)), Some(t)) = (self.block(self.run.setup, sql).await, self.run.transcript)
+        {
+            t.err(format!("teardown failed: {}", error_message(&e)));
         }
     }
 
@@ -309,6 +347,7 @@ impl Runner<'_> {
     async fn try_complete(&mut self, s: usize, nonblock: bool, retry: bool) -> Result<bool> {
         let pos = self.active[s].as_ref().expect("an active step").pos;
         if !retry && self.run.plan[pos].blockers.contains(&Resolved::Once) {
+            // isolationtester does not read the connection here.
             self.report_waiting(
                 s,
                 Waited {
@@ -320,6 +359,11 @@ impl Runner<'_> {
             return Ok(true);
         }
         let mut pause = Duration::from_micros(100);
+        if !retry {
+            // Most steps answer within a millisecond: asking the server
+            // whether they wait would only slow them down.
+            self.active_mut(s).sent.ready_within(Duration::from_millis(1)).await;
+        }
         loop {
             if self.active_mut(s).sent.ready() {
                 break;
@@ -330,6 +374,7 @@ impl Runner<'_> {
                         break;
                     }
                     self.active_mut(s).blocked = true;
+                    self.consume(s);
                     if !retry {
                         let w = self.with_lock(s, w).await?;
                         self.report_waiting(s, w);
@@ -342,9 +387,10 @@ impl Runner<'_> {
                 self.watch(s).await?;
             }
             if !self.active_mut(s).sent.ready_within(pause).await {
-                pause = (pause * 2).min(Duration::from_millis(5));
+                pause = (pause * 2).min(self.longest_pause());
             }
         }
+        self.consume(s);
         if self.has_blocker(s) {
             if !retry {
                 self.report_waiting(
@@ -360,8 +406,16 @@ impl Runner<'_> {
             tokio::time::sleep(Duration::from_micros(200)).await;
             return Ok(true);
         }
-        self.complete(s).await?;
+        self.complete(s, retry).await?;
         Ok(false)
+    }
+
+    /// isolationtester reads the session's connection: the NOTICEs it has received are printed.
+    fn consume(&self, s: usize) {
+        if let Some(t) = self.run.transcript {
+            self.session(s).drain();
+            t.consume(self.session(s).name());
+        }
     }
 
     fn active_mut(&mut self, s: usize) -> &mut Active {
@@ -371,6 +425,13 @@ impl Runner<'_> {
     fn report_waiting(&mut self, s: usize, w: Waited) {
         let a = self.active[s].as_ref().expect("an active step");
         let step = self.step_name(a.pos).to_string();
+        if let Some(t) = self.run.transcript {
+            t.step(
+                &step,
+                &self.run.spec.step(self.run.plan[a.pos].id).sql,
+                " <waiting ...>",
+            );
+        }
         self.run
             .recorder
             .waiting(Instant::now(), self.session(s).name(), Some(&step), &a.sql, &w);
@@ -455,6 +516,10 @@ impl Runner<'_> {
     /// waiting, give the server the time the documentation allows, then
     /// cancel them; and keep the step's own deadline.
     async fn watch(&mut self, target: usize) -> Result<()> {
+        if self.run.patient {
+            // Only the deadline ends a spec's waits.
+            return self.overdue(target).await;
+        }
         let mut any = false;
         let mut all_blocked = true;
         for s in 0..self.active.len() {
@@ -485,11 +550,20 @@ impl Runner<'_> {
         self.overdue(target).await
     }
 
+    /// Between looks at a running step: a spec's steps are looked at as
+    /// often as isolationtester looks (every 10 ms); a scenario's more often.
+    fn longest_pause(&self) -> Duration {
+        Duration::from_millis(if self.run.patient { 10 } else { 5 })
+    }
+
     /// How long every session may wait before lab steps in: as long as the
     /// waiting steps are documented to wait (their bound, else the deadline);
     /// if one is not, long enough for the deadlock detector.
     fn stuck_bound(&self) -> Duration {
         let deadline = self.run.env.wait_timeout;
+        if self.run.patient {
+            return deadline;
+        }
         let mut bound = Duration::ZERO;
         for a in self.active.iter().flatten().filter(|a| a.blocked) {
             let name = self.step_name(a.pos);
@@ -537,6 +611,14 @@ impl Runner<'_> {
             .await
             .ctx(msg::read_blocking)?;
         let name = self.session(s).name().to_string();
+        if let Some(t) = self.run.transcript {
+            let a = self.active[s].as_ref().expect("an active step");
+            t.out(format!(
+                "isolationtester: canceling step {} after {} seconds\n",
+                self.step_name(a.pos),
+                a.sent.at.elapsed().as_secs()
+            ));
+        }
         let text = match why {
             Cancel::Stuck(d) => msg::cancelled_stuck(&name, format!("{:.0}", millis(d))),
             Cancel::Deadline => msg::cancelled_deadline(&name, secs(self.run.env.wait_timeout)),
@@ -549,10 +631,26 @@ impl Runner<'_> {
     /// The step answered: record it, follow its transaction, read back the
     /// isolation level of a transaction it began. A connection lost to the
     /// outside world ends the run (lab cannot vouch for anything after it).
-    async fn complete(&mut self, s: usize) -> Result<()> {
+    async fn complete(&mut self, s: usize, retry: bool) -> Result<()> {
         let mut a = self.active[s].take().expect("an active step");
         let (mut answer, done) = a.sent.take().expect("answered");
         let session = self.run.sessions[s].clone();
+        if let Some(t) = self.run.transcript {
+            let step = self.run.spec.step(self.run.plan[a.pos].id);
+            if retry {
+                t.completed(&step.name);
+            } else {
+                t.step(&step.name, &step.sql, "");
+            }
+            t.answer(&answer);
+            let pids: Vec<(String, i32)> = self
+                .run
+                .sessions
+                .iter()
+                .map(|x| (x.name().to_string(), x.pid()))
+                .collect();
+            t.notifies(session.name(), &pids);
+        }
         let began = session.track(&a.sql, &mut answer);
         let isolation = if began { session.isolation().await } else { None };
         let waited = a.waited.take().or_else(|| self.wait_in_error(s, &answer));
@@ -571,9 +669,11 @@ impl Runner<'_> {
         if a.cancelled.is_some() {
             self.run.recorder.mark_cancelled(session.name());
         }
+        // A spec may end its own sessions (isolationtester prints it and goes on).
         if let Err(e) = &answer
             && e.lost_to_outside()
             && a.terminated.is_none()
+            && !self.run.patient
         {
             bail!(msg::connection_lost(session.at(&a.sql), e.line()));
         }

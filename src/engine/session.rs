@@ -11,6 +11,7 @@ use tokio_postgres::{Client, Config, SimpleQueryMessage};
 
 use super::observe::{Deviation, Recorder};
 use super::step::Stepper;
+use super::transcript::Transcript;
 use super::{msg, secs};
 use crate::i18n::{Context, Text};
 use crate::report::{Entry, Phrase, ResultSet, StepResult};
@@ -25,9 +26,14 @@ pub struct PgError {
     pub severity: String,
     pub message: String,
     pub detail: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
     pub context: Option<String>,
     /// The connection is gone (the server ended it, or it was lost).
     pub connection_lost: bool,
+    /// The results of the step's statements that ran before the failing one.
+    #[serde(skip)]
+    pub before: Vec<Res>,
 }
 
 impl PgError {
@@ -151,6 +157,7 @@ struct Inner {
     pid: i32,
     client: Client,
     end: EndWatch,
+    driver: connect::Drain,
     recorder: Recorder,
     tx: Mutex<Tx>,
     notices: Arc<AtomicUsize>,
@@ -203,18 +210,22 @@ impl Sent {
 #[derive(Clone)]
 pub struct Opener {
     pub pg: Config,
-    pub schema: String,
-    /// application_name prefix: `lab:<schema>:<scenario>/<variant>`.
+    /// The schema put first on every session's search_path.
+    pub schema: Option<String>,
+    /// application_name prefix, the session's name follows it:
+    /// `lab:<schema>:<scenario>/<variant>:`, or `<PGAPPNAME>/` for a spec file.
     pub app: String,
     pub label: String,
     pub recorder: Recorder,
     pub deadline: Duration,
     pub stepper: Option<Arc<Stepper>>,
     pub opened: Arc<Mutex<Vec<(String, i32)>>>,
+    /// isolationtester's transcript, for `lab spec --format isolation`.
+    pub transcript: Option<Arc<Transcript>>,
 }
 
 impl Opener {
-    /// Opens session `name`, tagged `<app>:<name>`; its NOTICEs go to the timeline.
+    /// Opens session `name`, tagged `<app><name>`; its NOTICEs go to the timeline.
     pub async fn open(&self, name: &str) -> Result<Session> {
         self.open_with(name, true).await
     }
@@ -229,7 +240,14 @@ impl Opener {
         let notices = Arc::new(AtomicUsize::new(0));
         let sink = record_notices.then(|| {
             let (recorder, name, count) = (self.recorder.clone(), name.to_string(), notices.clone());
-            Box::new(move |n: &tokio_postgres::error::DbError| {
+            let transcript = self.transcript.clone();
+            Box::new(move |m: connect::Async<'_>| {
+                if let Some(t) = &transcript {
+                    t.arrived(&name, &m);
+                }
+                let connect::Async::Notice(n) = m else {
+                    return;
+                };
                 count.fetch_add(1, Ordering::SeqCst);
                 let mut e = Entry::new(
                     recorder.now_ms(),
@@ -242,7 +260,7 @@ impl Opener {
             }) as connect::NoticeSink
         });
         let what = || msg::open(&self.label, name);
-        let conn = connect::connect(&self.pg, &format!("{}:{name}", self.app), Some(&self.schema), sink)
+        let conn = connect::connect(&self.pg, &format!("{}{name}", self.app), self.schema.as_deref(), sink)
             .await
             .ctx(what)?;
         let pid: i32 = conn
@@ -260,6 +278,7 @@ impl Opener {
                 pid,
                 client: conn.client,
                 end,
+                driver: conn.driver,
                 recorder: self.recorder.clone(),
                 tx: Mutex::new(Tx::Idle),
                 notices,
@@ -310,6 +329,12 @@ impl Session {
         self.inner.deadline
     }
 
+    /// Reads whatever the server has already sent the session (its NOTICEs
+    /// reach the timeline and the transcript now).
+    pub fn drain(&self) {
+        self.inner.driver.now();
+    }
+
     /// NOTICEs received so far.
     pub fn notices(&self) -> usize {
         self.inner.notices.load(Ordering::SeqCst)
@@ -349,10 +374,25 @@ impl Session {
     }
 
     async fn query(&self, sql: &str) -> Answer {
-        match self.inner.client.simple_query(sql).await {
-            Ok(msgs) => Ok(results_of(sql, &msgs)),
+        let mut msgs = Vec::new();
+        let outcome = match self.inner.client.simple_query_raw(sql).await {
+            Ok(stream) => {
+                let mut stream = std::pin::pin!(stream);
+                loop {
+                    match std::future::poll_fn(|cx| futures_util::Stream::poll_next(stream.as_mut(), cx)).await {
+                        Some(Ok(m)) => msgs.push(m),
+                        Some(Err(e)) => break Err(e),
+                        None => break Ok(()),
+                    }
+                }
+            }
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Ok(()) => Ok(results_of(sql, &msgs)),
             Err(e) => {
-                let e = self.failure(e).await;
+                let mut e = self.failure(e).await;
+                e.before = results_of(sql, &msgs);
                 if !e.connection_lost {
                     // The server sends an ERROR before it aborts the
                     // transaction: its locks are released only after. An
@@ -376,8 +416,10 @@ impl Session {
                 severity: db.severity().to_string(),
                 message: db.message().to_string(),
                 detail: db.detail().map(str::to_string),
+                hint: db.hint().map(str::to_string),
                 context: db.where_().map(str::to_string),
                 connection_lost: fatal || e.is_closed(),
+                before: Vec::new(),
             };
         }
         // The connection is gone: the FATAL the server sent before closing it
@@ -388,16 +430,20 @@ impl Session {
                 severity: end.severity,
                 message: end.message,
                 detail: None,
+                hint: None,
                 context: None,
                 connection_lost: true,
+                before: Vec::new(),
             },
             None => PgError {
                 code: None,
                 severity: String::new(),
                 message: format!("{e:#}"),
                 detail: None,
+                hint: None,
                 context: None,
                 connection_lost: true,
+                before: Vec::new(),
             },
         }
     }

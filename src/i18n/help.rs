@@ -24,6 +24,54 @@ pub static HELP_TR: &[(&str, &str)] = &[
         "cmd.locks",
         "Canlı kilit görünümü: bir sunucudaki lab oturumları, kim kimi bekliyor, yenilenerek",
     ),
+    (
+        "cmd.spec",
+        "isolationtester spec dosyalarını (PostgreSQL'in izolasyon testi biçimi) paralel çalıştır",
+    ),
+    (
+        "after.spec",
+        "Her spec kendi yeni veritabanında çalışır: template0'dan oluşturulur, sonra silinir (adı verilen bir sunucuda rolün CREATEDB yetkisi olmalı).\nÇıkış kodları: 0 her permütasyon sonuna kadar çalıştı (ve beklenen dosyasıyla aynı), 1 biri çalışmadı, 2 çalıştırılamadı (ayrıştırılamayan bir spec, sunucu yok).",
+    ),
+    (
+        "arg.spec.paths",
+        "Spec dosyaları ya da onları tutan dizinler (içindeki her *.spec)",
+    ),
+    (
+        "arg.spec.schedule",
+        "Bir pg_regress schedule dosyasının listelediği testleri de çalıştır (`test: a b c` satırları); AD, schedule'ın yanındaki specs/AD.spec (ya da AD.spec) dosyasından okunur",
+    ),
+    (
+        "arg.spec.format",
+        "Çıktı biçimi (isolation: PostgreSQL'in isolationtester'ının yazdığının aynısı)",
+    ),
+    (
+        "arg.spec.expected",
+        "Çıktıyı bu beklenen dosyayla karşılaştır (yalnızca tek spec)",
+    ),
+    (
+        "arg.spec.expected_dir",
+        "Her spec'in çıktısını DIR/AD.out (ya da pg_regress'in kabul ettiği gibi AD_1.out ... AD_9.out) ile karşılaştır; fark birleşik diff olarak yazılır ve çıkış kodu 1 olur",
+    ),
+    (
+        "arg.spec.jobs",
+        "Aynı anda çalışan spec sayısı, her biri kendi veritabanında (varsayılan: çekirdek sayısı)",
+    ),
+    (
+        "arg.spec.junit",
+        "Ayrıca FILE dosyasına bir JUnit XML raporu yaz (spec ve permütasyon başına bir test case)",
+    ),
+    (
+        "arg.spec.wait_timeout",
+        "Bir adım için saniye cinsinden son süre: o zaman hâlâ çalışan adım iptal edilir, isolationtester'ın PGISOLATIONTIMEOUT'tan sonra yaptığı gibi",
+    ),
+    (
+        "arg.spec.explain",
+        "Her permütasyondan sonra, spec'in adımlarından önceki yorumlar",
+    ),
+    (
+        "arg.spec.step",
+        "Atölye modu: her adımdan önce oturumunu ve SQL'ini göster ve Enter'ı bekle (terminal gerekir; spec'leri birer birer çalıştırır)",
+    ),
     ("cmd.completions", "Kabuk tamamlamalarını yazdır"),
     (
         "arg.lang",

@@ -163,11 +163,14 @@ impl Spec {
         if self.permutations.is_empty() {
             return Ok(Vec::new());
         }
-        Ok(self
+        // In isolationtester's order: by name, byte by byte (strcmp).
+        let mut unused: Vec<String> = self
             .steps()
             .filter(|(id, _)| !used.contains(id))
             .map(|(_, s)| s.name.clone())
-            .collect())
+            .collect();
+        unused.sort();
+        Ok(unused)
     }
 
     /// A permutation's steps resolved: its blockers may name any step of the

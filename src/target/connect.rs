@@ -1,6 +1,7 @@
 //! The one place connections are opened, and the lab schema's life cycle
 //! (claim, build, drop) on the server.
 use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll, Waker};
 use std::time::Duration;
 
 use anyhow::{Result, bail};
@@ -14,8 +15,16 @@ const SCHEMA_MARK: &str = "lab: PostgreSQL concurrency lab schema";
 /// The oldest server the scenarios are written for.
 pub const MIN_SERVER_VERSION_NUM: i32 = 130000;
 
-/// Where NOTICEs a session receives go.
-pub type NoticeSink = Box<dyn Fn(&DbError) + Send + Sync>;
+/// What the server sends a session outside any answer.
+pub enum Async<'a> {
+    /// A NOTICE, WARNING, INFO...
+    Notice(&'a DbError),
+    /// A NOTIFY on a channel the session listens to.
+    Notify(&'a tokio_postgres::Notification),
+}
+
+/// Where the NOTICEs and NOTIFYs a session receives go.
+pub type NoticeSink = Box<dyn Fn(Async<'_>) + Send + Sync>;
 
 /// How a connection ended, as the server said it (a FATAL before closing), if it did.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +38,7 @@ pub struct Ended {
 pub struct Conn {
     pub client: Client,
     end: EndWatch,
+    pub driver: Drain,
 }
 
 /// Waits for a connection's task to end and keeps what ended it.
@@ -83,35 +93,99 @@ pub async fn connect(base: &Config, app_name: &str, schema: Option<&str>, notice
     // connect_timeout bounds the TCP connect only; a peer that accepts and
     // then says nothing (not PostgreSQL, or a stuck proxy) is bounded here.
     let limit = *config.get_connect_timeout().unwrap_or(&Duration::from_secs(5));
-    let (client, mut connection) = tokio::time::timeout(limit, config.connect(NoTls))
+    let (client, connection) = tokio::time::timeout(limit, config.connect(NoTls))
         .await
         .map_err(|_| msg::handshake(limit.as_secs_f64()))?
         .map_err(describe_connect_error)?;
-    let task = tokio::spawn(async move {
-        loop {
-            match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
-                Some(Ok(AsyncMessage::Notice(n))) => {
-                    if let Some(sink) = &notices {
-                        sink(&n);
-                    }
-                }
-                Some(Ok(_)) => {}
-                // The server's last word (a FATAL such as 25P03) before it closed the connection.
-                Some(Err(e)) => {
-                    return e.as_db_error().map(|db| Ended {
-                        code: db.code().code().to_string(),
-                        severity: db.severity().to_string(),
-                        message: db.message().to_string(),
-                    });
-                }
-                None => return None,
-            }
-        }
+    let driver = Arc::new(Driver {
+        conn: std::sync::Mutex::new(connection),
+        waker: std::sync::Mutex::new(None),
+        finished: std::sync::Mutex::new(None),
+        sink: notices,
     });
+    let d = driver.clone();
+    let task = tokio::spawn(async move { std::future::poll_fn(|cx| d.poll(cx)).await });
     Ok(Conn {
         client,
         end: EndWatch(Arc::new(tokio::sync::Mutex::new(EndState::Running(task)))),
+        driver: Drain(driver),
     })
+}
+
+type Connection = tokio_postgres::Connection<tokio_postgres::Socket, tokio_postgres::tls::NoTlsStream>;
+
+/// Drives a connection: a task polls it all the time; [`Drain::now`] also
+/// reads, at once, whatever the server has already sent.
+struct Driver {
+    conn: std::sync::Mutex<Connection>,
+    /// The task's waker: reading with it keeps the socket's wake-ups going to the task.
+    waker: std::sync::Mutex<Option<Waker>>,
+    /// How the connection ended, when a drain saw it first.
+    finished: std::sync::Mutex<Option<Option<Ended>>>,
+    sink: Option<NoticeSink>,
+}
+
+impl Driver {
+    fn poll(&self, cx: &mut TaskContext<'_>) -> Poll<Option<Ended>> {
+        if let Some(end) = self.finished.lock().unwrap().take() {
+            return Poll::Ready(end);
+        }
+        let mut conn = self.conn.lock().unwrap();
+        *self.waker.lock().unwrap() = Some(cx.waker().clone());
+        self.read(&mut conn, cx)
+    }
+
+    /// Handles messages until the socket has no more; Ready when the connection ended.
+    fn read(&self, conn: &mut Connection, cx: &mut TaskContext<'_>) -> Poll<Option<Ended>> {
+        loop {
+            match conn.poll_message(cx) {
+                Poll::Ready(Some(Ok(AsyncMessage::Notice(n)))) => {
+                    if let Some(sink) = &self.sink {
+                        sink(Async::Notice(&n));
+                    }
+                }
+                Poll::Ready(Some(Ok(AsyncMessage::Notification(n)))) => {
+                    if let Some(sink) = &self.sink {
+                        sink(Async::Notify(&n));
+                    }
+                }
+                Poll::Ready(Some(Ok(_))) => {}
+                // The server's last word (a FATAL such as 25P03) before it closed the connection.
+                Poll::Ready(Some(Err(e))) => {
+                    return Poll::Ready(e.as_db_error().map(|db| Ended {
+                        code: db.code().code().to_string(),
+                        severity: db.severity().to_string(),
+                        message: db.message().to_string(),
+                    }));
+                }
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}
+
+/// Reads what a connection's server has sent, now.
+#[derive(Clone)]
+pub struct Drain(Arc<Driver>);
+
+impl Drain {
+    /// Handles every message already on the socket (NOTICEs go to the sink),
+    /// as libpq's PQconsumeInput does, without waiting for the task to be scheduled.
+    pub fn now(&self) {
+        let d = &self.0;
+        let Some(waker) = d.waker.lock().unwrap().clone() else {
+            return;
+        };
+        if d.finished.lock().unwrap().is_some() {
+            return;
+        }
+        let mut conn = d.conn.lock().unwrap();
+        if let Poll::Ready(end) = d.read(&mut conn, &mut TaskContext::from_waker(&waker)) {
+            *d.finished.lock().unwrap() = Some(end);
+            waker.wake();
+        }
+    }
 }
 
 /// tokio-postgres says "error connecting to server" / "db error"; the cause is

@@ -22,13 +22,14 @@ fn attempts_with(
         let recorder = Recorder::default();
         let opener = Opener {
             pg: srv.cluster.config(),
-            schema: "public".into(),
-            app: "lab:retry-test".into(),
+            schema: Some("public".into()),
+            app: "lab:retry-test:".into(),
             label: "retry-test".into(),
             recorder: recorder.clone(),
             deadline: Duration::from_secs(10),
             stepper: None,
             opened: Arc::default(),
+            transcript: None,
         };
         let s = opener.open("A").await.unwrap();
         let mut rng = Rng::new(3);
