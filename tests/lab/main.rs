@@ -24,6 +24,10 @@ mod faults;
 /// lab observes the order of waits, completions and errors it prints.
 mod oracle;
 
+/// `lab spec`: PostgreSQL's isolation suite byte for byte against its own
+/// harness; lab's specs; bad input; the deadline; JSON and JUnit.
+mod spec;
+
 /// Mutations: a mechanism broken in an edited copy of a lab file (--lab-dir)
 /// gives a "not as documented" verdict, exit 1, never a hang.
 mod mutations;

@@ -27,7 +27,7 @@ enum Event {
 
 /// isolationtester: `$LAB_ISOLATIONTESTER`, else PostgreSQL's build tree
 /// under `pg_config --pkglibdir` (Debian's postgresql-client package).
-fn isolationtester() -> PathBuf {
+pub fn isolationtester() -> PathBuf {
     if let Some(p) = std::env::var_os("LAB_ISOLATIONTESTER").filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
     }

@@ -1,0 +1,422 @@
+//! `lab spec`: PostgreSQL's own isolation suite, run by lab and by
+//! PostgreSQL's harness (pg_isolation_regress, isolationtester) on the same
+//! server, compared byte for byte; lab's specs; bad input; the deadline.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::oracle::isolationtester;
+use crate::support::{TestServer, run, run_cmd};
+
+const SUITE: &str = "tests/pg15-isolation";
+
+/// Specs whose output under lab differs from PostgreSQL's harness on the
+/// same server, and why (the README lists them too).
+const DIFFER_FROM_ISOLATIONTESTER: &[(&str, &str)] = &[(
+    "intra-grant-inplace-db",
+    "it names the database isolation_regression; lab runs each spec in a database of its own",
+)];
+
+/// Specs whose output differs from PostgreSQL 15's expected files on this
+/// machine's PostgreSQL 15 (where PostgreSQL's own harness differs too), and why.
+const DIFFER_FROM_EXPECTED_15: &[(&str, &str)] = &[(
+    "intra-grant-inplace-db",
+    "it names the database isolation_regression (and VACUUM FREEZE does not wait for \
+     the GRANT here, under isolationtester either)",
+)];
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lab-spec-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The specs a JSON report says did not match their expected output.
+fn differing(report: &Value) -> Vec<String> {
+    report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| {
+            let v = s["variants"].as_array().unwrap();
+            !v.last().unwrap()["as_expected"].as_bool().unwrap()
+        })
+        .map(|s| s["scenario"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn schedule_against(srv: &TestServer, expected: &Path) -> (usize, Vec<String>) {
+    let r = run(&[
+        "spec",
+        "--database-url",
+        &srv.url(),
+        "--schedule",
+        &format!("{SUITE}/isolation_schedule"),
+        "--expected-dir",
+        expected.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert!(r.code == 0 || r.code == 1, "lab spec: exit {}: {}", r.code, r.stderr);
+    let report: Value = serde_json::from_str(&r.stdout).expect("JSON");
+    let total = report["scenarios"].as_array().unwrap().len();
+    (total, differing(&report))
+}
+
+fn assert_rate(what: &str, total: usize, differ: &[String], known: &[(&str, &str)]) {
+    let unexplained: Vec<&String> = differ.iter().filter(|d| !known.iter().any(|(k, _)| k == d)).collect();
+    assert!(
+        unexplained.is_empty(),
+        "{what}: {unexplained:?} differ and are not among the known differences"
+    );
+    let matched = total - differ.len();
+    assert!(
+        matched * 100 >= total * 95,
+        "{what}: only {matched} of {total} byte-equal"
+    );
+    eprintln!("{what}: {matched} of {total} specs byte-equal");
+}
+
+/// PostgreSQL's isolation schedule, run first by pg_isolation_regress (the
+/// real harness: isolationtester, serially) and then by lab, on one server:
+/// lab's transcript is byte for byte what isolationtester printed, for every
+/// spec but the known ones; on PostgreSQL 15 it is also what PostgreSQL's
+/// expected files hold.
+#[test]
+fn postgresql_isolation_schedule_byte_for_byte() {
+    let srv = TestServer::start();
+    let client = srv.client();
+    srv.exec(&client, "CREATE DATABASE isolation_regression");
+    let out = scratch("regress");
+    let regress = isolationtester().with_file_name("pg_isolation_regress");
+    let status = Command::new(&regress)
+        .args([
+            &format!("--inputdir={SUITE}"),
+            &format!("--outputdir={}", out.display()),
+            "--host=127.0.0.1",
+            &format!("--port={}", srv.cluster.port),
+            "--user=postgres",
+            "--use-existing",
+            "--dbname=isolation_regression",
+            &format!("--schedule={SUITE}/isolation_schedule"),
+        ])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("pg_isolation_regress runs (postgresql-client installs it; .ci/run does)");
+    assert!(status.code().is_some_and(|c| c <= 1), "pg_isolation_regress: {status}");
+
+    let (total, differ) = schedule_against(&srv, &out.join("results"));
+    assert_eq!(total, 115, "the schedule has 115 tests");
+    assert_rate("lab vs isolationtester", total, &differ, DIFFER_FROM_ISOLATIONTESTER);
+
+    let version = srv.query_i64(&client, "SELECT current_setting('server_version_num')::bigint");
+    if version / 10000 == 15 {
+        let (total, differ) = schedule_against(&srv, Path::new(&format!("{SUITE}/expected")));
+        assert_rate(
+            "lab vs PostgreSQL 15's expected files",
+            total,
+            &differ,
+            DIFFER_FROM_EXPECTED_15,
+        );
+    }
+    let left = srv.query_i64(
+        &client,
+        "SELECT count(*) FROM pg_database WHERE datname LIKE 'lab\\_spec\\_%'",
+    );
+    assert_eq!(left, 0, "lab spec left databases behind");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// lab's own specs under `lab spec --format isolation` print what
+/// isolationtester prints for them on the same server.
+#[test]
+fn lab_specs_print_what_isolationtester_prints() {
+    let srv = TestServer::start();
+    let client = srv.client();
+    let files = lab::files::LabFiles::embedded();
+    srv.rt
+        .block_on(lab::target::connect::rebuild_schema(
+            &client,
+            "lab",
+            &files.read("schema.sql").unwrap(),
+            &files.read("seed.sql").unwrap(),
+        ))
+        .unwrap();
+    let out = scratch("lab-specs");
+    let mut specs: Vec<PathBuf> = std::fs::read_dir("lab")
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "spec"))
+        .collect();
+    specs.sort();
+    assert!(specs.len() >= 10, "{specs:?}");
+    for spec in &specs {
+        let name = spec.file_stem().unwrap().to_string_lossy().to_string();
+        let iso = Command::new(isolationtester())
+            .arg(format!(
+                "host=127.0.0.1 port={} user=postgres dbname=postgres",
+                srv.cluster.port
+            ))
+            .env("PGOPTIONS", "-c search_path=lab")
+            .stdin(std::fs::File::open(spec).unwrap())
+            .output()
+            .unwrap();
+        assert!(iso.status.success(), "isolationtester {name}");
+        let mut text = iso.stdout;
+        text.extend(iso.stderr);
+        std::fs::write(out.join(format!("{name}.out")), text).unwrap();
+    }
+    // The server's own datestyle and time zone: no pg_regress settings.
+    let r = run_cmd(
+        crate::support::lab()
+            .args(["spec", "--database-url", &srv.url(), "lab", "--format", "isolation"])
+            .args(["--expected-dir", out.to_str().unwrap()])
+            .env("PGDATESTYLE", "ISO, MDY")
+            .env("PGTZ", "UTC"),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("{0} of {0} specs match", specs.len())),
+        "{}",
+        r.stderr
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+fn write_spec(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+/// A spec that cannot run is refused before anything connects: one line,
+/// FILE:LINE where there is a line, exit 2.
+#[test]
+fn bad_specs_get_one_line_and_exit_2() {
+    let dir = scratch("bad");
+    let cases = [
+        (
+            "syntax.spec",
+            "session s1\nstep a { SELECT 1; }\npermutation a (\n",
+            "syntax.spec:3: syntax error",
+        ),
+        (
+            "unknown.spec",
+            "session s1\nstep a { SELECT 1; }\npermutation a b\n",
+            "undefined step \"b\" specified in permutation",
+        ),
+        (
+            "duplicate.spec",
+            "session s1\nstep a { SELECT 1; }\nsession s2\nstep a { SELECT 2; }\n",
+            "duplicate step name: a",
+        ),
+        ("empty.spec", "", "empty.spec:1: syntax error: expected a session"),
+        (
+            "unterminated.spec",
+            "session s1\nstep a { SELECT 1;\n",
+            "unterminated.spec:2: unterminated sql block",
+        ),
+    ];
+    for (file, text, want) in cases {
+        let path = write_spec(&dir, file, text);
+        let r = run(&["spec", &path]);
+        assert_eq!(r.code, 2, "{file}: {}", r.stderr);
+        assert_eq!(r.stderr.lines().count(), 1, "{file}: {}", r.stderr);
+        assert!(r.stderr.contains(want), "{file}: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "{file}: {}", r.stdout);
+    }
+    for args in [
+        vec!["spec"],
+        vec!["spec", "/nonexistent.spec"],
+        vec!["spec", "--jobs", "0", "lab/nowait.spec"],
+        vec![
+            "spec",
+            "lab/nowait.spec",
+            "lab/deadlock.spec",
+            "--expected",
+            "lab/nowait.spec",
+        ],
+    ] {
+        let r = run(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert_eq!(r.stderr.lines().count(), 1, "{args:?}: {}", r.stderr);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+const STUCK: &str = "setup { CREATE TABLE t (i int); INSERT INTO t VALUES (1); }
+teardown { DROP TABLE t; }
+session s1
+step s1b { BEGIN; }
+step s1u { UPDATE t SET i = 2; }
+step s1c { COMMIT; }
+session s2
+step s2u { UPDATE t SET i = 3; }
+step s2s { SELECT i FROM t; }
+step s2x { SELECT nosuchcolumn FROM t; }
+permutation s1b s1u s2u s2s s1c
+permutation s1b s1u s1c s2u s2s
+";
+
+/// A permutation that cannot go on (s2's next step waits behind its own
+/// waiting step) ends at the deadline naming the step lab cancelled, exit
+/// 1, and the next permutation runs, as isolationtester does (it prints
+/// the same, byte for byte); unused steps are warned about on stderr.
+#[test]
+fn a_stuck_permutation_ends_at_the_deadline_and_the_next_runs() {
+    let srv = TestServer::start();
+    let dir = scratch("stuck");
+    let path = write_spec(&dir, "stuck.spec", STUCK);
+    let r = run(&[
+        "spec",
+        "--database-url",
+        &srv.url(),
+        &path,
+        "--wait-timeout",
+        "1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    let perms = report["scenarios"][0]["variants"].as_array().unwrap();
+    assert_eq!(perms.len(), 2, "the next permutation ran");
+    assert_eq!(perms[0]["as_expected"], false);
+    assert!(
+        perms[0]["observed"]
+            .as_str()
+            .unwrap()
+            .contains("lab cancelled s2u at the deadline"),
+        "{}",
+        perms[0]["observed"]
+    );
+    assert_eq!(perms[1]["as_expected"], true);
+
+    let r = run(&[
+        "spec",
+        "--database-url",
+        &srv.url(),
+        &path,
+        "--wait-timeout",
+        "1",
+        "--format",
+        "isolation",
+    ]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stderr, "unused step name: s2x\n");
+    let iso = Command::new(isolationtester())
+        .arg(format!(
+            "host=127.0.0.1 port={} user=postgres dbname=postgres",
+            srv.cluster.port
+        ))
+        .env("PGISOLATIONTIMEOUT", "1")
+        .stdin(std::fs::File::open(&path).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(r.stdout, String::from_utf8_lossy(&iso.stdout), "lab vs isolationtester");
+    assert!(
+        r.stdout
+            .contains("isolationtester: canceling step s2u after 1 seconds\n")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Mutations: the server behaving differently from what the expected file
+/// shows (sessions made SERIALIZABLE by default), or a golden file off by
+/// one byte, is a difference: exit 1 with a unified diff.
+#[test]
+fn a_difference_from_the_expected_file_exits_1_with_a_diff() {
+    let srv = TestServer::start();
+    let spec = format!("{SUITE}/specs/lock-update-delete.spec");
+    let expected = format!("{SUITE}/expected/lock-update-delete.out");
+    let base = || {
+        let mut c = crate::support::lab();
+        c.args(["spec", "--database-url", &srv.url(), &spec, "--expected", &expected]);
+        c
+    };
+    let r = run_cmd(&mut base());
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+
+    let r = run_cmd(base().env("PGOPTIONS", "-c default_transaction_isolation=serializable"));
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("+ERROR:  could not serialize access"), "{}", r.stdout);
+    assert!(r.stdout.contains(&format!("--- {expected}")), "{}", r.stdout);
+
+    let dir = scratch("golden");
+    let mut golden = std::fs::read_to_string(&expected).unwrap();
+    golden = golden.replacen("(1 row)", "(1 rows)", 1);
+    let edited = dir.join("lock-update-delete.out");
+    std::fs::write(&edited, golden).unwrap();
+    let r = run(&[
+        "spec",
+        "--database-url",
+        &srv.url(),
+        &spec,
+        "--expected",
+        edited.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(differing(&report), vec!["lock-update-delete".to_string()]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The default output, JSON and JUnit: one variant (test case) per
+/// permutation, each with its timeline; waits named; no database left.
+#[test]
+fn timelines_json_and_junit_per_permutation() {
+    let srv = TestServer::start();
+    let dir = scratch("junit");
+    let junit = dir.join("spec.xml");
+    let r = run(&[
+        "spec",
+        "--database-url",
+        &srv.url(),
+        "lab/nowait.spec",
+        "lab/deadlock.spec",
+        "--format",
+        "json",
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    let specs = report["scenarios"].as_array().unwrap();
+    assert_eq!(specs.len(), 2);
+    let deadlock = &specs[1];
+    assert_eq!(deadlock["scenario"], "deadlock");
+    let perms = deadlock["variants"].as_array().unwrap();
+    let text = std::fs::read_to_string("lab/deadlock.spec").unwrap();
+    assert_eq!(
+        perms.len(),
+        text.lines().filter(|l| l.starts_with("permutation")).count()
+    );
+    let codes: Vec<&str> = perms
+        .iter()
+        .flat_map(|p| p["sqlstates"].as_array().unwrap())
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(codes.contains(&"40P01"), "{codes:?}");
+    let waited = perms
+        .iter()
+        .flat_map(|p| p["timeline"].as_array().unwrap())
+        .any(|e| e["result"] == "waiting" && e["blocked_by"].is_array());
+    assert!(waited, "a wait, with whom it waits for");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let cases = doc.descendants().filter(|n| n.has_tag_name("testcase")).count();
+    let all: usize = specs.iter().map(|s| s["variants"].as_array().unwrap().len()).sum();
+    assert_eq!(cases, all);
+    let client = srv.client();
+    let left = srv.query_i64(
+        &client,
+        "SELECT count(*) FROM pg_database WHERE datname LIKE 'lab\\_spec\\_%'",
+    );
+    assert_eq!(left, 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
