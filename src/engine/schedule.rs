@@ -214,6 +214,11 @@ impl Runner<'_> {
         }
         let (mut answer, _) = sent.take().expect("ready");
         session.track(sql, &mut answer);
+        if let Some(t) = self.run.transcript {
+            // PQexec reads the whole answer: the session's NOTICEs are printed first.
+            session.drain();
+            t.consume(session.name());
+        }
         if let (Some(t), Ok(results)) = (self.run.transcript, &answer)
             && let Some(set) = results.last().and_then(|r| r.set.as_ref())
         {
@@ -298,7 +303,7 @@ impl Runner<'_> {
             .blockers
             .iter()
             .filter_map(|b| match b {
-                Resolved::Notices(id, n) => Some((id.session, *n as usize + self.run.sessions[id.session].notices())),
+                Resolved::Notices(id, n) => Some((id.session, *n as usize + self.notices_seen(id.session))),
                 _ => None,
             })
             .collect();
@@ -321,7 +326,7 @@ impl Runner<'_> {
     async fn try_complete_steps(&mut self, nonblock: bool, retry: bool) -> Result<()> {
         loop {
             let before = self.waiting.len();
-            let notices: usize = self.run.sessions.iter().map(Session::notices).sum();
+            let notices: usize = (0..self.run.sessions.len()).map(|s| self.notices_seen(s)).sum();
             let mut have_blocker = false;
             let mut w = 0;
             while w < self.waiting.len() {
@@ -334,7 +339,10 @@ impl Runner<'_> {
                     self.waiting.remove(w);
                 }
             }
-            let new_notice = self.run.sessions.iter().map(Session::notices).sum::<usize>() != notices;
+            let new_notice = (0..self.run.sessions.len())
+                .map(|s| self.notices_seen(s))
+                .sum::<usize>()
+                != notices;
             if !(have_blocker && (self.waiting.len() < before || new_notice)) {
                 return Ok(());
             }
@@ -410,6 +418,15 @@ impl Runner<'_> {
         Ok(false)
     }
 
+    /// The NOTICEs session `s` has had, as isolationtester counts them: when
+    /// it reads them (printing them), not when they arrive.
+    fn notices_seen(&self, s: usize) -> usize {
+        match self.run.transcript {
+            Some(t) => t.consumed(self.session(s).name()),
+            None => self.session(s).notices(),
+        }
+    }
+
     /// isolationtester reads the session's connection: the NOTICEs it has received are printed.
     fn consume(&self, s: usize) {
         if let Some(t) = self.run.transcript {
@@ -449,7 +466,7 @@ impl Runner<'_> {
             Resolved::Notices(id, _) => a
                 .notice_targets
                 .iter()
-                .any(|(sess, target)| *sess == id.session && self.run.sessions[*sess].notices() < *target),
+                .any(|(sess, target)| *sess == id.session && self.notices_seen(*sess) < *target),
         })
     }
 

@@ -32,6 +32,8 @@ pub struct Transcript {
     notices: Mutex<HashMap<String, Vec<String>>>,
     /// NOTIFYs received, per session.
     notifies: Mutex<HashMap<String, Vec<Notify>>>,
+    /// NOTICEs printed, per session.
+    consumed: Mutex<HashMap<String, usize>>,
     /// isolationtester would have exited here, having said why.
     ended: std::sync::atomic::AtomicBool,
 }
@@ -87,9 +89,15 @@ impl Transcript {
     /// isolationtester reads the session's connection: its NOTICEs are printed.
     pub fn consume(&self, session: &str) {
         let pending = self.notices.lock().unwrap().remove(session).unwrap_or_default();
+        *self.consumed.lock().unwrap().entry(session.to_string()).or_default() += pending.len();
         for text in pending {
             self.out(text);
         }
+    }
+
+    /// The NOTICEs of a session printed so far (what isolationtester counts).
+    pub fn consumed(&self, session: &str) -> usize {
+        self.consumed.lock().unwrap().get(session).copied().unwrap_or(0)
     }
 
     /// `step NAME: SQL`, with what follows it (` <waiting ...>`).
@@ -142,12 +150,6 @@ impl Transcript {
                 "{session}: NOTIFY \"{channel}\" with payload \"{payload}\" from {from}\n"
             ));
         }
-    }
-
-    /// Forgets what sessions received and nobody read (a new permutation).
-    pub fn forget_pending(&self) {
-        self.notices.lock().unwrap().clear();
-        self.notifies.lock().unwrap().clear();
     }
 
     /// Everything, stdout and stderr interleaved as they were written (what

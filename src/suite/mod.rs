@@ -588,7 +588,6 @@ async fn run_in(
             notes: Vec::new(),
             evidence: Vec::new(),
         });
-        transcript.forget_pending();
         if stop {
             // isolationtester stops there too; so does this spec.
             break;
