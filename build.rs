@@ -1,5 +1,7 @@
 //! Embeds every file under lab/ (specs and SQL) in the binary, so `lab` runs
-//! without its source tree and a new file needs no list of its own.
+//! without its source tree and a new file needs no list of its own. The
+//! scenarios' files only: lab/examples/ holds specs a person runs with
+//! `lab spec`, read from disk.
 use std::path::Path;
 
 fn walk(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
@@ -8,7 +10,9 @@ fn walk(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
     for e in entries {
         let path = e.path();
         if path.is_dir() {
-            walk(&path, root, out);
+            if path != root.join("examples") {
+                walk(&path, root, out);
+            }
         } else if path.extension().is_some_and(|x| x == "spec" || x == "sql") {
             let name = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
             out.push((name, path.canonicalize().unwrap().to_string_lossy().into_owned()));

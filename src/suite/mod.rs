@@ -469,7 +469,7 @@ async fn run_in(
         transcript: Some(transcript.clone()),
     };
     if let Some(st) = &ctx.stepper {
-        st.reset(whys(file));
+        st.reset(whys(file, cfg.lang));
     }
     let control = connect::connect(&pg, &format!("{app}control connection"), None, None)
         .await?
@@ -610,14 +610,27 @@ async fn run_in(
     Ok((variants, transcript, now))
 }
 
-/// The comments before a step, for `--step` prompts.
-fn whys(file: &SpecFile) -> HashMap<String, String> {
+/// Why each step runs, for `--step` prompts: its `# why:` (`# why-tr:`)
+/// annotation in the run's language, else the English one, else the plain
+/// comments above it.
+fn whys(file: &SpecFile, lang: Lang) -> HashMap<String, String> {
     file.spec
         .steps()
-        .filter(|(_, s)| !s.notes.is_empty())
-        .map(|(_, s)| {
-            let text = s.notes.iter().map(|n| n.trim()).collect::<Vec<_>>().join(" ");
-            (s.name.clone(), text)
+        .filter_map(|(id, s)| {
+            let why = file
+                .spec
+                .why(id, lang)
+                .or_else(|| file.spec.why(id, Lang::En))
+                .or_else(|| {
+                    let plain: Vec<&str> = s
+                        .notes
+                        .iter()
+                        .map(|n| n.trim())
+                        .filter(|n| !n.is_empty() && !n.starts_with("why"))
+                        .collect();
+                    (!plain.is_empty()).then(|| plain.join(" "))
+                })?;
+            Some((s.name.clone(), why))
         })
         .collect()
 }

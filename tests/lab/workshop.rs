@@ -271,3 +271,33 @@ fn a_turkish_run_speaks_turkish_in_its_notes_checks_and_errors() {
         }
     }
 }
+
+/// `lab spec --step`: each step of a spec file is shown with its session,
+/// its SQL and the comment above it before it runs; `--explain` prints the
+/// spec's comments after each permutation.
+#[test]
+fn step_walks_through_a_spec_file() {
+    let srv = TestServer::start();
+    let args = format!(
+        "spec --database-url {} lab/examples/last-copy.spec --step --explain",
+        srv.url()
+    );
+    let (code, out) = in_pty(&args, "\n\n\n\ns\n", &[("NO_COLOR", "1")]);
+    assert_eq!(code, 0, "{out}");
+    let before_skip = out
+        .split("running the rest of this variant without stopping")
+        .next()
+        .unwrap();
+    assert_eq!(before_skip.matches("next: session").count(), 5, "{out}");
+    assert!(out.contains("next: session B runs"), "{out}");
+    assert!(
+        out.contains("why: A sells one copy; the row lock is A's until it commits"),
+        "{out}"
+    );
+    assert!(!out.contains("why: why:"), "{out}");
+    assert!(
+        out.contains("why: The last copy: two clerks sell the last copy"),
+        "{out}"
+    );
+    assert!(out.contains("B waits for A; when A commits"), "{out}");
+}
