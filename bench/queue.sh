@@ -18,29 +18,11 @@ WORKERS=${WORKERS:-4}
 BATCH=${BATCH:-10}
 RUNS=${RUNS:-5}
 
-cargo build --release -q
-LAB=target/release/lab
-tmp=$(mktemp -d)
-server_pid=
-cleanup() {
-    if [ -n "$server_pid" ]; then kill -INT "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-"$LAB" server --schema lab_bench >"$tmp/server" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 300); do
-    grep -q '^DATABASE_URL=' "$tmp/server" && break
-    kill -0 "$server_pid" 2>/dev/null || { cat "$tmp/server"; exit 1; }
-    sleep 0.1
-done
-URL=$(sed -n 's/^DATABASE_URL=//p' "$tmp/server")
-BIN=$(sed -n 's/^binaries: //p' "$tmp/server")
+. bench/server.sh
+start_server lab_bench
 PGBENCH="$BIN/pgbench"
 PSQL="$BIN/psql"
 [ -x "$PSQL" ] || PSQL=psql
-echo "server: $(head -1 "$tmp/server")"
 
 metric() { python3 -c "import json,sys; v=json.load(sys.stdin)['variants'][0]; print(v['metrics']['$1'])"; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }

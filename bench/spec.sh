@@ -15,29 +15,11 @@ RUNS=${RUNS:-3}
 JOBS=${JOBS:-4}
 SUITE=${SUITE:-tests/pg15-isolation}
 
-cargo build --release -q
-LAB=target/release/lab
 ISO=${LAB_ISOLATIONTESTER:-$(pg_config --pkglibdir)/pgxs/src/test/isolation/isolationtester}
 REGRESS=$(dirname "$ISO")/pg_isolation_regress
 [ -x "$REGRESS" ] || { echo "no pg_isolation_regress beside $ISO (install postgresql-client)"; exit 2; }
-tmp=$(mktemp -d)
-server_pid=
-cleanup() {
-    if [ -n "$server_pid" ]; then kill -INT "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-"$LAB" server --schema lab_bench >"$tmp/server" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 300); do
-    grep -q '^DATABASE_URL=' "$tmp/server" && break
-    kill -0 "$server_pid" 2>/dev/null || { cat "$tmp/server"; exit 1; }
-    sleep 0.1
-done
-URL=$(sed -n 's/^DATABASE_URL=//p' "$tmp/server")
-PORT=$(echo "$URL" | sed -E 's/.*:([0-9]+)\/.*/\1/')
-echo "server: $(head -1 "$tmp/server")"
+. bench/server.sh
+start_server lab_bench
 echo "schedule: $(grep -c '^test:' "$SUITE/isolation_schedule") specs; lab --jobs $JOBS; $(nproc) cores"
 
 now() { date +%s.%N; }

@@ -45,22 +45,44 @@ pub fn isolationtester() -> PathBuf {
     path
 }
 
-/// Runs a spec through isolationtester against `srv`, schema `lab`.
-fn run_isolationtester(srv: &TestServer, text: &str) -> String {
+/// Runs isolationtester on `srv`'s postgres database, the spec's text on its
+/// stdin, with these environment variables; its whole output.
+pub fn isolationtester_output(srv: &TestServer, text: &str, env: &[(&str, &str)]) -> std::process::Output {
     let mut child = Command::new(isolationtester())
         .arg(format!(
             "host=127.0.0.1 port={} user=postgres dbname=postgres",
             srv.cluster.port
         ))
-        .env("PGOPTIONS", "-c search_path=lab")
-        .env("PGISOLATIONTIMEOUT", "60")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("isolationtester starts");
     child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// The lab schema (the Bookstore) in `srv`'s postgres database, as lab's specs need it.
+pub fn build_bookstore(srv: &TestServer, client: &tokio_postgres::Client) {
+    let files = LabFiles::embedded();
+    srv.rt
+        .block_on(lab::target::connect::rebuild_schema(
+            client,
+            "lab",
+            &files.read("schema.sql").unwrap(),
+            &files.read("seed.sql").unwrap(),
+        ))
+        .unwrap();
+}
+
+/// Runs a spec through isolationtester against `srv`, schema `lab`.
+fn run_isolationtester(srv: &TestServer, text: &str) -> String {
+    let out = isolationtester_output(
+        srv,
+        text,
+        &[("PGOPTIONS", "-c search_path=lab"), ("PGISOLATIONTIMEOUT", "60")],
+    );
     assert!(
         out.status.success(),
         "isolationtester failed: {}",
@@ -225,16 +247,7 @@ fn cross_check(file: &str) -> Result<usize, String> {
         .find(|s| s.spec == Some(file))
         .unwrap_or_else(|| panic!("{file} belongs to no scenario"));
     let srv = TestServer::start();
-    let c = srv.client();
-    let files = LabFiles::embedded();
-    srv.rt
-        .block_on(lab::target::connect::rebuild_schema(
-            &c,
-            "lab",
-            &files.read("schema.sql").unwrap(),
-            &files.read("seed.sql").unwrap(),
-        ))
-        .unwrap();
+    build_bookstore(&srv, &srv.client());
     let oracle = parse_isolationtester(&spec, &run_isolationtester(&srv, &text));
     // lab, on the same server, in a schema of its own.
     let r = run(&[

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::oracle::isolationtester;
+use crate::oracle::{build_bookstore, isolationtester, isolationtester_output};
 use crate::support::{TestServer, run, run_cmd};
 
 const SUITE: &str = "tests/pg15-isolation";
@@ -134,16 +134,7 @@ fn postgresql_isolation_schedule_byte_for_byte() {
 #[test]
 fn lab_specs_print_what_isolationtester_prints() {
     let srv = TestServer::start();
-    let client = srv.client();
-    let files = lab::files::LabFiles::embedded();
-    srv.rt
-        .block_on(lab::target::connect::rebuild_schema(
-            &client,
-            "lab",
-            &files.read("schema.sql").unwrap(),
-            &files.read("seed.sql").unwrap(),
-        ))
-        .unwrap();
+    build_bookstore(&srv, &srv.client());
     let out = scratch("lab-specs");
     let mut specs: Vec<PathBuf> = std::fs::read_dir("lab")
         .unwrap()
@@ -155,15 +146,8 @@ fn lab_specs_print_what_isolationtester_prints() {
     assert!(specs.len() >= 10, "{specs:?}");
     for spec in &specs {
         let name = spec.file_stem().unwrap().to_string_lossy().to_string();
-        let iso = Command::new(isolationtester())
-            .arg(format!(
-                "host=127.0.0.1 port={} user=postgres dbname=postgres",
-                srv.cluster.port
-            ))
-            .env("PGOPTIONS", "-c search_path=lab")
-            .stdin(std::fs::File::open(spec).unwrap())
-            .output()
-            .unwrap();
+        let text = std::fs::read_to_string(spec).unwrap();
+        let iso = isolationtester_output(&srv, &text, &[("PGOPTIONS", "-c search_path=lab")]);
         assert!(iso.status.success(), "isolationtester {name}");
         let mut text = iso.stdout;
         text.extend(iso.stderr);
@@ -307,15 +291,7 @@ fn a_stuck_permutation_ends_at_the_deadline_and_the_next_runs() {
     ]);
     assert_eq!(r.code, 1);
     assert_eq!(r.stderr, "unused step name: s2x\n");
-    let iso = Command::new(isolationtester())
-        .arg(format!(
-            "host=127.0.0.1 port={} user=postgres dbname=postgres",
-            srv.cluster.port
-        ))
-        .env("PGISOLATIONTIMEOUT", "1")
-        .stdin(std::fs::File::open(&path).unwrap())
-        .output()
-        .unwrap();
+    let iso = isolationtester_output(&srv, STUCK, &[("PGISOLATIONTIMEOUT", "1")]);
     assert_eq!(r.stdout, String::from_utf8_lossy(&iso.stdout), "lab vs isolationtester");
     assert!(
         r.stdout
