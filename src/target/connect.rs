@@ -98,7 +98,7 @@ pub async fn connect(base: &Config, app_name: &str, schema: Option<&str>, notice
         .map_err(|_| msg::handshake(limit.as_secs_f64()))?
         .map_err(describe_connect_error)?;
     let driver = Arc::new(Driver {
-        conn: std::sync::Mutex::new(connection),
+        conn: std::sync::Mutex::new(Some(connection)),
         waker: std::sync::Mutex::new(None),
         finished: std::sync::Mutex::new(None),
         sink: notices,
@@ -117,7 +117,9 @@ type Connection = tokio_postgres::Connection<tokio_postgres::Socket, tokio_postg
 /// Drives a connection: a task polls it all the time; [`Drain::now`] also
 /// reads, at once, whatever the server has already sent.
 struct Driver {
-    conn: std::sync::Mutex<Connection>,
+    /// Dropped when the connection ends: the client's requests then fail
+    /// at once instead of waiting in a channel nobody reads.
+    conn: std::sync::Mutex<Option<Connection>>,
     /// The task's waker: reading with it keeps the socket's wake-ups going to the task.
     waker: std::sync::Mutex<Option<Waker>>,
     /// How the connection ended, when a drain saw it first.
@@ -132,7 +134,14 @@ impl Driver {
         }
         let mut conn = self.conn.lock().unwrap();
         *self.waker.lock().unwrap() = Some(cx.waker().clone());
-        self.read(&mut conn, cx)
+        let Some(c) = conn.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let end = self.read(c, cx);
+        if end.is_ready() {
+            *conn = None;
+        }
+        end
     }
 
     /// Handles messages until the socket has no more; Ready when the connection ended.
@@ -181,7 +190,11 @@ impl Drain {
             return;
         }
         let mut conn = d.conn.lock().unwrap();
-        if let Poll::Ready(end) = d.read(&mut conn, &mut TaskContext::from_waker(&waker)) {
+        let Some(c) = conn.as_mut() else {
+            return;
+        };
+        if let Poll::Ready(end) = d.read(c, &mut TaskContext::from_waker(&waker)) {
+            *conn = None;
             *d.finished.lock().unwrap() = Some(end);
             waker.wake();
         }
