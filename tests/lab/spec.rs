@@ -254,16 +254,20 @@ fn a_stuck_permutation_ends_at_the_deadline_and_the_next_runs() {
     let srv = TestServer::start();
     let dir = scratch("stuck");
     let path = write_spec(&dir, "stuck.spec", STUCK);
-    let r = run(&[
-        "spec",
-        "--database-url",
-        &srv.url(),
-        &path,
-        "--wait-timeout",
-        "1",
-        "--format",
-        "json",
-    ]);
+    let url = srv.url();
+    let stuck = |format: &str| {
+        run(&[
+            "spec",
+            "--database-url",
+            &url,
+            &path,
+            "--wait-timeout",
+            "1",
+            "--format",
+            format,
+        ])
+    };
+    let r = stuck("json");
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     let report: Value = serde_json::from_str(&r.stdout).unwrap();
     let perms = report["scenarios"][0]["variants"].as_array().unwrap();
@@ -279,16 +283,7 @@ fn a_stuck_permutation_ends_at_the_deadline_and_the_next_runs() {
     );
     assert_eq!(perms[1]["as_expected"], true);
 
-    let r = run(&[
-        "spec",
-        "--database-url",
-        &srv.url(),
-        &path,
-        "--wait-timeout",
-        "1",
-        "--format",
-        "isolation",
-    ]);
+    let r = stuck("isolation");
     assert_eq!(r.code, 1);
     assert_eq!(r.stderr, "unused step name: s2x\n");
     let iso = isolationtester_output(&srv, STUCK, &[("PGISOLATIONTIMEOUT", "1")]);
