@@ -391,3 +391,33 @@ fn timelines_json_and_junit_per_permutation() {
     assert_eq!(left, 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Sessions are named `<PGAPPNAME>/<session>` and get PGDATESTYLE, PGTZ
+/// and PGOPTIONS, as libpq and isolationtester give them.
+#[test]
+fn sessions_take_the_libpq_environment() {
+    let srv = TestServer::start();
+    let dir = scratch("env");
+    let path = write_spec(
+        &dir,
+        "env.spec",
+        "session s1\nstep show { SELECT current_setting('application_name') AS app, \
+         current_setting('DateStyle') AS ds, current_setting('TimeZone') AS tz, \
+         current_setting('work_mem') AS wm; }\n",
+    );
+    let r = run_cmd(
+        crate::support::lab()
+            .args(["spec", "--database-url", &srv.url(), &path, "--format", "isolation"])
+            .env("PGAPPNAME", "workshop")
+            .env("PGDATESTYLE", "SQL, DMY")
+            .env("PGTZ", "Europe/Istanbul")
+            .env("PGOPTIONS", "-c work_mem=7MB"),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("workshop/s1|SQL, DMY|Europe/Istanbul|7MB"),
+        "{}",
+        r.stdout
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
