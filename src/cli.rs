@@ -42,6 +42,8 @@ pub enum Command {
     Locks(LocksArgs),
     /// Run isolationtester spec files (PostgreSQL's isolation test format), in parallel.
     Spec(SpecArgs),
+    /// The anomaly matrix (dirty write ... write skew) measured at every isolation level.
+    Phenomena(PhenomenaArgs),
     /// Print shell completions.
     Completions {
         /// The shell to write completions for.
@@ -227,6 +229,47 @@ pub struct SpecArgs {
     /// Enter (needs a terminal; runs one spec at a time).
     #[arg(long)]
     pub step: bool,
+
+    /// PostgreSQL URL or key=value connection string. Without it (and without
+    /// PGHOST/PGPORT/PGUSER/PGDATABASE) a throwaway cluster is started.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_name = "URL")]
+    pub database_url: Option<String>,
+
+    /// Directory holding initdb and postgres for the throwaway cluster.
+    #[arg(long, env = "LAB_PG_BIN", value_name = "DIR")]
+    pub pg_bin: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PhenomenaArgs {
+    /// Also print this phenomenon's timelines at every level (its id: g0, p4, g2-item, ...).
+    #[arg(long, value_name = "ID")]
+    pub show: Option<String>,
+
+    /// Only this level (repeatable): read-uncommitted, read-committed, repeatable-read, serializable.
+    #[arg(long, value_name = "LEVEL")]
+    pub level: Vec<String>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// After the matrix, what each phenomenon is.
+    #[arg(long)]
+    pub explain: bool,
+
+    /// Cells run at once, each in a schema of its own (default: 4 per core).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// Deadline, in seconds, for any one step.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub wait_timeout: f64,
+
+    /// Run the phenomena from edited copies of lab's files in DIR
+    /// (DIR/phenomena/<id>.spec); a file DIR does not have comes from lab's own.
+    #[arg(long, env = "LAB_DIR", value_name = "DIR")]
+    pub lab_dir: Option<PathBuf>,
 
     /// PostgreSQL URL or key=value connection string. Without it (and without
     /// PGHOST/PGPORT/PGUSER/PGDATABASE) a throwaway cluster is started.

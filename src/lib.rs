@@ -10,6 +10,7 @@ pub mod engine;
 pub mod files;
 pub mod i18n;
 pub mod locks;
+pub mod phenomena;
 pub mod progress;
 pub mod render;
 pub mod report;
@@ -75,6 +76,7 @@ pub fn messages() -> Vec<&'static [i18n::Def]> {
         target::cluster::msg::DEFS,
         target::connect::msg::DEFS,
         suite::msg::DEFS,
+        phenomena::msg::DEFS,
     ];
     all.extend(catalogue::ALL.iter().map(|s| s.texts));
     all
@@ -154,6 +156,10 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
                     args.once,
                     lang,
                 ))
+            }
+            Command::Phenomena(args) => {
+                let cfg = phenomena::PhenomenaConfig::new(&args, &config::process_env, lang)?;
+                runtime()?.block_on(phenomena::run(cfg))
             }
             Command::Spec(args) => {
                 let cfg = suite::SpecConfig::new(&args, &config::process_env, lang)?;

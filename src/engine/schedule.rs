@@ -208,6 +208,9 @@ impl Runner<'_> {
     /// Runs a setup or teardown block to its answer (within the deadline);
     /// isolationtester prints the last statement's rows, as PQexec returns them.
     async fn block(&self, session: &Session, sql: &str) -> Result<Answer> {
+        // Two-way parameters count in setup and teardown blocks too.
+        let bound = bind(sql, self.run.params);
+        let sql = bound.as_str();
         let mut sent = session.send(sql);
         if !sent.ready_within(self.run.env.wait_timeout).await {
             return Err(Deviation(msg::no_answer(session.at(sql), secs(self.run.env.wait_timeout))).into());

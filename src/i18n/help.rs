@@ -72,6 +72,28 @@ pub static HELP_TR: &[(&str, &str)] = &[
         "arg.spec.step",
         "Atölye modu: her adımdan önce oturumunu ve SQL'ini göster ve Enter'ı bekle (terminal gerekir; spec'leri birer birer çalıştırır)",
     ),
+    (
+        "cmd.phenomena",
+        "Anomali matrisi (dirty write ... write skew), her izolasyon seviyesinde sunucuda ölçülerek",
+    ),
+    (
+        "arg.phenomena.show",
+        "Bu fenomenin her seviyedeki zaman çizelgelerini de yazdır (kimliği: g0, p4, g2-item, ...)",
+    ),
+    (
+        "arg.phenomena.level",
+        "Yalnızca bu seviye (tekrarlanabilir): read-uncommitted, read-committed, repeatable-read, serializable",
+    ),
+    ("arg.phenomena.explain", "Matristen sonra her fenomenin ne olduğu"),
+    (
+        "arg.phenomena.jobs",
+        "Aynı anda çalışan hücre sayısı, her biri kendi şemasında (varsayılan: çekirdek başına 4)",
+    ),
+    ("arg.phenomena.wait_timeout", "Bir adım için saniye cinsinden son süre"),
+    (
+        "arg.phenomena.lab_dir",
+        "Fenomenleri DIR içindeki düzenlenmiş kopyalardan çalıştır (DIR/phenomena/<kimlik>.spec); DIR'de olmayan dosya lab'in kendi kopyasından gelir",
+    ),
     ("cmd.completions", "Kabuk tamamlamalarını yazdır"),
     (
         "arg.lang",

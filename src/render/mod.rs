@@ -45,7 +45,7 @@ impl Style {
         t.render(self.lang)
     }
 
-    fn cell(&self, text: impl Into<String>, color: Color) -> Cell {
+    pub fn cell(&self, text: impl Into<String>, color: Color) -> Cell {
         let c = Cell::new(text.into());
         if self.color { c.fg(color) } else { c }
     }

@@ -28,6 +28,9 @@ mod oracle;
 /// harness; lab's specs; bad input; the deadline; JSON and JUnit.
 mod spec;
 
+/// `lab phenomena`: the anomaly matrix, measured and as documented.
+mod phenomena;
+
 /// Mutations: a mechanism broken in an edited copy of a lab file (--lab-dir)
 /// gives a "not as documented" verdict, exit 1, never a hang.
 mod mutations;

@@ -332,7 +332,9 @@ fn an_unchanged_copy_of_the_lab_files_passes() {
     std::fs::create_dir_all(&dir).unwrap();
     for name in lab::files::LabFiles::names() {
         let text = lab::files::LabFiles::embedded().read(name).unwrap();
-        std::fs::write(dir.join(name), text.as_bytes()).unwrap();
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text.as_bytes()).unwrap();
     }
     let r = run(&[
         "nowait",

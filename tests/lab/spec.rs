@@ -136,14 +136,14 @@ fn lab_specs_print_what_isolationtester_prints() {
     let srv = TestServer::start();
     build_bookstore(&srv, &srv.client());
     let out = scratch("lab-specs");
-    let mut specs: Vec<PathBuf> = std::fs::read_dir("lab")
-        .unwrap()
-        .flatten()
+    let mut specs: Vec<PathBuf> = ["lab", "lab/phenomena"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap().flatten())
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "spec"))
         .collect();
     specs.sort();
-    assert!(specs.len() >= 10, "{specs:?}");
+    assert!(specs.len() >= 25, "{specs:?}");
     for spec in &specs {
         let name = spec.file_stem().unwrap().to_string_lossy().to_string();
         let text = std::fs::read_to_string(spec).unwrap();
@@ -156,7 +156,15 @@ fn lab_specs_print_what_isolationtester_prints() {
     // The server's own datestyle and time zone: no pg_regress settings.
     let r = run_cmd(
         crate::support::lab()
-            .args(["spec", "--database-url", &srv.url(), "lab", "--format", "isolation"])
+            .args([
+                "spec",
+                "--database-url",
+                &srv.url(),
+                "lab",
+                "lab/phenomena",
+                "--format",
+                "isolation",
+            ])
             .args(["--expected-dir", out.to_str().unwrap()])
             .env("PGDATESTYLE", "ISO, MDY")
             .env("PGTZ", "UTC"),

@@ -1,0 +1,666 @@
+//! `lab phenomena`: the classic anomaly matrix measured on the server. Each
+//! phenomenon is a spec under lab/phenomena/ (one permutation, the minimal
+//! interleaving); each runs at every isolation level, in a schema of its own
+//! (cells run in parallel), and the server's answers decide whether the
+//! anomaly occurred and, if not, how it was prevented.
+//!
+//! A phenomenon's header says what it is and what to expect:
+//! `# name:`, `# what:` / `# what-tr:`, `# expect: LEVEL=occurs|prevented/HOW ...`,
+//! and one or more `# occurs-if: STEP COLUMN = VALUE` (or `STEP rows = N`):
+//! the anomaly occurred when any of them holds for what the step returned.
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use serde::Serialize;
+use tokio::sync::Semaphore;
+
+use crate::engine::schedule::{self, Run};
+use crate::engine::{Env, Observation, Opener, Recorder, StepRun};
+use crate::files::LabFiles;
+use crate::i18n::{Context, Lang, Text};
+use crate::render::{self, Style};
+use crate::report::Entry;
+use crate::spec::{self, Param, Spec};
+use crate::target::connect;
+use crate::{Exit, config};
+
+/// The four levels, as JSON names them and as `SET default_transaction_isolation` takes them.
+pub const LEVELS: [(&str, &str); 4] = [
+    ("read-uncommitted", "read uncommitted"),
+    ("read-committed", "read committed"),
+    ("repeatable-read", "repeatable read"),
+    ("serializable", "serializable"),
+];
+
+/// One phenomenon, read from its spec.
+pub struct Phenomenon {
+    pub id: String,
+    pub name: String,
+    pub what_en: String,
+    pub what_tr: String,
+    pub spec: Spec,
+    /// Per level (in [`LEVELS`] order).
+    pub expect: Vec<Expected>,
+    pub occurs_if: Vec<Condition>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Expected {
+    pub verdict: Verdict,
+    /// How it is prevented, when the documentation says.
+    pub how: Option<How>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Occurs,
+    Prevented,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum How {
+    /// A step waited for another session (who for whom is in the cell).
+    Blocked,
+    /// A step failed with a serialization failure or a deadlock.
+    Aborted,
+    /// No wait, no error: the transaction's snapshot did not see it.
+    Snapshot,
+    /// The anomaly occurred.
+    None,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Condition {
+    Value {
+        step: String,
+        column: String,
+        value: String,
+    },
+    Rows {
+        step: String,
+        rows: usize,
+    },
+}
+
+impl Condition {
+    fn holds(&self, o: &Observation) -> bool {
+        let runs = |step: &str| -> Vec<&StepRun> { o.steps.iter().filter(|s| s.name == step).collect() };
+        match self {
+            Condition::Value { step, column, value } => runs(step).iter().any(|r| {
+                r.rows()
+                    .is_ok_and(|set| (0..set.rows.len()).any(|i| set.get(i, column) == Some(value.as_str())))
+            }),
+            Condition::Rows { step, rows } => runs(step)
+                .iter()
+                .any(|r| r.rows().is_ok_and(|set| set.rows.len() == *rows)),
+        }
+    }
+}
+
+fn header_value<'a>(spec: &'a Spec, key: &str) -> Vec<&'a str> {
+    spec.header
+        .iter()
+        .filter_map(|l| l.trim().strip_prefix(key)?.strip_prefix(':'))
+        .map(str::trim)
+        .collect()
+}
+
+/// Reads a phenomenon's spec (`phenomena/<id>.spec`).
+pub fn load(id: &str, text: &str) -> Result<Phenomenon> {
+    let file = format!("phenomena/{id}.spec");
+    let spec = spec::parse(text).map_err(|e| msg::bad(&file, format!("{}: {}", e.line, e.message)))?;
+    spec.check().map_err(|e| msg::bad(&file, e.to_string()))?;
+    if spec.permutations.len() != 1 {
+        bail!(msg::one_permutation(&file));
+    }
+    let one = |key: &str| -> Result<String> {
+        header_value(&spec, key)
+            .first()
+            .map(|s| s.to_string())
+            .ctx(|| msg::missing(&file, key))
+    };
+    let (name, what_en, what_tr) = (one("name")?, one("what")?, one("what-tr")?);
+    let mut expect = Vec::new();
+    let line = one("expect")?;
+    for (level, _) in LEVELS {
+        let word = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(level)?.strip_prefix('='))
+            .ctx(|| msg::no_expectation(&file, level))?;
+        let (verdict, how) = word.split_once('/').map_or((word, None), |(v, h)| (v, Some(h)));
+        let verdict = match verdict {
+            "occurs" => Verdict::Occurs,
+            "prevented" => Verdict::Prevented,
+            other => bail!(msg::bad_verdict(&file, other)),
+        };
+        let how = match how {
+            None => None,
+            Some("blocked") => Some(How::Blocked),
+            Some("aborted") => Some(How::Aborted),
+            Some("snapshot") => Some(How::Snapshot),
+            Some(other) => bail!(msg::bad_how(&file, other)),
+        };
+        expect.push(Expected { verdict, how });
+    }
+    let mut occurs_if = Vec::new();
+    for c in header_value(&spec, "occurs-if") {
+        let words: Vec<&str> = c.split_whitespace().collect();
+        let cond = match words[..] {
+            [step, "rows", "=", n] => Condition::Rows {
+                step: step.into(),
+                rows: n.parse().map_err(|_| msg::bad_condition(&file, c))?,
+            },
+            [step, column, "=", value] => Condition::Value {
+                step: step.into(),
+                column: column.into(),
+                value: value.into(),
+            },
+            _ => bail!(msg::bad_condition(&file, c)),
+        };
+        let step = match &cond {
+            Condition::Value { step, .. } | Condition::Rows { step, .. } => step,
+        };
+        spec.find(step).ctx(|| msg::no_step(&file, step))?;
+        occurs_if.push(cond);
+    }
+    if occurs_if.is_empty() {
+        bail!(msg::missing(&file, "occurs-if"));
+    }
+    Ok(Phenomenon {
+        id: id.to_string(),
+        name,
+        what_en,
+        what_tr,
+        spec,
+        expect,
+        occurs_if,
+    })
+}
+
+/// Every phenomenon under lab/phenomena/, in the catalogue's order.
+pub fn all(files: &LabFiles) -> Result<Vec<Phenomenon>> {
+    ORDER
+        .iter()
+        .map(|id| load(id, &files.read(&format!("phenomena/{id}.spec"))?))
+        .collect()
+}
+
+/// The matrix's rows, from the writes that are never allowed to the anomalies
+/// only SERIALIZABLE prevents.
+pub const ORDER: &[&str] = &[
+    "g0",
+    "g1a",
+    "g1b",
+    "g1c",
+    "otv",
+    "pmp",
+    "pmp-write",
+    "p2",
+    "p3",
+    "p4",
+    "g-single",
+    "g-single-dependencies",
+    "g-single-write-1",
+    "g2-item",
+    "g2",
+];
+
+/// One cell: a phenomenon at a level, as the server decided it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    pub verdict: Verdict,
+    pub how: How,
+    pub sqlstate: Option<String>,
+    pub at_step: Option<String>,
+    /// The sessions the waiting step waited for, for a cell prevented by blocking.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waited_for: Option<Vec<String>>,
+    pub expected: Expected,
+    pub as_expected: bool,
+    pub timeline: Vec<Entry>,
+}
+
+/// What decided the cell: the anomaly's condition on what the steps
+/// returned; otherwise the first serialization failure or deadlock, else the
+/// first wait, else the snapshot.
+pub fn judge(p: &Phenomenon, o: &Observation, expected: Expected, timeline: Vec<Entry>) -> Cell {
+    let occurs = p.occurs_if.iter().any(|c| c.holds(o));
+    let aborted = o
+        .steps
+        .iter()
+        .find(|s| s.code().is_some_and(|c| c == "40001" || c == "40P01"));
+    let waited = o.steps.iter().find(|s| s.waited());
+    let (how, sqlstate, at_step, waited_for) = if occurs {
+        (How::None, None, None, None)
+    } else if let Some(s) = aborted {
+        (How::Aborted, s.code().map(str::to_string), Some(s.name.clone()), None)
+    } else if let Some(s) = waited {
+        (
+            How::Blocked,
+            None,
+            Some(s.name.clone()),
+            Some(s.waited_for().unwrap_or_default().to_vec()),
+        )
+    } else {
+        (How::Snapshot, None, None, None)
+    };
+    let verdict = if occurs { Verdict::Occurs } else { Verdict::Prevented };
+    let as_expected = verdict == expected.verdict && expected.how.is_none_or(|h| h == how);
+    Cell {
+        verdict,
+        how,
+        sqlstate,
+        at_step,
+        waited_for,
+        expected,
+        as_expected,
+        timeline,
+    }
+}
+
+/// A checked `lab phenomena` command line.
+pub struct PhenomenaConfig {
+    pub lang: Lang,
+    pub phenomena: Vec<Arc<Phenomenon>>,
+    pub target: config::Target,
+    pub format: crate::cli::Format,
+    pub show: Option<String>,
+    pub levels: Vec<usize>,
+    pub explain: bool,
+    pub jobs: usize,
+    pub wait_timeout: Duration,
+}
+
+impl PhenomenaConfig {
+    pub fn new(args: &crate::cli::PhenomenaArgs, env: config::EnvLookup<'_>, lang: Lang) -> Result<Self> {
+        if !(args.wait_timeout.is_finite() && (0.1..=3600.0).contains(&args.wait_timeout)) {
+            bail!(crate::catalogue::cx::msg::between("--wait-timeout", 0.1, 3600));
+        }
+        if let Some(id) = &args.show
+            && !ORDER.contains(&id.as_str())
+        {
+            bail!(msg::no_phenomenon(id, ORDER.join(", ")));
+        }
+        let mut levels = Vec::new();
+        for l in &args.level {
+            match LEVELS.iter().position(|(name, _)| name == l) {
+                Some(i) => levels.push(i),
+                None => bail!(msg::no_level(l)),
+            }
+        }
+        if levels.is_empty() {
+            levels = (0..LEVELS.len()).collect();
+        }
+        let conn = crate::cli::ConnArgs {
+            database_url: args.database_url.clone(),
+            local: crate::cli::LocalArgs {
+                pg_bin: args.pg_bin.clone(),
+                schema: "lab".into(),
+            },
+            keep_schema: false,
+        };
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let files = match &args.lab_dir {
+            Some(dir) => LabFiles::with_dir(dir)?,
+            None => LabFiles::embedded(),
+        };
+        Ok(PhenomenaConfig {
+            lang,
+            // Read and checked before anything connects.
+            phenomena: all(&files)?.into_iter().map(Arc::new).collect(),
+            target: config::target(&conn, env)?,
+            format: args.format,
+            show: args.show.clone(),
+            levels,
+            explain: args.explain,
+            jobs: args.jobs.unwrap_or(cores * 4).max(1),
+            wait_timeout: Duration::from_secs_f64(args.wait_timeout),
+        })
+    }
+}
+
+/// One measured row of the matrix.
+#[derive(Serialize)]
+struct Row {
+    id: String,
+    name: String,
+    cells: serde_json::Map<String, serde_json::Value>,
+}
+
+pub async fn run(cfg: PhenomenaConfig) -> Result<Exit> {
+    let began = Instant::now();
+    let mut signals = crate::Signals::new()?;
+    let (cluster, pg) = crate::start_target(&cfg.target).await?;
+    let control = connect::connect(&pg, "lab:phenomena:control", None, None).await?.client;
+    let server = connect::server_info(&control).await?;
+    let env = Arc::new(Env {
+        pg,
+        schema: String::new(),
+        control,
+        server,
+        wait_timeout: cfg.wait_timeout,
+        deadlock_timeout: Duration::from_secs(1),
+        stepper: None,
+    });
+    let chosen: Vec<Arc<Phenomenon>> = cfg
+        .phenomena
+        .iter()
+        .filter(|p| cfg.show.as_ref().is_none_or(|s| *s == p.id))
+        .cloned()
+        .collect();
+    let schemas = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let outcome = tokio::select! {
+        r = measure(&cfg, &env, &chosen, &schemas) => Some(r),
+        _ = signals.recv() => None,
+    };
+    // The schemas of cells that did not drop their own (a run cut short).
+    let left: Vec<String> = schemas.lock().unwrap().drain(..).collect();
+    for s in left {
+        let _ = tokio::time::timeout(
+            cfg.wait_timeout,
+            env.control.batch_execute(&format!("DROP SCHEMA IF EXISTS {s} CASCADE")),
+        )
+        .await;
+    }
+    let cells = match outcome {
+        None => return Ok(crate::interrupted(cluster, cfg.lang)),
+        Some(r) => r?,
+    };
+    drop(cluster);
+    let as_expected = cells.iter().flatten().all(|c| c.as_expected);
+    let style = Style::for_stdout(cfg.lang, cfg.explain);
+    match cfg.format {
+        crate::cli::Format::Json => {
+            let rows: Vec<Row> = chosen
+                .iter()
+                .zip(&cells)
+                .map(|(p, cs)| Row {
+                    id: p.id.clone(),
+                    name: p.name.clone(),
+                    cells: cfg
+                        .levels
+                        .iter()
+                        .zip(cs)
+                        .map(|(&l, c)| (LEVELS[l].0.to_string(), serde_json::to_value(c).unwrap_or_default()))
+                        .collect(),
+                })
+                .collect();
+            crate::out(&render::json(&serde_json::json!({
+                "server_version": env.server.version,
+                "as_expected": as_expected,
+                "elapsed_ms": crate::report::round_ms(began.elapsed().as_secs_f64() * 1000.0),
+                "levels": cfg.levels.iter().map(|&l| LEVELS[l].0).collect::<Vec<_>>(),
+                "phenomena": rows,
+            }))?);
+        }
+        crate::cli::Format::Table => {
+            if cfg.show.is_some() {
+                for (p, cs) in chosen.iter().zip(&cells) {
+                    for (&l, c) in cfg.levels.iter().zip(cs) {
+                        crate::out(&format!("── {} / {} ──\n", p.id, LEVELS[l].0));
+                        crate::out(&render::timeline(&c.timeline, &style));
+                        crate::out(&format!("\n{}\n\n", style.say(&describe(c))));
+                    }
+                }
+            }
+            crate::out(&matrix(&chosen, &cfg.levels, &cells, &style, &env.server.version));
+            if cfg.explain {
+                for p in &chosen {
+                    let what = if cfg.lang == Lang::Tr { &p.what_tr } else { &p.what_en };
+                    crate::out(&format!("{} ({}): {what}\n", p.name, p.id));
+                }
+            }
+        }
+    }
+    Ok(if as_expected { Exit::Ok } else { Exit::Mismatch })
+}
+
+/// Runs every cell, `jobs` at once; cells come back per phenomenon, per level.
+async fn measure(
+    cfg: &PhenomenaConfig,
+    env: &Arc<Env>,
+    chosen: &[Arc<Phenomenon>],
+    schemas: &Arc<std::sync::Mutex<Vec<String>>>,
+) -> Result<Vec<Vec<Cell>>> {
+    let permits = Arc::new(Semaphore::new(cfg.jobs));
+    let mut tasks = Vec::new();
+    for (i, p) in chosen.iter().enumerate() {
+        for &l in &cfg.levels {
+            let (p, env, permits, schemas) = (p.clone(), env.clone(), permits.clone(), schemas.clone());
+            let schema = format!("lab_ph_{}_{}_{l}", std::process::id(), i);
+            tasks.push(tokio::spawn(async move {
+                let _permit = permits.acquire_owned().await.expect("never closed");
+                cell(&env, &p, l, &schema, &schemas).await
+            }));
+        }
+    }
+    let mut out: Vec<Vec<Cell>> = chosen.iter().map(|_| Vec::new()).collect();
+    for (k, t) in tasks.into_iter().enumerate() {
+        let c = t.await.map_err(|e| anyhow::anyhow!("{e}"))??;
+        out[k / cfg.levels.len()].push(c);
+    }
+    Ok(out)
+}
+
+/// One phenomenon at one level, in a schema of its own.
+async fn cell(
+    env: &Env,
+    p: &Phenomenon,
+    level: usize,
+    schema: &str,
+    schemas: &std::sync::Mutex<Vec<String>>,
+) -> Result<Cell> {
+    schemas.lock().unwrap().push(schema.to_string());
+    env.control
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .await
+        .map_err(|e| connect::sql_error(e, msg::schema(schema)))?;
+    let recorder = Recorder::default();
+    let opener = Opener {
+        pg: env.pg.clone(),
+        schema: Some(schema.to_string()),
+        app: format!("lab:phenomena:{}/{}:", p.id, LEVELS[level].0),
+        label: format!("phenomena/{}/{}", p.id, LEVELS[level].0),
+        recorder: recorder.clone(),
+        deadline: env.wait_timeout,
+        stepper: None,
+        opened: Arc::default(),
+        transcript: None,
+    };
+    let names: Vec<&str> = p.spec.sessions.iter().map(|s| s.name.as_str()).collect();
+    let sessions = opener.open_all(&names).await?;
+    let setup = opener.open_quiet("setup").await?;
+    let plan = p
+        .spec
+        .plan(&p.spec.permutations[0])
+        .map_err(|e| msg::bad(&p.id, e.to_string()))?;
+    let params = [("level", Param::Str(LEVELS[level].1.to_string()))];
+    let o = schedule::run(Run {
+        env,
+        spec: &p.spec,
+        plan: &plan,
+        sessions: &sessions,
+        setup: &setup,
+        params: &params,
+        expect: &[],
+        probes: &[],
+        recorder: &recorder,
+        transcript: None,
+        patient: true,
+    })
+    .await;
+    drop(sessions);
+    drop(setup);
+    let dropped = env
+        .control
+        .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        .await;
+    schemas.lock().unwrap().retain(|s| s != schema);
+    let o = o?;
+    dropped.map_err(|e| connect::sql_error(e, msg::schema(schema)))?;
+    // The level each transaction ran under, read back: a server that ignores
+    // the setting would make every cell of the row the same.
+    let want = LEVELS[level].1;
+    if !o.steps.iter().filter_map(|s| s.isolation.as_deref()).all(|l| l == want) {
+        bail!(msg::level_not_set(&p.id, want));
+    }
+    Ok(judge(p, &o, p.expect[level].clone(), recorder.take()))
+}
+
+fn mark(verdict: Verdict, how: Option<How>, sqlstate: Option<&str>) -> Text {
+    match (verdict, how) {
+        (Verdict::Occurs, _) => msg::occurs(),
+        (Verdict::Prevented, Some(How::Blocked)) => msg::blocked(),
+        (Verdict::Prevented, Some(How::Aborted)) => msg::aborted(sqlstate.unwrap_or("")),
+        (Verdict::Prevented, Some(How::Snapshot)) => msg::snapshot(),
+        (Verdict::Prevented, _) => msg::prevented(),
+    }
+}
+
+fn cell_mark(c: &Cell) -> Text {
+    mark(c.verdict, Some(c.how), c.sqlstate.as_deref())
+}
+
+fn describe(c: &Cell) -> Text {
+    let verdict = if c.as_expected {
+        crate::i18n::ui::verdict_ok()
+    } else {
+        crate::i18n::ui::verdict_not()
+    };
+    match (&c.at_step, &c.waited_for) {
+        (Some(s), Some(by)) => msg::cell(cell_mark(c), msg::waited(s, by.join(", ")), verdict),
+        (Some(s), None) => msg::cell(cell_mark(c), msg::at_step(s), verdict),
+        _ => msg::cell_plain(cell_mark(c), verdict),
+    }
+}
+
+fn matrix(chosen: &[Arc<Phenomenon>], levels: &[usize], cells: &[Vec<Cell>], style: &Style, version: &str) -> String {
+    let mut header = vec![style.say(&msg::col_phenomenon())];
+    header.extend(levels.iter().map(|&l| LEVELS[l].0.to_string()));
+    let mut t = render::table(header, style);
+    for (p, cs) in chosen.iter().zip(cells) {
+        let mut row = vec![comfy_table::Cell::new(format!("{} ({})", p.name, p.id))];
+        for c in cs {
+            let mut text = style.say(&cell_mark(c));
+            if !c.as_expected {
+                let exp = mark(c.expected.verdict, c.expected.how, None);
+                text = format!("{text}\n{}", style.say(&msg::differs(exp)));
+            }
+            let color = match (c.as_expected, c.verdict) {
+                (false, _) => comfy_table::Color::Red,
+                (true, Verdict::Occurs) => comfy_table::Color::Yellow,
+                (true, Verdict::Prevented) => comfy_table::Color::Green,
+            };
+            row.push(style.cell(text, color));
+        }
+        t.add_row(row);
+    }
+    let total = cells.iter().flatten().count();
+    let ok = cells.iter().flatten().filter(|c| c.as_expected).count();
+    format!("{t}\n{}\n", style.say(&msg::summary(version, total, ok)))
+}
+
+pub(crate) mod msg {
+    crate::messages! {
+        prefix "ph";
+        bad(file, why) {
+            en: "{file}: {why}",
+            tr: "{file}: {why}",
+        }
+        one_permutation(file) {
+            en: "{file}: a phenomenon has one permutation, its minimal interleaving",
+            tr: "{file}: bir fenomenin tek bir permütasyonu olur, en küçük iç içe geçişi",
+        }
+        missing(file, key) {
+            en: "{file}: no `# {key}:` line",
+            tr: "{file}: `# {key}:` satırı yok",
+        }
+        no_expectation(file, level) {
+            en: "{file}: `# expect:` says nothing of {level}",
+            tr: "{file}: `# expect:` {level} için bir şey söylemiyor",
+        }
+        bad_verdict(file, word) {
+            en: "{file}: `{word}` is neither occurs nor prevented",
+            tr: "{file}: `{word}` ne occurs ne prevented",
+        }
+        bad_how(file, word) {
+            en: "{file}: `{word}` is not blocked, aborted or snapshot",
+            tr: "{file}: `{word}` blocked, aborted ya da snapshot değil",
+        }
+        bad_condition(file, condition) {
+            en: "{file}: `# occurs-if: {condition}` is neither `STEP COLUMN = VALUE` nor `STEP rows = N`",
+            tr: "{file}: `# occurs-if: {condition}` ne `ADIM SÜTUN = DEĞER` ne `ADIM rows = N`",
+        }
+        no_step(file, step) {
+            en: "{file}: `# occurs-if:` names no step {step}",
+            tr: "{file}: `# occurs-if:` olmayan bir adımı anıyor: {step}",
+        }
+        occurs() {
+            en: "✗ occurs",
+            tr: "✗ oluşuyor",
+        }
+        prevented() {
+            en: "✓ prevented",
+            tr: "✓ önleniyor",
+        }
+        blocked() {
+            en: "✓ blocked",
+            tr: "✓ bekletiliyor",
+        }
+        aborted(sqlstate) {
+            en: "✓ aborted {sqlstate}",
+            tr: "✓ iptal {sqlstate}",
+        }
+        snapshot() {
+            en: "✓ snapshot",
+            tr: "✓ snapshot",
+        }
+        differs(expected) {
+            en: "≠ expected {expected}",
+            tr: "≠ beklenen {expected}",
+        }
+        waited(step, by) {
+            en: "{step} waited for {by}",
+            tr: "{step}, {by} oturumunu bekledi",
+        }
+        at_step(step) {
+            en: "at {step}",
+            tr: "{step} adımında",
+        }
+        cell_plain(mark, verdict) {
+            en: "{mark} ({verdict})",
+            tr: "{mark} ({verdict})",
+        }
+        no_phenomenon(id, known) {
+            en: "no phenomenon {id} (there are: {known})",
+            tr: "{id} diye bir fenomen yok (olanlar: {known})",
+        }
+        no_level(level) {
+            en: "no isolation level {level} (read-uncommitted, read-committed, repeatable-read, serializable)",
+            tr: "{level} diye bir izolasyon seviyesi yok (read-uncommitted, read-committed, repeatable-read, serializable)",
+        }
+        schema(schema) {
+            en: "could not create or drop the cell's schema {schema}",
+            tr: "hücrenin {schema} şeması oluşturulamadı ya da silinemedi",
+        }
+        level_not_set(id, level) {
+            en: "{id}: the server did not run the transactions at {level} (the level read back differs)",
+            tr: "{id}: sunucu transaction'ları {level} seviyesinde çalıştırmadı (geri okunan seviye farklı)",
+        }
+        col_phenomenon() {
+            en: "phenomenon",
+            tr: "fenomen",
+        }
+        cell(mark, detail, verdict) {
+            en: "{mark} {detail} ({verdict})",
+            tr: "{mark} {detail} ({verdict})",
+        }
+        summary(version, total, ok) {
+            en: "PostgreSQL {version}: {ok} of {total} cells as documented",
+            tr: "PostgreSQL {version}: {total} hücreden {ok} tanesi belgelendiği gibi",
+        }
+    }
+}
