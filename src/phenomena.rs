@@ -6,8 +6,9 @@
 //!
 //! A phenomenon's header says what it is and what to expect:
 //! `# name:`, `# what:` / `# what-tr:`, `# expect: LEVEL=occurs|prevented/HOW ...`,
-//! and one or more `# occurs-if: STEP COLUMN = VALUE` (or `STEP rows = N`):
-//! the anomaly occurred when any of them holds for what the step returned.
+//! and one or more `# occurs-if: STEP COLUMN = VALUE` (or `STEP rows = N`,
+//! `STEP ok`, several joined by `and`): the anomaly occurred when all the
+//! conditions of any one line hold for what the steps returned.
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -42,7 +43,8 @@ pub struct Phenomenon {
     pub spec: Spec,
     /// Per level (in [`LEVELS`] order).
     pub expect: Vec<Expected>,
-    pub occurs_if: Vec<Condition>,
+    /// The anomaly occurred if all the conditions of any one line hold.
+    pub occurs_if: Vec<Vec<Condition>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -74,15 +76,16 @@ pub enum How {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Condition {
+    /// `STEP COLUMN = VALUE`: a row the step returned has that value.
     Value {
         step: String,
         column: String,
         value: String,
     },
-    Rows {
-        step: String,
-        rows: usize,
-    },
+    /// `STEP rows = N`: the step returned N rows.
+    Rows { step: String, rows: usize },
+    /// `STEP ok`: the step answered without an error (a COMMIT that committed).
+    Ok { step: String },
 }
 
 impl Condition {
@@ -96,6 +99,16 @@ impl Condition {
             Condition::Rows { step, rows } => runs(step)
                 .iter()
                 .any(|r| r.rows().is_ok_and(|set| set.rows.len() == *rows)),
+            // A COMMIT of a failed transaction answers ROLLBACK: not ok.
+            Condition::Ok { step } => runs(step)
+                .iter()
+                .any(|r| r.results().is_ok_and(|rs| rs.iter().all(|x| x.tag != "ROLLBACK"))),
+        }
+    }
+
+    fn step(&self) -> &str {
+        match self {
+            Condition::Value { step, .. } | Condition::Rows { step, .. } | Condition::Ok { step } => step,
         }
     }
 }
@@ -146,25 +159,27 @@ pub fn load(id: &str, text: &str) -> Result<Phenomenon> {
         expect.push(Expected { verdict, how });
     }
     let mut occurs_if = Vec::new();
-    for c in header_value(&spec, "occurs-if") {
-        let words: Vec<&str> = c.split_whitespace().collect();
-        let cond = match words[..] {
-            [step, "rows", "=", n] => Condition::Rows {
-                step: step.into(),
-                rows: n.parse().map_err(|_| msg::bad_condition(&file, c))?,
-            },
-            [step, column, "=", value] => Condition::Value {
-                step: step.into(),
-                column: column.into(),
-                value: value.into(),
-            },
-            _ => bail!(msg::bad_condition(&file, c)),
-        };
-        let step = match &cond {
-            Condition::Value { step, .. } | Condition::Rows { step, .. } => step,
-        };
-        spec.find(step).ctx(|| msg::no_step(&file, step))?;
-        occurs_if.push(cond);
+    for line in header_value(&spec, "occurs-if") {
+        let mut all = Vec::new();
+        for c in line.split(" and ") {
+            let words: Vec<&str> = c.split_whitespace().collect();
+            let cond = match words[..] {
+                [step, "ok"] => Condition::Ok { step: step.into() },
+                [step, "rows", "=", n] => Condition::Rows {
+                    step: step.into(),
+                    rows: n.parse().map_err(|_| msg::bad_condition(&file, c))?,
+                },
+                [step, column, "=", value] => Condition::Value {
+                    step: step.into(),
+                    column: column.into(),
+                    value: value.into(),
+                },
+                _ => bail!(msg::bad_condition(&file, c)),
+            };
+            spec.find(cond.step()).ctx(|| msg::no_step(&file, cond.step()))?;
+            all.push(cond);
+        }
+        occurs_if.push(all);
     }
     if occurs_if.is_empty() {
         bail!(msg::missing(&file, "occurs-if"));
@@ -206,6 +221,8 @@ pub const ORDER: &[&str] = &[
     "g-single-write-1",
     "g2-item",
     "g2",
+    "read-only-anomaly",
+    "read-only-deferrable",
 ];
 
 /// One cell: a phenomenon at a level, as the server decided it.
@@ -227,7 +244,7 @@ pub struct Cell {
 /// returned; otherwise the first serialization failure or deadlock, else the
 /// first wait, else the snapshot.
 pub fn judge(p: &Phenomenon, o: &Observation, expected: Expected, timeline: Vec<Entry>) -> Cell {
-    let occurs = p.occurs_if.iter().any(|c| c.holds(o));
+    let occurs = p.occurs_if.iter().any(|all| all.iter().all(|c| c.holds(o)));
     let aborted = o
         .steps
         .iter()
@@ -591,8 +608,8 @@ pub(crate) mod msg {
             tr: "{file}: `{word}` blocked, aborted ya da snapshot değil",
         }
         bad_condition(file, condition) {
-            en: "{file}: `# occurs-if: {condition}` is neither `STEP COLUMN = VALUE` nor `STEP rows = N`",
-            tr: "{file}: `# occurs-if: {condition}` ne `ADIM SÜTUN = DEĞER` ne `ADIM rows = N`",
+            en: "{file}: `{condition}` in `# occurs-if:` is not `STEP COLUMN = VALUE`, `STEP rows = N` or `STEP ok`",
+            tr: "{file}: `# occurs-if:` içindeki `{condition}`, `ADIM SÜTUN = DEĞER`, `ADIM rows = N` ya da `ADIM ok` değil",
         }
         no_step(file, step) {
             en: "{file}: `# occurs-if:` names no step {step}",
