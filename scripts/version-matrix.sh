@@ -2,7 +2,8 @@
 # Runs `lab all` against PostgreSQL 15 (the machine's, e.g. the Debian package)
 # and PostgreSQL 18 (the PyPI wheel, fetched by scripts/fetch-pg18.sh), each on
 # a throwaway cluster, and prints one table: scenario x variant x version with
-# the verdict and the key metric. Differences between versions are marked.
+# the verdict and the key metric, then the phenomena matrix (`lab phenomena`)
+# with one column per level and version. Differences between versions are marked.
 #   scripts/version-matrix.sh [PG_BIN_DIR...]     (default: the machine's, then 18)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,9 +29,11 @@ for d in "${dirs[@]}"; do
     echo "running lab all with $d ..." >&2
     # exit 1 (a variant not as documented) is a result to show, not a failure here
     target/release/lab all --pg-bin "$d" --timeout-ms 300 --format json >"$out/$i.json" || [ $? -eq 1 ]
+    echo "running lab phenomena with $d ..." >&2
+    target/release/lab phenomena --pg-bin "$d" --format json >"$out/phenomena-$i.json" || [ $? -eq 1 ]
 done
 
-python3 - "$out"/*.json <<'PY'
+python3 - "$out"/[0-9]*.json <<'PY'
 import json, sys
 
 # The metric shown per scenario: the first of these a variant has.
@@ -77,4 +80,38 @@ for t in table:
 print()
 for r in runs:
     print(f"PostgreSQL {r['server_version']}: as_expected={r['as_expected']}, {r['elapsed_ms']:.0f} ms")
+PY
+
+python3 - "$out"/phenomena-*.json <<'PY'
+import json, sys
+
+runs = [json.load(open(p)) for p in sys.argv[1:]]
+short = {"read-uncommitted": "RU", "read-committed": "RC", "repeatable-read": "RR", "serializable": "SER"}
+header = ["phenomenon"] + [f"{short[l]} {r['server_version']}" for l in runs[0]["levels"] for r in runs] + [""]
+table = []
+for i, p in enumerate(runs[0]["phenomena"]):
+    cells, differs = [], False
+    for l in runs[0]["levels"]:
+        seen = set()
+        for r in runs:
+            c = r["phenomena"][i]["cells"][l]
+            text = "occurs" if c["verdict"] == "occurs" else c["how"] + (f" {c['sqlstate']}" if c.get("sqlstate") else "")
+            if not c["as_expected"]:
+                text += " (NOT as documented)"
+            seen.add(text)
+            cells.append(text)
+        differs |= len(seen) > 1
+    table.append([p["id"]] + cells + ["differs" if differs else ""])
+widths = [max(len(str(x)) for x in col) for col in zip(header, *table)]
+line = lambda cells: " | ".join(str(c).ljust(w) for c, w in zip(cells, widths))
+print()
+print(line(header))
+print("-+-".join("-" * w for w in widths))
+for t in table:
+    print(line(t))
+print()
+for r in runs:
+    n = sum(len(p["cells"]) for p in r["phenomena"])
+    ok = sum(c["as_expected"] for p in r["phenomena"] for c in p["cells"].values())
+    print(f"phenomena on PostgreSQL {r['server_version']}: {ok} of {n} cells as documented, {r['elapsed_ms']:.0f} ms")
 PY

@@ -262,6 +262,10 @@ pub struct PhenomenaArgs {
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
 
+    /// Also write a JUnit XML report (one test case per cell) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
     /// Deadline, in seconds, for any one step.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub wait_timeout: f64,

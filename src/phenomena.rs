@@ -289,6 +289,7 @@ pub struct PhenomenaConfig {
     pub explain: bool,
     pub jobs: usize,
     pub wait_timeout: Duration,
+    pub junit: Option<std::path::PathBuf>,
 }
 
 impl PhenomenaConfig {
@@ -319,6 +320,14 @@ impl PhenomenaConfig {
             },
             keep_schema: false,
         };
+        if let Some(path) = &args.junit {
+            // Found out now, not after the run.
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .ctx(|| crate::msg::junit(path.display().to_string()))?;
+        }
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         let files = match &args.lab_dir {
             Some(dir) => LabFiles::with_dir(dir)?,
@@ -334,6 +343,7 @@ impl PhenomenaConfig {
             levels,
             explain: args.explain,
             jobs: args.jobs.unwrap_or(cores * 4).max(1),
+            junit: args.junit.clone(),
             wait_timeout: Duration::from_secs_f64(args.wait_timeout),
         })
     }
@@ -388,6 +398,10 @@ pub async fn run(cfg: PhenomenaConfig) -> Result<Exit> {
     };
     drop(cluster);
     let as_expected = cells.iter().flatten().all(|c| c.as_expected);
+    if let Some(path) = &cfg.junit {
+        let reports = junit_reports(&chosen, &cfg.levels, &cells, &env.server.version);
+        std::fs::write(path, render::junit(&reports)).ctx(|| crate::msg::junit(path.display().to_string()))?;
+    }
     let style = Style::for_stdout(cfg.lang, cfg.explain);
     match cfg.format {
         crate::cli::Format::Json => {
@@ -527,6 +541,55 @@ async fn cell(
     Ok(judge(p, &o, p.expect[level].clone(), recorder.take()))
 }
 
+/// JUnit: a test suite per phenomenon, a test case per cell.
+fn junit_reports(
+    chosen: &[Arc<Phenomenon>],
+    levels: &[usize],
+    cells: &[Vec<Cell>],
+    version: &str,
+) -> Vec<crate::report::ScenarioReport> {
+    chosen
+        .iter()
+        .zip(cells)
+        .map(|(p, cs)| {
+            let variants: Vec<crate::report::VariantReport> = levels
+                .iter()
+                .zip(cs)
+                .map(|(&l, c)| {
+                    let expected = mark(c.expected.verdict, c.expected.how, None);
+                    crate::report::VariantReport {
+                        name: LEVELS[l].0.to_string(),
+                        as_expected: c.as_expected,
+                        anomaly: c.verdict == Verdict::Occurs,
+                        expected: expected.clone(),
+                        explain: msg::what(&p.name, &p.what_en),
+                        observed: vec![describe(c)],
+                        checks: vec![crate::report::Check {
+                            id: "ph.cell".into(),
+                            ok: c.as_expected,
+                            text: msg::differs(expected),
+                        }],
+                        elapsed_ms: 0.0,
+                        sqlstates: c.sqlstate.iter().cloned().collect(),
+                        metrics: Default::default(),
+                        timeline: c.timeline.clone(),
+                        skipped: None,
+                        notes: Vec::new(),
+                        evidence: Vec::new(),
+                    }
+                })
+                .collect();
+            crate::report::ScenarioReport {
+                scenario: format!("phenomena.{}", p.id),
+                server_version: version.to_string(),
+                as_expected: variants.iter().all(|v| v.as_expected),
+                elapsed_ms: 0.0,
+                variants,
+            }
+        })
+        .collect()
+}
+
 fn mark(verdict: Verdict, how: Option<How>, sqlstate: Option<&str>) -> Text {
     match (verdict, how) {
         (Verdict::Occurs, _) => msg::occurs(),
@@ -646,6 +709,10 @@ pub(crate) mod msg {
         at_step(step) {
             en: "at {step}",
             tr: "{step} adımında",
+        }
+        what(name, text) {
+            en: "{name}: {text}",
+            tr: "{name}: {text}",
         }
         cell_plain(mark, verdict) {
             en: "{mark} ({verdict})",

@@ -91,6 +91,10 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ),
     ("arg.phenomena.wait_timeout", "Bir adım için saniye cinsinden son süre"),
     (
+        "arg.phenomena.junit",
+        "Ayrıca FILE dosyasına bir JUnit XML raporu yaz (hücre başına bir test case)",
+    ),
+    (
         "arg.phenomena.lab_dir",
         "Fenomenleri DIR içindeki düzenlenmiş kopyalardan çalıştır (DIR/phenomena/<kimlik>.spec); DIR'de olmayan dosya lab'in kendi kopyasından gelir",
     ),

@@ -18,8 +18,22 @@ fn cell<'a>(report: &'a Value, id: &str, level: &str) -> &'a Value {
 #[test]
 fn the_matrix_is_measured_and_as_documented() {
     let srv = TestServer::start();
-    let r = run(&["phenomena", "--database-url", &srv.url(), "--format", "json"]);
+    let junit = std::env::temp_dir().join(format!("lab-phenomena-{}.xml", std::process::id()));
+    let r = run(&[
+        "phenomena",
+        "--database-url",
+        &srv.url(),
+        "--format",
+        "json",
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let _ = std::fs::remove_file(&junit);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let cases = doc.descendants().filter(|n| n.has_tag_name("testcase")).count();
+    assert_eq!(cases, lab::phenomena::ORDER.len() * 4, "one test case per cell");
     let report: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(report["as_expected"], true);
     assert_eq!(report["levels"].as_array().unwrap().len(), 4);
