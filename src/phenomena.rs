@@ -221,6 +221,7 @@ pub const ORDER: &[&str] = &[
     "g-single-write-1",
     "g2-item",
     "g2",
+    "g2-two-edges",
     "read-only-anomaly",
     "read-only-deferrable",
 ];
