@@ -230,14 +230,8 @@ pub struct SpecArgs {
     #[arg(long)]
     pub step: bool,
 
-    /// PostgreSQL URL or key=value connection string. Without it (and without
-    /// PGHOST/PGPORT/PGUSER/PGDATABASE) a throwaway cluster is started.
-    #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_name = "URL")]
-    pub database_url: Option<String>,
-
-    /// Directory holding initdb and postgres for the throwaway cluster.
-    #[arg(long, env = "LAB_PG_BIN", value_name = "DIR")]
-    pub pg_bin: Option<PathBuf>,
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -275,6 +269,13 @@ pub struct PhenomenaArgs {
     #[arg(long, env = "LAB_DIR", value_name = "DIR")]
     pub lab_dir: Option<PathBuf>,
 
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+/// Where `lab spec` and `lab phenomena` run: a server, or the throwaway cluster.
+#[derive(Debug, Clone, Args)]
+pub struct TargetArgs {
     /// PostgreSQL URL or key=value connection string. Without it (and without
     /// PGHOST/PGPORT/PGUSER/PGDATABASE) a throwaway cluster is started.
     #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_name = "URL")]

@@ -254,6 +254,19 @@ pub fn target(args: &ConnArgs, env: EnvLookup<'_>) -> Result<Target> {
     })
 }
 
+/// The target of `lab spec` and `lab phenomena` (no lab schema of their own).
+pub fn target_of(args: &crate::cli::TargetArgs, env: EnvLookup<'_>) -> Result<Target> {
+    let conn = ConnArgs {
+        database_url: args.database_url.clone(),
+        local: LocalArgs {
+            pg_bin: args.pg_bin.clone(),
+            schema: "lab".into(),
+        },
+        keep_schema: false,
+    };
+    target(&conn, env)
+}
+
 /// A database URL (or key=value string) as lab reads it everywhere.
 pub fn parse_url(url: &str, env: EnvLookup<'_>) -> Result<tokio_postgres::Config> {
     let conn = ConnArgs {

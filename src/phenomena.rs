@@ -313,14 +313,6 @@ impl PhenomenaConfig {
         if levels.is_empty() {
             levels = (0..LEVELS.len()).collect();
         }
-        let conn = crate::cli::ConnArgs {
-            database_url: args.database_url.clone(),
-            local: crate::cli::LocalArgs {
-                pg_bin: args.pg_bin.clone(),
-                schema: "lab".into(),
-            },
-            keep_schema: false,
-        };
         if let Some(path) = &args.junit {
             // Found out now, not after the run.
             std::fs::OpenOptions::new()
@@ -338,7 +330,7 @@ impl PhenomenaConfig {
             lang,
             // Read and checked before anything connects.
             phenomena: all(&files)?.into_iter().map(Arc::new).collect(),
-            target: config::target(&conn, env)?,
+            target: config::target_of(&args.target, env)?,
             format: args.format,
             show: args.show.clone(),
             levels,

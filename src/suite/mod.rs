@@ -85,14 +85,6 @@ impl SpecConfig {
             }
             specs.push(f);
         }
-        let conn = crate::cli::ConnArgs {
-            database_url: args.database_url.clone(),
-            local: crate::cli::LocalArgs {
-                pg_bin: args.pg_bin.clone(),
-                schema: "lab".into(),
-            },
-            keep_schema: false,
-        };
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         let regress = args.expected.is_some() || args.expected_dir.is_some();
         if args.step && !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
@@ -108,7 +100,7 @@ impl SpecConfig {
             wait_timeout: Duration::from_secs_f64(args.wait_timeout),
             explain: args.explain,
             step: args.step,
-            target: config::target(&conn, env)?,
+            target: config::target_of(&args.target, env)?,
             regress,
             appname: env("PGAPPNAME"),
             options: env("PGOPTIONS"),
