@@ -297,7 +297,10 @@ async fn run_plan(cfg: RunConfig, all: bool) -> Result<Exit> {
 /// run's schema is left alone.
 async fn clean_up(env: &Env, cfg: &RunConfig, failed: bool) -> Result<()> {
     let fresh;
-    let control = if env.control.is_closed() {
+    // A connection whose backend was just terminated may not know it yet:
+    // one round trip tells.
+    let lost = env.control.is_closed() || env.control.simple_query("").await.is_err();
+    let control = if lost {
         fresh = connect::connect(&env.pg, &control_name(&cfg.schema), None, None)
             .await?
             .client;
