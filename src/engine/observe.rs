@@ -26,14 +26,15 @@ impl std::error::Error for Deviation {}
 /// A variant's timeline, shared by its sessions.
 #[derive(Clone)]
 pub struct Recorder {
-    t0: Instant,
+    /// When the timeline starts (shared by the clones, so a restart counts for all).
+    t0: Arc<Mutex<Instant>>,
     entries: Arc<Mutex<Vec<Entry>>>,
 }
 
 impl Default for Recorder {
     fn default() -> Self {
         Recorder {
-            t0: Instant::now(),
+            t0: Arc::new(Mutex::new(Instant::now())),
             entries: Arc::default(),
         }
     }
@@ -41,11 +42,17 @@ impl Default for Recorder {
 
 impl Recorder {
     pub fn started(&self) -> Instant {
-        self.t0
+        *self.t0.lock().unwrap()
+    }
+
+    /// Starts the timeline again from now (a spec's next permutation, on the
+    /// same sessions).
+    pub fn restart(&self) {
+        *self.t0.lock().unwrap() = Instant::now();
     }
 
     pub fn t_ms(&self, at: Instant) -> f64 {
-        round_ms(at.saturating_duration_since(self.t0).as_secs_f64() * 1000.0)
+        round_ms(at.saturating_duration_since(self.started()).as_secs_f64() * 1000.0)
     }
 
     pub fn now_ms(&self) -> f64 {

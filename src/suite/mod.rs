@@ -512,6 +512,7 @@ async fn run_in(
     for (k, plan) in plans.iter().enumerate() {
         let names: Vec<&str> = plan.iter().map(|p| spec.step(p.id).name.as_str()).collect();
         transcript.out(format!("\nstarting permutation: {}\n", names.join(" ")));
+        recorder.restart();
         let began = Instant::now();
         let outcome = schedule::run(Run {
             env: &env,
