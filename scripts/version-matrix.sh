@@ -33,8 +33,17 @@ for d in "${dirs[@]}"; do
     target/release/lab phenomena --pg-bin "$d" --format json >"$out/phenomena-$i.json" || [ $? -eq 1 ]
 done
 
-python3 - "$out"/[0-9]*.json <<'PY'
-import json, sys
+python3 - "$out" <<'PY'
+import glob, json, sys
+
+def show(header, table):
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *table)]
+    line = lambda cells: " | ".join(str(c).ljust(w) for c, w in zip(cells, widths))
+    print(line(header))
+    print("-+-".join("-" * w for w in widths))
+    for t in table:
+        print(line(t))
+    print()
 
 # The metric shown per scenario: the first of these a variant has.
 KEY = {
@@ -45,7 +54,8 @@ KEY = {
     "queue": ["efficiency"], "stock-race": ["final_stock"], "stale-event": ["final_version"],
     "invoice-numbering": ["duplicates", "gaps"],
 }
-runs = [json.load(open(p)) for p in sys.argv[1:]]
+out = sys.argv[1]
+runs = [json.load(open(p)) for p in sorted(glob.glob(f"{out}/[0-9]*.json"))]
 versions = [r["server_version"] for r in runs]
 rows, keys = {}, []
 for r in runs:
@@ -71,21 +81,12 @@ for k in keys:
     verdicts = {c[0] for c in cells}
     diff = "differs" if len(verdicts) > 1 else ""
     table.append([k[0], k[1]] + [f"{c[0]} ({c[1]})" if c[1] else c[0] for c in cells] + [diff])
-widths = [max(len(str(x)) for x in col) for col in zip(header, *table)]
-line = lambda cells: " | ".join(str(c).ljust(w) for c, w in zip(cells, widths))
-print(line(header))
-print("-+-".join("-" * w for w in widths))
-for t in table:
-    print(line(t))
-print()
+show(header, table)
 for r in runs:
     print(f"PostgreSQL {r['server_version']}: as_expected={r['as_expected']}, {r['elapsed_ms']:.0f} ms")
-PY
+print()
 
-python3 - "$out"/phenomena-*.json <<'PY'
-import json, sys
-
-runs = [json.load(open(p)) for p in sys.argv[1:]]
+runs = [json.load(open(p)) for p in sorted(glob.glob(f"{out}/phenomena-*.json"))]
 short = {"read-uncommitted": "RU", "read-committed": "RC", "repeatable-read": "RR", "serializable": "SER"}
 header = ["phenomenon"] + [f"{short[l]} {r['server_version']}" for l in runs[0]["levels"] for r in runs] + [""]
 table = []
@@ -102,14 +103,7 @@ for i, p in enumerate(runs[0]["phenomena"]):
             cells.append(text)
         differs |= len(seen) > 1
     table.append([p["id"]] + cells + ["differs" if differs else ""])
-widths = [max(len(str(x)) for x in col) for col in zip(header, *table)]
-line = lambda cells: " | ".join(str(c).ljust(w) for c, w in zip(cells, widths))
-print()
-print(line(header))
-print("-+-".join("-" * w for w in widths))
-for t in table:
-    print(line(t))
-print()
+show(header, table)
 for r in runs:
     n = sum(len(p["cells"]) for p in r["phenomena"])
     ok = sum(c["as_expected"] for p in r["phenomena"] for c in p["cells"].values())

@@ -254,6 +254,23 @@ pub fn target(args: &ConnArgs, env: EnvLookup<'_>) -> Result<Target> {
     })
 }
 
+/// A `--junit` path, checked before the run (not found unwritable after it);
+/// a file that was not there is not left behind.
+pub fn junit_path(path: &Option<PathBuf>) -> Result<Option<PathBuf>> {
+    if let Some(p) = path {
+        let existed = p.exists();
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .ctx(|| crate::msg::junit(p.display().to_string()))?;
+        if !existed {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    Ok(path.clone())
+}
+
 /// The target of `lab spec` and `lab phenomena` (no lab schema of their own).
 pub fn target_of(args: &crate::cli::TargetArgs, env: EnvLookup<'_>) -> Result<Target> {
     let conn = ConnArgs {

@@ -313,14 +313,7 @@ impl PhenomenaConfig {
         if levels.is_empty() {
             levels = (0..LEVELS.len()).collect();
         }
-        if let Some(path) = &args.junit {
-            // Found out now, not after the run.
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .ctx(|| crate::msg::junit(path.display().to_string()))?;
-        }
+        let junit = config::junit_path(&args.junit)?;
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         let files = match &args.lab_dir {
             Some(dir) => LabFiles::with_dir(dir)?,
@@ -336,7 +329,7 @@ impl PhenomenaConfig {
             levels,
             explain: args.explain,
             jobs: args.jobs.unwrap_or(cores * 4).max(1),
-            junit: args.junit.clone(),
+            junit,
             wait_timeout: Duration::from_secs_f64(args.wait_timeout),
         })
     }

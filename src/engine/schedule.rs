@@ -217,11 +217,8 @@ impl Runner<'_> {
         }
         let (mut answer, _) = sent.take().expect("ready");
         session.track(sql, &mut answer);
-        if let Some(t) = self.run.transcript {
-            // PQexec reads the whole answer: the session's NOTICEs are printed first.
-            session.drain();
-            t.consume(session.name());
-        }
+        // PQexec reads the whole answer: the session's NOTICEs are printed first.
+        self.read_notices(session);
         if let (Some(t), Ok(results)) = (self.run.transcript, &answer)
             && let Some(set) = results.last().and_then(|r| r.set.as_ref())
         {
@@ -432,9 +429,13 @@ impl Runner<'_> {
 
     /// isolationtester reads the session's connection: the NOTICEs it has received are printed.
     fn consume(&self, s: usize) {
+        self.read_notices(self.session(s));
+    }
+
+    fn read_notices(&self, session: &Session) {
         if let Some(t) = self.run.transcript {
-            self.session(s).drain();
-            t.consume(self.session(s).name());
+            session.drain();
+            t.consume(session.name());
         }
     }
 
@@ -663,13 +664,7 @@ impl Runner<'_> {
                 t.step(&step.name, &step.sql, "");
             }
             t.answer(&answer);
-            let pids: Vec<(String, i32)> = self
-                .run
-                .sessions
-                .iter()
-                .map(|x| (x.name().to_string(), x.pid()))
-                .collect();
-            t.notifies(session.name(), &pids);
+            t.notifies(session.name(), self.run.sessions);
         }
         let began = session.track(&a.sql, &mut answer);
         let isolation = if began { session.isolation().await } else { None };

@@ -19,7 +19,7 @@ use crate::sqltext::{self, TxEffect, one_line};
 use crate::target::connect::{self, EndWatch};
 
 /// What the server said instead of a result: an error, or the connection's end.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct PgError {
     /// The SQLSTATE; none when the connection went without the server saying why.
     pub code: Option<String>,
@@ -375,11 +375,12 @@ impl Session {
 
     async fn query(&self, sql: &str) -> Answer {
         let mut msgs = Vec::new();
+        // Message by message: the results before a failing statement are kept.
         let outcome = match self.inner.client.simple_query_raw(sql).await {
             Ok(stream) => {
                 let mut stream = std::pin::pin!(stream);
                 loop {
-                    match std::future::poll_fn(|cx| futures_util::Stream::poll_next(stream.as_mut(), cx)).await {
+                    match futures_util::StreamExt::next(&mut stream).await {
                         Some(Ok(m)) => msgs.push(m),
                         Some(Err(e)) => break Err(e),
                         None => break Ok(()),
@@ -429,21 +430,15 @@ impl Session {
                 code: Some(end.code),
                 severity: end.severity,
                 message: end.message,
-                detail: None,
-                hint: None,
-                context: None,
                 connection_lost: true,
-                before: Vec::new(),
+                ..PgError::default()
             },
             None => PgError {
                 code: None,
                 severity: String::new(),
                 message: format!("{e:#}"),
-                detail: None,
-                hint: None,
-                context: None,
                 connection_lost: true,
-                before: Vec::new(),
+                ..PgError::default()
             },
         }
     }

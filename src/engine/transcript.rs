@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use super::session::{Answer, PgError};
+use super::session::{Answer, PgError, Session};
 use crate::report::ResultSet;
 use crate::target::connect::Async;
 
@@ -139,13 +139,13 @@ impl Transcript {
     }
 
     /// NOTIFYs the session received, after its step completed.
-    pub fn notifies(&self, session: &str, sessions: &[(String, i32)]) {
+    pub fn notifies(&self, session: &str, sessions: &[Session]) {
         let pending = self.notifies.lock().unwrap().remove(session).unwrap_or_default();
         for (channel, payload, pid) in pending {
             let from = sessions
                 .iter()
-                .find(|(_, p)| *p == pid)
-                .map_or_else(|| format!("PID {pid}"), |(n, _)| n.clone());
+                .find(|s| s.pid() == pid)
+                .map_or_else(|| format!("PID {pid}"), |s| s.name().to_string());
             self.out(format!(
                 "{session}: NOTIFY \"{channel}\" with payload \"{payload}\" from {from}\n"
             ));

@@ -67,14 +67,7 @@ impl SpecConfig {
         {
             bail!(msg::no_such_file(f.display().to_string()));
         }
-        if let Some(path) = &args.junit {
-            // Found out now, not after the run.
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .ctx(|| crate::msg::junit(path.display().to_string()))?;
-        }
+        let junit = config::junit_path(&args.junit)?;
         let mut specs = Vec::new();
         for p in &paths {
             let mut f = files::load(p)?;
@@ -96,7 +89,7 @@ impl SpecConfig {
             format: args.format,
             // A person steps through one spec at a time.
             jobs: if args.step { 1 } else { args.jobs.unwrap_or(cores) },
-            junit: args.junit.clone(),
+            junit,
             wait_timeout: Duration::from_secs_f64(args.wait_timeout),
             explain: args.explain,
             step: args.step,
@@ -152,7 +145,6 @@ pub async fn run(cfg: SpecConfig) -> Result<Exit> {
     let ctx = Arc::new(Shared {
         pg,
         control,
-        server_version: server.version.clone(),
         server,
         created: std::sync::Mutex::default(),
         pool: std::sync::Mutex::default(),
@@ -178,22 +170,15 @@ pub async fn run(cfg: SpecConfig) -> Result<Exit> {
         std::fs::write(path, render::junit(&reports)).ctx(|| crate::msg::junit(path.display().to_string()))?;
     }
     let as_expected = reports.iter().all(|r| r.as_expected);
+    let all = AllReport {
+        server_version: ctx.server.version.clone(),
+        as_expected,
+        elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
+        scenarios: reports,
+    };
     match cfg.format {
-        SpecFormat::Json => crate::out(&render::json(&AllReport {
-            server_version: ctx.server_version.clone(),
-            as_expected,
-            elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
-            scenarios: reports,
-        })?),
-        SpecFormat::Table if outcomes.len() > 1 => crate::out(&render::all_summary(
-            &AllReport {
-                server_version: ctx.server_version.clone(),
-                as_expected,
-                elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
-                scenarios: reports,
-            },
-            &style,
-        )),
+        SpecFormat::Json => crate::out(&render::json(&all)?),
+        SpecFormat::Table if outcomes.len() > 1 => crate::out(&render::all_summary(&all, &style)),
         _ => {}
     }
     if cfg.regress && cfg.format != SpecFormat::Json {
@@ -211,7 +196,6 @@ struct Shared {
     pg: Config,
     control: tokio_postgres::Client,
     server: connect::ServerInfo,
-    server_version: String,
     /// Databases made and not yet dropped.
     created: std::sync::Mutex<Vec<String>>,
     /// Databases as fresh as when they were made, for the next spec.
@@ -416,7 +400,7 @@ async fn run_spec(cfg: &SpecConfig, ctx: &Shared, i: usize) -> Result<Outcome> {
     Ok(Outcome {
         report: ScenarioReport {
             scenario: file.name.clone(),
-            server_version: ctx.server_version.clone(),
+            server_version: ctx.server.version.clone(),
             as_expected: variants.iter().all(|v| v.as_expected),
             elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
             variants,
@@ -598,16 +582,11 @@ async fn run_in(
     drop(setup);
     // The sessions' backends must be gone before the database is looked at
     // (their temporary objects go with them).
-    let pids: Vec<i32> = opener.pids().iter().map(|(_, p)| *p).collect();
-    let gone = async {
-        while env.backends_left(&pids).await.unwrap_or(0) > 0 {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-    };
-    let now = match tokio::time::timeout(cfg.wait_timeout, gone).await {
-        Ok(()) => fingerprint(&env.control).await,
-        Err(_) => None,
-    };
+    let mut gone = true;
+    for (_, pid) in opener.pids() {
+        gone &= env.await_gone(pid).await.unwrap_or(false);
+    }
+    let now = if gone { fingerprint(&env.control).await } else { None };
     Ok((variants, transcript, now))
 }
 

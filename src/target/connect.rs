@@ -98,9 +98,8 @@ pub async fn connect(base: &Config, app_name: &str, schema: Option<&str>, notice
         .map_err(|_| msg::handshake(limit.as_secs_f64()))?
         .map_err(describe_connect_error)?;
     let driver = Arc::new(Driver {
-        conn: std::sync::Mutex::new(Some(connection)),
+        link: std::sync::Mutex::new(Link::Open(Box::new(connection))),
         waker: std::sync::Mutex::new(None),
-        finished: std::sync::Mutex::new(None),
         sink: notices,
     });
     let d = driver.clone();
@@ -117,31 +116,33 @@ type Connection = tokio_postgres::Connection<tokio_postgres::Socket, tokio_postg
 /// Drives a connection: a task polls it all the time; [`Drain::now`] also
 /// reads, at once, whatever the server has already sent.
 struct Driver {
-    /// Dropped when the connection ends: the client's requests then fail
-    /// at once instead of waiting in a channel nobody reads.
-    conn: std::sync::Mutex<Option<Connection>>,
+    link: std::sync::Mutex<Link>,
     /// The task's waker: reading with it keeps the socket's wake-ups going to the task.
     waker: std::sync::Mutex<Option<Waker>>,
-    /// How the connection ended, when a drain saw it first.
-    finished: std::sync::Mutex<Option<Option<Ended>>>,
     sink: Option<NoticeSink>,
+}
+
+/// The connection, until it ends. It is dropped then, so the client's
+/// requests fail at once instead of waiting in a channel nobody reads.
+enum Link {
+    Open(Box<Connection>),
+    /// A drain saw it end; the task has yet to report how.
+    Ended(Option<Ended>),
+    /// The task reported the end.
+    Done,
 }
 
 impl Driver {
     fn poll(&self, cx: &mut TaskContext<'_>) -> Poll<Option<Ended>> {
-        if let Some(end) = self.finished.lock().unwrap().take() {
-            return Poll::Ready(end);
-        }
-        let mut conn = self.conn.lock().unwrap();
+        let mut link = self.link.lock().unwrap();
         *self.waker.lock().unwrap() = Some(cx.waker().clone());
-        let Some(c) = conn.as_mut() else {
-            return Poll::Ready(None);
+        let end = match &mut *link {
+            Link::Open(c) => std::task::ready!(self.read(c, cx)),
+            Link::Ended(end) => end.take(),
+            Link::Done => None,
         };
-        let end = self.read(c, cx);
-        if end.is_ready() {
-            *conn = None;
-        }
-        end
+        *link = Link::Done;
+        Poll::Ready(end)
     }
 
     /// Handles messages until the socket has no more; Ready when the connection ended.
@@ -186,16 +187,11 @@ impl Drain {
         let Some(waker) = d.waker.lock().unwrap().clone() else {
             return;
         };
-        if d.finished.lock().unwrap().is_some() {
-            return;
-        }
-        let mut conn = d.conn.lock().unwrap();
-        let Some(c) = conn.as_mut() else {
-            return;
-        };
-        if let Poll::Ready(end) = d.read(c, &mut TaskContext::from_waker(&waker)) {
-            *conn = None;
-            *d.finished.lock().unwrap() = Some(end);
+        let mut link = d.link.lock().unwrap();
+        if let Link::Open(c) = &mut *link
+            && let Poll::Ready(end) = d.read(c, &mut TaskContext::from_waker(&waker))
+        {
+            *link = Link::Ended(end);
             waker.wake();
         }
     }
