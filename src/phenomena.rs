@@ -7,7 +7,7 @@
 //! A phenomenon's header says what it is and what to expect:
 //! `# name:`, `# what:` / `# what-tr:`, `# expect: LEVEL=occurs|prevented/HOW ...`,
 //! and one or more `# occurs-if: STEP COLUMN = VALUE` (or `STEP rows = N`,
-//! `STEP ok`, several joined by `and`): the anomaly occurred when all the
+//! `STEP ok`, `STEP nowait`, several joined by `and`): the anomaly occurred when all the
 //! conditions of any one line hold for what the steps returned.
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -86,6 +86,8 @@ pub enum Condition {
     Rows { step: String, rows: usize },
     /// `STEP ok`: the step answered without an error (a COMMIT that committed).
     Ok { step: String },
+    /// `STEP nowait`: the step answered without waiting for another session.
+    NoWait { step: String },
 }
 
 impl Condition {
@@ -103,12 +105,16 @@ impl Condition {
             Condition::Ok { step } => runs(step)
                 .iter()
                 .any(|r| r.results().is_ok_and(|rs| rs.iter().all(|x| x.tag != "ROLLBACK"))),
+            Condition::NoWait { step } => runs(step).iter().any(|r| r.ok() && !r.waited()),
         }
     }
 
     fn step(&self) -> &str {
         match self {
-            Condition::Value { step, .. } | Condition::Rows { step, .. } | Condition::Ok { step } => step,
+            Condition::Value { step, .. }
+            | Condition::Rows { step, .. }
+            | Condition::Ok { step }
+            | Condition::NoWait { step } => step,
         }
     }
 }
@@ -165,6 +171,7 @@ pub fn load(id: &str, text: &str) -> Result<Phenomenon> {
             let words: Vec<&str> = c.split_whitespace().collect();
             let cond = match words[..] {
                 [step, "ok"] => Condition::Ok { step: step.into() },
+                [step, "nowait"] => Condition::NoWait { step: step.into() },
                 [step, "rows", "=", n] => Condition::Rows {
                     step: step.into(),
                     rows: n.parse().map_err(|_| msg::bad_condition(&file, c))?,
@@ -219,6 +226,7 @@ pub const ORDER: &[&str] = &[
     "g-single",
     "g-single-dependencies",
     "g-single-write-1",
+    "g-single-write-2",
     "g2-item",
     "g2",
     "g2-two-edges",
@@ -657,8 +665,8 @@ pub(crate) mod msg {
             tr: "{file}: `{word}` blocked, aborted ya da snapshot değil",
         }
         bad_condition(file, condition) {
-            en: "{file}: `{condition}` in `# occurs-if:` is not `STEP COLUMN = VALUE`, `STEP rows = N` or `STEP ok`",
-            tr: "{file}: `# occurs-if:` içindeki `{condition}`, `ADIM SÜTUN = DEĞER`, `ADIM rows = N` ya da `ADIM ok` değil",
+            en: "{file}: `{condition}` in `# occurs-if:` is not `STEP COLUMN = VALUE`, `STEP rows = N`, `STEP ok` or `STEP nowait`",
+            tr: "{file}: `# occurs-if:` içindeki `{condition}`, `ADIM SÜTUN = DEĞER`, `ADIM rows = N`, `ADIM ok` ya da `ADIM nowait` değil",
         }
         no_step(file, step) {
             en: "{file}: `# occurs-if:` names no step {step}",

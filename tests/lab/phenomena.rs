@@ -58,6 +58,12 @@ fn the_matrix_is_measured_and_as_documented() {
     let g0 = cell(&report, "g0", "read-committed");
     assert_eq!(g0["how"], "blocked");
     assert_eq!(g0["waited_for"], serde_json::json!(["T1"]));
+    let w2 = cell(&report, "g-single-write-2", "repeatable-read");
+    assert_eq!(
+        (w2["how"].as_str(), w2["at_step"].as_str()),
+        (Some("blocked"), Some("t2_move2"))
+    );
+    assert_eq!(w2["waited_for"], serde_json::json!(["T1"]));
     assert_eq!(cell(&report, "p3", "repeatable-read")["how"], "snapshot");
     assert_eq!(cell(&report, "g2-item", "repeatable-read")["verdict"], "occurs");
     assert_eq!(cell(&report, "g2-item", "serializable")["how"], "aborted");
@@ -97,6 +103,48 @@ fn a_lost_update_that_no_longer_happens_is_not_as_documented() {
     assert!(r.stdout.contains("≠ expected ✗ occurs"), "{}", r.stdout);
     assert!(r.stdout.contains("✓ blocked t2_write waited for T1"), "{}", r.stdout);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_write_that_no_longer_waits_is_not_as_documented() {
+    // The mutation: T1 only reads book 2 instead of deleting it, so no row
+    // lock is held and T2's write to book 2 goes ahead at once: the
+    // `nowait` condition holds and the cell is no longer "prevented, blocked".
+    let srv = TestServer::start();
+    let dir = std::env::temp_dir().join(format!("lab-phenomena-nowait-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("phenomena")).unwrap();
+    let text = lab::files::LabFiles::embedded()
+        .read("phenomena/g-single-write-2.spec")
+        .unwrap();
+    let edited = text.replace(
+        "step t1_delete { DELETE FROM shelf WHERE copies = 20 RETURNING book_id; }",
+        "step t1_delete { SELECT book_id FROM shelf WHERE copies = 20; }",
+    );
+    assert_ne!(edited, text.as_ref());
+    std::fs::write(dir.join("phenomena/g-single-write-2.spec"), edited).unwrap();
+    let r = run(&[
+        "phenomena",
+        "--database-url",
+        &srv.url(),
+        "--lab-dir",
+        dir.to_str().unwrap(),
+        "--show",
+        "g-single-write-2",
+        "--format",
+        "json",
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    for level in ["read-committed", "serializable"] {
+        let c = cell(&report, "g-single-write-2", level);
+        assert_eq!(
+            (c["verdict"].as_str(), c["how"].as_str()),
+            (Some("occurs"), Some("none")),
+            "{c}"
+        );
+        assert_eq!(c["as_expected"], false);
+    }
 }
 
 #[test]
