@@ -107,6 +107,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub explain: bool,
 
+    /// Print only the verdict table (no timelines): one screen for `lab all`.
+    #[arg(long, conflicts_with_all = ["explain", "step"])]
+    pub summary: bool,
+
     /// Workshop mode: before each step, show which session runs which statement
     /// and why, and wait for Enter (needs a terminal).
     #[arg(long)]

@@ -17,8 +17,9 @@ use std::io::IsTerminal;
 /// Where the lab runs.
 #[derive(Clone)]
 pub enum Target {
-    /// A server the user named (URL, key=value string or libpq variables).
-    Server(Box<tokio_postgres::Config>),
+    /// A server the user named (URL, key=value string, service or libpq
+    /// variables), and where lab found it (for messages).
+    Server(Box<tokio_postgres::Config>, String),
     /// The throwaway cluster, from these binaries or the ones found on the machine.
     Throwaway { pg_bin: Option<PathBuf> },
 }
@@ -27,7 +28,7 @@ impl std::fmt::Debug for Target {
     // Never print a Config: it holds the password.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Target::Server(_) => f.write_str("Server(..)"),
+            Target::Server(_, origin) => write!(f, "Server(.., {origin})"),
             Target::Throwaway { pg_bin } => write!(f, "Throwaway {{ pg_bin: {pg_bin:?} }}"),
         }
     }
@@ -49,6 +50,8 @@ pub struct RunConfig {
     pub schema: String,
     pub keep_schema: bool,
     pub format: Format,
+    /// Only the verdict table.
+    pub summary: bool,
     pub junit: Option<PathBuf>,
     pub wait_timeout: Duration,
     pub opts: RunOpts,
@@ -153,7 +156,9 @@ impl RunConfig {
             schema: check_schema(&args.conn.local.schema)?,
             keep_schema: args.conn.keep_schema,
             format: args.format,
-            junit: args.junit.clone(),
+            summary: args.summary,
+            // An unwritable path is refused now, not found after the whole run.
+            junit: junit_path(&args.junit)?,
             wait_timeout,
             opts: RunOpts {
                 timeout: Duration::from_millis(args.timeout_ms),
@@ -191,8 +196,12 @@ fn select_variants(s: &'static Scenario, wanted: &[String]) -> Result<Vec<&'stat
 /// Reads an environment variable; tests pass their own.
 pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
+/// An environment variable, None when unset or empty; DATABASE_URL set but
+/// empty is kept (Some("")): it is an error, not "no URL".
 pub fn process_env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
+    std::env::var(name)
+        .ok()
+        .filter(|v| !v.is_empty() || name == "DATABASE_URL")
 }
 
 /// The schema name goes into SQL and into connection options unquoted, so it
@@ -212,10 +221,21 @@ pub fn check_schema(name: &str) -> Result<String> {
     Ok(name.to_string())
 }
 
-/// Server selection: --database-url / DATABASE_URL, else the libpq variables
-/// as psql reads them, else the throwaway cluster.
+/// Server selection: --database-url / DATABASE_URL, else a PGSERVICE
+/// service and the libpq variables as psql reads them, else the throwaway
+/// cluster. A URL that is set but empty (an unset CI secret) is an error, not
+/// a quiet run on the throwaway cluster.
 pub fn target(args: &ConnArgs, env: EnvLookup<'_>) -> Result<Target> {
-    if let Some(url) = args.database_url.as_deref().filter(|u| !u.trim().is_empty()) {
+    let from_env = env("DATABASE_URL");
+    if let Some(url) = args.database_url.as_deref().or(from_env.as_deref()) {
+        let origin = if args.database_url.is_some() && args.database_url != from_env {
+            "--database-url"
+        } else {
+            "DATABASE_URL"
+        };
+        if url.trim().is_empty() {
+            bail!(msg::empty_url(origin));
+        }
         let mut config = tokio_postgres::Config::from_str(url.trim())
             // The parser's message never repeats the string; we do not either.
             .map_err(|e| msg::bad_url(e.to_string()))?;
@@ -224,34 +244,111 @@ pub fn target(args: &ConnArgs, env: EnvLookup<'_>) -> Result<Target> {
         {
             config.password(pw);
         }
-        return Ok(Target::Server(Box::new(finish_config(config, env))));
+        return Ok(Target::Server(Box::new(finish_config(config, env)), origin.to_string()));
+    }
+    let mut config = tokio_postgres::Config::new();
+    let mut origin = Vec::new();
+    if let Some(service) = env("PGSERVICE") {
+        apply_service(&mut config, &service, env)?;
+        origin.push(format!("PGSERVICE={service}"));
     }
     let libpq = ["PGHOST", "PGPORT", "PGUSER", "PGDATABASE"];
-    if libpq.iter().any(|v| env(v).is_some()) {
-        let mut config = tokio_postgres::Config::new();
-        if let Some(host) = env("PGHOST") {
-            for h in host.split(',') {
-                config.host(h.trim());
-            }
-        }
-        if let Some(port) = env("PGPORT") {
-            let port: u16 = port.trim().parse().map_err(|_| msg::bad_pgport(&port))?;
-            config.port(port);
-        }
-        if let Some(user) = env("PGUSER") {
-            config.user(&user);
-        }
-        if let Some(db) = env("PGDATABASE") {
-            config.dbname(&db);
-        }
-        if let Some(pw) = env("PGPASSWORD") {
-            config.password(pw);
-        }
-        return Ok(Target::Server(Box::new(finish_config(config, env))));
+    let set: Vec<&str> = libpq.into_iter().filter(|v| env(v).is_some()).collect();
+    if origin.is_empty() && set.is_empty() {
+        return Ok(Target::Throwaway {
+            pg_bin: args.local.pg_bin.clone(),
+        });
     }
-    Ok(Target::Throwaway {
-        pg_bin: args.local.pg_bin.clone(),
-    })
+    // What the service file did not say comes from the variables, as in libpq.
+    if config.get_hosts().is_empty()
+        && let Some(host) = env("PGHOST")
+    {
+        for h in host.split(',') {
+            config.host(h.trim());
+        }
+    }
+    if config.get_ports().is_empty()
+        && let Some(port) = env("PGPORT")
+    {
+        let port: u16 = port.trim().parse().map_err(|_| msg::bad_pgport(&port))?;
+        config.port(port);
+    }
+    if config.get_user().is_none()
+        && let Some(user) = env("PGUSER")
+    {
+        config.user(&user);
+    }
+    if config.get_dbname().is_none()
+        && let Some(db) = env("PGDATABASE")
+    {
+        config.dbname(&db);
+    }
+    if config.get_password().is_none()
+        && let Some(pw) = env("PGPASSWORD")
+    {
+        config.password(pw);
+    }
+    origin.extend(set.iter().map(|s| s.to_string()));
+    Ok(Target::Server(Box::new(finish_config(config, env)), origin.join(", ")))
+}
+
+/// The settings of a connection service, from the first service file that defines it.
+fn apply_service(config: &mut tokio_postgres::Config, service: &str, env: EnvLookup<'_>) -> Result<()> {
+    use crate::target::libpq;
+    let files = libpq::service_files(env);
+    let section = files.iter().find_map(|f| {
+        let text = std::fs::read_to_string(f).ok()?;
+        libpq::service_section(&text, service).map(|s| (f, s))
+    });
+    let Some((file, settings)) = section else {
+        bail!(msg::no_service(
+            service,
+            files
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    };
+    for (key, value) in settings {
+        match key.as_str() {
+            "host" | "hostaddr" => {
+                for h in value.split(',') {
+                    config.host(h.trim());
+                }
+            }
+            "port" => {
+                let port: u16 = value
+                    .parse()
+                    .map_err(|_| msg::bad_service_value(file.display().to_string(), &key, &value))?;
+                config.port(port);
+            }
+            "user" => {
+                config.user(&value);
+            }
+            "dbname" => {
+                config.dbname(&value);
+            }
+            "password" => {
+                config.password(value);
+            }
+            "options" => {
+                config.options(&value);
+            }
+            "application_name" => {
+                config.application_name(&value);
+            }
+            "connect_timeout" => {
+                let s: u64 = value
+                    .parse()
+                    .map_err(|_| msg::bad_service_value(file.display().to_string(), &key, &value))?;
+                config.connect_timeout(Duration::from_secs(s.max(2)));
+            }
+            // sslmode and the rest do not change where lab connects.
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// A `--junit` path, checked before the run (not found unwritable after it);
@@ -295,13 +392,14 @@ pub fn parse_url(url: &str, env: EnvLookup<'_>) -> Result<tokio_postgres::Config
         keep_schema: false,
     };
     match target(&conn, env)? {
-        Target::Server(c) => Ok(*c),
+        Target::Server(c, _) => Ok(*c),
         Target::Throwaway { .. } => bail!(msg::no_url()),
     }
 }
 
-/// Fills in what libpq would: host, user, and a connect timeout so an
-/// unreachable server fails in seconds rather than minutes.
+/// Fills in what libpq would: host, user, the password from the password
+/// file, and a connect timeout so an unreachable server fails in seconds
+/// rather than minutes.
 fn finish_config(mut config: tokio_postgres::Config, env: EnvLookup<'_>) -> tokio_postgres::Config {
     if config.get_hosts().is_empty() {
         let socket_dir = ["/var/run/postgresql", "/tmp"]
@@ -320,10 +418,46 @@ fn finish_config(mut config: tokio_postgres::Config, env: EnvLookup<'_>) -> toki
         let user = env("USER").unwrap_or_else(|| "postgres".to_string());
         config.user(&user);
     }
+    if config.get_password().is_none() {
+        fill_password_from_file(&mut config, env);
+    }
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(Duration::from_secs(5));
     }
     config
+}
+
+/// The password from `~/.pgpass` (or PGPASSFILE), matched as libpq matches
+/// it: on the first host, the port, the database and the user.
+fn fill_password_from_file(config: &mut tokio_postgres::Config, env: EnvLookup<'_>) {
+    use crate::target::libpq;
+    let path = match libpq::pgpass_file(env) {
+        Ok(Some(p)) => p,
+        Ok(None) => return,
+        Err(path) => {
+            let args: Vec<String> = std::env::args().collect();
+            eprintln!(
+                "{}",
+                msg::pgpass_open(path).render(crate::cli::language_of_args(&args, env))
+            );
+            return;
+        }
+    };
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return;
+    };
+    use tokio_postgres::config::Host;
+    // libpq matches a socket directory as "localhost".
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(h)) => h.clone(),
+        _ => "localhost".to_string(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let user = config.get_user().unwrap_or_default().to_string();
+    let dbname = config.get_dbname().unwrap_or(&user).to_string();
+    if let Some(pw) = libpq::pgpass_lookup(&text, &host, port, &dbname, &user) {
+        config.password(pw);
+    }
 }
 
 /// The throwaway cluster's options, for `lab server`.
@@ -374,6 +508,22 @@ pub(crate) mod msg {
             en: "no database URL given",
             tr: "veritabanı URL'si verilmedi",
         }
+        empty_url(origin) {
+            en: "{origin} is set but empty (an unset CI secret?): give the server's URL, or unset it to run on a throwaway server",
+            tr: "{origin} tanımlı ama boş (tanımlanmamış bir CI sırrı mı?): sunucunun URL'sini verin ya da throwaway sunucuda çalıştırmak için kaldırın",
+        }
+        no_service(service, files) {
+            en: "PGSERVICE names service \"{service}\", which no service file defines (looked in {files})",
+            tr: "PGSERVICE \"{service}\" servisini anıyor, ama hiçbir servis dosyası onu tanımlamıyor (bakılan: {files})",
+        }
+        bad_service_value(file, key, value) {
+            en: "{file}: {key}={value} is not a number",
+            tr: "{file}: {key}={value} bir sayı değil",
+        }
+        pgpass_open(path) {
+            en: "warning: password file \"{path}\" has group or world access and is ignored, as libpq does; permissions should be u=rw (0600) or less",
+            tr: "uyarı: \"{path}\" parola dosyasına grup ya da herkes erişebiliyor; libpq gibi yok sayıldı; izinler u=rw (0600) ya da daha az olmalı",
+        }
     }
 }
 
@@ -400,7 +550,7 @@ mod tests {
 
     fn server(t: Target) -> tokio_postgres::Config {
         match t {
-            Target::Server(c) => *c,
+            Target::Server(c, _) => *c,
             Target::Throwaway { .. } => panic!("expected a server target"),
         }
     }
@@ -453,8 +603,11 @@ mod tests {
         // PGPASSWORD alone names no server.
         let t = target(&conn(None), &env_of(&[("PGPASSWORD", "pw")])).unwrap();
         assert!(matches!(t, Target::Throwaway { pg_bin: None }));
-        let blank = target(&conn(Some("  ")), &env_of(&[])).unwrap();
-        assert!(matches!(blank, Target::Throwaway { .. }));
+        // Set but empty is an error: an unset CI secret must not pass against the wrong server.
+        let blank = target(&conn(Some("  ")), &env_of(&[])).unwrap_err();
+        assert!(crate::i18n::error_line(&blank, Lang::En).starts_with("--database-url is set but empty"));
+        let unset_secret = target(&conn(None), &env_of(&[("DATABASE_URL", "")])).unwrap_err();
+        assert!(crate::i18n::error_line(&unset_secret, Lang::En).starts_with("DATABASE_URL is set but empty"));
     }
 
     #[test]

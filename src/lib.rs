@@ -87,10 +87,33 @@ pub fn print_error(err: &anyhow::Error, lang: Lang) {
     eprintln!("{}: {}", ui::error().render(lang), i18n::error_line(err, lang));
 }
 
-/// Writes to stdout; a closed pipe (`lab all | head`) is not an error.
-pub(crate) fn out(text: &str) {
+/// Writes to stdout. A reader that went away (`lab all | head`) is
+/// [`ClosedPipe`]: lab stops, cleans up and ends quietly; any other failure
+/// (a full disk) is an error: output was lost, the run cannot pass.
+pub(crate) fn out(text: &str) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush());
+    match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(ClosedPipe.into()),
+        Err(e) => Err(e).ctx(msg::stdout),
+    }
+}
+
+/// stdout's reader closed the pipe: not an error to report, nobody is reading.
+#[derive(Debug)]
+pub struct ClosedPipe;
+
+impl std::fmt::Display for ClosedPipe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("stdout closed")
+    }
+}
+
+impl std::error::Error for ClosedPipe {}
+
+/// Whether an error is (or was caused by) a closed stdout.
+pub fn is_closed_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| e.is::<ClosedPipe>())
 }
 
 /// Every scenario as `lab list` and the README's table show it.
@@ -122,9 +145,9 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
                             explain: args.explain,
                             ..Style::for_stdout(lang, false)
                         };
-                        out(&render::list(&listed(), &style));
+                        out(&render::list(&listed(), &style))?;
                     }
-                    ListFormat::Markdown => out(&render::list_markdown(&listed())),
+                    ListFormat::Markdown => out(&render::list_markdown(&listed()))?,
                 }
                 Ok(Exit::Ok)
             }
@@ -133,7 +156,7 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
                 let mut cmd = cli::command(lang);
                 let mut buf = Vec::new();
                 clap_complete::generate(shell, &mut cmd, "lab", &mut buf);
-                out(&String::from_utf8_lossy(&buf));
+                out(&String::from_utf8_lossy(&buf))?;
                 Ok(Exit::Ok)
             }
             Command::Server(args) => {
@@ -180,11 +203,13 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .ctx(msg::runtime)
 }
 
-/// SIGINT and SIGTERM, registered before anything is started so that neither
-/// can kill lab between starting a server and being ready to stop it.
+/// SIGINT, SIGTERM and SIGHUP (the terminal closed), registered before
+/// anything is started so that none can kill lab between starting a server
+/// and being ready to stop it.
 pub(crate) struct Signals {
     int: Signal,
     term: Signal,
+    hup: Signal,
 }
 
 impl Signals {
@@ -192,6 +217,7 @@ impl Signals {
         Ok(Signals {
             int: signal(SignalKind::interrupt()).ctx(|| msg::signal("SIGINT"))?,
             term: signal(SignalKind::terminate()).ctx(|| msg::signal("SIGTERM"))?,
+            hup: signal(SignalKind::hangup()).ctx(|| msg::signal("SIGHUP"))?,
         })
     }
 
@@ -199,6 +225,7 @@ impl Signals {
         tokio::select! {
             _ = self.int.recv() => {}
             _ = self.term.recv() => {}
+            _ = self.hup.recv() => {}
         }
     }
 }
@@ -206,7 +233,7 @@ impl Signals {
 /// Starts the throwaway cluster when the target asks for one.
 pub(crate) async fn start_target(target: &Target) -> Result<(Option<Cluster>, tokio_postgres::Config)> {
     match target {
-        Target::Server(config) => Ok((None, (**config).clone())),
+        Target::Server(config, _) => Ok((None, (**config).clone())),
         Target::Throwaway { pg_bin } => {
             let pg_bin = pg_bin.clone();
             // Blocking work, but on this thread: the server's parent-death
@@ -223,10 +250,11 @@ fn control_name(schema: &str) -> String {
 }
 
 async fn setup(cfg: &RunConfig, pg: tokio_postgres::Config) -> Result<Env> {
-    let control = connect::connect(&pg, &control_name(&cfg.schema), None, None)
-        .await?
-        .client;
+    let control = connect::connect_first(&cfg.target, &pg, &control_name(&cfg.schema)).await?;
     let server = connect::server_info(&control).await?;
+    connect::refuse_standby(&server, &pg)?;
+    connect::neutralize(&control, server.version_num).await?;
+    let pg = connect::neutral_config(&pg, server.version_num);
     let deadlock_ms: i64 = control
         .query_one(
             "SELECT setting::bigint FROM pg_settings WHERE name = 'deadlock_timeout'",
@@ -282,9 +310,10 @@ async fn run_plan(cfg: RunConfig, all: bool) -> Result<Exit> {
         scenarios: reports,
     };
     match (cfg.format, all) {
-        (Format::Json, false) => out(&render::json(&reports[0])?),
-        (Format::Json, true) => out(&render::json(&all_report(reports))?),
-        (Format::Table, true) => out(&render::all_summary(&all_report(reports), &style)),
+        (Format::Json, false) => out(&render::json(&reports[0])?)?,
+        (Format::Json, true) => out(&render::json(&all_report(reports))?)?,
+        (Format::Table, _) if cfg.summary => out(&render::brief_summary(&all_report(reports), &style))?,
+        (Format::Table, true) => out(&render::all_summary(&all_report(reports), &style))?,
         (Format::Table, false) => {}
     }
     Ok(if as_expected { Exit::Ok } else { Exit::Mismatch })
@@ -330,10 +359,10 @@ async fn run_scenarios(env: &Env, cfg: &RunConfig, style: &Style) -> Result<Vec<
     let mut reports = Vec::new();
     for planned in &cfg.plan {
         let r = run_scenario(env, cfg, planned).await?;
-        if cfg.format == Format::Table {
+        if cfg.format == Format::Table && !cfg.summary {
             // Each scenario is shown as soon as it is done.
-            out(&render::scenario(&r, style));
-            out("\n");
+            out(&render::scenario(&r, style))?;
+            out("\n")?;
         }
         reports.push(r);
     }
@@ -392,7 +421,7 @@ async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lang) -
         cluster.bin.display(),
         say(ui::server_run_against()),
         say(ui::server_stop()),
-    ));
+    ))?;
     signals.recv().await;
     drop(control);
     drop(cluster);
@@ -403,6 +432,10 @@ async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lang) -
 pub(crate) mod msg {
     crate::messages! {
         prefix "ru";
+        stdout() {
+            en: "could not write to standard output",
+            tr: "standart çıktıya yazılamadı",
+        }
         runtime() {
             en: "could not start the async runtime",
             tr: "async runtime başlatılamadı",

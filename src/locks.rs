@@ -84,9 +84,9 @@ pub async fn watch(config: tokio_postgres::Config, every: Duration, once: bool, 
     loop {
         let text = snapshot(&client, &server.version, every, &style).await?;
         if clear {
-            print!("\x1b[2J\x1b[H");
+            crate::out("\x1b[2J\x1b[H")?;
         }
-        print!("{text}");
+        crate::out(&text)?;
         if once {
             return Ok(crate::Exit::Ok);
         }

@@ -26,6 +26,9 @@ fn main() -> ExitCode {
     };
     match lab::run(parsed, lang) {
         Ok(code) => code.into(),
+        // Whoever read stdout stopped reading (`lab all | head`): end quietly,
+        // as a program killed by SIGPIPE would (128 + 13).
+        Err(err) if lab::is_closed_pipe(&err) => ExitCode::from(141),
         Err(err) => {
             lab::print_error(&err, lang);
             lab::Exit::CouldNotRun.into()

@@ -355,8 +355,11 @@ pub async fn run(cfg: PhenomenaConfig) -> Result<Exit> {
     let began = Instant::now();
     let mut signals = crate::Signals::new()?;
     let (cluster, pg) = crate::start_target(&cfg.target).await?;
-    let control = connect::connect(&pg, "lab:phenomena:control", None, None).await?.client;
+    let control = connect::connect_first(&cfg.target, &pg, "lab:phenomena:control").await?;
     let server = connect::server_info(&control).await?;
+    connect::refuse_standby(&server, &pg)?;
+    connect::neutralize(&control, server.version_num).await?;
+    let pg = connect::neutral_config(&pg, server.version_num);
     let env = Arc::new(Env {
         pg,
         schema: String::new(),
@@ -419,23 +422,23 @@ pub async fn run(cfg: PhenomenaConfig) -> Result<Exit> {
                 "elapsed_ms": crate::report::round_ms(began.elapsed().as_secs_f64() * 1000.0),
                 "levels": cfg.levels.iter().map(|&l| LEVELS[l].0).collect::<Vec<_>>(),
                 "phenomena": rows,
-            }))?);
+            }))?)?;
         }
         crate::cli::Format::Table => {
             if cfg.show.is_some() {
                 for (p, cs) in chosen.iter().zip(&cells) {
                     for (&l, c) in cfg.levels.iter().zip(cs) {
-                        crate::out(&format!("── {} / {} ──\n", p.id, LEVELS[l].0));
-                        crate::out(&render::timeline(&c.timeline, &style));
-                        crate::out(&format!("\n{}\n\n", style.say(&describe(c))));
+                        crate::out(&format!("── {} / {} ──\n", p.id, LEVELS[l].0))?;
+                        crate::out(&render::timeline(&c.timeline, &style))?;
+                        crate::out(&format!("\n{}\n\n", style.say(&describe(c))))?;
                     }
                 }
             }
-            crate::out(&matrix(&chosen, &cfg.levels, &cells, &style, &env.server.version));
+            crate::out(&matrix(&chosen, &cfg.levels, &cells, &style, &env.server.version))?;
             if cfg.explain {
                 for p in &chosen {
                     let what = if cfg.lang == Lang::Tr { &p.what_tr } else { &p.what_en };
-                    crate::out(&format!("{} ({}): {what}\n", p.name, p.id));
+                    crate::out(&format!("{} ({}): {what}\n", p.name, p.id))?;
                 }
             }
         }

@@ -118,6 +118,10 @@ pub static HELP_TR: &[(&str, &str)] = &[
         "Atölye modu: her adımdan önce hangi oturumun hangi komutu neden çalıştıracağını göster ve Enter'ı bekle (terminal gerekir)",
     ),
     (
+        "arg.summary",
+        "Yalnızca karar tablosunu yazdır (zaman çizelgeleri yok): `lab all` için tek ekran",
+    ),
+    (
         "arg.junit",
         "Ayrıca FILE dosyasına bir JUnit XML raporu yaz (varyant başına bir test case)",
     ),

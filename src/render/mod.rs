@@ -7,7 +7,7 @@ mod junit;
 mod text;
 
 pub use junit::junit;
-pub use text::{all_summary, scenario, timeline, variant};
+pub use text::{all_summary, brief_summary, scenario, timeline, variant};
 
 use comfy_table::presets::UTF8_FULL;
 use comfy_table::{Cell, Color, ContentArrangement, Table};

@@ -200,12 +200,55 @@ pub fn scenario(r: &ScenarioReport, style: &Style) -> String {
 }
 
 pub fn all_summary(r: &AllReport, style: &Style) -> String {
-    let rows: Vec<_> = r
-        .scenarios
+    let rows = summary_rows(r);
+    format!(
+        "{}\n{}",
+        style.say(&summary_line(r, &rows)),
+        outcome_table(&rows, true, style)
+    )
+}
+
+/// `--summary`: one line per variant (scenario, variant, anomaly, verdict);
+/// what was observed only where the verdict is not "as documented".
+pub fn brief_summary(r: &AllReport, style: &Style) -> String {
+    let rows = summary_rows(r);
+    let mut t = table(
+        vec![
+            style.say(&ui::col_scenario()),
+            style.say(&ui::col_variant()),
+            style.say(&ui::col_anomaly()),
+            style.say(&ui::col_verdict()),
+            style.say(&ui::col_observed()),
+        ],
+        style,
+    );
+    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+    for (scenario, v) in &rows {
+        let odd = !v.as_expected || v.skipped.is_some();
+        t.add_row(vec![
+            Cell::new(scenario),
+            Cell::new(&v.name),
+            if v.anomaly {
+                style.cell(style.say(&ui::yes()), Color::Yellow)
+            } else {
+                Cell::new(style.say(&ui::no()))
+            },
+            verdict(v, style),
+            Cell::new(if odd { observed(v, style) } else { String::new() }),
+        ]);
+    }
+    format!("{}\n{t}\n", style.say(&summary_line(r, &rows)))
+}
+
+fn summary_rows(r: &AllReport) -> Vec<(&str, &VariantReport)> {
+    r.scenarios
         .iter()
         .flat_map(|s| s.variants.iter().map(move |v| (s.scenario.as_str(), v)))
-        .collect();
-    let line = ui::all_summary(
+        .collect()
+}
+
+fn summary_line(r: &AllReport, rows: &[(&str, &VariantReport)]) -> crate::i18n::Text {
+    ui::all_summary(
         &r.server_version,
         rows.len(),
         rows.iter()
@@ -213,6 +256,5 @@ pub fn all_summary(r: &AllReport, style: &Style) -> String {
             .count(),
         rows.iter().filter(|(_, v)| v.skipped.is_some()).count(),
         format!("{:.0}", r.elapsed_ms),
-    );
-    format!("{}\n{}", style.say(&line), outcome_table(&rows, true, style))
+    )
 }

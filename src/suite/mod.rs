@@ -137,10 +137,12 @@ pub async fn run(cfg: SpecConfig) -> Result<Exit> {
     let mut signals = crate::Signals::new()?;
     let (cluster, pg) = crate::start_target(&cfg.target).await?;
     let control = tokio::select! {
-        r = connect::connect(&pg, "lab:spec:control", None, None) => r?.client,
+        r = connect::connect_first(&cfg.target, &pg, "lab:spec:control") => r?,
         _ = signals.recv() => return Ok(crate::interrupted(cluster, cfg.lang)),
     };
     let server = connect::server_info(&control).await?;
+    // Each spec runs in a database of its own, which a standby cannot create.
+    connect::refuse_standby(&server, &pg)?;
     let cfg = Arc::new(cfg);
     let ctx = Arc::new(Shared {
         pg,
@@ -177,8 +179,8 @@ pub async fn run(cfg: SpecConfig) -> Result<Exit> {
         scenarios: reports,
     };
     match cfg.format {
-        SpecFormat::Json => crate::out(&render::json(&all)?),
-        SpecFormat::Table if outcomes.len() > 1 => crate::out(&render::all_summary(&all, &style)),
+        SpecFormat::Json => crate::out(&render::json(&all)?)?,
+        SpecFormat::Table if outcomes.len() > 1 => crate::out(&render::all_summary(&all, &style))?,
         _ => {}
     }
     if cfg.regress && cfg.format != SpecFormat::Json {
@@ -219,19 +221,19 @@ async fn run_all(cfg: &Arc<SpecConfig>, ctx: &Arc<Shared>, style: &Style) -> Res
     let mut out = Vec::new();
     for t in tasks {
         let o = t.await.map_err(|e| anyhow::anyhow!("{e}"))??;
-        show(cfg, &o, style);
+        show(cfg, &o, style)?;
         out.push(o);
     }
     Ok(out)
 }
 
-fn show(cfg: &SpecConfig, o: &Outcome, style: &Style) {
+fn show(cfg: &SpecConfig, o: &Outcome, style: &Style) -> Result<()> {
     match cfg.format {
         SpecFormat::Isolation => {
             // stdout and stderr as isolationtester writes them.
             for (stream, text) in o.transcript.pieces() {
                 match stream {
-                    Stream::Out => crate::out(&text),
+                    Stream::Out => crate::out(&text)?,
                     Stream::Err => eprint!("{text}"),
                 }
             }
@@ -240,14 +242,15 @@ fn show(cfg: &SpecConfig, o: &Outcome, style: &Style) {
             }
         }
         SpecFormat::Table => {
-            crate::out(&render::scenario(&o.report, style));
+            crate::out(&render::scenario(&o.report, style))?;
             if let Some(d) = &o.diff {
-                crate::out(d);
+                crate::out(d)?;
             }
-            crate::out("\n");
+            crate::out("\n")?;
         }
         SpecFormat::Json => {}
     }
+    Ok(())
 }
 
 /// Drops a database lab made. Plainly first: the server then stops its

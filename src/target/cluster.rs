@@ -17,7 +17,9 @@ use anyhow::{Result, bail};
 use crate::i18n::Context;
 
 /// Bump when the template's settings change, so old caches are not reused.
-const TEMPLATE_FORMAT: &str = "t1";
+const TEMPLATE_FORMAT: &str = "t2";
+/// The file that marks a template as finished.
+const TEMPLATE_DONE: &str = "lab-template-done";
 const DIR_PREFIX: &str = "lab-pg-";
 
 /// Settings the scenarios rely on, written into the template's postgresql.conf.
@@ -106,6 +108,59 @@ impl Cluster {
         Err(last_err.unwrap())
     }
 
+    /// A streaming standby of this cluster (`pg_basebackup -R`), started on a
+    /// free port and removed like the primary. It is ready once it accepts
+    /// read-only connections.
+    pub fn standby(&self) -> Result<Cluster> {
+        let began = Instant::now();
+        let owner = Owner::for_server()?;
+        let dir = make_run_dir()?;
+        let mut standby = Cluster {
+            dir,
+            child: None,
+            port: 0,
+            bin: self.bin.clone(),
+            startup: Duration::ZERO,
+        };
+        owner.chown(&standby.dir)?;
+        let data = standby.dir.join("data");
+        let basebackup = self.bin.join("pg_basebackup");
+        let mut cmd = Command::new(&basebackup);
+        cmd.arg("-D")
+            .arg(&data)
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres"])
+            .args(["-R", "-X", "stream", "--no-sync", "-c", "fast"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        owner.apply(&mut cmd);
+        let out = cmd
+            .output()
+            .ctx(|| msg::could_not_run(basebackup.display().to_string()))?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            bail!(msg::basebackup_failed(err.trim().lines().last().unwrap_or("-")));
+        }
+        let mut last_err = None;
+        for _ in 0..5 {
+            standby.port = free_port()?;
+            match standby.spawn_and_wait(&owner) {
+                Ok(()) => {
+                    standby.startup = began.elapsed();
+                    return Ok(standby);
+                }
+                Err(e) => {
+                    let retry = format!("{e:#}").contains("could not bind");
+                    last_err = Some(e);
+                    if !retry {
+                        break;
+                    }
+                }
+            }
+        }
+        Err(last_err.unwrap())
+    }
+
     fn spawn_and_wait(&mut self, owner: &Owner) -> Result<()> {
         let data = self.dir.join("data");
         let log_path = self.dir.join("server.log");
@@ -144,7 +199,8 @@ impl Cluster {
         self.child = Some(child);
 
         // Ready when postmaster.pid says so (PostgreSQL writes "ready" on its
-        // status line once it accepts connections).
+        // status line once it accepts connections, "standby" once a hot
+        // standby accepts read-only ones).
         let deadline = Instant::now() + Duration::from_secs(30);
         let pidfile = data.join("postmaster.pid");
         let mut pause = Duration::from_millis(1);
@@ -154,7 +210,10 @@ impl Cluster {
                 bail!(msg::exited(status.to_string(), log_tail(&log_path)));
             }
             if let Ok(text) = fs::read_to_string(&pidfile)
-                && text.lines().nth(7).is_some_and(|l| l.trim() == "ready")
+                && text
+                    .lines()
+                    .nth(7)
+                    .is_some_and(|l| matches!(l.trim(), "ready" | "standby"))
             {
                 return Ok(());
             }
@@ -430,8 +489,15 @@ fn ensure_template(bin: &Path, owner: &Owner) -> Result<PathBuf> {
         .fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3));
     let root = cache_root();
     let template = root.join(format!("template-{hash:016x}"));
-    if template.join("PG_VERSION").is_file() {
+    if template_complete(&template) {
         return Ok(template);
+    }
+    if template.exists() {
+        // Damaged (a file deleted, a copy cut short): made again, with a note.
+        let _ = fs::remove_dir_all(&template);
+        let args: Vec<String> = std::env::args().collect();
+        let lang = crate::cli::language_of_args(&args, &crate::config::process_env);
+        eprintln!("{}", msg::template_rebuilt(template.display().to_string()).render(lang));
     }
     fs::create_dir_all(&root).ctx(|| msg::create_cache(root.display().to_string()))?;
 
@@ -471,6 +537,8 @@ fn ensure_template(bin: &Path, owner: &Owner) -> Result<PathBuf> {
         let staging = root.join(format!(".staging-{}-{nanos:x}", std::process::id()));
         let _ = fs::remove_dir_all(&staging);
         copy_dir(&data, &staging)?;
+        // Written last: a template without it was not finished.
+        fs::write(staging.join(TEMPLATE_DONE), TEMPLATE_FORMAT)?;
         // Another lab may have finished first; either copy is as good.
         if fs::rename(&staging, &template).is_err() {
             let _ = fs::remove_dir_all(&staging);
@@ -480,6 +548,15 @@ fn ensure_template(bin: &Path, owner: &Owner) -> Result<PathBuf> {
     let _ = fs::remove_dir_all(&build);
     result.ctx(msg::template)?;
     Ok(template)
+}
+
+/// A template lab finished making and whose files the server cannot start without are there.
+fn template_complete(template: &Path) -> bool {
+    template.join(TEMPLATE_DONE).is_file()
+        && ["PG_VERSION", "postgresql.conf", "pg_hba.conf", "global/pg_control"]
+            .iter()
+            .all(|f| template.join(f).is_file())
+        && ["base", "global", "pg_wal"].iter().all(|d| template.join(d).is_dir())
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {
@@ -554,6 +631,14 @@ pub(crate) mod msg {
         not_a_bin_dir(dir, help) {
             en: "{dir} holds no initdb and postgres programs: {help}",
             tr: "{dir} içinde initdb ve postgres programları yok: {help}",
+        }
+        template_rebuilt(path) {
+            en: "note: the cached PostgreSQL template {path} was damaged; lab made it again",
+            tr: "not: önbellekteki PostgreSQL şablonu {path} bozuktu; lab onu yeniden oluşturdu",
+        }
+        basebackup_failed(last) {
+            en: "pg_basebackup could not copy the primary for a standby: {last}",
+            tr: "pg_basebackup standby için primary'yi kopyalayamadı: {last}",
         }
         not_ready(log) {
             en: "the throwaway PostgreSQL was not ready within 30 s: {log}",

@@ -85,7 +85,12 @@ pub async fn connect(base: &Config, app_name: &str, schema: Option<&str>, notice
     config.application_name(&name);
     if let Some(schema) = schema {
         // check_schema() allows only [a-z0-9_], so no escaping is needed.
-        config.options(format!("-c search_path={schema}"));
+        let options = [config.get_options(), Some(&format!("-c search_path={schema}"))]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ");
+        config.options(options);
     }
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(Duration::from_secs(5));
@@ -95,8 +100,8 @@ pub async fn connect(base: &Config, app_name: &str, schema: Option<&str>, notice
     let limit = *config.get_connect_timeout().unwrap_or(&Duration::from_secs(5));
     let (client, connection) = tokio::time::timeout(limit, config.connect(NoTls))
         .await
-        .map_err(|_| msg::handshake(limit.as_secs_f64()))?
-        .map_err(describe_connect_error)?;
+        .map_err(|_| msg::handshake(where_of(&config), limit.as_secs_f64()))?
+        .map_err(|e| describe_connect_error(e, &where_of(&config)))?;
     let driver = Arc::new(Driver {
         link: std::sync::Mutex::new(Link::Open(Box::new(connection))),
         waker: std::sync::Mutex::new(None),
@@ -199,11 +204,11 @@ impl Drain {
 
 /// tokio-postgres says "error connecting to server" / "db error"; the cause is
 /// in its source. Keep the chain, it is printed on one line.
-fn describe_connect_error(e: tokio_postgres::Error) -> anyhow::Error {
+fn describe_connect_error(e: tokio_postgres::Error, place: &str) -> anyhow::Error {
     if let Some(db) = e.as_db_error() {
-        msg::refused(db.message(), db.code().code()).into()
+        msg::refused(place, db.message(), db.code().code()).into()
     } else {
-        Err::<(), _>(e).ctx(msg::could_not_connect).unwrap_err()
+        Err::<(), _>(e).ctx(|| msg::could_not_connect(place)).unwrap_err()
     }
 }
 
@@ -223,20 +228,111 @@ pub struct ServerInfo {
     pub version_num: i32,
     /// Whether the role lab connects as is a superuser (some settings need it).
     pub superuser: bool,
+    /// A standby in recovery: read-only, nothing can be created on it.
+    pub in_recovery: bool,
 }
 
 pub async fn server_info(client: &Client) -> Result<ServerInfo> {
     let row = client
         .query_one(
             "SELECT current_setting('server_version'), current_setting('server_version_num')::int, \
-                    coalesce((SELECT rolsuper FROM pg_roles WHERE rolname = current_user), false)",
+                    coalesce((SELECT rolsuper FROM pg_roles WHERE rolname = current_user), false), \
+                    pg_is_in_recovery()",
             &[],
         )
         .await
         .ctx(msg::version)?;
     let mut info = check_version(row.get(0), row.get(1))?;
     info.superuser = row.get(2);
+    info.in_recovery = row.get(3);
     Ok(info)
+}
+
+/// The first connection of a run; when it fails, the error also says where
+/// lab found the server's address.
+pub async fn connect_first(target: &crate::config::Target, pg: &Config, app_name: &str) -> Result<Client> {
+    let r = connect(pg, app_name, None, None).await;
+    match target {
+        crate::config::Target::Server(_, origin) => r.ctx(|| msg::named_by(origin)).map(|c| c.client),
+        crate::config::Target::Throwaway { .. } => r.map(|c| c.client),
+    }
+}
+
+/// A standby is refused before anything is created on it (it would fail on
+/// the first CREATE with 25006, after lab had started).
+pub fn refuse_standby(info: &ServerInfo, config: &Config) -> Result<()> {
+    if info.in_recovery {
+        bail!(msg::standby(where_of(config)));
+    }
+    Ok(())
+}
+
+/// `host:port` (or the socket directory) a configuration connects to, for messages.
+pub fn where_of(config: &Config) -> String {
+    use tokio_postgres::config::Host;
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .map(|h| match h {
+            Host::Tcp(name) => format!("{name}:{port}"),
+            Host::Unix(dir) => format!("{}/.s.PGSQL.{port}", dir.display()),
+        })
+        .collect();
+    hosts.join(",")
+}
+
+/// The settings a role's or database's defaults (`ALTER ROLE ... SET`) could
+/// change under lab and that decide what a scenario shows: every lab session
+/// starts from the server's built-in values; a scenario that needs another
+/// sets it itself. `transaction_timeout` exists from PostgreSQL 17,
+/// `idle_session_timeout` from 14.
+pub fn neutral_settings(version_num: i32) -> Vec<(&'static str, &'static str)> {
+    let mut s = vec![
+        ("lock_timeout", "0"),
+        ("statement_timeout", "0"),
+        ("idle_in_transaction_session_timeout", "0"),
+        ("default_transaction_isolation", "read committed"),
+        ("default_transaction_read_only", "off"),
+        ("default_transaction_deferrable", "off"),
+    ];
+    if version_num >= 140000 {
+        s.push(("idle_session_timeout", "0"));
+    }
+    if version_num >= 170000 {
+        s.push(("transaction_timeout", "0"));
+    }
+    s
+}
+
+/// `config` with the neutral settings in its startup options, so every
+/// connection made from it starts with them (startup options outrank role
+/// and database defaults).
+pub fn neutral_config(config: &Config, version_num: i32) -> Config {
+    let mut config = config.clone();
+    let ours = neutral_settings(version_num)
+        .into_iter()
+        // Inside startup options a space is escaped with a backslash.
+        .map(|(k, v)| format!("-c {k}={}", v.replace(' ', "\\ ")))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let options = match config.get_options() {
+        Some(given) => format!("{ours} {given}"),
+        None => ours,
+    };
+    config.options(options);
+    config
+}
+
+/// The neutral settings on a connection already open (the control connection,
+/// opened before the server's version was known).
+pub async fn neutralize(client: &Client, version_num: i32) -> Result<()> {
+    let sql: String = neutral_settings(version_num)
+        .into_iter()
+        .map(|(k, v)| format!("SET {k} = '{v}';"))
+        .collect();
+    client.batch_execute(&sql).await.ctx(msg::version)?;
+    Ok(())
 }
 
 /// The server's version, refused when older than the oldest we support.
@@ -248,6 +344,7 @@ pub fn check_version(version: String, version_num: i32) -> Result<ServerInfo> {
         version: version.split_whitespace().next().unwrap_or(&version).to_string(),
         version_num,
         superuser: false,
+        in_recovery: false,
     })
 }
 
@@ -332,17 +429,21 @@ pub fn sql_error(e: tokio_postgres::Error, what: Text) -> anyhow::Error {
 pub mod msg {
     crate::messages! {
         prefix "db";
-        handshake(s) {
-            en: "could not connect to PostgreSQL: the server did not complete the startup handshake within {s} s (is it PostgreSQL?)",
-            tr: "PostgreSQL'e bağlanılamadı: sunucu başlangıç el sıkışmasını {s} sn içinde tamamlamadı (PostgreSQL mi?)",
+        handshake(place, s) {
+            en: "could not connect to PostgreSQL at {place}: the server did not complete the startup handshake within {s} s (is it PostgreSQL?)",
+            tr: "{place} adresindeki PostgreSQL'e bağlanılamadı: sunucu başlangıç el sıkışmasını {s} sn içinde tamamlamadı (PostgreSQL mi?)",
         }
-        refused(message, code) {
-            en: "the server refused the connection: {message} (SQLSTATE {code})",
-            tr: "sunucu bağlantıyı reddetti: {message} (SQLSTATE {code})",
+        refused(place, message, code) {
+            en: "the server at {place} refused the connection: {message} (SQLSTATE {code})",
+            tr: "{place} adresindeki sunucu bağlantıyı reddetti: {message} (SQLSTATE {code})",
         }
-        could_not_connect() {
-            en: "could not connect to PostgreSQL",
-            tr: "PostgreSQL'e bağlanılamadı",
+        could_not_connect(place) {
+            en: "could not connect to PostgreSQL at {place}",
+            tr: "{place} adresindeki PostgreSQL'e bağlanılamadı",
+        }
+        named_by(origin) {
+            en: "the server named by {origin}",
+            tr: "{origin} ile verilen sunucu",
         }
         version() {
             en: "could not read the server version (is this PostgreSQL?)",
@@ -375,6 +476,10 @@ pub mod msg {
         not_ours(schema) {
             en: "schema \"{schema}\" exists and was not created by lab; lab will not touch it: choose another with --schema NAME",
             tr: "\"{schema}\" şeması var ve lab tarafından oluşturulmamış; lab ona dokunmaz: --schema NAME ile başka bir ad seçin",
+        }
+        standby(place) {
+            en: "the server at {place} is a read-only standby (pg_is_in_recovery() is true): give lab the primary's URL",
+            tr: "{place} adresindeki sunucu salt okunur bir standby (pg_is_in_recovery() doğru): lab'e primary'nin URL'sini verin",
         }
         error(message, code) {
             en: "{message} (SQLSTATE {code})",

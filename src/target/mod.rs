@@ -2,3 +2,4 @@
 //! the user names. Nothing here knows a scenario.
 pub mod cluster;
 pub mod connect;
+pub mod libpq;

@@ -207,3 +207,101 @@ fn junit_report_is_well_formed_junit() {
     );
     assert!(cases[0].children().all(|n| !n.is_element()), "a passing case is empty");
 }
+
+#[test]
+fn an_unwritable_junit_path_is_refused_before_anything_runs() {
+    let r = run(&["lost-update", "--junit", "/nonexistent-dir/report.xml"]);
+    assert_one_line_error(&r, "/nonexistent-dir/report.xml");
+    // Refused before a server was started: well under a scenario's run.
+    assert!(r.took < Duration::from_secs(2), "{:?}", r.took);
+}
+
+/// Runs lab with stdout going to `stdout` (not captured), and checks that nothing is left.
+fn run_into(args: &[&str], stdout: impl Into<std::process::Stdio>) -> crate::support::Run {
+    let began = std::time::Instant::now();
+    let child = lab()
+        .args(args)
+        .stdout(stdout)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    crate::support::assert_no_leftovers(pid);
+    crate::support::Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::new(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        took: began.elapsed(),
+    }
+}
+
+#[test]
+fn a_full_disk_is_an_error_and_nothing_is_left() {
+    let full = || std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let r = run_into(&["nowait", "--format", "json"], full());
+    assert_one_line_error(&r, "could not write to standard output");
+    let r = run_into(&["completions", "bash"], full());
+    assert_one_line_error(&r, "No space left on device");
+}
+
+#[test]
+fn a_closed_pipe_ends_lab_quietly_and_nothing_is_left() {
+    // The reader is gone before lab writes its first line (`lab ... | head -0`).
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let r = run_into(&["lost-update"], writer);
+    assert_eq!(r.code, 141, "{}", r.stderr);
+    assert_eq!(r.stderr, "", "quietly");
+}
+
+#[test]
+fn lab_locks_into_head_ends_quietly() {
+    use std::io::BufRead;
+    let srv = TestServer::start();
+    let mut child = lab()
+        .args(["locks", "--every", "0.1", "--database-url", &srv.url()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains("lab sessions on PostgreSQL"), "{first}");
+    // `head -1` exits: the pipe is closed; lab ends at its next refresh.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(std::time::Instant::now() < deadline, "lab locks still running");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(141), "{err}");
+    assert_eq!(err, "", "no panic, no message");
+}
+
+#[test]
+fn summary_prints_only_the_verdict_table() {
+    let r = run(&[
+        "all",
+        "--summary",
+        "--variant",
+        "nowait",
+        "--variant",
+        "lost-update/read-committed",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert!(lines[0].starts_with("Summary: PostgreSQL"), "{}", r.stdout);
+    assert!(!r.stdout.contains("t ms"), "no timeline: {}", r.stdout);
+    // One line per variant, between the header and the bottom border.
+    let rows: Vec<&&str> = lines[1..].iter().filter(|l| l.contains("as documented")).collect();
+    assert_eq!(rows.len(), 3, "{}", r.stdout);
+    assert!(rows.iter().any(|l| l.contains("lost-update") && l.contains("yes")));
+    assert_eq!(lines.len(), 1 + 4 + 3, "{}", r.stdout);
+}

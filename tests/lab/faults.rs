@@ -3,18 +3,7 @@ use std::net::TcpListener;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{TestServer, lab, run};
-
-fn one_line_exit_2(r: &crate::support::Run, needle: &str) {
-    assert_eq!(r.code, 2, "stderr: {}", r.stderr);
-    let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "{:?}", r.stderr);
-    assert!(
-        lines[0].starts_with("error: ") && lines[0].contains(needle),
-        "{}",
-        lines[0]
-    );
-}
+use crate::support::{TestServer, lab, one_line_exit_2, run};
 
 /// A listener on a loopback port that accepts and then behaves as `serve` says.
 fn listener(serve: fn(std::net::TcpStream)) -> u16 {
@@ -205,8 +194,9 @@ fn ctrl_c_in_the_middle_of_every_scenario_leaves_nothing_behind() {
 }
 
 #[test]
-fn ctrl_c_and_sigkill_of_a_run_on_the_throwaway_cluster() {
-    for signal in [libc::SIGINT, libc::SIGKILL] {
+fn ctrl_c_sighup_and_sigkill_of_a_run_on_the_throwaway_cluster() {
+    // SIGHUP (the terminal closed) is handled like Ctrl-C.
+    for signal in [libc::SIGINT, libc::SIGHUP, libc::SIGKILL] {
         let mut child = spawn(&["queue", "--messages", "2000", "--work-ms", "20"]);
         let pid = child.id();
         let prefix = format!("lab-pg-{pid}-");
@@ -249,7 +239,7 @@ fn ctrl_c_and_sigkill_of_a_run_on_the_throwaway_cluster() {
         drop(client);
         unsafe { libc::kill(pid as i32, signal) };
         let (code, _) = wait_exit(&mut child, Duration::from_secs(15));
-        if signal == libc::SIGINT {
+        if signal != libc::SIGKILL {
             assert_eq!(code, 130);
             crate::support::assert_no_leftovers(pid);
         } else {
@@ -322,4 +312,27 @@ fn losing_every_connection_mid_scenario_is_an_error_and_nothing_is_left() {
         srv.query_i64(&c, "SELECT count(*) FROM pg_namespace WHERE nspname = 'lab'"),
         0
     );
+}
+
+#[test]
+fn a_damaged_template_cache_is_made_again_with_a_note() {
+    let cache = std::env::temp_dir().join(format!("lab-cache-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let r = crate::support::run_cmd(lab().env("XDG_CACHE_HOME", &cache).args(["nowait"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let templates: Vec<_> = std::fs::read_dir(cache.join("lab"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("template-"))
+        .collect();
+    assert_eq!(templates.len(), 1);
+    // The damage the issue met: a file the server cannot start without.
+    std::fs::remove_file(templates[0].path().join("global/pg_control")).unwrap();
+    let r = crate::support::run_cmd(lab().env("XDG_CACHE_HOME", &cache).args(["nowait"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("was damaged; lab made it again"), "{}", r.stderr);
+    assert!(templates[0].path().join("global/pg_control").is_file());
+    let r = crate::support::run_cmd(lab().env("XDG_CACHE_HOME", &cache).args(["nowait"]));
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "made once, then reused");
+    let _ = std::fs::remove_dir_all(&cache);
 }

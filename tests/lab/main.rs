@@ -20,6 +20,10 @@ mod retry;
 /// backends, Ctrl-C and SIGKILL mid-scenario, concurrent runs.
 mod faults;
 
+/// Setups a smoke check meets: a standby, hostile role defaults, libpq's
+/// password and service files, an empty URL, errors that say where.
+mod setups;
+
 /// PostgreSQL's isolationtester runs every spec under lab/ unchanged, and
 /// lab observes the order of waits, completions and errors it prints.
 mod oracle;

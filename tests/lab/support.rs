@@ -13,6 +13,9 @@ pub fn lab() -> Command {
         "PGUSER",
         "PGDATABASE",
         "PGPASSWORD",
+        "PGPASSFILE",
+        "PGSERVICE",
+        "PGSERVICEFILE",
         "LAB_SCHEMA",
         "LAB_DIR",
     ] {
@@ -27,6 +30,18 @@ pub struct Run {
     pub stdout: String,
     pub stderr: String,
     pub took: Duration,
+}
+
+/// Exit 2 with one line on stderr, an error that contains `needle`.
+pub fn one_line_exit_2(r: &Run, needle: &str) {
+    assert_eq!(r.code, 2, "stderr: {}", r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{:?}", r.stderr);
+    assert!(
+        lines[0].starts_with("error: ") && lines[0].contains(needle),
+        "{}",
+        lines[0]
+    );
 }
 
 pub fn run(args: &[&str]) -> Run {

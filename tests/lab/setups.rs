@@ -1,0 +1,230 @@
+//! The setups a smoke check really meets: a streaming standby given instead
+//! of the primary, a role whose defaults would change the results, libpq's
+//! password and service files, an unset CI secret, and connection errors that
+//! say where lab looked.
+use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{TestServer, lab, one_line_exit_2, run, run_cmd};
+
+const LAB_BACKENDS: &str = "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:%'";
+
+#[test]
+fn a_standby_is_refused_before_anything_is_created() {
+    let srv = TestServer::start();
+    let standby = srv.cluster.standby().expect("a streaming standby starts");
+    // It is a standby, as the server itself says.
+    let s = srv
+        .rt
+        .block_on(lab::target::connect::connect(&standby.config(), "lab-test", None, None))
+        .unwrap()
+        .client;
+    let in_recovery: bool = srv
+        .rt
+        .block_on(s.query_one("SELECT pg_is_in_recovery()", &[]))
+        .unwrap()
+        .get(0);
+    assert!(in_recovery);
+    let place = format!("127.0.0.1:{}", standby.port);
+    let url = standby.url();
+    for command in [
+        &["lost-update"][..],
+        &["phenomena"][..],
+        &["spec", "lab/examples/last-copy.spec"][..],
+    ] {
+        let mut args = command.to_vec();
+        args.extend(["--database-url", &url]);
+        let r = run(&args);
+        one_line_exit_2(&r, "is a read-only standby");
+        assert!(r.stderr.contains(&place), "{}", r.stderr);
+        assert!(r.stderr.contains("give lab the primary's URL"), "{}", r.stderr);
+    }
+    // Nothing was created, on the standby or (through it) on the primary.
+    let c = srv.client();
+    assert_eq!(
+        srv.query_i64(&c, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'lab%'"),
+        0
+    );
+    assert_eq!(
+        srv.query_i64(&c, "SELECT count(*) FROM pg_database WHERE datname LIKE 'lab%'"),
+        0
+    );
+    srv.wait_for_zero(&c, LAB_BACKENDS);
+}
+
+#[test]
+fn hostile_role_defaults_do_not_change_the_results() {
+    let srv = TestServer::start();
+    let c = srv.client();
+    // A shared server's role, with defaults that break every scenario that
+    // waits, retries or writes if a session inherits them.
+    srv.exec(
+        &c,
+        "CREATE ROLE hostile LOGIN;
+         GRANT CREATE ON DATABASE postgres TO hostile;
+         ALTER ROLE hostile SET lock_timeout = '200ms';
+         ALTER ROLE hostile SET statement_timeout = '1500ms';
+         ALTER ROLE hostile SET idle_in_transaction_session_timeout = '300ms';
+         ALTER ROLE hostile SET idle_session_timeout = '700ms';
+         ALTER ROLE hostile SET default_transaction_isolation = 'serializable';
+         ALTER ROLE hostile SET default_transaction_read_only = on;",
+    );
+    let url = format!("postgres://hostile@127.0.0.1:{}/postgres", srv.cluster.port);
+    // The defaults are in force for anyone connecting as that role.
+    let mut hostile_config = srv.cluster.config();
+    hostile_config.user("hostile");
+    let h = srv
+        .rt
+        .block_on(lab::target::connect::connect(&hostile_config, "lab-test", None, None))
+        .unwrap()
+        .client;
+    let shown: Vec<String> = srv
+        .rt
+        .block_on(h.query(
+            "SELECT current_setting('lock_timeout') UNION ALL SELECT current_setting('default_transaction_isolation')",
+            &[],
+        ))
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(shown, ["200ms", "serializable"]);
+    drop(h);
+
+    let r = run(&["all", "--database-url", &url, "--format", "json"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(report["as_expected"], true);
+    // Each transaction ran at the level its scenario chose, not the role's serializable.
+    let levels: Vec<&str> = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["variants"].as_array().unwrap())
+        .flat_map(|v| v["timeline"].as_array().into_iter().flatten())
+        .filter_map(|e| e["isolation"].as_str())
+        .collect();
+    assert!(levels.contains(&"read committed"), "{levels:?}");
+
+    let r = run(&["phenomena", "--database-url", &url]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    srv.wait_for_zero(&c, LAB_BACKENDS);
+}
+
+/// The test server with password authentication for every role but postgres.
+fn with_passwords(srv: &TestServer) {
+    let hba = srv.data_dir().join("pg_hba.conf");
+    std::fs::write(
+        &hba,
+        "local all all trust\n\
+         host all postgres 127.0.0.1/32 trust\n\
+         host all all 127.0.0.1/32 scram-sha-256\n",
+    )
+    .unwrap();
+    let c = srv.client();
+    srv.exec(
+        &c,
+        "CREATE ROLE app LOGIN PASSWORD 'pw:with\\colon';
+         GRANT CREATE ON DATABASE postgres TO app;
+         SELECT pg_reload_conf();",
+    );
+    // The reload is asynchronous: wait until a connection without a password is refused.
+    let mut config = srv.cluster.config();
+    config.user("app");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while srv
+        .rt
+        .block_on(lab::target::connect::connect(&config, "lab-test", None, None))
+        .is_ok()
+    {
+        assert!(Instant::now() < deadline, "pg_hba.conf was not reloaded");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn the_password_file_and_the_service_file_work_as_in_libpq() {
+    let srv = TestServer::start();
+    with_passwords(&srv);
+    let port = srv.cluster.port;
+    let dir = std::env::temp_dir().join(format!("lab-libpq-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pgpass = dir.join("pgpass");
+    std::fs::write(
+        &pgpass,
+        format!("# lab test\nelsewhere:{port}:*:app:wrong\n127.0.0.1:{port}:*:app:pw\\:with\\\\colon\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let url = format!("postgres://app@127.0.0.1:{port}/postgres");
+
+    // No password anywhere: refused, and the error says where lab connected and why there.
+    let r = run_cmd(lab().env("HOME", &dir).args(["nowait", "--database-url", &url]));
+    one_line_exit_2(&r, "the server named by --database-url");
+    assert!(r.stderr.contains(&format!("127.0.0.1:{port}")), "{}", r.stderr);
+
+    // The password file, as psql reads it.
+    let r = run_cmd(
+        lab()
+            .env("HOME", &dir)
+            .env("PGPASSFILE", &pgpass)
+            .args(["nowait", "--database-url", &url]),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+
+    // A service file names the server (and PGPASSFILE still gives the password).
+    let services = dir.join("services.conf");
+    std::fs::write(
+        &services,
+        format!("[other]\nhost=192.0.2.1\n\n[shop]\nhost=127.0.0.1\nport={port}\nuser=app\ndbname=postgres\n"),
+    )
+    .unwrap();
+    let r = run_cmd(
+        lab()
+            .env("HOME", &dir)
+            .env("PGPASSFILE", &pgpass)
+            .env("PGSERVICEFILE", &services)
+            .env("PGSERVICE", "shop")
+            .args(["nowait", "--format", "json"]),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(report["as_expected"], true);
+    let r = run_cmd(
+        lab()
+            .env("HOME", &dir)
+            .env("PGSERVICEFILE", &services)
+            .env("PGSERVICE", "nosuch")
+            .args(["nowait"]),
+    );
+    one_line_exit_2(&r, "PGSERVICE names service \"nosuch\"");
+
+    // A password file others can read is ignored, with libpq's warning.
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let r = run_cmd(
+        lab()
+            .env("HOME", &dir)
+            .env("PGPASSFILE", &pgpass)
+            .args(["nowait", "--database-url", &url]),
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("has group or world access"), "{}", r.stderr);
+    assert!(
+        !r.stderr.contains("colon"),
+        "the password is never echoed: {}",
+        r.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_empty_database_url_is_refused_not_replaced_by_a_throwaway_server() {
+    let r = run_cmd(lab().env("DATABASE_URL", "").args(["nowait"]));
+    one_line_exit_2(&r, "DATABASE_URL is set but empty");
+    let r = run(&["phenomena", "--database-url", ""]);
+    one_line_exit_2(&r, "--database-url is set but empty");
+    // It is refused before any server is started.
+    assert!(r.took < Duration::from_secs(5), "{:?}", r.took);
+}
