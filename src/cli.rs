@@ -107,6 +107,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub explain: bool,
 
+    /// Show every step of long timelines (invoice-numbering's run to thousands
+    /// of lines); by default they keep the waits, errors and notes, and a
+    /// count per session.
+    #[arg(long)]
+    pub verbose: bool,
+
     /// Print only the verdict table (no timelines): one screen for `lab all`.
     #[arg(long, conflicts_with_all = ["explain", "step"])]
     pub summary: bool,
@@ -128,6 +134,18 @@ pub struct RunArgs {
     /// fk-blocking and ddl-lock-queue, each of the four in timeouts).
     #[arg(long, default_value_t = 1000, value_name = "MS")]
     pub timeout_ms: u64,
+
+    /// `lab all`: scenarios run at once, each in a schema of its own (queue and
+    /// stock-race, which measure time, always run alone); 1 runs them one by one.
+    /// Default 4; 1 with --step or --max-connections.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// Use at most N connections to the server in all (the control connection
+    /// included), so that several runs can share a server; stock-race runs
+    /// fewer requests to fit, and says so.
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
 
     /// Attempts in all for a transaction retried on 40001/40P01 (1 = no retry).
     #[arg(long, default_value_t = 5, value_name = "N")]

@@ -52,6 +52,12 @@ pub struct RunConfig {
     pub format: Format,
     /// Only the verdict table.
     pub summary: bool,
+    /// Every step of long timelines.
+    pub verbose: bool,
+    /// The most connections the run may use, the control connection included.
+    pub max_connections: Option<usize>,
+    /// Scenarios run at once (`lab all`).
+    pub jobs: usize,
     pub junit: Option<PathBuf>,
     pub wait_timeout: Duration,
     pub opts: RunOpts,
@@ -157,6 +163,19 @@ impl RunConfig {
             keep_schema: args.conn.keep_schema,
             format: args.format,
             summary: args.summary,
+            verbose: args.verbose,
+            jobs: match args.jobs {
+                Some(0) => bail!(crate::catalogue::cx::msg::between("--jobs", 1, 64)),
+                // A person steps through one scenario at a time.
+                Some(_) if args.step => 1,
+                Some(n) => n.min(64),
+                None if args.step || args.max_connections.is_some() => 1,
+                None => DEFAULT_JOBS,
+            },
+            max_connections: match args.max_connections {
+                Some(n) if n < MIN_CONNECTIONS => bail!(msg::too_few_connections(n, MIN_CONNECTIONS)),
+                n => n,
+            },
             // An unwritable path is refused now, not found after the whole run.
             junit: junit_path(&args.junit)?,
             wait_timeout,
@@ -192,6 +211,12 @@ fn select_variants(s: &'static Scenario, wanted: &[String]) -> Result<Vec<&'stat
     out.sort_by_key(|v| s.variants.iter().position(|x| std::ptr::eq(x, *v)));
     Ok(out)
 }
+
+/// Scenarios `lab all` runs at once by default: they mostly wait on the server.
+pub const DEFAULT_JOBS: usize = 4;
+
+/// The fewest connections a run can work with: the control connection and two sessions.
+pub const MIN_CONNECTIONS: usize = 3;
 
 /// Reads an environment variable; tests pass their own.
 pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
@@ -507,6 +532,10 @@ pub(crate) mod msg {
         no_url() {
             en: "no database URL given",
             tr: "veritabanı URL'si verilmedi",
+        }
+        too_few_connections(n, min) {
+            en: "--max-connections {n} is too few: a run needs at least {min} (the control connection and two sessions)",
+            tr: "--max-connections {n} çok az: bir çalıştırma en az {min} bağlantı ister (kontrol bağlantısı ve iki oturum)",
         }
         empty_url(origin) {
             en: "{origin} is set but empty (an unset CI secret?): give the server's URL, or unset it to run on a throwaway server",

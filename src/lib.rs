@@ -263,60 +263,172 @@ async fn setup(cfg: &RunConfig, pg: tokio_postgres::Config) -> Result<Env> {
         .await
         .ctx(connect::msg::version)?
         .get(0);
+    // Checked up front: a server already full fails here, with its numbers,
+    // not in the middle of a scenario.
+    let free: i32 = control
+        .query_one(
+            "SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int \
+                    - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int",
+            &[],
+        )
+        .await
+        .ctx(connect::msg::version)?
+        .get(0);
+    if free < config::MIN_CONNECTIONS as i32 - 1 {
+        bail!(msg::server_full(free, config::MIN_CONNECTIONS - 1));
+    }
     connect::claim_schema(&control, &cfg.schema).await?;
     Ok(Env {
         pg,
         schema: cfg.schema.clone(),
+        run: cfg.schema.clone(),
         control,
         server,
         wait_timeout: cfg.wait_timeout,
         deadlock_timeout: Duration::from_millis(deadlock_ms.max(0) as u64),
         stepper: cfg.step.then(|| Arc::new(Stepper::new(cfg.lang))),
+        max_connections: cfg.max_connections,
     })
+}
+
+/// How a run ended, before its reports are printed.
+enum Stop {
+    Done,
+    Interrupted,
+    Failed(anyhow::Error),
 }
 
 async fn run_plan(cfg: RunConfig, all: bool) -> Result<Exit> {
     let began = Instant::now();
-    let style = Style::for_stdout(cfg.lang, cfg.explain);
+    let style = Style {
+        verbose: cfg.verbose,
+        ..Style::for_stdout(cfg.lang, cfg.explain)
+    };
     let mut signals = Signals::new()?;
-    let (cluster, pg) = start_target(&cfg.target).await?;
-    let env = tokio::select! {
-        r = setup(&cfg, pg) => r?,
-        _ = signals.recv() => return Ok(interrupted(cluster, cfg.lang)),
-    };
-    let result = tokio::select! {
-        r = run_scenarios(&env, &cfg, &style) => Some(r),
-        _ = signals.recv() => None,
-    };
-    let cleaned = tokio::time::timeout(cfg.wait_timeout, clean_up(&env, &cfg, !matches!(result, Some(Ok(_))))).await;
-    if let (Some(Ok(_)), Ok(Err(e))) = (&result, cleaned) {
-        print_error(&Err::<(), _>(e).ctx(msg::after_run).unwrap_err(), cfg.lang);
+    let shared = std::sync::Mutex::new(Vec::new());
+    let stop = execute(&cfg, &style, &mut signals, &shared).await;
+    let mut reports = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    let closed = matches!(&stop, Stop::Failed(e) if is_closed_pipe(e));
+    // A run that stopped part-way still reports every variant that finished,
+    // and where and why it stopped.
+    match &stop {
+        Stop::Done => {}
+        Stop::Interrupted => record_stop(
+            &cfg,
+            &mut reports,
+            ui::interrupted().render(cfg.lang),
+            Exit::Interrupted,
+        ),
+        Stop::Failed(e) => record_stop(&cfg, &mut reports, i18n::error_line(e, cfg.lang), Exit::CouldNotRun),
     }
-    drop(env);
-    let reports = match result {
-        None => return Ok(interrupted(cluster, cfg.lang)),
-        Some(r) => r?,
-    };
-    drop(cluster);
-
+    // Scenarios that never started have nothing to report.
+    reports.retain(|r| !r.variants.is_empty() || r.error.is_some());
     if let Some(path) = &cfg.junit {
         std::fs::write(path, render::junit(&reports)).ctx(|| msg::junit(path.display().to_string()))?;
     }
     let as_expected = reports.iter().all(|r| r.as_expected);
     let all_report = |reports: Vec<ScenarioReport>| AllReport {
-        server_version: reports.first().map(|r| r.server_version.clone()).unwrap_or_default(),
+        server_version: reports
+            .iter()
+            .map(|r| r.server_version.clone())
+            .find(|v| !v.is_empty())
+            .unwrap_or_default(),
         as_expected,
         elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
         scenarios: reports,
     };
-    match (cfg.format, all) {
-        (Format::Json, false) => out(&render::json(&reports[0])?)?,
-        (Format::Json, true) => out(&render::json(&all_report(reports))?)?,
-        (Format::Table, _) if cfg.summary => out(&render::brief_summary(&all_report(reports), &style))?,
-        (Format::Table, true) => out(&render::all_summary(&all_report(reports), &style))?,
-        (Format::Table, false) => {}
+    if !closed {
+        let printed = match (cfg.format, all) {
+            (Format::Json, false) => out(&render::json(&reports[0])?),
+            (Format::Json, true) => out(&render::json(&all_report(reports))?),
+            (Format::Table, _) if cfg.summary => out(&render::brief_summary(&all_report(reports), &style)),
+            (Format::Table, true) => out(&render::all_summary(&all_report(reports), &style)),
+            (Format::Table, false) => Ok(()),
+        };
+        if let (Stop::Done, Err(e)) = (&stop, printed) {
+            return Err(e);
+        }
     }
-    Ok(if as_expected { Exit::Ok } else { Exit::Mismatch })
+    match stop {
+        Stop::Done => Ok(if as_expected { Exit::Ok } else { Exit::Mismatch }),
+        Stop::Interrupted => {
+            eprintln!("{}", ui::interrupted().render(cfg.lang));
+            Ok(Exit::Interrupted)
+        }
+        Stop::Failed(e) => Err(e),
+    }
+}
+
+/// Starts the target, runs the plan into `reports` (each variant as it
+/// finishes), cleans up and stops the throwaway cluster.
+async fn execute(cfg: &RunConfig, style: &Style, signals: &mut Signals, reports: &Reports) -> Stop {
+    let (cluster, pg) = match start_target(&cfg.target).await {
+        Ok(t) => t,
+        Err(e) => return Stop::Failed(e),
+    };
+    let env = tokio::select! {
+        r = setup(cfg, pg) => match r {
+            Ok(env) => env,
+            Err(e) => return Stop::Failed(e),
+        },
+        _ = signals.recv() => return Stop::Interrupted,
+    };
+    let result = tokio::select! {
+        r = run_scenarios(&env, cfg, style, reports) => Some(r),
+        _ = signals.recv() => None,
+    };
+    let cleaned = tokio::time::timeout(cfg.wait_timeout, clean_up(&env, cfg, !matches!(result, Some(Ok(_))))).await;
+    if let (Some(Ok(_)), Ok(Err(e))) = (&result, cleaned) {
+        print_error(&Err::<(), _>(e).ctx(msg::after_run).unwrap_err(), cfg.lang);
+    }
+    drop(env);
+    drop(cluster);
+    match result {
+        None => Stop::Interrupted,
+        Some(Err(e)) => Stop::Failed(e),
+        Some(Ok(())) => Stop::Done,
+    }
+}
+
+/// Marks where a run stopped: the first planned variant that has no report.
+fn record_stop(cfg: &RunConfig, reports: &mut Vec<ScenarioReport>, message: String, exit: Exit) {
+    let planned = cfg.plan.iter().find(|p| {
+        reports
+            .iter()
+            .find(|r| r.scenario == p.scenario.name)
+            .is_none_or(|r| r.variants.len() < p.variants.len())
+    });
+    let (scenario, variant) = match planned {
+        Some(p) => {
+            let done = reports
+                .iter()
+                .find(|r| r.scenario == p.scenario.name)
+                .map_or(0, |r| r.variants.len());
+            (p.scenario.name, p.variants[done].name)
+        }
+        // Every variant finished; it stopped after them.
+        None => match cfg.plan.last() {
+            Some(p) => (p.scenario.name, "-"),
+            None => return,
+        },
+    };
+    if !reports.iter().any(|r| r.scenario == scenario) {
+        reports.push(ScenarioReport {
+            scenario: scenario.to_string(),
+            server_version: String::new(),
+            as_expected: false,
+            elapsed_ms: 0.0,
+            variants: Vec::new(),
+            error: None,
+        });
+    }
+    let r = reports.iter_mut().find(|r| r.scenario == scenario).expect("just added");
+    r.as_expected = false;
+    r.error = Some(report::RunError {
+        variant: variant.to_string(),
+        message,
+        exit_code: exit as u8,
+    });
 }
 
 /// After a run: end the sessions (after a failure), drop the schema unless it
@@ -345,6 +457,12 @@ async fn clean_up(env: &Env, cfg: &RunConfig, failed: bool) -> Result<()> {
     }
     if !cfg.keep_schema {
         connect::drop_schema(control, &cfg.schema).await?;
+        // The schemas of scenarios run side by side, where a failure left them.
+        if cfg.jobs > 1 && cfg.plan.len() > 1 {
+            for p in &cfg.plan {
+                connect::drop_schema(control, &scenario_schema(&cfg.schema, p.scenario.name)).await?;
+            }
+        }
     }
     connect::release_schema(control, &cfg.schema).await
 }
@@ -355,25 +473,100 @@ pub(crate) fn interrupted(cluster: Option<Cluster>, lang: Lang) -> Exit {
     Exit::Interrupted
 }
 
-async fn run_scenarios(env: &Env, cfg: &RunConfig, style: &Style) -> Result<Vec<ScenarioReport>> {
-    let mut reports = Vec::new();
-    for planned in &cfg.plan {
-        let r = run_scenario(env, cfg, planned).await?;
-        if cfg.format == Format::Table && !cfg.summary {
-            // Each scenario is shown as soon as it is done.
-            out(&render::scenario(&r, style))?;
-            out("\n")?;
+/// The run's reports, in the plan's order, filled as variants finish (a run
+/// stopped part-way keeps them).
+type Reports = std::sync::Mutex<Vec<ScenarioReport>>;
+
+async fn run_scenarios(env: &Env, cfg: &RunConfig, style: &Style, reports: &Reports) -> Result<()> {
+    reports.lock().unwrap().extend(cfg.plan.iter().map(|p| ScenarioReport {
+        scenario: p.scenario.name.to_string(),
+        server_version: env.server.version.clone(),
+        as_expected: true,
+        elapsed_ms: 0.0,
+        variants: Vec::new(),
+        error: None,
+    }));
+    // Each scenario is shown as soon as it and every one before it are done.
+    let done = std::sync::Mutex::new((0usize, vec![false; cfg.plan.len()]));
+    let finished = |i: usize| -> Result<()> {
+        let mut d = done.lock().unwrap();
+        d.1[i] = true;
+        while d.0 < d.1.len() && d.1[d.0] {
+            if cfg.format == Format::Table && !cfg.summary {
+                out(&render::scenario(&reports.lock().unwrap()[d.0], style))?;
+                out("\n")?;
+            }
+            d.0 += 1;
         }
-        reports.push(r);
+        Ok(())
+    };
+    let timed = |p: &Planned| catalogue::RUN_ALONE.contains(&p.scenario.name);
+    // Side by side only when at least two can be: a lone scenario keeps the run's schema.
+    let together = cfg.jobs > 1 && cfg.plan.iter().filter(|p| !timed(p)).count() > 1;
+    let alone = |p: &Planned| !together || timed(p);
+    // Side by side first, each in a schema of its own; then, one by one, the
+    // scenarios that must run alone, in the run's own schema.
+    let permits = tokio::sync::Semaphore::new(cfg.jobs);
+    // Later scenarios take longer (invoice-numbering, timeouts): they start first.
+    let side_by_side = cfg
+        .plan
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, p)| !alone(p))
+        .map(|(i, p)| {
+            let (permits, finished) = (&permits, &finished);
+            async move {
+                let _permit = permits.acquire().await.expect("never closed");
+                let own = scenario_env(env, cfg, p).await?;
+                let r = run_scenario(&own, cfg, p, reports, i).await;
+                if r.is_ok() && !cfg.keep_schema {
+                    connect::drop_schema(&own.control, &own.schema).await?;
+                }
+                r?;
+                finished(i)
+            }
+        });
+    for r in engine::join_all_ordered(side_by_side).await {
+        r?;
     }
-    Ok(reports)
+    for (i, p) in cfg.plan.iter().enumerate().filter(|(_, p)| alone(p)) {
+        run_scenario(env, cfg, p, reports, i).await?;
+        finished(i)?;
+    }
+    Ok(())
 }
 
-/// Runs the planned variants of one scenario, each on a freshly built schema.
-async fn run_scenario(env: &Env, cfg: &RunConfig, planned: &Planned) -> Result<ScenarioReport> {
+/// The schema a scenario run side by side with others uses: the run's name
+/// and the scenario's.
+fn scenario_schema(run: &str, scenario: &str) -> String {
+    format!("{run}_{}", scenario.replace('-', "_"))
+}
+
+/// An environment of its own for a scenario run side by side with others:
+/// its own schema and control connection, the run's name and settings.
+async fn scenario_env(env: &Env, cfg: &RunConfig, p: &Planned) -> Result<Env> {
+    let control = connect::connect(&env.pg, &control_name(&cfg.schema), None, None)
+        .await?
+        .client;
+    Ok(Env {
+        pg: env.pg.clone(),
+        schema: scenario_schema(&cfg.schema, p.scenario.name),
+        run: env.run.clone(),
+        control,
+        server: env.server.clone(),
+        wait_timeout: env.wait_timeout,
+        deadlock_timeout: env.deadlock_timeout,
+        stepper: None,
+        max_connections: env.max_connections,
+    })
+}
+
+/// Runs the planned variants of one scenario, each on a freshly built
+/// schema, into `report` as each finishes (a run stopped part-way keeps them).
+async fn run_scenario(env: &Env, cfg: &RunConfig, planned: &Planned, reports: &Reports, index: usize) -> Result<()> {
     let began = Instant::now();
     let scenario: &'static Scenario = planned.scenario;
-    let mut variants = Vec::new();
     for variant in &planned.variants {
         let spinner = cfg
             .opts
@@ -381,15 +574,13 @@ async fn run_scenario(env: &Env, cfg: &RunConfig, planned: &Planned) -> Result<S
             .spinner(format!("{} / {}", scenario.name, variant.name));
         let r = catalogue::cx::run_variant(env, &cfg.opts, scenario, variant, planned.params.clone()).await;
         spinner.finish_and_clear();
-        variants.push(r?);
+        let v = r?;
+        let report = &mut reports.lock().unwrap()[index];
+        report.as_expected &= v.as_expected;
+        report.variants.push(v);
+        report.elapsed_ms = round_ms(began.elapsed().as_secs_f64() * 1000.0);
     }
-    Ok(ScenarioReport {
-        scenario: scenario.name.to_string(),
-        server_version: env.server.version.clone(),
-        as_expected: variants.iter().all(|v| v.as_expected),
-        elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
-        variants,
-    })
+    Ok(())
 }
 
 /// `lab server`: the throwaway cluster with the lab schema, until Ctrl-C.
@@ -432,6 +623,10 @@ async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lang) -
 pub(crate) mod msg {
     crate::messages! {
         prefix "ru";
+        server_full(free, need) {
+            en: "the server has room for {free} more connection(s); a run needs at least {need} besides its control connection (max_connections is reached: wait, or free some)",
+            tr: "sunucuda {free} bağlantılık yer var; bir çalıştırma kontrol bağlantısı dışında en az {need} bağlantı ister (max_connections doldu: bekleyin ya da yer açın)",
+        }
         stdout() {
             en: "could not write to standard output",
             tr: "standart çıktıya yazılamadı",

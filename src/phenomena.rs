@@ -363,9 +363,11 @@ pub async fn run(cfg: PhenomenaConfig) -> Result<Exit> {
     let env = Arc::new(Env {
         pg,
         schema: String::new(),
+        run: String::new(),
         control,
         server,
         wait_timeout: cfg.wait_timeout,
+        max_connections: None,
         deadlock_timeout: Duration::from_secs(1),
         stepper: None,
     });
@@ -497,6 +499,7 @@ async fn cell(
         stepper: None,
         opened: Arc::default(),
         transcript: None,
+        max_sessions: None,
     };
     let names: Vec<&str> = p.spec.sessions.iter().map(|s| s.name.as_str()).collect();
     let sessions = opener.open_all(&names).await?;
@@ -582,6 +585,7 @@ fn junit_reports(
                 as_expected: variants.iter().all(|v| v.as_expected),
                 elapsed_ms: 0.0,
                 variants,
+                error: None,
             }
         })
         .collect()

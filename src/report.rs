@@ -210,6 +210,20 @@ pub struct ScenarioReport {
     pub as_expected: bool,
     pub elapsed_ms: f64,
     pub variants: Vec<VariantReport>,
+    /// Why the run stopped in this scenario (exit 2 or 130): the variants
+    /// that finished before are kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<RunError>,
+}
+
+/// A run that stopped part-way: where, and the one-line error.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunError {
+    /// The variant that was running (or about to) when it stopped.
+    pub variant: String,
+    pub message: String,
+    /// The exit code the run ends with: 2 (could not run) or 130 (interrupted).
+    pub exit_code: u8,
 }
 
 #[derive(Debug, Clone, Serialize)]

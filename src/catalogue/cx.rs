@@ -77,6 +77,7 @@ impl<'e> Cx<'e> {
             stepper: env.stepper.clone(),
             opened: Arc::default(),
             transcript: None,
+            max_sessions: env.max_connections.map(|n| n.saturating_sub(1)),
         };
         if let Some(st) = &env.stepper {
             st.reset(Default::default());
@@ -161,6 +162,18 @@ impl<'e> Cx<'e> {
     /// Opens sessions on connections of their own (concurrently).
     pub async fn open(&self, names: &[&str]) -> Result<Vec<Session>> {
         self.opener.open_all(names).await
+    }
+
+    /// Refuses, before anything starts, a variant that would open more
+    /// sessions than `--max-connections` leaves (its workers would otherwise
+    /// fail one by one, part-way).
+    pub fn ensure_room(&self, sessions: usize) -> Result<()> {
+        if let Some(max) = self.opener.max_sessions
+            && sessions > max
+        {
+            anyhow::bail!(crate::engine::msg::too_many_sessions(self.label(), sessions, max + 1));
+        }
+        Ok(())
     }
 
     /// Opens sessions from other threads or runtimes; they belong to this variant all the same.

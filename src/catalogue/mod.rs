@@ -149,6 +149,10 @@ pub static ALL: &[&Scenario] = &[
     &invoice::SCENARIO,
 ];
 
+/// Scenarios whose verdicts rest on measured time (throughput, a race's
+/// spread): `lab all` runs them alone, never next to another scenario.
+pub const RUN_ALONE: &[&str] = &["queue", "stock-race"];
+
 pub fn find(name: &str) -> Option<&'static Scenario> {
     ALL.iter().copied().find(|s| s.name == name)
 }

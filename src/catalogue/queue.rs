@@ -160,6 +160,7 @@ async fn run(cx: &mut Cx<'_>, skip_locked: bool) -> Result<()> {
     cx.env.rows(&sql.bind("fill", &[("messages", &p.messages)])?).await?;
     cx.env.rows(sql.get("analyze")?).await?;
     let names: Vec<String> = (1..=p.workers).map(|i| format!("W{i}")).collect();
+    cx.ensure_room(names.len())?;
     let opener = cx.opener();
     let dequeue_name = if skip_locked {
         "dequeue_skip_locked"

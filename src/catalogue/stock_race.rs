@@ -143,9 +143,14 @@ impl Tally {
 async fn sessions(cx: &mut Cx<'_>, sql: &SqlFile) -> Result<Option<Vec<Session>>> {
     let asked = cx.options::<StockOpts>().requests as i64;
     let free = cx.env.int(sql.get("free_connections")?).await?;
-    let requests = asked.min(free - 5).max(1) as usize;
+    // --max-connections counts the control connection too.
+    let capped = cx.env.max_connections.map(|n| n as i64 - 1);
+    let requests = asked.min(free - 5).min(capped.unwrap_or(i64::MAX)).max(1) as usize;
     if requests < asked as usize {
-        cx.note(msg::fewer(free, requests, asked));
+        match capped {
+            Some(room) if room < free - 5 => cx.note(msg::fewer_by_cap(room + 1, requests, asked)),
+            _ => cx.note(msg::fewer(free, requests, asked)),
+        }
     }
     cx.metric("requests", requests);
     if requests < 2 {
@@ -422,6 +427,10 @@ mod msg {
         fewer(free, requests, asked) {
             en: "this server has room for {free} more connections: running {requests} requests instead of {asked}",
             tr: "bu sunucuda {free} bağlantılık yer var: {asked} yerine {requests} istek çalışıyor",
+        }
+        fewer_by_cap(max, requests, asked) {
+            en: "--max-connections {max}: running {requests} requests instead of {asked}",
+            tr: "--max-connections {max}: {asked} yerine {requests} istek çalışıyor",
         }
         no_room(free) {
             en: "this server has room for {free} more connections: not enough for two concurrent requests",

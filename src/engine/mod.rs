@@ -33,7 +33,11 @@ use crate::target::connect::ServerInfo;
 /// deadline, and the control connection that watches the sessions.
 pub struct Env {
     pub pg: Config,
+    /// Where the variant's objects live.
     pub schema: String,
+    /// The run's name (its `--schema`), in every connection's application_name:
+    /// scenarios run side by side each have a schema of their own, one run name.
+    pub run: String,
     pub control: Client,
     pub server: ServerInfo,
     /// Every wait has this deadline.
@@ -43,12 +47,14 @@ pub struct Env {
     pub deadlock_timeout: Duration,
     /// Workshop mode: a person presses Enter before each statement.
     pub stepper: Option<Arc<Stepper>>,
+    /// The most connections the run may use (`--max-connections`), the control one included.
+    pub max_connections: Option<usize>,
 }
 
 impl Env {
-    /// `lab:<schema>:` — every connection of this run is named so.
+    /// `lab:<run>:` — every connection of this run is named so.
     pub fn app_prefix(&self) -> String {
-        format!("lab:{}:", self.schema)
+        format!("lab:{}:", self.run)
     }
 
     /// Terminates every backend of this run's sessions (the control
@@ -222,6 +228,14 @@ pub mod msg {
         at(label, session, sql) {
             en: "{label}: session {session}: `{sql}`",
             tr: "{label}: {session} oturumu: `{sql}`",
+        }
+        too_many_sessions(label, sessions, max) {
+            en: "{label} needs {sessions} sessions and a control connection, more than --max-connections {max}: give the run more, or fewer workers",
+            tr: "{label} {sessions} oturum ve bir kontrol bağlantısı ister, --max-connections {max} değerinden fazla: çalıştırmaya daha fazla bağlantı ya da daha az worker verin",
+        }
+        over_cap(label, session, max) {
+            en: "{label}: session {session} would be one connection more than --max-connections {max} allows: give the run more",
+            tr: "{label}: {session} oturumu --max-connections {max} sınırını aşacaktı: çalıştırmaya daha fazla bağlantı verin",
         }
         open(label, session) {
             en: "{label}: could not open session {session}",

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use serde::Serialize;
 use tokio::sync::oneshot;
 use tokio_postgres::{Client, Config, SimpleQueryMessage};
@@ -222,6 +222,8 @@ pub struct Opener {
     pub opened: Arc<Mutex<Vec<(String, i32)>>>,
     /// isolationtester's transcript, for `lab spec --format isolation`.
     pub transcript: Option<Arc<Transcript>>,
+    /// The most sessions a variant may open (`--max-connections` less the control connection).
+    pub max_sessions: Option<usize>,
 }
 
 impl Opener {
@@ -260,16 +262,48 @@ impl Opener {
             }) as connect::NoticeSink
         });
         let what = || msg::open(&self.label, name);
-        let conn = connect::connect(&self.pg, &format!("{}{name}", self.app), self.schema.as_deref(), sink)
-            .await
-            .ctx(what)?;
-        let pid: i32 = conn
-            .client
-            .query_one("SELECT pg_backend_pid()", &[])
-            .await
-            .ctx(what)?
-            .get(0);
-        self.opened.lock().unwrap().push((name.to_string(), pid));
+        {
+            // The slot is taken before connecting (pid 0 until known), so
+            // sessions opened at once cannot all pass the cap.
+            let mut opened = self.opened.lock().unwrap();
+            if let Some(max) = self.max_sessions
+                && opened.len() >= max
+            {
+                bail!(msg::over_cap(&self.label, name, max + 1));
+            }
+            opened.push((name.to_string(), 0));
+        }
+        let connected = async {
+            let conn = connect::connect(&self.pg, &format!("{}{name}", self.app), self.schema.as_deref(), sink)
+                .await
+                .ctx(what)?;
+            let pid: i32 = conn
+                .client
+                .query_one("SELECT pg_backend_pid()", &[])
+                .await
+                .ctx(what)?
+                .get(0);
+            Ok::<_, anyhow::Error>((conn, pid))
+        }
+        .await;
+        let (conn, pid) = {
+            let mut opened = self.opened.lock().unwrap();
+            let slot = opened.iter().position(|(n, p)| n == name && *p == 0);
+            match connected {
+                Ok((conn, pid)) => {
+                    if let Some(i) = slot {
+                        opened[i].1 = pid;
+                    }
+                    (conn, pid)
+                }
+                Err(e) => {
+                    if let Some(i) = slot {
+                        opened.remove(i);
+                    }
+                    return Err(e);
+                }
+            }
+        };
         let end = conn.end_watch();
         Ok(Session {
             inner: Arc::new(Inner {

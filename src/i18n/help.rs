@@ -118,6 +118,18 @@ pub static HELP_TR: &[(&str, &str)] = &[
         "Atölye modu: her adımdan önce hangi oturumun hangi komutu neden çalıştıracağını göster ve Enter'ı bekle (terminal gerekir)",
     ),
     (
+        "arg.jobs",
+        "`lab all`: aynı anda çalışan senaryo sayısı, her biri kendi şemasında (zamanı ölçen queue ve stock-race hep tek başına çalışır); 1 sırayla çalıştırır. Varsayılan 4; --step ya da --max-connections ile 1",
+    ),
+    (
+        "arg.max_connections",
+        "Sunucuya toplam en çok N bağlantı kullan (kontrol bağlantısı dahil); böylece birkaç çalıştırma bir sunucuyu paylaşabilir; stock-race sığmak için daha az istek çalıştırır ve bunu söyler",
+    ),
+    (
+        "arg.verbose",
+        "Uzun zaman çizelgelerinin her adımını göster (invoice-numbering binlerce satır tutar); varsayılan olarak beklemeler, hatalar ve notlar ile oturum başına bir sayım kalır",
+    ),
+    (
         "arg.summary",
         "Yalnızca karar tablosunu yazdır (zaman çizelgeleri yok): `lab all` için tek ekran",
     ),

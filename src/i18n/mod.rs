@@ -99,6 +99,22 @@ pub mod ui {
             en: "note",
             tr: "not",
         }
+        col_statements() {
+            en: "statements",
+            tr: "komut",
+        }
+        col_waits() {
+            en: "waits",
+            tr: "bekleme",
+        }
+        col_errors() {
+            en: "errors",
+            tr: "hata",
+        }
+        steps_hidden(hidden, total) {
+            en: "{hidden} of {total} steps answered at once and are not shown (--verbose shows every one); per session:",
+            tr: "{total} adımın {hidden} tanesi hemen yanıtlandı ve gösterilmiyor (--verbose hepsini gösterir); oturum başına:",
+        }
         metrics() {
             en: "metrics",
             tr: "ölçümler",

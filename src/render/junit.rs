@@ -28,8 +28,10 @@ pub fn junit(scenarios: &[ScenarioReport]) -> String {
     let failures = all().filter(|v| !v.as_expected && v.skipped.is_none()).count();
     let skipped = all().filter(|v| v.skipped.is_some()).count();
     let time: f64 = scenarios.iter().map(|s| s.elapsed_ms).sum::<f64>() / 1000.0;
+    let errors = scenarios.iter().filter(|s| s.error.is_some()).count();
     out.push_str(&format!(
-        "<testsuites name=\"lab\" tests=\"{total}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"{time:.3}\">\n"
+        "<testsuites name=\"lab\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{time:.3}\">\n",
+        total + errors
     ));
     for s in scenarios {
         let f = s
@@ -38,10 +40,11 @@ pub fn junit(scenarios: &[ScenarioReport]) -> String {
             .filter(|v| !v.as_expected && v.skipped.is_none())
             .count();
         let sk = s.variants.iter().filter(|v| v.skipped.is_some()).count();
+        let e = usize::from(s.error.is_some());
         out.push_str(&format!(
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{f}\" errors=\"0\" skipped=\"{sk}\" time=\"{:.3}\">\n",
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{f}\" errors=\"{e}\" skipped=\"{sk}\" time=\"{:.3}\">\n",
             xml_escape(&s.scenario),
-            s.variants.len(),
+            s.variants.len() + e,
             s.elapsed_ms / 1000.0
         ));
         out.push_str(&format!(
@@ -71,6 +74,16 @@ pub fn junit(scenarios: &[ScenarioReport]) -> String {
             } else {
                 out.push_str("/>\n");
             }
+        }
+        // The variant the run stopped in: an error, not a verdict.
+        if let Some(err) = &s.error {
+            out.push_str(&format!(
+                "    <testcase classname=\"lab.{}\" name=\"{}\" time=\"0.000\">\n      <error message=\"{}\" type=\"exit {}\"/>\n    </testcase>\n",
+                xml_escape(&s.scenario),
+                xml_escape(&err.variant),
+                xml_escape(&err.message),
+                err.exit_code
+            ));
         }
         out.push_str("  </testsuite>\n");
     }
@@ -128,6 +141,7 @@ mod tests {
                 variant("b", false, false),
                 variant("c", true, true),
             ],
+            error: None,
         };
         let xml = junit(&[r]);
         assert!(xml.contains("<testsuites name=\"lab\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""));

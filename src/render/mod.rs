@@ -23,6 +23,8 @@ pub struct Style {
     pub lang: Lang,
     pub color: bool,
     pub explain: bool,
+    /// Every step of a long timeline, not only the ones that waited, failed or narrate.
+    pub verbose: bool,
 }
 
 impl Style {
@@ -31,6 +33,7 @@ impl Style {
             lang,
             color: false,
             explain: false,
+            verbose: false,
         }
     }
 
@@ -38,7 +41,12 @@ impl Style {
     pub fn for_stdout(lang: Lang, explain: bool) -> Style {
         use std::io::IsTerminal;
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-        Style { lang, color, explain }
+        Style {
+            lang,
+            color,
+            explain,
+            verbose: false,
+        }
     }
 
     pub fn say(&self, t: &Text) -> String {

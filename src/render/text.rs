@@ -110,12 +110,71 @@ pub fn timeline(entries: &[Entry], style: &Style) -> String {
     t.to_string()
 }
 
+/// A timeline longer than this is summarised unless `--verbose`.
+const LONG_TIMELINE: usize = 120;
+
+/// A long timeline as a person can read it: the steps that waited, failed,
+/// narrate or got a NOTICE, in time order, then each session's counts.
+fn timeline_summary(entries: &[Entry], style: &Style) -> String {
+    let kept: Vec<Entry> = entries
+        .iter()
+        .filter(|e| e.result != StepResult::Ok || e.cancelled_by_lab)
+        .cloned()
+        .collect();
+    let mut out = String::new();
+    if !kept.is_empty() {
+        out.push_str(&timeline(&kept, style));
+        out.push('\n');
+    }
+    let mut sessions: Vec<(&str, [usize; 3])> = Vec::new();
+    for e in entries {
+        let i = match sessions.iter().position(|(s, _)| *s == e.session) {
+            Some(i) => i,
+            None => {
+                sessions.push((&e.session, [0; 3]));
+                sessions.len() - 1
+            }
+        };
+        let c = &mut sessions[i].1;
+        match e.result {
+            StepResult::Note | StepResult::Notice => {}
+            StepResult::Waiting => c[1] += 1,
+            StepResult::Error => {
+                c[0] += 1;
+                c[2] += 1;
+            }
+            _ => c[0] += 1,
+        }
+    }
+    sessions.sort_by(|a, b| a.0.cmp(b.0));
+    let mut t = table(
+        vec![
+            style.say(&ui::col_session()),
+            style.say(&ui::col_statements()),
+            style.say(&ui::col_waits()),
+            style.say(&ui::col_errors()),
+        ],
+        style,
+    );
+    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+    for (s, [n, w, e]) in &sessions {
+        t.add_row(vec![s.to_string(), n.to_string(), w.to_string(), e.to_string()]);
+    }
+    out.push_str(&format!(
+        "{}\n{t}\n",
+        style.say(&ui::steps_hidden(entries.len() - kept.len(), entries.len()))
+    ));
+    out
+}
+
 pub fn variant(scenario: &str, v: &VariantReport, style: &Style) -> String {
     let mut out = format!("── {scenario} / {} ──\n", v.name);
     if let Some(reason) = &v.skipped {
         out.push_str(&format!("{}: {}\n", style.say(&ui::skipped()), style.say(reason)));
     }
-    if !v.timeline.is_empty() {
+    if v.timeline.len() > LONG_TIMELINE && !style.verbose {
+        out.push_str(&timeline_summary(&v.timeline, style));
+    } else if !v.timeline.is_empty() {
         out.push_str(&timeline(&v.timeline, style));
         out.push('\n');
     }

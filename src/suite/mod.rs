@@ -407,6 +407,7 @@ async fn run_spec(cfg: &SpecConfig, ctx: &Shared, i: usize) -> Result<Outcome> {
             as_expected: variants.iter().all(|v| v.as_expected),
             elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
             variants,
+            error: None,
         },
         transcript,
         diff,
@@ -454,6 +455,7 @@ async fn run_in(
         stepper: ctx.stepper.clone(),
         opened: Arc::default(),
         transcript: Some(transcript.clone()),
+        max_sessions: None,
     };
     if let Some(st) = &ctx.stepper {
         st.reset(whys(file, cfg.lang));
@@ -477,9 +479,11 @@ async fn run_in(
     let env = Env {
         pg,
         schema: String::new(),
+        run: String::new(),
         control,
         server: ctx.server.clone(),
         wait_timeout: cfg.wait_timeout,
+        max_connections: None,
         deadlock_timeout: Duration::from_secs(1),
         stepper: ctx.stepper.clone(),
     };

@@ -305,3 +305,22 @@ fn summary_prints_only_the_verdict_table() {
     assert!(rows.iter().any(|l| l.contains("lost-update") && l.contains("yes")));
     assert_eq!(lines.len(), 1 + 4 + 3, "{}", r.stdout);
 }
+
+#[test]
+fn long_timelines_are_summarised_unless_verbose() {
+    let short = run(&["invoice-numbering", "--variant", "lock-over-call"]);
+    assert_eq!(short.code, 0, "{}", short.stderr);
+    let long = run(&["invoice-numbering", "--variant", "lock-over-call", "--verbose"]);
+    assert_eq!(long.code, 0, "{}", long.stderr);
+    assert!(
+        short
+            .stdout
+            .contains("steps answered at once and are not shown (--verbose shows every one)")
+    );
+    assert!(!long.stdout.contains("are not shown"));
+    // The steps that answered at once are only in the verbose one; the verdicts are the same.
+    assert!(long.stdout.matches("→ COMMIT").count() > 0);
+    assert_eq!(short.stdout.matches("→ COMMIT").count(), 0, "{}", short.stdout);
+    assert!(short.stdout.lines().count() * 3 < long.stdout.lines().count());
+    assert!(short.stdout.contains("as documented") && long.stdout.contains("as documented"));
+}

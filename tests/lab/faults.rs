@@ -336,3 +336,111 @@ fn a_damaged_template_cache_is_made_again_with_a_note() {
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "made once, then reused");
     let _ = std::fs::remove_dir_all(&cache);
 }
+
+/// Runs `lab all` for lost-update and deadlock/reverse-order with JSON and
+/// JUnit, stops it with `stop` once deadlock's sessions wait on each other,
+/// and returns the exit code, stdout's JSON and the JUnit file.
+fn stopped_part_way(
+    stop: impl Fn(&TestServer, &tokio_postgres::Client, u32),
+) -> (i32, String, serde_json::Value, String) {
+    let srv = TestServer::start();
+    let c = srv.client();
+    let junit = std::env::temp_dir().join(format!(
+        "lab-partial-{}-{:?}.xml",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let mut child = lab()
+        .args([
+            "all",
+            "--jobs",
+            "1",
+            "--variant",
+            "lost-update",
+            "--variant",
+            "deadlock/reverse-order",
+        ])
+        .args(["--format", "json", "--database-url", &srv.url(), "--junit"])
+        .arg(&junit)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read stdout as it comes: a report larger than the pipe must not block lab.
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        stdout.read_to_string(&mut s).unwrap();
+        s
+    });
+    let waiting = "SELECT count(*) FROM pg_stat_activity \
+                   WHERE application_name LIKE 'lab:lab:deadlock/%' AND wait_event_type = 'Lock'";
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while srv.query_i64(&c, waiting) < 2 {
+        assert!(Instant::now() < deadline, "the deadlock sessions never waited");
+        assert!(child.try_wait().unwrap().is_none(), "lab ended early");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    stop(&srv, &c, child.id());
+    let (code, err) = wait_exit(&mut child, Duration::from_secs(15));
+    let json: serde_json::Value = serde_json::from_str(&reader.join().unwrap()).expect("stdout is JSON");
+    let xml = std::fs::read_to_string(&junit).expect("the JUnit file is written");
+    let _ = std::fs::remove_file(&junit);
+    srv.wait_for_zero(&c, LAB_BACKENDS);
+    (code, err, json, xml)
+}
+
+fn assert_partial(json: &serde_json::Value, xml: &str, exit_code: u8) {
+    assert_eq!(json["as_expected"], false);
+    let scenarios = json["scenarios"].as_array().unwrap();
+    assert_eq!(scenarios.len(), 2, "{json}");
+    // Every variant that finished is there, with its verdict.
+    let lost = &scenarios[0];
+    assert_eq!(lost["scenario"], "lost-update");
+    assert_eq!(
+        lost["variants"].as_array().unwrap().len(),
+        lab::catalogue::find("lost-update").unwrap().variants.len()
+    );
+    assert_eq!(lost["as_expected"], true);
+    assert!(lost.get("error").is_none());
+    // And where it stopped, and why.
+    let dl = &scenarios[1];
+    assert_eq!(dl["variants"].as_array().unwrap().len(), 0);
+    assert_eq!(dl["error"]["variant"], "reverse-order");
+    assert_eq!(dl["error"]["exit_code"], exit_code);
+    let doc = roxmltree::Document::parse(xml).unwrap();
+    let root = doc.root_element();
+    assert_eq!(root.attribute("errors"), Some("1"));
+    let error = doc
+        .descendants()
+        .find(|n| n.has_tag_name("error"))
+        .expect("an <error> test case");
+    assert_eq!(error.parent().unwrap().attribute("name"), Some("reverse-order"));
+    let cases = doc.descendants().filter(|n| n.has_tag_name("testcase")).count();
+    assert_eq!(cases, lost["variants"].as_array().unwrap().len() + 1);
+}
+
+#[test]
+fn a_run_that_fails_part_way_keeps_every_finished_variant_in_json_and_junit() {
+    let (code, err, json, xml) = stopped_part_way(|srv, c, _| {
+        srv.exec(
+            c,
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lab:lab:deadlock/reverse-order:A'",
+        )
+    });
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_partial(&json, &xml, 2);
+    let message = json["scenarios"][1]["error"]["message"].as_str().unwrap();
+    assert!(message.contains("session A"), "{message}");
+    assert!(err.contains(message), "the same line on stderr: {err}");
+}
+
+#[test]
+fn ctrl_c_part_way_keeps_every_finished_variant_in_json_and_junit() {
+    let (code, _, json, xml) = stopped_part_way(|_, _, pid| unsafe {
+        libc::kill(pid as i32, libc::SIGINT);
+    });
+    assert_eq!(code, 130);
+    assert_partial(&json, &xml, 130);
+}

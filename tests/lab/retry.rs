@@ -30,6 +30,7 @@ fn attempts_with(
             stepper: None,
             opened: Arc::default(),
             transcript: None,
+            max_sessions: None,
         };
         let s = opener.open("A").await.unwrap();
         let mut rng = Rng::new(3);

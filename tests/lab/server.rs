@@ -218,3 +218,90 @@ fn a_deadlock_found_within_a_millisecond_is_read_the_same_every_time() {
     }
     eprintln!("victims: {victims:?}");
 }
+
+/// The scenarios whose sessions the server lists at this moment, by name.
+fn scenarios_running(srv: &TestServer, c: &tokio_postgres::Client) -> std::collections::BTreeSet<String> {
+    srv.rt
+        .block_on(c.query(
+            "SELECT DISTINCT split_part(split_part(application_name, ':', 3), '/', 1) FROM pg_stat_activity \
+             WHERE application_name LIKE 'lab:lab:%/%'",
+            &[],
+        ))
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+#[test]
+fn lab_all_runs_scenarios_side_by_side_with_the_same_verdicts_in_the_catalogue_order() {
+    let srv = TestServer::start();
+    let c = srv.client();
+    let mut child = crate::support::lab()
+        .args(["all", "--format", "json", "--database-url", &srv.url()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut s).unwrap();
+        s
+    });
+    // Seen from the server: sessions of several scenarios at the same moment.
+    let mut most = 0;
+    while child.try_wait().unwrap().is_none() {
+        most = most.max(scenarios_running(&srv, &c).len());
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let status = child.wait().unwrap();
+    let report: serde_json::Value = serde_json::from_str(&reader.join().unwrap()).unwrap();
+    assert_eq!(status.code(), Some(0), "{report}");
+    assert!(most >= 2, "never saw two scenarios at once ({most})");
+    assert_eq!(report["as_expected"], true);
+    let order: Vec<&str> = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["scenario"].as_str().unwrap())
+        .collect();
+    let catalogue: Vec<&str> = lab::catalogue::ALL.iter().map(|s| s.name).collect();
+    assert_eq!(order, catalogue);
+    for s in report["scenarios"].as_array().unwrap() {
+        for v in s["variants"].as_array().unwrap() {
+            assert_documented(v);
+        }
+    }
+    // Every scenario's own schema is gone.
+    assert_eq!(
+        srv.query_i64(&c, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'lab%'"),
+        0
+    );
+    srv.wait_for_zero(&c, LAB_BACKENDS);
+}
+
+#[test]
+fn ctrl_c_while_scenarios_run_side_by_side_leaves_nothing() {
+    let srv = TestServer::start();
+    let c = srv.client();
+    let mut child = crate::support::lab()
+        .args(["all", "--database-url", &srv.url()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while scenarios_running(&srv, &c).len() < 2 {
+        assert!(std::time::Instant::now() < deadline, "never saw two scenarios at once");
+        assert!(child.try_wait().unwrap().is_none(), "lab ended early");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    srv.wait_for_zero(&c, LAB_BACKENDS);
+    assert_eq!(
+        srv.query_i64(&c, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'lab%'"),
+        0
+    );
+}

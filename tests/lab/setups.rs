@@ -228,3 +228,59 @@ fn an_empty_database_url_is_refused_not_replaced_by_a_throwaway_server() {
     // It is refused before any server is started.
     assert!(r.took < Duration::from_secs(5), "{:?}", r.took);
 }
+
+#[test]
+fn two_runs_share_a_crowded_server_with_max_connections() {
+    let srv = TestServer::start();
+    let c = srv.client();
+    // The throwaway cluster allows 300; other clients hold 200 of them, so
+    // about 97 are free, as on a default server (max_connections = 100).
+    let config = srv.cluster.config();
+    let held: Vec<_> = (0..200)
+        .map(|_| {
+            srv.rt
+                .block_on(lab::target::connect::connect(&config, "lab-test-crowd", None, None))
+                .expect("a crowd connection")
+        })
+        .collect();
+    let free = srv.query_i64(
+        &c,
+        "SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int \
+                - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')",
+    );
+    assert!((90..=100).contains(&free), "{free}");
+    let spawn = |schema: &str| {
+        lab()
+            .args(["all", "--format", "json", "--max-connections", "45", "--schema", schema])
+            .args(["--database-url", &srv.url()])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn("lab_a"), spawn("lab_b"));
+    for child in [a, b] {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["as_expected"], true);
+        // stock-race ran as many requests as the cap leaves, and said so.
+        let stock = report["scenarios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["scenario"] == "stock-race")
+            .unwrap();
+        for v in stock["variants"].as_array().unwrap() {
+            assert_eq!(v["metrics"]["requests"], 44, "{v}");
+            assert!(
+                v["notes"].to_string().contains("--max-connections 45"),
+                "{}",
+                v["notes"]
+            );
+        }
+    }
+    drop(held);
+    srv.wait_for_zero(&c, LAB_BACKENDS);
+}
