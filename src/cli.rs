@@ -325,6 +325,8 @@ pub struct ServerArgs {
 pub enum Format {
     Table,
     Json,
+    /// A Mermaid sequenceDiagram per variant, in Markdown, for GitHub issues and pull requests.
+    Mermaid,
 }
 
 /// A scenario's subcommand: its about, the common run options, its own.

@@ -251,10 +251,11 @@ fn control_name(schema: &str) -> String {
 
 async fn setup(cfg: &RunConfig, pg: tokio_postgres::Config) -> Result<Env> {
     let control = connect::connect_first(&cfg.target, &pg, &control_name(&cfg.schema)).await?;
+    connect::refuse_transaction_pooler(&control, &pg).await?;
     let server = connect::server_info(&control).await?;
     connect::refuse_standby(&server, &pg)?;
-    connect::neutralize(&control, server.version_num).await?;
-    let pg = connect::neutral_config(&pg, server.version_num);
+    let version_num = server.version_num;
+    connect::neutralize(&control, version_num).await?;
     let deadlock_ms: i64 = control
         .query_one(
             "SELECT setting::bigint FROM pg_settings WHERE name = 'deadlock_timeout'",
@@ -288,6 +289,7 @@ async fn setup(cfg: &RunConfig, pg: tokio_postgres::Config) -> Result<Env> {
         deadlock_timeout: Duration::from_millis(deadlock_ms.max(0) as u64),
         stepper: cfg.step.then(|| Arc::new(Stepper::new(cfg.lang))),
         max_connections: cfg.max_connections,
+        settings: connect::neutral_sql(version_num),
     })
 }
 
@@ -344,6 +346,7 @@ async fn run_plan(cfg: RunConfig, all: bool) -> Result<Exit> {
             (Format::Table, _) if cfg.summary => out(&render::brief_summary(&all_report(reports), &style)),
             (Format::Table, true) => out(&render::all_summary(&all_report(reports), &style)),
             (Format::Table, false) => Ok(()),
+            (Format::Mermaid, _) => out(&render::mermaid::report(&reports, &style)),
         };
         if let (Stop::Done, Err(e)) = (&stop, printed) {
             return Err(e);
@@ -442,7 +445,7 @@ async fn clean_up(env: &Env, cfg: &RunConfig, failed: bool) -> Result<()> {
     // one round trip tells.
     let lost = env.control.is_closed() || env.control.simple_query("").await.is_err();
     let control = if lost {
-        fresh = connect::connect(&env.pg, &control_name(&cfg.schema), None, None)
+        fresh = connect::connect(&env.pg, &control_name(&cfg.schema), Some(&env.settings), None)
             .await?
             .client;
         if connect::claim_schema(&fresh, &cfg.schema).await.is_err() {
@@ -546,7 +549,7 @@ fn scenario_schema(run: &str, scenario: &str) -> String {
 /// An environment of its own for a scenario run side by side with others:
 /// its own schema and control connection, the run's name and settings.
 async fn scenario_env(env: &Env, cfg: &RunConfig, p: &Planned) -> Result<Env> {
-    let control = connect::connect(&env.pg, &control_name(&cfg.schema), None, None)
+    let control = connect::connect(&env.pg, &control_name(&cfg.schema), Some(&env.settings), None)
         .await?
         .client;
     Ok(Env {
@@ -559,6 +562,7 @@ async fn scenario_env(env: &Env, cfg: &RunConfig, p: &Planned) -> Result<Env> {
         deadlock_timeout: env.deadlock_timeout,
         stepper: None,
         max_connections: env.max_connections,
+        settings: env.settings.clone(),
     })
 }
 

@@ -356,10 +356,11 @@ pub async fn run(cfg: PhenomenaConfig) -> Result<Exit> {
     let mut signals = crate::Signals::new()?;
     let (cluster, pg) = crate::start_target(&cfg.target).await?;
     let control = connect::connect_first(&cfg.target, &pg, "lab:phenomena:control").await?;
+    connect::refuse_transaction_pooler(&control, &pg).await?;
     let server = connect::server_info(&control).await?;
     connect::refuse_standby(&server, &pg)?;
     connect::neutralize(&control, server.version_num).await?;
-    let pg = connect::neutral_config(&pg, server.version_num);
+    let settings = connect::neutral_sql(server.version_num);
     let env = Arc::new(Env {
         pg,
         schema: String::new(),
@@ -368,6 +369,7 @@ pub async fn run(cfg: PhenomenaConfig) -> Result<Exit> {
         server,
         wait_timeout: cfg.wait_timeout,
         max_connections: None,
+        settings,
         deadlock_timeout: Duration::from_secs(1),
         stepper: None,
     });
@@ -426,6 +428,7 @@ pub async fn run(cfg: PhenomenaConfig) -> Result<Exit> {
                 "phenomena": rows,
             }))?)?;
         }
+        crate::cli::Format::Mermaid => {}
         crate::cli::Format::Table => {
             if cfg.show.is_some() {
                 for (p, cs) in chosen.iter().zip(&cells) {
@@ -442,6 +445,20 @@ pub async fn run(cfg: PhenomenaConfig) -> Result<Exit> {
                     let what = if cfg.lang == Lang::Tr { &p.what_tr } else { &p.what_en };
                     crate::out(&format!("{} ({}): {what}\n", p.name, p.id))?;
                 }
+            }
+        }
+    }
+    if cfg.format == crate::cli::Format::Mermaid {
+        // Every cell's timeline as a diagram, under its verdict.
+        for (p, cs) in chosen.iter().zip(&cells) {
+            for (&l, c) in cfg.levels.iter().zip(cs) {
+                crate::out(&format!(
+                    "#### {} / {}: {}\n\n```mermaid\n{}```\n\n",
+                    p.id,
+                    LEVELS[l].0,
+                    style.say(&describe(c)),
+                    render::mermaid::diagram(&c.timeline, &style)
+                ))?;
             }
         }
     }
@@ -492,6 +509,7 @@ async fn cell(
     let opener = Opener {
         pg: env.pg.clone(),
         schema: Some(schema.to_string()),
+        settings: env.settings.clone(),
         app: format!("lab:phenomena:{}/{}:", p.id, LEVELS[level].0),
         label: format!("phenomena/{}/{}", p.id, LEVELS[level].0),
         recorder: recorder.clone(),

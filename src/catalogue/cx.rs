@@ -70,6 +70,7 @@ impl<'e> Cx<'e> {
         let opener = Opener {
             pg: env.pg.clone(),
             schema: Some(env.schema.clone()),
+            settings: env.settings.clone(),
             app: format!("{}{}/{}:", env.app_prefix(), scenario.name, variant.name),
             label: format!("{}/{}", scenario.name, variant.name),
             recorder: recorder.clone(),
@@ -350,7 +351,7 @@ impl<'e> Cx<'e> {
         let wait = self.env.wait_timeout;
         let deadline = Instant::now() + wait;
         let mut terminated = failed;
-        while self.env.backends_left(&pids).await? > 0 {
+        while self.env.backends_serving(&pids, &self.opener.app).await? > 0 {
             if !terminated && Instant::now() + wait / 2 > deadline {
                 // A session still busy (a task that kept its connection): end it.
                 self.env.terminate(&pids).await;

@@ -49,6 +49,8 @@ pub struct Env {
     pub stepper: Option<Arc<Stepper>>,
     /// The most connections the run may use (`--max-connections`), the control one included.
     pub max_connections: Option<usize>,
+    /// SET statements every lab connection runs when it opens (the neutral settings).
+    pub settings: String,
 }
 
 impl Env {
@@ -101,6 +103,26 @@ impl Env {
         let row = self
             .control
             .query_one("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)", &[&pids])
+            .await
+            .ctx(msg::read_activity)?;
+        Ok(row.get(0))
+    }
+
+    /// How many of these backends still serve this variant: listed by the
+    /// server and still named with `app` (a session pooler keeps the backend
+    /// of a closed client and resets its application_name; it is no longer ours).
+    pub async fn backends_serving(&self, pids: &[i32], app: &str) -> Result<i64> {
+        // Names are cut at 63 bytes (see connect()); the prefix is compared as stored.
+        let mut app = app.to_string();
+        while app.len() > 63 {
+            app.pop();
+        }
+        let row = self
+            .control
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1) AND starts_with(application_name, $2)",
+                &[&pids, &app],
+            )
             .await
             .ctx(msg::read_activity)?;
         Ok(row.get(0))

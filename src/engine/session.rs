@@ -212,6 +212,8 @@ pub struct Opener {
     pub pg: Config,
     /// The schema put first on every session's search_path.
     pub schema: Option<String>,
+    /// SET statements every session runs when it opens (the neutral settings).
+    pub settings: String,
     /// application_name prefix, the session's name follows it:
     /// `lab:<schema>:<scenario>/<variant>:`, or `<PGAPPNAME>/` for a spec file.
     pub app: String,
@@ -274,7 +276,8 @@ impl Opener {
             opened.push((name.to_string(), 0));
         }
         let connected = async {
-            let conn = connect::connect(&self.pg, &format!("{}{name}", self.app), self.schema.as_deref(), sink)
+            let setup = connect::session_setup(self.schema.as_deref(), &self.settings);
+            let conn = connect::connect(&self.pg, &format!("{}{name}", self.app), Some(&setup), sink)
                 .await
                 .ctx(what)?;
             let pid: i32 = conn

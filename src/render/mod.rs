@@ -4,6 +4,7 @@
 //! whatever the language. Colour only where it helps (waits, errors,
 //! verdicts), and only when asked for.
 mod junit;
+pub mod mermaid;
 mod text;
 
 pub use junit::junit;

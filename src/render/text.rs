@@ -27,6 +27,16 @@ fn who(e: &Entry, style: &Style) -> String {
 
 /// One timeline cell: the statement, then what came of it.
 fn step_text(e: &Entry, style: &Style) -> String {
+    let line = outcome_line(e, style);
+    if e.sql.is_empty() {
+        line
+    } else {
+        format!("{}\n{line}", e.sql)
+    }
+}
+
+/// What came of a step, on one line: `→ UPDATE 1`, `⏳ waiting for A ...`, `✖ ERROR ...`.
+pub(super) fn outcome_line(e: &Entry, style: &Style) -> String {
     let lang = style.lang;
     let waited = |text: String| match e.waited_ms {
         Some(ms) => format!("{}{text}", style.say(&ui::after_waiting(format!("{ms:.1}")))),
@@ -38,7 +48,7 @@ fn step_text(e: &Entry, style: &Style) -> String {
     } else {
         String::new()
     };
-    let line = match e.result {
+    match e.result {
         StepResult::Ok => {
             let iso = e.isolation.as_ref().map(|l| format!(" ({l})")).unwrap_or_default();
             format!("→ {}{iso}", e.detail.render(lang))
@@ -64,11 +74,6 @@ fn step_text(e: &Entry, style: &Style) -> String {
         }
         StepResult::Note => format!("• {}", e.detail.render(lang)),
         StepResult::Notice => format!("! {}", e.detail.render(lang)),
-    };
-    if e.sql.is_empty() {
-        line
-    } else {
-        format!("{}\n{line}", e.sql)
     }
 }
 
@@ -110,6 +115,13 @@ pub fn timeline(entries: &[Entry], style: &Style) -> String {
     t.to_string()
 }
 
+/// A table of one line per row (no rule between rows), for long lists.
+fn condensed(header: &[crate::i18n::Text], style: &Style) -> comfy_table::Table {
+    let mut t = table(header.iter().map(|h| style.say(h)).collect(), style);
+    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t
+}
+
 /// A timeline longer than this is summarised unless `--verbose`.
 const LONG_TIMELINE: usize = 120;
 
@@ -147,16 +159,15 @@ fn timeline_summary(entries: &[Entry], style: &Style) -> String {
         }
     }
     sessions.sort_by(|a, b| a.0.cmp(b.0));
-    let mut t = table(
-        vec![
-            style.say(&ui::col_session()),
-            style.say(&ui::col_statements()),
-            style.say(&ui::col_waits()),
-            style.say(&ui::col_errors()),
+    let mut t = condensed(
+        &[
+            ui::col_session(),
+            ui::col_statements(),
+            ui::col_waits(),
+            ui::col_errors(),
         ],
         style,
     );
-    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
     for (s, [n, w, e]) in &sessions {
         t.add_row(vec![s.to_string(), n.to_string(), w.to_string(), e.to_string()]);
     }
@@ -199,7 +210,7 @@ pub fn variant(scenario: &str, v: &VariantReport, style: &Style) -> String {
 }
 
 /// The observed outcome, and the checks that failed, in one cell.
-fn observed(v: &VariantReport, style: &Style) -> String {
+pub(super) fn observed(v: &VariantReport, style: &Style) -> String {
     let mut text = v.observed_line(style.lang);
     if let (Some(reason), true) = (&v.skipped, text.is_empty()) {
         text = style.say(reason);
@@ -271,17 +282,16 @@ pub fn all_summary(r: &AllReport, style: &Style) -> String {
 /// what was observed only where the verdict is not "as documented".
 pub fn brief_summary(r: &AllReport, style: &Style) -> String {
     let rows = summary_rows(r);
-    let mut t = table(
-        vec![
-            style.say(&ui::col_scenario()),
-            style.say(&ui::col_variant()),
-            style.say(&ui::col_anomaly()),
-            style.say(&ui::col_verdict()),
-            style.say(&ui::col_observed()),
+    let mut t = condensed(
+        &[
+            ui::col_scenario(),
+            ui::col_variant(),
+            ui::col_anomaly(),
+            ui::col_verdict(),
+            ui::col_observed(),
         ],
         style,
     );
-    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
     for (scenario, v) in &rows {
         let odd = !v.as_expected || v.skipped.is_some();
         t.add_row(vec![

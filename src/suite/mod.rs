@@ -140,6 +140,7 @@ pub async fn run(cfg: SpecConfig) -> Result<Exit> {
         r = connect::connect_first(&cfg.target, &pg, "lab:spec:control") => r?,
         _ = signals.recv() => return Ok(crate::interrupted(cluster, cfg.lang)),
     };
+    connect::refuse_transaction_pooler(&control, &pg).await?;
     let server = connect::server_info(&control).await?;
     // Each spec runs in a database of its own, which a standby cannot create.
     connect::refuse_standby(&server, &pg)?;
@@ -448,6 +449,7 @@ async fn run_in(
     let opener = Opener {
         pg: pg.clone(),
         schema: None,
+        settings: String::new(),
         app: app.clone(),
         label: file.name.clone(),
         recorder: recorder.clone(),
@@ -484,6 +486,7 @@ async fn run_in(
         server: ctx.server.clone(),
         wait_timeout: cfg.wait_timeout,
         max_connections: None,
+        settings: String::new(),
         deadlock_timeout: Duration::from_secs(1),
         stepper: ctx.stepper.clone(),
     };

@@ -86,26 +86,8 @@ impl Cluster {
         copy_dir(&template, &data).ctx(msg::copy_template)?;
         owner.chown_tree(&cluster.dir)?;
 
-        // A free port can be taken by someone else between our probe and the
-        // server's bind: try a few.
-        let mut last_err = None;
-        for _ in 0..5 {
-            cluster.port = free_port()?;
-            match cluster.spawn_and_wait(&owner) {
-                Ok(()) => {
-                    cluster.startup = began.elapsed();
-                    return Ok(cluster);
-                }
-                Err(e) => {
-                    let retry = format!("{e:#}").contains("could not bind");
-                    last_err = Some(e);
-                    if !retry {
-                        break;
-                    }
-                }
-            }
-        }
-        Err(last_err.unwrap())
+        cluster.listen(&owner, began)?;
+        Ok(cluster)
     }
 
     /// A streaming standby of this cluster (`pg_basebackup -R`), started on a
@@ -141,13 +123,20 @@ impl Cluster {
             let err = String::from_utf8_lossy(&out.stderr);
             bail!(msg::basebackup_failed(err.trim().lines().last().unwrap_or("-")));
         }
+        standby.listen(&owner, began)?;
+        Ok(standby)
+    }
+
+    /// Starts the server on a free port. A free port can be taken by someone
+    /// else between our probe and the server's bind: try a few.
+    fn listen(&mut self, owner: &Owner, began: Instant) -> Result<()> {
         let mut last_err = None;
         for _ in 0..5 {
-            standby.port = free_port()?;
-            match standby.spawn_and_wait(&owner) {
+            self.port = free_port()?;
+            match self.spawn_and_wait(owner) {
                 Ok(()) => {
-                    standby.startup = began.elapsed();
-                    return Ok(standby);
+                    self.startup = began.elapsed();
+                    return Ok(());
                 }
                 Err(e) => {
                     let retry = format!("{e:#}").contains("could not bind");

@@ -73,9 +73,11 @@ impl Conn {
     }
 }
 
-/// Opens one connection tagged with `application_name`, with the run's schema
-/// on its search_path when given; NOTICEs go to `notices`.
-pub async fn connect(base: &Config, app_name: &str, schema: Option<&str>, notices: Option<NoticeSink>) -> Result<Conn> {
+/// Opens one connection tagged with `application_name`; `setup` (SET
+/// statements: the search_path, the neutral settings) runs on it before it is
+/// handed out. Sent as SQL, not as startup options: a pooler drops or refuses
+/// those, and SET outranks role defaults all the same. NOTICEs go to `notices`.
+pub async fn connect(base: &Config, app_name: &str, setup: Option<&str>, notices: Option<NoticeSink>) -> Result<Conn> {
     let mut config = base.clone();
     // application_name is cut at 63 bytes by the server; cut it ourselves on a char boundary.
     let mut name = app_name.to_string();
@@ -83,15 +85,6 @@ pub async fn connect(base: &Config, app_name: &str, schema: Option<&str>, notice
         name.pop();
     }
     config.application_name(&name);
-    if let Some(schema) = schema {
-        // check_schema() allows only [a-z0-9_], so no escaping is needed.
-        let options = [config.get_options(), Some(&format!("-c search_path={schema}"))]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(" ");
-        config.options(options);
-    }
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(Duration::from_secs(5));
     }
@@ -109,6 +102,14 @@ pub async fn connect(base: &Config, app_name: &str, schema: Option<&str>, notice
     });
     let d = driver.clone();
     let task = tokio::spawn(async move { std::future::poll_fn(|cx| d.poll(cx)).await });
+    if let Some(sql) = setup.filter(|s| !s.is_empty()) {
+        // Bounded like the handshake: behind a pooler with no free server
+        // connection the first statement queues (PgBouncer's query_wait_timeout is 120 s).
+        tokio::time::timeout(limit, client.batch_execute(sql))
+            .await
+            .map_err(|_| msg::setup_queued(where_of(&config), limit.as_secs_f64()))?
+            .map_err(|e| sql_error(e, msg::setup()))?;
+    }
     Ok(Conn {
         client,
         end: EndWatch(Arc::new(tokio::sync::Mutex::new(EndState::Running(task)))),
@@ -258,6 +259,40 @@ pub async fn connect_first(target: &crate::config::Target, pg: &Config, app_name
     }
 }
 
+/// A transaction pooler (PgBouncer's `pool_mode = transaction`, a managed
+/// database's pooled port) between lab and the server is refused before any
+/// session starts: lab's sessions keep state on their connection (the
+/// search_path, SETs, session advisory locks, the backend pid that wait
+/// detection watches), and a transaction pooler hands each transaction to
+/// whichever server connection is free. Seen from the server: a second client
+/// connection is served by the backend the first one just used, or the first
+/// comes back on another backend. Simple queries only: such a pooler loses
+/// prepared statements between transactions.
+pub async fn refuse_transaction_pooler(first: &Client, config: &Config) -> Result<()> {
+    async fn pid(c: &Client) -> Result<String> {
+        let rows = c.simple_query("SELECT pg_backend_pid()").await.ctx(msg::version)?;
+        rows.iter()
+            .find_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+                _ => None,
+            })
+            .ctx(msg::version)
+    }
+    let p1 = pid(first).await?;
+    let second = connect(config, "lab:pooler-probe", None, None).await?.client;
+    second.batch_execute("BEGIN").await.ctx(msg::version)?;
+    let p2 = pid(&second).await?;
+    let mut again = Vec::new();
+    for _ in 0..3 {
+        again.push(pid(first).await?);
+    }
+    let _ = second.batch_execute("ROLLBACK").await;
+    if p2 == p1 || again.iter().any(|p| *p != p1) {
+        bail!(msg::transaction_pooler(where_of(config), p1));
+    }
+    Ok(())
+}
+
 /// A standby is refused before anything is created on it (it would fail on
 /// the first CREATE with 25006, after lab had started).
 pub fn refuse_standby(info: &ServerInfo, config: &Config) -> Result<()> {
@@ -305,33 +340,30 @@ pub fn neutral_settings(version_num: i32) -> Vec<(&'static str, &'static str)> {
     s
 }
 
-/// `config` with the neutral settings in its startup options, so every
-/// connection made from it starts with them (startup options outrank role
-/// and database defaults).
-pub fn neutral_config(config: &Config, version_num: i32) -> Config {
-    let mut config = config.clone();
-    let ours = neutral_settings(version_num)
+/// The neutral settings as SET statements, run on every lab connection
+/// right after it opens (a session-level SET outranks role and database defaults).
+pub fn neutral_sql(version_num: i32) -> String {
+    neutral_settings(version_num)
         .into_iter()
-        // Inside startup options a space is escaped with a backslash.
-        .map(|(k, v)| format!("-c {k}={}", v.replace(' ', "\\ ")))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let options = match config.get_options() {
-        Some(given) => format!("{ours} {given}"),
-        None => ours,
-    };
-    config.options(options);
-    config
+        .map(|(k, v)| format!("SET {k} = '{v}';"))
+        .collect()
+}
+
+/// The SET statements a session runs when it opens: its schema first on the
+/// search_path, then `settings`.
+pub fn session_setup(schema: Option<&str>, settings: &str) -> String {
+    // check_schema() allows only [a-z0-9_]; quoted all the same.
+    let path = schema.map_or(String::new(), |s| format!("SET search_path TO \"{s}\";"));
+    format!("{path}{settings}")
 }
 
 /// The neutral settings on a connection already open (the control connection,
 /// opened before the server's version was known).
 pub async fn neutralize(client: &Client, version_num: i32) -> Result<()> {
-    let sql: String = neutral_settings(version_num)
-        .into_iter()
-        .map(|(k, v)| format!("SET {k} = '{v}';"))
-        .collect();
-    client.batch_execute(&sql).await.ctx(msg::version)?;
+    client
+        .batch_execute(&neutral_sql(version_num))
+        .await
+        .ctx(msg::version)?;
     Ok(())
 }
 
@@ -476,6 +508,18 @@ pub mod msg {
         not_ours(schema) {
             en: "schema \"{schema}\" exists and was not created by lab; lab will not touch it: choose another with --schema NAME",
             tr: "\"{schema}\" şeması var ve lab tarafından oluşturulmamış; lab ona dokunmaz: --schema NAME ile başka bir ad seçin",
+        }
+        transaction_pooler(place, pid) {
+            en: "{place} is a transaction pooler (backend {pid} served two client connections in turn): lab's sessions keep state on their connection that such a pooler does not keep (search_path, SET, session locks, the backend wait detection watches); give lab the server's direct address or the pooler's session-mode port",
+            tr: "{place} bir transaction pooler (backend {pid} iki istemci bağlantısına sırayla hizmet etti): lab'in oturumları bağlantılarında böyle bir pooler'ın tutmadığı durum tutar (search_path, SET, oturum kilitleri, bekleme tespitinin izlediği backend); lab'e sunucunun doğrudan adresini ya da pooler'ın session modundaki portunu verin",
+        }
+        setup_queued(place, s) {
+            en: "{place} accepted the connection but ran nothing on it within {s} s (a pooler with no free server connection? give the run fewer connections with --max-connections)",
+            tr: "{place} bağlantıyı kabul etti ama {s} sn içinde üzerinde hiçbir şey çalıştırmadı (boş sunucu bağlantısı kalmamış bir pooler mı? --max-connections ile çalıştırmaya daha az bağlantı verin)",
+        }
+        setup() {
+            en: "could not set up the session",
+            tr: "oturum hazırlanamadı",
         }
         standby(place) {
             en: "the server at {place} is a read-only standby (pg_is_in_recovery() is true): give lab the primary's URL",

@@ -324,3 +324,31 @@ fn long_timelines_are_summarised_unless_verbose() {
     assert!(short.stdout.lines().count() * 3 < long.stdout.lines().count());
     assert!(short.stdout.contains("as documented") && long.stdout.contains("as documented"));
 }
+
+#[test]
+fn mermaid_shows_each_variant_as_a_sequence_diagram() {
+    let r = run(&["lost-update", "--variant", "select-for-update", "--format", "mermaid"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .starts_with("#### lost-update / select-for-update: as documented\n\n```mermaid\nsequenceDiagram\n"),
+        "{}",
+        r.stdout
+    );
+    // B's wait for A's row lock, as the server showed it, is a note on B.
+    assert!(r.stdout.contains("Note over s_B: ⏳ waiting for A"), "{}", r.stdout);
+    assert!(r.stdout.contains("PG-->>s_B: ✔ after waiting"), "{}", r.stdout);
+    assert_eq!(r.stdout.matches("```").count(), 2);
+    let r = run(&[
+        "phenomena",
+        "--show",
+        "g0",
+        "--level",
+        "read-committed",
+        "--format",
+        "mermaid",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("#### g0 / read-committed: ✓ blocked"), "{}", r.stdout);
+    assert!(r.stdout.contains("Note over s_T2: ⏳ waiting for T1"), "{}", r.stdout);
+}

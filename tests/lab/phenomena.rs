@@ -15,6 +15,18 @@ fn cell<'a>(report: &'a Value, id: &str, level: &str) -> &'a Value {
     &p["cells"][level]
 }
 
+/// A --lab-dir holding phenomenon `id`'s spec with `from` replaced by `to`.
+fn mutated(id: &str, from: &str, to: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("lab-phenomena-{id}-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("phenomena")).unwrap();
+    let path = format!("phenomena/{id}.spec");
+    let text = lab::files::LabFiles::embedded().read(&path).unwrap();
+    let edited = text.replace(from, to);
+    assert_ne!(edited, text.as_ref(), "the mutation applies");
+    std::fs::write(dir.join(path), edited).unwrap();
+    dir
+}
+
 #[test]
 fn the_matrix_is_measured_and_as_documented() {
     let srv = TestServer::start();
@@ -79,15 +91,11 @@ fn a_lost_update_that_no_longer_happens_is_not_as_documented() {
     // re-reads the row and no update is lost: not what the documentation
     // says READ COMMITTED allows in the original.
     let srv = TestServer::start();
-    let dir = std::env::temp_dir().join(format!("lab-phenomena-mutation-{}", std::process::id()));
-    std::fs::create_dir_all(dir.join("phenomena")).unwrap();
-    let text = lab::files::LabFiles::embedded().read("phenomena/p4.spec").unwrap();
-    let edited = text.replace(
+    let dir = mutated(
+        "p4",
         "step t2_write { UPDATE shelf SET copies = 11 WHERE book_id = 1 RETURNING copies; }",
         "step t2_write { UPDATE shelf SET copies = copies + 1 WHERE book_id = 1 RETURNING copies; }",
     );
-    assert_ne!(edited, text.as_ref());
-    std::fs::write(dir.join("phenomena/p4.spec"), edited).unwrap();
     let r = run(&[
         "phenomena",
         "--database-url",
@@ -111,17 +119,11 @@ fn a_write_that_no_longer_waits_is_not_as_documented() {
     // lock is held and T2's write to book 2 goes ahead at once: the
     // `nowait` condition holds and the cell is no longer "prevented, blocked".
     let srv = TestServer::start();
-    let dir = std::env::temp_dir().join(format!("lab-phenomena-nowait-{}", std::process::id()));
-    std::fs::create_dir_all(dir.join("phenomena")).unwrap();
-    let text = lab::files::LabFiles::embedded()
-        .read("phenomena/g-single-write-2.spec")
-        .unwrap();
-    let edited = text.replace(
+    let dir = mutated(
+        "g-single-write-2",
         "step t1_delete { DELETE FROM shelf WHERE copies = 20 RETURNING book_id; }",
         "step t1_delete { SELECT book_id FROM shelf WHERE copies = 20; }",
     );
-    assert_ne!(edited, text.as_ref());
-    std::fs::write(dir.join("phenomena/g-single-write-2.spec"), edited).unwrap();
     let r = run(&[
         "phenomena",
         "--database-url",

@@ -23,6 +23,7 @@ fn attempts_with(
         let opener = Opener {
             pg: srv.cluster.config(),
             schema: Some("public".into()),
+            settings: String::new(),
             app: "lab:retry-test:".into(),
             label: "retry-test".into(),
             recorder: recorder.clone(),

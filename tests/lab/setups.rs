@@ -284,3 +284,45 @@ fn two_runs_share_a_crowded_server_with_max_connections() {
     drop(held);
     srv.wait_for_zero(&c, LAB_BACKENDS);
 }
+
+#[test]
+fn a_transaction_pooler_is_refused_with_one_line_and_a_session_pooler_works() {
+    let srv = TestServer::start();
+    let bouncer = crate::support::PgBouncer::start(&srv);
+    let place = format!("127.0.0.1:{}", bouncer.port);
+    for command in [
+        &["lost-update"][..],
+        &["phenomena"][..],
+        &["spec", "lab/examples/last-copy.spec"][..],
+    ] {
+        let url = bouncer.url("tx");
+        let mut args = command.to_vec();
+        args.extend(["--database-url", &url]);
+        let r = run(&args);
+        one_line_exit_2(&r, &format!("{place} is a transaction pooler"));
+    }
+    // Behind a session pooler each client keeps its server connection: the
+    // sessions' settings are SQL, not startup options the pooler would drop.
+    // Every scenario, within the pool's 40 server connections.
+    let r = run(&[
+        "all",
+        "--format",
+        "json",
+        "--max-connections",
+        "35",
+        "--database-url",
+        &bouncer.url("session"),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(report["as_expected"], true);
+    // A pool with no server connection left is an error in seconds, not a
+    // two-minute queue: 100 stock-race requests do not fit in 40.
+    let r = run(&["stock-race", "--database-url", &bouncer.url("session")]);
+    one_line_exit_2(&r, "accepted the connection but ran nothing on it within 5 s");
+    let c = srv.client();
+    assert_eq!(
+        srv.query_i64(&c, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'lab%'"),
+        0
+    );
+}
