@@ -395,6 +395,15 @@ async fn execute(cfg: &RunConfig, style: &Style, signals: &mut Signals, reports:
 
 /// Marks where a run stopped: the first planned variant that has no report.
 fn record_stop(cfg: &RunConfig, reports: &mut Vec<ScenarioReport>, message: String, exit: Exit) {
+    // The scenario whose variant failed said so itself.
+    if let Some(r) = reports.iter_mut().find(|r| r.error.is_some()) {
+        r.as_expected = false;
+        if let Some(e) = r.error.as_mut() {
+            e.message = message;
+            e.exit_code = exit as u8;
+        }
+        return;
+    }
     let planned = cfg.plan.iter().find(|p| {
         reports
             .iter()
@@ -578,7 +587,19 @@ async fn run_scenario(env: &Env, cfg: &RunConfig, planned: &Planned, reports: &R
             .spinner(format!("{} / {}", scenario.name, variant.name));
         let r = catalogue::cx::run_variant(env, &cfg.opts, scenario, variant, planned.params.clone()).await;
         spinner.finish_and_clear();
-        let v = r?;
+        let v = match r {
+            Ok(v) => v,
+            Err(e) => {
+                // Where it failed, for the report (scenarios run side by side
+                // go on to their end; this one stopped here).
+                reports.lock().unwrap()[index].error = Some(report::RunError {
+                    variant: variant.name.to_string(),
+                    message: String::new(),
+                    exit_code: Exit::CouldNotRun as u8,
+                });
+                return Err(e);
+            }
+        };
         let report = &mut reports.lock().unwrap()[index];
         report.as_expected &= v.as_expected;
         report.variants.push(v);

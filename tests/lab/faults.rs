@@ -341,6 +341,7 @@ fn a_damaged_template_cache_is_made_again_with_a_note() {
 /// JUnit, stops it with `stop` once deadlock's sessions wait on each other,
 /// and returns the exit code, stdout's JSON and the JUnit file.
 fn stopped_part_way(
+    jobs: &str,
     stop: impl Fn(&TestServer, &tokio_postgres::Client, u32),
 ) -> (i32, String, serde_json::Value, String) {
     let srv = TestServer::start();
@@ -354,7 +355,7 @@ fn stopped_part_way(
         .args([
             "all",
             "--jobs",
-            "1",
+            jobs,
             "--variant",
             "lost-update",
             "--variant",
@@ -422,23 +423,26 @@ fn assert_partial(json: &serde_json::Value, xml: &str, exit_code: u8) {
 
 #[test]
 fn a_run_that_fails_part_way_keeps_every_finished_variant_in_json_and_junit() {
-    let (code, err, json, xml) = stopped_part_way(|srv, c, _| {
-        srv.exec(
-            c,
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lab:lab:deadlock/reverse-order:A'",
-        )
-    });
-    assert_eq!(code, 2, "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert_partial(&json, &xml, 2);
-    let message = json["scenarios"][1]["error"]["message"].as_str().unwrap();
-    assert!(message.contains("session A"), "{message}");
-    assert!(err.contains(message), "the same line on stderr: {err}");
+    // One by one, and side by side (the error goes to the scenario that failed).
+    for jobs in ["1", "4"] {
+        let (code, err, json, xml) = stopped_part_way(jobs, |srv, c, _| {
+            srv.exec(
+                c,
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lab:lab:deadlock/reverse-order:A'",
+            )
+        });
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_partial(&json, &xml, 2);
+        let message = json["scenarios"][1]["error"]["message"].as_str().unwrap();
+        assert!(message.contains("session A"), "{message}");
+        assert!(err.contains(message), "the same line on stderr: {err}");
+    }
 }
 
 #[test]
 fn ctrl_c_part_way_keeps_every_finished_variant_in_json_and_junit() {
-    let (code, _, json, xml) = stopped_part_way(|_, _, pid| unsafe {
+    let (code, _, json, xml) = stopped_part_way("1", |_, _, pid| unsafe {
         libc::kill(pid as i32, libc::SIGINT);
     });
     assert_eq!(code, 130);
