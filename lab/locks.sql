@@ -1,6 +1,23 @@
 -- The live lock view (`lab locks`): lab's sessions on this server, what they
 -- wait for and who blocks them. Runnable by hand: psql -f lab/locks.sql
 
+-- name: all_sessions
+-- Every client's session (the room's psql windows too), lab's named as in lab_sessions.
+SELECT a.pid,
+       CASE WHEN a.application_name LIKE 'lab:%' THEN regexp_replace(a.application_name, '^lab:[^:]*:', '')
+            ELSE coalesce(nullif(a.application_name, ''), a.usename) END AS session,
+       a.state,
+       coalesce(a.wait_event_type || ': ' || a.wait_event, '') AS wait_event,
+       pg_blocking_pids(a.pid) AS blocked_by,
+       coalesce((SELECT string_agg(DISTINCT l.mode, ', ') FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted), '') AS lock_mode,
+       left(regexp_replace(a.query, '\s+', ' ', 'g'), 200) AS query,
+       coalesce((SELECT round(extract(epoch FROM clock_timestamp() - min(l.waitstart)) * 1000)::bigint::text || ' ms'
+                   FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted), '') AS waiting
+  FROM pg_stat_activity a
+ WHERE a.backend_type = 'client backend' AND a.pid <> pg_backend_pid()
+   AND a.application_name NOT LIKE '%:control' AND a.application_name <> 'lab-locks'
+ ORDER BY a.backend_start;
+
 -- name: lab_sessions
 SELECT a.pid,
        regexp_replace(a.application_name, '^lab:[^:]*:', '') AS session,
@@ -8,7 +25,7 @@ SELECT a.pid,
        coalesce(a.wait_event_type || ': ' || a.wait_event, '') AS wait_event,
        pg_blocking_pids(a.pid) AS blocked_by,
        coalesce((SELECT string_agg(DISTINCT l.mode, ', ') FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted), '') AS lock_mode,
-       left(regexp_replace(a.query, '\s+', ' ', 'g'), 70) AS query,
+       left(regexp_replace(a.query, '\s+', ' ', 'g'), 200) AS query,
        coalesce((SELECT round(extract(epoch FROM clock_timestamp() - min(l.waitstart)) * 1000)::bigint::text || ' ms'
                    FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted), '') AS waiting
   FROM pg_stat_activity a

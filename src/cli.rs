@@ -195,9 +195,14 @@ pub struct LocksArgs {
     #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
     pub every: f64,
 
-    /// Print the view once and exit.
+    /// Print the view once (without the refresh line) and exit.
     #[arg(long)]
     pub once: bool,
+
+    /// Also show sessions that are not lab's (the room's psql windows, a
+    /// by-hand exercise).
+    #[arg(long)]
+    pub all: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -173,12 +173,12 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
                 if !(args.every.is_finite() && (0.1..=3600.0).contains(&args.every)) {
                     bail!(catalogue::cx::msg::between("--every", 0.1, 3600));
                 }
-                runtime()?.block_on(locks::watch(
-                    config,
-                    Duration::from_secs_f64(args.every),
-                    args.once,
-                    lang,
-                ))
+                let view = locks::View {
+                    all: args.all,
+                    once: args.once,
+                    every: Duration::from_secs_f64(args.every),
+                };
+                runtime()?.block_on(locks::watch(config, view, lang))
             }
             Command::Phenomena(args) => {
                 let cfg = phenomena::PhenomenaConfig::new(&args, &config::process_env, lang)?;

@@ -8,20 +8,57 @@ use anyhow::Result;
 
 use crate::files::LabFiles;
 use crate::i18n::{Context, Lang, ui};
-use crate::render::{Style, table};
+use crate::render::Style;
 use crate::sql::SqlFile;
 use crate::target::connect;
 
-/// One snapshot of the view, as text.
-pub async fn snapshot(
-    client: &tokio_postgres::Client,
-    version: &str,
-    every: Duration,
-    style: &Style,
-) -> Result<String> {
+/// The view's width: it is read on a projector and pasted into issues.
+const WIDTH: usize = 80;
+
+/// What to show: lab's sessions, or every client's (the room's psql windows too).
+#[derive(Debug, Clone, Copy)]
+pub struct View {
+    pub all: bool,
+    pub once: bool,
+    pub every: Duration,
+}
+
+/// `text` cut into lines of at most `width` characters at spaces (its own
+/// leading spaces kept), the lines after the first indented by `indent`;
+/// only a word longer than a whole line is cut.
+pub fn wrap(text: &str, width: usize, indent: usize) -> Vec<String> {
+    let lead = text.len() - text.trim_start().len();
+    let mut lines = vec![" ".repeat(lead)];
+    let mut words_on_line = 0;
+    for word in text.split_whitespace() {
+        let mut rest: Vec<char> = word.chars().collect();
+        while !rest.is_empty() {
+            let line = lines.last_mut().expect("never empty");
+            let used = line.chars().count() + usize::from(words_on_line > 0);
+            let room = width.saturating_sub(used);
+            if rest.len() <= room || (words_on_line == 0 && room > 0) {
+                // It fits, or it is longer than any line: cut it here.
+                let take = rest.len().min(room);
+                if words_on_line > 0 {
+                    line.push(' ');
+                }
+                line.extend(rest.drain(..take));
+                words_on_line += 1;
+            } else {
+                lines.push(" ".repeat(indent));
+                words_on_line = 0;
+            }
+        }
+    }
+    lines
+}
+
+/// One snapshot of the view, as text: a block per session, wrapped at 80 columns.
+pub async fn snapshot(client: &tokio_postgres::Client, version: &str, view: View, style: &Style) -> Result<String> {
     let sql = SqlFile::load(&LabFiles::embedded(), "locks.sql")?;
+    let query = sql.get(if view.all { "all_sessions" } else { "lab_sessions" })?;
     let rows = client
-        .query(sql.get("lab_sessions")?, &[])
+        .query(query, &[])
         .await
         .map_err(|e| connect::sql_error(e, crate::engine::msg::read_activity()))?;
     let names: Vec<(i32, String)> = rows
@@ -39,60 +76,72 @@ pub async fn snapshot(
         .await
         .ctx(msg::read_clock)?
         .get::<_, String>(0);
-    let title = style.say(&ui::locks_title(version, now, every.as_secs_f64()));
+    let title = if view.once {
+        ui::locks_title_once(version, now)
+    } else {
+        ui::locks_title(version, now, view.every.as_secs_f64())
+    };
+    let mut out: Vec<String> = wrap(&style.say(&title), WIDTH, 2);
     if rows.is_empty() {
-        return Ok(format!("{title}\n{}\n", style.say(&ui::locks_none())));
+        out.extend(wrap(&style.say(&ui::locks_none()), WIDTH, 2));
     }
-    let mut t = table(
-        [
-            ui::col_pid(),
-            ui::col_session(),
-            ui::col_state(),
-            ui::col_wait_event(),
-            ui::col_blocked_by(),
-            ui::col_lock_mode(),
-            ui::col_waiting(),
-            ui::col_query(),
-        ]
-        .iter()
-        .map(|t| style.say(t))
-        .collect(),
-        style,
-    );
     for r in &rows {
+        let pid = r.get::<_, i32>("pid");
         let blocked: Vec<i32> = r.get("blocked_by");
-        t.add_row(vec![
-            r.get::<_, i32>("pid").to_string(),
+        let mut facts = vec![format!(
+            "{}: {}",
+            style.say(&ui::col_state()),
+            r.get::<_, Option<String>>("state").unwrap_or_default()
+        )];
+        if !blocked.is_empty() {
+            let by = blocked.into_iter().map(name_of).collect::<Vec<_>>().join(", ");
+            facts.push(format!("{}: {by}", style.say(&ui::col_blocked_by())));
+        }
+        for (label, column) in [
+            (ui::col_lock_mode(), "lock_mode"),
+            (ui::col_waiting(), "waiting"),
+            (ui::col_wait_event(), "wait_event"),
+        ] {
+            let value: String = r.get(column);
+            if !value.is_empty() {
+                facts.push(format!("{}: {value}", style.say(&label)));
+            }
+        }
+        out.push(String::new());
+        let head = format!(
+            "{} ({}: {pid}) · {}",
             r.get::<_, String>("session"),
-            r.get::<_, Option<String>>("state").unwrap_or_default(),
-            r.get::<_, String>("wait_event"),
-            blocked.into_iter().map(name_of).collect::<Vec<_>>().join(", "),
-            r.get::<_, String>("lock_mode"),
-            r.get::<_, String>("waiting"),
-            r.get::<_, Option<String>>("query").unwrap_or_default(),
-        ]);
+            style.say(&ui::col_pid()),
+            facts.join(" · ")
+        );
+        out.extend(wrap(&head, WIDTH, 4));
+        let query = r.get::<_, Option<String>>("query").unwrap_or_default();
+        if !query.is_empty() {
+            let line = format!("    {}: {query}", style.say(&ui::col_query()));
+            out.extend(wrap(&line, WIDTH, 6));
+        }
     }
-    Ok(format!("{title}\n{t}\n"))
+    Ok(out.join("\n") + "\n")
 }
 
 /// Prints the view every `every` until Ctrl-C (or once).
-pub async fn watch(config: tokio_postgres::Config, every: Duration, once: bool, lang: Lang) -> Result<crate::Exit> {
+pub async fn watch(config: tokio_postgres::Config, view: View, lang: Lang) -> Result<crate::Exit> {
     let client = connect::connect(&config, "lab-locks", None, None).await?.client;
     let server = connect::server_info(&client).await?;
     let style = Style::for_stdout(lang, false);
     let clear = std::io::stdout().is_terminal();
     loop {
-        let text = snapshot(&client, &server.version, every, &style).await?;
+        let text = snapshot(&client, &server.version, view, &style).await?;
         if clear {
             crate::out("\x1b[2J\x1b[H")?;
         }
         crate::out(&text)?;
-        if once {
+        if view.once {
             return Ok(crate::Exit::Ok);
         }
         // The view's refresh period (a display loop, nothing waits on it).
         tokio::select! {
-            _ = tokio::time::sleep(every) => {}
+            _ = tokio::time::sleep(view.every) => {}
             _ = tokio::signal::ctrl_c() => return Ok(crate::Exit::Ok),
         }
     }
@@ -104,6 +153,26 @@ pub(crate) mod msg {
         read_clock() {
             en: "could not read the server's clock",
             tr: "sunucunun saati okunamadı",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn lines_break_at_spaces_and_only_overlong_words_are_cut() {
+        assert_eq!(wrap("aa bb cc", 5, 2), ["aa bb", "  cc"]);
+        assert_eq!(
+            wrap("    statement: SELECT 1", 16, 6),
+            ["    statement:", "      SELECT 1"]
+        );
+        assert_eq!(wrap("abcdefgh", 5, 1), ["abcde", " fgh"]);
+        assert_eq!(wrap("x abcdefgh", 5, 1), ["x", " abcd", " efgh"]);
+        for line in wrap(&"word ".repeat(100), 80, 4) {
+            assert!(line.chars().count() <= 80, "{line}");
+            assert!(line.trim().split(' ').all(|w| w == "word"), "{line}");
         }
     }
 }

@@ -175,6 +175,10 @@ pub static HELP_TR: &[(&str, &str)] = &[
         "İzlenecek sunucu (`lab server`'ın yazdığı URL)",
     ),
     ("arg.every", "Yenilemeler arasındaki saniye"),
-    ("arg.once", "Görünümü bir kez yazdır ve çık"),
+    ("arg.once", "Görünümü bir kez (yenileme satırı olmadan) yazdır ve çık"),
+    (
+        "arg.all",
+        "lab'in olmayan oturumları da göster (salondaki psql pencereleri, elle yapılan bir alıştırma)",
+    ),
     ("arg.shell", "Tamamlamaların yazılacağı kabuk"),
 ];

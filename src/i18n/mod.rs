@@ -155,6 +155,10 @@ pub mod ui {
             en: "lab sessions on PostgreSQL {version} at {time} (every {every} s; Ctrl-C to stop)",
             tr: "PostgreSQL {version} üzerindeki lab oturumları, {time} (her {every} sn; durdurmak için Ctrl-C)",
         }
+        locks_title_once(version, time) {
+            en: "sessions on PostgreSQL {version} at {time}",
+            tr: "PostgreSQL {version} üzerindeki oturumlar, {time}",
+        }
         locks_none() {
             en: "no lab session is connected",
             tr: "bağlı lab oturumu yok",

@@ -115,6 +115,7 @@ const LAB_ONLY: &[&str] = &[
     "invoice-numbering.sql:outgoing",
     "invoice-numbering.sql:numbers_issued",
     "invoice-numbering.sql:statuses",
+    "locks.sql:all_sessions",
     "locks.sql:lab_sessions",
     "queue.sql:fill",
     "queue.sql:analyze",

@@ -171,19 +171,44 @@ fn locks_shows_a_blocked_session_during_a_scenario() {
     }
     let view = run(&["locks", "--once", "--database-url", &srv.url()]);
     assert_eq!(view.code, 0, "{}", view.stderr);
-    let b_row = view
-        .stdout
-        .lines()
-        .find(|l| l.contains("timeouts/lock-timeout:B "))
-        .expect("B is listed");
-    assert!(b_row.contains("Lock"), "{b_row}");
-    assert!(b_row.contains("┆ timeouts/lock-timeout:A"), "blocked by A: {b_row}");
-    assert!(b_row.contains(" ms"), "how long it has waited: {b_row}");
+    // A block per session, wrapped at 80 columns without cutting a word.
+    assert!(view.stdout.lines().all(|l| l.chars().count() <= 80), "{}", view.stdout);
     assert!(
-        view.stdout.contains("ShareLock") || view.stdout.contains("ExclusiveLock"),
-        "{}",
+        !view.stdout.contains("Ctrl-C"),
+        "--once has no refresh line: {}",
         view.stdout
     );
+    let b_block: String = view
+        .stdout
+        .split("\n\n")
+        .find(|b| b.starts_with("timeouts/lock-timeout:B "))
+        .expect("B is listed")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(b_block.contains("wait event: Lock"), "{b_block}");
+    assert!(
+        b_block.contains("blocked by: timeouts/lock-timeout:A ("),
+        "blocked by A: {b_block}"
+    );
+    assert!(b_block.contains(" ms"), "how long it has waited: {b_block}");
+    assert!(
+        b_block.contains("ShareLock") || b_block.contains("ExclusiveLock"),
+        "{b_block}"
+    );
+    // --all also lists sessions that are not lab's (this test's own connection).
+    let mine = srv.client();
+    srv.exec(&mine, "SET application_name = 'room-psql'");
+    let all = run(&["locks", "--once", "--all", "--database-url", &srv.url()]);
+    assert!(all.stdout.contains("\nroom-psql (pid: "), "{}", all.stdout);
+    assert!(all.stdout.contains("\ntimeouts/lock-timeout:B "), "{}", all.stdout);
+    let lab_only = run(&["locks", "--once", "--database-url", &srv.url()]);
+    assert!(
+        lab_only.stdout.contains("\ntimeouts/lock-timeout:B "),
+        "{}",
+        lab_only.stdout
+    );
+    assert!(!lab_only.stdout.contains("room-psql"), "{}", lab_only.stdout);
     let _ = scenario.kill();
     let _ = scenario.wait();
 }
