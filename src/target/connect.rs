@@ -241,8 +241,16 @@ pub async fn server_info(client: &Client) -> Result<ServerInfo> {
                     pg_is_in_recovery()",
             &[],
         )
-        .await
-        .ctx(msg::version)?;
+        .await;
+    // The statement was prepared on one server connection and run on
+    // another: a transaction pooler the backend-pid probe did not catch (it
+    // hands out its idle server connections in turn).
+    if let Err(e) = &row
+        && e.code() == Some(&tokio_postgres::error::SqlState::INVALID_SQL_STATEMENT_NAME)
+    {
+        bail!(msg::transaction_pooler_prepared());
+    }
+    let row = row.ctx(msg::version)?;
     let mut info = check_version(row.get(0), row.get(1))?;
     info.superuser = row.get(2);
     info.in_recovery = row.get(3);
@@ -520,6 +528,10 @@ pub mod msg {
         setup() {
             en: "could not set up the session",
             tr: "oturum hazırlanamadı",
+        }
+        transaction_pooler_prepared() {
+            en: "the server is behind a transaction pooler (a statement prepared on one server connection was run on another): lab's sessions keep state on their connection that such a pooler does not keep; give lab the server's direct address or the pooler's session-mode port",
+            tr: "sunucu bir transaction pooler arkasında (bir sunucu bağlantısında hazırlanan komut başka birinde çalıştırıldı): lab'in oturumları bağlantılarında böyle bir pooler'ın tutmadığı durum tutar; lab'e sunucunun doğrudan adresini ya da pooler'ın session modundaki portunu verin",
         }
         standby(place) {
             en: "the server at {place} is a read-only standby (pg_is_in_recovery() is true): give lab the primary's URL",

@@ -301,6 +301,14 @@ fn a_transaction_pooler_is_refused_with_one_line_and_a_session_pooler_works() {
         let r = run(&args);
         one_line_exit_2(&r, &format!("{place} is a transaction pooler"));
     }
+    // A pooler that hands out its idle server connections in turn can pass
+    // the backend-pid probe; the first prepared statement then tells.
+    let rr = crate::support::PgBouncer::start_with(&srv, "server_round_robin = 1\nmin_pool_size = 5");
+    for _ in 0..3 {
+        let r = run(&["nowait", "--database-url", &rr.url("tx")]);
+        one_line_exit_2(&r, "transaction pooler");
+    }
+    drop(rr);
     // Behind a session pooler each client keeps its server connection: the
     // sessions' settings are SQL, not startup options the pooler would drop.
     // Every scenario, within the pool's 40 server connections.

@@ -221,6 +221,11 @@ pub struct PgBouncer {
 
 impl PgBouncer {
     pub fn start(srv: &TestServer) -> PgBouncer {
+        PgBouncer::start_with(srv, "")
+    }
+
+    /// With `extra` lines in its [pgbouncer] section.
+    pub fn start_with(srv: &TestServer, extra: &str) -> PgBouncer {
         use std::os::unix::process::CommandExt;
         let bin = std::env::var_os("LAB_PGBOUNCER_BIN")
             .map(std::path::PathBuf::from)
@@ -254,7 +259,8 @@ impl PgBouncer {
                  auth_file = {users}\n\
                  max_client_conn = 400\n\
                  default_pool_size = 40\n\
-                 logfile = {log}\n",
+                 logfile = {log}\n\
+                 {extra}\n",
                 users = dir.join("users.txt").display(),
                 log = dir.join("pgbouncer.log").display(),
             ),
