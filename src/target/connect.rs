@@ -242,11 +242,8 @@ pub async fn server_info(client: &Client) -> Result<ServerInfo> {
             &[],
         )
         .await;
-    // The statement was prepared on one server connection and run on
-    // another: a transaction pooler the backend-pid probe did not catch (it
-    // hands out its idle server connections in turn).
     if let Err(e) = &row
-        && e.code() == Some(&tokio_postgres::error::SqlState::INVALID_SQL_STATEMENT_NAME)
+        && prepared_elsewhere(e)
     {
         bail!(msg::transaction_pooler_prepared());
     }
@@ -298,7 +295,32 @@ pub async fn refuse_transaction_pooler(first: &Client, config: &Config) -> Resul
     if p2 == p1 || again.iter().any(|p| *p != p1) {
         bail!(msg::transaction_pooler(where_of(config), p1));
     }
+    // A pooler that hands out its idle server connections in turn keeps
+    // giving a lone client the same one; a prepared statement run in a
+    // transaction of its own then lands on another.
+    for _ in 0..3 {
+        let prepared = first.prepare("SELECT 1").await;
+        let ran = match prepared {
+            Ok(st) => first.query(&st, &[]).await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        match ran {
+            Err(e) if prepared_elsewhere(&e) => bail!(msg::transaction_pooler_prepared()),
+            other => other.ctx(msg::version)?,
+        }
+    }
     Ok(())
+}
+
+/// A prepared statement looked for on another server connection than its
+/// own (26000), or meeting another client's of the same name there (42P05):
+/// what only a transaction pooler between lab and the server does.
+fn prepared_elsewhere(e: &tokio_postgres::Error) -> bool {
+    use tokio_postgres::error::SqlState;
+    matches!(
+        e.code(),
+        Some(&SqlState::INVALID_SQL_STATEMENT_NAME | &SqlState::DUPLICATE_PSTATEMENT)
+    )
 }
 
 /// A standby is refused before anything is created on it (it would fail on
@@ -530,8 +552,8 @@ pub mod msg {
             tr: "oturum hazırlanamadı",
         }
         transaction_pooler_prepared() {
-            en: "the server is behind a transaction pooler (a statement prepared on one server connection was run on another): lab's sessions keep state on their connection that such a pooler does not keep; give lab the server's direct address or the pooler's session-mode port",
-            tr: "sunucu bir transaction pooler arkasında (bir sunucu bağlantısında hazırlanan komut başka birinde çalıştırıldı): lab'in oturumları bağlantılarında böyle bir pooler'ın tutmadığı durum tutar; lab'e sunucunun doğrudan adresini ya da pooler'ın session modundaki portunu verin",
+            en: "the server is behind a transaction pooler (a prepared statement was looked for on another server connection than its own, or met another client's there): lab's sessions keep state on their connection that such a pooler does not keep; give lab the server's direct address or the pooler's session-mode port",
+            tr: "sunucu bir transaction pooler arkasında (hazırlanmış bir komut kendi sunucu bağlantısı yerine başka birinde arandı ya da orada başka bir istemcininkiyle karşılaştı): lab'in oturumları bağlantılarında böyle bir pooler'ın tutmadığı durum tutar; lab'e sunucunun doğrudan adresini ya da pooler'ın session modundaki portunu verin",
         }
         standby(place) {
             en: "the server at {place} is a read-only standby (pg_is_in_recovery() is true): give lab the primary's URL",
