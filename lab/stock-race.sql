@@ -26,8 +26,3 @@ UPDATE stock_items SET quantity_on_hand = quantity_on_hand - 1
 -- name: stock
 SELECT quantity_on_hand FROM stock_items WHERE book_id = 1;
 
--- How many connections this server can still give us.
--- name: free_connections
-SELECT current_setting('max_connections')::int
-     - current_setting('superuser_reserved_connections')::int
-     - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int AS free;

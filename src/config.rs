@@ -335,6 +335,11 @@ fn apply_service(config: &mut tokio_postgres::Config, service: &str, env: EnvLoo
                 .join(", ")
         ));
     };
+    fn parsed<T: FromStr>(file: &std::path::Path, key: &str, value: &str) -> Result<T> {
+        value
+            .parse()
+            .map_err(|_| msg::bad_service_value(file.display().to_string(), key, value).into())
+    }
     for (key, value) in settings {
         match key.as_str() {
             "host" | "hostaddr" => {
@@ -343,10 +348,7 @@ fn apply_service(config: &mut tokio_postgres::Config, service: &str, env: EnvLoo
                 }
             }
             "port" => {
-                let port: u16 = value
-                    .parse()
-                    .map_err(|_| msg::bad_service_value(file.display().to_string(), &key, &value))?;
-                config.port(port);
+                config.port(parsed(file, &key, &value)?);
             }
             "user" => {
                 config.user(&value);
@@ -364,10 +366,7 @@ fn apply_service(config: &mut tokio_postgres::Config, service: &str, env: EnvLoo
                 config.application_name(&value);
             }
             "connect_timeout" => {
-                let s: u64 = value
-                    .parse()
-                    .map_err(|_| msg::bad_service_value(file.display().to_string(), &key, &value))?;
-                config.connect_timeout(Duration::from_secs(s.max(2)));
+                config.connect_timeout(Duration::from_secs(parsed::<u64>(file, &key, &value)?.max(2)));
             }
             // sslmode and the rest do not change where lab connects.
             _ => {}

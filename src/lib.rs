@@ -250,10 +250,7 @@ fn control_name(schema: &str) -> String {
 }
 
 async fn setup(cfg: &RunConfig, pg: tokio_postgres::Config) -> Result<Env> {
-    let control = connect::connect_first(&cfg.target, &pg, &control_name(&cfg.schema)).await?;
-    connect::refuse_transaction_pooler(&control, &pg).await?;
-    let server = connect::server_info(&control).await?;
-    connect::refuse_standby(&server, &pg)?;
+    let (control, server) = connect::control(&cfg.target, &pg, &control_name(&cfg.schema)).await?;
     let version_num = server.version_num;
     connect::neutralize(&control, version_num).await?;
     let deadlock_ms: i64 = control
@@ -266,16 +263,8 @@ async fn setup(cfg: &RunConfig, pg: tokio_postgres::Config) -> Result<Env> {
         .get(0);
     // Checked up front: a server already full fails here, with its numbers,
     // not in the middle of a scenario.
-    let free: i32 = control
-        .query_one(
-            "SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int \
-                    - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int",
-            &[],
-        )
-        .await
-        .ctx(connect::msg::version)?
-        .get(0);
-    if free < config::MIN_CONNECTIONS as i32 - 1 {
+    let free = connect::free_connections(&control).await?;
+    if free < config::MIN_CONNECTIONS as i64 - 1 {
         bail!(msg::server_full(free, config::MIN_CONNECTIONS - 1));
     }
     connect::claim_schema(&control, &cfg.schema).await?;

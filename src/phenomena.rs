@@ -355,10 +355,7 @@ pub async fn run(cfg: PhenomenaConfig) -> Result<Exit> {
     let began = Instant::now();
     let mut signals = crate::Signals::new()?;
     let (cluster, pg) = crate::start_target(&cfg.target).await?;
-    let control = connect::connect_first(&cfg.target, &pg, "lab:phenomena:control").await?;
-    connect::refuse_transaction_pooler(&control, &pg).await?;
-    let server = connect::server_info(&control).await?;
-    connect::refuse_standby(&server, &pg)?;
+    let (control, server) = connect::control(&cfg.target, &pg, "lab:phenomena:control").await?;
     connect::neutralize(&control, server.version_num).await?;
     let settings = connect::neutral_sql(server.version_num);
     let env = Arc::new(Env {

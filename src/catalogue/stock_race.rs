@@ -140,9 +140,9 @@ impl Tally {
 }
 
 /// Opens the requests' sessions: as many as asked, or as fit on this server.
-async fn sessions(cx: &mut Cx<'_>, sql: &SqlFile) -> Result<Option<Vec<Session>>> {
+async fn sessions(cx: &mut Cx<'_>) -> Result<Option<Vec<Session>>> {
     let asked = cx.options::<StockOpts>().requests as i64;
-    let free = cx.env.int(sql.get("free_connections")?).await?;
+    let free = crate::target::connect::free_connections(&cx.env.control).await?;
     // --max-connections counts the control connection too.
     let capped = cx.env.max_connections.map(|n| n as i64 - 1);
     let requests = asked.min(free - 5).min(capped.unwrap_or(i64::MAX)).max(1) as usize;
@@ -172,7 +172,7 @@ fn record(cx: &mut Cx<'_>, t: &Tally) {
 
 async fn read_modify_write(cx: &mut Cx<'_>) -> Result<()> {
     let sql = cx.sql("stock-race.sql")?;
-    let Some(sessions) = sessions(cx, &sql).await? else {
+    let Some(sessions) = sessions(cx).await? else {
         return Ok(());
     };
     let stock = cx.options::<StockOpts>().stock as i64;
@@ -200,7 +200,7 @@ async fn read_modify_write(cx: &mut Cx<'_>) -> Result<()> {
 
 async fn atomic_guard(cx: &mut Cx<'_>) -> Result<()> {
     let sql = cx.sql("stock-race.sql")?;
-    let Some(sessions) = sessions(cx, &sql).await? else {
+    let Some(sessions) = sessions(cx).await? else {
         return Ok(());
     };
     let stock = cx.options::<StockOpts>().stock as i64;
@@ -217,7 +217,7 @@ async fn atomic_guard(cx: &mut Cx<'_>) -> Result<()> {
 
 async fn oversell(cx: &mut Cx<'_>) -> Result<()> {
     let sql = cx.sql("stock-race.sql")?;
-    let Some(sessions) = sessions(cx, &sql).await? else {
+    let Some(sessions) = sessions(cx).await? else {
         return Ok(());
     };
     let requests = sessions.len();

@@ -523,16 +523,10 @@ impl Session {
     /// The isolation level of the transaction the session is in, read back from
     /// the server (SHOW takes no snapshot, so it changes nothing).
     pub async fn isolation(&self) -> Option<String> {
-        let msgs = self
-            .inner
-            .client
-            .simple_query("SHOW transaction_isolation")
+        connect::simple_value(&self.inner.client, "SHOW transaction_isolation")
             .await
-            .ok()?;
-        msgs.iter().find_map(|m| match m {
-            SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
-            _ => None,
-        })
+            .ok()
+            .flatten()
     }
 
     /// Runs a statement to its answer (within the deadline) and records it.

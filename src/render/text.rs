@@ -138,16 +138,10 @@ fn timeline_summary(entries: &[Entry], style: &Style) -> String {
         out.push_str(&timeline(&kept, style));
         out.push('\n');
     }
-    let mut sessions: Vec<(&str, [usize; 3])> = Vec::new();
+    // Per session, by name: statements, waits, errors.
+    let mut sessions: std::collections::BTreeMap<&str, [usize; 3]> = Default::default();
     for e in entries {
-        let i = match sessions.iter().position(|(s, _)| *s == e.session) {
-            Some(i) => i,
-            None => {
-                sessions.push((&e.session, [0; 3]));
-                sessions.len() - 1
-            }
-        };
-        let c = &mut sessions[i].1;
+        let c = sessions.entry(&e.session).or_default();
         match e.result {
             StepResult::Note | StepResult::Notice => {}
             StepResult::Waiting => c[1] += 1,
@@ -158,7 +152,6 @@ fn timeline_summary(entries: &[Entry], style: &Style) -> String {
             _ => c[0] += 1,
         }
     }
-    sessions.sort_by(|a, b| a.0.cmp(b.0));
     let mut t = condensed(
         &[
             ui::col_session(),

@@ -136,14 +136,11 @@ pub async fn run(cfg: SpecConfig) -> Result<Exit> {
     let style = Style::for_stdout(cfg.lang, cfg.explain);
     let mut signals = crate::Signals::new()?;
     let (cluster, pg) = crate::start_target(&cfg.target).await?;
-    let control = tokio::select! {
-        r = connect::connect_first(&cfg.target, &pg, "lab:spec:control") => r?,
+    // (Each spec runs in a database of its own, which a standby cannot create.)
+    let (control, server) = tokio::select! {
+        r = connect::control(&cfg.target, &pg, "lab:spec:control") => r?,
         _ = signals.recv() => return Ok(crate::interrupted(cluster, cfg.lang)),
     };
-    connect::refuse_transaction_pooler(&control, &pg).await?;
-    let server = connect::server_info(&control).await?;
-    // Each spec runs in a database of its own, which a standby cannot create.
-    connect::refuse_standby(&server, &pg)?;
     let cfg = Arc::new(cfg);
     let ctx = Arc::new(Shared {
         pg,

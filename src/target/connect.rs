@@ -254,14 +254,42 @@ pub async fn server_info(client: &Client) -> Result<ServerInfo> {
     Ok(info)
 }
 
-/// The first connection of a run; when it fails, the error also says where
-/// lab found the server's address.
-pub async fn connect_first(target: &crate::config::Target, pg: &Config, app_name: &str) -> Result<Client> {
+/// A run's control connection and what the server is, checked before
+/// anything is created: not behind a transaction pooler, not a standby. When
+/// connecting fails, the error also says where lab found the server's address.
+pub async fn control(target: &crate::config::Target, pg: &Config, app_name: &str) -> Result<(Client, ServerInfo)> {
     let r = connect(pg, app_name, None, None).await;
-    match target {
-        crate::config::Target::Server(_, origin) => r.ctx(|| msg::named_by(origin)).map(|c| c.client),
-        crate::config::Target::Throwaway { .. } => r.map(|c| c.client),
-    }
+    let client = match target {
+        crate::config::Target::Server(_, origin) => r.ctx(|| msg::named_by(origin))?.client,
+        crate::config::Target::Throwaway { .. } => r?.client,
+    };
+    refuse_transaction_pooler(&client, pg).await?;
+    let server = server_info(&client).await?;
+    refuse_standby(&server, pg)?;
+    Ok((client, server))
+}
+
+/// The first column of the first row of a simple query (no prepared
+/// statement: what a transaction pooler cannot lose).
+pub async fn simple_value(client: &Client, sql: &str) -> Result<Option<String>, tokio_postgres::Error> {
+    Ok(client.simple_query(sql).await?.iter().find_map(|m| match m {
+        tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+        _ => None,
+    }))
+}
+
+/// How many more client connections the server accepts (for roles that are not superusers).
+pub async fn free_connections(client: &Client) -> Result<i64> {
+    let row = client
+        .query_one(
+            "SELECT current_setting('max_connections')::bigint \
+                    - current_setting('superuser_reserved_connections')::bigint \
+                    - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')",
+            &[],
+        )
+        .await
+        .ctx(msg::version)?;
+    Ok(row.get(0))
 }
 
 /// A transaction pooler (PgBouncer's `pool_mode = transaction`, a managed
@@ -273,14 +301,11 @@ pub async fn connect_first(target: &crate::config::Target, pg: &Config, app_name
 /// connection is served by the backend the first one just used, or the first
 /// comes back on another backend. Simple queries only: such a pooler loses
 /// prepared statements between transactions.
-pub async fn refuse_transaction_pooler(first: &Client, config: &Config) -> Result<()> {
+async fn refuse_transaction_pooler(first: &Client, config: &Config) -> Result<()> {
     async fn pid(c: &Client) -> Result<String> {
-        let rows = c.simple_query("SELECT pg_backend_pid()").await.ctx(msg::version)?;
-        rows.iter()
-            .find_map(|m| match m {
-                tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
-                _ => None,
-            })
+        simple_value(c, "SELECT pg_backend_pid()")
+            .await
+            .ctx(msg::version)?
             .ctx(msg::version)
     }
     let p1 = pid(first).await?;
@@ -325,7 +350,7 @@ fn prepared_elsewhere(e: &tokio_postgres::Error) -> bool {
 
 /// A standby is refused before anything is created on it (it would fail on
 /// the first CREATE with 25006, after lab had started).
-pub fn refuse_standby(info: &ServerInfo, config: &Config) -> Result<()> {
+fn refuse_standby(info: &ServerInfo, config: &Config) -> Result<()> {
     if info.in_recovery {
         bail!(msg::standby(where_of(config)));
     }

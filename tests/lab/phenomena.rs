@@ -15,16 +15,31 @@ fn cell<'a>(report: &'a Value, id: &str, level: &str) -> &'a Value {
     &p["cells"][level]
 }
 
-/// A --lab-dir holding phenomenon `id`'s spec with `from` replaced by `to`.
-fn mutated(id: &str, from: &str, to: &str) -> std::path::PathBuf {
+/// `lab phenomena --show ID ARGS` on a server of its own, from a --lab-dir
+/// holding phenomenon `id`'s spec with `from` replaced by `to`.
+fn run_mutated(id: &str, from: &str, to: &str, args: &[&str]) -> crate::support::Run {
+    let srv = TestServer::start();
     let dir = std::env::temp_dir().join(format!("lab-phenomena-{id}-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("phenomena")).unwrap();
     let path = format!("phenomena/{id}.spec");
     let text = lab::files::LabFiles::embedded().read(&path).unwrap();
     let edited = text.replace(from, to);
     assert_ne!(edited, text.as_ref(), "the mutation applies");
-    std::fs::write(dir.join(path), edited).unwrap();
-    dir
+    std::fs::write(dir.join(&path), edited).unwrap();
+    let url = srv.url();
+    let mut all = vec![
+        "phenomena",
+        "--database-url",
+        &url,
+        "--lab-dir",
+        dir.to_str().unwrap(),
+        "--show",
+        id,
+    ];
+    all.extend_from_slice(args);
+    let r = run(&all);
+    let _ = std::fs::remove_dir_all(&dir);
+    r
 }
 
 #[test]
@@ -90,27 +105,15 @@ fn a_lost_update_that_no_longer_happens_is_not_as_documented() {
     // writing what it computed, so at READ COMMITTED its write waits for T1,
     // re-reads the row and no update is lost: not what the documentation
     // says READ COMMITTED allows in the original.
-    let srv = TestServer::start();
-    let dir = mutated(
+    let r = run_mutated(
         "p4",
         "step t2_write { UPDATE shelf SET copies = 11 WHERE book_id = 1 RETURNING copies; }",
         "step t2_write { UPDATE shelf SET copies = copies + 1 WHERE book_id = 1 RETURNING copies; }",
+        &["--level", "read-committed"],
     );
-    let r = run(&[
-        "phenomena",
-        "--database-url",
-        &srv.url(),
-        "--lab-dir",
-        dir.to_str().unwrap(),
-        "--show",
-        "p4",
-        "--level",
-        "read-committed",
-    ]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("≠ expected ✗ occurs"), "{}", r.stdout);
     assert!(r.stdout.contains("✓ blocked t2_write waited for T1"), "{}", r.stdout);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -118,24 +121,12 @@ fn a_write_that_no_longer_waits_is_not_as_documented() {
     // The mutation: T1 only reads book 2 instead of deleting it, so no row
     // lock is held and T2's write to book 2 goes ahead at once: the
     // `nowait` condition holds and the cell is no longer "prevented, blocked".
-    let srv = TestServer::start();
-    let dir = mutated(
+    let r = run_mutated(
         "g-single-write-2",
         "step t1_delete { DELETE FROM shelf WHERE copies = 20 RETURNING book_id; }",
         "step t1_delete { SELECT book_id FROM shelf WHERE copies = 20; }",
+        &["--format", "json"],
     );
-    let r = run(&[
-        "phenomena",
-        "--database-url",
-        &srv.url(),
-        "--lab-dir",
-        dir.to_str().unwrap(),
-        "--show",
-        "g-single-write-2",
-        "--format",
-        "json",
-    ]);
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     let report: Value = serde_json::from_str(&r.stdout).unwrap();
     for level in ["read-committed", "serializable"] {

@@ -120,7 +120,6 @@ const LAB_ONLY: &[&str] = &[
     "queue.sql:fill",
     "queue.sql:analyze",
     "queue.sql:left_over",
-    "stock-race.sql:free_connections",
     "stock-race.sql:set_stock",
     "stock-race.sql:stock",
     "write-skew.sql:pending",
