@@ -23,7 +23,9 @@ CREATE TABLE books (
     title           text NOT NULL,
     price           numeric(10, 2) NOT NULL,
     -- the ERP's version of this book's data, carried in its change events
-    source_version  int NOT NULL DEFAULT 0
+    source_version  int NOT NULL DEFAULT 0,
+    -- the HTTP API's row version: its ETag is "v<version>" (lab/http-etag.sql)
+    version         int NOT NULL DEFAULT 1
 );
 
 CREATE TABLE stock_items (
@@ -98,6 +100,17 @@ END $$;
 
 CREATE TRIGGER stock_items_audit AFTER UPDATE OF quantity_on_hand ON stock_items
     FOR EACH ROW EXECUTE FUNCTION audit_stock_quantity();
+
+CREATE FUNCTION audit_book_price() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO audit_log (table_name, row_id, column_name, old_value, new_value, changed_by)
+    VALUES (TG_TABLE_NAME, OLD.book_id::text, 'price', OLD.price::text, NEW.price::text,
+            coalesce(nullif(regexp_replace(current_setting('application_name'), '^.*[:/]', ''), ''), current_user));
+    RETURN NEW;
+END $$;
+
+CREATE TRIGGER books_price_audit AFTER UPDATE OF price ON books
+    FOR EACH ROW EXECUTE FUNCTION audit_book_price();
 
 -- the PostgreSQL manual's READ COMMITTED example (hits = hits + 1 vs DELETE ... WHERE hits = 10)
 CREATE TABLE website (

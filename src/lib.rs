@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod files;
+pub mod http;
 pub mod i18n;
 pub mod locks;
 pub mod phenomena;
@@ -77,6 +78,11 @@ pub fn messages() -> Vec<&'static [i18n::Def]> {
         target::connect::msg::DEFS,
         suite::msg::DEFS,
         phenomena::msg::DEFS,
+        http::msg::DEFS,
+        http::api::msg::DEFS,
+        http::client::msg::DEFS,
+        http::etag::msg::DEFS,
+        http::proxy::msg::DEFS,
     ];
     all.extend(catalogue::ALL.iter().map(|s| s.texts));
     all

@@ -122,6 +122,7 @@ mod advisory_lock;
 mod ddl_lock_queue;
 mod deadlock;
 mod fk_blocking;
+mod http_etag;
 mod invoice;
 mod lost_update;
 mod nowait;
@@ -146,6 +147,7 @@ pub static ALL: &[&Scenario] = &[
     &queue::SCENARIO,
     &stock_race::SCENARIO,
     &stale_event::SCENARIO,
+    &http_etag::SCENARIO,
     &invoice::SCENARIO,
 ];
 

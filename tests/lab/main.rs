@@ -47,5 +47,9 @@ mod contract;
 /// message declaration.
 mod texts;
 
+/// `lab http-etag`'s API on its own: malformed preconditions, clients that
+/// go away mid-request, a port in use.
+mod http;
+
 /// Workshop mode: --step in a pseudo-terminal, --explain, both languages, colour, lab locks, completions.
 mod workshop;

@@ -358,3 +358,31 @@ fn an_unchanged_copy_of_the_lab_files_passes() {
         r.stderr
     );
 }
+
+#[test]
+fn if_match_without_its_version_guard_lets_the_stale_put_win() {
+    let (v, _, failed) = mutated(&Mutation {
+        scenario: "http-etag",
+        variant: "if-match",
+        file: "http-etag.sql",
+        from: " WHERE book_id = :id AND version IN (:versions)",
+        to: " WHERE book_id = :id AND :versions = :versions",
+        args: &[],
+    });
+    // B's stale PUT is answered 200: its price change overwrote A's sale.
+    assert!(failed_with(&failed, "he.answered"), "{failed:?}");
+    assert_eq!(v["anomaly"], true);
+}
+
+#[test]
+fn create_that_overwrites_gives_two_201s() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "http-etag",
+        variant: "if-none-match-create",
+        file: "http-etag.sql",
+        from: "ON CONFLICT (book_id) DO NOTHING",
+        to: "ON CONFLICT (book_id) DO UPDATE SET title = EXCLUDED.title",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "he.one_created"), "{failed:?}");
+}

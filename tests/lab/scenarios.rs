@@ -563,3 +563,59 @@ fn invoice_numbering() {
     assert!(m("priority", "sent_before_priority").as_u64().unwrap() < 3);
     assert!(m("priority", "sent_before_fifo").as_u64().unwrap() >= 21);
 }
+
+#[test]
+fn http_etag() {
+    let r = scenario_json("http-etag", &[]);
+    let statuses = |v: &serde_json::Value, client: &str| metric(v, &format!("{client}_statuses"));
+    let blind = variant(&r, "no-precondition");
+    assert_documented(blind);
+    assert_eq!(blind["anomaly"], true);
+    assert_eq!(statuses(blind, "a"), serde_json::json!([200, 200]));
+    assert_eq!(statuses(blind, "b"), serde_json::json!([200, 200]));
+    // B's PUT put the stock back: A's sale of one of 36 copies is gone.
+    assert_eq!(
+        (metric(blind, "final_stock"), metric(blind, "final_price")),
+        (36.into(), "45.00".into())
+    );
+    let guarded = variant(&r, "if-match");
+    assert_documented(guarded);
+    assert_eq!(guarded["anomaly"], false);
+    assert_eq!(statuses(guarded, "b"), serde_json::json!([200, 412, 200, 200]));
+    assert_eq!(
+        (metric(guarded, "final_stock"), metric(guarded, "final_version")),
+        (35.into(), 3.into())
+    );
+    // The timeline shows each request with the SQL the API ran for it, in that order.
+    let timeline = guarded["timeline"].as_array().unwrap();
+    let stale = timeline
+        .iter()
+        .position(|e| e["session"] == "B" && e["detail"].as_str().unwrap().starts_with("412"))
+        .expect("B's 412 is in the timeline");
+    assert!(timeline[stale]["sql"].as_str().unwrap().contains("If-Match: \"v1\""));
+    assert_eq!(timeline[stale + 1]["session"], "api");
+    assert_eq!(timeline[stale + 1]["step"], "put_if_match");
+    assert_eq!(timeline[stale + 1]["detail"], "(0 rows)");
+    let required = variant(&r, "if-match-required");
+    assert_documented(required);
+    assert_eq!(statuses(required, "a"), serde_json::json!([200, 428, 200]));
+    let warn = variant(&r, "warn-mode");
+    assert_documented(warn);
+    assert_eq!(metric(warn, "warned_writes"), 1);
+    assert_eq!(warn["anomaly"], true);
+    let weak = variant(&r, "weak-etag");
+    assert_documented(weak);
+    assert_eq!(statuses(weak, "a"), serde_json::json!([200, 412, 200, 412]));
+    assert_eq!(
+        metric(weak, "a_etags_seen"),
+        serde_json::json!(["W/\"v1\"", "W/\"v1\""])
+    );
+    let create = variant(&r, "if-none-match-create");
+    assert_documented(create);
+    let mut both = [
+        statuses(create, "a")[0].as_u64().unwrap(),
+        statuses(create, "b")[0].as_u64().unwrap(),
+    ];
+    both.sort_unstable();
+    assert_eq!(both, [201, 412]);
+}
