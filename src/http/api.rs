@@ -291,7 +291,10 @@ fn unavailable(lang: Lang, f: Failed) -> Response {
 }
 
 fn parse_id(raw: &str) -> Result<i32, Text> {
-    raw.parse::<i32>().ok().filter(|id| *id > 0).ok_or_else(|| msg::bad_id(raw))
+    raw.parse::<i32>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or_else(|| msg::bad_id(raw))
 }
 
 async fn get_book(State(api): State<Arc<Api>>, Path(raw): Path<String>, h: HeaderMap) -> Response {

@@ -326,3 +326,17 @@ fn step_walks_through_a_spec_file() {
     );
     assert!(out.contains("B waits for A; when A commits"), "{out}");
 }
+
+#[test]
+fn step_walks_through_http_requests() {
+    // Enter for A's GET and B's GET, then "s".
+    let (code, out) = in_pty("http-etag --variant if-match --step", "\n\ns\n", &[("NO_COLOR", "1")]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("next: session A runs") && out.contains("next: session B runs"),
+        "{out}"
+    );
+    assert!(out.contains("GET /books/1"), "{out}");
+    assert!(out.contains("why: read book 1 and its ETag"), "{out}");
+    assert!(out.contains("412 Precondition Failed"), "{out}");
+}
