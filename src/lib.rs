@@ -83,6 +83,7 @@ pub fn messages() -> Vec<&'static [i18n::Def]> {
         http::client::msg::DEFS,
         http::etag::msg::DEFS,
         http::proxy::msg::DEFS,
+        target::pgbouncer::msg::DEFS,
     ];
     all.extend(catalogue::ALL.iter().map(|s| s.texts));
     all

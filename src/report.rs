@@ -76,6 +76,8 @@ pub enum WaitKind {
     SafeSnapshot,
     /// A synchronous standby (`wait_event` = SyncRep).
     SyncRep,
+    /// A server connection from a pooler (PgBouncer's SHOW POOLS: cl_waiting).
+    Pooler,
     /// Shown as waiting because the spec says so (`(*)` or a blocker annotation).
     Annotation,
     /// Not seen while it lasted; the server's error says it waited (40P01's DETAIL, 55P03).

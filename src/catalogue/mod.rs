@@ -126,6 +126,7 @@ mod http_etag;
 mod invoice;
 mod lost_update;
 mod nowait;
+mod pooler;
 mod queue;
 mod rc_recheck;
 mod stale_event;
@@ -148,6 +149,7 @@ pub static ALL: &[&Scenario] = &[
     &stock_race::SCENARIO,
     &stale_event::SCENARIO,
     &http_etag::SCENARIO,
+    &pooler::SCENARIO,
     &invoice::SCENARIO,
 ];
 

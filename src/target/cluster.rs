@@ -243,7 +243,7 @@ impl Drop for Cluster {
     }
 }
 
-fn log_tail(path: &Path) -> crate::i18n::Arg {
+pub(crate) fn log_tail(path: &Path) -> crate::i18n::Arg {
     let text = fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let tail = lines[lines.len().saturating_sub(3)..].join(" | ");
@@ -254,7 +254,7 @@ fn log_tail(path: &Path) -> crate::i18n::Arg {
     }
 }
 
-fn free_port() -> Result<u16> {
+pub(crate) fn free_port() -> Result<u16> {
     let l = TcpListener::bind("127.0.0.1:0").ctx(msg::no_port)?;
     Ok(l.local_addr()?.port())
 }
@@ -331,12 +331,12 @@ fn candidates() -> Vec<PathBuf> {
 
 /// initdb and postgres refuse to run as root: when lab is root they run as the
 /// `postgres` system user (or `nobody`), which is handed the data directory.
-struct Owner {
+pub(crate) struct Owner {
     ids: Option<(u32, u32)>,
 }
 
 impl Owner {
-    fn for_server() -> Result<Owner> {
+    pub(crate) fn for_server() -> Result<Owner> {
         if unsafe { libc::geteuid() } != 0 {
             return Ok(Owner { ids: None });
         }
@@ -352,7 +352,7 @@ impl Owner {
         bail!(msg::root())
     }
 
-    fn apply(&self, cmd: &mut Command) {
+    pub(crate) fn apply(&self, cmd: &mut Command) {
         if let Some((uid, gid)) = self.ids {
             cmd.uid(uid).gid(gid);
             // HOME may be root's, unreadable to the server's user.
@@ -360,7 +360,7 @@ impl Owner {
         }
     }
 
-    fn chown(&self, path: &Path) -> Result<()> {
+    pub(crate) fn chown(&self, path: &Path) -> Result<()> {
         if let Some((uid, gid)) = self.ids {
             std::os::unix::fs::lchown(path, Some(uid), Some(gid)).ctx(|| msg::chown(path.display().to_string()))?;
         }
@@ -381,7 +381,7 @@ impl Owner {
     }
 }
 
-fn make_run_dir() -> Result<PathBuf> {
+pub(crate) fn make_run_dir() -> Result<PathBuf> {
     // Unique within the process too: the tests start clusters from many threads.
     static STARTED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -3,3 +3,4 @@
 pub mod cluster;
 pub mod connect;
 pub mod libpq;
+pub mod pgbouncer;

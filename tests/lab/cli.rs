@@ -352,3 +352,13 @@ fn mermaid_shows_each_variant_as_a_sequence_diagram() {
     assert!(r.stdout.contains("#### g0 / read-committed: ✓ blocked"), "{}", r.stdout);
     assert!(r.stdout.contains("Note over s_T2: ⏳ waiting for T1"), "{}", r.stdout);
 }
+
+#[test]
+fn a_pgbouncer_setting_that_names_no_program_is_one_line_with_how_to_install() {
+    let r = crate::support::run_cmd(
+        crate::support::lab()
+            .args(["pooler", "--variant", "set-leak"])
+            .env("LAB_PGBOUNCER_BIN", "/nonexistent/pgbouncer"),
+    );
+    crate::support::one_line_exit_2(&r, "apt-get install pgbouncer");
+}

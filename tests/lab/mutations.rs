@@ -386,3 +386,30 @@ fn create_that_overwrites_gives_two_201s() {
     });
     assert!(failed_with(&failed, "he.one_created"), "{failed:?}");
 }
+
+#[test]
+fn set_leak_made_local_leaks_nothing_and_says_so() {
+    let (v, _, failed) = mutated(&Mutation {
+        scenario: "pooler",
+        variant: "set-leak",
+        file: "pooler.sql",
+        from: "SET search_path = a_private, public; SET statement_timeout = '1234ms';",
+        to: "BEGIN; SET LOCAL search_path = a_private, public; SET LOCAL statement_timeout = '1234ms'; COMMIT;",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "po.b_sees_a"), "{failed:?}");
+    assert_eq!(v["anomaly"], false);
+}
+
+#[test]
+fn pool_exhaustion_without_open_transactions_has_no_wait() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "pooler",
+        variant: "pool-exhaustion",
+        file: "pooler.sql",
+        from: "-- name: begin\n-- why: a transaction: the pooler keeps this client on one server connection until it ends\n-- why-tr: bir işlem: pooler bu istemciyi işlem bitene kadar tek bir sunucu bağlantısında tutar\nBEGIN;",
+        to: "-- name: begin\nSELECT 1;",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "po.c_queued"), "{failed:?}");
+}

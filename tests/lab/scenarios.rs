@@ -619,3 +619,43 @@ fn http_etag() {
     both.sort_unstable();
     assert_eq!(both, [201, 412]);
 }
+
+#[test]
+fn pooler() {
+    let r = scenario_json("pooler", &[]);
+    for v in r["variants"].as_array().unwrap() {
+        assert_documented(v);
+        assert!(v["skipped"].is_null(), "pgbouncer is installed here: {}", v["skipped"]);
+    }
+    // A's session state reached B, on one backend; SET LOCAL did not.
+    let leak = variant(&r, "set-leak");
+    assert_eq!(metric(leak, "a_backend"), metric(leak, "b_backend"));
+    assert_eq!(metric(leak, "b_statement_timeout"), "1234ms");
+    assert_eq!(variant(&r, "set-local")["anomaly"], false);
+    assert_eq!(variant(&r, "session-advisory-lock")["anomaly"], true);
+    let xact = variant(&r, "xact-advisory-lock");
+    assert_ne!(metric(xact, "a_backend"), metric(xact, "b_backend"));
+    assert_eq!(
+        variant(&r, "prepared-statement")["sqlstates"],
+        serde_json::json!(["42P05"])
+    );
+    assert_eq!(metric(variant(&r, "listen-lost"), "l_notifications"), 0);
+    assert_eq!(metric(variant(&r, "listen-direct"), "l_notifications"), 1);
+    // The wait is the pooler's: a client queued in SHOW POOLS, none on the server.
+    let full = variant(&r, "pool-exhaustion");
+    assert_eq!(
+        (metric(full, "cl_waiting"), metric(full, "server_lock_waits")),
+        (1.into(), 0.into())
+    );
+    let waiting: Vec<_> = full["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["result"] == "waiting")
+        .collect();
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(
+        (&waiting[0]["session"], &waiting[0]["wait"]),
+        (&"C".into(), &"pooler".into())
+    );
+}

@@ -215,8 +215,7 @@ impl TestServer {
 /// the server's user (PgBouncer refuses root) and is stopped on drop.
 pub struct PgBouncer {
     pub port: u16,
-    dir: std::path::PathBuf,
-    child: std::process::Child,
+    _inner: lab::target::pgbouncer::PgBouncer,
 }
 
 impl PgBouncer {
@@ -226,78 +225,28 @@ impl PgBouncer {
 
     /// With `extra` lines in its [pgbouncer] section.
     pub fn start_with(srv: &TestServer, extra: &str) -> PgBouncer {
-        use std::os::unix::process::CommandExt;
-        let bin = std::env::var_os("LAB_PGBOUNCER_BIN")
-            .map(std::path::PathBuf::from)
-            .or_else(|| {
-                ["/usr/sbin/pgbouncer", "/usr/bin/pgbouncer"]
-                    .iter()
-                    .map(std::path::PathBuf::from)
-                    .find(|p| p.is_file())
-            })
-            .expect("pgbouncer is installed (.ci/run installs the Debian package)");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let dir = std::env::temp_dir().join(format!("lab-pgbouncer-{}-{port}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let server = srv.cluster.port;
-        std::fs::write(dir.join("users.txt"), "\"postgres\" \"\"\n").unwrap();
-        std::fs::write(
-            dir.join("pgbouncer.ini"),
-            format!(
-                "[databases]\n\
-                 tx = host=127.0.0.1 port={server} dbname=postgres pool_mode=transaction\n\
-                 session = host=127.0.0.1 port={server} dbname=postgres pool_mode=session\n\
-                 [pgbouncer]\n\
-                 listen_addr = 127.0.0.1\n\
-                 listen_port = {port}\n\
-                 unix_socket_dir =\n\
-                 auth_type = trust\n\
-                 auth_file = {users}\n\
-                 max_client_conn = 400\n\
-                 default_pool_size = 40\n\
-                 logfile = {log}\n\
-                 {extra}\n",
-                users = dir.join("users.txt").display(),
-                log = dir.join("pgbouncer.log").display(),
-            ),
-        )
-        .unwrap();
-        // The server's user, as the throwaway cluster runs.
-        let pw = unsafe { libc::getpwnam(c"postgres".as_ptr()) };
-        assert!(!pw.is_null(), "a postgres user");
-        let (uid, gid) = unsafe { ((*pw).pw_uid, (*pw).pw_gid) };
-        for f in ["", "users.txt", "pgbouncer.ini"] {
-            std::os::unix::fs::chown(dir.join(f), Some(uid), Some(gid)).unwrap();
+        use lab::target::pgbouncer::Pool;
+        let pools = [
+            Pool {
+                name: "tx",
+                mode: "transaction",
+                size: 40,
+            },
+            Pool {
+                name: "session",
+                mode: "session",
+                size: 40,
+            },
+        ];
+        let inner = lab::target::pgbouncer::PgBouncer::start_with(&srv.cluster.config(), &pools, extra)
+            .expect("pgbouncer starts (.ci/run installs the Debian package)");
+        PgBouncer {
+            port: inner.port,
+            _inner: inner,
         }
-        let child = Command::new(bin)
-            .arg(dir.join("pgbouncer.ini"))
-            .uid(uid)
-            .gid(gid)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("pgbouncer starts");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "pgbouncer never listened");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        PgBouncer { port, dir, child }
     }
 
     pub fn url(&self, database: &str) -> String {
         format!("postgres://postgres@127.0.0.1:{}/{database}", self.port)
-    }
-}
-
-impl Drop for PgBouncer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -1,0 +1,964 @@
+//! What a transaction pooler does to session state, on lab's own PgBouncer
+//! in front of the server (lab/pooler.sql): clients A, B and C go through
+//! PgBouncer in transaction mode, W and L talk to the server directly. Each
+//! pitfall runs next to its fix; the pooler's own view (SHOW POOLS, SHOW
+//! SERVERS, its log) stands next to the server's.
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use tokio_postgres::SimpleQueryMessage;
+
+use super::{Cx, Scenario, Variant};
+use crate::engine::observe::Waited;
+use crate::engine::{Deviation, secs};
+use crate::report::{Entry, Phrase, ResultSet, StepResult, WaitKind};
+use crate::sql::SqlFile;
+use crate::target::connect::{self, Async};
+use crate::target::pgbouncer::{self, PgBouncer, Pool};
+
+pub static SCENARIO: Scenario = Scenario {
+    name: "pooler",
+    about: msg::about,
+    summary: msg::summary,
+    readme: "lab's own PgBouncer (transaction mode) next to direct connections: a session `SET`, a session \
+             advisory lock and a `PREPARE` leak to the next client of the same server connection (fixes: \
+             `SET LOCAL`, `pg_try_advisory_xact_lock`, unnamed statements); a `LISTEN` through the pooler never \
+             hears the `NOTIFY` (fix: a direct listener); a full pool makes a client wait where the server \
+             shows no wait at all (seen in `SHOW POOLS`). Skipped, with how to install it, where pgbouncer is missing.",
+    spec: None,
+    variants: &[
+        Variant {
+            name: "set-leak",
+            expected: |_| msg::expected_set_leak(),
+            explain: msg::explain_set_leak,
+            run: run_fn!(set_leak),
+        },
+        Variant {
+            name: "set-local",
+            expected: |_| msg::expected_set_local(),
+            explain: msg::explain_set_local,
+            run: run_fn!(set_local),
+        },
+        Variant {
+            name: "session-advisory-lock",
+            expected: |_| msg::expected_session_lock(),
+            explain: msg::explain_session_lock,
+            run: run_fn!(session_advisory_lock),
+        },
+        Variant {
+            name: "xact-advisory-lock",
+            expected: |_| msg::expected_xact_lock(),
+            explain: msg::explain_xact_lock,
+            run: run_fn!(xact_advisory_lock),
+        },
+        Variant {
+            name: "prepared-statement",
+            expected: |_| msg::expected_prepared(),
+            explain: msg::explain_prepared,
+            run: run_fn!(prepared_statement),
+        },
+        Variant {
+            name: "unnamed-statement",
+            expected: |_| msg::expected_unnamed(),
+            explain: msg::explain_unnamed,
+            run: run_fn!(unnamed_statement),
+        },
+        Variant {
+            name: "listen-lost",
+            expected: |_| msg::expected_listen_lost(),
+            explain: msg::explain_listen_lost,
+            run: run_fn!(listen_lost),
+        },
+        Variant {
+            name: "listen-direct",
+            expected: |_| msg::expected_listen_direct(),
+            explain: msg::explain_listen_direct,
+            run: run_fn!(listen_direct),
+        },
+        Variant {
+            name: "pool-exhaustion",
+            expected: |_| msg::expected_exhaustion(),
+            explain: msg::explain_exhaustion,
+            run: run_fn!(pool_exhaustion),
+        },
+    ],
+    options: None,
+    texts: msg::DEFS,
+};
+
+/// One server connection shared by every client (what makes state leak).
+const SHARED: &str = "shared";
+/// Two server connections (a client in a transaction keeps one).
+const TWO: &str = "two";
+/// The lane of the pooler's own observations.
+const POOLER: &str = "pgbouncer";
+
+/// A client's connection, through the pooler or straight to the server; its
+/// statements go to the timeline in its lane.
+struct Conn {
+    name: String,
+    client: Arc<tokio_postgres::Client>,
+    notifies: Arc<Mutex<Vec<String>>>,
+    deadline: Duration,
+}
+
+/// A statement's result: rows, or the server's SQLSTATE and message.
+type Outcome = std::result::Result<ResultSet, (String, String)>;
+
+impl Conn {
+    async fn open(cx: &Cx<'_>, name: &str, cfg: &tokio_postgres::Config) -> Result<Conn> {
+        let notifies = Arc::new(Mutex::new(Vec::new()));
+        let sink = {
+            let notifies = notifies.clone();
+            Box::new(move |m: Async<'_>| {
+                if let Async::Notify(n) = m {
+                    notifies.lock().unwrap().push(n.payload().to_string());
+                }
+            }) as connect::NoticeSink
+        };
+        let app = format!("{}pooler/{}:{name}", cx.env.app_prefix(), cx.variant.name);
+        let conn = connect::connect(cfg, &app, None, Some(sink)).await?;
+        Ok(Conn {
+            name: name.to_string(),
+            client: Arc::new(conn.client),
+            notifies,
+            deadline: cx.env.wait_timeout,
+        })
+    }
+
+    /// Runs a statement of lab/pooler.sql to its answer and records it.
+    async fn run(&self, cx: &Cx<'_>, sql: &SqlFile, step: &str) -> Result<Outcome> {
+        let (key, channel) = names(cx);
+        self.run_bound(cx, sql, step, &[("key", &key), ("channel", &channel)])
+            .await
+    }
+
+    async fn run_bound(
+        &self,
+        cx: &Cx<'_>,
+        sql: &SqlFile,
+        step: &str,
+        values: &[(&str, &(dyn std::fmt::Display + Sync))],
+    ) -> Result<Outcome> {
+        let text = sql.bind(step, values)?;
+        if let Some(st) = &cx.env.stepper {
+            st.before(&self.name, Some(step), &text, None).await;
+        }
+        let at = Instant::now();
+        let answer = tokio::time::timeout(self.deadline, self.client.simple_query(&text)).await;
+        let Ok(answer) = answer else {
+            let _ = self.client.cancel_token().cancel_query(tokio_postgres::NoTls).await;
+            return Err(Deviation(msg::no_answer(&self.name, step, secs(self.deadline))).into());
+        };
+        let outcome = outcome(answer);
+        record(cx, at, &self.name, step, &text, &outcome, None);
+        Ok(outcome)
+    }
+
+    /// Like [`Conn::run`], for a statement that must succeed.
+    async fn rows(&self, cx: &Cx<'_>, sql: &SqlFile, step: &str) -> Result<ResultSet> {
+        match self.run(cx, sql, step).await? {
+            Ok(set) => Ok(set),
+            Err((code, message)) => Err(Deviation(msg::failed(&self.name, step, code, message)).into()),
+        }
+    }
+
+    /// The backend this client's statements run on now.
+    async fn backend(&self, cx: &Cx<'_>, sql: &SqlFile) -> Result<i32> {
+        let set = self.rows(cx, sql, "backend").await?;
+        Ok(int(&set, "backend") as i32)
+    }
+}
+
+/// The advisory lock key and the channel of this run: both are shared by
+/// the whole database, so they are derived from the run's schema.
+fn names(cx: &Cx<'_>) -> (String, String) {
+    let schema = &cx.env.schema;
+    (
+        format!("hashtext('{}:pooler')", schema.replace('\'', "''")),
+        format!("\"price_changes_{}\"", schema.replace('"', "")),
+    )
+}
+
+fn outcome(answer: std::result::Result<Vec<SimpleQueryMessage>, tokio_postgres::Error>) -> Outcome {
+    match answer {
+        Ok(messages) => {
+            let mut set = ResultSet::default();
+            for m in &messages {
+                if let SimpleQueryMessage::Row(row) = m {
+                    // The last statement's rows (a script ends with the SELECT that matters).
+                    let columns: Vec<String> = row.columns().iter().map(|c| c.name().to_string()).collect();
+                    if columns != set.columns {
+                        set = ResultSet {
+                            columns,
+                            rows: Vec::new(),
+                        };
+                    }
+                    set.rows
+                        .push((0..row.len()).map(|i| row.get(i).map(str::to_string)).collect());
+                }
+            }
+            Ok(set)
+        }
+        Err(e) => match e.as_db_error() {
+            Some(db) => Err((db.code().code().to_string(), db.message().to_string())),
+            None => Err((String::new(), e.to_string())),
+        },
+    }
+}
+
+fn describe(set: &ResultSet) -> String {
+    match set.rows.len() {
+        0 => "OK".to_string(),
+        1 => set
+            .columns
+            .iter()
+            .zip(&set.rows[0])
+            .map(|(c, v)| format!("{c}={}", v.as_deref().unwrap_or("NULL")))
+            .collect::<Vec<_>>()
+            .join(" "),
+        n => format!("({n} rows)"),
+    }
+}
+
+/// Records a statement's answer (after `waited`, when it waited).
+fn record(cx: &Cx<'_>, at: Instant, lane: &str, step: &str, sql: &str, o: &Outcome, waited: Option<Duration>) {
+    let recorder = cx.recorder();
+    let (result, detail, code) = match (o, waited) {
+        (Ok(set), None) => (StepResult::Ok, describe(set), None),
+        (Ok(set), Some(_)) => (StepResult::Completed, describe(set), None),
+        (Err((code, message)), _) => (StepResult::Error, format!("ERROR: {message}"), Some(code.clone())),
+    };
+    let mut e = Entry::new(recorder.t_ms(at), lane, result, Phrase::Plain(detail));
+    e.step = Some(step.to_string());
+    e.sql = sql.to_string();
+    e.sqlstate = code.filter(|c| !c.is_empty());
+    e.waited_ms = waited.map(crate::report::millis);
+    if let Ok(set) = o {
+        e.results = vec![set.clone()];
+    }
+    recorder.push(e);
+}
+
+fn int(set: &ResultSet, col: &str) -> i64 {
+    set.get(0, col).and_then(|v| v.parse().ok()).unwrap_or(-1)
+}
+
+fn text(set: &ResultSet, col: &str) -> String {
+    set.get(0, col).unwrap_or("-").to_string()
+}
+
+/// lab's PgBouncer for one variant, and the backends its clients used (to
+/// see them gone afterwards).
+struct Stage {
+    pgb: Option<PgBouncer>,
+    sql: SqlFile,
+    backends: Vec<i32>,
+}
+
+impl Stage {
+    /// Starts PgBouncer in front of the run's server, or says why the
+    /// variant is skipped (no pgbouncer on this machine).
+    async fn start(cx: &mut Cx<'_>) -> Result<Option<Stage>> {
+        if let Err(e) = pgbouncer::find_bin() {
+            // LAB_PGBOUNCER_BIN naming no program is a setup error; no pgbouncer at all skips.
+            if std::env::var_os("LAB_PGBOUNCER_BIN").is_some_and(|v| !v.is_empty()) {
+                return Err(e);
+            }
+            cx.skip(msg::no_pgbouncer(pgbouncer::msg::install()));
+            return Ok(None);
+        }
+        // Three server connections behind PgBouncer, two direct ones at most.
+        cx.ensure_room(5)?;
+        let sql = cx.sql("pooler.sql")?;
+        let server = cx.env.pg.clone();
+        let pools = [
+            Pool {
+                name: SHARED,
+                mode: "transaction",
+                size: 1,
+            },
+            Pool {
+                name: TWO,
+                mode: "transaction",
+                size: 2,
+            },
+        ];
+        let pgb = tokio::task::spawn_blocking(move || PgBouncer::start(&server, &pools)).await??;
+        cx.narrate(msg::started(&pgb.version, pgb.port));
+        cx.metric("pgbouncer", &pgb.version);
+        Ok(Some(Stage {
+            pgb: Some(pgb),
+            sql,
+            backends: Vec::new(),
+        }))
+    }
+
+    fn pgb(&self) -> &PgBouncer {
+        self.pgb.as_ref().expect("running")
+    }
+
+    async fn client(&self, cx: &Cx<'_>, name: &str, pool: &str) -> Result<Conn> {
+        Conn::open(cx, name, &self.pgb().config(pool)).await
+    }
+
+    async fn direct(&self, cx: &Cx<'_>, name: &str) -> Result<Conn> {
+        Conn::open(cx, name, &cx.env.pg).await
+    }
+
+    /// `SHOW POOLS` (or another admin command): the row of `pool`.
+    async fn show(&self, command: &str, pool: &str) -> Result<Vec<Vec<(String, String)>>> {
+        let admin = connect::connect(&self.pgb().admin(), "lab-admin", None, None).await?;
+        let messages = admin
+            .client
+            .simple_query(command)
+            .await
+            .map_err(|e| connect::sql_error(e, msg::admin(command)))?;
+        let mut rows = Vec::new();
+        for m in messages {
+            if let SimpleQueryMessage::Row(r) = m {
+                let row: Vec<(String, String)> = r
+                    .columns()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (c.name().to_string(), r.get(i).unwrap_or("").to_string()))
+                    .collect();
+                if row.iter().any(|(c, v)| c == "database" && v == pool) {
+                    rows.push(row);
+                }
+            }
+        }
+        Ok(rows)
+    }
+
+    /// The server backends PgBouncer holds for `pool` (SHOW SERVERS' remote_pid).
+    async fn server_pids(&self, pool: &str) -> Result<Vec<i32>> {
+        Ok(self
+            .show("SHOW SERVERS", pool)
+            .await?
+            .iter()
+            .filter_map(|r| r.iter().find(|(c, _)| c == "remote_pid")?.1.parse().ok())
+            .collect())
+    }
+
+    /// Stops PgBouncer and waits until the server backends its clients used
+    /// are gone, or (behind a pooler of the user's, which keeps them) idle
+    /// and holding no lock: nothing of the variant is left on them. Direct
+    /// connections are the variant's, awaited when it closes.
+    async fn stop(mut self, cx: &Cx<'_>) -> Result<()> {
+        let mut pids = self.backends.clone();
+        for pool in [SHARED, TWO] {
+            pids.extend(self.server_pids(pool).await.unwrap_or_default());
+        }
+        if let Some(pgb) = self.pgb.take() {
+            tokio::task::spawn_blocking(move || drop(pgb)).await?;
+        }
+        let deadline = Instant::now() + cx.env.wait_timeout;
+        loop {
+            let busy: i64 = cx
+                .env
+                .control
+                .query_one(
+                    "SELECT count(*) FROM unnest($1::int[]) p \
+                     WHERE EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = p \
+                                   AND (a.state IS DISTINCT FROM 'idle' OR a.xact_start IS NOT NULL)) \
+                        OR EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = p)",
+                    &[&pids],
+                )
+                .await
+                .map_err(|e| connect::sql_error(e, msg::backends_left()))?
+                .get(0);
+            if busy == 0 {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                anyhow::bail!(msg::still_busy(busy, secs(cx.env.wait_timeout)));
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+}
+
+fn pool_value(row: &[(String, String)], col: &str) -> i64 {
+    row.iter()
+        .find(|(c, _)| c == col)
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The backends A and B ran on, and whether they are one.
+async fn backends(cx: &mut Cx<'_>, st: &mut Stage, a: &Conn, b: &Conn) -> Result<bool> {
+    let pa = a.backend(cx, &st.sql).await?;
+    let pb = b.backend(cx, &st.sql).await?;
+    st.backends.extend([pa, pb]);
+    cx.metric("a_backend", pa);
+    cx.metric("b_backend", pb);
+    Ok(pa == pb)
+}
+
+async fn set_leak(cx: &mut Cx<'_>) -> Result<()> {
+    let Some(mut st) = Stage::start(cx).await? else {
+        return Ok(());
+    };
+    let (a, b) = (st.client(cx, "A", SHARED).await?, st.client(cx, "B", SHARED).await?);
+    let shared = backends(cx, &mut st, &a, &b).await?;
+    a.rows(cx, &st.sql, "set_session").await?;
+    let seen = b.rows(cx, &st.sql, "settings").await?;
+    st.stop(cx).await?;
+    let (path, timeout) = (text(&seen, "search_path"), text(&seen, "statement_timeout"));
+    cx.check(shared, msg::one_backend());
+    let leaked = path.contains("a_private") && timeout == "1234ms";
+    cx.check(leaked, msg::b_sees_a(&path, &timeout));
+    cx.metric("b_search_path", &path);
+    cx.metric("b_statement_timeout", &timeout);
+    cx.observe(msg::observed_settings(&path, &timeout));
+    cx.anomaly(leaked);
+    Ok(())
+}
+
+async fn set_local(cx: &mut Cx<'_>) -> Result<()> {
+    let Some(mut st) = Stage::start(cx).await? else {
+        return Ok(());
+    };
+    let (a, b) = (st.client(cx, "A", SHARED).await?, st.client(cx, "B", SHARED).await?);
+    let w = st.direct(cx, "W").await?;
+    let shared = backends(cx, &mut st, &a, &b).await?;
+    let inside = a.rows(cx, &st.sql, "set_local").await?;
+    let seen = b.rows(cx, &st.sql, "settings").await?;
+    let fresh = w.rows(cx, &st.sql, "settings").await?;
+    st.stop(cx).await?;
+    cx.check(shared, msg::one_backend());
+    cx.check(
+        text(&inside, "statement_timeout") == "1234ms",
+        msg::a_had_it(text(&inside, "statement_timeout")),
+    );
+    let (path, timeout) = (text(&seen, "search_path"), text(&seen, "statement_timeout"));
+    let clean = path == text(&fresh, "search_path") && timeout == text(&fresh, "statement_timeout");
+    cx.check(clean, msg::b_sees_defaults(&path, &timeout));
+    cx.metric("b_search_path", &path);
+    cx.metric("b_statement_timeout", &timeout);
+    cx.observe(msg::observed_settings(&path, &timeout));
+    cx.anomaly(!clean);
+    Ok(())
+}
+
+fn got_lock(o: &Outcome) -> Option<bool> {
+    o.as_ref().ok().map(|s| text(s, "got_lock") == "t")
+}
+
+async fn session_advisory_lock(cx: &mut Cx<'_>) -> Result<()> {
+    let Some(mut st) = Stage::start(cx).await? else {
+        return Ok(());
+    };
+    let (a, b) = (st.client(cx, "A", SHARED).await?, st.client(cx, "B", SHARED).await?);
+    let w = st.direct(cx, "W").await?;
+    let shared = backends(cx, &mut st, &a, &b).await?;
+    let la = got_lock(&a.run(cx, &st.sql, "lock_session").await?);
+    let lb = got_lock(&b.run(cx, &st.sql, "lock_session").await?);
+    let lw = got_lock(&w.run(cx, &st.sql, "lock_session").await?);
+    st.stop(cx).await?;
+    cx.check(shared, msg::one_backend());
+    let both = la == Some(true) && lb == Some(true);
+    cx.check(both, msg::both_got(flag(la), flag(lb)));
+    cx.check(lw == Some(false), msg::direct_refused(flag(lw)));
+    cx.observe(msg::observed_locks(flag(la), flag(lb)));
+    cx.anomaly(both);
+    Ok(())
+}
+
+fn flag(v: Option<bool>) -> &'static str {
+    match v {
+        Some(true) => "true",
+        Some(false) => "false",
+        None => "error",
+    }
+}
+
+async fn xact_advisory_lock(cx: &mut Cx<'_>) -> Result<()> {
+    let Some(mut st) = Stage::start(cx).await? else {
+        return Ok(());
+    };
+    let (a, b) = (st.client(cx, "A", TWO).await?, st.client(cx, "B", TWO).await?);
+    a.rows(cx, &st.sql, "begin").await?;
+    let la = got_lock(&a.run(cx, &st.sql, "lock_xact").await?);
+    b.rows(cx, &st.sql, "begin").await?;
+    let lb = got_lock(&b.run(cx, &st.sql, "lock_xact").await?);
+    let shared = backends(cx, &mut st, &a, &b).await?;
+    a.rows(cx, &st.sql, "commit").await?;
+    b.rows(cx, &st.sql, "commit").await?;
+    st.stop(cx).await?;
+    cx.check(!shared, msg::two_backends());
+    let one = la == Some(true) && lb == Some(false);
+    cx.check(one, msg::one_got(flag(la), flag(lb)));
+    cx.observe(msg::observed_locks(flag(la), flag(lb)));
+    cx.anomaly(!one);
+    Ok(())
+}
+
+async fn prepared_statement(cx: &mut Cx<'_>) -> Result<()> {
+    let Some(mut st) = Stage::start(cx).await? else {
+        return Ok(());
+    };
+    let (a, b) = (st.client(cx, "A", SHARED).await?, st.client(cx, "B", SHARED).await?);
+    let shared = backends(cx, &mut st, &a, &b).await?;
+    a.rows(cx, &st.sql, "prepare").await?;
+    let executed = b.run(cx, &st.sql, "execute").await?;
+    let again = b.run(cx, &st.sql, "prepare").await?;
+    st.stop(cx).await?;
+    cx.check(shared, msg::one_backend());
+    let gross = executed.as_ref().map(|s| text(s, "gross")).unwrap_or_default();
+    cx.check(gross == "50.40", msg::b_ran_a_statement(&gross));
+    let code = again.as_ref().err().map(|(c, _)| c.clone()).unwrap_or_default();
+    cx.check(code == "42P05", msg::b_prepare_exists(&code));
+    cx.observe(msg::observed_prepared(&gross, &code));
+    cx.anomaly(gross == "50.40" || code == "42P05");
+    Ok(())
+}
+
+async fn unnamed_statement(cx: &mut Cx<'_>) -> Result<()> {
+    let Some(mut st) = Stage::start(cx).await? else {
+        return Ok(());
+    };
+    let (a, b) = (st.client(cx, "A", SHARED).await?, st.client(cx, "B", SHARED).await?);
+    let shared = backends(cx, &mut st, &a, &b).await?;
+    // Parse, Bind and Execute of the unnamed statement in one round trip: nothing is left behind.
+    let sql = "SELECT round($1::numeric * 1.20, 2)::text AS gross";
+    let mut grosses = Vec::new();
+    for c in [&a, &b] {
+        if let Some(stp) = &cx.env.stepper {
+            stp.before(&c.name, None, sql, Some(msg::why_unnamed().render(stp.lang())))
+                .await;
+        }
+        let at = Instant::now();
+        let price = "42.00";
+        let answer = tokio::time::timeout(
+            c.deadline,
+            c.client
+                .query_typed(sql, &[(&price, tokio_postgres::types::Type::TEXT)]),
+        )
+        .await
+        .map_err(|_| Deviation(msg::no_answer(&c.name, "query_typed", secs(c.deadline))))?;
+        let o: Outcome = match answer {
+            Ok(rows) => Ok(ResultSet {
+                columns: vec!["gross".into()],
+                rows: rows.iter().map(|r| vec![r.get::<_, Option<String>>(0)]).collect(),
+            }),
+            Err(e) => Err(e
+                .as_db_error()
+                .map(|d| (d.code().code().to_string(), d.message().to_string()))
+                .unwrap_or_else(|| (String::new(), e.to_string()))),
+        };
+        record(
+            cx,
+            at,
+            &c.name,
+            "unnamed",
+            &format!("{sql}  -- $1 = '{price}'"),
+            &o,
+            None,
+        );
+        grosses.push(o.map(|s| text(&s, "gross")).unwrap_or_else(|(c, _)| c));
+    }
+    let left = b.rows(cx, &st.sql, "prepared_here").await?;
+    let version = st.pgb().version.clone();
+    st.stop(cx).await?;
+    cx.check(shared, msg::one_backend());
+    cx.check(grosses.iter().all(|g| g == "50.40"), msg::both_ran(grosses.join(", ")));
+    let prepared = int(&left, "prepared");
+    cx.check(prepared == 0, msg::nothing_left(prepared));
+    cx.note(msg::pgbouncer_121(version));
+    cx.observe(msg::observed_unnamed(grosses.join(", "), prepared));
+    cx.anomaly(prepared != 0);
+    Ok(())
+}
+
+/// Waits (within the deadline) until PgBouncer's log has `needle`.
+async fn logged(cx: &Cx<'_>, st: &Stage, needle: &str) -> bool {
+    let deadline = Instant::now() + cx.env.wait_timeout;
+    loop {
+        if st.pgb().log().contains(needle) {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+async fn listen_lost(cx: &mut Cx<'_>) -> Result<()> {
+    let Some(mut st) = Stage::start(cx).await? else {
+        return Ok(());
+    };
+    let l = st.client(cx, "L", SHARED).await?;
+    let w = st.direct(cx, "W").await?;
+    st.backends.push(l.backend(cx, &st.sql).await?);
+    l.rows(cx, &st.sql, "listen").await?;
+    w.rows(cx, &st.sql, "notify").await?;
+    // The listening backend sends the notification at once; the pooler has
+    // no client linked to that server connection and drops it (its log says so).
+    let dropped = logged(cx, &st, "got packet 'A' from server when not linked").await;
+    if dropped {
+        cx.recorder().note(POOLER, msg::dropped_logged());
+    }
+    l.rows(cx, &st.sql, "ping").await?;
+    let got: Vec<String> = l.notifies.lock().unwrap().clone();
+    st.stop(cx).await?;
+    cx.check(dropped, msg::pooler_dropped());
+    cx.check(got.is_empty(), msg::never_heard(got.len()));
+    cx.metric("l_notifications", got.len());
+    cx.observe(msg::observed_listen(got.len()));
+    cx.anomaly(got.is_empty());
+    Ok(())
+}
+
+async fn listen_direct(cx: &mut Cx<'_>) -> Result<()> {
+    let Some(st) = Stage::start(cx).await? else {
+        return Ok(());
+    };
+    let l = st.direct(cx, "L").await?;
+    let w = st.direct(cx, "W").await?;
+    l.rows(cx, &st.sql, "listen").await?;
+    w.rows(cx, &st.sql, "notify").await?;
+    // A direct listener gets it without asking: wait for it, within the deadline.
+    let deadline = Instant::now() + cx.env.wait_timeout;
+    let got = loop {
+        let got: Vec<String> = l.notifies.lock().unwrap().clone();
+        if !got.is_empty() || Instant::now() > deadline {
+            break got;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    };
+    if let Some(p) = got.first() {
+        cx.recorder().note("L", msg::heard(p));
+    }
+    st.stop(cx).await?;
+    cx.check(
+        got.len() == 1 && got[0] == "book 1: 45.00",
+        msg::heard_once(got.join(", ")),
+    );
+    cx.metric("l_notifications", got.len());
+    cx.observe(msg::observed_listen(got.len()));
+    cx.anomaly(got.is_empty());
+    Ok(())
+}
+
+async fn pool_exhaustion(cx: &mut Cx<'_>) -> Result<()> {
+    let Some(mut st) = Stage::start(cx).await? else {
+        return Ok(());
+    };
+    let (a, b) = (st.client(cx, "A", TWO).await?, st.client(cx, "B", TWO).await?);
+    let c = st.client(cx, "C", TWO).await?;
+    let w = st.direct(cx, "W").await?;
+    a.rows(cx, &st.sql, "begin").await?;
+    b.rows(cx, &st.sql, "begin").await?;
+    backends(cx, &mut st, &a, &b).await?;
+    // C's statement needs a server connection; both are in A's and B's transactions.
+    let work = st.sql.get("work")?.to_string();
+    if let Some(stp) = &cx.env.stepper {
+        stp.before("C", Some("work"), &work, None).await;
+    }
+    let sent = Instant::now();
+    let (client, text) = (c.client.clone(), work.clone());
+    let mut pending = tokio::spawn(async move { client.simple_query(&text).await });
+    // The wait is the pooler's: confirmed from SHOW POOLS, within the deadline.
+    let deadline = Instant::now() + cx.env.wait_timeout;
+    let pool = loop {
+        let rows = st.show("SHOW POOLS", TWO).await?;
+        let row = rows.into_iter().next().unwrap_or_default();
+        if pool_value(&row, "cl_waiting") >= 1 || Instant::now() > deadline || pending.is_finished() {
+            break row;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    };
+    let waiting = pool_value(&pool, "cl_waiting");
+    let (active, servers) = (pool_value(&pool, "cl_active"), pool_value(&pool, "sv_active"));
+    cx.metric(
+        "maxwait_ms",
+        pool_value(&pool, "maxwait") * 1000 + pool_value(&pool, "maxwait_us") / 1000,
+    );
+    if waiting >= 1 {
+        cx.recorder().waiting(
+            sent,
+            "C",
+            Some("work"),
+            &work,
+            &Waited {
+                by: vec!["A".into(), "B".into()],
+                kind: WaitKind::Pooler,
+                lock: None,
+            },
+        );
+        cx.recorder().note(POOLER, msg::pools_row(waiting, active, servers));
+    }
+    let pids = st.server_pids(TWO).await?;
+    let list = pids.iter().map(i32::to_string).collect::<Vec<_>>().join(", ");
+    let list = if list.is_empty() { "0".to_string() } else { list };
+    let locks = w.run_bound(cx, &st.sql, "ungranted", &[("pids", &list)]).await?;
+    let activity = w.run_bound(cx, &st.sql, "activity", &[("pids", &list)]).await?;
+    if let Ok(set) = &activity {
+        cx.evidence_rows(msg::server_view(), set);
+    }
+    a.rows(cx, &st.sql, "commit").await?;
+    // A's commit frees a server connection: C's statement runs now.
+    let answer = tokio::time::timeout(cx.env.wait_timeout, &mut pending).await;
+    let done = match answer {
+        Ok(Ok(r)) => Some(outcome(r)),
+        _ => {
+            pending.abort();
+            None
+        }
+    };
+    let waited = sent.elapsed();
+    if let Some(o) = &done {
+        record(cx, Instant::now(), "C", "work", &work, o, Some(waited));
+    }
+    b.rows(cx, &st.sql, "commit").await?;
+    st.stop(cx).await?;
+    cx.check(waiting >= 1, msg::c_queued(waiting));
+    let lock_waits = locks.as_ref().map(|s| int(s, "lock_waits")).unwrap_or(-1);
+    cx.check(lock_waits == 0, msg::no_server_wait(lock_waits));
+    let completed = matches!(done, Some(Ok(_)));
+    cx.check(completed, msg::c_ran_after_commit());
+    cx.metric("cl_waiting", waiting);
+    cx.metric("server_lock_waits", lock_waits);
+    cx.metric("c_waited_ms", crate::report::millis(waited));
+    cx.observe(msg::observed_exhaustion(waiting, lock_waits));
+    cx.anomaly(waiting >= 1);
+    Ok(())
+}
+
+mod msg {
+    crate::messages! {
+        prefix "po";
+        about() {
+            en: "Transaction pooling pitfalls on lab's own PgBouncer: SET, advisory locks, PREPARE, LISTEN, a full pool",
+            tr: "lab'in kendi PgBouncer'ında transaction pooling tuzakları: SET, advisory kilitler, PREPARE, LISTEN, dolu havuz",
+        }
+        summary() {
+            en: "clients through PgBouncer in transaction mode next to direct connections",
+            tr: "transaction modundaki PgBouncer üzerinden istemciler, doğrudan bağlantıların yanında",
+        }
+        no_pgbouncer(install) {
+            en: "pgbouncer is not installed here: {install}",
+            tr: "burada pgbouncer kurulu değil: {install}",
+        }
+        started(version, port) {
+            en: "{version} on 127.0.0.1:{port}: pool shared (pool_size 1) and pool two (pool_size 2), pool_mode transaction",
+            tr: "127.0.0.1:{port} üzerinde {version}: shared havuzu (pool_size 1) ve two havuzu (pool_size 2), pool_mode transaction",
+        }
+        admin(command) {
+            en: "PgBouncer's admin console: {command}",
+            tr: "PgBouncer yönetim konsolu: {command}",
+        }
+        no_answer(client, step, deadline) {
+            en: "{client}: {step}: no answer within {deadline} s",
+            tr: "{client}: {step}: {deadline} sn içinde yanıt gelmedi",
+        }
+        failed(client, step, code, message) {
+            en: "{client}: {step} failed: {message} (SQLSTATE {code})",
+            tr: "{client}: {step} başarısız: {message} (SQLSTATE {code})",
+        }
+        backends_left() {
+            en: "reading what is left of the pooled backends",
+            tr: "havuzdaki backend'lerden geriye kalanlar okunuyor",
+        }
+        still_busy(count, deadline) {
+            en: "{count} pooled backend(s) still in a transaction or holding a lock {deadline} s after PgBouncer stopped",
+            tr: "PgBouncer durduktan {deadline} sn sonra havuzdaki {count} backend hâlâ bir işlemde ya da kilit tutuyor",
+        }
+        expected_set_leak() {
+            en: "A and B run on one server backend; A's session-level SET search_path and statement_timeout show up in B's session",
+            tr: "A ve B tek bir sunucu backend'inde çalışır; A'nın oturum düzeyindeki SET search_path ve statement_timeout ayarları B'nin oturumunda görünür",
+        }
+        explain_set_leak() {
+            en: "In transaction mode PgBouncer hands a server connection to a client for one transaction only; a session-level SET stays on that server connection and the next client to get it runs with it (a statement_timeout that cancels someone else's report, a search_path that writes into the wrong schema). PgBouncer runs no server_reset_query in transaction mode.",
+            tr: "Transaction modunda PgBouncer bir sunucu bağlantısını istemciye yalnızca bir işlem için verir; oturum düzeyindeki SET o sunucu bağlantısında kalır ve onu sıradaki alan istemci bununla çalışır (başkasının raporunu iptal eden bir statement_timeout, yanlış şemaya yazan bir search_path). PgBouncer transaction modunda server_reset_query çalıştırmaz.",
+        }
+        expected_set_local() {
+            en: "A's SET LOCAL holds inside its transaction only; B, on the same backend, runs with the server's defaults",
+            tr: "A'nın SET LOCAL'i yalnızca kendi işleminde geçerlidir; aynı backend'deki B sunucunun varsayılanlarıyla çalışır",
+        }
+        explain_set_local() {
+            en: "SET LOCAL (or set_config(..., true)) ends with the transaction, before the pooler hands the connection on; settings a request needs go inside its transaction, or into the role (ALTER ROLE ... SET), which every server connection gets when it starts.",
+            tr: "SET LOCAL (ya da set_config(..., true)) işlemle birlikte, pooler bağlantıyı başkasına vermeden önce biter; bir isteğin ihtiyaç duyduğu ayarlar işleminin içine ya da her sunucu bağlantısının başlarken aldığı role (ALTER ROLE ... SET) konur.",
+        }
+        expected_session_lock() {
+            en: "A and B both get pg_try_advisory_lock on the same key (true, true): they share one backend, which holds the lock; a direct connection is refused",
+            tr: "A ve B'nin ikisi de aynı anahtarla pg_try_advisory_lock'u alır (true, true): kilidi tutan tek bir backend'i paylaşırlar; doğrudan bir bağlantı reddedilir",
+        }
+        explain_session_lock() {
+            en: "A session-level advisory lock belongs to the server backend and is re-entrant; through a transaction pooler two clients get the same backend, so both 'hold' the lock and the mutual exclusion is gone, and the lock outlives the client that took it.",
+            tr: "Oturum düzeyindeki advisory kilit sunucu backend'ine aittir ve yeniden girilebilirdir; transaction pooler üzerinden iki istemci aynı backend'i alır, ikisi de kilidi 'tutar' ve karşılıklı dışlama kaybolur; kilit de onu alan istemciden uzun yaşar.",
+        }
+        expected_xact_lock() {
+            en: "inside transactions, pg_try_advisory_xact_lock on the same key gives A true and B false: each transaction has its own server connection",
+            tr: "işlemler içinde aynı anahtarla pg_try_advisory_xact_lock A'ya true, B'ye false verir: her işlemin kendi sunucu bağlantısı vardır",
+        }
+        explain_xact_lock() {
+            en: "A transaction-level advisory lock lives exactly as long as the transaction, and the pooler keeps a client on one server connection for the whole transaction: the lock means what it says, and it cannot leak to the next client.",
+            tr: "İşlem düzeyindeki advisory kilit tam olarak işlem kadar yaşar ve pooler istemciyi tüm işlem boyunca tek bir sunucu bağlantısında tutar: kilit söylediği şeyi yapar ve sıradaki istemciye sızamaz.",
+        }
+        expected_prepared() {
+            en: "B executes with_vat, which A prepared (50.40), and B's own PREPARE with_vat fails with 42P05 (already exists)",
+            tr: "B, A'nın hazırladığı with_vat'ı çalıştırır (50.40) ve B'nin kendi PREPARE with_vat'ı 42P05 ile başarısız olur (zaten var)",
+        }
+        explain_prepared() {
+            en: "A named prepared statement (SQL PREPARE or the protocol's named Parse) is kept by the server backend; through a transaction pooler it shows up for whichever client gets that backend next, and a client that prepares the same name fails. Drivers that name statements themselves break this way unless the pooler tracks them: PgBouncer does so since 1.21 (max_prepared_statements).",
+            tr: "Adlı bir prepared statement (SQL PREPARE ya da protokolün adlı Parse'ı) sunucu backend'inde tutulur; transaction pooler üzerinden o backend'i sıradaki alan istemcide görünür ve aynı adı hazırlayan istemci başarısız olur. Komutlara kendisi ad veren sürücüler, pooler onları izlemedikçe böyle bozulur: PgBouncer bunu 1.21'den beri yapar (max_prepared_statements).",
+        }
+        expected_unnamed() {
+            en: "A and B run the same statement as the protocol's unnamed statement (Parse, Bind, Execute in one round trip): both get 50.40 and nothing is left on the backend",
+            tr: "A ve B aynı komutu protokolün adsız komutu olarak çalıştırır (Parse, Bind, Execute tek gidiş dönüşte): ikisi de 50.40 alır ve backend'de hiçbir şey kalmaz",
+        }
+        explain_unnamed() {
+            en: "The unnamed statement is replaced by the next Parse and lives only within one round trip, which a transaction pooler never splits: parameters stay out of the SQL text, and no state is left for the next client. Named statements need a pooler that tracks them (PgBouncer 1.21+ with max_prepared_statements) or session pooling.",
+            tr: "Adsız komut bir sonraki Parse ile değişir ve yalnızca bir gidiş dönüş boyunca yaşar; transaction pooler bunu hiçbir zaman bölmez: parametreler SQL metninin dışında kalır ve sıradaki istemciye durum bırakılmaz. Adlı komutlar onları izleyen bir pooler (max_prepared_statements ile PgBouncer 1.21+) ya da session pooling ister.",
+        }
+        expected_listen_lost() {
+            en: "L's LISTEN through the pooler never receives the NOTIFY: PgBouncer drops the notification that arrives while no client is linked to the server connection",
+            tr: "L'nin pooler üzerinden LISTEN'ı NOTIFY'ı hiçbir zaman almaz: PgBouncer, sunucu bağlantısına bağlı bir istemci yokken gelen bildirimi atar",
+        }
+        explain_listen_lost() {
+            en: "LISTEN registers the server backend, not the client. The backend sends the notification as soon as it is idle, which in transaction pooling means no client is linked to it, so PgBouncer drops it (its log: got packet 'A' from server when not linked); had another client been linked, that client would have got it.",
+            tr: "LISTEN istemciyi değil sunucu backend'ini kaydeder. Backend bildirimi boşta kalır kalmaz gönderir; transaction pooling'de bu, ona bağlı bir istemci olmadığı anlamına gelir ve PgBouncer onu atar (günlüğü: got packet 'A' from server when not linked); başka bir istemci bağlı olsaydı bildirimi o alırdı.",
+        }
+        expected_listen_direct() {
+            en: "a listener on a direct connection receives the NOTIFY once, with its payload",
+            tr: "doğrudan bir bağlantıdaki dinleyici NOTIFY'ı bir kez, içeriğiyle alır",
+        }
+        explain_listen_direct() {
+            en: "Listeners keep a session of their own: connect them straight to the server (or through a session-mode pool), and let the notifying side go through the transaction pooler.",
+            tr: "Dinleyiciler kendilerine ait bir oturum tutar: onları doğrudan sunucuya (ya da session modundaki bir havuz üzerinden) bağlayın, bildiren taraf transaction pooler'dan geçsin.",
+        }
+        expected_exhaustion() {
+            en: "with both server connections of the pool in A's and B's open transactions, C waits in PgBouncer (SHOW POOLS: cl_waiting 1) while the server shows no lock wait at all; C runs once A commits",
+            tr: "havuzun iki sunucu bağlantısı da A ve B'nin açık işlemlerindeyken C PgBouncer'da bekler (SHOW POOLS: cl_waiting 1), sunucu ise hiç kilit beklemesi göstermez; A commit edince C çalışır",
+        }
+        explain_exhaustion() {
+            en: "A pool has pool_size server connections; a client in a transaction keeps one until COMMIT. When all are taken, the next client queues inside PgBouncer: pg_locks and pg_stat_activity show idle-in-transaction backends and no waiter, because the waiting client has no backend at all. Look at SHOW POOLS (cl_waiting, maxwait) and keep transactions short (nothing slow, no user think time, inside them).",
+            tr: "Bir havuzda pool_size kadar sunucu bağlantısı vardır; işlemdeki bir istemci COMMIT'e kadar birini tutar. Hepsi doluyken sıradaki istemci PgBouncer içinde sıraya girer: pg_locks ve pg_stat_activity işlemde boşta bekleyen backend'ler gösterir, bekleyen yoktur, çünkü bekleyen istemcinin hiç backend'i yoktur. SHOW POOLS'a (cl_waiting, maxwait) bakın ve işlemleri kısa tutun (içlerinde yavaş iş, kullanıcı düşünme süresi olmasın).",
+        }
+        one_backend() {
+            en: "A and B run on the same server backend (pg_backend_pid)",
+            tr: "A ve B aynı sunucu backend'inde çalışır (pg_backend_pid)",
+        }
+        two_backends() {
+            en: "A's and B's transactions run on different server backends",
+            tr: "A ve B'nin işlemleri farklı sunucu backend'lerinde çalışır",
+        }
+        b_sees_a(path, timeout) {
+            en: "B runs with A's settings (search_path {path}, statement_timeout {timeout})",
+            tr: "B, A'nın ayarlarıyla çalışır (search_path {path}, statement_timeout {timeout})",
+        }
+        a_had_it(timeout) {
+            en: "inside its transaction A runs with its SET LOCAL (statement_timeout {timeout})",
+            tr: "A kendi işleminde SET LOCAL'iyle çalışır (statement_timeout {timeout})",
+        }
+        b_sees_defaults(path, timeout) {
+            en: "B runs with the server's defaults, as a fresh direct connection does (search_path {path}, statement_timeout {timeout})",
+            tr: "B, yeni bir doğrudan bağlantı gibi sunucunun varsayılanlarıyla çalışır (search_path {path}, statement_timeout {timeout})",
+        }
+        observed_settings(path, timeout) {
+            en: "B: search_path {path}, statement_timeout {timeout}",
+            tr: "B: search_path {path}, statement_timeout {timeout}",
+        }
+        both_got(a, b) {
+            en: "A and B both get the lock (A: {a}, B: {b})",
+            tr: "A ve B'nin ikisi de kilidi alır (A: {a}, B: {b})",
+        }
+        direct_refused(w) {
+            en: "a direct connection does not get it: the pooled backend holds it (W: {w})",
+            tr: "doğrudan bir bağlantı kilidi alamaz: havuzdaki backend onu tutuyor (W: {w})",
+        }
+        one_got(a, b) {
+            en: "A gets the lock and B does not (A: {a}, B: {b})",
+            tr: "A kilidi alır, B alamaz (A: {a}, B: {b})",
+        }
+        observed_locks(a, b) {
+            en: "A: {a}, B: {b}",
+            tr: "A: {a}, B: {b}",
+        }
+        b_ran_a_statement(gross) {
+            en: "B executes the statement A prepared (result: {gross})",
+            tr: "B, A'nın hazırladığı komutu çalıştırır (sonuç: {gross})",
+        }
+        b_prepare_exists(code) {
+            en: "B's PREPARE of the same name fails with 42P05 (got: {code})",
+            tr: "B'nin aynı adla PREPARE'ı 42P05 ile başarısız olur (alınan: {code})",
+        }
+        observed_prepared(gross, code) {
+            en: "B's EXECUTE gave {gross}; B's PREPARE: {code}",
+            tr: "B'nin EXECUTE'u {gross} verdi; B'nin PREPARE'ı: {code}",
+        }
+        why_unnamed() {
+            en: "the statement with a parameter, as the protocol's unnamed statement (query_typed)",
+            tr: "parametreli komut, protokolün adsız komutu olarak (query_typed)",
+        }
+        both_ran(results) {
+            en: "A and B both run it (results: {results})",
+            tr: "A ve B'nin ikisi de onu çalıştırır (sonuçlar: {results})",
+        }
+        nothing_left(prepared) {
+            en: "no named statement is left on the backend (pg_prepared_statements: {prepared})",
+            tr: "backend'de adlı komut kalmaz (pg_prepared_statements: {prepared})",
+        }
+        pgbouncer_121(version) {
+            en: "named protocol-level statements through a transaction pooler need PgBouncer 1.21 or later with max_prepared_statements > 0 (lab's is {version})",
+            tr: "transaction pooler üzerinden protokol düzeyinde adlı komutlar max_prepared_statements > 0 ile PgBouncer 1.21 ya da sonrasını ister (lab'inki {version})",
+        }
+        observed_unnamed(results, prepared) {
+            en: "results {results}; {prepared} named statement(s) left",
+            tr: "sonuçlar {results}; {prepared} adlı komut kaldı",
+        }
+        dropped_logged() {
+            en: "log: got packet 'A' from server when not linked (the notification is dropped)",
+            tr: "günlük: got packet 'A' from server when not linked (bildirim atıldı)",
+        }
+        pooler_dropped() {
+            en: "PgBouncer dropped the notification (its log says so)",
+            tr: "PgBouncer bildirimi attı (günlüğü bunu söylüyor)",
+        }
+        never_heard(count) {
+            en: "L receives no notification, even after a round trip (received: {count})",
+            tr: "L bir gidiş dönüşten sonra bile bildirim almaz (alınan: {count})",
+        }
+        observed_listen(count) {
+            en: "L received {count} notification(s)",
+            tr: "L {count} bildirim aldı",
+        }
+        heard(payload) {
+            en: "notification on price_changes: {payload}",
+            tr: "price_changes üzerinde bildirim: {payload}",
+        }
+        heard_once(payloads) {
+            en: "L receives the notification once, with its payload (received: {payloads})",
+            tr: "L bildirimi bir kez, içeriğiyle alır (alınan: {payloads})",
+        }
+        pools_row(waiting, active, servers) {
+            en: "SHOW POOLS: cl_waiting {waiting}, cl_active {active}, sv_active {servers}",
+            tr: "SHOW POOLS: cl_waiting {waiting}, cl_active {active}, sv_active {servers}",
+        }
+        server_view() {
+            en: "the pool's server backends, as pg_stat_activity shows them while C waits",
+            tr: "C beklerken havuzun sunucu backend'leri, pg_stat_activity'nin gösterdiği şekliyle",
+        }
+        c_queued(waiting) {
+            en: "C waits in PgBouncer for a server connection (SHOW POOLS cl_waiting: {waiting})",
+            tr: "C, PgBouncer'da bir sunucu bağlantısı bekler (SHOW POOLS cl_waiting: {waiting})",
+        }
+        no_server_wait(waits) {
+            en: "the server shows no lock wait for the pool's backends (ungranted locks: {waits})",
+            tr: "sunucu havuzun backend'leri için kilit beklemesi göstermez (verilmemiş kilitler: {waits})",
+        }
+        c_ran_after_commit() {
+            en: "C's statement runs once A commits",
+            tr: "A commit edince C'nin komutu çalışır",
+        }
+        observed_exhaustion(waiting, waits) {
+            en: "cl_waiting {waiting} in PgBouncer; {waits} lock wait(s) on the server",
+            tr: "PgBouncer'da cl_waiting {waiting}; sunucuda {waits} kilit beklemesi",
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! lab's own PgBouncer: found on the machine (`LAB_PGBOUNCER_BIN`, PATH, or
+//! where the Debian package puts it), configured in a temp dir of its own,
+//! started on a free loopback port in front of a server, and stopped like
+//! the throwaway cluster (also when lab is killed: PR_SET_PDEATHSIG).
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use tokio_postgres::config::Host;
+
+use super::cluster::{Owner, free_port, log_tail, make_run_dir};
+use crate::i18n::Context;
+
+/// One pool: its name (the database clients ask for), mode and size.
+#[derive(Debug, Clone)]
+pub struct Pool {
+    pub name: &'static str,
+    pub mode: &'static str,
+    pub size: u32,
+}
+
+pub struct PgBouncer {
+    dir: PathBuf,
+    child: Option<Child>,
+    pub port: u16,
+    pub version: String,
+    user: String,
+}
+
+/// The pgbouncer program: `LAB_PGBOUNCER_BIN`, then PATH, then where the
+/// Debian package installs it.
+pub fn find_bin() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("LAB_PGBOUNCER_BIN").filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        if is_exe(&p) {
+            return Ok(p);
+        }
+        bail!(msg::not_a_program(p.display().to_string(), msg::install()));
+    }
+    let on_path = std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("pgbouncer"))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    on_path
+        .into_iter()
+        .chain(["/usr/sbin/pgbouncer", "/usr/bin/pgbouncer"].map(PathBuf::from))
+        .find(|p| is_exe(p))
+        .ctx(|| msg::not_found(msg::install()))
+}
+
+fn is_exe(p: &Path) -> bool {
+    fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// A value in pgbouncer.ini's connection strings (single-quoted when needed).
+fn quoted(v: &str) -> String {
+    if !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c)) {
+        v.to_string()
+    } else {
+        format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"))
+    }
+}
+
+impl PgBouncer {
+    /// Starts PgBouncer in front of `server` with these pools, and waits
+    /// until it accepts connections. Clients log in as the server's user
+    /// without a password (trust, on loopback); PgBouncer uses the server's
+    /// password, which is written only into its own 0700 directory.
+    pub fn start(server: &tokio_postgres::Config, pools: &[Pool]) -> Result<PgBouncer> {
+        PgBouncer::start_with(server, pools, "")
+    }
+
+    /// ... with `extra` lines in its [pgbouncer] section (tests: server_round_robin...).
+    pub fn start_with(server: &tokio_postgres::Config, pools: &[Pool], extra: &str) -> Result<PgBouncer> {
+        let bin = find_bin()?;
+        let version = pgbouncer_version(&bin)?;
+        let owner = Owner::for_server()?;
+        let dir = make_run_dir()?;
+        let user = server.get_user().unwrap_or("postgres").to_string();
+        let mut pgb = PgBouncer {
+            dir,
+            child: None,
+            port: 0,
+            version,
+            user: user.clone(),
+        };
+        let host = match server.get_hosts().first() {
+            Some(Host::Tcp(h)) => h.clone(),
+            Some(Host::Unix(p)) => p.display().to_string(),
+            None => "127.0.0.1".to_string(),
+        };
+        let port = server.get_ports().first().copied().unwrap_or(5432);
+        let dbname = server.get_dbname().unwrap_or(&user).to_string();
+        let password = server
+            .get_password()
+            .map(|p| format!(" password={}", quoted(&String::from_utf8_lossy(p))))
+            .unwrap_or_default();
+        let mut databases = String::new();
+        for p in pools {
+            databases.push_str(&format!(
+                "{} = host={} port={port} dbname={} user={}{password} pool_mode={} pool_size={}\n",
+                p.name,
+                quoted(&host),
+                quoted(&dbname),
+                quoted(&user),
+                p.mode,
+                p.size
+            ));
+        }
+        let users = pgb.dir.join("users.txt");
+        fs::write(&users, format!("\"{}\" \"\"\n", user.replace('"', "\"\"")))?;
+        let log = pgb.dir.join("pgbouncer.log");
+        let ini = pgb.dir.join("pgbouncer.ini");
+        let mut last_err = None;
+        for _ in 0..5 {
+            pgb.port = free_port()?;
+            fs::write(
+                &ini,
+                format!(
+                    "; written by lab for its own PgBouncer\n\
+                     [databases]\n{databases}\
+                     [pgbouncer]\n\
+                     listen_addr = 127.0.0.1\n\
+                     listen_port = {}\n\
+                     unix_socket_dir =\n\
+                     auth_type = trust\n\
+                     auth_file = {}\n\
+                     admin_users = {}\n\
+                     ignore_startup_parameters = extra_float_digits,options\n\
+                     max_client_conn = 200\n\
+                     logfile = {}\n\
+                     {extra}\n",
+                    pgb.port,
+                    users.display(),
+                    quoted(&user),
+                    log.display()
+                ),
+            )?;
+            for f in [&pgb.dir, &users, &ini] {
+                owner.chown(f)?;
+            }
+            match pgb.spawn_and_wait(&bin, &owner, &ini, &log) {
+                Ok(()) => return Ok(pgb),
+                Err(e) => last_err = Some(e),
+            }
+        }
+        Err(last_err.expect("tried"))
+    }
+
+    fn spawn_and_wait(&mut self, bin: &Path, owner: &Owner, ini: &Path, log: &Path) -> Result<()> {
+        let mut cmd = Command::new(bin);
+        cmd.arg(ini)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        owner.apply(&mut cmd);
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                // If lab dies, even by SIGKILL, the kernel ends PgBouncer (immediate shutdown).
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+        let child = cmd
+            .spawn()
+            .ctx(|| super::cluster::msg::could_not_start(bin.display().to_string()))?;
+        self.child = Some(child);
+        // Ready once it accepts a connection on its port.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut pause = Duration::from_millis(1);
+        loop {
+            if let Some(status) = self.child.as_mut().expect("spawned").try_wait()? {
+                self.child = None;
+                bail!(msg::exited(status.to_string(), log_tail(log)));
+            }
+            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                self.stop();
+                bail!(msg::not_ready(log_tail(log)));
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(10));
+        }
+    }
+
+    /// Where a client connects for `pool` (the server's user, no password).
+    pub fn config(&self, pool: &str) -> tokio_postgres::Config {
+        let mut c = tokio_postgres::Config::new();
+        c.host("127.0.0.1")
+            .port(self.port)
+            .user(&self.user)
+            .dbname(pool)
+            .connect_timeout(Duration::from_secs(5));
+        c
+    }
+
+    /// The admin console (`SHOW POOLS`...).
+    pub fn admin(&self) -> tokio_postgres::Config {
+        self.config("pgbouncer")
+    }
+
+    /// What PgBouncer has logged so far.
+    pub fn log(&self) -> String {
+        fs::read_to_string(self.dir.join("pgbouncer.log")).unwrap_or_default()
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let pid = child.id() as libc::pid_t;
+            // Immediate shutdown: its server connections close with it.
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                match child.try_wait() {
+                    Ok(Some(_)) | Err(_) => break,
+                    Ok(None) if Instant::now() > deadline => {
+                        unsafe { libc::kill(-pid, libc::SIGKILL) };
+                        let _ = child.wait();
+                        break;
+                    }
+                    Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+                }
+            }
+        }
+    }
+}
+
+impl Drop for PgBouncer {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `PgBouncer 1.18.0` from `pgbouncer --version`.
+fn pgbouncer_version(bin: &Path) -> Result<String> {
+    let out = Command::new(bin)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .ctx(|| super::cluster::msg::could_not_run(bin.display().to_string()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    Ok(text
+        .lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("pgbouncer"))
+        .unwrap_or("PgBouncer ?")
+        .trim()
+        .to_string())
+}
+
+pub mod msg {
+    crate::messages! {
+        prefix "pb";
+        install() {
+            en: "install it (Debian/Ubuntu: apt-get install pgbouncer; macOS: brew install pgbouncer) or set LAB_PGBOUNCER_BIN to the program",
+            tr: "kurun (Debian/Ubuntu: apt-get install pgbouncer; macOS: brew install pgbouncer) ya da LAB_PGBOUNCER_BIN'i programa ayarlayın",
+        }
+        not_found(install) {
+            en: "pgbouncer was not found on this machine: {install}",
+            tr: "bu makinede pgbouncer bulunamadı: {install}",
+        }
+        not_a_program(path, install) {
+            en: "LAB_PGBOUNCER_BIN={path} is not a program: {install}",
+            tr: "LAB_PGBOUNCER_BIN={path} bir program değil: {install}",
+        }
+        exited(status, log) {
+            en: "lab's PgBouncer exited during start ({status}): {log}",
+            tr: "lab'in PgBouncer'ı başlarken çıktı ({status}): {log}",
+        }
+        not_ready(log) {
+            en: "lab's PgBouncer did not accept connections within 10 s: {log}",
+            tr: "lab'in PgBouncer'ı 10 sn içinde bağlantı kabul etmedi: {log}",
+        }
+    }
+}
