@@ -286,6 +286,7 @@ async fn setup(cfg: &RunConfig, pg: tokio_postgres::Config) -> Result<Env> {
         stepper: cfg.step.then(|| Arc::new(Stepper::new(cfg.lang))),
         max_connections: cfg.max_connections,
         settings: connect::neutral_sql(version_num),
+        throwaway: None,
     })
 }
 
@@ -367,7 +368,10 @@ async fn execute(cfg: &RunConfig, style: &Style, signals: &mut Signals, reports:
     };
     let env = tokio::select! {
         r = setup(cfg, pg) => match r {
-            Ok(env) => env,
+            Ok(env) => Env {
+                throwaway: cluster.as_ref().map(|c| (c.bin.clone(), c.port)),
+                ..env
+            },
             Err(e) => return Stop::Failed(e),
         },
         _ = signals.recv() => return Stop::Interrupted,
@@ -568,6 +572,7 @@ async fn scenario_env(env: &Env, cfg: &RunConfig, p: &Planned) -> Result<Env> {
         stepper: None,
         max_connections: env.max_connections,
         settings: env.settings.clone(),
+        throwaway: env.throwaway.clone(),
     })
 }
 

@@ -368,6 +368,7 @@ pub async fn run(cfg: PhenomenaConfig) -> Result<Exit> {
         max_connections: None,
         settings,
         deadlock_timeout: Duration::from_secs(1),
+        throwaway: None,
         stepper: None,
     });
     let chosen: Vec<Arc<Phenomenon>> = cfg

@@ -120,6 +120,24 @@ pub fn bind(sql: &str, params: &[(&str, &(dyn std::fmt::Display + Sync))]) -> st
         let c = chars[i];
         let prev_colon = i > 0 && chars[i - 1] == ':';
         let next_ident = chars.get(i + 1).is_some_and(|n| n.is_ascii_alphabetic() || *n == '_');
+        // psql's :'var': the value as a quoted literal.
+        let quoted = c == ':' && !prev_colon && chars.get(i + 1) == Some(&'\'');
+        if quoted {
+            let start = i + 2;
+            let mut end = start;
+            while end < chars.len() && (chars[end].is_ascii_alphanumeric() || chars[end] == '_') {
+                end += 1;
+            }
+            if end > start && chars.get(end) == Some(&'\'') {
+                let var: String = chars[start..end].iter().collect();
+                match params.iter().find(|(n, _)| *n == var) {
+                    Some((_, v)) => out.push_str(&format!("'{}'", v.to_string().replace('\'', "''"))),
+                    None => return Err(var),
+                }
+                i = end + 1;
+                continue;
+            }
+        }
         if c == ':' && !prev_colon && next_ident {
             let start = i + 1;
             let mut end = start;
@@ -185,6 +203,10 @@ mod tests {
             "UPDATE t SET x = 35 WHERE id = 1 AND y = 35"
         );
         assert_eq!(bind("SELECT '1'::int", &[]).unwrap(), "SELECT '1'::int");
+        assert_eq!(
+            bind("SELECT :'lsn'::pg_lsn", &[("lsn", &"0/3'0")]).unwrap(),
+            "SELECT '0/3''0'::pg_lsn"
+        );
         assert!(f.bind("b", &[("x", &1)]).is_err());
     }
 }

@@ -129,6 +129,7 @@ mod nowait;
 mod pooler;
 mod queue;
 mod rc_recheck;
+mod replica;
 mod stale_event;
 mod stock_race;
 mod timeouts;
@@ -150,12 +151,14 @@ pub static ALL: &[&Scenario] = &[
     &stale_event::SCENARIO,
     &http_etag::SCENARIO,
     &pooler::SCENARIO,
+    &replica::SCENARIO,
     &invoice::SCENARIO,
 ];
 
 /// Scenarios whose verdicts rest on measured time (throughput, a race's
-/// spread): `lab all` runs them alone, never next to another scenario.
-pub const RUN_ALONE: &[&str] = &["queue", "stock-race"];
+/// spread) or on the whole server (replica: VACUUM's horizon, WAL replay):
+/// `lab all` runs them alone, never next to another scenario.
+pub const RUN_ALONE: &[&str] = &["queue", "stock-race", "replica"];
 
 pub fn find(name: &str) -> Option<&'static Scenario> {
     ALL.iter().copied().find(|s| s.name == name)

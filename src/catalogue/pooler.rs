@@ -285,7 +285,10 @@ impl Stage {
                 size: 2,
             },
         ];
-        let pgb = tokio::task::spawn_blocking(move || PgBouncer::start(&server, &pools)).await??;
+        // On this thread, as the throwaway cluster: PgBouncer's parent-death
+        // signal is tied to the thread that starts it (a blocking-pool
+        // thread ends after 10 s idle, and would take PgBouncer with it).
+        let pgb = tokio::task::block_in_place(|| PgBouncer::start(&server, &pools))?;
         cx.narrate(msg::started(&pgb.version, pgb.port));
         cx.metric("pgbouncer", &pgb.version);
         Ok(Some(Stage {

@@ -51,6 +51,9 @@ pub struct Env {
     pub max_connections: Option<usize>,
     /// SET statements every lab connection runs when it opens (the neutral settings).
     pub settings: String,
+    /// lab's throwaway server (its binaries and port), from which a variant
+    /// may make a standby; none when lab runs against the user's server.
+    pub throwaway: Option<(std::path::PathBuf, u16)>,
 }
 
 impl Env {

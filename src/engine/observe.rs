@@ -162,6 +162,17 @@ impl Recorder {
             .collect()
     }
 
+    /// The details of a session's entries of one kind so far (its NOTICEs...), rendered in English.
+    pub fn details(&self, session: &str, result: StepResult) -> Vec<String> {
+        self.entries
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| e.session == session && e.result == result)
+            .map(|e| e.detail.render(crate::i18n::Lang::En))
+            .collect()
+    }
+
     pub fn take(&self) -> Vec<Entry> {
         std::mem::take(&mut *self.entries.lock().unwrap())
     }

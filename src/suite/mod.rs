@@ -485,6 +485,7 @@ async fn run_in(
         max_connections: None,
         settings: String::new(),
         deadlock_timeout: Duration::from_secs(1),
+        throwaway: None,
         stepper: ctx.stepper.clone(),
     };
     let names: Vec<&str> = spec.sessions.iter().map(|s| s.name.as_str()).collect();

@@ -94,6 +94,12 @@ impl Cluster {
     /// free port and removed like the primary. It is ready once it accepts
     /// read-only connections.
     pub fn standby(&self) -> Result<Cluster> {
+        Cluster::standby_of(&self.bin, self.port, "")
+    }
+
+    /// A streaming standby of lab's throwaway server on `port` (binaries in
+    /// `bin`), with `settings` added to its configuration before it starts.
+    pub fn standby_of(bin: &Path, port: u16, settings: &str) -> Result<Cluster> {
         let began = Instant::now();
         let owner = Owner::for_server()?;
         let dir = make_run_dir()?;
@@ -101,16 +107,16 @@ impl Cluster {
             dir,
             child: None,
             port: 0,
-            bin: self.bin.clone(),
+            bin: bin.to_path_buf(),
             startup: Duration::ZERO,
         };
         owner.chown(&standby.dir)?;
         let data = standby.dir.join("data");
-        let basebackup = self.bin.join("pg_basebackup");
+        let basebackup = bin.join("pg_basebackup");
         let mut cmd = Command::new(&basebackup);
         cmd.arg("-D")
             .arg(&data)
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres"])
+            .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres"])
             .args(["-R", "-X", "stream", "--no-sync", "-c", "fast"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -122,6 +128,12 @@ impl Cluster {
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
             bail!(msg::basebackup_failed(err.trim().lines().last().unwrap_or("-")));
+        }
+        if !settings.is_empty() {
+            let conf = data.join("postgresql.conf");
+            let mut text = fs::read_to_string(&conf).ctx(|| msg::create(conf.display().to_string()))?;
+            text.push_str(&format!("\n# written by lab for this standby\n{settings}\n"));
+            fs::write(&conf, text).ctx(|| msg::create(conf.display().to_string()))?;
         }
         standby.listen(&owner, began)?;
         Ok(standby)

@@ -413,3 +413,29 @@ fn pool_exhaustion_without_open_transactions_has_no_wait() {
     });
     assert!(failed_with(&failed, "po.c_queued"), "{failed:?}");
 }
+
+#[test]
+fn replay_that_never_pauses_is_a_verdict_not_a_hang() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "replica",
+        variant: "stale-read",
+        file: "replica.sql",
+        from: "SELECT pg_wal_replay_pause();",
+        to: "SELECT 1;",
+        args: &[],
+    });
+    assert!(failed.iter().any(|f| f.contains("did not pause")), "{failed:?}");
+}
+
+#[test]
+fn a_report_that_holds_no_lock_is_not_cancelled() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "replica",
+        variant: "lock-conflict",
+        file: "replica.sql",
+        from: "ALTER TABLE books ADD COLUMN subtitle text;",
+        to: "ALTER TABLE customers ADD COLUMN subtitle text;",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "rp.report_cancelled"), "{failed:?}");
+}

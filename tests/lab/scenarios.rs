@@ -659,3 +659,31 @@ fn pooler() {
         (&"C".into(), &"pooler".into())
     );
 }
+
+#[test]
+fn replica() {
+    let r = scenario_json("replica", &[]);
+    for v in r["variants"].as_array().unwrap() {
+        assert_documented(v);
+        assert!(v["skipped"].is_null(), "{}", v["skipped"]);
+    }
+    // The bytes tell the lag that replay_lag does not.
+    let stale = variant(&r, "stale-read");
+    assert!(metric(stale, "lag_bytes").as_i64().unwrap() > 0);
+    // COMMIT waited for the standby: SyncRep, seen from pg_stat_activity.
+    let sync = variant(&r, "remote-apply");
+    let waits: Vec<_> = sync["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["result"] == "waiting")
+        .collect();
+    assert_eq!((waits.len(), &waits[0]["wait"]), (1, &"sync-rep".into()));
+    // The standby cancelled the reports with the server's own words.
+    for name in ["lock-conflict", "snapshot-conflict"] {
+        assert_eq!(variant(&r, name)["sqlstates"], serde_json::json!(["40001"]), "{name}");
+    }
+    let feedback = variant(&r, "hot-standby-feedback");
+    assert!(metric(feedback, "dead_not_removable").as_i64().unwrap() > 0);
+    assert!(feedback["sqlstates"].as_array().unwrap().is_empty());
+}

@@ -342,3 +342,42 @@ fn a_transaction_pooler_is_refused_with_one_line_and_a_session_pooler_works() {
         0
     );
 }
+
+#[test]
+fn lab_replica_on_the_users_own_pair() {
+    let srv = TestServer::start();
+    let standby = srv.cluster.standby().expect("a streaming standby starts");
+    let r = run(&[
+        "replica",
+        "--format",
+        "json",
+        "--database-url",
+        &srv.url(),
+        "--standby-url",
+        &standby.url(),
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stderr, r.stdout);
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    for v in report["variants"].as_array().unwrap() {
+        let name = v["name"].as_str().unwrap();
+        if ["stale-read", "lsn-token", "sticky-by-time"].contains(&name) {
+            // Replay paused and resumed on the user's standby; nothing else changed there.
+            assert!(v["skipped"].is_null() && v["as_expected"] == true, "{v}");
+        } else {
+            // They would change the user's settings: skipped, with why.
+            assert!(v["skipped"].as_str().unwrap().contains("lab's own"), "{v}");
+        }
+    }
+    // A server that is not a standby, and a standby of another primary, are refused.
+    let r = run(&["replica", "--database-url", &srv.url(), "--standby-url", &srv.url()]);
+    one_line_exit_2(&r, "is not a standby");
+    let other = TestServer::start();
+    let theirs = other.cluster.standby().expect("another standby");
+    let r = run(&["replica", "--database-url", &srv.url(), "--standby-url", &theirs.url()]);
+    one_line_exit_2(&r, "does not replicate from --database-url's server");
+    let c = srv.client();
+    assert_eq!(
+        srv.query_i64(&c, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'lab%'"),
+        0
+    );
+}

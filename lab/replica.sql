@@ -1,0 +1,132 @@
+-- Reads from a streaming standby (a read replica) and the primary's writes.
+-- Staleness is made deterministic by pausing replay on the standby:
+-- the standby keeps receiving WAL, it only stops applying it.
+--
+-- Follow it by hand: psql on the primary (P) and on the standby (S, R),
+-- with search_path set to the lab schema, \set lsn to what write_lsn returned.
+
+-- name: pause
+-- why: stop applying WAL on the standby (it still receives it): reads there stay where they are
+-- why-tr: standby'da WAL uygulamayı durdur (almaya devam eder): oradaki okumalar olduğu yerde kalır
+SELECT pg_wal_replay_pause();
+
+-- name: pause_state
+-- why: whether replay has really stopped (PostgreSQL 14+: paused, pause requested, not paused)
+-- why-tr: replay gerçekten durdu mu (PostgreSQL 14+: paused, pause requested, not paused)
+SELECT pg_get_wal_replay_pause_state() AS state;
+
+-- name: resume
+-- why: apply WAL again: the standby catches up
+-- why-tr: WAL'ı yeniden uygula: standby yetişir
+SELECT pg_wal_replay_resume();
+
+-- name: durable
+-- why: as on any real server, COMMIT flushes its WAL, which is what the standby is sent (lab's throwaway server runs with it off)
+-- why-tr: her gerçek sunucuda olduğu gibi COMMIT WAL'ını diske yazar; standby'a gönderilen de budur (lab'in geçici sunucusunda kapalıdır)
+SET synchronous_commit = on;
+
+-- name: write
+-- why: the user's write on the primary: book 1's price goes from 42.00 to 45.00
+-- why-tr: kullanıcının primary'deki yazması: 1 numaralı kitabın fiyatı 42.00'dan 45.00'a çıkar
+UPDATE books SET price = 45.00 WHERE book_id = 1;
+
+-- name: write_lsn
+-- why: the primary's WAL position after the commit: the token that travels with the user
+-- why-tr: commit'ten sonra primary'nin WAL konumu: kullanıcıyla birlikte taşınan jeton
+SELECT pg_current_wal_lsn() AS lsn;
+
+-- name: read
+-- why: read book 1's price
+-- why-tr: 1 numaralı kitabın fiyatını oku
+SELECT price FROM books WHERE book_id = 1;
+
+-- name: lag
+-- why: the standby's lag as the primary reports it: bytes not replayed, and replay_lag
+-- why-tr: primary'nin bildirdiği standby gecikmesi: uygulanmamış baytlar ve replay_lag
+SELECT pg_wal_lsn_diff(sent_lsn, replay_lsn) AS lag_bytes, replay_lag, sync_state
+  FROM pg_stat_replication;
+
+-- name: received
+-- why: whether the standby has received WAL up to the token (received, maybe not replayed)
+-- why-tr: standby jetona kadar WAL almış mı (alınmış, belki uygulanmamış)
+SELECT pg_last_wal_receive_lsn() >= :'lsn'::pg_lsn AS received;
+
+-- name: replayed
+-- why: whether the standby has replayed the WAL up to the token: a read there sees the write
+-- why-tr: standby jetona kadar WAL'ı uygulamış mı: oradaki bir okuma yazmayı görür
+SELECT pg_last_wal_replay_lsn() >= :'lsn'::pg_lsn AS replayed;
+
+-- name: sync_on
+-- why: make every standby synchronous (lab's throwaway primary only)
+-- why-tr: her standby'ı senkron yap (yalnızca lab'in geçici primary'sinde)
+ALTER SYSTEM SET synchronous_standby_names = '*';
+
+-- name: sync_off
+-- why: back to asynchronous replication
+-- why-tr: asenkron replikasyona geri dön
+ALTER SYSTEM RESET synchronous_standby_names;
+
+-- name: reload
+-- why: make the server read its configuration again
+-- why-tr: sunucunun yapılandırmasını yeniden okumasını sağla
+SELECT pg_reload_conf();
+
+-- name: remote_apply
+-- why: COMMIT returns only once the synchronous standby has applied it
+-- why-tr: COMMIT yalnızca senkron standby onu uyguladığında döner
+SET synchronous_commit = remote_apply;
+
+-- name: hold
+-- why: a lock the standby reader will wait for, so its query runs as long as lab needs
+-- why-tr: standby okuyucusunun bekleyeceği bir kilit; böylece sorgusu lab'in gerektiği kadar sürer
+SELECT pg_advisory_lock(hashtext(current_schema() || ':report'));
+
+-- name: release
+-- why: let the reader's query finish
+-- why-tr: okuyucunun sorgusunun bitmesine izin ver
+SELECT pg_advisory_unlock(hashtext(current_schema() || ':report'));
+
+-- name: begin_rr
+-- why: a report on the standby: one snapshot for the whole transaction
+-- why-tr: standby'da bir rapor: tüm işlem için tek bir snapshot
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+
+-- name: count
+-- why: the report reads the books (its snapshot still needs their old row versions)
+-- why-tr: rapor kitapları okur (snapshot'ı hâlâ eski satır sürümlerine ihtiyaç duyar)
+SELECT count(*) AS books FROM books;
+
+-- name: long_read
+-- why: a long report query: it holds books and its snapshot while it waits
+-- why-tr: uzun bir rapor sorgusu: beklerken books'u ve snapshot'ını tutar
+SELECT count(*) AS books, pg_advisory_lock(hashtext(current_schema() || ':report')) FROM books;
+
+-- name: rollback
+-- why: end the report
+-- why-tr: raporu bitir
+ROLLBACK;
+
+-- name: delete_vacuum
+-- why: delete rows and vacuum them away on the primary: the cleanup is replayed on the standby
+-- why-tr: primary'de satırları sil ve vacuum ile kaldır: temizlik standby'da yeniden oynatılır
+DELETE FROM customers WHERE customer_id > 1000;
+
+-- name: vacuum
+-- why: remove the dead rows (VACUUM reports what it could not remove)
+-- why-tr: ölü satırları kaldır (VACUUM kaldıramadıklarını bildirir)
+VACUUM (VERBOSE) customers;
+
+-- name: alter
+-- why: DDL on the primary: its ACCESS EXCLUSIVE lock is replayed on the standby
+-- why-tr: primary'de DDL: ACCESS EXCLUSIVE kilidi standby'da yeniden oynatılır
+ALTER TABLE books ADD COLUMN subtitle text;
+
+-- name: conflicts
+-- why: the standby's count of queries cancelled by recovery conflicts
+-- why-tr: standby'da kurtarma çakışmaları yüzünden iptal edilen sorguların sayısı
+SELECT confl_snapshot, confl_lock FROM pg_stat_database_conflicts WHERE datname = current_database();
+
+-- name: dead
+-- why: the dead rows VACUUM left in customers
+-- why-tr: VACUUM'un customers'ta bıraktığı ölü satırlar
+SELECT n_dead_tup AS dead FROM pg_stat_user_tables WHERE relid = 'customers'::regclass;

@@ -1,0 +1,1023 @@
+//! Read replicas (lab/replica.sql): a streaming standby of the run's server
+//! (lab's own, made with pg_basebackup -R for each variant, or the user's
+//! with --standby-url). Staleness is made deterministic by pausing replay on
+//! the standby, never by sleeping; recovery conflicts by a report query on
+//! the standby that waits on an advisory lock lab holds there.
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use super::{Cx, Options, Params, Scenario, ScenarioOptions, Variant};
+use crate::engine::observe::Waited;
+use crate::engine::session::{PgError, last_set};
+use crate::engine::{Deviation, Opener, Session, secs};
+use crate::report::{ResultSet, StepResult, WaitKind};
+use crate::sql::SqlFile;
+use crate::target::cluster::Cluster;
+use crate::target::connect;
+
+pub static SCENARIO: Scenario = Scenario {
+    name: "replica",
+    about: msg::about,
+    summary: msg::summary,
+    readme: "A streaming standby of the run's server (lab's own, or `--standby-url`), replay paused to make \
+             staleness deterministic: a read on the standby misses the user's own write while `replay_lag` \
+             says nothing; an LSN token read waits or goes to the primary; `remote_apply` makes COMMIT wait \
+             (SyncRep); \"primary for N ms after a write\" serves a stale read once the lag is longer; a standby \
+             query is cancelled by the primary's VACUUM (snapshot) or DDL (lock), not with hot_standby_feedback.",
+    spec: None,
+    variants: &[
+        Variant {
+            name: "stale-read",
+            expected: |_| msg::expected_stale(),
+            explain: msg::explain_stale,
+            run: run_fn!(stale_read),
+        },
+        Variant {
+            name: "lsn-token",
+            expected: |_| msg::expected_token(),
+            explain: msg::explain_token,
+            run: run_fn!(lsn_token),
+        },
+        Variant {
+            name: "remote-apply",
+            expected: |_| msg::expected_remote_apply(),
+            explain: msg::explain_remote_apply,
+            run: run_fn!(remote_apply),
+        },
+        Variant {
+            name: "sticky-by-time",
+            expected: |p| msg::expected_sticky(opts(p).sticky_ms),
+            explain: msg::explain_sticky,
+            run: run_fn!(sticky_by_time),
+        },
+        Variant {
+            name: "lock-conflict",
+            expected: |_| msg::expected_lock_conflict(),
+            explain: msg::explain_lock_conflict,
+            run: run_fn!(lock_conflict),
+        },
+        Variant {
+            name: "snapshot-conflict",
+            expected: |_| msg::expected_snapshot_conflict(),
+            explain: msg::explain_snapshot_conflict,
+            run: run_fn!(snapshot_conflict),
+        },
+        Variant {
+            name: "hot-standby-feedback",
+            expected: |_| msg::expected_feedback(),
+            explain: msg::explain_feedback,
+            run: run_fn!(hot_standby_feedback),
+        },
+    ],
+    options: Some(Options::of::<ReplicaOpts>(&[
+        (
+            "standby_url",
+            "--database-url'in standby'ı (kendi çiftiniz); yoksa lab geçici sunucusunun standby'ını kendisi yapar",
+        ),
+        (
+            "lsn_wait_ms",
+            "lsn-token: okumanın standby'ın jetona yetişmesini primary'ye gitmeden önce ne kadar beklediği (ms)",
+        ),
+        (
+            "sticky_ms",
+            "sticky-by-time: bir yazmadan sonra okumaların kaç ms primary'ye gittiği",
+        ),
+    ])),
+    texts: msg::DEFS,
+};
+
+/// `lab replica`'s own options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReplicaOpts {
+    /// A standby of --database-url's server (your own pair); without it lab
+    /// makes a standby of its throwaway server.
+    #[arg(long, env = "LAB_STANDBY_URL", hide_env_values = true, value_name = "URL")]
+    pub standby_url: Option<String>,
+
+    /// lsn-token: how long a read waits for the standby to reach the token
+    /// before it goes to the primary (ms).
+    #[arg(long, default_value_t = 100, value_name = "MS")]
+    pub lsn_wait_ms: u64,
+
+    /// sticky-by-time: for how many ms after a write reads go to the primary.
+    #[arg(long, default_value_t = 200, value_name = "MS")]
+    pub sticky_ms: u64,
+}
+
+impl ScenarioOptions for ReplicaOpts {
+    fn check(&self) -> Result<()> {
+        if !(1..=10_000).contains(&self.lsn_wait_ms) {
+            anyhow::bail!(super::cx::msg::between("--lsn-wait-ms", 1, 10_000));
+        }
+        if !(1..=10_000).contains(&self.sticky_ms) {
+            anyhow::bail!(super::cx::msg::between("--sticky-ms", 1, 10_000));
+        }
+        Ok(())
+    }
+}
+
+fn opts(p: &Params) -> &ReplicaOpts {
+    p.downcast_ref().expect("replica options")
+}
+
+/// Settings of lab's standby for the conflict variants: a short delay
+/// before the standby cancels what blocks replay.
+const CONFLICT: &str = "max_standby_streaming_delay = 100ms";
+
+/// The standby a variant reads from, and how to open sessions on it.
+struct Standby {
+    /// lab's own standby, removed when dropped; none for the user's.
+    own: Option<Cluster>,
+    opener: Opener,
+    sql: SqlFile,
+    /// lab's session on the standby (pause, resume, what it has replayed).
+    admin: Session,
+    version_num: i32,
+}
+
+impl Standby {
+    /// The standby for this variant, with `settings` if lab makes it; none
+    /// (and the variant skipped, with why) where it cannot run.
+    async fn start(cx: &mut Cx<'_>, settings: &str) -> Result<Option<Standby>> {
+        let sql = cx.sql("replica.sql")?;
+        let url = cx.options::<ReplicaOpts>().standby_url.clone();
+        let (own, cfg) = match (url, cx.env.throwaway.clone()) {
+            (Some(url), _) => {
+                if !settings.is_empty() {
+                    cx.skip(msg::needs_own_standby(settings));
+                    return Ok(None);
+                }
+                (None, crate::config::parse_url(&url, &crate::config::process_env)?)
+            }
+            (None, Some((bin, port))) => {
+                let settings = settings.to_string();
+                // On this thread, as the throwaway cluster: the standby's
+                // parent-death signal is tied to the thread that starts it.
+                let standby = tokio::task::block_in_place(|| Cluster::standby_of(&bin, port, &settings))?;
+                let cfg = standby.config();
+                (Some(standby), cfg)
+            }
+            (None, None) => {
+                cx.skip(msg::needs_standby_url());
+                return Ok(None);
+            }
+        };
+        let mut opener = cx.opener();
+        opener.pg = cfg.clone();
+        // Its sessions are the standby's: the variant's close looks for its own on the primary.
+        opener.opened = Arc::default();
+        opener.max_sessions = None;
+        let admin = opener.open_quiet("standby").await?;
+        let is_standby = connect::simple_value(admin.client(), "SELECT pg_is_in_recovery()::text")
+            .await
+            .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
+        if is_standby.as_deref() != Some("true") {
+            anyhow::bail!(msg::not_a_standby(connect::where_of(&cfg)));
+        }
+        let ident = "SELECT system_identifier::text FROM pg_control_system()";
+        let theirs = connect::simple_value(admin.client(), ident)
+            .await
+            .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
+        let ours = connect::simple_value(&cx.env.control, ident)
+            .await
+            .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
+        // Copies of one cluster share a system identifier (lab's throwaway
+        // servers all come from one template): the port it streams from tells too.
+        let sender = connect::simple_value(admin.client(), "SELECT sender_port::text FROM pg_stat_wal_receiver")
+            .await
+            .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
+        let port = connect::simple_value(&cx.env.control, "SELECT current_setting('port')")
+            .await
+            .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
+        if theirs != ours || sender.is_some_and(|s| Some(s) != port) {
+            anyhow::bail!(msg::not_our_standby(connect::where_of(&cfg)));
+        }
+        if let Some(s) = &own {
+            cx.narrate(msg::made(s.port, s.startup.as_millis() as u64));
+        }
+        let st = Standby {
+            own,
+            opener,
+            sql,
+            admin,
+            version_num: cx.env.server.version_num,
+        };
+        // The schema the variant just built must be on the standby first.
+        let lsn = connect::simple_value(&cx.env.control, "SELECT pg_current_wal_lsn()::text")
+            .await
+            .map_err(|e| connect::sql_error(e, msg::standby_check()))?
+            .unwrap_or_default();
+        if !st.until("replayed", &lsn, cx.env.wait_timeout).await? {
+            return Err(Deviation(msg::never_caught_up(&lsn, secs(cx.env.wait_timeout))).into());
+        }
+        Ok(Some(st))
+    }
+
+    async fn open(&self, name: &str) -> Result<Session> {
+        self.opener.open(name).await
+    }
+
+    /// Polls a boolean statement of lab/replica.sql on the standby (quietly)
+    /// until it is true or `within` has passed.
+    async fn until(&self, step: &str, lsn: &str, within: Duration) -> Result<bool> {
+        let sql = self.sql.bind(step, &[("lsn", &lsn)])?;
+        let deadline = Instant::now() + within;
+        loop {
+            let v = connect::simple_value(self.admin.client(), &sql)
+                .await
+                .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
+            if v.as_deref() == Some("t") || v.as_deref() == Some("true") {
+                return Ok(true);
+            }
+            if Instant::now() > deadline {
+                return Ok(false);
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    /// Pauses replay and waits until the standby says it is paused.
+    async fn pause(&self, cx: &Cx<'_>) -> Result<()> {
+        self.admin.exec("pause", self.sql.get("pause")?).await?;
+        let check = if self.version_num >= 140000 {
+            "SELECT pg_get_wal_replay_pause_state() = 'paused'"
+        } else {
+            "SELECT pg_is_wal_replay_paused()"
+        };
+        let deadline = Instant::now() + cx.env.wait_timeout;
+        loop {
+            let v = connect::simple_value(self.admin.client(), check)
+                .await
+                .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
+            if v.as_deref() == Some("t") {
+                self.admin.note(msg::paused());
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(Deviation(msg::never_paused(secs(cx.env.wait_timeout))).into());
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    async fn resume(&self) -> Result<()> {
+        self.admin.exec("resume", self.sql.get("resume")?).await?;
+        Ok(())
+    }
+
+    /// Resumes replay (if paused) and stops lab's standby.
+    async fn stop(self) -> Result<()> {
+        let _ = connect::simple_value(self.admin.client(), "SELECT pg_wal_replay_resume()::text").await;
+        drop(self.admin);
+        if let Some(s) = self.own {
+            tokio::task::spawn_blocking(move || drop(s)).await?;
+        }
+        Ok(())
+    }
+}
+
+fn price(set: &ResultSet) -> String {
+    set.get(0, "price").unwrap_or("-").to_string()
+}
+
+/// The primary's session, committing as a real server does.
+async fn primary(cx: &Cx<'_>, st: &Standby) -> Result<Session> {
+    let p = cx.open(&["P"]).await?.remove(0);
+    p.exec("durable", st.sql.get("durable")?).await?;
+    Ok(p)
+}
+
+/// The primary's session and the write: the commit's WAL position.
+async fn write(p: &Session, sql: &SqlFile) -> Result<String> {
+    p.exec("write", sql.get("write")?).await?;
+    let set = p.rows("write_lsn", sql.get("write_lsn")?).await?;
+    Ok(set.get(0, "lsn").unwrap_or_default().to_string())
+}
+
+/// The lag as the primary sees it, for the standby furthest behind, once
+/// the walsender has sent the write (`lsn`): it sends asynchronously.
+async fn lag(cx: &Cx<'_>, p: &Session, sql: &SqlFile, lsn: &str) -> Result<(i64, String, String)> {
+    let sent = format!(
+        "SELECT bool_or(sent_lsn >= '{}'::pg_lsn AND replay_lsn IS NOT NULL)::text FROM pg_stat_replication",
+        lsn.replace('\'', "")
+    );
+    let deadline = Instant::now() + cx.env.wait_timeout;
+    while connect::simple_value(&cx.env.control, &sent)
+        .await
+        .map_err(|e| connect::sql_error(e, msg::standby_check()))?
+        .as_deref()
+        != Some("true")
+        && Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let text = format!(
+        "{} ORDER BY pg_wal_lsn_diff(sent_lsn, replay_lsn) DESC NULLS LAST LIMIT 1",
+        sql.get("lag")?
+    );
+    let set = p.rows("lag", &text).await?;
+    Ok((
+        set.get(0, "lag_bytes").and_then(|v| v.parse().ok()).unwrap_or(-1),
+        set.get(0, "replay_lag").unwrap_or("NULL").to_string(),
+        set.get(0, "sync_state").unwrap_or("-").to_string(),
+    ))
+}
+
+/// replay_lag below a second (or NULL): it says nothing is behind.
+fn looks_current(replay_lag: &str) -> bool {
+    replay_lag == "NULL" || replay_lag.starts_with("00:00:00")
+}
+
+async fn stale_read(cx: &mut Cx<'_>) -> Result<()> {
+    let Some(st) = Standby::start(cx, "").await? else {
+        return Ok(());
+    };
+    let p = primary(cx, &st).await?;
+    let r = st.open("R").await?;
+    st.pause(cx).await?;
+    let lsn = write(&p, &st.sql).await?;
+    // The standby has the WAL (received), it only has not applied it.
+    let received = st.until("received", &lsn, cx.env.wait_timeout).await?;
+    let stale = price(&r.rows("read", st.sql.get("read")?).await?);
+    let (lag_bytes, replay_lag, _) = lag(cx, &p, &st.sql, &lsn).await?;
+    st.resume().await?;
+    let replayed = st.until("replayed", &lsn, cx.env.wait_timeout).await?;
+    let fresh = price(&r.rows("read", st.sql.get("read")?).await?);
+    drop(r);
+    st.stop().await?;
+    cx.check(received, msg::received());
+    cx.check(stale == "42.00", msg::standby_stale(&stale));
+    cx.check(lag_bytes > 0, msg::lag_bytes(lag_bytes));
+    cx.check(looks_current(&replay_lag), msg::replay_lag_says_nothing(&replay_lag));
+    cx.check(replayed && fresh == "45.00", msg::caught_up(&fresh));
+    cx.metric("lag_bytes", lag_bytes);
+    cx.metric("replay_lag", &replay_lag);
+    cx.observe(msg::observed_stale(&stale, lag_bytes, &replay_lag));
+    cx.anomaly(stale == "42.00");
+    Ok(())
+}
+
+async fn lsn_token(cx: &mut Cx<'_>) -> Result<()> {
+    let Some(st) = Standby::start(cx, "").await? else {
+        return Ok(());
+    };
+    let bound = Duration::from_millis(cx.options::<ReplicaOpts>().lsn_wait_ms);
+    let p = primary(cx, &st).await?;
+    let r = st.open("R").await?;
+    st.pause(cx).await?;
+    let token = write(&p, &st.sql).await?;
+    // The read carries the token: wait (bounded) for the standby to replay it.
+    let reached = st.until("replayed", &token, bound).await?;
+    let first = if reached {
+        r.note(msg::token_reached(&token));
+        price(&r.rows("read", st.sql.get("read")?).await?)
+    } else {
+        r.note(msg::token_not_reached(&token, bound.as_millis() as u64));
+        price(&p.rows("read", st.sql.get("read")?).await?)
+    };
+    st.resume().await?;
+    let later = st.until("replayed", &token, cx.env.wait_timeout).await?;
+    if later {
+        r.note(msg::token_reached(&token));
+    }
+    let second = price(&r.rows("read", st.sql.get("read")?).await?);
+    drop(r);
+    st.stop().await?;
+    cx.check(!reached && first == "45.00", msg::fell_back(&first));
+    cx.check(later && second == "45.00", msg::standby_after_token(&second));
+    cx.metric("token", &token);
+    cx.observe(msg::observed_token(&first, &second));
+    cx.anomaly(first != "45.00" || second != "45.00");
+    Ok(())
+}
+
+async fn remote_apply(cx: &mut Cx<'_>) -> Result<()> {
+    if cx.env.throwaway.is_none() {
+        // It changes synchronous_standby_names on the primary: only on lab's own.
+        cx.skip(msg::needs_own_primary());
+        return Ok(());
+    }
+    let Some(st) = Standby::start(cx, "").await? else {
+        return Ok(());
+    };
+    let sessions = cx.open(&["P", "primary"]).await?;
+    let (p, admin) = (&sessions[0], &sessions[1]);
+    let sql = st.sql.get("write")?.to_string();
+    let run = async {
+        admin.exec("sync_on", st.sql.get("sync_on")?).await?;
+        admin.exec("reload", st.sql.get("reload")?).await?;
+        // Synchronous once the primary says so.
+        let deadline = Instant::now() + cx.env.wait_timeout;
+        while connect::simple_value(
+            &cx.env.control,
+            "SELECT bool_or(sync_state = 'sync')::text FROM pg_stat_replication",
+        )
+        .await
+        .map_err(|e| connect::sql_error(e, msg::standby_check()))?
+        .as_deref()
+            != Some("true")
+        {
+            if Instant::now() > deadline {
+                return Err(Deviation(msg::never_sync(secs(cx.env.wait_timeout))).into());
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let r = st.open("R").await?;
+        st.pause(cx).await?;
+        p.exec("remote_apply", st.sql.get("remote_apply")?).await?;
+        let mut sent = p.send(&sql);
+        // The COMMIT waits for the standby: wait_event SyncRep, which pg_blocking_pids does not show.
+        let deadline = Instant::now() + cx.env.wait_timeout;
+        let waiting = loop {
+            let ev = connect::simple_value(
+                &cx.env.control,
+                &format!("SELECT wait_event FROM pg_stat_activity WHERE pid = {}", p.pid()),
+            )
+            .await
+            .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
+            if ev.as_deref() == Some("SyncRep") {
+                break true;
+            }
+            if sent.ready() || Instant::now() > deadline {
+                break false;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        };
+        let w = Waited {
+            by: vec!["standby".into()],
+            kind: WaitKind::SyncRep,
+            lock: None,
+        };
+        if waiting {
+            cx.recorder().waiting(sent.at, "P", Some("write"), &sql, &w);
+        }
+        let during = price(&r.rows("read", st.sql.get("read")?).await?);
+        st.resume().await?;
+        let returned = sent.ready_within(cx.env.wait_timeout).await;
+        let answer = sent.take();
+        if let Some((a, at)) = &answer {
+            let took = at.saturating_duration_since(sent.at);
+            cx.recorder()
+                .answer(*at, "P", Some("write"), &sql, a, waiting.then_some((&w, took)), None);
+        }
+        let committed = matches!(answer, Some((Ok(_), _)));
+        let after = price(&r.rows("read", st.sql.get("read")?).await?);
+        drop(r);
+        Ok::<_, anyhow::Error>((waiting, during, returned && committed, after))
+    };
+    let result = run.await;
+    // Always asynchronous again, whatever happened.
+    let _ = admin.exec("sync_off", st.sql.get("sync_off")?).await;
+    let _ = admin.exec("reload", st.sql.get("reload")?).await;
+    drop(sessions);
+    st.stop().await?;
+    let (waiting, during, committed, after) = result?;
+    cx.check(waiting, msg::commit_waited());
+    cx.check(during == "42.00", msg::not_applied_yet(&during));
+    cx.check(committed, msg::commit_returned());
+    cx.check(after == "45.00", msg::applied_on_return(&after));
+    cx.observe(msg::observed_remote_apply(&during, &after));
+    cx.anomaly(after != "45.00");
+    Ok(())
+}
+
+async fn sticky_by_time(cx: &mut Cx<'_>) -> Result<()> {
+    let Some(st) = Standby::start(cx, "").await? else {
+        return Ok(());
+    };
+    let window = Duration::from_millis(cx.options::<ReplicaOpts>().sticky_ms);
+    let p = primary(cx, &st).await?;
+    let r = st.open("R").await?;
+    st.pause(cx).await?;
+    let lsn = write(&p, &st.sql).await?;
+    let wrote = Instant::now();
+    // Within the window the application reads from the primary.
+    r.note(msg::within_window(window.as_millis() as u64));
+    let first = price(&p.rows("read", st.sql.get("read")?).await?);
+    // The rule itself is about time: the user's next click comes after the
+    // window. Replay stays paused, so the lag is longer than the window
+    // however long this takes; no session waits on another here.
+    tokio::time::sleep_until((wrote + window).into()).await;
+    r.note(msg::after_window(window.as_millis() as u64));
+    let second = price(&r.rows("read", st.sql.get("read")?).await?);
+    let (lag_bytes, _, _) = lag(cx, &p, &st.sql, &lsn).await?;
+    drop(r);
+    st.stop().await?;
+    cx.check(first == "45.00", msg::sticky_fresh(&first));
+    cx.check(second == "42.00", msg::sticky_stale(&second));
+    cx.check(lag_bytes > 0, msg::lag_bytes(lag_bytes));
+    cx.metric("lag_bytes", lag_bytes);
+    cx.observe(msg::observed_sticky(&first, &second));
+    cx.anomaly(second == "42.00");
+    Ok(())
+}
+
+/// The standby's recovery-conflict counters: (snapshot, lock).
+async fn conflicts(st: &Standby) -> Result<(i64, i64)> {
+    let set = st.admin.rows("conflicts", st.sql.get("conflicts")?).await?;
+    let n = |c: &str| set.get(0, c).and_then(|v| v.parse().ok()).unwrap_or(-1);
+    Ok((n("confl_snapshot"), n("confl_lock")))
+}
+
+/// Waits until the standby's counters differ from `before` (they reach the
+/// statistics when the cancelled backend reports them).
+async fn conflicts_after(cx: &Cx<'_>, st: &Standby, before: (i64, i64)) -> Result<(i64, i64)> {
+    let deadline = Instant::now() + cx.env.wait_timeout;
+    loop {
+        let set = connect::simple_value(
+            st.admin.client(),
+            "SELECT confl_snapshot || ',' || confl_lock FROM pg_stat_database_conflicts WHERE datname = current_database()",
+        )
+        .await
+        .map_err(|e| connect::sql_error(e, msg::standby_check()))?
+        .unwrap_or_default();
+        let mut it = set.split(',').map(|v| v.parse::<i64>().unwrap_or(-1));
+        let now = (it.next().unwrap_or(-1), it.next().unwrap_or(-1));
+        if now != before || Instant::now() > deadline {
+            return Ok(now);
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// The report on the standby: R (in `rr` a REPEATABLE READ transaction with
+/// its snapshot taken) runs a long query that waits on H's advisory lock,
+/// confirmed from the standby. Returns the statement in flight.
+async fn long_report(
+    cx: &Cx<'_>,
+    st: &Standby,
+    r: &Session,
+    h: &Session,
+    rr: bool,
+) -> Result<crate::engine::session::Sent> {
+    h.exec("hold", st.sql.get("hold")?).await?;
+    if rr {
+        r.exec("begin_rr", st.sql.get("begin_rr")?).await?;
+        r.exec("count", st.sql.get("count")?).await?;
+    }
+    let sql = st.sql.get("long_read")?;
+    let sent = r.send(sql);
+    let deadline = Instant::now() + cx.env.wait_timeout;
+    loop {
+        let by = connect::simple_value(
+            st.admin.client(),
+            &format!("SELECT {} = ANY(pg_blocking_pids({}))", h.pid(), r.pid()),
+        )
+        .await
+        .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
+        if by.as_deref() == Some("t") {
+            let w = Waited {
+                by: vec!["H".into()],
+                kind: WaitKind::Lock,
+                lock: Some("ExclusiveLock on advisory".into()),
+            };
+            cx.recorder().waiting(sent.at, "R", Some("long_read"), sql, &w);
+            return Ok(sent);
+        }
+        if Instant::now() > deadline {
+            return Err(Deviation(msg::report_never_waited(secs(cx.env.wait_timeout))).into());
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+/// The report's answer (within the standby's delay and the deadline), recorded.
+async fn report_answer(
+    cx: &Cx<'_>,
+    st: &Standby,
+    mut sent: crate::engine::session::Sent,
+    delay: Duration,
+) -> Result<Option<std::result::Result<ResultSet, PgError>>> {
+    let sql = st.sql.get("long_read")?;
+    if !sent.ready_within(delay + cx.env.wait_timeout).await {
+        return Ok(None);
+    }
+    let Some((answer, at)) = sent.take() else {
+        return Ok(None);
+    };
+    let w = Waited {
+        by: vec!["H".into()],
+        kind: WaitKind::Lock,
+        lock: None,
+    };
+    cx.recorder().answer(
+        at,
+        "R",
+        Some("long_read"),
+        sql,
+        &answer,
+        Some((&w, at.saturating_duration_since(sent.at))),
+        None,
+    );
+    Ok(Some(answer.map(|r| last_set(&r).cloned().unwrap_or_default())))
+}
+
+/// max_standby_streaming_delay as the standby has it.
+async fn delay_of(cx: &mut Cx<'_>, st: &Standby) -> Result<Duration> {
+    let ms = connect::simple_value(
+        st.admin.client(),
+        "SELECT setting FROM pg_settings WHERE name = 'max_standby_streaming_delay'",
+    )
+    .await
+    .map_err(|e| connect::sql_error(e, msg::standby_check()))?
+    .and_then(|v| v.parse::<i64>().ok())
+    .unwrap_or(-1);
+    cx.metric("max_standby_streaming_delay_ms", ms);
+    if ms < 0 {
+        return Ok(Duration::MAX / 4);
+    }
+    Ok(Duration::from_millis(ms as u64))
+}
+
+fn cancelled(o: &Option<std::result::Result<ResultSet, PgError>>) -> (String, String, String) {
+    match o {
+        Some(Err(e)) => (
+            e.code.clone().unwrap_or_default(),
+            e.message.clone(),
+            e.detail.clone().unwrap_or_default(),
+        ),
+        Some(Ok(_)) => ("-".into(), "-".into(), "-".into()),
+        None => ("none".into(), "-".into(), "-".into()),
+    }
+}
+
+async fn lock_conflict(cx: &mut Cx<'_>) -> Result<()> {
+    let Some(st) = Standby::start(cx, CONFLICT).await? else {
+        return Ok(());
+    };
+    let delay = delay_of(cx, &st).await?;
+    let p = primary(cx, &st).await?;
+    let (r, h) = (st.open("R").await?, st.open("H").await?);
+    let before = conflicts(&st).await?;
+    let sent = long_report(cx, &st, &r, &h, false).await?;
+    p.exec("alter", st.sql.get("alter")?).await?;
+    let answer = report_answer(cx, &st, sent, delay).await?;
+    h.exec("release", st.sql.get("release")?).await?;
+    // The cancelled backend reports the conflict to the statistics when it
+    // next flushes them: at once when its session ends.
+    drop((r, h));
+    let after = conflicts_after(cx, &st, before).await?;
+    st.stop().await?;
+    let (code, message, detail) = cancelled(&answer);
+    cx.check(
+        code == "40001" && message.contains("conflict with recovery"),
+        msg::report_cancelled(&code, &message),
+    );
+    cx.check(detail.contains("relation lock"), msg::detail_says(&detail));
+    cx.check(after.1 > before.1, msg::confl_rose("confl_lock", before.1, after.1));
+    cx.metric("confl_lock", after.1);
+    cx.observe(msg::observed_conflict(&code, &detail));
+    cx.anomaly(code == "40001");
+    Ok(())
+}
+
+async fn snapshot_conflict(cx: &mut Cx<'_>) -> Result<()> {
+    let Some(st) = Standby::start(cx, CONFLICT).await? else {
+        return Ok(());
+    };
+    let delay = delay_of(cx, &st).await?;
+    let p = primary(cx, &st).await?;
+    let (r, h) = (st.open("R").await?, st.open("H").await?);
+    let before = conflicts(&st).await?;
+    let sent = long_report(cx, &st, &r, &h, true).await?;
+    p.exec("delete_vacuum", st.sql.get("delete_vacuum")?).await?;
+    p.exec("vacuum", st.sql.get("vacuum")?).await?;
+    let answer = report_answer(cx, &st, sent, delay).await?;
+    let _ = r.exec_allow("rollback", st.sql.get("rollback")?, &["25P02"]).await;
+    h.exec("release", st.sql.get("release")?).await?;
+    // The cancelled backend reports the conflict to the statistics when it
+    // next flushes them: at once when its session ends.
+    drop((r, h));
+    let after = conflicts_after(cx, &st, before).await?;
+    st.stop().await?;
+    let (code, message, detail) = cancelled(&answer);
+    cx.check(
+        code == "40001" && message.contains("conflict with recovery"),
+        msg::report_cancelled(&code, &message),
+    );
+    cx.check(detail.contains("row versions"), msg::detail_says(&detail));
+    cx.check(after.0 > before.0, msg::confl_rose("confl_snapshot", before.0, after.0));
+    cx.metric("confl_snapshot", after.0);
+    cx.observe(msg::observed_conflict(&code, &detail));
+    cx.anomaly(code == "40001");
+    Ok(())
+}
+
+/// Dead rows VACUUM VERBOSE said it could not remove yet (its INFO lines).
+fn not_removable(infos: &[String]) -> i64 {
+    infos
+        .iter()
+        .filter_map(|l| {
+            let words: Vec<&str> = l.split(|c: char| c.is_whitespace() || c == ',').collect();
+            // PostgreSQL 15+: "... N are dead but not yet removable"; 13-14:
+            // "N dead row versions cannot be removed yet".
+            words.windows(5).find_map(|w| {
+                if w[1..] == ["are", "dead", "but", "not"] || w[1..4] == ["dead", "row", "versions"] {
+                    w[0].parse::<i64>().ok()
+                } else {
+                    None
+                }
+            })
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+async fn hot_standby_feedback(cx: &mut Cx<'_>) -> Result<()> {
+    let settings = format!("{CONFLICT}\nhot_standby_feedback = on\nwal_receiver_status_interval = 1s");
+    let Some(st) = Standby::start(cx, &settings).await? else {
+        return Ok(());
+    };
+    let delay = delay_of(cx, &st).await?;
+    let p = primary(cx, &st).await?;
+    let (r, h) = (st.open("R").await?, st.open("H").await?);
+    let before = conflicts(&st).await?;
+    let sent = long_report(cx, &st, &r, &h, true).await?;
+    // The primary knows the report's xmin once the standby has sent its feedback.
+    let deadline = Instant::now() + cx.env.wait_timeout;
+    let mut held = false;
+    while Instant::now() < deadline {
+        let v = connect::simple_value(
+            &cx.env.control,
+            "SELECT bool_or(backend_xmin IS NOT NULL)::text FROM pg_stat_replication",
+        )
+        .await
+        .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
+        if v.as_deref() == Some("true") {
+            held = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    p.exec("delete_vacuum", st.sql.get("delete_vacuum")?).await?;
+    p.exec("vacuum", st.sql.get("vacuum")?).await?;
+    let kept = not_removable(&cx.recorder().details("P", StepResult::Notice));
+    // The vacuum's WAL is replayed while the report still runs: no conflict to resolve.
+    let lsn = connect::simple_value(&cx.env.control, "SELECT pg_current_wal_lsn()::text")
+        .await
+        .map_err(|e| connect::sql_error(e, msg::standby_check()))?
+        .unwrap_or_default();
+    let replayed = st.until("replayed", &lsn, delay + cx.env.wait_timeout).await?;
+    h.exec("release", st.sql.get("release")?).await?;
+    let answer = report_answer(cx, &st, sent, delay).await?;
+    let _ = r.exec_allow("rollback", st.sql.get("rollback")?, &["25P02"]).await;
+    let after = conflicts(&st).await?;
+    drop((r, h));
+    st.stop().await?;
+    cx.check(held, msg::feedback_seen());
+    cx.check(
+        matches!(answer, Some(Ok(_))),
+        msg::report_completed(cancelled(&answer).0),
+    );
+    cx.check(replayed, msg::replay_went_on());
+    cx.check(kept > 0, msg::vacuum_kept(kept));
+    cx.check(after.0 == before.0, msg::no_conflict(before.0, after.0));
+    cx.metric("dead_not_removable", kept);
+    cx.observe(msg::observed_feedback(kept));
+    cx.anomaly(kept > 0);
+    Ok(())
+}
+
+mod msg {
+    crate::messages! {
+        prefix "rp";
+        about() {
+            en: "Read replicas: stale reads, LSN tokens, remote_apply, time-based stickiness, recovery conflicts",
+            tr: "Okuma replikaları: bayat okumalar, LSN jetonları, remote_apply, zamana dayalı yapışkanlık, kurtarma çakışmaları",
+        }
+        summary() {
+            en: "a write on the primary and reads on a streaming standby with replay paused",
+            tr: "primary'de bir yazma ve replay'i duraklatılmış bir streaming standby'da okumalar",
+        }
+        needs_standby_url() {
+            en: "needs a standby: give --standby-url (a standby of --database-url), or run without --database-url and lab makes one",
+            tr: "bir standby gerekir: --standby-url verin (--database-url'in standby'ı) ya da --database-url olmadan çalıştırın, lab bir tane yapar",
+        }
+        needs_own_standby(settings) {
+            en: "runs on lab's own standby only (it needs {settings}); run without --database-url",
+            tr: "yalnızca lab'in kendi standby'ında çalışır ({settings} gerekir); --database-url olmadan çalıştırın",
+        }
+        needs_own_primary() {
+            en: "runs on lab's own primary only (it changes synchronous_standby_names); run without --database-url",
+            tr: "yalnızca lab'in kendi primary'sinde çalışır (synchronous_standby_names'i değiştirir); --database-url olmadan çalıştırın",
+        }
+        standby_check() {
+            en: "checking the standby",
+            tr: "standby denetleniyor",
+        }
+        not_a_standby(place) {
+            en: "--standby-url: the server at {place} is not a standby (pg_is_in_recovery() is false)",
+            tr: "--standby-url: {place} adresindeki sunucu bir standby değil (pg_is_in_recovery() false)",
+        }
+        not_our_standby(place) {
+            en: "--standby-url: the standby at {place} does not replicate from --database-url's server (their system identifiers differ)",
+            tr: "--standby-url: {place} adresindeki standby --database-url'in sunucusundan replike etmiyor (sistem tanımlayıcıları farklı)",
+        }
+        made(port, ms) {
+            en: "a streaming standby made with pg_basebackup -R on 127.0.0.1:{port} ({ms} ms)",
+            tr: "127.0.0.1:{port} üzerinde pg_basebackup -R ile yapılmış bir streaming standby ({ms} ms)",
+        }
+        never_caught_up(lsn, deadline) {
+            en: "the standby did not replay up to {lsn} within {deadline} s",
+            tr: "standby {deadline} sn içinde {lsn} konumuna kadar uygulamadı",
+        }
+        never_paused(deadline) {
+            en: "replay on the standby did not pause within {deadline} s",
+            tr: "standby'daki replay {deadline} sn içinde durmadı",
+        }
+        never_sync(deadline) {
+            en: "the standby did not become synchronous within {deadline} s",
+            tr: "standby {deadline} sn içinde senkron olmadı",
+        }
+        report_never_waited(deadline) {
+            en: "the standby's report query did not wait for H's lock within {deadline} s",
+            tr: "standby'daki rapor sorgusu {deadline} sn içinde H'nin kilidini beklemedi",
+        }
+        paused() {
+            en: "replay paused (pg_get_wal_replay_pause_state: paused)",
+            tr: "replay duraklatıldı (pg_get_wal_replay_pause_state: paused)",
+        }
+        expected_stale() {
+            en: "with replay paused the standby reads the old price 42.00 after the write commits; the primary reports the lag in bytes while replay_lag says nothing is behind; after resume the standby reads 45.00",
+            tr: "replay duraklatılmışken standby yazma commit edildikten sonra eski fiyatı (42.00) okur; primary gecikmeyi bayt olarak bildirir, replay_lag ise geride bir şey yokmuş gibi görünür; devam edince standby 45.00 okur",
+        }
+        explain_stale() {
+            en: "A standby applies the primary's WAL asynchronously: a read there right after a write may miss it (read-your-writes is broken). pg_stat_replication.replay_lag is measured from WAL the standby has replayed, so while replay is stopped it keeps showing its last, tiny value; the bytes not replayed (pg_wal_lsn_diff(sent_lsn, replay_lsn)) tell the truth.",
+            tr: "Standby primary'nin WAL'ını asenkron uygular: bir yazmadan hemen sonra oradaki okuma onu kaçırabilir (kendi yazdığını okuma bozulur). pg_stat_replication.replay_lag standby'ın uyguladığı WAL'dan ölçülür; replay durduğunda son, küçük değerini göstermeye devam eder; uygulanmamış baytlar (pg_wal_lsn_diff(sent_lsn, replay_lsn)) doğruyu söyler.",
+        }
+        expected_token() {
+            en: "the read carries the commit's LSN: with replay paused the standby does not reach it within the bound, the read goes to the primary and sees 45.00; once replay resumes the standby reaches it and serves 45.00",
+            tr: "okuma commit'in LSN'ini taşır: replay duraklatılmışken standby sınır içinde ona ulaşmaz, okuma primary'ye gider ve 45.00 görür; replay devam edince standby ona ulaşır ve 45.00 sunar",
+        }
+        explain_token() {
+            en: "After a commit the application keeps pg_current_wal_lsn() with the user (a cookie, a session); a read waits on the standby until pg_last_wal_replay_lsn() reaches it, or goes to the primary after a bound. The user always sees their own write, and the standby serves them as soon as it has caught up.",
+            tr: "Commit'ten sonra uygulama pg_current_wal_lsn() değerini kullanıcıyla birlikte tutar (bir çerez, bir oturum); okuma standby'da pg_last_wal_replay_lsn() ona ulaşana kadar bekler ya da bir sınırdan sonra primary'ye gider. Kullanıcı her zaman kendi yazmasını görür; standby yetişir yetişmez ona hizmet eder.",
+        }
+        expected_remote_apply() {
+            en: "with synchronous_commit = remote_apply and replay paused the COMMIT waits (wait_event SyncRep) while the standby still reads 42.00; it returns when replay resumes, and the standby then reads 45.00",
+            tr: "synchronous_commit = remote_apply ve replay duraklatılmışken COMMIT bekler (wait_event SyncRep), standby hâlâ 42.00 okur; replay devam edince döner ve standby artık 45.00 okur",
+        }
+        explain_remote_apply() {
+            en: "With the standby in synchronous_standby_names and synchronous_commit = remote_apply, COMMIT returns only after the standby has applied the commit: every read on it after that sees the write. The cost is the commit's latency, and a stalled standby stalls commits; the wait is SyncRep in pg_stat_activity, not a lock (pg_blocking_pids shows nothing).",
+            tr: "Standby synchronous_standby_names içindeyken ve synchronous_commit = remote_apply ile COMMIT yalnızca standby commit'i uyguladıktan sonra döner: ondan sonraki her okuma yazmayı görür. Bedeli commit gecikmesidir; takılan bir standby commit'leri de takar; bekleme bir kilit değil, pg_stat_activity'de SyncRep'tir (pg_blocking_pids bir şey göstermez).",
+        }
+        expected_sticky(ms) {
+            en: "reads go to the primary for {ms} ms after the write (45.00); the next read after that goes to the standby, whose replay is still behind: stale 42.00 (anomaly)",
+            tr: "okumalar yazmadan sonra {ms} ms boyunca primary'ye gider (45.00); ondan sonraki okuma replay'i hâlâ geride olan standby'a gider: bayat 42.00 (anomali)",
+        }
+        explain_sticky() {
+            en: "\"Read from the primary for N ms after a write\" (as Rails' database selector does, 2 s by default) assumes the lag is shorter than N. It usually is, until a long transaction, a vacuum or a paused replay makes it longer: then the user's own write disappears. Carry the LSN instead (lsn-token) or make the standby synchronous (remote-apply).",
+            tr: "\"Bir yazmadan sonra N ms primary'den oku\" (Rails'in veritabanı seçicisinin yaptığı gibi, varsayılan 2 sn) gecikmenin N'den kısa olduğunu varsayar. Genellikle öyledir, ta ki uzun bir işlem, bir vacuum ya da duraklatılmış bir replay onu uzatana kadar: o zaman kullanıcının kendi yazması kaybolur. Bunun yerine LSN'i taşıyın (lsn-token) ya da standby'ı senkron yapın (remote-apply).",
+        }
+        expected_lock_conflict() {
+            en: "the standby's report holds books; the primary's ALTER TABLE is replayed with an ACCESS EXCLUSIVE lock; after max_standby_streaming_delay the report is cancelled with 40001 (canceling statement due to conflict with recovery, relation lock) and confl_lock rises",
+            tr: "standby'daki rapor books'u tutar; primary'deki ALTER TABLE ACCESS EXCLUSIVE kilitle yeniden oynatılır; max_standby_streaming_delay sonunda rapor 40001 ile iptal edilir (canceling statement due to conflict with recovery, relation lock) ve confl_lock artar",
+        }
+        explain_lock_conflict() {
+            en: "WAL replay cannot wait forever for a standby query: the startup process waits max_standby_streaming_delay for conflicting locks to go, then cancels the queries holding them. DDL on the primary (even ADD COLUMN) takes ACCESS EXCLUSIVE, which conflicts with every reader of the table on the standby.",
+            tr: "WAL replay bir standby sorgusunu sonsuza kadar bekleyemez: startup süreci çakışan kilitlerin gitmesi için max_standby_streaming_delay kadar bekler, sonra onları tutan sorguları iptal eder. Primary'deki DDL (ADD COLUMN bile) ACCESS EXCLUSIVE alır; bu, standby'daki tablonun her okuyucusuyla çakışır.",
+        }
+        expected_snapshot_conflict() {
+            en: "a REPEATABLE READ report on the standby still needs rows the primary deletes and vacuums away; after max_standby_streaming_delay it is cancelled with 40001 (conflict with recovery, row versions that must be removed) and confl_snapshot rises",
+            tr: "standby'daki REPEATABLE READ rapor, primary'nin silip vacuum ile kaldırdığı satırlara hâlâ ihtiyaç duyar; max_standby_streaming_delay sonunda 40001 ile iptal edilir (conflict with recovery, row versions that must be removed) ve confl_snapshot artar",
+        }
+        explain_snapshot_conflict() {
+            en: "The primary's VACUUM removes row versions no snapshot on the primary needs; it does not know about snapshots on the standby. Replaying the cleanup there conflicts with older snapshots, and after max_standby_streaming_delay those queries are cancelled. Long reports on a standby either accept cancels, a longer delay (replication lag), or hot_standby_feedback (bloat on the primary).",
+            tr: "Primary'nin VACUUM'u primary'deki hiçbir snapshot'ın ihtiyaç duymadığı satır sürümlerini kaldırır; standby'daki snapshot'ları bilmez. Temizliğin orada yeniden oynatılması daha eski snapshot'larla çakışır ve max_standby_streaming_delay sonunda bu sorgular iptal edilir. Standby'daki uzun raporlar ya iptalleri, ya daha uzun bir gecikmeyi (replikasyon gecikmesi) ya da hot_standby_feedback'i (primary'de şişme) kabul eder.",
+        }
+        expected_feedback() {
+            en: "with hot_standby_feedback = on the primary knows the report's xmin: its VACUUM leaves the deleted rows (dead but not yet removable), the report is not cancelled and replay goes on (anomaly: the cost is bloat on the primary)",
+            tr: "hot_standby_feedback = on ile primary raporun xmin'ini bilir: VACUUM silinen satırları bırakır (ölü ama henüz kaldırılamaz), rapor iptal edilmez ve replay sürer (anomali: bedeli primary'de şişme)",
+        }
+        explain_feedback() {
+            en: "hot_standby_feedback makes the standby report its oldest snapshot to the primary, which then keeps the rows that snapshot needs: no snapshot conflicts, but a long report on the standby holds back VACUUM on the primary (bloat), as a long transaction on the primary itself would.",
+            tr: "hot_standby_feedback standby'ın en eski snapshot'ını primary'ye bildirmesini sağlar; primary de o snapshot'ın ihtiyaç duyduğu satırları tutar: snapshot çakışması olmaz, ama standby'daki uzun bir rapor primary'deki VACUUM'u geri tutar (şişme), tıpkı primary'deki uzun bir işlem gibi.",
+        }
+        received() {
+            en: "the standby has received the write's WAL (pg_last_wal_receive_lsn)",
+            tr: "standby yazmanın WAL'ını almış (pg_last_wal_receive_lsn)",
+        }
+        standby_stale(price) {
+            en: "the standby reads the old price 42.00 after the commit (read: {price})",
+            tr: "standby commit'ten sonra eski fiyatı 42.00 okur (okunan: {price})",
+        }
+        lag_bytes(bytes) {
+            en: "the primary reports bytes not replayed (lag_bytes: {bytes})",
+            tr: "primary uygulanmamış baytları bildirir (lag_bytes: {bytes})",
+        }
+        replay_lag_says_nothing(lag) {
+            en: "replay_lag shows no lag at the same time (replay_lag: {lag})",
+            tr: "aynı anda replay_lag gecikme göstermez (replay_lag: {lag})",
+        }
+        caught_up(price) {
+            en: "after resume the standby reads 45.00 (read: {price})",
+            tr: "devam edince standby 45.00 okur (okunan: {price})",
+        }
+        observed_stale(price, bytes, lag) {
+            en: "standby read {price}; lag_bytes {bytes}, replay_lag {lag}",
+            tr: "standby {price} okudu; lag_bytes {bytes}, replay_lag {lag}",
+        }
+        token_reached(lsn) {
+            en: "the standby has replayed {lsn}: read here",
+            tr: "standby {lsn} konumunu uygulamış: burada oku",
+        }
+        token_not_reached(lsn, ms) {
+            en: "the standby did not reach {lsn} within {ms} ms: read from the primary",
+            tr: "standby {ms} ms içinde {lsn} konumuna ulaşmadı: primary'den oku",
+        }
+        fell_back(price) {
+            en: "while replay is paused the read goes to the primary and sees the write (read: {price})",
+            tr: "replay duraklatılmışken okuma primary'ye gider ve yazmayı görür (okunan: {price})",
+        }
+        standby_after_token(price) {
+            en: "once the standby reaches the token it serves the write (read: {price})",
+            tr: "standby jetona ulaşınca yazmayı sunar (okunan: {price})",
+        }
+        observed_token(first, second) {
+            en: "first read {first} (primary), second read {second} (standby)",
+            tr: "ilk okuma {first} (primary), ikinci okuma {second} (standby)",
+        }
+        commit_waited() {
+            en: "the COMMIT waits for the standby (wait_event SyncRep)",
+            tr: "COMMIT standby'ı bekler (wait_event SyncRep)",
+        }
+        not_applied_yet(price) {
+            en: "while it waits the standby still reads 42.00 (read: {price})",
+            tr: "beklerken standby hâlâ 42.00 okur (okunan: {price})",
+        }
+        commit_returned() {
+            en: "the COMMIT returns once replay resumes",
+            tr: "replay devam edince COMMIT döner",
+        }
+        applied_on_return(price) {
+            en: "right after the COMMIT returns the standby reads 45.00 (read: {price})",
+            tr: "COMMIT döner dönmez standby 45.00 okur (okunan: {price})",
+        }
+        observed_remote_apply(during, after) {
+            en: "standby read {during} during the COMMIT, {after} after it",
+            tr: "standby COMMIT sırasında {during}, sonrasında {after} okudu",
+        }
+        within_window(ms) {
+            en: "within {ms} ms of the write: read from the primary",
+            tr: "yazmadan sonraki {ms} ms içinde: primary'den oku",
+        }
+        after_window(ms) {
+            en: "{ms} ms after the write: read from the standby",
+            tr: "yazmadan {ms} ms sonra: standby'dan oku",
+        }
+        sticky_fresh(price) {
+            en: "within the window the read sees the write (read: {price})",
+            tr: "pencere içinde okuma yazmayı görür (okunan: {price})",
+        }
+        sticky_stale(price) {
+            en: "after the window the standby serves the old price 42.00 (read: {price})",
+            tr: "pencereden sonra standby eski fiyatı 42.00 sunar (okunan: {price})",
+        }
+        observed_sticky(first, second) {
+            en: "read {first} within the window, {second} after it",
+            tr: "pencere içinde {first}, sonrasında {second} okundu",
+        }
+        report_cancelled(code, message) {
+            en: "the standby's report is cancelled with 40001, conflict with recovery (got: {code} {message})",
+            tr: "standby'daki rapor 40001 ile iptal edilir, conflict with recovery (alınan: {code} {message})",
+        }
+        detail_says(detail) {
+            en: "the server's DETAIL names the conflict (DETAIL: {detail})",
+            tr: "sunucunun DETAIL'i çakışmayı adlandırır (DETAIL: {detail})",
+        }
+        confl_rose(counter, before, after) {
+            en: "pg_stat_database_conflicts.{counter} rises ({before} → {after})",
+            tr: "pg_stat_database_conflicts.{counter} artar ({before} → {after})",
+        }
+        observed_conflict(code, detail) {
+            en: "report: {code}; {detail}",
+            tr: "rapor: {code}; {detail}",
+        }
+        feedback_seen() {
+            en: "the primary has the standby's xmin (pg_stat_replication.backend_xmin)",
+            tr: "primary standby'ın xmin'ine sahip (pg_stat_replication.backend_xmin)",
+        }
+        report_completed(code) {
+            en: "the standby's report completes, not cancelled (error: {code})",
+            tr: "standby'daki rapor tamamlanır, iptal edilmez (hata: {code})",
+        }
+        replay_went_on() {
+            en: "the vacuum is replayed while the report still runs",
+            tr: "rapor sürerken vacuum yeniden oynatılır",
+        }
+        vacuum_kept(rows) {
+            en: "the primary's VACUUM reports dead rows it could not remove ({rows})",
+            tr: "primary'nin VACUUM'u kaldıramadığı ölü satırları bildirir ({rows})",
+        }
+        no_conflict(before, after) {
+            en: "no snapshot conflict on the standby (confl_snapshot {before} → {after})",
+            tr: "standby'da snapshot çakışması yok (confl_snapshot {before} → {after})",
+        }
+        observed_feedback(rows) {
+            en: "report completed; VACUUM left {rows} dead row(s) on the primary",
+            tr: "rapor tamamlandı; VACUUM primary'de {rows} ölü satır bıraktı",
+        }
+    }
+}
