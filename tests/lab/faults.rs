@@ -448,3 +448,75 @@ fn ctrl_c_part_way_keeps_every_finished_variant_in_json_and_junit() {
     assert_eq!(code, 130);
     assert_partial(&json, &xml, 130);
 }
+
+/// The processes whose command line holds `needle` (a lab run's temp dir).
+fn processes_with(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // A zombie has exited; only its parent has not reaped it yet.
+            if stat.rsplit(')').next()?.trim_start().starts_with('Z') {
+                return None;
+            }
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            cmd.contains(needle).then_some(cmd)
+        })
+        .collect()
+}
+
+#[test]
+fn a_sigkilled_lab_takes_its_standby_and_its_pgbouncer_with_it() {
+    for (args, program) in [
+        ("replica --variant stale-read --step", "postgres"),
+        ("pooler --variant set-leak --step", "pgbouncer"),
+    ] {
+        // Stepping in a terminal, stopped at the first prompt: the extra server runs.
+        let cmd = format!("{} {args}", env!("CARGO_BIN_EXE_lab"));
+        let mut script = std::process::Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .env_remove("DATABASE_URL")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("script (util-linux) runs");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let (lab_pid, prefix) = loop {
+            let found = std::fs::read_dir("/proc").unwrap().flatten().find_map(|e| {
+                let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+                let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+                let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+                // This test's lab, not another test's running at the same time.
+                (cmd.trim_end() == format!("{} {args}", env!("CARGO_BIN_EXE_lab"))).then_some(pid)
+            });
+            if let Some(pid) = found {
+                let prefix = format!("lab-pg-{pid}-");
+                // Two servers for replica (primary and standby), PgBouncer for pooler.
+                let extra = processes_with(&prefix).iter().filter(|c| c.contains(program)).count();
+                if extra >= if program == "postgres" { 2 } else { 1 } {
+                    break (pid, prefix);
+                }
+            }
+            assert!(Instant::now() < deadline, "{args}: the servers never started");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        unsafe { libc::kill(lab_pid as i32, libc::SIGKILL) };
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while !processes_with(&prefix).is_empty() {
+            assert!(
+                Instant::now() < deadline,
+                "{args}: outlived a SIGKILLed lab: {:?}",
+                processes_with(&prefix)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = script.kill();
+        let _ = script.wait();
+        // The next start removes what the killed run left in the temp dir.
+        let _ = run(&["nowait"]);
+        crate::support::assert_no_leftovers(lab_pid);
+    }
+}
