@@ -505,7 +505,13 @@ async fn run_scenarios(env: &Env, cfg: &RunConfig, style: &Style, reports: &Repo
         d.1[i] = true;
         while d.0 < d.1.len() && d.1[d.0] {
             if cfg.format == Format::Table && !cfg.summary {
-                out(&render::scenario(&reports.lock().unwrap()[d.0], style))?;
+                let report = &reports.lock().unwrap()[d.0];
+                // Stepping, each variant was shown as it ended: the outcomes remain.
+                if cfg.step {
+                    out(&render::scenario_outcomes(report, style))?;
+                } else {
+                    out(&render::scenario(report, style))?;
+                }
                 out("\n")?;
             }
             d.0 += 1;
@@ -531,7 +537,7 @@ async fn run_scenarios(env: &Env, cfg: &RunConfig, style: &Style, reports: &Repo
             async move {
                 let _permit = permits.acquire().await.expect("never closed");
                 let own = scenario_env(env, cfg, p).await?;
-                let r = run_scenario(&own, cfg, p, reports, i).await;
+                let r = run_scenario(&own, cfg, style, p, reports, i).await;
                 if r.is_ok() && !cfg.keep_schema {
                     connect::drop_schema(&own.control, &own.schema).await?;
                 }
@@ -543,7 +549,7 @@ async fn run_scenarios(env: &Env, cfg: &RunConfig, style: &Style, reports: &Repo
         r?;
     }
     for (i, p) in cfg.plan.iter().enumerate().filter(|(_, p)| alone(p)) {
-        run_scenario(env, cfg, p, reports, i).await?;
+        run_scenario(env, cfg, style, p, reports, i).await?;
         finished(i)?;
     }
     Ok(())
@@ -578,7 +584,14 @@ async fn scenario_env(env: &Env, cfg: &RunConfig, p: &Planned) -> Result<Env> {
 
 /// Runs the planned variants of one scenario, each on a freshly built
 /// schema, into `report` as each finishes (a run stopped part-way keeps them).
-async fn run_scenario(env: &Env, cfg: &RunConfig, planned: &Planned, reports: &Reports, index: usize) -> Result<()> {
+async fn run_scenario(
+    env: &Env,
+    cfg: &RunConfig,
+    style: &Style,
+    planned: &Planned,
+    reports: &Reports,
+    index: usize,
+) -> Result<()> {
     let began = Instant::now();
     let scenario: &'static Scenario = planned.scenario;
     for variant in &planned.variants {
@@ -601,6 +614,12 @@ async fn run_scenario(env: &Env, cfg: &RunConfig, planned: &Planned, reports: &R
                 return Err(e);
             }
         };
+        // Stepping: the room sees what the variant showed, and its verdict,
+        // before the next variant's first prompt.
+        if env.stepper.is_some() && cfg.format == Format::Table && !cfg.summary {
+            out(&render::variant_with_verdict(scenario.name, &v, style))?;
+            out("\n")?;
+        }
         let report = &mut reports.lock().unwrap()[index];
         report.as_expected &= v.as_expected;
         report.variants.push(v);

@@ -82,6 +82,13 @@ impl<'e> Cx<'e> {
         };
         if let Some(st) = &env.stepper {
             st.reset(Default::default());
+            let lang = st.lang();
+            st.announce(
+                &format!("{}/{}", scenario.name, variant.name),
+                &(variant.expected)(&params).render(lang),
+            );
+            // Each statement's outcome the moment it is known, under its prompt.
+            recorder.set_live(st.live());
         }
         Cx {
             env,

@@ -366,6 +366,10 @@ pub mod msg {
             en: "[Enter] run it   [s Enter] run the rest of this variant without stopping",
             tr: "[Enter] çalıştır   [s Enter] bu varyantın kalanını durmadan çalıştır",
         }
+        step_unattended(setting, value) {
+            en: "{setting} = {value} now counts while the room reads: the rest of this variant runs on its own (each statement is shown)",
+            tr: "{setting} = {value} artık salon okurken de sayıyor: bu varyantın kalanı kendi kendine çalışır (her komut gösterilir)",
+        }
         step_skipping() {
             en: "running the rest of this variant without stopping",
             tr: "bu varyantın kalanı durmadan çalışıyor",

@@ -29,13 +29,19 @@ pub struct Recorder {
     /// When the timeline starts (shared by the clones, so a restart counts for all).
     t0: Arc<Mutex<Instant>>,
     entries: Arc<Mutex<Vec<Entry>>>,
+    /// Told of each entry as it is recorded (`--step` shows it at once).
+    live: Arc<Mutex<Option<LiveSink>>>,
 }
+
+/// What is told of each timeline entry as it is recorded.
+pub type LiveSink = Box<dyn Fn(&Entry) + Send + Sync>;
 
 impl Default for Recorder {
     fn default() -> Self {
         Recorder {
             t0: Arc::new(Mutex::new(Instant::now())),
             entries: Arc::default(),
+            live: Arc::default(),
         }
     }
 }
@@ -60,7 +66,15 @@ impl Recorder {
     }
 
     pub fn push(&self, e: Entry) {
+        if let Some(live) = &*self.live.lock().unwrap() {
+            live(&e);
+        }
         self.entries.lock().unwrap().push(e);
+    }
+
+    /// Tells `sink` of every entry from now on, as it is recorded.
+    pub fn set_live(&self, sink: LiveSink) {
+        *self.live.lock().unwrap() = Some(sink);
     }
 
     /// A line of narrative in a session's column ("lab" for the driver's own).

@@ -14,6 +14,9 @@ use crate::sqltext;
 pub struct Stepper {
     lang: Lang,
     skipping: AtomicBool,
+    /// A server timeout that a person's pace would set off is running: the
+    /// variant's remaining statements are shown, not waited for.
+    unattended: AtomicBool,
     input: tokio::sync::Mutex<()>,
     /// Why each step runs, by step name, in the run's language (from the
     /// `# why:` comments of the spec and the SQL files).
@@ -25,6 +28,7 @@ impl Stepper {
         Stepper {
             lang,
             skipping: AtomicBool::new(false),
+            unattended: AtomicBool::new(false),
             input: tokio::sync::Mutex::new(()),
             whys: Mutex::default(),
         }
@@ -33,6 +37,7 @@ impl Stepper {
     /// A new variant: stop before each step again, with its steps' reasons.
     pub fn reset(&self, whys: HashMap<String, String>) {
         self.skipping.store(false, Ordering::SeqCst);
+        self.unattended.store(false, Ordering::SeqCst);
         *self.whys.lock().unwrap() = whys;
     }
 
@@ -48,6 +53,31 @@ impl Stepper {
     /// Whether the person still steps (has not asked to run the rest).
     pub fn active(&self) -> bool {
         !self.skipping.load(Ordering::SeqCst)
+    }
+
+    /// Whether the room still watches statement by statement (stepping, or
+    /// watching a timeout run on its own): each outcome is shown as it comes.
+    pub fn watching(&self) -> bool {
+        self.active()
+    }
+
+    /// Prints each timeline entry's outcome as it is recorded, while the
+    /// room watches (a recorder's live sink).
+    pub fn live(self: &std::sync::Arc<Self>) -> super::observe::LiveSink {
+        let watching = self.clone();
+        let style = crate::render::Style::plain(self.lang);
+        Box::new(move |e| {
+            if watching.watching() {
+                eprintln!("    {}: {}", e.session, crate::render::outcome_line(e, &style));
+            }
+        })
+    }
+
+    /// A new variant begins: say which, and what it should show, before its first prompt.
+    pub fn announce(&self, label: &str, expected: &str) {
+        if self.active() {
+            eprintln!("\n▶ {label}: {expected}");
+        }
     }
 
     /// Why a session runs `sql`: the step's own reason, else what its kind of
@@ -80,6 +110,11 @@ impl Stepper {
         }
         let lang = self.lang;
         let statement = sql.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+        if self.unattended.load(Ordering::SeqCst) {
+            // A timeout is running: shown, not waited for.
+            eprintln!("{}\n    {statement}", msg::step_next(session).render(lang));
+            return;
+        }
         let why = why.unwrap_or_else(|| self.why(step, sql));
         eprintln!(
             "\n{}\n    {statement}\n    {}: {why}\n{}",
@@ -102,6 +137,63 @@ impl Stepper {
         if skip {
             self.skipping.store(true, Ordering::SeqCst);
             eprintln!("{}", msg::step_skipping().render(lang));
+        } else if let Some((setting, value)) = pace_sensitive(sql) {
+            // From here a person's pause would set the timeout off before its
+            // time: the variant's next statements run on their own.
+            self.unattended.store(true, Ordering::SeqCst);
+            eprintln!("{}", msg::step_unattended(setting, value).render(lang));
         }
+    }
+}
+
+/// A SET of a timeout that counts while the session waits for its next
+/// statement (idle in a transaction, or the whole transaction): the setting
+/// and its value. lock_timeout and statement_timeout count only while a
+/// statement runs, so a person's pace cannot set them off.
+pub fn pace_sensitive(sql: &str) -> Option<(&'static str, String)> {
+    let words = sqltext::words(sql, 4);
+    let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+    let at = lower.iter().position(|w| w == "set")?;
+    let name = lower.get(at + 1..)?.iter().find(|w| *w != "local" && *w != "session")?;
+    let setting = [
+        "idle_in_transaction_session_timeout",
+        "transaction_timeout",
+        "idle_session_timeout",
+    ]
+    .into_iter()
+    .find(|s| name == s)?;
+    // Without its comments (a spec's two-way parameter: /*:timeout*/'1s').
+    let mut text = sql.to_string();
+    while let (Some(a), Some(b)) = (text.find("/*"), text.find("*/")) {
+        if b < a {
+            break;
+        }
+        text.replace_range(a..b + 2, "");
+    }
+    let value = text
+        .split_once('=')
+        .or_else(|| {
+            let i = text.to_ascii_lowercase().find(" to ")?;
+            Some((&text[..i], &text[i + 4..]))
+        })
+        .map(|(_, v)| v.trim().trim_end_matches(';').trim().to_string())
+        .unwrap_or_default();
+    Some((setting, value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pace_sensitive;
+
+    #[test]
+    fn only_timeouts_that_count_between_statements_are_pace_sensitive() {
+        assert_eq!(
+            pace_sensitive("SET idle_in_transaction_session_timeout = '200ms';"),
+            Some(("idle_in_transaction_session_timeout", "'200ms'".to_string()))
+        );
+        assert!(pace_sensitive("SET LOCAL transaction_timeout = '1s'").is_some());
+        assert!(pace_sensitive("SET lock_timeout = '1s'").is_none());
+        assert!(pace_sensitive("SET statement_timeout = '1s'").is_none());
+        assert!(pace_sensitive("SELECT 1").is_none());
     }
 }

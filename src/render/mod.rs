@@ -8,7 +8,9 @@ pub mod mermaid;
 mod text;
 
 pub use junit::junit;
-pub use text::{all_summary, brief_summary, scenario, timeline, variant};
+pub use text::{
+    all_summary, brief_summary, outcome_line, scenario, scenario_outcomes, timeline, variant, variant_with_verdict,
+};
 
 use comfy_table::presets::UTF8_FULL;
 use comfy_table::{Cell, Color, ContentArrangement, Table};

@@ -36,7 +36,7 @@ fn step_text(e: &Entry, style: &Style) -> String {
 }
 
 /// What came of a step, on one line: `→ UPDATE 1`, `⏳ waiting for A ...`, `✖ ERROR ...`.
-pub(super) fn outcome_line(e: &Entry, style: &Style) -> String {
+pub fn outcome_line(e: &Entry, style: &Style) -> String {
     let lang = style.lang;
     let waited = |text: String| match e.waited_ms {
         Some(ms) => format!("{}{text}", style.say(&ui::after_waiting(format!("{ms:.1}")))),
@@ -255,6 +255,22 @@ pub fn scenario(r: &ScenarioReport, style: &Style) -> String {
         out.push_str(&variant(&r.scenario, v, style));
         out.push('\n');
     }
+    out.push_str(&scenario_outcomes(r, style));
+    out
+}
+
+/// One variant with its verdict right under it (`--step`: before the next variant begins).
+pub fn variant_with_verdict(scenario: &str, v: &VariantReport, style: &Style) -> String {
+    format!(
+        "{}{}",
+        variant(scenario, v, style),
+        outcome_table(&[(scenario, v)], false, style)
+    )
+}
+
+/// The scenario's footer and outcome table (its variants shown already).
+pub fn scenario_outcomes(r: &ScenarioReport, style: &Style) -> String {
+    let mut out = String::new();
     let rows: Vec<_> = r.variants.iter().map(|v| (r.scenario.as_str(), v)).collect();
     let footer = ui::scenario_footer(&r.scenario, &r.server_version, format!("{:.0}", r.elapsed_ms));
     out.push_str(&format!("{}\n", style.say(&footer)));

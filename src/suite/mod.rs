@@ -458,6 +458,7 @@ async fn run_in(
     };
     if let Some(st) = &ctx.stepper {
         st.reset(whys(file, cfg.lang));
+        recorder.set_live(st.live());
     }
     let control = connect::connect(&pg, &format!("{app}control connection"), None, None)
         .await?

@@ -340,3 +340,75 @@ fn step_walks_through_http_requests() {
     assert!(out.contains("why: read book 1 and its ETag"), "{out}");
     assert!(out.contains("412 Precondition Failed"), "{out}");
 }
+
+#[test]
+fn step_shows_each_outcome_and_each_verdict_before_the_next_variant() {
+    let (code, out) = in_pty(
+        "lost-update --variant read-committed --variant select-for-update --step",
+        &"\n".repeat(40),
+        &[("NO_COLOR", "1")],
+    );
+    assert_eq!(code, 0, "{out}");
+    // Each statement's outcome right under its prompt, a wait as it happens.
+    assert!(out.contains("    A: → quantity_on_hand=36"), "{out}");
+    assert!(
+        out.contains("    B: ⏳ waiting for A (ShareLock on transactionid)"),
+        "{out}"
+    );
+    assert!(out.contains("    B: ✔ after waiting"), "{out}");
+    // The first variant's timeline and verdict come before the second one begins.
+    let verdict = out
+        .lines()
+        .position(|l| l.contains("│ read-committed ") && l.contains("as documented"))
+        .expect("read-committed's verdict");
+    let next = out
+        .lines()
+        .position(|l| l.starts_with("▶ lost-update/select-for-update"))
+        .expect("select-for-update is announced");
+    let timeline = out
+        .lines()
+        .position(|l| l.contains("── lost-update / read-committed ──"))
+        .expect("read-committed's timeline");
+    assert!(timeline < verdict && verdict < next, "{out}");
+}
+
+#[test]
+fn stepping_at_a_teachers_pace_never_fails_a_timeout_variant() {
+    // Enter every 1.5 s: longer than the 300 ms idle_in_transaction_session_timeout.
+    let cmd = format!(
+        "{} timeouts --variant idle-in-transaction --timeout-ms 300 --step",
+        env!("CARGO_BIN_EXE_lab")
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("NO_COLOR", "1")
+        .env("LANG", "C")
+        .env_remove("DATABASE_URL")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script (util-linux) runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "lab under script did not finish");
+        // A person's pace, not a synchronisation: lab waits on its own prompts.
+        std::thread::sleep(Duration::from_millis(1500));
+        let _ = stdin.write_all(b"\n");
+        let _ = stdin.flush();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("idle_in_transaction_session_timeout = '300ms' now counts while the room reads"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.contains("│ idle-in-transaction ") && l.contains("as documented")),
+        "{text}"
+    );
+}
