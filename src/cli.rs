@@ -126,6 +126,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
 
+    /// Also write a self-contained HTML report (swimlanes, Gantt charts) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
     /// Deadline, in seconds, for every wait (a lock wait, a barrier, a statement).
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub wait_timeout: f64,
@@ -243,6 +247,10 @@ pub struct SpecArgs {
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
 
+    /// Also write a self-contained HTML report (a swimlane diagram per permutation) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
     /// Deadline, in seconds, for any one step: a step still running then is
     /// cancelled, as isolationtester does after PGISOLATIONTIMEOUT.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
@@ -286,6 +294,10 @@ pub struct PhenomenaArgs {
     /// Also write a JUnit XML report (one test case per cell) to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+
+    /// Also write a self-contained HTML report (the matrix as a coloured grid, each cell's swimlanes) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 
     /// Deadline, in seconds, for any one step.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]

@@ -59,6 +59,7 @@ pub struct RunConfig {
     /// Scenarios run at once (`lab all`).
     pub jobs: usize,
     pub junit: Option<PathBuf>,
+    pub html: Option<PathBuf>,
     pub wait_timeout: Duration,
     pub opts: RunOpts,
     /// The scenarios to run, in order.
@@ -178,6 +179,7 @@ impl RunConfig {
             },
             // An unwritable path is refused now, not found after the whole run.
             junit: junit_path(&args.junit)?,
+            html: html_path(&args.html)?,
             wait_timeout,
             opts: RunOpts {
                 timeout: Duration::from_millis(args.timeout_ms),
@@ -378,13 +380,22 @@ fn apply_service(config: &mut tokio_postgres::Config, service: &str, env: EnvLoo
 /// A `--junit` path, checked before the run (not found unwritable after it);
 /// a file that was not there is not left behind.
 pub fn junit_path(path: &Option<PathBuf>) -> Result<Option<PathBuf>> {
+    report_path(path, crate::msg::junit)
+}
+
+/// A `--html` path, checked the same way.
+pub fn html_path(path: &Option<PathBuf>) -> Result<Option<PathBuf>> {
+    report_path(path, crate::render::html::msg::could_not_write)
+}
+
+fn report_path(path: &Option<PathBuf>, what: fn(String) -> crate::i18n::Text) -> Result<Option<PathBuf>> {
     if let Some(p) = path {
         let existed = p.exists();
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(p)
-            .ctx(|| crate::msg::junit(p.display().to_string()))?;
+            .ctx(|| what(p.display().to_string()))?;
         if !existed {
             let _ = std::fs::remove_file(p);
         }

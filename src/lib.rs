@@ -84,6 +84,7 @@ pub fn messages() -> Vec<&'static [i18n::Def]> {
         http::etag::msg::DEFS,
         http::proxy::msg::DEFS,
         target::pgbouncer::msg::DEFS,
+        render::html::msg::DEFS,
     ];
     all.extend(catalogue::ALL.iter().map(|s| s.texts));
     all
@@ -324,6 +325,10 @@ async fn run_plan(cfg: RunConfig, all: bool) -> Result<Exit> {
     reports.retain(|r| !r.variants.is_empty() || r.error.is_some());
     if let Some(path) = &cfg.junit {
         std::fs::write(path, render::junit(&reports)).ctx(|| msg::junit(path.display().to_string()))?;
+    }
+    if let Some(path) = &cfg.html {
+        let page = render::html::page(&reports, render::html::Kind::Runs, &style);
+        std::fs::write(path, page).ctx(|| render::html::msg::could_not_write(path.display().to_string()))?;
     }
     let as_expected = reports.iter().all(|r| r.as_expected);
     let all_report = |reports: Vec<ScenarioReport>| AllReport {

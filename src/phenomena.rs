@@ -299,6 +299,7 @@ pub struct PhenomenaConfig {
     pub jobs: usize,
     pub wait_timeout: Duration,
     pub junit: Option<std::path::PathBuf>,
+    pub html: Option<std::path::PathBuf>,
 }
 
 impl PhenomenaConfig {
@@ -322,6 +323,7 @@ impl PhenomenaConfig {
             levels = (0..LEVELS.len()).collect();
         }
         let junit = config::junit_path(&args.junit)?;
+        let html = config::html_path(&args.html)?;
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         let files = match &args.lab_dir {
             Some(dir) => LabFiles::with_dir(dir)?,
@@ -338,6 +340,7 @@ impl PhenomenaConfig {
             explain: args.explain,
             jobs: args.jobs.unwrap_or(cores * 4).max(1),
             junit,
+            html,
             wait_timeout: Duration::from_secs_f64(args.wait_timeout),
         })
     }
@@ -400,6 +403,12 @@ pub async fn run(cfg: PhenomenaConfig) -> Result<Exit> {
     if let Some(path) = &cfg.junit {
         let reports = junit_reports(&chosen, &cfg.levels, &cells, &env.server.version);
         std::fs::write(path, render::junit(&reports)).ctx(|| crate::msg::junit(path.display().to_string()))?;
+    }
+    if let Some(path) = &cfg.html {
+        let reports = junit_reports(&chosen, &cfg.levels, &cells, &env.server.version);
+        let style = render::Style::plain(cfg.lang);
+        let page = render::html::page(&reports, render::html::Kind::Matrix, &style);
+        std::fs::write(path, page).ctx(|| render::html::msg::could_not_write(path.display().to_string()))?;
     }
     let style = Style::for_stdout(cfg.lang, cfg.explain);
     match cfg.format {
@@ -592,6 +601,7 @@ fn junit_reports(
                         skipped: None,
                         notes: Vec::new(),
                         evidence: Vec::new(),
+                        spans: Default::default(),
                     }
                 })
                 .collect();

@@ -184,6 +184,10 @@ pub struct VariantReport {
     pub notes: Vec<Text>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<Evidence>,
+    /// Each worker's spans of work (from, to: ms since the variant began),
+    /// for a Gantt chart: the pools' batches.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub spans: std::collections::BTreeMap<String, Vec<[f64; 2]>>,
 }
 
 impl VariantReport {

@@ -37,6 +37,7 @@ struct Findings {
     observed: Vec<Text>,
     notes: Vec<Text>,
     evidence: Vec<Evidence>,
+    spans: std::collections::BTreeMap<String, Vec<[f64; 2]>>,
     metrics: Map<String, Value>,
     anomaly: bool,
     skipped: Option<Text>,
@@ -263,6 +264,11 @@ impl<'e> Cx<'e> {
         });
     }
 
+    /// A worker's spans of work (for the HTML report's Gantt chart).
+    pub fn spans(&mut self, worker: &str, spans: Vec<[f64; 2]>) {
+        self.f.spans.insert(worker.to_string(), spans);
+    }
+
     /// Rows as evidence, under their own column names.
     pub fn evidence_rows(&mut self, title: impl Into<Phrase>, set: &ResultSet) {
         let columns = set.columns.iter().map(|c| Phrase::Plain(c.clone())).collect();
@@ -391,6 +397,7 @@ impl<'e> Cx<'e> {
             skipped: f.skipped,
             notes: f.notes,
             evidence: f.evidence,
+            spans: f.spans,
         })
     }
 }

@@ -529,6 +529,11 @@ async fn report(
     cx.metric("efficiency", round3(efficiency));
     cx.metric("msgs_per_s", msgs_per_s.round());
     cx.metric("max_parallel_batches", parallel);
+    let t0 = cx.recorder().started();
+    for (name, s) in names.iter().zip(&stats) {
+        let ms = |t: &Instant| crate::report::millis(t.saturating_duration_since(t0));
+        cx.spans(name, s.work.iter().map(|(a, b)| [ms(a), ms(b)]).collect());
+    }
     cx.metric("short_batches", short);
     let busy = stats.iter().filter(|s| s.batches > 0).count();
     cx.observe(msg::result(

@@ -61,6 +61,10 @@ pub static HELP_TR: &[(&str, &str)] = &[
         "Ayrıca FILE dosyasına bir JUnit XML raporu yaz (spec ve permütasyon başına bir test case)",
     ),
     (
+        "arg.spec.html",
+        "Ayrıca FILE dosyasına kendi içinde tam bir HTML raporu yaz (permütasyon başına bir swimlane diyagramı)",
+    ),
+    (
         "arg.spec.wait_timeout",
         "Bir adım için saniye cinsinden son süre: o zaman hâlâ çalışan adım iptal edilir, isolationtester'ın PGISOLATIONTIMEOUT'tan sonra yaptığı gibi",
     ),
@@ -93,6 +97,10 @@ pub static HELP_TR: &[(&str, &str)] = &[
     (
         "arg.phenomena.junit",
         "Ayrıca FILE dosyasına bir JUnit XML raporu yaz (hücre başına bir test case)",
+    ),
+    (
+        "arg.phenomena.html",
+        "Ayrıca FILE dosyasına kendi içinde tam bir HTML raporu yaz (renkli ızgara olarak matris, her hücrenin swimlane'leri)",
     ),
     (
         "arg.phenomena.lab_dir",
@@ -136,6 +144,10 @@ pub static HELP_TR: &[(&str, &str)] = &[
     (
         "arg.junit",
         "Ayrıca FILE dosyasına bir JUnit XML raporu yaz (varyant başına bir test case)",
+    ),
+    (
+        "arg.html",
+        "Ayrıca FILE dosyasına kendi içinde tam bir HTML raporu yaz (swimlane'ler, Gantt şemaları)",
     ),
     (
         "arg.wait_timeout",

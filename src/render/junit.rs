@@ -126,6 +126,7 @@ mod tests {
             skipped: skipped.then(t::skipped),
             notes: vec![],
             evidence: vec![],
+            spans: Default::default(),
         }
     }
 

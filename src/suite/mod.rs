@@ -32,6 +32,7 @@ pub struct SpecConfig {
     pub format: SpecFormat,
     pub jobs: usize,
     pub junit: Option<PathBuf>,
+    pub html: Option<PathBuf>,
     pub wait_timeout: Duration,
     pub explain: bool,
     pub step: bool,
@@ -68,6 +69,7 @@ impl SpecConfig {
             bail!(msg::no_such_file(f.display().to_string()));
         }
         let junit = config::junit_path(&args.junit)?;
+        let html = config::html_path(&args.html)?;
         let mut specs = Vec::new();
         for p in &paths {
             let mut f = files::load(p)?;
@@ -90,6 +92,7 @@ impl SpecConfig {
             // A person steps through one spec at a time.
             jobs: if args.step { 1 } else { args.jobs.unwrap_or(cores) },
             junit,
+            html,
             wait_timeout: Duration::from_secs_f64(args.wait_timeout),
             explain: args.explain,
             step: args.step,
@@ -168,6 +171,10 @@ pub async fn run(cfg: SpecConfig) -> Result<Exit> {
     let reports: Vec<ScenarioReport> = outcomes.iter().map(|o| o.report.clone()).collect();
     if let Some(path) = &cfg.junit {
         std::fs::write(path, render::junit(&reports)).ctx(|| crate::msg::junit(path.display().to_string()))?;
+    }
+    if let Some(path) = &cfg.html {
+        let page = render::html::page(&reports, render::html::Kind::Runs, &style);
+        std::fs::write(path, page).ctx(|| render::html::msg::could_not_write(path.display().to_string()))?;
     }
     let as_expected = reports.iter().all(|r| r.as_expected);
     let all = AllReport {
@@ -396,6 +403,7 @@ async fn run_spec(cfg: &SpecConfig, ctx: &Shared, i: usize) -> Result<Outcome> {
             skipped: None,
             notes: Vec::new(),
             evidence: Vec::new(),
+            spans: Default::default(),
         });
     }
     Ok(Outcome {
@@ -581,6 +589,7 @@ async fn run_in(
             skipped: None,
             notes: Vec::new(),
             evidence: Vec::new(),
+            spans: Default::default(),
         });
         if stop {
             // isolationtester stops there too; so does this spec.

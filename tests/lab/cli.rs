@@ -216,6 +216,20 @@ fn an_unwritable_junit_path_is_refused_before_anything_runs() {
     assert!(r.took < Duration::from_secs(2), "{:?}", r.took);
 }
 
+#[test]
+fn an_unwritable_html_path_is_refused_before_anything_runs() {
+    for command in [
+        &["lost-update"][..],
+        &["phenomena"][..],
+        &["spec", "lab/examples/last-copy.spec"][..],
+    ] {
+        let mut args = command.to_vec();
+        args.extend(["--html", "/nonexistent-dir/report.html"]);
+        let r = run(&args);
+        assert_one_line_error(&r, "could not write the HTML report to /nonexistent-dir/report.html");
+    }
+}
+
 /// Runs lab with stdout going to `stdout` (not captured), and checks that nothing is left.
 fn run_into(args: &[&str], stdout: impl Into<std::process::Stdio>) -> crate::support::Run {
     let began = std::time::Instant::now();

@@ -51,5 +51,8 @@ mod texts;
 /// go away mid-request, a port in use.
 mod http;
 
+/// `--html`: the report in a real browser (headless Chromium).
+mod report;
+
 /// Workshop mode: --step in a pseudo-terminal, --explain, both languages, colour, lab locks, completions.
 mod workshop;

@@ -1,0 +1,577 @@
+//! `--html FILE`: one self-contained page for a projector (inline CSS and
+//! SVG, nothing fetched): a swimlane per session for each variant (statements
+//! as boxes in time order, waits as hatched bars naming the blocker and the
+//! lock, an arrow from the step that released the lock to the step it
+//! unblocked, errors in red with their SQLSTATE), a Gantt chart per worker
+//! for the pools, the phenomena matrix as a coloured grid, and for a run of
+//! several scenarios a contents list and the summary first.
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::Style;
+use crate::i18n::ui;
+use crate::report::{Entry, ScenarioReport, StepResult, VariantReport};
+
+/// What the page shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Scenarios or spec files: a diagram per variant.
+    Runs,
+    /// `lab phenomena`: the matrix first, then each cell's swimlanes.
+    Matrix,
+}
+
+/// Scenarios whose variants are worker pools: a Gantt chart per worker.
+const POOLS: &[&str] = &["queue", "stock-race", "invoice-numbering"];
+/// A timeline longer than this is drawn as a Gantt chart too.
+const SWIMLANE_MAX: usize = 80;
+
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if (c as u32) < 0x20 && c != '\n' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// An id from names: lower-case letters, digits and dashes.
+fn id(parts: &[&str]) -> String {
+    parts
+        .join("-")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// At most `n` characters, with an ellipsis when cut.
+fn cut(s: &str, n: usize) -> String {
+    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() <= n {
+        one
+    } else {
+        format!("{}…", one.chars().take(n.saturating_sub(1)).collect::<String>())
+    }
+}
+
+const CSS: &str = "
+:root { --ok: #1b5e20; --bad: #b71c1c; --wait: #e65100; --ink: #212121; --muted: #616161; --line: #bdbdbd; }
+body { font: 20px/1.4 system-ui, sans-serif; color: var(--ink); margin: 1.5em; background: #fff; }
+h1 { font-size: 34px; margin: 0 0 .4em; } h2 { font-size: 28px; margin: 1.6em 0 .3em; border-bottom: 2px solid var(--line); }
+h3 { font-size: 24px; margin: 1.2em 0 .2em; }
+table { border-collapse: collapse; margin: .5em 0 1em; } td, th { border: 1px solid var(--line); padding: .25em .6em; text-align: left; vertical-align: top; }
+.ok { color: var(--ok); font-weight: 700; } .bad { color: var(--bad); font-weight: 700; } .skip { color: var(--muted); font-weight: 700; }
+.meta { color: var(--muted); } .scroll { overflow-x: auto; border: 1px solid var(--line); padding: .3em; }
+svg text { font-family: system-ui, sans-serif; }
+td.cell-ok { background: #c8e6c9; } td.cell-occurs { background: #ffcdd2; } td.cell-bad { background: #b71c1c; color: #fff; }
+@media print { body { font-size: 12pt; margin: 0; } .scroll { overflow: visible; border: 0; } h2 { page-break-before: auto; } }
+";
+
+/// The whole page.
+pub fn page(scenarios: &[ScenarioReport], kind: Kind, style: &Style) -> String {
+    let mut body = String::new();
+    let version = scenarios
+        .iter()
+        .map(|s| s.server_version.as_str())
+        .find(|v| !v.is_empty())
+        .unwrap_or("");
+    let _ = writeln!(body, "<h1>{}</h1>", esc(&style.say(&msg::title())));
+    let _ = writeln!(body, "<p class=\"meta\">{}</p>", esc(&style.say(&msg::server(version))));
+    if kind == Kind::Matrix {
+        body.push_str(&matrix(scenarios, style));
+    }
+    if scenarios.len() > 1 && kind == Kind::Runs {
+        body.push_str(&contents(scenarios, style));
+    }
+    for s in scenarios {
+        let _ = writeln!(
+            body,
+            "<h2 id=\"{}\">{}</h2>",
+            id(&["scenario", &s.scenario]),
+            esc(&s.scenario)
+        );
+        if let Some(e) = &s.error {
+            let _ = writeln!(body, "<p class=\"bad\">{}: {}</p>", esc(&e.variant), esc(&e.message));
+        }
+        for v in &s.variants {
+            body.push_str(&variant(&s.scenario, v, style));
+        }
+    }
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"{}\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n{DEFS}\n{body}</body>\n</html>\n",
+        match style.lang {
+            crate::i18n::Lang::En => "en",
+            crate::i18n::Lang::Tr => "tr",
+        },
+        esc(&style.say(&msg::title())),
+    )
+}
+
+fn verdict(v: &VariantReport, style: &Style) -> String {
+    if v.skipped.is_some() {
+        format!(
+            "<span class=\"skip\">{}</span>",
+            esc(&style.say(&ui::verdict_skipped()))
+        )
+    } else if v.as_expected {
+        format!("<span class=\"ok\">{}</span>", esc(&style.say(&ui::verdict_ok())))
+    } else {
+        format!("<span class=\"bad\">{}</span>", esc(&style.say(&ui::verdict_not())))
+    }
+}
+
+/// The summary first: each variant with its verdict, linked to its diagram.
+fn contents(scenarios: &[ScenarioReport], style: &Style) -> String {
+    let mut t = format!(
+        "<table id=\"summary\"><tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr>\n",
+        esc(&style.say(&ui::col_scenario())),
+        esc(&style.say(&ui::col_variant())),
+        esc(&style.say(&ui::col_anomaly())),
+        esc(&style.say(&ui::col_verdict())),
+    );
+    for s in scenarios {
+        for v in &s.variants {
+            let anomaly = if v.anomaly { ui::yes() } else { ui::no() };
+            let _ = writeln!(
+                t,
+                "<tr><td><a href=\"#{}\">{}</a></td><td><a href=\"#{}\">{}</a></td><td>{}</td><td>{}</td></tr>",
+                id(&["scenario", &s.scenario]),
+                esc(&s.scenario),
+                id(&["variant", &s.scenario, &v.name]),
+                esc(&v.name),
+                esc(&style.say(&anomaly)),
+                verdict(v, style)
+            );
+        }
+    }
+    t.push_str("</table>\n");
+    t
+}
+
+/// The phenomena matrix: a row per phenomenon, a column per level.
+fn matrix(scenarios: &[ScenarioReport], style: &Style) -> String {
+    let mut levels: Vec<&str> = Vec::new();
+    for s in scenarios {
+        for v in &s.variants {
+            if !levels.contains(&v.name.as_str()) {
+                levels.push(&v.name);
+            }
+        }
+    }
+    let mut t = String::from("<table id=\"matrix\"><tr><th></th>");
+    for l in &levels {
+        let _ = write!(t, "<th>{}</th>", esc(l));
+    }
+    t.push_str("</tr>\n");
+    for s in scenarios {
+        let name = s.scenario.strip_prefix("phenomena.").unwrap_or(&s.scenario);
+        let _ = write!(t, "<tr><th>{}</th>", esc(name));
+        for l in &levels {
+            match s.variants.iter().find(|v| v.name == *l) {
+                None => t.push_str("<td></td>"),
+                Some(v) => {
+                    let (class, word) = match (v.as_expected, v.anomaly) {
+                        (false, _) => ("cell-bad", style.say(&ui::verdict_not())),
+                        (true, true) => ("cell-occurs", style.say(&msg::occurs())),
+                        (true, false) => ("cell-ok", style.say(&msg::prevented())),
+                    };
+                    let _ = write!(
+                        t,
+                        "<td class=\"{class}\" title=\"{}\">{}</td>",
+                        esc(&v.observed_line(style.lang)),
+                        esc(&word)
+                    );
+                }
+            }
+        }
+        t.push_str("</tr>\n");
+    }
+    t.push_str("</table>\n");
+    t
+}
+
+fn variant(scenario: &str, v: &VariantReport, style: &Style) -> String {
+    let mut out = format!(
+        "<h3 id=\"{}\">{} / {} — {}</h3>\n",
+        id(&["variant", scenario, &v.name]),
+        esc(scenario),
+        esc(&v.name),
+        verdict(v, style)
+    );
+    let _ = writeln!(
+        out,
+        "<p><b>{}:</b> {}<br><b>{}:</b> {}</p>",
+        esc(&style.say(&ui::col_expected())),
+        esc(&style.say(&v.expected)),
+        esc(&style.say(&ui::col_observed())),
+        esc(&v.observed_line(style.lang))
+    );
+    if let Some(reason) = &v.skipped {
+        let _ = writeln!(out, "<p class=\"skip\">{}</p>", esc(&style.say(reason)));
+    }
+    let failed: Vec<String> = v.failed().map(|c| style.say(&c.text)).collect();
+    if !failed.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=\"bad\">{}: {}</p>",
+            esc(&style.say(&ui::failed_checks())),
+            esc(&failed.join("; "))
+        );
+    }
+    if v.timeline.is_empty() && v.spans.is_empty() {
+        return out;
+    }
+    let pool = POOLS.contains(&scenario) || v.timeline.len() > SWIMLANE_MAX || !v.spans.is_empty();
+    let svg = if pool {
+        let rows = if v.spans.is_empty() {
+            timeline_bars(&v.timeline)
+        } else {
+            span_bars(&v.spans)
+        };
+        gantt(&id(&["gantt", scenario, &v.name]), &rows)
+    } else {
+        swimlanes(&id(&["swimlanes", scenario, &v.name]), &v.timeline, style)
+    };
+    let _ = writeln!(out, "<div class=\"scroll\">{svg}</div>");
+    if style.explain {
+        let _ = writeln!(out, "<p class=\"meta\">{}</p>", esc(&style.say(&v.explain)));
+    }
+    out
+}
+
+/// The sessions of a timeline, in the order they first appear.
+fn lanes(entries: &[Entry]) -> Vec<&str> {
+    let mut lanes: Vec<&str> = Vec::new();
+    for e in entries {
+        if !lanes.contains(&e.session.as_str()) {
+            lanes.push(&e.session);
+        }
+    }
+    lanes
+}
+
+/// The hatching of waits and the arrowhead, defined once for every diagram.
+const DEFS: &str = "<svg width=\"0\" height=\"0\" style=\"position:absolute\" aria-hidden=\"true\"><defs>\
+<pattern id=\"hatch\" patternUnits=\"userSpaceOnUse\" width=\"8\" height=\"8\" patternTransform=\"rotate(45)\">\
+<rect width=\"8\" height=\"8\" fill=\"#fff3e0\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"8\" stroke=\"#e65100\" stroke-width=\"3\"/></pattern>\
+<marker id=\"arrow\" markerWidth=\"10\" markerHeight=\"8\" refX=\"9\" refY=\"4\" orient=\"auto\"><path d=\"M0,0 L10,4 L0,8 z\" fill=\"#6a1b9a\"/></marker>\
+</defs></svg>";
+
+const LABEL_W: usize = 120;
+/// Swimlanes run down the page, a column per session: a projector's width
+/// holds four or five sessions, and time reads top to bottom.
+const TIME_W: usize = 90;
+const HEAD_H: usize = 44;
+const ROW_H: usize = 66;
+
+fn box_colours(e: &Entry) -> (&'static str, &'static str) {
+    match e.result {
+        StepResult::Error => ("#ffebee", "#b71c1c"),
+        StepResult::Waiting => ("url(#hatch)", "#e65100"),
+        StepResult::Completed => ("#e3f2fd", "#0d47a1"),
+        StepResult::Note | StepResult::Notice => ("#f5f5f5", "#757575"),
+        StepResult::Ok => ("#ffffff", "#424242"),
+    }
+}
+
+/// Statements as boxes in time order (top to bottom), one lane per session.
+fn swimlanes(svg_id: &str, entries: &[Entry], style: &Style) -> String {
+    let lanes = lanes(entries);
+    let lane_of = |s: &str| lanes.iter().position(|l| *l == s).unwrap_or(0);
+    let col_w = (1200 / lanes.len().max(1)).clamp(230, 330);
+    let chars = col_w / 10;
+    let width = TIME_W + lanes.len() * col_w + 10;
+    let height = HEAD_H + entries.len() * ROW_H + 10;
+    let x_of = |lane: usize| TIME_W + lane * col_w;
+    let y_of = |row: usize| HEAD_H + row * ROW_H;
+    let mut s = format!(
+        "<svg id=\"{svg_id}\" class=\"swimlanes\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\">\n"
+    );
+    for (i, l) in lanes.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "<rect x=\"{}\" y=\"0\" width=\"{col_w}\" height=\"{height}\" fill=\"{}\"/><text x=\"{}\" y=\"30\" font-size=\"22\" font-weight=\"700\" text-anchor=\"middle\">{}</text>",
+            x_of(i),
+            if i % 2 == 0 { "#fafafa" } else { "#f0f0f0" },
+            x_of(i) + col_w / 2,
+            esc(&cut(l, chars))
+        );
+    }
+    let _ = writeln!(
+        s,
+        "<text x=\"8\" y=\"30\" font-size=\"16\" fill=\"#616161\">{}</text>",
+        esc(&style.say(&ui::col_t_ms()))
+    );
+    // Waits: a hatched bar from where the wait was seen to where it ended, under the boxes.
+    let mut ended_at: BTreeMap<usize, usize> = BTreeMap::new();
+    for (i, e) in entries.iter().enumerate() {
+        if e.result != StepResult::Waiting {
+            continue;
+        }
+        let end = entries[i + 1..]
+            .iter()
+            .position(|n| n.session == e.session && matches!(n.result, StepResult::Completed | StepResult::Error))
+            .map(|p| i + 1 + p);
+        let last = end.unwrap_or(entries.len() - 1);
+        let lane = lane_of(&e.session);
+        let who = e.blocked_by.as_ref().map(|b| b.join(", ")).unwrap_or_default();
+        let label = match &e.lock {
+            Some(lock) => style.say(&ui::waiting_lock(&who, lock)),
+            None => style.say(&ui::waiting(&who)),
+        };
+        let _ = writeln!(
+            s,
+            "<rect class=\"wait\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"url(#hatch)\" stroke=\"#e65100\" stroke-width=\"2\" rx=\"6\"/>",
+            x_of(lane) + 4,
+            y_of(i) + 4,
+            col_w - 8,
+            (last - i) * ROW_H + ROW_H - 8,
+        );
+        // What it runs and whom it waits for, on a white band at the top of the bar.
+        let _ = writeln!(
+            s,
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"50\" fill=\"#ffffff\" stroke=\"#e65100\" rx=\"4\"/>\
+             <text x=\"{}\" y=\"{}\" font-size=\"16\">{}</text><text x=\"{}\" y=\"{}\" font-size=\"16\" fill=\"#bf360c\">{}</text>",
+            x_of(lane) + 10,
+            y_of(i) + 10,
+            col_w - 20,
+            x_of(lane) + 16,
+            y_of(i) + 30,
+            esc(&cut(&e.sql, chars - 3)),
+            x_of(lane) + 16,
+            y_of(i) + 52,
+            esc(&cut(&label, chars - 5))
+        );
+        if let Some(end) = end {
+            ended_at.insert(end, i);
+        }
+    }
+    for (i, e) in entries.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "<text x=\"8\" y=\"{}\" font-size=\"15\" fill=\"#616161\">{:.1}</text>",
+            y_of(i) + ROW_H / 2 + 5,
+            e.t_ms
+        );
+        if e.result == StepResult::Waiting {
+            continue;
+        }
+        let lane = lane_of(&e.session);
+        let (fill, stroke) = box_colours(e);
+        let (x, y) = (x_of(lane) + 8, y_of(i) + 6);
+        let first = cut(&e.sql, chars - 2);
+        let mut second = cut(&super::text::outcome_line(e, style), chars - 2);
+        if e.result == StepResult::Error
+            && let Some(code) = &e.sqlstate
+            && !second.contains(code.as_str())
+        {
+            second = cut(&format!("✖ {code} {second}"), chars - 2);
+        }
+        let (line1, line2) = if first.is_empty() {
+            (second, String::new())
+        } else {
+            (first, second)
+        };
+        let _ = writeln!(
+            s,
+            "<g class=\"step\"><title>{}</title><rect x=\"{x}\" y=\"{y}\" width=\"{}\" height=\"{}\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"2\" rx=\"6\"/>\
+             <text x=\"{}\" y=\"{}\" font-size=\"16\">{}</text><text x=\"{}\" y=\"{}\" font-size=\"16\" fill=\"{stroke}\">{}</text></g>",
+            esc(&format!("{}\n{}", e.sql, super::text::outcome_line(e, style))),
+            col_w - 16,
+            ROW_H - 12,
+            x + 8,
+            y + 23,
+            esc(&line1),
+            x + 8,
+            y + 45,
+            esc(&line2)
+        );
+    }
+    // An arrow from the step that released the lock (the blocker's last step
+    // before the wait ended) to the step it unblocked.
+    for (&end, &start) in &ended_at {
+        let Some(by) = entries[start].blocked_by.as_ref() else {
+            continue;
+        };
+        let release = (start..end).rev().find(|&k| by.contains(&entries[k].session));
+        if let Some(k) = release {
+            let (from, to) = (lane_of(&entries[k].session), lane_of(&entries[end].session));
+            let (x1, x2) = if from < to {
+                (x_of(from) + col_w - 8, x_of(to) + 8)
+            } else {
+                (x_of(from) + 8, x_of(to) + col_w - 8)
+            };
+            let _ = writeln!(
+                s,
+                "<line class=\"release\" x1=\"{x1}\" y1=\"{}\" x2=\"{x2}\" y2=\"{}\" stroke=\"#6a1b9a\" stroke-width=\"3\" marker-end=\"url(#arrow)\"/>",
+                y_of(k) + ROW_H / 2,
+                y_of(end) + ROW_H / 2
+            );
+        }
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// One bar of a Gantt chart: from, to (ms), colour, tooltip.
+struct Bar {
+    from: f64,
+    to: f64,
+    colour: &'static str,
+    title: String,
+}
+
+/// Bars from a timeline: a transaction (BEGIN to COMMIT/ROLLBACK), or a
+/// statement on its own (as long as it waited), per session.
+fn timeline_bars(entries: &[Entry]) -> Vec<(String, Vec<Bar>)> {
+    lanes(entries)
+        .into_iter()
+        .map(|l| {
+            let mut bars = Vec::new();
+            let mut open: Option<f64> = None;
+            for e in entries.iter().filter(|e| e.session == l) {
+                let word = crate::sqltext::words(&e.sql, 1).first().cloned().unwrap_or_default();
+                match word.as_str() {
+                    "BEGIN" | "START" => open = Some(e.t_ms),
+                    "COMMIT" | "ROLLBACK" | "END" | "ABORT" if open.is_some() => {
+                        let from = open.take().unwrap_or(e.t_ms);
+                        let committed = word == "COMMIT" || word == "END";
+                        bars.push(Bar {
+                            from,
+                            to: e.t_ms,
+                            colour: if committed { "#1565c0" } else { "#b71c1c" },
+                            title: format!("{from:.1}–{:.1} ms", e.t_ms),
+                        });
+                    }
+                    _ if open.is_none() && !matches!(e.result, StepResult::Note | StepResult::Notice) => {
+                        bars.push(Bar {
+                            from: e.t_ms - e.waited_ms.unwrap_or(0.0),
+                            to: e.t_ms,
+                            colour: if e.result == StepResult::Error {
+                                "#b71c1c"
+                            } else {
+                                "#2e7d32"
+                            },
+                            title: cut(&e.sql, 60),
+                        });
+                    }
+                    _ => {}
+                }
+            }
+            (l.to_string(), bars)
+        })
+        .collect()
+}
+
+/// Bars from a pool's reported spans of work (its batches).
+fn span_bars(spans: &BTreeMap<String, Vec<[f64; 2]>>) -> Vec<(String, Vec<Bar>)> {
+    spans
+        .iter()
+        .map(|(worker, spans)| {
+            let bars = spans
+                .iter()
+                .map(|[a, b]| Bar {
+                    from: *a,
+                    to: *b,
+                    colour: "#1565c0",
+                    title: format!("{a:.1}–{b:.1} ms"),
+                })
+                .collect();
+            (worker.clone(), bars)
+        })
+        .collect()
+}
+
+/// A lane per worker, its bars on a time axis.
+fn gantt(svg_id: &str, rows: &[(String, Vec<Bar>)]) -> String {
+    let end_ms = rows
+        .iter()
+        .flat_map(|(_, b)| b.iter().map(|b| b.to))
+        .fold(1.0_f64, f64::max);
+    let plot_w = 1100.0;
+    let lane_h = 40;
+    let width = LABEL_W + plot_w as usize + 30;
+    let height = rows.len() * lane_h + 40;
+    let x = |t: f64| LABEL_W as f64 + t.max(0.0) / end_ms * plot_w;
+    let mut s = format!(
+        "<svg id=\"{svg_id}\" class=\"gantt\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\">\n"
+    );
+    for (i, (lane, bars)) in rows.iter().enumerate() {
+        let y = i * lane_h;
+        let _ = writeln!(
+            s,
+            "<rect x=\"0\" y=\"{y}\" width=\"{width}\" height=\"{lane_h}\" fill=\"{}\"/><text x=\"8\" y=\"{}\" font-size=\"18\" font-weight=\"700\">{}</text>",
+            if i % 2 == 0 { "#fafafa" } else { "#ffffff" },
+            y + 26,
+            esc(&cut(lane, 10))
+        );
+        for b in bars {
+            let _ = writeln!(
+                s,
+                "<rect class=\"bar\" x=\"{:.1}\" y=\"{}\" width=\"{:.1}\" height=\"{}\" fill=\"{}\" rx=\"3\"><title>{}</title></rect>",
+                x(b.from),
+                y + 8,
+                (x(b.to) - x(b.from)).max(2.0),
+                lane_h - 16,
+                b.colour,
+                esc(&b.title)
+            );
+        }
+    }
+    // The time axis.
+    let axis_y = rows.len() * lane_h + 20;
+    for k in 0..=5 {
+        let t = end_ms * k as f64 / 5.0;
+        let _ = writeln!(
+            s,
+            "<line x1=\"{:.1}\" y1=\"0\" x2=\"{:.1}\" y2=\"{}\" stroke=\"#e0e0e0\"/><text x=\"{:.1}\" y=\"{}\" font-size=\"14\" text-anchor=\"middle\">{:.0} ms</text>",
+            x(t),
+            x(t),
+            axis_y - 14,
+            x(t),
+            axis_y + 4,
+            t
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+pub mod msg {
+    crate::messages! {
+        prefix "ht";
+        title() {
+            en: "lab: what the server did",
+            tr: "lab: sunucunun yaptıkları",
+        }
+        server(version) {
+            en: "PostgreSQL {version}",
+            tr: "PostgreSQL {version}",
+        }
+        occurs() {
+            en: "occurs",
+            tr: "oluşur",
+        }
+        prevented() {
+            en: "prevented",
+            tr: "önlenir",
+        }
+        could_not_write(path) {
+            en: "could not write the HTML report to {path}",
+            tr: "HTML raporu {path} dosyasına yazılamadı",
+        }
+    }
+}
