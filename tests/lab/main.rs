@@ -54,5 +54,8 @@ mod http;
 /// `--html`: the report in a real browser (headless Chromium).
 mod report;
 
+/// Snapshots of every text renderer from hand-made reports, in both languages.
+mod snapshots;
+
 /// Workshop mode: --step in a pseudo-terminal, --explain, both languages, colour, lab locks, completions.
 mod workshop;

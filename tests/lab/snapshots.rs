@@ -1,0 +1,229 @@
+//! Snapshots (insta) of every text renderer from hand-made reports, in
+//! English and Turkish: the timeline, a variant with its evidence and notes,
+//! the verdict table, the summaries, the catalogue list, JUnit and Mermaid.
+//! A change to what a person reads shows up here as a diff to review
+//! (`cargo insta review`, or INSTA_UPDATE=always to accept).
+use lab::i18n::{Arg, Def, Lang, Text};
+use lab::render::{self, Listed, Style};
+use lab::report::{AllReport, Check, Entry, Evidence, Phrase, ScenarioReport, StepResult, VariantReport, WaitKind};
+
+macro_rules! def {
+    ($name:ident, $key:literal, $en:literal, $tr:literal, [$($p:literal),*]) => {
+        static $name: Def = Def { key: $key, en: $en, tr: $tr, params: &[$($p),*] };
+    };
+}
+
+def!(
+    EXPECTED_OK,
+    "t.expected_ok",
+    "B waits for A, then reads 35",
+    "B, A'yı bekler, sonra 35 okur",
+    []
+);
+def!(
+    EXPECTED_BAD,
+    "t.expected_bad",
+    "B's UPDATE fails with 40001",
+    "B'nin UPDATE'i 40001 ile başarısız olur",
+    []
+);
+def!(
+    EXPLAIN,
+    "t.explain",
+    "A row lock is held until COMMIT.",
+    "Satır kilidi COMMIT'e kadar tutulur.",
+    []
+);
+def!(OBSERVED, "t.observed", "final {stock}", "son {stock}", ["stock"]);
+def!(CHECK, "t.check", "B waits for A", "B, A'yı bekler", []);
+def!(NOTE, "t.note", "two writes in the audit", "denetimde iki yazma", []);
+def!(TITLE, "t.title", "audit trail", "denetim kaydı", []);
+def!(
+    SUMMARY,
+    "t.summary",
+    "two clerks sell the last copies",
+    "iki satıcı son kopyaları satar",
+    []
+);
+
+fn text(def: &'static Def) -> Text {
+    Text::new(def, Vec::new())
+}
+
+fn entry(t_ms: f64, session: &str, sql: &str, result: StepResult, detail: &str) -> Entry {
+    let mut e = Entry::new(t_ms, session, result, Phrase::Plain(detail.to_string()));
+    e.sql = sql.to_string();
+    e
+}
+
+fn waited() -> VariantReport {
+    let mut wait = entry(
+        3.0,
+        "B",
+        "UPDATE stock_items SET quantity_on_hand = 34;",
+        StepResult::Waiting,
+        "",
+    );
+    wait.detail = Phrase::Text(lab::i18n::ui::waiting(vec!["A".to_string()]));
+    wait.blocked_by = Some(vec!["A".into()]);
+    wait.wait = Some(WaitKind::Lock);
+    wait.lock = Some("ShareLock on transactionid".into());
+    let mut done = entry(
+        4.5,
+        "B",
+        "UPDATE stock_items SET quantity_on_hand = 34;",
+        StepResult::Completed,
+        "UPDATE 1",
+    );
+    done.waited_ms = Some(1.5);
+    let mut begin = entry(1.0, "A", "BEGIN;", StepResult::Ok, "BEGIN");
+    begin.isolation = Some("read committed".into());
+    VariantReport {
+        name: "select-for-update".into(),
+        as_expected: true,
+        anomaly: false,
+        expected: text(&EXPECTED_OK),
+        explain: text(&EXPLAIN),
+        observed: vec![Text::new(&OBSERVED, vec![("stock", Arg::Int(34))])],
+        checks: vec![Check {
+            id: "t.check".into(),
+            ok: true,
+            text: text(&CHECK),
+        }],
+        elapsed_ms: 12.0,
+        sqlstates: vec![],
+        metrics: serde_json::from_str(r#"{"final_quantity": 34}"#).unwrap(),
+        timeline: vec![
+            begin,
+            entry(
+                2.0,
+                "A",
+                "UPDATE stock_items SET quantity_on_hand = 35;",
+                StepResult::Ok,
+                "UPDATE 1",
+            ),
+            wait,
+            entry(4.0, "A", "COMMIT;", StepResult::Ok, "COMMIT"),
+            done,
+        ],
+        skipped: None,
+        notes: vec![text(&NOTE)],
+        evidence: vec![Evidence {
+            title: Phrase::Text(text(&TITLE)),
+            columns: vec![Phrase::Plain("session".into()), Phrase::Plain("new_value".into())],
+            rows: vec![
+                vec![Phrase::Plain("A".into()), Phrase::Plain("35".into())],
+                vec![Phrase::Plain("B".into()), Phrase::Plain("34".into())],
+            ],
+        }],
+        spans: Default::default(),
+    }
+}
+
+fn failed() -> VariantReport {
+    let mut error = entry(
+        2.5,
+        "B",
+        "UPDATE stock_items SET quantity_on_hand = 35;",
+        StepResult::Error,
+        "ERROR 40001: could not serialize access due to concurrent update",
+    );
+    error.sqlstate = Some("40001".into());
+    VariantReport {
+        name: "repeatable-read".into(),
+        as_expected: false,
+        anomaly: true,
+        expected: text(&EXPECTED_BAD),
+        explain: text(&EXPLAIN),
+        observed: vec![Text::new(&OBSERVED, vec![("stock", Arg::Int(35))])],
+        checks: vec![Check {
+            id: "t.check".into(),
+            ok: false,
+            text: text(&CHECK),
+        }],
+        elapsed_ms: 8.0,
+        sqlstates: vec!["40001".into()],
+        metrics: Default::default(),
+        timeline: vec![entry(1.0, "A", "BEGIN;", StepResult::Ok, "BEGIN"), error],
+        skipped: None,
+        notes: vec![],
+        evidence: vec![],
+        spans: Default::default(),
+    }
+}
+
+fn scenario() -> ScenarioReport {
+    ScenarioReport {
+        scenario: "demo".into(),
+        server_version: "15.18".into(),
+        as_expected: false,
+        elapsed_ms: 20.0,
+        variants: vec![waited(), failed()],
+        error: None,
+    }
+}
+
+fn all() -> AllReport {
+    AllReport {
+        server_version: "15.18".into(),
+        as_expected: false,
+        elapsed_ms: 20.0,
+        scenarios: vec![scenario()],
+    }
+}
+
+fn styles() -> [(&'static str, Style); 2] {
+    let explained = |lang| Style {
+        explain: true,
+        ..Style::plain(lang)
+    };
+    [("en", explained(Lang::En)), ("tr", explained(Lang::Tr))]
+}
+
+#[test]
+fn timeline_and_variant() {
+    for (lang, style) in styles() {
+        insta::assert_snapshot!(format!("timeline_{lang}"), render::timeline(&waited().timeline, &style));
+        insta::assert_snapshot!(format!("variant_{lang}"), render::variant("demo", &waited(), &style));
+    }
+}
+
+#[test]
+fn verdict_table_and_summaries() {
+    for (lang, style) in styles() {
+        insta::assert_snapshot!(
+            format!("verdicts_{lang}"),
+            render::scenario_outcomes(&scenario(), &style)
+        );
+        insta::assert_snapshot!(format!("summary_{lang}"), render::all_summary(&all(), &style));
+        insta::assert_snapshot!(format!("brief_summary_{lang}"), render::brief_summary(&all(), &style));
+    }
+}
+
+#[test]
+fn catalogue_list() {
+    let listed = vec![Listed {
+        name: "demo",
+        summary: text(&SUMMARY),
+        variants: vec![
+            ("select-for-update", text(&EXPECTED_OK)),
+            ("repeatable-read", text(&EXPECTED_BAD)),
+        ],
+        readme: "",
+    }];
+    for (lang, style) in styles() {
+        insta::assert_snapshot!(format!("list_{lang}"), render::list(&listed, &style));
+    }
+}
+
+#[test]
+fn junit_and_mermaid() {
+    // JUnit is English whatever the language; Mermaid follows the reader's.
+    insta::assert_snapshot!("junit", render::junit(&[scenario()]));
+    for (lang, style) in styles() {
+        insta::assert_snapshot!(
+            format!("mermaid_{lang}"),
+            render::mermaid::report(&[scenario()], &style)
+        );
+    }
+}
