@@ -305,7 +305,11 @@ async fn race(cx: &mut Cx<'_>, sql: &SqlFile, sessions: &[Session], stock: i64, 
     bar.finish_and_clear();
     let mut reads: BTreeMap<i64, usize> = BTreeMap::new();
     let mut sold = 0;
-    for (seen, ok) in results? {
+    let t0 = cx.recorder().started();
+    let ms = |t: std::time::Instant| crate::report::millis(t.saturating_duration_since(t0));
+    for (s, (seen, ok, (from, to))) in sessions.iter().zip(results?) {
+        // Each request's span, for the HTML report's Gantt chart.
+        cx.spans(s.name(), vec![[ms(from), ms(to)]]);
         if let Some(v) = seen {
             *reads.entry(v).or_default() += 1;
         }
@@ -332,7 +336,8 @@ async fn race(cx: &mut Cx<'_>, sql: &SqlFile, sessions: &[Session], stock: i64, 
     Ok(t)
 }
 
-/// One "buy one" request. Returns what it read (read-modify-write) and whether it sold.
+/// One "buy one" request. Returns what it read (read-modify-write), whether
+/// it sold, and when it ran (from the start barrier to its last answer).
 #[allow(clippy::too_many_arguments)]
 async fn request(
     s: &Session,
@@ -343,10 +348,11 @@ async fn request(
     buy: &str,
     write: &str,
     bar: indicatif::ProgressBar,
-) -> Result<(Option<i64>, bool)> {
+) -> Result<(Option<i64>, bool, (std::time::Instant, std::time::Instant))> {
     let c = s.client();
     let what = |step: &str| msg::request_step(s.name(), step);
     start.wait(s.name()).await?;
+    let began = std::time::Instant::now();
     // The raw client does not go through the engine: under --step the request
     // shows each statement itself.
     let out = if guarded {
@@ -374,7 +380,7 @@ async fn request(
         }
     };
     bar.inc(1);
-    Ok(out)
+    Ok((out.0, out.1, (began, std::time::Instant::now())))
 }
 
 mod msg {
