@@ -191,6 +191,13 @@ impl Stage {
         self.statuses.entry(name.to_string()).or_default().push(r.status);
     }
 
+    /// `client` sells one copy of what it read in `read`, sending back the
+    /// ETag it got (If-Match).
+    async fn sell_if_match(&mut self, cx: &Cx<'_>, client: &str, read: &Response) -> Result<Response> {
+        let req = Request::put(PATH, sale(read)).header("If-Match", etag_of(read));
+        self.send(cx, client, req, msg::why_sell_if_match()).await
+    }
+
     /// The book's row as the database holds it: (price, stock, version).
     async fn book(&self, cx: &Cx<'_>, id: i32) -> Result<Option<(String, i64, i64, String)>> {
         let sql = cx.sql("http-etag.sql")?.bind("get_book", &[("id", &id)])?;
@@ -323,14 +330,7 @@ async fn if_match(cx: &mut Cx<'_>) -> Result<()> {
     st.client(cx, "B");
     let (a, b) = both_read(&mut st, cx).await?;
     let read = stock_of(&a);
-    let pa = st
-        .send(
-            cx,
-            "A",
-            Request::put(PATH, sale(&a)).header("If-Match", etag_of(&a)),
-            msg::why_sell_if_match(),
-        )
-        .await?;
+    let pa = st.sell_if_match(cx, "A", &a).await?;
     let stale = st
         .send(
             cx,
@@ -383,14 +383,7 @@ async fn if_match_required(cx: &mut Cx<'_>) -> Result<()> {
         .send(cx, "A", Request::put(PATH, sale(&a)), msg::why_forgot())
         .await?;
     let after = st.book(cx, BOOK).await?.unwrap_or_default();
-    let fixed = st
-        .send(
-            cx,
-            "A",
-            Request::put(PATH, sale(&a)).header("If-Match", etag_of(&a)),
-            msg::why_sell_if_match(),
-        )
-        .await?;
+    let fixed = st.sell_if_match(cx, "A", &a).await?;
     st.audit(cx).await?;
     let (price, stock, version) = st.finish(cx).await?;
     cx.check(blind.status == 428, msg::answered("A", "428", blind.status));
@@ -425,14 +418,7 @@ async fn warn_mode(cx: &mut Cx<'_>) -> Result<()> {
     st.client(cx, "ops");
     let (a, b) = both_read(&mut st, cx).await?;
     let read = stock_of(&a);
-    let pa = st
-        .send(
-            cx,
-            "A",
-            Request::put(PATH, sale(&a)).header("If-Match", etag_of(&a)),
-            msg::why_sell_if_match(),
-        )
-        .await?;
+    let pa = st.sell_if_match(cx, "A", &a).await?;
     let pb = st
         .send(cx, "B", Request::put(PATH, price_change(&b)), msg::why_reprice_blind())
         .await?;
@@ -474,14 +460,7 @@ async fn weak_etag(cx: &mut Cx<'_>) -> Result<()> {
         };
         let a = st.send(cx, "A", Request::get(PATH), why).await?;
         seen.push(etag_of(&a));
-        let put = st
-            .send(
-                cx,
-                "A",
-                Request::put(PATH, sale(&a)).header("If-Match", etag_of(&a)),
-                msg::why_sell_if_match(),
-            )
-            .await?;
+        let put = st.sell_if_match(cx, "A", &a).await?;
         refused.push(put.status);
     }
     let audit = st.audit(cx).await?;

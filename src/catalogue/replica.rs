@@ -643,7 +643,10 @@ fn cancelled(o: &Option<std::result::Result<ResultSet, PgError>>) -> (String, St
     }
 }
 
-async fn lock_conflict(cx: &mut Cx<'_>) -> Result<()> {
+/// A report on the standby meets the replay of `steps` on the primary: it is
+/// cancelled with 40001 and the server's DETAIL naming `cause`, and the
+/// standby's counter `counter` (0: confl_snapshot, 1: confl_lock) rises.
+async fn conflict(cx: &mut Cx<'_>, rr: bool, steps: &[&str], cause: &str, counter: usize) -> Result<()> {
     let Some(st) = Standby::start(cx, CONFLICT).await? else {
         return Ok(());
     };
@@ -651,9 +654,14 @@ async fn lock_conflict(cx: &mut Cx<'_>) -> Result<()> {
     let p = primary(cx, &st).await?;
     let (r, h) = (st.open("R").await?, st.open("H").await?);
     let before = conflicts(&st).await?;
-    let sent = long_report(cx, &st, &r, &h, false).await?;
-    p.exec("alter", st.sql.get("alter")?).await?;
+    let sent = long_report(cx, &st, &r, &h, rr).await?;
+    for step in steps {
+        p.exec(step, st.sql.get(step)?).await?;
+    }
     let answer = report_answer(cx, &st, sent, delay).await?;
+    if rr {
+        let _ = r.exec_allow("rollback", st.sql.get("rollback")?, &["25P02"]).await;
+    }
     h.exec("release", st.sql.get("release")?).await?;
     // The cancelled backend reports the conflict to the statistics when it
     // next flushes them: at once when its session ends.
@@ -665,44 +673,26 @@ async fn lock_conflict(cx: &mut Cx<'_>) -> Result<()> {
         code == "40001" && message.contains("conflict with recovery"),
         msg::report_cancelled(&code, &message),
     );
-    cx.check(detail.contains("relation lock"), msg::detail_says(&detail));
-    cx.check(after.1 > before.1, msg::confl_rose("confl_lock", before.1, after.1));
-    cx.metric("confl_lock", after.1);
+    cx.check(detail.contains(cause), msg::detail_says(&detail));
+    let name = ["confl_snapshot", "confl_lock"][counter];
+    let (was, now) = if counter == 0 {
+        (before.0, after.0)
+    } else {
+        (before.1, after.1)
+    };
+    cx.check(now > was, msg::confl_rose(name, was, now));
+    cx.metric(name, now);
     cx.observe(msg::observed_conflict(&code, &detail));
     cx.anomaly(code == "40001");
     Ok(())
 }
 
+async fn lock_conflict(cx: &mut Cx<'_>) -> Result<()> {
+    conflict(cx, false, &["alter"], "relation lock", 1).await
+}
+
 async fn snapshot_conflict(cx: &mut Cx<'_>) -> Result<()> {
-    let Some(st) = Standby::start(cx, CONFLICT).await? else {
-        return Ok(());
-    };
-    let delay = delay_of(cx, &st).await?;
-    let p = primary(cx, &st).await?;
-    let (r, h) = (st.open("R").await?, st.open("H").await?);
-    let before = conflicts(&st).await?;
-    let sent = long_report(cx, &st, &r, &h, true).await?;
-    p.exec("delete_vacuum", st.sql.get("delete_vacuum")?).await?;
-    p.exec("vacuum", st.sql.get("vacuum")?).await?;
-    let answer = report_answer(cx, &st, sent, delay).await?;
-    let _ = r.exec_allow("rollback", st.sql.get("rollback")?, &["25P02"]).await;
-    h.exec("release", st.sql.get("release")?).await?;
-    // The cancelled backend reports the conflict to the statistics when it
-    // next flushes them: at once when its session ends.
-    drop((r, h));
-    let after = conflicts_after(cx, &st, before).await?;
-    st.stop().await?;
-    let (code, message, detail) = cancelled(&answer);
-    cx.check(
-        code == "40001" && message.contains("conflict with recovery"),
-        msg::report_cancelled(&code, &message),
-    );
-    cx.check(detail.contains("row versions"), msg::detail_says(&detail));
-    cx.check(after.0 > before.0, msg::confl_rose("confl_snapshot", before.0, after.0));
-    cx.metric("confl_snapshot", after.0);
-    cx.observe(msg::observed_conflict(&code, &detail));
-    cx.anomaly(code == "40001");
-    Ok(())
+    conflict(cx, true, &["delete_vacuum", "vacuum"], "row versions", 0).await
 }
 
 /// Dead rows VACUUM VERBOSE said it could not remove yet (its INFO lines).

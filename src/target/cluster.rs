@@ -228,22 +228,28 @@ impl Cluster {
     }
 
     fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let pid = child.id() as libc::pid_t;
+        if let Some(child) = self.child.take() {
             // Immediate shutdown: the data is thrown away anyway.
-            unsafe { libc::kill(pid, libc::SIGQUIT) };
-            let deadline = Instant::now() + Duration::from_secs(10);
-            loop {
-                match child.try_wait() {
-                    Ok(Some(_)) | Err(_) => break,
-                    Ok(None) if Instant::now() > deadline => {
-                        unsafe { libc::kill(-pid, libc::SIGKILL) };
-                        let _ = child.wait();
-                        break;
-                    }
-                    Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-                }
+            stop_child(child, libc::SIGQUIT);
+        }
+    }
+}
+
+/// Sends `signal` to a server lab started and waits (10 s at most) for it to
+/// exit; after that its whole process group is killed.
+pub(crate) fn stop_child(mut child: Child, signal: libc::c_int) {
+    let pid = child.id() as libc::pid_t;
+    unsafe { libc::kill(pid, signal) };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) | Err(_) => break,
+            Ok(None) if Instant::now() > deadline => {
+                unsafe { libc::kill(-pid, libc::SIGKILL) };
+                let _ = child.wait();
+                break;
             }
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
         }
     }
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 use tokio_postgres::config::Host;
 
-use super::cluster::{Owner, free_port, log_tail, make_run_dir};
+use super::cluster::{Owner, free_port, log_tail, make_run_dir, stop_child};
 use crate::i18n::Context;
 
 /// One pool: its name (the database clients ask for), mode and size.
@@ -220,22 +220,9 @@ impl PgBouncer {
     }
 
     fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let pid = child.id() as libc::pid_t;
+        if let Some(child) = self.child.take() {
             // Immediate shutdown: its server connections close with it.
-            unsafe { libc::kill(pid, libc::SIGTERM) };
-            let deadline = Instant::now() + Duration::from_secs(10);
-            loop {
-                match child.try_wait() {
-                    Ok(Some(_)) | Err(_) => break,
-                    Ok(None) if Instant::now() > deadline => {
-                        unsafe { libc::kill(-pid, libc::SIGKILL) };
-                        let _ = child.wait();
-                        break;
-                    }
-                    Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-                }
-            }
+            stop_child(child, libc::SIGTERM);
         }
     }
 }
