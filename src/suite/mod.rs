@@ -154,8 +154,10 @@ pub async fn run(cfg: SpecConfig) -> Result<Exit> {
         made: Default::default(),
         stepper: cfg.step.then(|| Arc::new(Stepper::new(cfg.lang))),
     });
+    // Each spec's outcome as it finishes, in order: a run stopped part-way keeps them.
+    let done = std::sync::Mutex::new(Vec::new());
     let outcome = tokio::select! {
-        r = run_all(&cfg, &ctx, &style) => Some(r),
+        r = run_all(&cfg, &ctx, &style, &done) => Some(r),
         _ = signals.recv() => None,
     };
     // Whatever happened, the databases lab made go.
@@ -163,12 +165,37 @@ pub async fn run(cfg: SpecConfig) -> Result<Exit> {
     for db in created {
         let _ = tokio::time::timeout(cfg.wait_timeout, drop_database(&ctx.control, &db)).await;
     }
-    let outcomes = match outcome {
-        None => return Ok(crate::interrupted(cluster, cfg.lang)),
-        Some(r) => r?,
+    let outcomes = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    // Where it stopped and why: an error entry on the first spec with no outcome.
+    let (stop, error) = match outcome {
+        Some(Ok(())) => (None, None),
+        Some(Err(e)) => (
+            Some((crate::i18n::error_line(&e, cfg.lang), Exit::CouldNotRun)),
+            Some(e),
+        ),
+        None => (
+            Some((crate::i18n::ui::interrupted().render(cfg.lang), Exit::Interrupted)),
+            None,
+        ),
     };
+    let mut reports: Vec<ScenarioReport> = outcomes.iter().map(|o| o.report.clone()).collect();
+    if let Some((message, exit)) = &stop
+        && let Some(next) = cfg.specs.get(outcomes.len())
+    {
+        reports.push(ScenarioReport {
+            scenario: next.name.clone(),
+            server_version: ctx.server.version.clone(),
+            as_expected: false,
+            elapsed_ms: 0.0,
+            variants: Vec::new(),
+            error: Some(crate::report::RunError {
+                variant: next.name.clone(),
+                message: message.clone(),
+                exit_code: *exit as u8,
+            }),
+        });
+    }
     drop(cluster);
-    let reports: Vec<ScenarioReport> = outcomes.iter().map(|o| o.report.clone()).collect();
     if let Some(path) = &cfg.junit {
         std::fs::write(path, render::junit(&reports)).ctx(|| crate::msg::junit(path.display().to_string()))?;
     }
@@ -195,6 +222,14 @@ pub async fn run(cfg: SpecConfig) -> Result<Exit> {
             msg::matched(matched, outcomes.len(), format!("{:.1}", began.elapsed().as_secs_f64())).render(cfg.lang)
         );
     }
+    if let Some((message, exit)) = stop {
+        // The same line on stderr as the report's error entry.
+        match &error {
+            Some(e) => crate::print_error(e, cfg.lang),
+            None => eprintln!("{message}"),
+        }
+        return Ok(exit);
+    }
     Ok(if as_expected { Exit::Ok } else { Exit::Mismatch })
 }
 
@@ -213,7 +248,12 @@ struct Shared {
 
 /// Runs the specs, `jobs` at a time; each is printed as soon as it and every
 /// spec before it are done, so the output keeps the specs' order.
-async fn run_all(cfg: &Arc<SpecConfig>, ctx: &Arc<Shared>, style: &Style) -> Result<Vec<Outcome>> {
+async fn run_all(
+    cfg: &Arc<SpecConfig>,
+    ctx: &Arc<Shared>,
+    style: &Style,
+    done: &std::sync::Mutex<Vec<Outcome>>,
+) -> Result<()> {
     let permits = Arc::new(Semaphore::new(cfg.jobs));
     let mut tasks = Vec::new();
     for i in 0..cfg.specs.len() {
@@ -223,13 +263,12 @@ async fn run_all(cfg: &Arc<SpecConfig>, ctx: &Arc<Shared>, style: &Style) -> Res
             run_spec(&cfg, &ctx, i).await
         }));
     }
-    let mut out = Vec::new();
     for t in tasks {
         let o = t.await.map_err(|e| anyhow::anyhow!("{e}"))??;
         show(cfg, &o, style)?;
-        out.push(o);
+        done.lock().unwrap().push(o);
     }
-    Ok(out)
+    Ok(())
 }
 
 fn show(cfg: &SpecConfig, o: &Outcome, style: &Style) -> Result<()> {

@@ -429,3 +429,76 @@ fn sessions_take_the_libpq_environment() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Runs two specs one by one, stops the run with `stop` at the second one's
+/// first wait, and checks that the first is reported whole and the second
+/// says where and why it stopped, on stdout's JSON, in JUnit and on stderr.
+fn spec_stopped_part_way(stop: impl Fn(&crate::support::TestServer, u32), exit: i32) {
+    let srv = crate::support::TestServer::start();
+    let c = srv.client();
+    let junit = std::env::temp_dir().join(format!("lab-spec-partial-{}.xml", std::process::id()));
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let child = crate::support::lab()
+        .args([
+            "spec",
+            "--jobs",
+            "1",
+            "--format",
+            "json",
+            "--database-url",
+            &srv.url(),
+            "--junit",
+        ])
+        .arg(&junit)
+        .arg(root.join("lab/examples/last-copy.spec"))
+        .arg(root.join("lab/fk-blocking.spec"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let waiting = "SELECT count(*) FROM pg_stat_activity \
+                   WHERE application_name LIKE 'lab:spec:fk-blocking/%' AND wait_event_type = 'Lock'";
+    srv.wait_for(&c, waiting, 1);
+    stop(&srv, child.id());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(exit), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    let specs = json["scenarios"].as_array().unwrap();
+    assert_eq!(specs.len(), 2, "{json}");
+    // The spec that finished, with its permutations; then where it stopped and why.
+    assert_eq!(specs[0]["scenario"], "last-copy");
+    assert!(!specs[0]["variants"].as_array().unwrap().is_empty());
+    assert_eq!(specs[1]["scenario"], "fk-blocking");
+    assert_eq!(specs[1]["error"]["exit_code"], exit);
+    let message = specs[1]["error"]["message"].as_str().unwrap();
+    assert!(err.contains(message), "the same line on stderr: {err}");
+    let xml = std::fs::read_to_string(&junit).expect("the JUnit file is written");
+    let _ = std::fs::remove_file(&junit);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    assert_eq!(doc.root_element().attribute("errors"), Some("1"));
+}
+
+#[test]
+fn a_spec_run_that_fails_part_way_keeps_every_finished_spec() {
+    // The server goes away (an immediate shutdown): the spec cannot be finished.
+    spec_stopped_part_way(
+        |srv, _| {
+            let pidfile = std::fs::read_to_string(srv.data_dir().join("postmaster.pid")).unwrap();
+            let postmaster: i32 = pidfile.lines().next().unwrap().trim().parse().unwrap();
+            unsafe { libc::kill(postmaster, libc::SIGQUIT) };
+        },
+        2,
+    );
+}
+
+#[test]
+fn a_spec_run_stopped_by_ctrl_c_keeps_every_finished_spec() {
+    spec_stopped_part_way(
+        |_, pid| {
+            unsafe { libc::kill(pid as i32, libc::SIGINT) };
+        },
+        130,
+    );
+}
