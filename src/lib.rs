@@ -471,6 +471,25 @@ async fn clean_up(env: &Env, cfg: &RunConfig, failed: bool) -> Result<()> {
     };
     if failed {
         env.terminate_sessions_via(control).await?;
+        // A statement a dropped session had already sent (a scenario's
+        // schema being built) ends with its backend: wait for them to be
+        // gone (within half the deadline) before dropping what they made.
+        let deadline = Instant::now() + cfg.wait_timeout / 2;
+        while Instant::now() < deadline {
+            let left: i64 = control
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity \
+                     WHERE starts_with(application_name, $1) AND pid <> pg_backend_pid()",
+                    &[&env.app_prefix()],
+                )
+                .await
+                .ctx(engine::msg::read_activity)?
+                .get(0);
+            if left == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
     }
     if !cfg.keep_schema {
         connect::drop_schema(control, &cfg.schema).await?;

@@ -381,8 +381,10 @@ pub async fn run(cfg: PhenomenaConfig) -> Result<Exit> {
         .cloned()
         .collect();
     let schemas = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    // Each cell as it is measured: a run stopped part-way keeps them.
+    let done = std::sync::Mutex::new(chosen.iter().map(|_| vec![None; cfg.levels.len()]).collect::<Vec<_>>());
     let outcome = tokio::select! {
-        r = measure(&cfg, &env, &chosen, &schemas) => Some(r),
+        r = measure(&cfg, &env, &chosen, &schemas, &done) => Some(r),
         _ = signals.recv() => None,
     };
     // The schemas of cells that did not drop their own (a run cut short).
@@ -394,10 +396,20 @@ pub async fn run(cfg: PhenomenaConfig) -> Result<Exit> {
         )
         .await;
     }
-    let cells = match outcome {
-        None => return Ok(crate::interrupted(cluster, cfg.lang)),
-        Some(r) => r?,
+    let grid = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    let stop = match outcome {
+        Some(Ok(())) => None,
+        Some(Err(e)) => Some((e, Exit::CouldNotRun)),
+        None => Some((anyhow::Error::new(crate::i18n::ui::interrupted()), Exit::Interrupted)),
     };
+    if let Some((e, exit)) = stop {
+        drop(cluster);
+        return stopped(&cfg, &chosen, &grid, &env.server.version, e, exit);
+    }
+    let cells: Vec<Vec<Cell>> = grid
+        .into_iter()
+        .map(|row| row.into_iter().map(|c| c.expect("every cell measured")).collect())
+        .collect();
     drop(cluster);
     let as_expected = cells.iter().flatten().all(|c| c.as_expected);
     if let Some(path) = &cfg.junit {
@@ -478,25 +490,32 @@ async fn measure(
     env: &Arc<Env>,
     chosen: &[Arc<Phenomenon>],
     schemas: &Arc<std::sync::Mutex<Vec<String>>>,
-) -> Result<Vec<Vec<Cell>>> {
+    done: &std::sync::Mutex<Vec<Vec<Option<Cell>>>>,
+) -> Result<()> {
     let permits = Arc::new(Semaphore::new(cfg.jobs));
+    // Cells start in the matrix's order (--jobs 1 measures them one by one, row by row).
+    let (turn, _) = tokio::sync::watch::channel(0usize);
+    let turn = Arc::new(turn);
     let mut tasks = Vec::new();
     for (i, p) in chosen.iter().enumerate() {
         for &l in &cfg.levels {
-            let (p, env, permits, schemas) = (p.clone(), env.clone(), permits.clone(), schemas.clone());
+            let k = tasks.len();
+            let (p, env, permits, schemas, turn) =
+                (p.clone(), env.clone(), permits.clone(), schemas.clone(), turn.clone());
             let schema = format!("lab_ph_{}_{}_{l}", std::process::id(), i);
             tasks.push(tokio::spawn(async move {
+                let _ = turn.subscribe().wait_for(|n| *n == k).await;
                 let _permit = permits.acquire_owned().await.expect("never closed");
+                turn.send_modify(|n| *n += 1);
                 cell(&env, &p, l, &schema, &schemas).await
             }));
         }
     }
-    let mut out: Vec<Vec<Cell>> = chosen.iter().map(|_| Vec::new()).collect();
     for (k, t) in tasks.into_iter().enumerate() {
         let c = t.await.map_err(|e| anyhow::anyhow!("{e}"))??;
-        out[k / cfg.levels.len()].push(c);
+        done.lock().unwrap()[k / cfg.levels.len()][k % cfg.levels.len()] = Some(c);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// One phenomenon at one level, in a schema of its own.
@@ -566,11 +585,91 @@ async fn cell(
     Ok(judge(p, &o, p.expect[level].clone(), recorder.take()))
 }
 
+/// A matrix stopped part-way (exit 2, or Ctrl-C): JSON, JUnit and HTML
+/// still hold every cell measured, and where and why it stopped; stderr
+/// says it on one line.
+fn stopped(
+    cfg: &PhenomenaConfig,
+    chosen: &[Arc<Phenomenon>],
+    grid: &[Vec<Option<Cell>>],
+    version: &str,
+    error: anyhow::Error,
+    exit: Exit,
+) -> Result<Exit> {
+    let message = crate::i18n::error_line(&error, cfg.lang);
+    let mut reports = cell_reports(chosen, &cfg.levels, grid, version);
+    // The error goes to the first cell with no result.
+    let missing = grid
+        .iter()
+        .enumerate()
+        .find_map(|(i, row)| Some((i, row.iter().position(Option::is_none)?)));
+    if let Some((i, j)) = missing {
+        reports[i].as_expected = false;
+        reports[i].error = Some(crate::report::RunError {
+            variant: LEVELS[cfg.levels[j]].0.to_string(),
+            message: message.clone(),
+            exit_code: exit as u8,
+        });
+    }
+    reports.retain(|r| !r.variants.is_empty() || r.error.is_some());
+    if let Some(path) = &cfg.junit {
+        std::fs::write(path, render::junit(&reports)).ctx(|| crate::msg::junit(path.display().to_string()))?;
+    }
+    if let Some(path) = &cfg.html {
+        let page = render::html::page(&reports, render::html::Kind::Matrix, &render::Style::plain(cfg.lang));
+        std::fs::write(path, page).ctx(|| render::html::msg::could_not_write(path.display().to_string()))?;
+    }
+    if cfg.format == crate::cli::Format::Json {
+        let rows: Vec<Row> = chosen
+            .iter()
+            .zip(grid)
+            .map(|(p, cs)| Row {
+                id: p.id.clone(),
+                name: p.name.clone(),
+                cells: cfg
+                    .levels
+                    .iter()
+                    .zip(cs)
+                    .filter_map(|(&l, c)| Some((LEVELS[l].0.to_string(), serde_json::to_value(c.as_ref()?).ok()?)))
+                    .collect(),
+            })
+            .collect();
+        crate::out(&render::json(&serde_json::json!({
+            "server_version": version,
+            "as_expected": false,
+            "levels": cfg.levels.iter().map(|&l| LEVELS[l].0).collect::<Vec<_>>(),
+            "phenomena": rows,
+            "error": {
+                "phenomenon": missing.map(|(i, _)| chosen[i].id.clone()),
+                "level": missing.map(|(_, j)| LEVELS[cfg.levels[j]].0),
+                "message": message,
+                "exit_code": exit as u8,
+            },
+        }))?)?;
+    }
+    match exit {
+        Exit::Interrupted => eprintln!("{message}"),
+        _ => crate::print_error(&error, cfg.lang),
+    }
+    Ok(exit)
+}
+
 /// JUnit: a test suite per phenomenon, a test case per cell.
 fn junit_reports(
     chosen: &[Arc<Phenomenon>],
     levels: &[usize],
     cells: &[Vec<Cell>],
+    version: &str,
+) -> Vec<crate::report::ScenarioReport> {
+    let some: Vec<Vec<Option<Cell>>> = cells.iter().map(|r| r.iter().cloned().map(Some).collect()).collect();
+    cell_reports(chosen, levels, &some, version)
+}
+
+/// A test suite per phenomenon, a test case per measured cell.
+fn cell_reports(
+    chosen: &[Arc<Phenomenon>],
+    levels: &[usize],
+    cells: &[Vec<Option<Cell>>],
     version: &str,
 ) -> Vec<crate::report::ScenarioReport> {
     chosen
@@ -580,7 +679,8 @@ fn junit_reports(
             let variants: Vec<crate::report::VariantReport> = levels
                 .iter()
                 .zip(cs)
-                .map(|(&l, c)| {
+                .filter_map(|(&l, c)| Some((l, c.as_ref()?)))
+                .map(|(l, c)| {
                     let expected = mark(c.expected.verdict, c.expected.how, None);
                     crate::report::VariantReport {
                         name: LEVELS[l].0.to_string(),

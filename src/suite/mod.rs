@@ -154,47 +154,68 @@ pub async fn run(cfg: SpecConfig) -> Result<Exit> {
         made: Default::default(),
         stepper: cfg.step.then(|| Arc::new(Stepper::new(cfg.lang))),
     });
-    // Each spec's outcome as it finishes, in order: a run stopped part-way keeps them.
-    let done = std::sync::Mutex::new(Vec::new());
+    // Each spec's outcome as it finishes: a run stopped part-way keeps them.
+    let progress = Arc::new(std::sync::Mutex::new(
+        cfg.specs.iter().map(|_| Progress::Waiting).collect::<Vec<_>>(),
+    ));
     let outcome = tokio::select! {
-        r = run_all(&cfg, &ctx, &style, &done) => Some(r),
+        r = run_all(&cfg, &ctx, &style, &progress) => Some(r),
         _ = signals.recv() => None,
     };
+    // Where each spec was when the run ended (specs cut short may still
+    // finish in the background: they are not reported as finished).
+    let progress = std::mem::take(&mut *progress.lock().unwrap());
     // Whatever happened, the databases lab made go.
     let created: Vec<String> = ctx.created.lock().unwrap().drain(..).collect();
     for db in created {
         let _ = tokio::time::timeout(cfg.wait_timeout, drop_database(&ctx.control, &db)).await;
     }
-    let outcomes = done.into_inner().unwrap_or_else(|e| e.into_inner());
-    // Where it stopped and why: an error entry on the first spec with no outcome.
+    // Where it stopped and why: an error entry on the spec that failed (or,
+    // interrupted, on the first that was running).
     let (stop, error) = match outcome {
         Some(Ok(())) => (None, None),
-        Some(Err(e)) => (
-            Some((crate::i18n::error_line(&e, cfg.lang), Exit::CouldNotRun)),
+        Some(Err((i, e))) => (
+            Some((i, crate::i18n::error_line(&e, cfg.lang), Exit::CouldNotRun)),
             Some(e),
         ),
-        None => (
-            Some((crate::i18n::ui::interrupted().render(cfg.lang), Exit::Interrupted)),
-            None,
-        ),
+        None => {
+            let running = progress
+                .iter()
+                .position(|p| !matches!(p, Progress::Done(_)))
+                .unwrap_or(0);
+            let message = crate::i18n::ui::interrupted().render(cfg.lang);
+            (Some((running, message, Exit::Interrupted)), None)
+        }
     };
-    let mut reports: Vec<ScenarioReport> = outcomes.iter().map(|o| o.report.clone()).collect();
-    if let Some((message, exit)) = &stop
-        && let Some(next) = cfg.specs.get(outcomes.len())
-    {
-        reports.push(ScenarioReport {
-            scenario: next.name.clone(),
-            server_version: ctx.server.version.clone(),
-            as_expected: false,
-            elapsed_ms: 0.0,
-            variants: Vec::new(),
-            error: Some(crate::report::RunError {
-                variant: next.name.clone(),
-                message: message.clone(),
-                exit_code: *exit as u8,
-            }),
-        });
+    let mut outcomes = Vec::new();
+    let mut reports: Vec<ScenarioReport> = Vec::new();
+    for (i, p) in progress.into_iter().enumerate() {
+        match p {
+            Progress::Done(o) => {
+                reports.push(o.report.clone());
+                outcomes.push(*o);
+            }
+            _ if stop.as_ref().is_some_and(|(at, _, _)| *at == i) => {
+                let (_, message, exit) = stop.as_ref().expect("stopped");
+                let name = cfg.specs[i].name.clone();
+                reports.push(ScenarioReport {
+                    scenario: name.clone(),
+                    server_version: ctx.server.version.clone(),
+                    as_expected: false,
+                    elapsed_ms: 0.0,
+                    variants: Vec::new(),
+                    error: Some(crate::report::RunError {
+                        variant: name,
+                        message: message.clone(),
+                        exit_code: *exit as u8,
+                    }),
+                });
+            }
+            // Never started, or cut short next to the one that stopped the run.
+            _ => {}
+        }
     }
+    let stop = stop.map(|(_, message, exit)| (message, exit));
     drop(cluster);
     if let Some(path) = &cfg.junit {
         std::fs::write(path, render::junit(&reports)).ctx(|| crate::msg::junit(path.display().to_string()))?;
@@ -248,25 +269,58 @@ struct Shared {
 
 /// Runs the specs, `jobs` at a time; each is printed as soon as it and every
 /// spec before it are done, so the output keeps the specs' order.
+/// Where each spec is: not started, running, or done with its outcome.
+enum Progress {
+    Waiting,
+    Running,
+    Done(Box<Outcome>),
+}
+
+/// Runs the specs, `jobs` at once, started in their order; each one's
+/// outcome is kept as it finishes and shown in order. On an error, the spec
+/// that failed is returned with it.
 async fn run_all(
     cfg: &Arc<SpecConfig>,
     ctx: &Arc<Shared>,
     style: &Style,
-    done: &std::sync::Mutex<Vec<Outcome>>,
-) -> Result<()> {
+    progress: &Arc<std::sync::Mutex<Vec<Progress>>>,
+) -> std::result::Result<(), (usize, anyhow::Error)> {
     let permits = Arc::new(Semaphore::new(cfg.jobs));
+    // Specs start in order (--jobs 1 runs them one by one, as listed).
+    let (turn, _) = tokio::sync::watch::channel(0usize);
+    let turn = Arc::new(turn);
     let mut tasks = Vec::new();
     for i in 0..cfg.specs.len() {
-        let (cfg, ctx, permits) = (cfg.clone(), ctx.clone(), permits.clone());
+        let (cfg, ctx, permits, turn, progress) = (
+            cfg.clone(),
+            ctx.clone(),
+            permits.clone(),
+            turn.clone(),
+            progress.clone(),
+        );
         tasks.push(tokio::spawn(async move {
+            let _ = turn.subscribe().wait_for(|n| *n == i).await;
             let _permit = permits.acquire_owned().await.expect("never closed");
-            run_spec(&cfg, &ctx, i).await
+            // (After a stop the run has taken the list: a spec still going is not recorded.)
+            if let Some(p) = progress.lock().unwrap().get_mut(i) {
+                *p = Progress::Running;
+            }
+            turn.send_modify(|n| *n += 1);
+            let o = run_spec(&cfg, &ctx, i).await?;
+            if let Some(p) = progress.lock().unwrap().get_mut(i) {
+                *p = Progress::Done(Box::new(o));
+            }
+            Ok::<_, anyhow::Error>(())
         }));
     }
-    for t in tasks {
-        let o = t.await.map_err(|e| anyhow::anyhow!("{e}"))??;
-        show(cfg, &o, style)?;
-        done.lock().unwrap().push(o);
+    for (i, t) in tasks.into_iter().enumerate() {
+        t.await
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .and_then(|r| r)
+            .map_err(|e| (i, e))?;
+        if let Some(Progress::Done(o)) = progress.lock().unwrap().get(i) {
+            show(cfg, o, style).map_err(|e| (i, e))?;
+        }
     }
     Ok(())
 }

@@ -151,3 +151,76 @@ fn unknown_phenomena_and_levels_are_refused() {
         assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
     }
 }
+
+/// Runs the matrix one cell at a time, stops it with `stop` once the second
+/// phenomenon has begun (every cell of the first is measured), and checks
+/// the JSON, JUnit and stderr of a run stopped part-way.
+fn matrix_stopped_part_way(stop: impl Fn(&TestServer, u32), exit: i32) {
+    let srv = TestServer::start();
+    let c = srv.client();
+    let junit = std::env::temp_dir().join(format!("lab-ph-partial-{}-{exit}.xml", std::process::id()));
+    let child = crate::support::lab()
+        .args([
+            "phenomena",
+            "--jobs",
+            "1",
+            "--format",
+            "json",
+            "--database-url",
+            &srv.url(),
+            "--junit",
+        ])
+        .arg(&junit)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let second = format!(
+        "SELECT least(count(*), 1) FROM pg_stat_activity WHERE application_name LIKE 'lab:phenomena:{}/%'",
+        lab::phenomena::ORDER[1]
+    );
+    srv.wait_for(&c, &second, 1);
+    stop(&srv, child.id());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(exit), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let json: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(json["as_expected"], false);
+    // The first phenomenon's cells, every one, with their verdicts.
+    let first = &json["phenomena"][0];
+    assert_eq!(first["id"], lab::phenomena::ORDER[0]);
+    assert_eq!(first["cells"].as_object().unwrap().len(), 4, "{json}");
+    // Where it stopped and why.
+    assert_eq!(json["error"]["exit_code"], exit);
+    assert!(json["error"]["phenomenon"].is_string());
+    let message = json["error"]["message"].as_str().unwrap();
+    assert!(err.contains(message), "the same line on stderr: {err}");
+    let xml = std::fs::read_to_string(&junit).expect("the JUnit file is written");
+    let _ = std::fs::remove_file(&junit);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    assert_eq!(doc.root_element().attribute("errors"), Some("1"));
+}
+
+#[test]
+fn a_matrix_that_fails_part_way_keeps_every_measured_cell() {
+    // The server goes away (an immediate shutdown).
+    matrix_stopped_part_way(
+        |srv, _| {
+            let pidfile = std::fs::read_to_string(srv.data_dir().join("postmaster.pid")).unwrap();
+            let postmaster: i32 = pidfile.lines().next().unwrap().trim().parse().unwrap();
+            unsafe { libc::kill(postmaster, libc::SIGQUIT) };
+        },
+        2,
+    );
+}
+
+#[test]
+fn a_matrix_stopped_by_ctrl_c_keeps_every_measured_cell() {
+    matrix_stopped_part_way(
+        |_, pid| {
+            unsafe { libc::kill(pid as i32, libc::SIGINT) };
+        },
+        130,
+    );
+}
