@@ -412,33 +412,12 @@ pub async fn run(cfg: PhenomenaConfig) -> Result<Exit> {
         .collect();
     drop(cluster);
     let as_expected = cells.iter().flatten().all(|c| c.as_expected);
-    if let Some(path) = &cfg.junit {
-        let reports = junit_reports(&chosen, &cfg.levels, &cells, &env.server.version);
-        std::fs::write(path, render::junit(&reports)).ctx(|| crate::msg::junit(path.display().to_string()))?;
-    }
-    if let Some(path) = &cfg.html {
-        let reports = junit_reports(&chosen, &cfg.levels, &cells, &env.server.version);
-        let style = render::Style::plain(cfg.lang);
-        let page = render::html::page(&reports, render::html::Kind::Matrix, &style);
-        std::fs::write(path, page).ctx(|| render::html::msg::could_not_write(path.display().to_string()))?;
-    }
+    let grid: Vec<Vec<Option<Cell>>> = cells.iter().map(|r| r.iter().cloned().map(Some).collect()).collect();
+    write_files(&cfg, &cell_reports(&chosen, &cfg.levels, &grid, &env.server.version))?;
     let style = Style::for_stdout(cfg.lang, cfg.explain);
     match cfg.format {
         crate::cli::Format::Json => {
-            let rows: Vec<Row> = chosen
-                .iter()
-                .zip(&cells)
-                .map(|(p, cs)| Row {
-                    id: p.id.clone(),
-                    name: p.name.clone(),
-                    cells: cfg
-                        .levels
-                        .iter()
-                        .zip(cs)
-                        .map(|(&l, c)| (LEVELS[l].0.to_string(), serde_json::to_value(c).unwrap_or_default()))
-                        .collect(),
-                })
-                .collect();
+            let rows = json_rows(&chosen, &cfg.levels, &grid);
             crate::out(&render::json(&serde_json::json!({
                 "server_version": env.server.version,
                 "as_expected": as_expected,
@@ -585,6 +564,35 @@ async fn cell(
     Ok(judge(p, &o, p.expect[level].clone(), recorder.take()))
 }
 
+/// `--junit` and `--html`, from the cells measured.
+fn write_files(cfg: &PhenomenaConfig, reports: &[crate::report::ScenarioReport]) -> Result<()> {
+    if let Some(path) = &cfg.junit {
+        std::fs::write(path, render::junit(reports)).ctx(|| crate::msg::junit(path.display().to_string()))?;
+    }
+    if let Some(path) = &cfg.html {
+        let page = render::html::page(reports, render::html::Kind::Matrix, &render::Style::plain(cfg.lang));
+        std::fs::write(path, page).ctx(|| render::html::msg::could_not_write(path.display().to_string()))?;
+    }
+    Ok(())
+}
+
+/// The JSON's rows: a phenomenon each, its measured cells by level.
+fn json_rows(chosen: &[Arc<Phenomenon>], levels: &[usize], grid: &[Vec<Option<Cell>>]) -> Vec<Row> {
+    chosen
+        .iter()
+        .zip(grid)
+        .map(|(p, cs)| Row {
+            id: p.id.clone(),
+            name: p.name.clone(),
+            cells: levels
+                .iter()
+                .zip(cs)
+                .filter_map(|(&l, c)| Some((LEVELS[l].0.to_string(), serde_json::to_value(c.as_ref()?).ok()?)))
+                .collect(),
+        })
+        .collect()
+}
+
 /// A matrix stopped part-way (exit 2, or Ctrl-C): JSON, JUnit and HTML
 /// still hold every cell measured, and where and why it stopped; stderr
 /// says it on one line.
@@ -612,28 +620,9 @@ fn stopped(
         });
     }
     reports.retain(|r| !r.variants.is_empty() || r.error.is_some());
-    if let Some(path) = &cfg.junit {
-        std::fs::write(path, render::junit(&reports)).ctx(|| crate::msg::junit(path.display().to_string()))?;
-    }
-    if let Some(path) = &cfg.html {
-        let page = render::html::page(&reports, render::html::Kind::Matrix, &render::Style::plain(cfg.lang));
-        std::fs::write(path, page).ctx(|| render::html::msg::could_not_write(path.display().to_string()))?;
-    }
+    write_files(cfg, &reports)?;
     if cfg.format == crate::cli::Format::Json {
-        let rows: Vec<Row> = chosen
-            .iter()
-            .zip(grid)
-            .map(|(p, cs)| Row {
-                id: p.id.clone(),
-                name: p.name.clone(),
-                cells: cfg
-                    .levels
-                    .iter()
-                    .zip(cs)
-                    .filter_map(|(&l, c)| Some((LEVELS[l].0.to_string(), serde_json::to_value(c.as_ref()?).ok()?)))
-                    .collect(),
-            })
-            .collect();
+        let rows = json_rows(chosen, &cfg.levels, grid);
         crate::out(&render::json(&serde_json::json!({
             "server_version": version,
             "as_expected": false,
@@ -652,17 +641,6 @@ fn stopped(
         _ => crate::print_error(&error, cfg.lang),
     }
     Ok(exit)
-}
-
-/// JUnit: a test suite per phenomenon, a test case per cell.
-fn junit_reports(
-    chosen: &[Arc<Phenomenon>],
-    levels: &[usize],
-    cells: &[Vec<Cell>],
-    version: &str,
-) -> Vec<crate::report::ScenarioReport> {
-    let some: Vec<Vec<Option<Cell>>> = cells.iter().map(|r| r.iter().cloned().map(Some).collect()).collect();
-    cell_reports(chosen, levels, &some, version)
 }
 
 /// A test suite per phenomenon, a test case per measured cell.

@@ -205,14 +205,7 @@ fn matrix_stopped_part_way(stop: impl Fn(&TestServer, u32), exit: i32) {
 #[test]
 fn a_matrix_that_fails_part_way_keeps_every_measured_cell() {
     // The server goes away (an immediate shutdown).
-    matrix_stopped_part_way(
-        |srv, _| {
-            let pidfile = std::fs::read_to_string(srv.data_dir().join("postmaster.pid")).unwrap();
-            let postmaster: i32 = pidfile.lines().next().unwrap().trim().parse().unwrap();
-            unsafe { libc::kill(postmaster, libc::SIGQUIT) };
-        },
-        2,
-    );
+    matrix_stopped_part_way(|srv, _| srv.crash(), 2);
 }
 
 #[test]

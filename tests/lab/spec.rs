@@ -483,14 +483,7 @@ fn spec_stopped_part_way(stop: impl Fn(&crate::support::TestServer, u32), exit: 
 #[test]
 fn a_spec_run_that_fails_part_way_keeps_every_finished_spec() {
     // The server goes away (an immediate shutdown): the spec cannot be finished.
-    spec_stopped_part_way(
-        |srv, _| {
-            let pidfile = std::fs::read_to_string(srv.data_dir().join("postmaster.pid")).unwrap();
-            let postmaster: i32 = pidfile.lines().next().unwrap().trim().parse().unwrap();
-            unsafe { libc::kill(postmaster, libc::SIGQUIT) };
-        },
-        2,
-    );
+    spec_stopped_part_way(|srv, _| srv.crash(), 2);
 }
 
 #[test]

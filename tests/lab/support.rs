@@ -208,6 +208,14 @@ impl TestServer {
     pub fn data_dir(&self) -> std::path::PathBuf {
         self.cluster.socket_dir().join("data")
     }
+
+    /// The server goes away at once (SIGQUIT to the postmaster: an
+    /// immediate shutdown), as a crashed or failed-over server does.
+    pub fn crash(&self) {
+        let pidfile = std::fs::read_to_string(self.data_dir().join("postmaster.pid")).unwrap();
+        let postmaster: i32 = pidfile.lines().next().unwrap().trim().parse().unwrap();
+        unsafe { libc::kill(postmaster, libc::SIGQUIT) };
+    }
 }
 
 /// A real PgBouncer in front of a test server, with two databases: `tx`
