@@ -11,11 +11,13 @@ use anyhow::{Result, bail};
 use crate::files::LabFiles;
 use crate::i18n::Lang;
 
+#[derive(Clone)]
 pub struct SqlFile {
     pub path: String,
     statements: Vec<Statement>,
 }
 
+#[derive(Clone)]
 struct Statement {
     name: String,
     sql: String,

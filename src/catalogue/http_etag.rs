@@ -17,6 +17,7 @@ use crate::http::proxy::Proxy;
 use crate::http::{Log, etag};
 use crate::i18n::Text;
 use crate::report::{Entry, Phrase, StepResult};
+use crate::sql::SqlFile;
 
 pub static SCENARIO: Scenario = Scenario {
     name: "http-etag",
@@ -103,6 +104,8 @@ struct Stage {
     clients: BTreeMap<String, HttpClient>,
     statuses: BTreeMap<String, Vec<u16>>,
     lab: Session,
+    /// lab/http-etag.sql, for lab's own reads of the rows.
+    sql: SqlFile,
 }
 
 impl Stage {
@@ -122,7 +125,7 @@ impl Stage {
             api::Config {
                 port,
                 mode,
-                sql,
+                sql: sql.clone(),
                 deadline: cx.env.wait_timeout,
                 log: log.clone(),
             },
@@ -136,6 +139,7 @@ impl Stage {
             clients: BTreeMap::new(),
             statuses: BTreeMap::new(),
             lab,
+            sql,
         })
     }
 
@@ -199,8 +203,8 @@ impl Stage {
     }
 
     /// The book's row as the database holds it: (price, stock, version).
-    async fn book(&self, cx: &Cx<'_>, id: i32) -> Result<Option<(String, i64, i64, String)>> {
-        let sql = cx.sql("http-etag.sql")?.bind("get_book", &[("id", &id)])?;
+    async fn book(&self, id: i32) -> Result<Option<(String, i64, i64, String)>> {
+        let sql = self.sql.bind("get_book", &[("id", &id)])?;
         let set = self.lab.rows("get_book", &sql).await?;
         if set.rows.is_empty() {
             return Ok(None);
@@ -212,7 +216,7 @@ impl Stage {
 
     /// The audit trail of book 1's writes, as evidence; the number of writes.
     async fn audit(&self, cx: &mut Cx<'_>) -> Result<Vec<(String, String, String)>> {
-        let sql = cx.sql("http-etag.sql")?.bind("audit", &[("id", &BOOK)])?;
+        let sql = self.sql.bind("audit", &[("id", &BOOK)])?;
         let set = self.lab.rows("audit", &sql).await?;
         cx.evidence_rows(msg::audit_title(), &set);
         Ok(set
@@ -227,7 +231,7 @@ impl Stage {
 
     /// Reads book 1 back, records the final values and returns them.
     async fn finish(self, cx: &mut Cx<'_>) -> Result<(String, i64, i64)> {
-        let (price, stock, version, _) = self.book(cx, BOOK).await?.unwrap_or_default();
+        let (price, stock, version, _) = self.book(BOOK).await?.unwrap_or_default();
         cx.metric("final_price", &price);
         cx.metric("final_stock", stock);
         cx.metric("final_version", version);
@@ -382,7 +386,7 @@ async fn if_match_required(cx: &mut Cx<'_>) -> Result<()> {
     let blind = st
         .send(cx, "A", Request::put(PATH, sale(&a)), msg::why_forgot())
         .await?;
-    let after = st.book(cx, BOOK).await?.unwrap_or_default();
+    let after = st.book(BOOK).await?.unwrap_or_default();
     let fixed = st.sell_if_match(cx, "A", &a).await?;
     st.audit(cx).await?;
     let (price, stock, version) = st.finish(cx).await?;
@@ -504,7 +508,7 @@ async fn if_none_match_create(cx: &mut Cx<'_>) -> Result<()> {
     let ((id_a, ans_a), (id_b, ans_b)) = (got_a?, got_b?);
     st.record(&recorder, at, "A", &ra, &id_a, &ans_a);
     st.record(&recorder, at, "B", &rb, &id_b, &ans_b);
-    let row = st.book(cx, NEW_BOOK).await?;
+    let row = st.book(NEW_BOOK).await?;
     st.stop(cx).await;
     let mut statuses = [ans_a.status, ans_b.status];
     statuses.sort_unstable();

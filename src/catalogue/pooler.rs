@@ -11,6 +11,7 @@ use tokio_postgres::SimpleQueryMessage;
 
 use super::{Cx, Scenario, Variant};
 use crate::engine::observe::Waited;
+use crate::engine::session::{describe, last_set, results_of};
 use crate::engine::{Deviation, secs};
 use crate::report::{Entry, Phrase, ResultSet, StepResult, WaitKind};
 use crate::sql::SqlFile;
@@ -151,9 +152,9 @@ impl Conn {
             let _ = self.client.cancel_token().cancel_query(tokio_postgres::NoTls).await;
             return Err(Deviation(msg::no_answer(&self.name, step, secs(self.deadline))).into());
         };
-        let outcome = outcome(answer);
+        let outcome = outcome(&text, answer);
         record(cx, at, &self.name, step, &text, &outcome, None);
-        Ok(outcome)
+        Ok(outcome.0)
     }
 
     /// Like [`Conn::run`], for a statement that must succeed.
@@ -181,54 +182,44 @@ fn names(cx: &Cx<'_>) -> (String, String) {
     )
 }
 
-fn outcome(answer: std::result::Result<Vec<SimpleQueryMessage>, tokio_postgres::Error>) -> Outcome {
+/// A simple query's answer: the rows of its last statement that returned
+/// any, and what the timeline says of it (the command tag when no rows).
+fn outcome(
+    sql: &str,
+    answer: std::result::Result<Vec<SimpleQueryMessage>, tokio_postgres::Error>,
+) -> (Outcome, String) {
     match answer {
         Ok(messages) => {
-            let mut set = ResultSet::default();
-            for m in &messages {
-                if let SimpleQueryMessage::Row(row) = m {
-                    // The last statement's rows (a script ends with the SELECT that matters).
-                    let columns: Vec<String> = row.columns().iter().map(|c| c.name().to_string()).collect();
-                    if columns != set.columns {
-                        set = ResultSet {
-                            columns,
-                            rows: Vec::new(),
-                        };
-                    }
-                    set.rows
-                        .push((0..row.len()).map(|i| row.get(i).map(str::to_string)).collect());
-                }
-            }
-            Ok(set)
+            let results = results_of(sql, &messages);
+            (Ok(last_set(&results).cloned().unwrap_or_default()), describe(&results))
         }
-        Err(e) => match e.as_db_error() {
-            Some(db) => Err((db.code().code().to_string(), db.message().to_string())),
-            None => Err((String::new(), e.to_string())),
-        },
-    }
-}
-
-fn describe(set: &ResultSet) -> String {
-    match set.rows.len() {
-        0 => "OK".to_string(),
-        1 => set
-            .columns
-            .iter()
-            .zip(&set.rows[0])
-            .map(|(c, v)| format!("{c}={}", v.as_deref().unwrap_or("NULL")))
-            .collect::<Vec<_>>()
-            .join(" "),
-        n => format!("({n} rows)"),
+        Err(e) => {
+            let (code, message) = match e.as_db_error() {
+                Some(db) => (db.code().code().to_string(), db.message().to_string()),
+                None => (String::new(), e.to_string()),
+            };
+            let detail = format!("ERROR: {message}");
+            (Err((code, message)), detail)
+        }
     }
 }
 
 /// Records a statement's answer (after `waited`, when it waited).
-fn record(cx: &Cx<'_>, at: Instant, lane: &str, step: &str, sql: &str, o: &Outcome, waited: Option<Duration>) {
+fn record(
+    cx: &Cx<'_>,
+    at: Instant,
+    lane: &str,
+    step: &str,
+    sql: &str,
+    o: &(Outcome, String),
+    waited: Option<Duration>,
+) {
     let recorder = cx.recorder();
-    let (result, detail, code) = match (o, waited) {
-        (Ok(set), None) => (StepResult::Ok, describe(set), None),
-        (Ok(set), Some(_)) => (StepResult::Completed, describe(set), None),
-        (Err((code, message)), _) => (StepResult::Error, format!("ERROR: {message}"), Some(code.clone())),
+    let (o, detail) = (&o.0, o.1.clone());
+    let (result, code) = match (o, waited) {
+        (Ok(_), None) => (StepResult::Ok, None),
+        (Ok(_), Some(_)) => (StepResult::Completed, None),
+        (Err((code, _)), _) => (StepResult::Error, Some(code.clone())),
     };
     let mut e = Entry::new(recorder.t_ms(at), lane, result, Phrase::Plain(detail));
     e.step = Some(step.to_string());
@@ -253,6 +244,8 @@ fn text(set: &ResultSet, col: &str) -> String {
 /// see them gone afterwards).
 struct Stage {
     pgb: Option<PgBouncer>,
+    /// PgBouncer's admin console (SHOW POOLS, SHOW SERVERS), one connection for the variant.
+    admin: tokio_postgres::Client,
     sql: SqlFile,
     backends: Vec<i32>,
 }
@@ -291,7 +284,9 @@ impl Stage {
         let pgb = tokio::task::block_in_place(|| PgBouncer::start(&server, &pools))?;
         cx.narrate(msg::started(&pgb.version, pgb.port));
         cx.metric("pgbouncer", &pgb.version);
+        let admin = connect::connect(&pgb.admin(), "lab-admin", None, None).await?.client;
         Ok(Some(Stage {
+            admin,
             pgb: Some(pgb),
             sql,
             backends: Vec::new(),
@@ -312,9 +307,8 @@ impl Stage {
 
     /// `SHOW POOLS` (or another admin command): the row of `pool`.
     async fn show(&self, command: &str, pool: &str) -> Result<Vec<Vec<(String, String)>>> {
-        let admin = connect::connect(&self.pgb().admin(), "lab-admin", None, None).await?;
-        let messages = admin
-            .client
+        let messages = self
+            .admin
             .simple_query(command)
             .await
             .map_err(|e| connect::sql_error(e, msg::admin(command)))?;
@@ -542,15 +536,23 @@ async fn unnamed_statement(cx: &mut Cx<'_>) -> Result<()> {
         )
         .await
         .map_err(|_| Deviation(msg::no_answer(&c.name, "query_typed", secs(c.deadline))))?;
-        let o: Outcome = match answer {
-            Ok(rows) => Ok(ResultSet {
-                columns: vec!["gross".into()],
-                rows: rows.iter().map(|r| vec![r.get::<_, Option<String>>(0)]).collect(),
-            }),
-            Err(e) => Err(e
-                .as_db_error()
-                .map(|d| (d.code().code().to_string(), d.message().to_string()))
-                .unwrap_or_else(|| (String::new(), e.to_string()))),
+        let o: (Outcome, String) = match answer {
+            Ok(rows) => {
+                let set = ResultSet {
+                    columns: vec!["gross".into()],
+                    rows: rows.iter().map(|r| vec![r.get::<_, Option<String>>(0)]).collect(),
+                };
+                let detail = set.describe();
+                (Ok(set), detail)
+            }
+            Err(e) => {
+                let (code, message) = e
+                    .as_db_error()
+                    .map(|d| (d.code().code().to_string(), d.message().to_string()))
+                    .unwrap_or_else(|| (String::new(), e.to_string()));
+                let detail = format!("ERROR: {message}");
+                (Err((code, message)), detail)
+            }
         };
         record(
             cx,
@@ -561,7 +563,7 @@ async fn unnamed_statement(cx: &mut Cx<'_>) -> Result<()> {
             &o,
             None,
         );
-        grosses.push(o.map(|s| text(&s, "gross")).unwrap_or_else(|(c, _)| c));
+        grosses.push(o.0.map(|s| text(&s, "gross")).unwrap_or_else(|(c, _)| c));
     }
     let left = b.rows(cx, &st.sql, "prepared_here").await?;
     let version = st.pgb().version.clone();
@@ -707,7 +709,7 @@ async fn pool_exhaustion(cx: &mut Cx<'_>) -> Result<()> {
     // A's commit frees a server connection: C's statement runs now.
     let answer = tokio::time::timeout(cx.env.wait_timeout, &mut pending).await;
     let done = match answer {
-        Ok(Ok(r)) => Some(outcome(r)),
+        Ok(Ok(r)) => Some(outcome(&work, r)),
         _ => {
             pending.abort();
             None
@@ -722,7 +724,7 @@ async fn pool_exhaustion(cx: &mut Cx<'_>) -> Result<()> {
     cx.check(waiting >= 1, msg::c_queued(waiting));
     let lock_waits = locks.as_ref().map(|s| int(s, "lock_waits")).unwrap_or(-1);
     cx.check(lock_waits == 0, msg::no_server_wait(lock_waits));
-    let completed = matches!(done, Some(Ok(_)));
+    let completed = matches!(done, Some((Ok(_), _)));
     cx.check(completed, msg::c_ran_after_commit());
     cx.metric("cl_waiting", waiting);
     cx.metric("server_lock_waits", lock_waits);

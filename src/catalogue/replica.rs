@@ -223,19 +223,7 @@ impl Standby {
     /// until it is true or `within` has passed.
     async fn until(&self, step: &str, lsn: &str, within: Duration) -> Result<bool> {
         let sql = self.sql.bind(step, &[("lsn", &lsn)])?;
-        let deadline = Instant::now() + within;
-        loop {
-            let v = connect::simple_value(self.admin.client(), &sql)
-                .await
-                .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
-            if v.as_deref() == Some("t") || v.as_deref() == Some("true") {
-                return Ok(true);
-            }
-            if Instant::now() > deadline {
-                return Ok(false);
-            }
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
+        until_true(self.admin.client(), &sql, within).await
     }
 
     /// Pauses replay and waits until the standby says it is paused.
@@ -246,20 +234,11 @@ impl Standby {
         } else {
             "SELECT pg_is_wal_replay_paused()"
         };
-        let deadline = Instant::now() + cx.env.wait_timeout;
-        loop {
-            let v = connect::simple_value(self.admin.client(), check)
-                .await
-                .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
-            if v.as_deref() == Some("t") {
-                self.admin.note(msg::paused());
-                return Ok(());
-            }
-            if Instant::now() > deadline {
-                return Err(Deviation(msg::never_paused(secs(cx.env.wait_timeout))).into());
-            }
-            tokio::time::sleep(Duration::from_millis(1)).await;
+        if !until_true(self.admin.client(), check, cx.env.wait_timeout).await? {
+            return Err(Deviation(msg::never_paused(secs(cx.env.wait_timeout))).into());
         }
+        self.admin.note(msg::paused());
+        Ok(())
     }
 
     async fn resume(&self) -> Result<()> {
@@ -275,6 +254,24 @@ impl Standby {
             tokio::task::spawn_blocking(move || drop(s)).await?;
         }
         Ok(())
+    }
+}
+
+/// Asks `client` a yes-or-no question (one value) until the server says
+/// yes or `within` has passed; whether it said yes.
+async fn until_true(client: &tokio_postgres::Client, sql: &str, within: Duration) -> Result<bool> {
+    let deadline = Instant::now() + within;
+    loop {
+        let v = connect::simple_value(client, sql)
+            .await
+            .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
+        if matches!(v.as_deref(), Some("t" | "true")) {
+            return Ok(true);
+        }
+        if Instant::now() > deadline {
+            return Ok(false);
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
     }
 }
 
@@ -303,16 +300,7 @@ async fn lag(cx: &Cx<'_>, p: &Session, sql: &SqlFile, lsn: &str) -> Result<(i64,
         "SELECT bool_or(sent_lsn >= '{}'::pg_lsn AND replay_lsn IS NOT NULL)::text FROM pg_stat_replication",
         lsn.replace('\'', "")
     );
-    let deadline = Instant::now() + cx.env.wait_timeout;
-    while connect::simple_value(&cx.env.control, &sent)
-        .await
-        .map_err(|e| connect::sql_error(e, msg::standby_check()))?
-        .as_deref()
-        != Some("true")
-        && Instant::now() < deadline
-    {
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
+    until_true(&cx.env.control, &sent, cx.env.wait_timeout).await?;
     let text = format!(
         "{} ORDER BY pg_wal_lsn_diff(sent_lsn, replay_lsn) DESC NULLS LAST LIMIT 1",
         sql.get("lag")?
@@ -409,20 +397,9 @@ async fn remote_apply(cx: &mut Cx<'_>) -> Result<()> {
         admin.exec("sync_on", st.sql.get("sync_on")?).await?;
         admin.exec("reload", st.sql.get("reload")?).await?;
         // Synchronous once the primary says so.
-        let deadline = Instant::now() + cx.env.wait_timeout;
-        while connect::simple_value(
-            &cx.env.control,
-            "SELECT bool_or(sync_state = 'sync')::text FROM pg_stat_replication",
-        )
-        .await
-        .map_err(|e| connect::sql_error(e, msg::standby_check()))?
-        .as_deref()
-            != Some("true")
-        {
-            if Instant::now() > deadline {
-                return Err(Deviation(msg::never_sync(secs(cx.env.wait_timeout))).into());
-            }
-            tokio::time::sleep(Duration::from_millis(1)).await;
+        let sync = "SELECT bool_or(sync_state = 'sync')::text FROM pg_stat_replication";
+        if !until_true(&cx.env.control, sync, cx.env.wait_timeout).await? {
+            return Err(Deviation(msg::never_sync(secs(cx.env.wait_timeout))).into());
         }
         let r = st.open("R").await?;
         st.pause(cx).await?;
@@ -559,28 +536,17 @@ async fn long_report(
     }
     let sql = st.sql.get("long_read")?;
     let sent = r.send(sql);
-    let deadline = Instant::now() + cx.env.wait_timeout;
-    loop {
-        let by = connect::simple_value(
-            st.admin.client(),
-            &format!("SELECT {} = ANY(pg_blocking_pids({}))", h.pid(), r.pid()),
-        )
-        .await
-        .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
-        if by.as_deref() == Some("t") {
-            let w = Waited {
-                by: vec!["H".into()],
-                kind: WaitKind::Lock,
-                lock: Some("ExclusiveLock on advisory".into()),
-            };
-            cx.recorder().waiting(sent.at, "R", Some("long_read"), sql, &w);
-            return Ok(sent);
-        }
-        if Instant::now() > deadline {
-            return Err(Deviation(msg::report_never_waited(secs(cx.env.wait_timeout))).into());
-        }
-        tokio::time::sleep(Duration::from_millis(1)).await;
+    let blocked = format!("SELECT {} = ANY(pg_blocking_pids({}))", h.pid(), r.pid());
+    if !until_true(st.admin.client(), &blocked, cx.env.wait_timeout).await? {
+        return Err(Deviation(msg::report_never_waited(secs(cx.env.wait_timeout))).into());
     }
+    let w = Waited {
+        by: vec!["H".into()],
+        kind: WaitKind::Lock,
+        lock: Some("ExclusiveLock on advisory".into()),
+    };
+    cx.recorder().waiting(sent.at, "R", Some("long_read"), sql, &w);
+    Ok(sent)
 }
 
 /// The report's answer (within the standby's delay and the deadline), recorded.
@@ -726,21 +692,8 @@ async fn hot_standby_feedback(cx: &mut Cx<'_>) -> Result<()> {
     let before = conflicts(&st).await?;
     let sent = long_report(cx, &st, &r, &h, true).await?;
     // The primary knows the report's xmin once the standby has sent its feedback.
-    let deadline = Instant::now() + cx.env.wait_timeout;
-    let mut held = false;
-    while Instant::now() < deadline {
-        let v = connect::simple_value(
-            &cx.env.control,
-            "SELECT bool_or(backend_xmin IS NOT NULL)::text FROM pg_stat_replication",
-        )
-        .await
-        .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
-        if v.as_deref() == Some("true") {
-            held = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
+    let xmin = "SELECT bool_or(backend_xmin IS NOT NULL)::text FROM pg_stat_replication";
+    let held = until_true(&cx.env.control, xmin, cx.env.wait_timeout).await?;
     p.exec("delete_vacuum", st.sql.get("delete_vacuum")?).await?;
     p.exec("vacuum", st.sql.get("vacuum")?).await?;
     let kept = not_removable(&cx.recorder().details("P", StepResult::Notice));

@@ -55,19 +55,14 @@ impl Stepper {
         !self.skipping.load(Ordering::SeqCst)
     }
 
-    /// Whether the room still watches statement by statement (stepping, or
-    /// watching a timeout run on its own): each outcome is shown as it comes.
-    pub fn watching(&self) -> bool {
-        self.active()
-    }
-
     /// Prints each timeline entry's outcome as it is recorded, while the
-    /// room watches (a recorder's live sink).
+    /// room still watches statement by statement (stepping, or a timeout
+    /// running on its own; not once the rest was asked to run): a recorder's live sink.
     pub fn live(self: &std::sync::Arc<Self>) -> super::observe::LiveSink {
         let watching = self.clone();
         let style = crate::render::Style::plain(self.lang);
         Box::new(move |e| {
-            if watching.watching() {
+            if watching.active() {
                 eprintln!("    {}: {}", e.session, crate::render::outcome_line(e, &style));
             }
         })

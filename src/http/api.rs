@@ -14,10 +14,11 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use axum::routing::get;
-use tokio_postgres::{Client, SimpleQueryMessage};
+use tokio_postgres::Client;
 
 use super::etag::{self, Condition, ETag};
 use super::{Listener, Log};
+use crate::engine::session::{describe, last_set, results_of};
 use crate::i18n::{Lang, Text};
 use crate::report::{Entry, Phrase, ResultSet, StepResult};
 use crate::sql::SqlFile;
@@ -227,13 +228,14 @@ impl Api {
                 };
                 Err(msg::database(text))
             }
-            Ok(Ok(messages)) => Ok(result_set(&messages)),
+            Ok(Ok(messages)) => {
+                let results = results_of(&sql, &messages);
+                e.detail = Phrase::Plain(describe(&results));
+                Ok(last_set(&results).cloned().unwrap_or_default())
+            }
         };
         match &result {
-            Ok(set) => {
-                e.detail = Phrase::Plain(describe(set));
-                e.results = vec![set.clone()];
-            }
+            Ok(set) => e.results = vec![set.clone()],
             Err(t) => {
                 e.result = StepResult::Error;
                 e.detail = Phrase::Text(t.clone());
@@ -249,40 +251,6 @@ impl Api {
             request,
             Entry::new(recorder.now_ms(), LANE, StepResult::Note, Phrase::Text(text)),
         );
-    }
-}
-
-fn result_set(messages: &[SimpleQueryMessage]) -> ResultSet {
-    let mut set = ResultSet::default();
-    for m in messages {
-        match m {
-            SimpleQueryMessage::RowDescription(cols) => {
-                set.columns = cols.iter().map(|c| c.name().to_string()).collect();
-            }
-            SimpleQueryMessage::Row(row) => {
-                if set.columns.is_empty() {
-                    set.columns = row.columns().iter().map(|c| c.name().to_string()).collect();
-                }
-                set.rows
-                    .push((0..row.len()).map(|i| row.get(i).map(str::to_string)).collect());
-            }
-            _ => {}
-        }
-    }
-    set
-}
-
-/// `price=45.00 stock=35 version=2`, or `0 rows`.
-fn describe(set: &ResultSet) -> String {
-    match set.rows.len() {
-        1 => set
-            .columns
-            .iter()
-            .zip(&set.rows[0])
-            .map(|(c, v)| format!("{c}={}", v.as_deref().unwrap_or("NULL")))
-            .collect::<Vec<_>>()
-            .join(" "),
-        n => format!("({n} rows)"),
     }
 }
 
@@ -307,8 +275,7 @@ async fn get_book(State(api): State<Arc<Api>>, Path(raw): Path<String>, h: Heade
         Err(f) => unavailable(lang, f),
         Ok(set) if set.rows.is_empty() => problem(StatusCode::NOT_FOUND, lang, msg::not_found(id), None),
         Ok(set) => {
-            let (mut body, version) = book_json(id, &set);
-            body["title"] = set.get(0, "title").unwrap_or_default().into();
+            let (body, version) = book_json(id, &set);
             with_etag(json(StatusCode::OK, body), version)
         }
     }

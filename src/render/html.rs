@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::Style;
+use super::junit::xml_escape as esc;
 use crate::i18n::ui;
 use crate::report::{Entry, ScenarioReport, StepResult, VariantReport};
 
@@ -25,22 +26,6 @@ pub enum Kind {
 const POOLS: &[&str] = &["queue", "stock-race", "invoice-numbering"];
 /// A timeline longer than this is drawn as a Gantt chart too.
 const SWIMLANE_MAX: usize = 80;
-
-fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if (c as u32) < 0x20 && c != '\n' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// An id from names: lower-case letters, digits and dashes.
 fn id(parts: &[&str]) -> String {

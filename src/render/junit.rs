@@ -4,7 +4,8 @@
 use crate::i18n::Lang;
 use crate::report::ScenarioReport;
 
-fn xml_escape(s: &str) -> String {
+/// Text as XML (and HTML) character data or attribute value.
+pub(super) fn xml_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -258,3 +258,42 @@ impl PgBouncer {
         format!("postgres://postgres@127.0.0.1:{}/{database}", self.port)
     }
 }
+
+/// Runs lab (`args`, with `--format json` and a JUnit file) against `srv`,
+/// stops it with `stop` once `until` counts 1, and checks how a run stopped
+/// part-way ends: exit code `exit`, one line on stderr, JSON on stdout, one
+/// JUnit error. Returns the JSON and stderr's line.
+pub fn stopped_part_way(
+    srv: &TestServer,
+    args: &[&std::ffi::OsStr],
+    until: &str,
+    stop: impl Fn(&TestServer, u32),
+    exit: i32,
+) -> (Value, String) {
+    let c = srv.client();
+    let junit = std::env::temp_dir().join(format!(
+        "lab-partial-{}-{:?}.xml",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let child = lab()
+        .args(args)
+        .args(["--format", "json", "--database-url", &srv.url(), "--junit"])
+        .arg(&junit)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    srv.wait_for(&c, until, 1);
+    stop(srv, child.id());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(exit), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let json: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    let xml = std::fs::read_to_string(&junit).expect("the JUnit file is written");
+    let _ = std::fs::remove_file(&junit);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    assert_eq!(doc.root_element().attribute("errors"), Some("1"));
+    (json, err)
+}
