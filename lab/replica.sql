@@ -3,7 +3,9 @@
 -- the standby keeps receiving WAL, it only stops applying it.
 --
 -- Follow it by hand: psql on the primary (P) and on the standby (S, R),
--- with search_path set to the lab schema, \set lsn to what write_lsn returned.
+-- with search_path set to the lab schema, \set schema to its name, \set lsn to
+-- what write_lsn returned. VACUUM names the schema: it cannot run in a
+-- transaction, where a transaction pooler would need lab's SET search_path.
 
 -- name: pause
 -- why: stop applying WAL on the standby (it still receives it): reads there stay where they are
@@ -114,7 +116,7 @@ DELETE FROM customers WHERE customer_id > 1000;
 -- name: vacuum
 -- why: remove the dead rows (VACUUM reports what it could not remove)
 -- why-tr: ölü satırları kaldır (VACUUM kaldıramadıklarını bildirir)
-VACUUM (VERBOSE) customers;
+VACUUM (VERBOSE) :"schema".customers;
 
 -- name: alter
 -- why: DDL on the primary: its ACCESS EXCLUSIVE lock is replayed on the standby

@@ -141,7 +141,7 @@ pub struct RunArgs {
 
     /// `lab all`: scenarios run at once, each in a schema of its own (queue and
     /// stock-race, which measure time, always run alone); 1 runs them one by one.
-    /// Default 4; 1 with --step or --max-connections.
+    /// Default 4; 1 with --step, --max-connections or --pooler.
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
 
@@ -150,6 +150,12 @@ pub struct RunArgs {
     /// fewer requests to fit, and says so.
     #[arg(long, value_name = "N")]
     pub max_connections: Option<usize>,
+
+    /// Run every session through lab's own PgBouncer in transaction mode, in
+    /// front of the server (the throwaway one or --database-url), as an
+    /// application behind a pooled port does; needs pgbouncer installed.
+    #[arg(long)]
+    pub pooler: bool,
 
     /// Attempts in all for a transaction retried on 40001/40P01 (1 = no retry).
     #[arg(long, default_value_t = 5, value_name = "N")]

@@ -58,6 +58,8 @@ pub struct RunConfig {
     pub max_connections: Option<usize>,
     /// Scenarios run at once (`lab all`).
     pub jobs: usize,
+    /// Sessions go through lab's own PgBouncer (transaction mode).
+    pub pooler: bool,
     pub junit: Option<PathBuf>,
     pub html: Option<PathBuf>,
     pub wait_timeout: Duration,
@@ -170,8 +172,16 @@ impl RunConfig {
                 // A person steps through one scenario at a time.
                 Some(_) if args.step => 1,
                 Some(n) => n.min(64),
-                None if args.step || args.max_connections.is_some() => 1,
+                // Behind lab's pooler one scenario at a time: a variant's clean-up ends
+                // the pool's server connections its sessions used last, which a
+                // scenario running beside it could be handed at that moment.
+                None if args.step || args.max_connections.is_some() || args.pooler => 1,
                 None => DEFAULT_JOBS,
+            },
+            // Missing pgbouncer is found before any server starts.
+            pooler: match args.pooler {
+                true => crate::target::pgbouncer::find_bin().map(|_| true)?,
+                false => false,
             },
             max_connections: match args.max_connections {
                 Some(n) if n < MIN_CONNECTIONS => bail!(msg::too_few_connections(n, MIN_CONNECTIONS)),

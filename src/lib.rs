@@ -288,6 +288,7 @@ async fn setup(cfg: &RunConfig, pg: tokio_postgres::Config) -> Result<Env> {
         max_connections: cfg.max_connections,
         settings: connect::neutral_sql(version_num),
         throwaway: None,
+        pooler: None,
     })
 }
 
@@ -372,7 +373,7 @@ async fn execute(cfg: &RunConfig, style: &Style, signals: &mut Signals, reports:
         Err(e) => return Stop::Failed(e),
     };
     let env = tokio::select! {
-        r = setup(cfg, pg) => match r {
+        r = setup(cfg, pg.clone()) => match r {
             Ok(env) => Env {
                 throwaway: cluster.as_ref().map(|c| (c.bin.clone(), c.port)),
                 ..env
@@ -380,6 +381,10 @@ async fn execute(cfg: &RunConfig, style: &Style, signals: &mut Signals, reports:
             Err(e) => return Stop::Failed(e),
         },
         _ = signals.recv() => return Stop::Interrupted,
+    };
+    let env = match with_pooler(env, cfg, &pg).await {
+        Ok(env) => env,
+        Err(e) => return Stop::Failed(e),
     };
     let result = tokio::select! {
         r = run_scenarios(&env, cfg, style, reports) => Some(r),
@@ -396,6 +401,25 @@ async fn execute(cfg: &RunConfig, style: &Style, signals: &mut Signals, reports:
         Some(Err(e)) => Stop::Failed(e),
         Some(Ok(())) => Stop::Done,
     }
+}
+
+/// `--pooler`: lab's PgBouncer in front of the server, with a pool as large
+/// as the connections the run may use (so lab's own sessions never queue).
+async fn with_pooler(env: Env, cfg: &RunConfig, pg: &tokio_postgres::Config) -> Result<Env> {
+    if !cfg.pooler {
+        return Ok(env);
+    }
+    let free = connect::free_connections(&env.control).await?;
+    let size = match cfg.max_connections {
+        Some(n) => n as i64 - 1,
+        None => free,
+    }
+    .clamp(1, 150) as u32;
+    let front = target::pgbouncer::Front::start(pg, size).await?;
+    Ok(Env {
+        pooler: Some(Arc::new(front)),
+        ..env
+    })
 }
 
 /// Marks where a run stopped: the first planned variant that has no report.
@@ -603,6 +627,7 @@ async fn scenario_env(env: &Env, cfg: &RunConfig, p: &Planned) -> Result<Env> {
         max_connections: env.max_connections,
         settings: env.settings.clone(),
         throwaway: env.throwaway.clone(),
+        pooler: env.pooler.clone(),
     })
 }
 

@@ -372,6 +372,7 @@ pub async fn run(cfg: PhenomenaConfig) -> Result<Exit> {
         settings,
         deadlock_timeout: Duration::from_secs(1),
         throwaway: None,
+        pooler: None,
         stepper: None,
     });
     let chosen: Vec<Arc<Phenomenon>> = cfg
@@ -523,6 +524,7 @@ async fn cell(
         opened: Arc::default(),
         transcript: None,
         max_sessions: None,
+        pooled: false,
     };
     let names: Vec<&str> = p.spec.sessions.iter().map(|s| s.name.as_str()).collect();
     let sessions = opener.open_all(&names).await?;
@@ -677,6 +679,7 @@ fn cell_reports(
                         metrics: Default::default(),
                         timeline: c.timeline.clone(),
                         skipped: None,
+                        pooler_differs: None,
                         notes: Vec::new(),
                         evidence: Vec::new(),
                         spans: Default::default(),

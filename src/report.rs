@@ -180,6 +180,11 @@ pub struct VariantReport {
     pub timeline: Vec<Entry>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<Text>,
+    /// Behind lab's transaction pooler (`--pooler`) the variant's checks
+    /// failed in the way a transaction pooler is documented to change it:
+    /// why. The failed checks stay in `checks`; the verdict counts as documented.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pooler_differs: Option<Text>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<Text>,
     #[serde(skip_serializing_if = "Vec::is_empty")]

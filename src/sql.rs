@@ -122,18 +122,24 @@ pub fn bind(sql: &str, params: &[(&str, &(dyn std::fmt::Display + Sync))]) -> st
         let c = chars[i];
         let prev_colon = i > 0 && chars[i - 1] == ':';
         let next_ident = chars.get(i + 1).is_some_and(|n| n.is_ascii_alphabetic() || *n == '_');
-        // psql's :'var': the value as a quoted literal.
-        let quoted = c == ':' && !prev_colon && chars.get(i + 1) == Some(&'\'');
-        if quoted {
+        // psql's :'var': the value as a quoted literal; :"var": as a quoted identifier.
+        let quote = match chars.get(i + 1) {
+            Some(&q) if c == ':' && !prev_colon && (q == '\'' || q == '"') => Some(q),
+            _ => None,
+        };
+        if let Some(q) = quote {
             let start = i + 2;
             let mut end = start;
             while end < chars.len() && (chars[end].is_ascii_alphanumeric() || chars[end] == '_') {
                 end += 1;
             }
-            if end > start && chars.get(end) == Some(&'\'') {
+            if end > start && chars.get(end) == Some(&q) {
                 let var: String = chars[start..end].iter().collect();
                 match params.iter().find(|(n, _)| *n == var) {
-                    Some((_, v)) => out.push_str(&format!("'{}'", v.to_string().replace('\'', "''"))),
+                    Some((_, v)) => {
+                        let doubled = v.to_string().replace(q, &format!("{q}{q}"));
+                        out.push_str(&format!("{q}{doubled}{q}"));
+                    }
                     None => return Err(var),
                 }
                 i = end + 1;
@@ -208,6 +214,10 @@ mod tests {
         assert_eq!(
             bind("SELECT :'lsn'::pg_lsn", &[("lsn", &"0/3'0")]).unwrap(),
             "SELECT '0/3''0'::pg_lsn"
+        );
+        assert_eq!(
+            bind("VACUUM :\"schema\".t", &[("schema", &"la\"b")]).unwrap(),
+            "VACUUM \"la\"\"b\".t"
         );
         assert!(f.bind("b", &[("x", &1)]).is_err());
     }

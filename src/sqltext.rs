@@ -141,6 +141,42 @@ pub fn tx_effect(stmt: &str) -> TxEffect {
     }
 }
 
+/// What a statement does to the session's settings, as a transaction
+/// pooler would lose it: a session-level `SET`/`RESET` (kept, to be sent
+/// again), `RESET ALL` (forgets those kept). `SET LOCAL`, `SET TRANSACTION`
+/// and `SET CONSTRAINTS` end with the transaction: nothing to keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SettingEffect {
+    Keep,
+    ResetAll,
+    None,
+}
+
+/// Whether the statement cannot run inside a transaction block (VACUUM,
+/// ALTER SYSTEM, CREATE INDEX CONCURRENTLY...): behind a transaction pooler
+/// it is sent alone, without the SETs that would put it in one.
+pub fn outside_transaction(stmt: &str) -> bool {
+    let w = words(stmt, 4);
+    let w: Vec<&str> = w.iter().map(String::as_str).collect();
+    match w.as_slice() {
+        ["VACUUM", ..] | ["ALTER", "SYSTEM", ..] | ["CREATE" | "DROP", "DATABASE" | "TABLESPACE", ..] => true,
+        ["CREATE", "INDEX" | "UNIQUE", ..] | ["DROP" | "REINDEX", ..] => w.contains(&"CONCURRENTLY"),
+        ["CLUSTER"] => true,
+        _ => false,
+    }
+}
+
+pub fn setting_effect(stmt: &str) -> SettingEffect {
+    let w = words(stmt, 2);
+    let second = w.get(1).map(String::as_str);
+    match w.first().map(String::as_str) {
+        Some("SET") if !matches!(second, Some("LOCAL" | "TRANSACTION" | "CONSTRAINTS")) => SettingEffect::Keep,
+        Some("RESET") if second == Some("ALL") => SettingEffect::ResetAll,
+        Some("RESET") => SettingEffect::Keep,
+        _ => SettingEffect::None,
+    }
+}
+
 /// psql's command tag for a statement that returned no rows, from its verb
 /// and the row count the server reported.
 pub fn command_tag(stmt: &str, count: u64) -> String {
@@ -193,5 +229,37 @@ mod tests {
         assert_eq!(command_tag("ALTER TABLE books ADD COLUMN s text", 0), "ALTER TABLE");
         assert_eq!(command_tag("SET lock_timeout = '1s'", 0), "SET");
         assert_eq!(command_tag("CREATE UNIQUE INDEX i ON t (x)", 0), "CREATE INDEX");
+    }
+
+    #[test]
+    fn session_settings_a_pooler_would_lose() {
+        assert_eq!(setting_effect("SET lock_timeout = '1s'"), SettingEffect::Keep);
+        assert_eq!(
+            setting_effect("set session deadlock_timeout to '2s'"),
+            SettingEffect::Keep
+        );
+        assert_eq!(
+            setting_effect("-- slow\nSET deadlock_timeout = '2s'"),
+            SettingEffect::Keep
+        );
+        assert_eq!(setting_effect("RESET lock_timeout"), SettingEffect::Keep);
+        assert_eq!(setting_effect("RESET ALL"), SettingEffect::ResetAll);
+        assert_eq!(setting_effect("SET LOCAL lock_timeout = '1s'"), SettingEffect::None);
+        assert_eq!(
+            setting_effect("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE"),
+            SettingEffect::None
+        );
+        assert_eq!(setting_effect("SET CONSTRAINTS ALL DEFERRED"), SettingEffect::None);
+        assert_eq!(
+            setting_effect("SELECT set_config('a.b', '1', false)"),
+            SettingEffect::None
+        );
+        assert!(outside_transaction("vacuum (verbose) lab.customers"));
+        assert!(outside_transaction("ALTER SYSTEM SET synchronous_standby_names = '*'"));
+        assert!(outside_transaction("CREATE INDEX CONCURRENTLY i ON t (x)"));
+        assert!(outside_transaction("DROP INDEX CONCURRENTLY i"));
+        assert!(!outside_transaction("CREATE INDEX i ON t (x)"));
+        assert!(!outside_transaction("ALTER TABLE books ADD COLUMN s text"));
+        assert!(!outside_transaction("SELECT 1"));
     }
 }

@@ -83,6 +83,7 @@ async fn try_xact_lock(cx: &mut Cx<'_>) -> Result<()> {
 }
 
 async fn session_lock_pooled(cx: &mut Cx<'_>) -> Result<()> {
+    cx.pooler_changes(msg::pooler_changes());
     let q = holders(cx)?;
     let o = cx
         .permutation("session-lock-pooled")
@@ -115,6 +116,10 @@ async fn session_lock_pooled(cx: &mut Cx<'_>) -> Result<()> {
 mod msg {
     crate::messages! {
         prefix "al";
+        pooler_changes() {
+            en: "behind a transaction pooler the session-level lock stays with the server connection that took it, not with the client: another client's transaction may run on that connection (and get the lock again), the pool reset may run on another one (and release nothing), as PgBouncer documents for transaction mode; use pg_try_advisory_xact_lock",
+            tr: "transaction pooler arkasında oturum düzeyindeki kilit istemcide değil onu alan sunucu bağlantısında kalır: başka bir istemcinin transaction'ı o bağlantıda çalışabilir (ve kilidi yeniden alır), havuz sıfırlaması başka bir bağlantıda çalışabilir (ve hiçbir şey bırakmaz); PgBouncer transaction modu için bunu belgeler; pg_try_advisory_xact_lock kullanın",
+        }
         about() {
             en: "Advisory locks: one instance of the nightly job, and the pooled-connection pitfall",
             tr: "Advisory lock'lar: gece işinin tek kopyası ve havuzdaki bağlantı tuzağı",

@@ -41,6 +41,8 @@ struct Findings {
     metrics: Map<String, Value>,
     anomaly: bool,
     skipped: Option<Text>,
+    /// Why a transaction pooler is documented to change this variant's outcome.
+    pooler_changes: Option<Text>,
     /// The documented outcome with the parameters that really ran, when
     /// they differ from the ones asked for.
     expected: Option<Text>,
@@ -69,7 +71,7 @@ impl<'e> Cx<'e> {
     ) -> Self {
         let recorder = Recorder::default();
         let opener = Opener {
-            pg: env.pg.clone(),
+            pg: env.session_pg(),
             schema: Some(env.schema.clone()),
             settings: env.settings.clone(),
             app: format!("{}{}/{}:", env.app_prefix(), scenario.name, variant.name),
@@ -80,6 +82,7 @@ impl<'e> Cx<'e> {
             opened: Arc::default(),
             transcript: None,
             max_sessions: env.max_connections.map(|n| n.saturating_sub(1)),
+            pooled: env.pooler.is_some(),
         };
         if let Some(st) = &env.stepper {
             st.reset(Default::default());
@@ -203,6 +206,25 @@ impl<'e> Cx<'e> {
         self.opener.pids().into_iter().find(|(_, p)| *p == pid).map(|(n, _)| n)
     }
 
+    /// The backend serving session `name` now: the one it opened on or,
+    /// behind a transaction pooler, the one its open transaction runs on.
+    pub async fn backend_of(&self, name: &str) -> Result<Option<i32>> {
+        if !self.opener.pooled {
+            return Ok(self.pid_of(name));
+        }
+        let app = crate::target::connect::app_name(&format!("{}{name}", self.opener.app));
+        let row = self
+            .env
+            .control
+            .query_opt(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND state <> 'idle'",
+                &[&app],
+            )
+            .await
+            .ctx(crate::engine::msg::read_activity)?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
     pub fn pid_of(&self, name: &str) -> Option<i32> {
         self.opener
             .pids()
@@ -254,6 +276,15 @@ impl<'e> Cx<'e> {
 
     pub fn skip(&mut self, reason: Text) {
         self.f.skipped = Some(reason);
+    }
+
+    /// Behind lab's transaction pooler (`--pooler`): the outcome may differ
+    /// from the direct one for this documented reason. Failed checks then
+    /// make the verdict "differs behind the pooler", with the reason.
+    pub fn pooler_changes(&mut self, reason: Text) {
+        if self.env.pooler.is_some() {
+            self.f.pooler_changes = Some(reason);
+        }
     }
 
     pub fn evidence(&mut self, title: impl Into<Phrase>, columns: Vec<Phrase>, rows: Vec<Vec<Phrase>>) {
@@ -357,13 +388,21 @@ impl<'e> Cx<'e> {
     /// variant left, so nothing of it survives into the next one. After a
     /// failure the backends are terminated first.
     async fn close(self, failed: bool) -> Result<VariantReport> {
-        let pids: Vec<i32> = self.opener.pids().into_iter().map(|(_, p)| p).collect();
-        if failed {
+        let pooled = self.env.pooler.is_some();
+        let pids: Vec<i32> = if pooled {
+            // The pool keeps the server connections the sessions used, with
+            // what the variant left on them (a session lock, a LISTEN): they
+            // are ended, as a direct session's backend ends with it.
+            self.env.pooled_backends(&self.opener.app).await?
+        } else {
+            self.opener.pids().into_iter().map(|(_, p)| p).collect()
+        };
+        if failed || pooled {
             self.env.terminate(&pids).await;
         }
         let wait = self.env.wait_timeout;
         let deadline = Instant::now() + wait;
-        let mut terminated = failed;
+        let mut terminated = failed || pooled;
         while self.env.backends_serving(&pids, &self.opener.app).await? > 0 {
             if !terminated && Instant::now() + wait / 2 > deadline {
                 // A session still busy (a task that kept its connection): end it.
@@ -375,6 +414,9 @@ impl<'e> Cx<'e> {
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
+        if !self.env.await_pooler_forgets(&pids).await? {
+            anyhow::bail!(msg::still_connected(self.label(), secs(wait)));
+        }
         let timeline: Vec<Entry> = self.recorder.take();
         let sqlstates = timeline
             .iter()
@@ -382,9 +424,11 @@ impl<'e> Cx<'e> {
             .filter_map(|e| e.sqlstate.clone())
             .collect();
         let f = self.f;
+        let passed = f.checks.iter().all(|c| c.ok);
+        let pooler_differs = f.pooler_changes.filter(|_| !passed);
         Ok(VariantReport {
             name: self.variant.name.to_string(),
-            as_expected: f.checks.iter().all(|c| c.ok),
+            as_expected: passed || pooler_differs.is_some(),
             anomaly: f.anomaly,
             expected: f.expected.unwrap_or_else(|| (self.variant.expected)(&self.params)),
             explain: (self.variant.explain)(),
@@ -395,6 +439,7 @@ impl<'e> Cx<'e> {
             metrics: f.metrics,
             timeline,
             skipped: f.skipped,
+            pooler_differs,
             notes: f.notes,
             evidence: f.evidence,
             spans: f.spans,
@@ -530,7 +575,16 @@ pub async fn run_variant(
     let seed_sql = opts.files.read("seed.sql")?;
     crate::target::connect::rebuild_schema(&env.control, &env.schema, &schema_sql, &seed_sql).await?;
     let mut cx = Cx::new(env, opts, scenario, variant, params);
+    let pooled_before = match &env.pooler {
+        Some(p) => Some(p.transactions().await?),
+        None => None,
+    };
     let r = (variant.run)(&mut cx).await;
+    if let (Some(p), Some(before)) = (&env.pooler, pooled_before) {
+        // What went through lab's PgBouncer: evidence that the sessions did.
+        cx.metric("pooler", p.describe());
+        cx.metric("pooler_transactions", p.transactions().await? - before);
+    }
     match r {
         Ok(()) => cx.close(false).await,
         Err(e) => {

@@ -305,38 +305,13 @@ impl Stage {
         Conn::open(cx, name, &cx.env.pg).await
     }
 
-    /// `SHOW POOLS` (or another admin command): the row of `pool`.
+    /// `SHOW POOLS` (or another admin command): the rows of `pool`.
     async fn show(&self, command: &str, pool: &str) -> Result<Vec<Vec<(String, String)>>> {
-        let messages = self
-            .admin
-            .simple_query(command)
-            .await
-            .map_err(|e| connect::sql_error(e, msg::admin(command)))?;
-        let mut rows = Vec::new();
-        for m in messages {
-            if let SimpleQueryMessage::Row(r) = m {
-                let row: Vec<(String, String)> = r
-                    .columns()
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| (c.name().to_string(), r.get(i).unwrap_or("").to_string()))
-                    .collect();
-                if row.iter().any(|(c, v)| c == "database" && v == pool) {
-                    rows.push(row);
-                }
-            }
-        }
-        Ok(rows)
+        pgbouncer::show(&self.admin, command, pool).await
     }
 
-    /// The server backends PgBouncer holds for `pool` (SHOW SERVERS' remote_pid).
     async fn server_pids(&self, pool: &str) -> Result<Vec<i32>> {
-        Ok(self
-            .show("SHOW SERVERS", pool)
-            .await?
-            .iter()
-            .filter_map(|r| r.iter().find(|(c, _)| c == "remote_pid")?.1.parse().ok())
-            .collect())
+        pgbouncer::server_pids(&self.admin, pool).await
     }
 
     /// Stops PgBouncer and waits until the server backends its clients used
@@ -752,10 +727,6 @@ mod msg {
         started(version, port) {
             en: "{version} on 127.0.0.1:{port}: pool shared (pool_size 1) and pool two (pool_size 2), pool_mode transaction",
             tr: "127.0.0.1:{port} üzerinde {version}: shared havuzu (pool_size 1) ve two havuzu (pool_size 2), pool_mode transaction",
-        }
-        admin(command) {
-            en: "PgBouncer's admin console: {command}",
-            tr: "PgBouncer yönetim konsolu: {command}",
         }
         no_answer(client, step, deadline) {
             en: "{client}: {step}: no answer within {deadline} s",

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 use indicatif::ProgressBar;
 use tokio::sync::oneshot;
+use tokio_postgres::types::Type;
+use tokio_postgres::{Client, Row};
 
 use super::cx::msg as cxmsg;
 use super::{Cx, Options, Scenario, ScenarioOptions, Variant};
@@ -244,7 +246,7 @@ async fn run(cx: &mut Cx<'_>, skip_locked: bool) -> Result<()> {
             .await
             .map_err(|_| msg::no_victim())?;
         if let Ok((victim, n)) = held {
-            let pid = cx.pid_of(&victim).ctx(|| msg::no_backend(&victim))?;
+            let pid = cx.backend_of(&victim).await?.ctx(|| msg::no_backend(&victim))?;
             cx.env
                 .control
                 .execute("SELECT pg_terminate_backend($1)", &[&pid])
@@ -273,6 +275,54 @@ async fn run(cx: &mut Cx<'_>, skip_locked: bool) -> Result<()> {
 /// FOR UPDATE, re-checking after the wait) is READ COMMITTED's.
 const BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
 
+/// A worker's statements: prepared once on a connection of its own; behind
+/// a transaction pooler (where a prepared statement stays on the server
+/// connection that prepared it, which the next transaction may not get)
+/// sent whole each time, as unnamed statements.
+enum Prepared {
+    Once {
+        dequeue: tokio_postgres::Statement,
+        mark: tokio_postgres::Statement,
+    },
+    EachTime,
+}
+
+impl Prepared {
+    async fn new(s: &Session, sql: &Statements) -> Result<Prepared, tokio_postgres::Error> {
+        if s.pooled() {
+            return Ok(Prepared::EachTime);
+        }
+        let c = s.client();
+        Ok(Prepared::Once {
+            dequeue: c.prepare(&sql.dequeue).await?,
+            mark: c.prepare(&sql.mark).await?,
+        })
+    }
+
+    async fn dequeue(&self, c: &Client, sql: &Statements) -> Result<Vec<Row>, tokio_postgres::Error> {
+        match self {
+            Prepared::Once { dequeue, .. } => c.query(dequeue, &[]).await,
+            Prepared::EachTime => c.query_typed(&sql.dequeue, &[]).await,
+        }
+    }
+
+    async fn mark(
+        &self,
+        c: &Client,
+        sql: &Statements,
+        ids: &Vec<i64>,
+        worker: &String,
+    ) -> Result<(), tokio_postgres::Error> {
+        match self {
+            Prepared::Once { mark, .. } => c.execute(mark, &[ids, worker]).await.map(drop),
+            Prepared::EachTime => c
+                .query_typed(&sql.mark, &[(ids, Type::INT8_ARRAY), (worker, Type::TEXT)])
+                .await
+                .map(drop),
+        }
+    }
+}
+
 /// A worker's statements, prepared before the workers start.
 struct Statements {
     dequeue_name: &'static str,
@@ -292,14 +342,14 @@ async fn worker(
 ) -> Result<Stats> {
     let c = s.client();
     let what = |step: &str| msg::worker_step(s.name(), step);
-    let dequeue = c
-        .prepare(&sql.dequeue)
+    let prepared = Prepared::new(&s, sql)
         .await
-        .map_err(|e| raw_error(e, what("PREPARE dequeue")))?;
-    let mark = c
-        .prepare(&sql.mark)
-        .await
-        .map_err(|e| raw_error(e, what("PREPARE mark_processed")))?;
+        .map_err(|e| raw_error(e, what("PREPARE")))?;
+    let (dequeue, mark) = (&prepared, &prepared);
+    // Behind a transaction pooler each transaction may land on another
+    // server connection: BEGIN carries the session's settings.
+    let begin = s.wrapped(BEGIN).0;
+    let begin = begin.as_str();
     let mut st = Stats::default();
     go.wait(s.name()).await?;
     let t0 = Instant::now();
@@ -312,13 +362,14 @@ async fn worker(
     let t = Instant::now();
     let mut rows = if s.stepping() {
         s.prompt(None, BEGIN, None).await;
-        c.batch_execute(BEGIN).await.map_err(|e| raw_error(e, what("BEGIN")))?;
+        c.batch_execute(begin).await.map_err(|e| raw_error(e, what("BEGIN")))?;
         s.prompt(Some(sql.dequeue_name), &sql.dequeue, None).await;
-        c.query(&dequeue, &[])
+        dequeue
+            .dequeue(c, sql)
             .await
             .map_err(|e| raw_error(e, what("dequeue")))?
     } else {
-        let (begin, first) = tokio::join!(c.batch_execute(BEGIN), c.query(&dequeue, &[]));
+        let (begin, first) = tokio::join!(c.batch_execute(begin), dequeue.dequeue(c, sql));
         begin.map_err(|e| raw_error(e, what("BEGIN")))?;
         first.map_err(|e| raw_error(e, what("dequeue")))?
     };
@@ -346,7 +397,7 @@ async fn worker(
         if let Some((holding, terminated)) = victim {
             let _ = holding.send((name.clone(), ids.len()));
             let _ = tokio::time::timeout(s.deadline(), terminated).await;
-            let r = c.execute(&mark, &[&ids, &name]).await;
+            let r = mark.mark(c, sql, &ids, &name).await;
             st.killed = true;
             let next = match r {
                 Ok(_) => msg::update_succeeded(),
@@ -372,28 +423,26 @@ async fn worker(
                 .file
                 .bind("mark_processed", &[("ids", &ids_shown), ("worker", &literal(&name))])?;
             s.prompt(Some("mark_processed"), &mark_shown, None).await;
-            c.execute(&mark, &[&ids, &name])
+            mark.mark(c, sql, &ids, &name)
                 .await
                 .map_err(|e| raw_error(e, what("mark_processed")))?;
-            for end_and_begin in ["COMMIT", BEGIN] {
-                s.prompt(None, end_and_begin, None).await;
-                c.batch_execute(end_and_begin)
-                    .await
-                    .map_err(|e| raw_error(e, what(end_and_begin)))?;
+            for (shown, sent) in [("COMMIT", "COMMIT"), (BEGIN, begin)] {
+                s.prompt(None, shown, None).await;
+                c.batch_execute(sent).await.map_err(|e| raw_error(e, what(shown)))?;
             }
             s.prompt(Some(sql.dequeue_name), &sql.dequeue, None).await;
-            c.query(&dequeue, &[])
+            dequeue
+                .dequeue(c, sql)
                 .await
                 .map_err(|e| raw_error(e, what("dequeue")))?
         } else {
             // Mark, commit, and start the next transaction with its dequeue:
             // four statements, the same transaction boundaries, one round trip.
-            let marking: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&ids, &name];
             let (marked, commit, begin, next) = tokio::join!(
-                c.execute(&mark, &marking),
+                mark.mark(c, sql, &ids, &name),
                 c.batch_execute("COMMIT"),
-                c.batch_execute(BEGIN),
-                c.query(&dequeue, &[])
+                c.batch_execute(begin),
+                dequeue.dequeue(c, sql)
             );
             marked.map_err(|e| raw_error(e, what("mark_processed")))?;
             commit.map_err(|e| raw_error(e, what("COMMIT")))?;

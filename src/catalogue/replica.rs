@@ -169,6 +169,8 @@ impl Standby {
         // Its sessions are the standby's: the variant's close looks for its own on the primary.
         opener.opened = Arc::default();
         opener.max_sessions = None;
+        // lab's pooler (--pooler) is in front of the primary only.
+        opener.pooled = false;
         let admin = opener.open_quiet("standby").await?;
         let is_standby = connect::simple_value(admin.client(), "SELECT pg_is_in_recovery()::text")
             .await
@@ -408,6 +410,8 @@ async fn remote_apply(cx: &mut Cx<'_>) -> Result<()> {
         // The COMMIT waits for the standby: wait_event SyncRep, which pg_blocking_pids does not show.
         let deadline = Instant::now() + cx.env.wait_timeout;
         let waiting = loop {
+            // Behind lab's pooler (--pooler): the backend the COMMIT runs on.
+            crate::engine::session::refresh_pids(&cx.env.control, std::slice::from_ref(p)).await?;
             let ev = connect::simple_value(
                 &cx.env.control,
                 &format!("SELECT wait_event FROM pg_stat_activity WHERE pid = {}", p.pid()),
@@ -622,7 +626,7 @@ async fn conflict(cx: &mut Cx<'_>, rr: bool, steps: &[&str], cause: &str, counte
     let before = conflicts(&st).await?;
     let sent = long_report(cx, &st, &r, &h, rr).await?;
     for step in steps {
-        p.exec(step, st.sql.get(step)?).await?;
+        p.exec(step, &st.sql.bind(step, &[("schema", &cx.env.schema)])?).await?;
     }
     let answer = report_answer(cx, &st, sent, delay).await?;
     if rr {
@@ -695,7 +699,8 @@ async fn hot_standby_feedback(cx: &mut Cx<'_>) -> Result<()> {
     let xmin = "SELECT bool_or(backend_xmin IS NOT NULL)::text FROM pg_stat_replication";
     let held = until_true(&cx.env.control, xmin, cx.env.wait_timeout).await?;
     p.exec("delete_vacuum", st.sql.get("delete_vacuum")?).await?;
-    p.exec("vacuum", st.sql.get("vacuum")?).await?;
+    p.exec("vacuum", &st.sql.bind("vacuum", &[("schema", &cx.env.schema)])?)
+        .await?;
     let kept = not_removable(&cx.recorder().details("P", StepResult::Notice));
     // The vacuum's WAL is replayed while the report still runs: no conflict to resolve.
     let lsn = connect::simple_value(&cx.env.control, "SELECT pg_current_wal_lsn()::text")

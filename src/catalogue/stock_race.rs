@@ -10,6 +10,7 @@ use anyhow::{Result, bail};
 use super::cx::msg as cxmsg;
 use super::{Cx, Options, Params, Scenario, ScenarioOptions, Variant};
 use crate::engine::{Barrier, Session, join_all, raw_error};
+use crate::i18n::Context;
 use crate::report::Phrase;
 use crate::sql::SqlFile;
 use crate::sqltext::one_line;
@@ -349,31 +350,27 @@ async fn request(
     write: &str,
     bar: indicatif::ProgressBar,
 ) -> Result<(Option<i64>, bool, (std::time::Instant, std::time::Instant))> {
-    let c = s.client();
     let what = |step: &str| msg::request_step(s.name(), step);
     start.wait(s.name()).await?;
     let began = std::time::Instant::now();
-    // The raw client does not go through the engine: under --step the request
-    // shows each statement itself.
+    // Not recorded statement by statement (the requests are summarised):
+    // under --step the request shows each statement itself. One round trip
+    // each (a simple query, which a transaction pooler passes whole).
     let out = if guarded {
         s.prompt(Some("buy_one"), buy, None).await;
-        let n = c.execute(buy, &[]).await.map_err(|e| raw_error(e, what("buy")))?;
-        (None, n == 1)
+        let r = s.simple(buy).await.map_err(|e| raw_error(e, what("buy")))?;
+        (None, r.last().is_some_and(|r| r.count == 1))
     } else {
         s.prompt(Some("read"), read, None).await;
-        let q: i32 = c
-            .query_one(read, &[])
-            .await
-            .map_err(|e| raw_error(e, what("read")))?
-            .get(0);
+        let r = s.simple(read).await.map_err(|e| raw_error(e, what("read")))?;
+        let q = crate::engine::session::last_set(&r)
+            .and_then(|set| set.rows.first()?.first()?.as_deref()?.parse::<i64>().ok())
+            .ctx(|| msg::no_quantity(s.name()))?;
         all_read.wait(s.name()).await?;
-        let q = q as i64;
         if q >= 1 {
             let sql = crate::sql::bind(write, &[("new_quantity", &(q - 1))]).map_err(msg::no_value)?;
             s.prompt(Some("write"), &sql, None).await;
-            c.execute(sql.as_str(), &[])
-                .await
-                .map_err(|e| raw_error(e, what("write")))?;
+            s.simple(&sql).await.map_err(|e| raw_error(e, what("write")))?;
             (Some(q), true)
         } else {
             (Some(q), false)
@@ -386,6 +383,10 @@ async fn request(
 mod msg {
     crate::messages! {
         prefix "sr";
+        no_quantity(session) {
+            en: "request {session}: the read returned no quantity",
+            tr: "istek {session}: okuma bir miktar döndürmedi",
+        }
         expected_rmw(stock, requests, after, lost) {
             en: "every request reads {stock} and writes {after}: all {requests} \"succeed\" but the stock drops by 1; {lost} decrements lost (anomaly)",
             tr: "her istek {stock} okur ve {after} yazar: {requests} isteğin hepsi \"başarılı\" olur ama stok 1 azalır; {lost} düşüş kaybolur (anomali)",

@@ -54,9 +54,20 @@ pub struct Env {
     /// lab's throwaway server (its binaries and port), from which a variant
     /// may make a standby; none when lab runs against the user's server.
     pub throwaway: Option<(std::path::PathBuf, u16)>,
+    /// lab's PgBouncer in front of the server (`--pooler`): sessions connect
+    /// through it; the control connection does not.
+    pub pooler: Option<Arc<crate::target::pgbouncer::Front>>,
 }
 
 impl Env {
+    /// Where sessions connect: lab's PgBouncer under `--pooler`, else the server.
+    pub fn session_pg(&self) -> Config {
+        match &self.pooler {
+            Some(p) => p.bouncer.config(crate::target::pgbouncer::LAB_POOL),
+            None => self.pg.clone(),
+        }
+    }
+
     /// `lab:<run>:` — every connection of this run is named so.
     pub fn app_prefix(&self) -> String {
         format!("lab:{}:", self.run)
@@ -116,10 +127,7 @@ impl Env {
     /// of a closed client and resets its application_name; it is no longer ours).
     pub async fn backends_serving(&self, pids: &[i32], app: &str) -> Result<i64> {
         // Names are cut at 63 bytes (see connect()); the prefix is compared as stored.
-        let mut app = app.to_string();
-        while app.len() > 63 {
-            app.pop();
-        }
+        let app = crate::target::connect::app_name(app);
         let row = self
             .control
             .query_one(
@@ -138,6 +146,40 @@ impl Env {
         let deadline = Instant::now() + self.wait_timeout;
         loop {
             if self.backends_left(&[pid]).await? == 0 {
+                return Ok(true);
+            }
+            if Instant::now() > deadline {
+                return Ok(false);
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    /// Behind lab's pooler: the server connections whose last client was
+    /// one of `app`'s sessions (PgBouncer names them after it). They stay
+    /// open in the pool with whatever the variant left on them.
+    pub async fn pooled_backends(&self, app: &str) -> Result<Vec<i32>> {
+        let rows = self
+            .control
+            .query(
+                "SELECT pid FROM pg_stat_activity WHERE starts_with(application_name, $1)",
+                &[&crate::target::connect::app_name(app)],
+            )
+            .await
+            .ctx(msg::read_activity)?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    /// Waits (with the deadline) until lab's PgBouncer no longer holds these
+    /// server connections, so that it hands none of them out once they are gone.
+    pub async fn await_pooler_forgets(&self, pids: &[i32]) -> Result<bool> {
+        let Some(pooler) = &self.pooler else {
+            return Ok(true);
+        };
+        let deadline = Instant::now() + self.wait_timeout;
+        loop {
+            let held = crate::target::pgbouncer::server_pids(&pooler.admin, crate::target::pgbouncer::LAB_POOL).await?;
+            if !held.iter().any(|p| pids.contains(p)) {
                 return Ok(true);
             }
             if Instant::now() > deadline {

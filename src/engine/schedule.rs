@@ -474,8 +474,18 @@ impl Runner<'_> {
         })
     }
 
+    /// Behind a transaction pooler, the backends serving the sessions now.
+    async fn refresh_pids(&mut self) -> Result<()> {
+        if self.run.sessions.iter().any(Session::pooled) {
+            super::session::refresh_pids(&self.run.env.control, self.run.sessions).await?;
+            self.pids = self.run.sessions.iter().map(Session::pid).collect();
+        }
+        Ok(())
+    }
+
     /// Asks the server whether session `s` waits, and on whom.
-    async fn status(&self, s: usize) -> Result<Status> {
+    async fn status(&mut self, s: usize) -> Result<Status> {
+        self.refresh_pids().await?;
         let pid = self.pids[s];
         let row = self
             .run
@@ -604,6 +614,7 @@ impl Runner<'_> {
         match (a.cancelled, a.terminated) {
             (None, _) if a.sent.at.elapsed() > deadline => self.cancel(s, Cancel::Deadline).await,
             (Some(c), None) if c.elapsed() > deadline / 2 => {
+                self.refresh_pids().await?;
                 let pid = self.pids[s];
                 self.run
                     .env
@@ -624,6 +635,7 @@ impl Runner<'_> {
     }
 
     async fn cancel(&mut self, s: usize, why: Cancel) -> Result<()> {
+        self.refresh_pids().await?;
         let pid = self.pids[s];
         self.run
             .env
@@ -780,6 +792,9 @@ impl Runner<'_> {
 
     async fn probes_after(&mut self, pos: usize) -> Result<()> {
         let name = self.step_name(pos).to_string();
+        if self.run.probes.iter().any(|p| p.after == name) {
+            self.refresh_pids().await?;
+        }
         for probe in self.run.probes.iter().filter(|p| p.after == name) {
             let sql = match &probe.query {
                 ProbeQuery::Sql(sql) => {
@@ -799,16 +814,13 @@ impl Runner<'_> {
                     )
                 }
             };
-            let msgs = self
+            let results = self
                 .run
                 .setup
-                .client()
-                .simple_query(&sql)
+                .simple(&sql)
                 .await
                 .map_err(|e| crate::target::connect::sql_error(e, msg::probe_failed(&probe.name)))?;
-            let set = super::session::last_set(&super::session::results_of(&sql, &msgs))
-                .cloned()
-                .unwrap_or_default();
+            let set = super::session::last_set(&results).cloned().unwrap_or_default();
             self.taken.push((probe.name.clone(), set));
         }
         Ok(())

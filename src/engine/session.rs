@@ -1,6 +1,6 @@
 //! One session: a connection of its own, the statements it sends, what the
 //! server answered, and the transaction it is in.
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,7 @@ use super::transcript::Transcript;
 use super::{msg, secs};
 use crate::i18n::{Context, Text};
 use crate::report::{Entry, Phrase, ResultSet, StepResult};
-use crate::sqltext::{self, TxEffect, one_line};
+use crate::sqltext::{self, SettingEffect, TxEffect, one_line};
 use crate::target::connect::{self, EndWatch};
 
 /// What the server said instead of a result: an error, or the connection's end.
@@ -154,7 +154,16 @@ struct Inner {
     name: String,
     /// Scenario and variant, for error messages.
     label: String,
-    pid: i32,
+    /// The backend serving the session: read once when it opened; behind a
+    /// transaction pooler, looked up per transaction ([`refresh_pids`]), 0 while none serves it.
+    pid: AtomicI32,
+    /// Its application_name, as the server stores it.
+    app: String,
+    /// Behind a transaction pooler: the settings the session opened with,
+    /// and the session-level SETs it ran since, sent again ahead of every
+    /// statement that starts a transaction (the pooler may hand it to any
+    /// server connection, carrying any other client's settings).
+    pooled: Option<Pooled>,
     client: Client,
     end: EndWatch,
     driver: connect::Drain,
@@ -163,6 +172,11 @@ struct Inner {
     notices: Arc<AtomicUsize>,
     deadline: Duration,
     stepper: Option<Arc<Stepper>>,
+}
+
+struct Pooled {
+    setup: String,
+    kept: Mutex<Vec<String>>,
 }
 
 /// A statement sent and not yet answered.
@@ -226,6 +240,9 @@ pub struct Opener {
     pub transcript: Option<Arc<Transcript>>,
     /// The most sessions a variant may open (`--max-connections` less the control connection).
     pub max_sessions: Option<usize>,
+    /// `pg` is a transaction pooler: sessions send their state with every
+    /// transaction and their backends are looked up by application_name.
+    pub pooled: bool,
 }
 
 impl Opener {
@@ -275,18 +292,22 @@ impl Opener {
             }
             opened.push((name.to_string(), 0));
         }
+        let setup = connect::session_setup(self.schema.as_deref(), &self.settings);
+        let app = connect::app_name(&format!("{}{name}", self.app));
         let connected = async {
-            let setup = connect::session_setup(self.schema.as_deref(), &self.settings);
-            let conn = connect::connect(&self.pg, &format!("{}{name}", self.app), Some(&setup), sink)
-                .await
-                .ctx(what)?;
+            if self.pooled {
+                // Nothing set now would stay: the setup goes with each transaction.
+                let conn = connect::connect(&self.pg, &app, None, sink).await.ctx(what)?;
+                return Ok::<_, anyhow::Error>((conn, 0));
+            }
+            let conn = connect::connect(&self.pg, &app, Some(&setup), sink).await.ctx(what)?;
             let pid: i32 = conn
                 .client
                 .query_one("SELECT pg_backend_pid()", &[])
                 .await
                 .ctx(what)?
                 .get(0);
-            Ok::<_, anyhow::Error>((conn, pid))
+            Ok((conn, pid))
         }
         .await;
         let (conn, pid) = {
@@ -312,7 +333,12 @@ impl Opener {
             inner: Arc::new(Inner {
                 name: name.to_string(),
                 label: self.label.clone(),
-                pid,
+                pid: AtomicI32::new(pid),
+                app,
+                pooled: self.pooled.then(|| Pooled {
+                    setup,
+                    kept: Mutex::default(),
+                }),
                 client: conn.client,
                 end,
                 driver: conn.driver,
@@ -344,7 +370,79 @@ impl Session {
     }
 
     pub fn pid(&self) -> i32 {
-        self.inner.pid
+        self.inner.pid.load(Ordering::SeqCst)
+    }
+
+    /// Whether the session reaches the server through a transaction pooler.
+    pub fn pooled(&self) -> bool {
+        self.inner.pooled.is_some()
+    }
+
+    /// Behind a transaction pooler, outside a transaction: what puts the
+    /// session's state back on whichever server connection runs the next
+    /// statement, in the same message (the pooler keeps one server
+    /// connection for a message). `RESET ALL` first (another client's SETs
+    /// may be there; role and database defaults come back with it, the
+    /// setup overrides them), then the application_name that wait detection
+    /// looks for. It ends with `COMMIT`: several statements in one message
+    /// share an implicit transaction, whose isolation level and read-only
+    /// state were fixed when it began, before the SETs; the session's
+    /// statements then begin a transaction of their own, under the
+    /// settings. (That COMMIT would warn "there is no transaction in
+    /// progress": SET LOCAL silences it for the prelude's transaction only.)
+    fn prelude(&self, sql: &str) -> Option<String> {
+        let pooled = self.inner.pooled.as_ref()?;
+        if self.tx() != Tx::Idle {
+            // In a transaction the pooler keeps the server connection.
+            return None;
+        }
+        if sqltext::statements(sql).iter().any(|s| sqltext::outside_transaction(s)) {
+            // It cannot run in the transaction block the SETs would open
+            // (lab's files name the schema for such statements).
+            return None;
+        }
+        let kept: String = pooled.kept.lock().unwrap().iter().map(|s| format!("{s};")).collect();
+        Some(format!(
+            "RESET ALL;SET application_name = {};{}{kept}SET LOCAL client_min_messages = error;COMMIT;",
+            sqltext::literal(&self.inner.app),
+            pooled.setup
+        ))
+    }
+
+    /// `sql` as sent: with the prelude ahead of it where one is needed,
+    /// and how many statements of the prelude to leave out of the answer.
+    pub fn wrapped(&self, sql: &str) -> (String, usize) {
+        match self.prelude(sql) {
+            Some(p) => (format!("{p}{sql}"), sqltext::statements(&p).len()),
+            None => (sql.to_string(), 0),
+        }
+    }
+
+    /// Remembers the session-level SETs among the first `ran` statements of `sql`.
+    fn keep_settings(&self, sql: &str, ran: usize) {
+        let Some(pooled) = &self.inner.pooled else {
+            return;
+        };
+        let mut kept = pooled.kept.lock().unwrap();
+        for stmt in sqltext::statements(sql).into_iter().take(ran) {
+            match sqltext::setting_effect(stmt) {
+                SettingEffect::Keep => kept.push(stmt.trim().to_string()),
+                SettingEffect::ResetAll => kept.clear(),
+                SettingEffect::None => {}
+            }
+        }
+    }
+
+    /// A simple query on the session's connection, not recorded (probes,
+    /// an API's statements that it files itself), with the prelude where needed.
+    pub async fn simple(&self, sql: &str) -> Result<Vec<Res>, tokio_postgres::Error> {
+        let (text, skip) = self.wrapped(sql);
+        let msgs = self.inner.client.simple_query(&text).await?;
+        Ok(after_prelude(results_of(&text, &msgs), skip))
+    }
+
+    pub fn app(&self) -> &str {
+        &self.inner.app
     }
 
     /// The raw client, for loops that use prepared statements and are
@@ -411,9 +509,11 @@ impl Session {
     }
 
     async fn query(&self, sql: &str) -> Answer {
+        let (text, skip) = self.wrapped(sql);
+        let ours = |msgs: &[SimpleQueryMessage]| after_prelude(results_of(&text, msgs), skip);
         let mut msgs = Vec::new();
         // Message by message: the results before a failing statement are kept.
-        let outcome = match self.inner.client.simple_query_raw(sql).await {
+        let outcome = match self.inner.client.simple_query_raw(&text).await {
             Ok(stream) => {
                 let mut stream = std::pin::pin!(stream);
                 loop {
@@ -427,10 +527,15 @@ impl Session {
             Err(e) => Err(e),
         };
         match outcome {
-            Ok(()) => Ok(results_of(sql, &msgs)),
+            Ok(()) => {
+                let results = ours(&msgs);
+                self.keep_settings(sql, results.len());
+                Ok(results)
+            }
             Err(e) => {
                 let mut e = self.failure(e).await;
-                e.before = results_of(sql, &msgs);
+                e.before = ours(&msgs);
+                self.keep_settings(sql, e.before.len());
                 if !e.connection_lost {
                     // The server sends an ERROR before it aborts the
                     // transaction: its locks are released only after. An
@@ -580,6 +685,43 @@ impl Session {
     /// A line of narrative in the session's column (a decision, a back-off).
     pub fn note(&self, text: Text) {
         self.inner.recorder.note(self.name(), text);
+    }
+}
+
+/// Behind a transaction pooler, the backend each session's transaction runs
+/// on, looked up through `control` by the session's application_name (the
+/// pooler sets it on the server connection it hands out; the prelude sets
+/// it again). A session no backend serves right now gets 0.
+pub async fn refresh_pids(control: &Client, sessions: &[Session]) -> Result<()> {
+    let pooled: Vec<&Session> = sessions.iter().filter(|s| s.pooled()).collect();
+    if pooled.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<&str> = pooled.iter().map(|s| s.app()).collect();
+    let rows = control
+        .query(
+            "SELECT application_name, pid FROM pg_stat_activity \
+              WHERE application_name = ANY($1) AND state <> 'idle'",
+            &[&names],
+        )
+        .await
+        .ctx(super::msg::read_blocking)?;
+    for s in pooled {
+        let pid = rows
+            .iter()
+            .find(|r| r.get::<_, &str>(0) == s.app())
+            .map_or(0, |r| r.get::<_, i32>(1));
+        s.inner.pid.store(pid, Ordering::SeqCst);
+    }
+    Ok(())
+}
+
+/// The results of the statements sent after a prelude of `skip` statements.
+pub fn after_prelude(mut all: Vec<Res>, skip: usize) -> Vec<Res> {
+    if all.len() >= skip {
+        all.split_off(skip)
+    } else {
+        Vec::new()
     }
 }
 

@@ -18,7 +18,7 @@ use tokio_postgres::Client;
 
 use super::etag::{self, Condition, ETag};
 use super::{Listener, Log};
-use crate::engine::session::{describe, last_set, results_of};
+use crate::engine::session::{after_prelude, describe, last_set, results_of};
 use crate::i18n::{Lang, Text};
 use crate::report::{Entry, Phrase, ResultSet, StepResult};
 use crate::sql::SqlFile;
@@ -26,6 +26,12 @@ use crate::sql::SqlFile;
 /// A database connection the API can run its statements on.
 pub trait Db: Send + Sync + 'static {
     fn client(&self) -> &Client;
+
+    /// A statement as sent, and how many statements sent ahead of it
+    /// (behind a transaction pooler, a session's state) to leave out of the answer.
+    fn wrapped(&self, sql: &str) -> (String, usize) {
+        (sql.to_string(), 0)
+    }
 }
 
 impl Db for Client {
@@ -37,6 +43,10 @@ impl Db for Client {
 impl Db for crate::engine::Session {
     fn client(&self) -> &Client {
         crate::engine::Session::client(self)
+    }
+
+    fn wrapped(&self, sql: &str) -> (String, usize) {
+        crate::engine::Session::wrapped(self, sql)
     }
 }
 
@@ -210,7 +220,8 @@ impl Api {
             .map_err(|e| Failed(msg::statement(name, format!("{e:#}"))))?;
         let db = self.pool.get().await;
         let at = Instant::now();
-        let answer = tokio::time::timeout(self.cfg.deadline, db.client().simple_query(&sql)).await;
+        let (text, skip) = db.wrapped(&sql);
+        let answer = tokio::time::timeout(self.cfg.deadline, db.client().simple_query(&text)).await;
         let recorder = &self.cfg.log.recorder;
         let mut e = Entry::new(recorder.t_ms(at), LANE, StepResult::Ok, Phrase::Plain(String::new()));
         e.step = Some(name.to_string());
@@ -229,7 +240,7 @@ impl Api {
                 Err(msg::database(text))
             }
             Ok(Ok(messages)) => {
-                let results = results_of(&sql, &messages);
+                let results = after_prelude(results_of(&text, &messages), skip);
                 e.detail = Phrase::Plain(describe(&results));
                 Ok(last_set(&results).cloned().unwrap_or_default())
             }

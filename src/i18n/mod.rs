@@ -83,6 +83,10 @@ pub mod ui {
             en: "skipped",
             tr: "atlandı",
         }
+        verdict_pooler() {
+            en: "differs behind the pooler",
+            tr: "pooler arkasında farklı",
+        }
         yes() {
             en: "yes",
             tr: "evet",

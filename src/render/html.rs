@@ -111,6 +111,8 @@ fn verdict(v: &VariantReport, style: &Style) -> String {
             "<span class=\"skip\">{}</span>",
             esc(&style.say(&ui::verdict_skipped()))
         )
+    } else if v.pooler_differs.is_some() {
+        format!("<span class=\"skip\">{}</span>", esc(&style.say(&ui::verdict_pooler())))
     } else if v.as_expected {
         format!("<span class=\"ok\">{}</span>", esc(&style.say(&ui::verdict_ok())))
     } else {
@@ -204,7 +206,7 @@ fn variant(scenario: &str, v: &VariantReport, style: &Style) -> String {
         esc(&style.say(&ui::col_observed())),
         esc(&v.observed_line(style.lang))
     );
-    if let Some(reason) = &v.skipped {
+    if let Some(reason) = v.skipped.as_ref().or(v.pooler_differs.as_ref()) {
         let _ = writeln!(out, "<p class=\"skip\">{}</p>", esc(&style.say(reason)));
     }
     let failed: Vec<String> = v.failed().map(|c| style.say(&c.text)).collect();

@@ -81,6 +81,8 @@ pub fn diagram(entries: &[Entry], style: &Style) -> String {
 fn verdict_word(v: &VariantReport, style: &Style) -> String {
     if v.skipped.is_some() {
         style.say(&ui::verdict_skipped())
+    } else if v.pooler_differs.is_some() {
+        style.say(&ui::verdict_pooler())
     } else if v.as_expected {
         style.say(&ui::verdict_ok())
     } else {

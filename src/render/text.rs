@@ -10,6 +10,8 @@ use crate::report::{AllReport, Entry, ScenarioReport, StepResult, VariantReport,
 fn verdict(v: &VariantReport, style: &Style) -> Cell {
     if v.skipped.is_some() {
         style.cell(style.say(&ui::verdict_skipped()), Color::DarkGrey)
+    } else if v.pooler_differs.is_some() {
+        style.cell(style.say(&ui::verdict_pooler()), Color::Yellow)
     } else if v.as_expected {
         style.cell(style.say(&ui::verdict_ok()), Color::Green)
     } else {
@@ -212,6 +214,9 @@ pub(super) fn observed(v: &VariantReport, style: &Style) -> String {
     if !failed.is_empty() {
         text = format!("{text}\n{}: {}", style.say(&ui::failed_checks()), failed.join("; "));
     }
+    if let Some(reason) = &v.pooler_differs {
+        text = format!("{text}\n{}", style.say(reason));
+    }
     text
 }
 
@@ -302,7 +307,7 @@ pub fn brief_summary(r: &AllReport, style: &Style) -> String {
         style,
     );
     for (scenario, v) in &rows {
-        let odd = !v.as_expected || v.skipped.is_some();
+        let odd = !v.as_expected || v.skipped.is_some() || v.pooler_differs.is_some();
         t.add_row(vec![
             Cell::new(scenario),
             Cell::new(&v.name),

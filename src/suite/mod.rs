@@ -494,6 +494,7 @@ async fn run_spec(cfg: &SpecConfig, ctx: &Shared, i: usize) -> Result<Outcome> {
             metrics: Default::default(),
             timeline: Vec::new(),
             skipped: None,
+            pooler_differs: None,
             notes: Vec::new(),
             evidence: Vec::new(),
             spans: Default::default(),
@@ -556,6 +557,7 @@ async fn run_in(
         opened: Arc::default(),
         transcript: Some(transcript.clone()),
         max_sessions: None,
+        pooled: false,
     };
     if let Some(st) = &ctx.stepper {
         st.reset(whys(file, cfg.lang));
@@ -588,6 +590,7 @@ async fn run_in(
         settings: String::new(),
         deadlock_timeout: Duration::from_secs(1),
         throwaway: None,
+        pooler: None,
         stepper: ctx.stepper.clone(),
     };
     let names: Vec<&str> = spec.sessions.iter().map(|s| s.name.as_str()).collect();
@@ -680,6 +683,7 @@ async fn run_in(
             metrics: Default::default(),
             timeline,
             skipped: None,
+            pooler_differs: None,
             notes: Vec::new(),
             evidence: Vec::new(),
             spans: Default::default(),

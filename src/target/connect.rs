@@ -79,12 +79,7 @@ impl Conn {
 /// those, and SET outranks role defaults all the same. NOTICEs go to `notices`.
 pub async fn connect(base: &Config, app_name: &str, setup: Option<&str>, notices: Option<NoticeSink>) -> Result<Conn> {
     let mut config = base.clone();
-    // application_name is cut at 63 bytes by the server; cut it ourselves on a char boundary.
-    let mut name = app_name.to_string();
-    while name.len() > 63 {
-        name.pop();
-    }
-    config.application_name(&name);
+    config.application_name(self::app_name(app_name));
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(Duration::from_secs(5));
     }
@@ -115,6 +110,15 @@ pub async fn connect(base: &Config, app_name: &str, setup: Option<&str>, notices
         end: EndWatch(Arc::new(tokio::sync::Mutex::new(EndState::Running(task)))),
         driver: Drain(driver),
     })
+}
+
+/// An application_name as the server stores it: cut at 63 bytes (on a char boundary, which the server would not do).
+pub fn app_name(name: &str) -> String {
+    let mut name = name.to_string();
+    while name.len() > 63 {
+        name.pop();
+    }
+    name
 }
 
 type Connection = tokio_postgres::Connection<tokio_postgres::Socket, tokio_postgres::tls::NoTlsStream>;
@@ -565,8 +569,8 @@ pub mod msg {
             tr: "\"{schema}\" şeması var ve lab tarafından oluşturulmamış; lab ona dokunmaz: --schema NAME ile başka bir ad seçin",
         }
         transaction_pooler(place, pid) {
-            en: "{place} is a transaction pooler (backend {pid} served two client connections in turn): lab's sessions keep state on their connection that such a pooler does not keep (search_path, SET, session locks, the backend wait detection watches); give lab the server's direct address or the pooler's session-mode port",
-            tr: "{place} bir transaction pooler (backend {pid} iki istemci bağlantısına sırayla hizmet etti): lab'in oturumları bağlantılarında böyle bir pooler'ın tutmadığı durum tutar (search_path, SET, oturum kilitleri, bekleme tespitinin izlediği backend); lab'e sunucunun doğrudan adresini ya da pooler'ın session modundaki portunu verin",
+            en: "{place} is a transaction pooler (backend {pid} served two client connections in turn): lab's sessions keep state on their connection that such a pooler does not keep (search_path, SET, session locks, the backend wait detection watches); give lab the server's direct address (with --pooler, lab puts a transaction pooler of its own in front of it and keeps the sessions' state itself) or the pooler's session-mode port",
+            tr: "{place} bir transaction pooler (backend {pid} iki istemci bağlantısına sırayla hizmet etti): lab'in oturumları bağlantılarında böyle bir pooler'ın tutmadığı durum tutar (search_path, SET, oturum kilitleri, bekleme tespitinin izlediği backend); lab'e sunucunun doğrudan adresini (--pooler ile lab önüne kendi transaction pooler'ını koyar ve oturumların durumunu kendisi tutar) ya da pooler'ın session modundaki portunu verin",
         }
         setup_queued(place, s) {
             en: "{place} accepted the connection but ran nothing on it within {s} s (a pooler with no free server connection? give the run fewer connections with --max-connections)",
@@ -577,8 +581,8 @@ pub mod msg {
             tr: "oturum hazırlanamadı",
         }
         transaction_pooler_prepared() {
-            en: "the server is behind a transaction pooler (a prepared statement was looked for on another server connection than its own, or met another client's there): lab's sessions keep state on their connection that such a pooler does not keep; give lab the server's direct address or the pooler's session-mode port",
-            tr: "sunucu bir transaction pooler arkasında (hazırlanmış bir komut kendi sunucu bağlantısı yerine başka birinde arandı ya da orada başka bir istemcininkiyle karşılaştı): lab'in oturumları bağlantılarında böyle bir pooler'ın tutmadığı durum tutar; lab'e sunucunun doğrudan adresini ya da pooler'ın session modundaki portunu verin",
+            en: "the server is behind a transaction pooler (a prepared statement was looked for on another server connection than its own, or met another client's there): lab's sessions keep state on their connection that such a pooler does not keep; give lab the server's direct address (with --pooler, lab puts a transaction pooler of its own in front of it and keeps the sessions' state itself) or the pooler's session-mode port",
+            tr: "sunucu bir transaction pooler arkasında (hazırlanmış bir komut kendi sunucu bağlantısı yerine başka birinde arandı ya da orada başka bir istemcininkiyle karşılaştı): lab'in oturumları bağlantılarında böyle bir pooler'ın tutmadığı durum tutar; lab'e sunucunun doğrudan adresini (--pooler ile lab önüne kendi transaction pooler'ını koyar ve oturumların durumunu kendisi tutar) ya da pooler'ın session modundaki portunu verin",
         }
         standby(place) {
             en: "the server at {place} is a read-only standby (pg_is_in_recovery() is true): give lab the primary's URL",

@@ -23,6 +23,9 @@ pub struct Pool {
     pub size: u32,
 }
 
+/// The pool `--pooler` runs every session through.
+pub const LAB_POOL: &str = "lab";
+
 pub struct PgBouncer {
     dir: PathBuf,
     child: Option<Child>,
@@ -198,6 +201,19 @@ impl PgBouncer {
         }
     }
 
+    /// `--pooler`: one pool in transaction mode, of `size` server
+    /// connections, in front of the run's server.
+    pub fn in_front(server: &tokio_postgres::Config, size: u32) -> Result<PgBouncer> {
+        PgBouncer::start(
+            server,
+            &[Pool {
+                name: LAB_POOL,
+                mode: "transaction",
+                size,
+            }],
+        )
+    }
+
     /// Where a client connects for `pool` (the server's user, no password).
     pub fn config(&self, pool: &str) -> tokio_postgres::Config {
         let mut c = tokio_postgres::Config::new();
@@ -234,6 +250,72 @@ impl Drop for PgBouncer {
     }
 }
 
+/// lab's PgBouncer in front of a run's server (`--pooler`), with a
+/// connection to its admin console.
+pub struct Front {
+    pub bouncer: PgBouncer,
+    pub admin: tokio_postgres::Client,
+    pub size: u32,
+}
+
+impl Front {
+    /// Starts it (on this thread: see [`PgBouncer`]'s parent-death signal).
+    pub async fn start(server: &tokio_postgres::Config, size: u32) -> Result<Front> {
+        let bouncer = tokio::task::block_in_place(|| PgBouncer::in_front(server, size))?;
+        let admin = super::connect::connect(&bouncer.admin(), "lab-admin", None, None)
+            .await?
+            .client;
+        Ok(Front { bouncer, admin, size })
+    }
+
+    /// Transactions PgBouncer has pooled for lab so far (SHOW STATS' total_xact_count).
+    pub async fn transactions(&self) -> Result<i64> {
+        Ok(show(&self.admin, "SHOW STATS", LAB_POOL)
+            .await?
+            .iter()
+            .find_map(|r| r.iter().find(|(c, _)| c == "total_xact_count")?.1.parse().ok())
+            .unwrap_or(0))
+    }
+
+    /// `PgBouncer 1.18.0, transaction mode, pool of 97`, for reports.
+    pub fn describe(&self) -> String {
+        format!("{}, transaction mode, pool of {}", self.bouncer.version, self.size)
+    }
+}
+
+/// An admin console command (`SHOW POOLS`, `SHOW SERVERS`...): the rows of
+/// `pool`, as (column, value) pairs.
+pub async fn show(admin: &tokio_postgres::Client, command: &str, pool: &str) -> Result<Vec<Vec<(String, String)>>> {
+    let messages = admin
+        .simple_query(command)
+        .await
+        .map_err(|e| super::connect::sql_error(e, msg::admin(command)))?;
+    let mut rows = Vec::new();
+    for m in messages {
+        if let tokio_postgres::SimpleQueryMessage::Row(r) = m {
+            let row: Vec<(String, String)> = r
+                .columns()
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.name().to_string(), r.get(i).unwrap_or("").to_string()))
+                .collect();
+            if row.iter().any(|(c, v)| c == "database" && v == pool) {
+                rows.push(row);
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// The server backends PgBouncer holds for `pool` (SHOW SERVERS' remote_pid).
+pub async fn server_pids(admin: &tokio_postgres::Client, pool: &str) -> Result<Vec<i32>> {
+    Ok(show(admin, "SHOW SERVERS", pool)
+        .await?
+        .iter()
+        .filter_map(|r| r.iter().find(|(c, _)| c == "remote_pid")?.1.parse().ok())
+        .collect())
+}
+
 /// `PgBouncer 1.18.0` from `pgbouncer --version`.
 fn pgbouncer_version(bin: &Path) -> Result<String> {
     let out = Command::new(bin)
@@ -268,6 +350,10 @@ pub mod msg {
         exited(status, log) {
             en: "lab's PgBouncer exited during start ({status}): {log}",
             tr: "lab'in PgBouncer'ı başlarken çıktı ({status}): {log}",
+        }
+        admin(command) {
+            en: "PgBouncer's admin console: {command}",
+            tr: "PgBouncer yönetim konsolu: {command}",
         }
         not_ready(log) {
             en: "lab's PgBouncer did not accept connections within 10 s: {log}",

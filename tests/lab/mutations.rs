@@ -155,6 +155,51 @@ fn nowait_without_nowait_waits_and_is_cancelled() {
     assert!(timeline.iter().any(|e| e["cancelled_by_lab"] == true));
 }
 
+/// Behind lab's transaction pooler the sessions' backends change between
+/// transactions: the wait is still seen (found by application_name), named,
+/// and the waiting statement cancelled on the backend it runs on.
+#[test]
+fn nowait_without_nowait_behind_the_pooler_waits_and_is_cancelled() {
+    let (v, _, failed) = mutated(&Mutation {
+        scenario: "nowait",
+        variant: "nowait",
+        file: "nowait.spec",
+        from: "FOR UPDATE NOWAIT;",
+        to: "FOR UPDATE;",
+        args: &["--pooler"],
+    });
+    assert!(failed_with(&failed, "cx.had_to_cancel"), "{failed:?}");
+    let timeline = v["timeline"].as_array().unwrap();
+    assert!(
+        timeline
+            .iter()
+            .any(|e| e["result"] == "waiting" && e["blocked_by"] == serde_json::json!(["A"]))
+    );
+    assert!(timeline.iter().any(|e| e["cancelled_by_lab"] == true));
+    assert!(
+        v["metrics"]["pooler_transactions"].as_i64().unwrap() > 0,
+        "{}",
+        v["metrics"]
+    );
+}
+
+#[test]
+fn select_for_update_without_for_update_behind_the_pooler() {
+    let (v, _, failed) = mutated(&Mutation {
+        scenario: "lost-update",
+        variant: "select-for-update",
+        file: "lost-update.spec",
+        from: "FROM stock_items WHERE book_id = 1 FOR UPDATE;",
+        to: "FROM stock_items WHERE book_id = 1;",
+        args: &["--pooler"],
+    });
+    assert!(failed_with(&failed, "cx.waits"), "{failed:?}");
+    assert!(
+        v["pooler_differs"].is_null(),
+        "a broken mechanism is not the pooler's doing"
+    );
+}
+
 #[test]
 fn skip_locked_without_skip_locked() {
     mutated(&Mutation {

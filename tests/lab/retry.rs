@@ -32,6 +32,7 @@ fn attempts_with(
             opened: Arc::default(),
             transcript: None,
             max_sessions: None,
+            pooled: false,
         };
         let s = opener.open("A").await.unwrap();
         let mut rng = Rng::new(3);

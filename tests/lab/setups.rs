@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{TestServer, lab, one_line_exit_2, run, run_cmd};
+use crate::support::{TestServer, failed_checks, lab, one_line_exit_2, run, run_cmd};
 
 const LAB_BACKENDS: &str = "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:%'";
 
@@ -345,6 +345,82 @@ fn a_transaction_pooler_is_refused_with_one_line_and_a_session_pooler_works() {
         srv.query_i64(&c, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'lab%'"),
         0
     );
+}
+
+/// `--pooler`: every session goes through lab's own PgBouncer in
+/// transaction mode, in front of a role whose defaults would change the
+/// results. Every variant gives its documented verdict (or, where a
+/// transaction pooler is documented to change it, says so with why), and
+/// PgBouncer counted the variant's transactions.
+#[test]
+fn every_scenario_through_labs_own_transaction_pooler() {
+    let srv = TestServer::start();
+    let c = srv.client();
+    srv.exec(
+        &c,
+        "CREATE ROLE pooled LOGIN;
+         GRANT CREATE ON DATABASE postgres TO pooled;
+         ALTER ROLE pooled SET lock_timeout = '200ms';
+         ALTER ROLE pooled SET statement_timeout = '1500ms';
+         ALTER ROLE pooled SET idle_in_transaction_session_timeout = '300ms';
+         ALTER ROLE pooled SET default_transaction_isolation = 'serializable';
+         ALTER ROLE pooled SET default_transaction_read_only = on;",
+    );
+    let url = format!("postgres://pooled@127.0.0.1:{}/postgres", srv.cluster.port);
+    let r = run(&["all", "--pooler", "--database-url", &url, "--format", "json"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(report["as_expected"], true);
+    let mut differs = Vec::new();
+    for s in report["scenarios"].as_array().unwrap() {
+        for v in s["variants"].as_array().unwrap() {
+            let name = format!("{}/{}", s["scenario"].as_str().unwrap(), v["name"].as_str().unwrap());
+            let m = &v["metrics"];
+            assert!(m["pooler"].as_str().unwrap().starts_with("PgBouncer"), "{name}: {m}");
+            // lab pooler's variants run behind PgBouncers of their own.
+            if v["skipped"].is_null() && s["scenario"] != "pooler" {
+                assert!(m["pooler_transactions"].as_i64().unwrap() > 0, "{name}: {m}");
+            }
+            if let Some(why) = v["pooler_differs"].as_str() {
+                assert!(!failed_checks(v).is_empty(), "{name}: differs only with a failed check");
+                assert!(why.contains("transaction pooler"), "{why}");
+                differs.push(name);
+            }
+        }
+    }
+    // Only the variant that relies on a session-level lock may differ.
+    assert!(
+        differs.iter().all(|d| d == "advisory-lock/session-lock-pooled"),
+        "{differs:?}"
+    );
+    // The waits were seen behind the pooler too.
+    let waited = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["variants"].as_array().unwrap())
+        .flat_map(|v| v["timeline"].as_array().into_iter().flatten())
+        .filter(|e| e["result"] == "waiting")
+        .count();
+    assert!(waited >= 10, "{waited} waits");
+    // Nothing left: no backend of lab's (the pool's server connections went
+    // with PgBouncer), no schema.
+    srv.wait_for_zero(&c, "SELECT count(*) FROM pg_stat_activity WHERE usename = 'pooled'");
+    assert_eq!(
+        srv.query_i64(&c, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'lab%'"),
+        0
+    );
+}
+
+#[test]
+fn pooler_without_pgbouncer_is_one_line_before_any_server_starts() {
+    let r = run_cmd(
+        lab()
+            .args(["lost-update", "--pooler"])
+            .env("LAB_PGBOUNCER_BIN", "/nonexistent/pgbouncer")
+            .env("LAB_PG_BIN", "/nonexistent/bin"),
+    );
+    one_line_exit_2(&r, "LAB_PGBOUNCER_BIN=/nonexistent/pgbouncer is not a program");
 }
 
 #[test]

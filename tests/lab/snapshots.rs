@@ -107,6 +107,7 @@ fn waited() -> VariantReport {
             done,
         ],
         skipped: None,
+        pooler_differs: None,
         notes: vec![text(&NOTE)],
         evidence: vec![Evidence {
             title: Phrase::Text(text(&TITLE)),
@@ -146,6 +147,7 @@ fn failed() -> VariantReport {
         metrics: Default::default(),
         timeline: vec![entry(1.0, "A", "BEGIN;", StepResult::Ok, "BEGIN"), error],
         skipped: None,
+        pooler_differs: None,
         notes: vec![],
         evidence: vec![],
         spans: Default::default(),
