@@ -24,11 +24,13 @@ struct Mutation {
 
 /// Applies the mutation in a directory of its own and runs the variant.
 fn mutated(m: &Mutation) -> (Value, Duration, Vec<String>) {
+    // One directory per mutation run (the same variant may run with other arguments at once).
     let dir = std::env::temp_dir().join(format!(
-        "lab-mutation-{}-{}-{}",
+        "lab-mutation-{}-{}-{}{}",
         std::process::id(),
         m.scenario,
-        m.variant
+        m.variant,
+        m.args.concat()
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let original = lab::files::LabFiles::embedded().read(m.file).unwrap().into_owned();
@@ -133,15 +135,16 @@ fn optimistic_write_without_its_version_check() {
     });
 }
 
-#[test]
-fn nowait_without_nowait_waits_and_is_cancelled() {
+/// NOWAIT taken out: B waits for A (the timeline names A), every session is
+/// stuck, and lab cancels B's statement.
+fn nowait_without_nowait(args: &'static [&'static str]) -> Value {
     let (v, _, failed) = mutated(&Mutation {
         scenario: "nowait",
         variant: "nowait",
         file: "nowait.spec",
         from: "FOR UPDATE NOWAIT;",
         to: "FOR UPDATE;",
-        args: &[],
+        args,
     });
     assert!(failed_with(&failed, "cx.no_other_waits"), "{failed:?}");
     assert!(failed_with(&failed, "cx.had_to_cancel"), "{failed:?}");
@@ -153,6 +156,12 @@ fn nowait_without_nowait_waits_and_is_cancelled() {
             .any(|e| e["result"] == "waiting" && e["blocked_by"] == serde_json::json!(["A"]))
     );
     assert!(timeline.iter().any(|e| e["cancelled_by_lab"] == true));
+    v
+}
+
+#[test]
+fn nowait_without_nowait_waits_and_is_cancelled() {
+    nowait_without_nowait(&[]);
 }
 
 /// Behind lab's transaction pooler the sessions' backends change between
@@ -160,22 +169,7 @@ fn nowait_without_nowait_waits_and_is_cancelled() {
 /// and the waiting statement cancelled on the backend it runs on.
 #[test]
 fn nowait_without_nowait_behind_the_pooler_waits_and_is_cancelled() {
-    let (v, _, failed) = mutated(&Mutation {
-        scenario: "nowait",
-        variant: "nowait",
-        file: "nowait.spec",
-        from: "FOR UPDATE NOWAIT;",
-        to: "FOR UPDATE;",
-        args: &["--pooler"],
-    });
-    assert!(failed_with(&failed, "cx.had_to_cancel"), "{failed:?}");
-    let timeline = v["timeline"].as_array().unwrap();
-    assert!(
-        timeline
-            .iter()
-            .any(|e| e["result"] == "waiting" && e["blocked_by"] == serde_json::json!(["A"]))
-    );
-    assert!(timeline.iter().any(|e| e["cancelled_by_lab"] == true));
+    let v = nowait_without_nowait(&["--pooler"]);
     assert!(
         v["metrics"]["pooler_transactions"].as_i64().unwrap() > 0,
         "{}",

@@ -54,24 +54,30 @@ fn a_standby_is_refused_before_anything_is_created() {
     srv.wait_for_zero(&c, LAB_BACKENDS);
 }
 
+/// A shared server's role, with defaults that break every scenario that
+/// waits, retries or writes if a session inherits them; its URL.
+fn hostile_role(srv: &TestServer, c: &tokio_postgres::Client, role: &str) -> String {
+    srv.exec(
+        c,
+        &format!(
+            "CREATE ROLE {role} LOGIN;
+             GRANT CREATE ON DATABASE postgres TO {role};
+             ALTER ROLE {role} SET lock_timeout = '200ms';
+             ALTER ROLE {role} SET statement_timeout = '1500ms';
+             ALTER ROLE {role} SET idle_in_transaction_session_timeout = '300ms';
+             ALTER ROLE {role} SET idle_session_timeout = '700ms';
+             ALTER ROLE {role} SET default_transaction_isolation = 'serializable';
+             ALTER ROLE {role} SET default_transaction_read_only = on;"
+        ),
+    );
+    format!("postgres://{role}@127.0.0.1:{}/postgres", srv.cluster.port)
+}
+
 #[test]
 fn hostile_role_defaults_do_not_change_the_results() {
     let srv = TestServer::start();
     let c = srv.client();
-    // A shared server's role, with defaults that break every scenario that
-    // waits, retries or writes if a session inherits them.
-    srv.exec(
-        &c,
-        "CREATE ROLE hostile LOGIN;
-         GRANT CREATE ON DATABASE postgres TO hostile;
-         ALTER ROLE hostile SET lock_timeout = '200ms';
-         ALTER ROLE hostile SET statement_timeout = '1500ms';
-         ALTER ROLE hostile SET idle_in_transaction_session_timeout = '300ms';
-         ALTER ROLE hostile SET idle_session_timeout = '700ms';
-         ALTER ROLE hostile SET default_transaction_isolation = 'serializable';
-         ALTER ROLE hostile SET default_transaction_read_only = on;",
-    );
-    let url = format!("postgres://hostile@127.0.0.1:{}/postgres", srv.cluster.port);
+    let url = hostile_role(&srv, &c, "hostile");
     // The defaults are in force for anyone connecting as that role.
     let mut hostile_config = srv.cluster.config();
     hostile_config.user("hostile");
@@ -356,17 +362,7 @@ fn a_transaction_pooler_is_refused_with_one_line_and_a_session_pooler_works() {
 fn every_scenario_through_labs_own_transaction_pooler() {
     let srv = TestServer::start();
     let c = srv.client();
-    srv.exec(
-        &c,
-        "CREATE ROLE pooled LOGIN;
-         GRANT CREATE ON DATABASE postgres TO pooled;
-         ALTER ROLE pooled SET lock_timeout = '200ms';
-         ALTER ROLE pooled SET statement_timeout = '1500ms';
-         ALTER ROLE pooled SET idle_in_transaction_session_timeout = '300ms';
-         ALTER ROLE pooled SET default_transaction_isolation = 'serializable';
-         ALTER ROLE pooled SET default_transaction_read_only = on;",
-    );
-    let url = format!("postgres://pooled@127.0.0.1:{}/postgres", srv.cluster.port);
+    let url = hostile_role(&srv, &c, "pooled");
     let r = run(&["all", "--pooler", "--database-url", &url, "--format", "json"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let report: Value = serde_json::from_str(&r.stdout).unwrap();
