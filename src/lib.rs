@@ -566,7 +566,7 @@ async fn run_scenarios(env: &Env, cfg: &RunConfig, style: &Style, reports: &Repo
         }
         Ok(())
     };
-    let timed = |p: &Planned| catalogue::RUN_ALONE.contains(&p.scenario.name);
+    let timed = |p: &Planned| catalogue::OWN_DATABASE.contains(&p.scenario.name) && own_database(env, p).is_none();
     // Side by side only when at least two can be: a lone scenario keeps the run's schema.
     let together = cfg.jobs > 1 && cfg.plan.iter().filter(|p| !timed(p)).count() > 1;
     let alone = |p: &Planned| !together || timed(p);
@@ -584,10 +584,18 @@ async fn run_scenarios(env: &Env, cfg: &RunConfig, style: &Style, reports: &Repo
             let (permits, finished) = (&permits, &finished);
             async move {
                 let _permit = permits.acquire().await.expect("never closed");
-                let own = scenario_env(env, cfg, p).await?;
+                let database = own_database(env, p);
+                if let Some(db) = &database {
+                    connect::create_database(&env.control, db).await?;
+                }
+                let own = scenario_env(env, cfg, p, database.as_deref()).await?;
                 let r = run_scenario(&own, cfg, style, p, reports, i).await;
                 if r.is_ok() && !cfg.keep_schema {
                     connect::drop_schema(&own.control, &own.schema).await?;
+                }
+                drop(own);
+                if let Some(db) = &database {
+                    connect::drop_database(&env.control, db).await?;
                 }
                 r?;
                 finished(i)
@@ -609,14 +617,27 @@ fn scenario_schema(run: &str, scenario: &str) -> String {
     format!("{run}_{}", scenario.replace('-', "_"))
 }
 
+/// The database a scenario of [`catalogue::OWN_DATABASE`] runs in beside
+/// others: only on lab's throwaway server (everything on it is lab's), and
+/// not behind lab's pooler (its pool serves the run's database).
+fn own_database(env: &Env, p: &Planned) -> Option<String> {
+    (catalogue::OWN_DATABASE.contains(&p.scenario.name) && env.throwaway.is_some() && env.pooler.is_none())
+        .then(|| scenario_schema(&env.run, p.scenario.name))
+}
+
 /// An environment of its own for a scenario run side by side with others:
-/// its own schema and control connection, the run's name and settings.
-async fn scenario_env(env: &Env, cfg: &RunConfig, p: &Planned) -> Result<Env> {
-    let control = connect::connect(&env.pg, &control_name(&cfg.schema), Some(&env.settings), None)
+/// its own schema and control connection (in `database`, when it has one of
+/// its own), the run's name and settings.
+async fn scenario_env(env: &Env, cfg: &RunConfig, p: &Planned, database: Option<&str>) -> Result<Env> {
+    let mut pg = env.pg.clone();
+    if let Some(db) = database {
+        pg.dbname(db);
+    }
+    let control = connect::connect(&pg, &control_name(&cfg.schema), Some(&env.settings), None)
         .await?
         .client;
     Ok(Env {
-        pg: env.pg.clone(),
+        pg,
         schema: scenario_schema(&cfg.schema, p.scenario.name),
         run: env.run.clone(),
         control,

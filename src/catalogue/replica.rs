@@ -156,7 +156,9 @@ impl Standby {
                 // On this thread, as the throwaway cluster: the standby's
                 // parent-death signal is tied to the thread that starts it.
                 let standby = tokio::task::block_in_place(|| Cluster::standby_of(&bin, port, &settings))?;
-                let cfg = standby.config();
+                let mut cfg = standby.config();
+                // The database the variant runs in (its own, beside other scenarios).
+                cfg.dbname(cx.env.pg.get_dbname().unwrap_or("postgres"));
                 (Some(standby), cfg)
             }
             (None, None) => {
@@ -199,6 +201,12 @@ impl Standby {
         if let Some(s) = &own {
             cx.narrate(msg::made(s.port, s.startup.as_millis() as u64));
         }
+        // Where the variant runs, as the standby says (beside other
+        // scenarios, lab's throwaway server gives replica a database of its own).
+        let database = connect::simple_value(admin.client(), "SELECT current_database()")
+            .await
+            .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
+        cx.metric("database", database);
         let st = Standby {
             own,
             opener,

@@ -482,6 +482,26 @@ pub async fn rebuild_schema(control: &Client, schema: &str, schema_sql: &str, se
     Ok(())
 }
 
+/// A database of lab's own on lab's throwaway server (a scenario that needs
+/// one beside others); made afresh.
+pub async fn create_database(control: &Client, name: &str) -> Result<()> {
+    drop_database(control, name).await?;
+    control
+        .batch_execute(&format!("CREATE DATABASE \"{name}\""))
+        .await
+        .map_err(|e| sql_error(e, msg::create_schema()))?;
+    Ok(())
+}
+
+/// Drops it, ending any connection still in it (PostgreSQL 13+).
+pub async fn drop_database(control: &Client, name: &str) -> Result<()> {
+    control
+        .batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+        .await
+        .map_err(|e| sql_error(e, msg::drop_schema()))?;
+    Ok(())
+}
+
 pub async fn drop_schema(control: &Client, schema: &str) -> Result<()> {
     if ensure_ours(control, schema).await? {
         control

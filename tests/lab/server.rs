@@ -281,6 +281,38 @@ fn lab_all_runs_scenarios_side_by_side_with_the_same_verdicts_in_the_catalogue_o
     srv.wait_for_zero(&c, LAB_BACKENDS);
 }
 
+/// On lab's throwaway server replica runs beside the others in a database
+/// of its own (another scenario's open transaction would keep the rows its
+/// VACUUM must remove); queue and stock-race run beside them too.
+#[test]
+fn on_the_throwaway_server_replica_runs_beside_the_others_in_its_own_database() {
+    let r = crate::support::run(&[
+        "all",
+        "--format",
+        "json",
+        "--variant",
+        "replica/snapshot-conflict",
+        "--variant",
+        "replica/stale-read",
+        "--variant",
+        "timeouts/idle-in-transaction",
+        "--variant",
+        "queue/skip-locked",
+        "--variant",
+        "stock-race/oversell",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    for s in report["scenarios"].as_array().unwrap() {
+        for v in s["variants"].as_array().unwrap() {
+            assert_documented(v);
+            if s["scenario"] == "replica" {
+                assert_eq!(v["metrics"]["database"], "lab_replica", "{}", v["metrics"]);
+            }
+        }
+    }
+}
+
 #[test]
 fn ctrl_c_while_scenarios_run_side_by_side_leaves_nothing() {
     let srv = TestServer::start();
