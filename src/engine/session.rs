@@ -176,7 +176,65 @@ struct Inner {
 
 struct Pooled {
     setup: String,
-    kept: Mutex<Vec<String>>,
+    settings: Mutex<Settings>,
+}
+
+/// The session-level SETs a session ran, as a transaction pooler loses them:
+/// those in force (sent again with every transaction), and those run in the
+/// open transaction, in force only once it commits.
+#[derive(Debug, Default, PartialEq)]
+struct Settings {
+    kept: Vec<String>,
+    pending: Vec<String>,
+}
+
+impl Settings {
+    /// Follows a message's statements: the session was in `tx` when it was
+    /// sent, its first `ran` statements succeeded, and one after them
+    /// failed if `failed`. SETs outside a transaction block commit with the
+    /// message (an implicit transaction) unless it fails; statements before
+    /// a BEGIN in the same message join its transaction.
+    fn follow(&mut self, sql: &str, tx: Tx, ran: usize, failed: bool) {
+        let mut open = tx != Tx::Idle;
+        let mut aborted = tx == Tx::Failed;
+        let mut implicit = Vec::new();
+        for stmt in sqltext::statements(sql).into_iter().take(ran) {
+            match sqltext::tx_effect(stmt) {
+                TxEffect::Begin => {
+                    self.pending.append(&mut implicit);
+                    open = true;
+                }
+                TxEffect::End => {
+                    let rollback = matches!(
+                        sqltext::words(stmt, 1).first().map(String::as_str),
+                        Some("ROLLBACK" | "ABORT")
+                    );
+                    let pending = std::mem::take(&mut self.pending);
+                    if !rollback && !aborted {
+                        self.apply(pending);
+                    }
+                    (open, aborted) = (false, false);
+                }
+                TxEffect::None => {}
+            }
+            if sqltext::setting_effect(stmt) != SettingEffect::None {
+                let list = if open { &mut self.pending } else { &mut implicit };
+                list.push(stmt.trim().to_string());
+            }
+        }
+        if !failed {
+            self.apply(implicit);
+        }
+    }
+
+    fn apply(&mut self, sets: Vec<String>) {
+        for s in sets {
+            match sqltext::setting_effect(&s) {
+                SettingEffect::ResetAll => self.kept.clear(),
+                _ => self.kept.push(s),
+            }
+        }
+    }
 }
 
 /// A statement sent and not yet answered.
@@ -337,7 +395,7 @@ impl Opener {
                 app,
                 pooled: self.pooled.then(|| Pooled {
                     setup,
-                    kept: Mutex::default(),
+                    settings: Mutex::default(),
                 }),
                 client: conn.client,
                 end,
@@ -401,7 +459,14 @@ impl Session {
             // (lab's files name the schema for such statements).
             return None;
         }
-        let kept: String = pooled.kept.lock().unwrap().iter().map(|s| format!("{s};")).collect();
+        let kept: String = pooled
+            .settings
+            .lock()
+            .unwrap()
+            .kept
+            .iter()
+            .map(|s| format!("{s};"))
+            .collect();
         Some(format!(
             "RESET ALL;SET application_name = {};{}{kept}SET LOCAL client_min_messages = error;COMMIT;",
             sqltext::literal(&self.inner.app),
@@ -418,18 +483,11 @@ impl Session {
         }
     }
 
-    /// Remembers the session-level SETs among the first `ran` statements of `sql`.
-    fn keep_settings(&self, sql: &str, ran: usize) {
-        let Some(pooled) = &self.inner.pooled else {
-            return;
-        };
-        let mut kept = pooled.kept.lock().unwrap();
-        for stmt in sqltext::statements(sql).into_iter().take(ran) {
-            match sqltext::setting_effect(stmt) {
-                SettingEffect::Keep => kept.push(stmt.trim().to_string()),
-                SettingEffect::ResetAll => kept.clear(),
-                SettingEffect::None => {}
-            }
+    /// Follows the session-level SETs among the first `ran` statements of
+    /// `sql` (sent in transaction state `tx`; a later one failed if `failed`).
+    fn keep_settings(&self, sql: &str, tx: Tx, ran: usize, failed: bool) {
+        if let Some(pooled) = &self.inner.pooled {
+            pooled.settings.lock().unwrap().follow(sql, tx, ran, failed);
         }
     }
 
@@ -510,6 +568,7 @@ impl Session {
 
     async fn query(&self, sql: &str) -> Answer {
         let (text, skip) = self.wrapped(sql);
+        let tx = self.tx();
         let ours = |msgs: &[SimpleQueryMessage]| after_prelude(results_of(&text, msgs), skip);
         let mut msgs = Vec::new();
         // Message by message: the results before a failing statement are kept.
@@ -529,13 +588,13 @@ impl Session {
         match outcome {
             Ok(()) => {
                 let results = ours(&msgs);
-                self.keep_settings(sql, results.len());
+                self.keep_settings(sql, tx, results.len(), false);
                 Ok(results)
             }
             Err(e) => {
                 let mut e = self.failure(e).await;
                 e.before = ours(&msgs);
-                self.keep_settings(sql, e.before.len());
+                self.keep_settings(sql, tx, e.before.len(), true);
                 if !e.connection_lost {
                     // The server sends an ERROR before it aborts the
                     // transaction: its locks are released only after. An
@@ -762,4 +821,54 @@ pub(crate) fn results_of(sql: &str, msgs: &[SimpleQueryMessage]) -> Vec<Res> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn followed(steps: &[(&str, Tx, usize, bool)]) -> Vec<String> {
+        let mut s = Settings::default();
+        for (sql, tx, ran, failed) in steps {
+            s.follow(sql, *tx, *ran, *failed);
+        }
+        s.kept
+    }
+
+    #[test]
+    fn a_pooled_session_keeps_the_sets_that_took_effect() {
+        // Outside a transaction: in force at once.
+        assert_eq!(
+            followed(&[("SET lock_timeout = '1s'", Tx::Idle, 1, false)]),
+            ["SET lock_timeout = '1s'"]
+        );
+        // In a transaction: once it commits, not if it rolls back.
+        let committed = [
+            ("BEGIN", Tx::Idle, 1, false),
+            ("SET deadlock_timeout = '2s'", Tx::Open, 1, false),
+            ("COMMIT", Tx::Open, 1, false),
+        ];
+        assert_eq!(followed(&committed), ["SET deadlock_timeout = '2s'"]);
+        let rolled_back = [
+            ("BEGIN; SET deadlock_timeout = '2s'", Tx::Idle, 2, false),
+            ("ROLLBACK", Tx::Open, 1, false),
+        ];
+        assert!(followed(&rolled_back).is_empty());
+        // A failed transaction's COMMIT rolls it back.
+        let failed = [
+            ("BEGIN; SET deadlock_timeout = '2s'", Tx::Idle, 2, false),
+            ("SELECT 1/0", Tx::Open, 0, true),
+            ("COMMIT", Tx::Failed, 1, false),
+        ];
+        assert!(followed(&failed).is_empty());
+        // A message that fails outside a transaction block takes its SETs with it.
+        assert!(followed(&[("SET lock_timeout = '1s'; SELECT 1/0", Tx::Idle, 1, true)]).is_empty());
+        // SET LOCAL ends with its transaction; RESET ALL forgets what was kept.
+        let reset = [
+            ("SET lock_timeout = '1s'", Tx::Idle, 1, false),
+            ("BEGIN; SET LOCAL statement_timeout = '1s'; COMMIT", Tx::Idle, 3, false),
+            ("RESET ALL; SET deadlock_timeout = '2s'", Tx::Idle, 2, false),
+        ];
+        assert_eq!(followed(&reset), ["SET deadlock_timeout = '2s'"]);
+    }
 }

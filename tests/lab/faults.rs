@@ -261,13 +261,33 @@ fn ctrl_c_sighup_and_sigkill_of_a_run_on_the_throwaway_cluster() {
 fn a_second_run_while_the_first_runs_is_refused_and_the_first_is_unharmed() {
     let srv = TestServer::start();
     let c = srv.client();
+    // The first run is held at its first step by a lock this test holds, so
+    // the second starts while it runs whatever the machine's load.
+    srv.exec(&c, "SELECT pg_advisory_lock(4242)");
+    let dir = std::env::temp_dir().join(format!("lab-gated-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let spec = lab::files::LabFiles::embedded()
+        .read("nowait.spec")
+        .unwrap()
+        .into_owned();
+    let begin = "step a_begin { BEGIN ISOLATION LEVEL READ COMMITTED; }";
+    assert!(spec.contains(begin));
+    let gated = "step a_begin { SELECT pg_advisory_lock(4242); SELECT pg_advisory_unlock(4242); \
+                 BEGIN ISOLATION LEVEL READ COMMITTED; }";
+    std::fs::write(dir.join("nowait.spec"), spec.replace(begin, gated)).unwrap();
     let mut first = lab()
         .args([
             "all",
+            "--variant",
+            "nowait",
+            "--variant",
+            "lost-update/atomic-update",
+            "--lab-dir",
+            dir.to_str().unwrap(),
             "--database-url",
             &srv.url(),
-            "--timeout-ms",
-            "200",
+            "--wait-timeout",
+            "60",
             "--format",
             "json",
         ])
@@ -275,18 +295,19 @@ fn a_second_run_while_the_first_runs_is_refused_and_the_first_is_unharmed() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    assert!(
-        wait_for(&srv, &c, LAB_SESSIONS, &mut first),
-        "the first run ended too soon"
-    );
+    // Seen from the server: its session waits for the test's lock.
+    let held = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242 AND NOT granted";
+    assert!(wait_for(&srv, &c, held, &mut first), "the first run ended too soon");
     let second = run(&["lost-update", "--database-url", &srv.url()]);
-    assert_eq!(second.code, 2);
+    assert_eq!(second.code, 2, "{}", second.stderr);
     assert!(
         second.stderr.contains("another lab run is using schema \"lab\""),
         "{}",
         second.stderr
     );
+    srv.exec(&c, "SELECT pg_advisory_unlock(4242)");
     let out = first.wait_with_output().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["as_expected"], true);
