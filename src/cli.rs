@@ -141,7 +141,7 @@ pub struct RunArgs {
 
     /// `lab all`: scenarios run at once, each in a schema of its own (queue and
     /// stock-race, which measure time, always run alone); 1 runs them one by one.
-    /// Default 4; 1 with --step, --max-connections or --pooler.
+    /// Default 4; 1 with --step or --max-connections.
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
 

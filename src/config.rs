@@ -172,10 +172,7 @@ impl RunConfig {
                 // A person steps through one scenario at a time.
                 Some(_) if args.step => 1,
                 Some(n) => n.min(64),
-                // Behind lab's pooler one scenario at a time: a variant's clean-up ends
-                // the pool's server connections its sessions used last, which a
-                // scenario running beside it could be handed at that moment.
-                None if args.step || args.max_connections.is_some() || args.pooler => 1,
+                None if args.step || args.max_connections.is_some() => 1,
                 None => DEFAULT_JOBS,
             },
             // Missing pgbouncer is found before any server starts.

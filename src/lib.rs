@@ -415,7 +415,16 @@ async fn with_pooler(env: Env, cfg: &RunConfig, pg: &tokio_postgres::Config) -> 
         None => free,
     }
     .clamp(1, 150) as u32;
-    let front = target::pgbouncer::Front::start(pg, size).await?;
+    // A pool per schema the run may use: the run's own, and one per
+    // scenario run side by side; all in the run's database (replica runs
+    // alone behind the pooler: see own_database).
+    let mut pools = vec![(cfg.schema.clone(), None)];
+    pools.extend(
+        cfg.plan
+            .iter()
+            .map(|p| (scenario_schema(&cfg.schema, p.scenario.name), None)),
+    );
+    let front = target::pgbouncer::Front::start(pg, &pools, size).await?;
     Ok(Env {
         pooler: Some(Arc::new(front)),
         ..env
@@ -619,7 +628,9 @@ fn scenario_schema(run: &str, scenario: &str) -> String {
 
 /// The database a scenario of [`catalogue::OWN_DATABASE`] runs in beside
 /// others: only on lab's throwaway server (everything on it is lab's), and
-/// not behind lab's pooler (its pool serves the run's database).
+/// not behind lab's pooler, where replica runs alone: beside the others
+/// there, its hot-standby-feedback report was cancelled by a snapshot
+/// conflict in 2 runs of 4 (not yet understood; never seen directly).
 fn own_database(env: &Env, p: &Planned) -> Option<String> {
     (catalogue::OWN_DATABASE.contains(&p.scenario.name) && env.throwaway.is_some() && env.pooler.is_none())
         .then(|| scenario_schema(&env.run, p.scenario.name))

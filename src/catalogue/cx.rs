@@ -576,14 +576,14 @@ pub async fn run_variant(
     crate::target::connect::rebuild_schema(&env.control, &env.schema, &schema_sql, &seed_sql).await?;
     let mut cx = Cx::new(env, opts, scenario, variant, params);
     let pooled_before = match &env.pooler {
-        Some(p) => Some(p.transactions().await?),
+        Some(p) => Some(p.transactions(&env.schema).await?),
         None => None,
     };
     let r = (variant.run)(&mut cx).await;
     if let (Some(p), Some(before)) = (&env.pooler, pooled_before) {
         // What went through lab's PgBouncer: evidence that the sessions did.
         cx.metric("pooler", p.describe());
-        cx.metric("pooler_transactions", p.transactions().await? - before);
+        cx.metric("pooler_transactions", p.transactions(&env.schema).await? - before);
     }
     match r {
         Ok(()) => cx.close(false).await,

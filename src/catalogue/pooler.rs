@@ -266,18 +266,7 @@ impl Stage {
         cx.ensure_room(5)?;
         let sql = cx.sql("pooler.sql")?;
         let server = cx.env.pg.clone();
-        let pools = [
-            Pool {
-                name: SHARED,
-                mode: "transaction",
-                size: 1,
-            },
-            Pool {
-                name: TWO,
-                mode: "transaction",
-                size: 2,
-            },
-        ];
+        let pools = [Pool::new(SHARED, "transaction", 1), Pool::new(TWO, "transaction", 2)];
         // On this thread, as the throwaway cluster: PgBouncer's parent-death
         // signal is tied to the thread that starts it (a blocking-pool
         // thread ends after 10 s idle, and would take PgBouncer with it).

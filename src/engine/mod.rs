@@ -63,7 +63,8 @@ impl Env {
     /// Where sessions connect: lab's PgBouncer under `--pooler`, else the server.
     pub fn session_pg(&self) -> Config {
         match &self.pooler {
-            Some(p) => p.bouncer.config(crate::target::pgbouncer::LAB_POOL),
+            // A pool per schema: see Front.
+            Some(p) => p.bouncer.config(&self.schema),
             None => self.pg.clone(),
         }
     }
@@ -178,7 +179,7 @@ impl Env {
         };
         let deadline = Instant::now() + self.wait_timeout;
         loop {
-            let held = crate::target::pgbouncer::server_pids(&pooler.admin, crate::target::pgbouncer::LAB_POOL).await?;
+            let held = crate::target::pgbouncer::server_pids(&pooler.admin, &self.schema).await?;
             if !held.iter().any(|p| pids.contains(p)) {
                 return Ok(true);
             }

@@ -18,13 +18,23 @@ use crate::i18n::Context;
 /// One pool: its name (the database clients ask for), mode and size.
 #[derive(Debug, Clone)]
 pub struct Pool {
-    pub name: &'static str,
+    pub name: String,
     pub mode: &'static str,
     pub size: u32,
+    /// The server's database it serves: the server config's when none.
+    pub dbname: Option<String>,
 }
 
-/// The pool `--pooler` runs every session through.
-pub const LAB_POOL: &str = "lab";
+impl Pool {
+    pub fn new(name: &str, mode: &'static str, size: u32) -> Pool {
+        Pool {
+            name: name.to_string(),
+            mode,
+            size,
+            dbname: None,
+        }
+    }
+}
 
 pub struct PgBouncer {
     dir: PathBuf,
@@ -111,7 +121,7 @@ impl PgBouncer {
                 "{} = host={} port={port} dbname={} user={}{password} pool_mode={} pool_size={}\n",
                 p.name,
                 quoted(&host),
-                quoted(&dbname),
+                quoted(p.dbname.as_deref().unwrap_or(&dbname)),
                 quoted(&user),
                 p.mode,
                 p.size
@@ -201,19 +211,6 @@ impl PgBouncer {
         }
     }
 
-    /// `--pooler`: one pool in transaction mode, of `size` server
-    /// connections, in front of the run's server.
-    pub fn in_front(server: &tokio_postgres::Config, size: u32) -> Result<PgBouncer> {
-        PgBouncer::start(
-            server,
-            &[Pool {
-                name: LAB_POOL,
-                mode: "transaction",
-                size,
-            }],
-        )
-    }
-
     /// Where a client connects for `pool` (the server's user, no password).
     pub fn config(&self, pool: &str) -> tokio_postgres::Config {
         let mut c = tokio_postgres::Config::new();
@@ -251,7 +248,9 @@ impl Drop for PgBouncer {
 }
 
 /// lab's PgBouncer in front of a run's server (`--pooler`), with a
-/// connection to its admin console.
+/// connection to its admin console. Its pools are in transaction mode, one
+/// per schema the run uses (scenarios side by side each get theirs, so a
+/// scenario's server connections only ever serve that scenario's sessions).
 pub struct Front {
     pub bouncer: PgBouncer,
     pub admin: tokio_postgres::Client,
@@ -259,18 +258,30 @@ pub struct Front {
 }
 
 impl Front {
-    /// Starts it (on this thread: see [`PgBouncer`]'s parent-death signal).
-    pub async fn start(server: &tokio_postgres::Config, size: u32) -> Result<Front> {
-        let bouncer = tokio::task::block_in_place(|| PgBouncer::in_front(server, size))?;
+    /// Starts it with pools `(name, database)` of `size` server connections
+    /// each (on this thread: see [`PgBouncer`]'s parent-death signal).
+    pub async fn start(
+        server: &tokio_postgres::Config,
+        pools: &[(String, Option<String>)],
+        size: u32,
+    ) -> Result<Front> {
+        let pools: Vec<Pool> = pools
+            .iter()
+            .map(|(name, db)| Pool {
+                dbname: db.clone(),
+                ..Pool::new(name, "transaction", size)
+            })
+            .collect();
+        let bouncer = tokio::task::block_in_place(|| PgBouncer::start(server, &pools))?;
         let admin = super::connect::connect(&bouncer.admin(), "lab-admin", None, None)
             .await?
             .client;
         Ok(Front { bouncer, admin, size })
     }
 
-    /// Transactions PgBouncer has pooled for lab so far (SHOW STATS' total_xact_count).
-    pub async fn transactions(&self) -> Result<i64> {
-        Ok(show(&self.admin, "SHOW STATS", LAB_POOL)
+    /// Transactions PgBouncer has pooled in `pool` so far (SHOW STATS' total_xact_count).
+    pub async fn transactions(&self, pool: &str) -> Result<i64> {
+        Ok(show(&self.admin, "SHOW STATS", pool)
             .await?
             .iter()
             .find_map(|r| r.iter().find(|(c, _)| c == "total_xact_count")?.1.parse().ok())

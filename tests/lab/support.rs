@@ -234,18 +234,7 @@ impl PgBouncer {
     /// With `extra` lines in its [pgbouncer] section.
     pub fn start_with(srv: &TestServer, extra: &str) -> PgBouncer {
         use lab::target::pgbouncer::Pool;
-        let pools = [
-            Pool {
-                name: "tx",
-                mode: "transaction",
-                size: 40,
-            },
-            Pool {
-                name: "session",
-                mode: "session",
-                size: 40,
-            },
-        ];
+        let pools = [Pool::new("tx", "transaction", 40), Pool::new("session", "session", 40)];
         let inner = lab::target::pgbouncer::PgBouncer::start_with(&srv.cluster.config(), &pools, extra)
             .expect("pgbouncer starts (.ci/run installs the Debian package)");
         PgBouncer {
