@@ -523,9 +523,25 @@ impl Runner<'_> {
                 kind: WaitKind::SyncRep,
                 lock: None,
             })
+        } else if pid == 0 && self.queued_in_pooler().await? {
+            // Behind lab's pooler, a statement with no backend yet while
+            // the pool is full and a client waits for a server connection.
+            Status::Blocked(Waited {
+                by: Vec::new(),
+                kind: WaitKind::Pooler,
+                lock: None,
+            })
         } else {
             Status::Running
         })
+    }
+
+    /// Whether the run's pool in lab's PgBouncer is full, a client waiting for a server connection.
+    async fn queued_in_pooler(&self) -> Result<bool> {
+        match &self.run.env.pooler {
+            Some(p) => p.full(&self.run.env.schema).await,
+            None => Ok(false),
+        }
     }
 
     /// The lock a waiting backend asks for, as pg_locks names it.

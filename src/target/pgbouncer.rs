@@ -288,6 +288,20 @@ impl Front {
             .unwrap_or(0))
     }
 
+    /// Whether `pool` is full: a client queued for a server connection
+    /// (SHOW POOLS' cl_waiting) while every server connection the pool may
+    /// have serves a client (sv_active). A client also waits a moment while
+    /// the pool opens a new server connection: that is not a full pool.
+    pub async fn full(&self, pool: &str) -> Result<bool> {
+        let rows = show(&self.admin, "SHOW POOLS", pool).await?;
+        let value = |col: &str| -> i64 {
+            rows.iter()
+                .find_map(|r| r.iter().find(|(c, _)| c == col)?.1.parse().ok())
+                .unwrap_or(0)
+        };
+        Ok(value("cl_waiting") > 0 && value("sv_active") >= i64::from(self.size))
+    }
+
     /// `PgBouncer 1.18.0, transaction mode, pool of 97`, for reports.
     pub fn describe(&self) -> String {
         format!("{}, transaction mode, pool of {}", self.bouncer.version, self.size)

@@ -408,6 +408,64 @@ fn every_scenario_through_labs_own_transaction_pooler() {
     );
 }
 
+/// Behind lab's pooler, a statement that has no server connection yet
+/// because the pool is full: PgBouncer counts its client as waiting while
+/// its one server connection serves A (what lab's engine names a pooler
+/// wait), and no backend runs the session.
+#[test]
+fn a_full_pool_is_seen_in_pgbouncer_not_on_the_server() {
+    use lab::engine::session::refresh_pids;
+    use lab::engine::{Opener, Recorder};
+    let srv = TestServer::start();
+    // PgBouncer is started on a runtime thread that outlives it.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let front = lab::target::pgbouncer::Front::start(&srv.cluster.config(), &[("p".into(), None)], 1)
+            .await
+            .unwrap();
+        let opener = Opener {
+            pg: front.bouncer.config("p"),
+            schema: None,
+            settings: String::new(),
+            app: "lab:pool-test:".into(),
+            label: "pool-test".into(),
+            recorder: Recorder::default(),
+            deadline: Duration::from_secs(10),
+            stepper: None,
+            opened: Default::default(),
+            transcript: None,
+            max_sessions: None,
+            pooled: true,
+        };
+        let (a, b) = (opener.open("A").await.unwrap(), opener.open("B").await.unwrap());
+        let control = lab::target::connect::connect(&srv.cluster.config(), "lab-test", None, None)
+            .await
+            .unwrap()
+            .client;
+        // A's transaction holds the pool's one server connection.
+        a.exec("begin", "BEGIN").await.unwrap();
+        refresh_pids(&control, &[a.clone(), b.clone()]).await.unwrap();
+        assert!(a.pid() > 0);
+        let mut sent = b.send("SELECT 1");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !front.full("p").await.unwrap() {
+            assert!(Instant::now() < deadline, "PgBouncer never counted B as waiting");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        refresh_pids(&control, &[a.clone(), b.clone()]).await.unwrap();
+        assert_eq!(b.pid(), 0, "no backend runs B's statement");
+        assert!(!sent.ready());
+        a.exec("commit", "COMMIT").await.unwrap();
+        assert!(sent.ready_within(Duration::from_secs(10)).await);
+        assert!(sent.take().unwrap().0.is_ok());
+        assert!(!front.full("p").await.unwrap());
+    });
+}
+
 #[test]
 fn pooler_without_pgbouncer_is_one_line_before_any_server_starts() {
     let r = run_cmd(
