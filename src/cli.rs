@@ -139,8 +139,8 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1000, value_name = "MS")]
     pub timeout_ms: u64,
 
-    /// `lab all`: scenarios run at once, each in a schema of its own (queue and
-    /// stock-race, which measure time, always run alone); 1 runs them one by one.
+    /// `lab all`: scenarios run at once, each in a schema of its own (replica in
+    /// a database of its own on the throwaway server, else alone); 1 runs them one by one.
     /// Default 4; 1 with --step or --max-connections.
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,

@@ -418,12 +418,8 @@ async fn with_pooler(env: Env, cfg: &RunConfig, pg: &tokio_postgres::Config) -> 
     // A pool per schema the run may use: the run's own, and one per
     // scenario run side by side; all in the run's database (replica runs
     // alone behind the pooler: see own_database).
-    let mut pools = vec![(cfg.schema.clone(), None)];
-    pools.extend(
-        cfg.plan
-            .iter()
-            .map(|p| (scenario_schema(&cfg.schema, p.scenario.name), None)),
-    );
+    let mut pools = vec![cfg.schema.clone()];
+    pools.extend(cfg.plan.iter().map(|p| scenario_schema(&cfg.schema, p.scenario.name)));
     let front = target::pgbouncer::Front::start(pg, &pools, size).await?;
     Ok(Env {
         pooler: Some(Arc::new(front)),
@@ -575,10 +571,12 @@ async fn run_scenarios(env: &Env, cfg: &RunConfig, style: &Style, reports: &Repo
         }
         Ok(())
     };
-    let timed = |p: &Planned| catalogue::OWN_DATABASE.contains(&p.scenario.name) && own_database(env, p).is_none();
+    // A scenario that needs the whole server and cannot have a database of its own.
+    let whole_server =
+        |p: &Planned| catalogue::OWN_DATABASE.contains(&p.scenario.name) && own_database(env, p).is_none();
     // Side by side only when at least two can be: a lone scenario keeps the run's schema.
-    let together = cfg.jobs > 1 && cfg.plan.iter().filter(|p| !timed(p)).count() > 1;
-    let alone = |p: &Planned| !together || timed(p);
+    let together = cfg.jobs > 1 && cfg.plan.iter().filter(|p| !whole_server(p)).count() > 1;
+    let alone = |p: &Planned| !together || whole_server(p);
     // Side by side first, each in a schema of its own; then, one by one, the
     // scenarios that must run alone, in the run's own schema.
     let permits = tokio::sync::Semaphore::new(cfg.jobs);
@@ -630,7 +628,7 @@ fn scenario_schema(run: &str, scenario: &str) -> String {
 /// others: only on lab's throwaway server (everything on it is lab's), and
 /// not behind lab's pooler, where replica runs alone: beside the others
 /// there, its hot-standby-feedback report was cancelled by a snapshot
-/// conflict in 2 runs of 4 (not yet understood; never seen directly).
+/// conflict in 2 runs of 4 (not yet understood; never seen without the pooler).
 fn own_database(env: &Env, p: &Planned) -> Option<String> {
     (catalogue::OWN_DATABASE.contains(&p.scenario.name) && env.throwaway.is_some() && env.pooler.is_none())
         .then(|| scenario_schema(&env.run, p.scenario.name))

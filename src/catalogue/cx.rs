@@ -213,16 +213,8 @@ impl<'e> Cx<'e> {
             return Ok(self.pid_of(name));
         }
         let app = crate::target::connect::app_name(&format!("{}{name}", self.opener.app));
-        let row = self
-            .env
-            .control
-            .query_opt(
-                "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND state <> 'idle'",
-                &[&app],
-            )
-            .await
-            .ctx(crate::engine::msg::read_activity)?;
-        Ok(row.map(|r| r.get(0)))
+        let serving = crate::engine::session::backends_by_app(&self.env.control, &[&app]).await?;
+        Ok(serving.first().map(|(_, pid)| *pid))
     }
 
     pub fn pid_of(&self, name: &str) -> Option<i32> {

@@ -341,13 +341,6 @@ impl Stage {
     }
 }
 
-fn pool_value(row: &[(String, String)], col: &str) -> i64 {
-    row.iter()
-        .find(|(c, _)| c == col)
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0)
-}
-
 /// The backends A and B ran on, and whether they are one.
 async fn backends(cx: &mut Cx<'_>, st: &mut Stage, a: &Conn, b: &Conn) -> Result<bool> {
     let pa = a.backend(cx, &st.sql).await?;
@@ -636,16 +629,19 @@ async fn pool_exhaustion(cx: &mut Cx<'_>) -> Result<()> {
     let pool = loop {
         let rows = st.show("SHOW POOLS", TWO).await?;
         let row = rows.into_iter().next().unwrap_or_default();
-        if pool_value(&row, "cl_waiting") >= 1 || Instant::now() > deadline || pending.is_finished() {
+        if pgbouncer::value(&row, "cl_waiting") >= 1 || Instant::now() > deadline || pending.is_finished() {
             break row;
         }
         tokio::time::sleep(Duration::from_millis(1)).await;
     };
-    let waiting = pool_value(&pool, "cl_waiting");
-    let (active, servers) = (pool_value(&pool, "cl_active"), pool_value(&pool, "sv_active"));
+    let waiting = pgbouncer::value(&pool, "cl_waiting");
+    let (active, servers) = (
+        pgbouncer::value(&pool, "cl_active"),
+        pgbouncer::value(&pool, "sv_active"),
+    );
     cx.metric(
         "maxwait_ms",
-        pool_value(&pool, "maxwait") * 1000 + pool_value(&pool, "maxwait_us") / 1000,
+        pgbouncer::value(&pool, "maxwait") * 1000 + pgbouncer::value(&pool, "maxwait_us") / 1000,
     );
     if waiting >= 1 {
         cx.recorder().waiting(

@@ -1,6 +1,6 @@
 //! A job queue in the database: workers dequeue batches with FOR UPDATE or
 //! FOR UPDATE SKIP LOCKED (lab/queue.sql). The hot loop uses prepared
-//! statements on each worker's raw client and is summarised per worker
+//! statements (unnamed ones behind a transaction pooler) on each worker's raw client and is summarised per worker
 //! instead of being recorded statement by statement.
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -345,7 +345,6 @@ async fn worker(
     let prepared = Prepared::new(&s, sql)
         .await
         .map_err(|e| raw_error(e, what("PREPARE")))?;
-    let (dequeue, mark) = (&prepared, &prepared);
     // Behind a transaction pooler each transaction may land on another
     // server connection: BEGIN carries the session's settings.
     let begin = s.wrapped(BEGIN).0;
@@ -364,12 +363,12 @@ async fn worker(
         s.prompt(None, BEGIN, None).await;
         c.batch_execute(begin).await.map_err(|e| raw_error(e, what("BEGIN")))?;
         s.prompt(Some(sql.dequeue_name), &sql.dequeue, None).await;
-        dequeue
+        prepared
             .dequeue(c, sql)
             .await
             .map_err(|e| raw_error(e, what("dequeue")))?
     } else {
-        let (begin, first) = tokio::join!(c.batch_execute(begin), dequeue.dequeue(c, sql));
+        let (begin, first) = tokio::join!(c.batch_execute(begin), prepared.dequeue(c, sql));
         begin.map_err(|e| raw_error(e, what("BEGIN")))?;
         first.map_err(|e| raw_error(e, what("dequeue")))?
     };
@@ -397,7 +396,7 @@ async fn worker(
         if let Some((holding, terminated)) = victim {
             let _ = holding.send((name.clone(), ids.len()));
             let _ = tokio::time::timeout(s.deadline(), terminated).await;
-            let r = mark.mark(c, sql, &ids, &name).await;
+            let r = prepared.mark(c, sql, &ids, &name).await;
             st.killed = true;
             let next = match r {
                 Ok(_) => msg::update_succeeded(),
@@ -423,7 +422,8 @@ async fn worker(
                 .file
                 .bind("mark_processed", &[("ids", &ids_shown), ("worker", &literal(&name))])?;
             s.prompt(Some("mark_processed"), &mark_shown, None).await;
-            mark.mark(c, sql, &ids, &name)
+            prepared
+                .mark(c, sql, &ids, &name)
                 .await
                 .map_err(|e| raw_error(e, what("mark_processed")))?;
             for (shown, sent) in [("COMMIT", "COMMIT"), (BEGIN, begin)] {
@@ -431,7 +431,7 @@ async fn worker(
                 c.batch_execute(sent).await.map_err(|e| raw_error(e, what(shown)))?;
             }
             s.prompt(Some(sql.dequeue_name), &sql.dequeue, None).await;
-            dequeue
+            prepared
                 .dequeue(c, sql)
                 .await
                 .map_err(|e| raw_error(e, what("dequeue")))?
@@ -439,10 +439,10 @@ async fn worker(
             // Mark, commit, and start the next transaction with its dequeue:
             // four statements, the same transaction boundaries, one round trip.
             let (marked, commit, begin, next) = tokio::join!(
-                mark.mark(c, sql, &ids, &name),
+                prepared.mark(c, sql, &ids, &name),
                 c.batch_execute("COMMIT"),
                 c.batch_execute(begin),
-                dequeue.dequeue(c, sql)
+                prepared.dequeue(c, sql)
             );
             marked.map_err(|e| raw_error(e, what("mark_processed")))?;
             commit.map_err(|e| raw_error(e, what("COMMIT")))?;

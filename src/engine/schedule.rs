@@ -486,6 +486,11 @@ impl Runner<'_> {
     /// Asks the server whether session `s` waits, and on whom.
     async fn status(&mut self, s: usize) -> Result<Status> {
         self.refresh_pids().await?;
+        self.status_now(s).await
+    }
+
+    /// [`Runner::status`] with the backends as last looked up.
+    async fn status_now(&self, s: usize) -> Result<Status> {
         let pid = self.pids[s];
         let row = self
             .run
@@ -569,12 +574,14 @@ impl Runner<'_> {
         }
         let mut any = false;
         let mut all_blocked = true;
+        // Behind a transaction pooler, one look-up of the backends for every session.
+        self.refresh_pids().await?;
         for s in 0..self.active.len() {
             if self.active[s].is_none() || self.active_mut(s).sent.ready() {
                 continue;
             }
             any = true;
-            let blocked = matches!(self.status(s).await?, Status::Blocked(_));
+            let blocked = matches!(self.status_now(s).await?, Status::Blocked(_));
             self.active_mut(s).blocked = blocked;
             all_blocked &= blocked;
         }

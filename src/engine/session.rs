@@ -182,7 +182,7 @@ struct Pooled {
 /// The session-level SETs a session ran, as a transaction pooler loses them:
 /// those in force (sent again with every transaction), and those run in the
 /// open transaction, in force only once it commits.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Default)]
 struct Settings {
     kept: Vec<String>,
     pending: Vec<String>,
@@ -757,22 +757,31 @@ pub async fn refresh_pids(control: &Client, sessions: &[Session]) -> Result<()> 
         return Ok(());
     }
     let names: Vec<&str> = pooled.iter().map(|s| s.app()).collect();
+    let serving = backends_by_app(control, &names).await?;
+    for s in pooled {
+        let pid = serving
+            .iter()
+            .find(|(app, _)| app == s.app())
+            .map_or(0, |(_, pid)| *pid);
+        s.inner.pid.store(pid, Ordering::SeqCst);
+    }
+    Ok(())
+}
+
+/// The backends running a statement or a transaction for these
+/// application_names (as the server stores them), as (name, pid). Behind a
+/// transaction pooler an idle server connection may still carry the name
+/// of its last client: it serves nobody, and is left out.
+pub async fn backends_by_app(control: &Client, apps: &[&str]) -> Result<Vec<(String, i32)>> {
     let rows = control
         .query(
             "SELECT application_name, pid FROM pg_stat_activity \
               WHERE application_name = ANY($1) AND state <> 'idle'",
-            &[&names],
+            &[&apps],
         )
         .await
         .ctx(super::msg::read_blocking)?;
-    for s in pooled {
-        let pid = rows
-            .iter()
-            .find(|r| r.get::<_, &str>(0) == s.app())
-            .map_or(0, |r| r.get::<_, i32>(1));
-        s.inner.pid.store(pid, Ordering::SeqCst);
-    }
-    Ok(())
+    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 
 /// The results of the statements sent after a prelude of `skip` statements.

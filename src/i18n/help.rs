@@ -127,7 +127,7 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ),
     (
         "arg.jobs",
-        "`lab all`: aynı anda çalışan senaryo sayısı, her biri kendi şemasında (zamanı ölçen queue ve stock-race hep tek başına çalışır); 1 sırayla çalıştırır. Varsayılan 4; --step ya da --max-connections ile 1",
+        "`lab all`: aynı anda çalışan senaryo sayısı, her biri kendi şemasında (replica geçici sunucuda kendi veritabanında, başka yerde tek başına); 1 sırayla çalıştırır. Varsayılan 4; --step ya da --max-connections ile 1",
     ),
     (
         "arg.pooler",

@@ -489,7 +489,7 @@ pub async fn create_database(control: &Client, name: &str) -> Result<()> {
     control
         .batch_execute(&format!("CREATE DATABASE \"{name}\""))
         .await
-        .map_err(|e| sql_error(e, msg::create_schema()))?;
+        .map_err(|e| sql_error(e, msg::create_database(name)))?;
     Ok(())
 }
 
@@ -498,7 +498,7 @@ pub async fn drop_database(control: &Client, name: &str) -> Result<()> {
     control
         .batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
         .await
-        .map_err(|e| sql_error(e, msg::drop_schema()))?;
+        .map_err(|e| sql_error(e, msg::drop_database(name)))?;
     Ok(())
 }
 
@@ -583,6 +583,14 @@ pub mod msg {
         drop_schema() {
             en: "could not drop the lab schema",
             tr: "lab şeması silinemedi",
+        }
+        create_database(name) {
+            en: "could not create lab's database \"{name}\"",
+            tr: "lab'in \"{name}\" veritabanı oluşturulamadı",
+        }
+        drop_database(name) {
+            en: "could not drop lab's database \"{name}\"",
+            tr: "lab'in \"{name}\" veritabanı silinemedi",
         }
         not_ours(schema) {
             en: "schema \"{schema}\" exists and was not created by lab; lab will not touch it: choose another with --schema NAME",

@@ -21,8 +21,6 @@ pub struct Pool {
     pub name: String,
     pub mode: &'static str,
     pub size: u32,
-    /// The server's database it serves: the server config's when none.
-    pub dbname: Option<String>,
 }
 
 impl Pool {
@@ -31,7 +29,6 @@ impl Pool {
             name: name.to_string(),
             mode,
             size,
-            dbname: None,
         }
     }
 }
@@ -121,7 +118,7 @@ impl PgBouncer {
                 "{} = host={} port={port} dbname={} user={}{password} pool_mode={} pool_size={}\n",
                 p.name,
                 quoted(&host),
-                quoted(p.dbname.as_deref().unwrap_or(&dbname)),
+                quoted(&dbname),
                 quoted(&user),
                 p.mode,
                 p.size
@@ -258,20 +255,10 @@ pub struct Front {
 }
 
 impl Front {
-    /// Starts it with pools `(name, database)` of `size` server connections
-    /// each (on this thread: see [`PgBouncer`]'s parent-death signal).
-    pub async fn start(
-        server: &tokio_postgres::Config,
-        pools: &[(String, Option<String>)],
-        size: u32,
-    ) -> Result<Front> {
-        let pools: Vec<Pool> = pools
-            .iter()
-            .map(|(name, db)| Pool {
-                dbname: db.clone(),
-                ..Pool::new(name, "transaction", size)
-            })
-            .collect();
+    /// Starts it with these pools of `size` server connections each (on
+    /// this thread: see [`PgBouncer`]'s parent-death signal).
+    pub async fn start(server: &tokio_postgres::Config, pools: &[String], size: u32) -> Result<Front> {
+        let pools: Vec<Pool> = pools.iter().map(|name| Pool::new(name, "transaction", size)).collect();
         let bouncer = tokio::task::block_in_place(|| PgBouncer::start(server, &pools))?;
         let admin = super::connect::connect(&bouncer.admin(), "lab-admin", None, None)
             .await?
@@ -281,11 +268,8 @@ impl Front {
 
     /// Transactions PgBouncer has pooled in `pool` so far (SHOW STATS' total_xact_count).
     pub async fn transactions(&self, pool: &str) -> Result<i64> {
-        Ok(show(&self.admin, "SHOW STATS", pool)
-            .await?
-            .iter()
-            .find_map(|r| r.iter().find(|(c, _)| c == "total_xact_count")?.1.parse().ok())
-            .unwrap_or(0))
+        let rows = show(&self.admin, "SHOW STATS", pool).await?;
+        Ok(rows.first().map_or(0, |r| value(r, "total_xact_count")))
     }
 
     /// Whether `pool` is full: a client queued for a server connection
@@ -294,12 +278,9 @@ impl Front {
     /// the pool opens a new server connection: that is not a full pool.
     pub async fn full(&self, pool: &str) -> Result<bool> {
         let rows = show(&self.admin, "SHOW POOLS", pool).await?;
-        let value = |col: &str| -> i64 {
-            rows.iter()
-                .find_map(|r| r.iter().find(|(c, _)| c == col)?.1.parse().ok())
-                .unwrap_or(0)
-        };
-        Ok(value("cl_waiting") > 0 && value("sv_active") >= i64::from(self.size))
+        Ok(rows
+            .first()
+            .is_some_and(|r| value(r, "cl_waiting") > 0 && value(r, "sv_active") >= i64::from(self.size)))
     }
 
     /// `PgBouncer 1.18.0, transaction mode, pool of 97`, for reports.
@@ -337,8 +318,17 @@ pub async fn server_pids(admin: &tokio_postgres::Client, pool: &str) -> Result<V
     Ok(show(admin, "SHOW SERVERS", pool)
         .await?
         .iter()
-        .filter_map(|r| r.iter().find(|(c, _)| c == "remote_pid")?.1.parse().ok())
+        .map(|r| value(r, "remote_pid") as i32)
+        .filter(|pid| *pid != 0)
         .collect())
+}
+
+/// A number in an admin console row (0 when the column is missing or not a number).
+pub fn value(row: &[(String, String)], col: &str) -> i64 {
+    row.iter()
+        .find(|(c, _)| c == col)
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0)
 }
 
 /// `PgBouncer 1.18.0` from `pgbouncer --version`.

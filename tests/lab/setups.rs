@@ -424,7 +424,7 @@ fn a_full_pool_is_seen_in_pgbouncer_not_on_the_server() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let front = lab::target::pgbouncer::Front::start(&srv.cluster.config(), &[("p".into(), None)], 1)
+        let front = lab::target::pgbouncer::Front::start(&srv.cluster.config(), &["p".into()], 1)
             .await
             .unwrap();
         let opener = Opener {
