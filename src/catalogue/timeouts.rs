@@ -120,8 +120,9 @@ async fn statement_timeout(cx: &mut Cx<'_>) -> Result<()> {
 }
 
 /// A victim session sets the timeout, locks the row and sits in its
-/// transaction; A waits for the row until the server ends the victim.
-async fn ended_by_server(cx: &mut Cx<'_>, label: &str, victim: &str, check: &str) -> Result<()> {
+/// transaction; A waits for the row until the server ends the victim. The
+/// timeout's clock starts no sooner than `from`, the victim's step, was sent.
+async fn ended_by_server(cx: &mut Cx<'_>, label: &str, victim: &str, from: &str, check: &str) -> Result<()> {
     let t = cx.opts.timeout;
     cx.metric("timeout_ms", t.as_millis() as u64);
     let o = cx
@@ -130,7 +131,7 @@ async fn ended_by_server(cx: &mut Cx<'_>, label: &str, victim: &str, check: &str
         .waits_within("a_lock", &[victim], Some(t * 5 + Duration::from_secs(1)))
         .run()
         .await?;
-    let (a, seen) = (o.step("a_lock")?, o.step(check)?);
+    let (a, seen, start) = (o.step("a_lock")?, o.step(check)?, o.step(from)?);
     let gone = match o.pid_of(victim) {
         Some(pid) => cx.await_gone(pid).await?,
         None => false,
@@ -145,7 +146,12 @@ async fn ended_by_server(cx: &mut Cx<'_>, label: &str, victim: &str, check: &str
             None => msg::seen_ok(),
         },
     ));
-    cx.check(a.ok() && a.took() >= t / 2, msg::lasted(victim));
+    // How long the lock lasted, measured from the earliest moment the
+    // server's clock can have started: on a loaded machine lab may send A's
+    // statement late, which shortens A's own wait, never this.
+    let lasted = a.done.saturating_sub(start.sent);
+    cx.metric("lock_lasted_ms", millis(lasted));
+    cx.check(a.ok() && lasted >= t / 2, msg::lasted(victim));
     cx.check(seen.error().is_some_and(|e| e.connection_lost), msg::conn_gone(victim));
     cx.check(gone, msg::terminated(victim));
     cx.anomaly(false);
@@ -153,7 +159,8 @@ async fn ended_by_server(cx: &mut Cx<'_>, label: &str, victim: &str, check: &str
 }
 
 async fn idle_in_transaction(cx: &mut Cx<'_>) -> Result<()> {
-    ended_by_server(cx, "idle-in-transaction", "B_idle", "bi_still_there").await
+    // Idle in transaction from the end of its UPDATE on.
+    ended_by_server(cx, "idle-in-transaction", "B_idle", "bi_lock", "bi_still_there").await
 }
 
 async fn transaction_timeout(cx: &mut Cx<'_>) -> Result<()> {
@@ -162,7 +169,8 @@ async fn transaction_timeout(cx: &mut Cx<'_>) -> Result<()> {
         cx.skip(msg::no_transaction_timeout(version));
         return Ok(());
     }
-    ended_by_server(cx, "transaction-timeout", "B_xact", "bx_still_there").await
+    // From the start of its transaction.
+    ended_by_server(cx, "transaction-timeout", "B_xact", "bx_begin", "bx_still_there").await
 }
 
 mod msg {

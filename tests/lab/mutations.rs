@@ -286,6 +286,21 @@ fn idle_timeout_switched_off() {
     assert!(failed_with(&failed, "to.conn_gone"), "{failed:?}");
 }
 
+/// The server ends the idle session ten times sooner than the run's
+/// timeout: the lock did not last, however late lab sent A's statement.
+#[test]
+fn idle_timeout_far_shorter_than_documented() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "timeouts",
+        variant: "idle-in-transaction",
+        file: "timeouts.spec",
+        from: "SET idle_in_transaction_session_timeout = /*:timeout*/'1s';",
+        to: "SET idle_in_transaction_session_timeout = '20ms';",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "to.lasted"), "{failed:?}");
+}
+
 #[test]
 fn stale_event_without_its_version_guard() {
     mutated(&Mutation {
