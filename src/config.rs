@@ -1,38 +1,21 @@
 //! Turns the command line (and the environment) into a checked run
 //! configuration. Everything here is pure, so it is unit-tested without I/O.
 use std::path::PathBuf;
-use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::{Result, bail};
 
 use crate::catalogue::{self, Params, RunOpts, Scenario, Variant};
-use crate::cli::{ConnArgs, Format, LocalArgs, RunArgs};
+use crate::cli::{ConnArgs, Format, LocalArgs, PhenomenaArgs, RunArgs, SpecArgs, SpecFormat};
 use crate::files::LabFiles;
 use crate::i18n::{Context, Lang};
+use crate::phenomena::{self, MatrixConfig};
 use crate::progress::Progress;
 use crate::retry::RetryPolicy;
+use crate::suite::SpecConfig;
+pub use crate::target::Target;
+pub use crate::target::server::{EnvLookup, process_env};
 use std::io::IsTerminal;
-
-/// Where the lab runs.
-#[derive(Clone)]
-pub enum Target {
-    /// A server the user named (URL, key=value string, service or libpq
-    /// variables), and where lab found it (for messages).
-    Server(Box<tokio_postgres::Config>, String),
-    /// The throwaway cluster, from these binaries or the ones found on the machine.
-    Throwaway { pg_bin: Option<PathBuf> },
-}
-
-impl std::fmt::Debug for Target {
-    // Never print a Config: it holds the password.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Target::Server(_, origin) => write!(f, "Server(.., {origin})"),
-            Target::Throwaway { pg_bin } => write!(f, "Throwaway {{ pg_bin: {pg_bin:?} }}"),
-        }
-    }
-}
 
 /// One scenario of a run: the variants to run, with its options.
 pub struct Planned {
@@ -41,12 +24,22 @@ pub struct Planned {
     pub params: Params,
 }
 
+/// What every run that talks to a server has, checked.
+pub struct Common {
+    pub lang: Lang,
+    pub target: Target,
+    /// Every wait's deadline.
+    pub wait_timeout: Duration,
+    /// A person presses Enter before each statement.
+    pub step: bool,
+    pub junit: Option<PathBuf>,
+    pub html: Option<PathBuf>,
+}
+
 /// A checked configuration for one `lab <scenario>` or `lab all` run.
 pub struct RunConfig {
-    pub lang: Lang,
+    pub common: Common,
     pub explain: bool,
-    pub step: bool,
-    pub target: Target,
     pub schema: String,
     pub keep_schema: bool,
     pub format: Format,
@@ -60,9 +53,6 @@ pub struct RunConfig {
     pub jobs: usize,
     /// Sessions go through lab's own PgBouncer (transaction mode).
     pub pooler: bool,
-    pub junit: Option<PathBuf>,
-    pub html: Option<PathBuf>,
-    pub wait_timeout: Duration,
     pub opts: RunOpts,
     /// The scenarios to run, in order.
     pub plan: Vec<Planned>,
@@ -158,10 +148,16 @@ impl RunConfig {
             None => LabFiles::embedded(),
         };
         Ok(RunConfig {
-            lang,
+            common: Common {
+                lang,
+                target: target(&args.conn, env, lang)?,
+                wait_timeout,
+                step: args.step,
+                // An unwritable path is refused now, not found after the whole run.
+                junit: junit_path(&args.junit)?,
+                html: html_path(&args.html)?,
+            },
             explain: args.explain,
-            step: args.step,
-            target: target(&args.conn, env)?,
             schema: check_schema(&args.conn.local.schema)?,
             keep_schema: args.conn.keep_schema,
             format: args.format,
@@ -184,10 +180,6 @@ impl RunConfig {
                 Some(n) if n < MIN_CONNECTIONS => bail!(msg::too_few_connections(n, MIN_CONNECTIONS)),
                 n => n,
             },
-            // An unwritable path is refused now, not found after the whole run.
-            junit: junit_path(&args.junit)?,
-            html: html_path(&args.html)?,
-            wait_timeout,
             opts: RunOpts {
                 timeout: Duration::from_millis(args.timeout_ms),
                 retry: RetryPolicy {
@@ -197,10 +189,147 @@ impl RunConfig {
                 },
                 files,
                 progress: Progress::for_stderr(lang, args.step),
+                lang,
             },
             plan,
         })
     }
+}
+
+/// A checked `lab spec` command line.
+pub struct SpecRun {
+    pub common: Common,
+    pub format: SpecFormat,
+    /// After each permutation, the comments the spec has before its steps.
+    pub explain: bool,
+    pub suite: SpecConfig,
+}
+
+impl SpecRun {
+    pub fn new(args: &SpecArgs, env: EnvLookup<'_>, lang: Lang) -> Result<SpecRun> {
+        use crate::suite::{files, msg as smsg};
+        if !(args.wait_timeout.is_finite() && (0.1..=3600.0).contains(&args.wait_timeout)) {
+            bail!(crate::catalogue::cx::msg::between("--wait-timeout", 0.1, 3600));
+        }
+        if args.jobs == Some(0) {
+            bail!(smsg::jobs());
+        }
+        let paths = files::collect(&args.paths, &args.schedule)?;
+        if args.expected.is_some() && paths.len() != 1 {
+            bail!(smsg::expected_one());
+        }
+        if let Some(dir) = &args.expected_dir
+            && !dir.is_dir()
+        {
+            bail!(smsg::no_such_dir(dir.display().to_string()));
+        }
+        if let Some(f) = &args.expected
+            && !f.is_file()
+        {
+            bail!(smsg::no_such_file(f.display().to_string()));
+        }
+        let junit = junit_path(&args.junit)?;
+        let html = html_path(&args.html)?;
+        let mut specs = Vec::new();
+        for p in &paths {
+            let mut f = files::load(p)?;
+            if let Some(e) = &args.expected {
+                f.expected = vec![e.clone()];
+            } else if let Some(dir) = &args.expected_dir {
+                f.expected = files::expected_in(dir, &f.name);
+            }
+            specs.push(f);
+        }
+        let regress = args.expected.is_some() || args.expected_dir.is_some();
+        if args.step && !std::io::stdin().is_terminal() {
+            bail!(msg::step_needs_terminal());
+        }
+        let wait_timeout = Duration::from_secs_f64(args.wait_timeout);
+        Ok(SpecRun {
+            common: Common {
+                lang,
+                target: target_of(&args.target, env, lang)?,
+                wait_timeout,
+                step: args.step,
+                junit,
+                html,
+            },
+            format: args.format,
+            explain: args.explain,
+            suite: SpecConfig {
+                lang,
+                specs,
+                // A person steps through one spec at a time.
+                jobs: if args.step { 1 } else { args.jobs.unwrap_or_else(cores) },
+                wait_timeout,
+                regress,
+                appname: env("PGAPPNAME"),
+                options: env("PGOPTIONS"),
+                datestyle: env("PGDATESTYLE").or_else(|| regress.then(|| "Postgres, MDY".into())),
+                tz: env("PGTZ").or_else(|| regress.then(|| "America/Los_Angeles".into())),
+            },
+        })
+    }
+}
+
+/// A checked `lab phenomena` command line.
+pub struct PhenomenaRun {
+    pub common: Common,
+    pub format: Format,
+    /// `--show ID`: that phenomenon's timelines at every level, too.
+    pub show: bool,
+    /// After the matrix, what each phenomenon is.
+    pub explain: bool,
+    pub matrix: MatrixConfig,
+}
+
+impl PhenomenaRun {
+    pub fn new(args: &PhenomenaArgs, env: EnvLookup<'_>, lang: Lang) -> Result<PhenomenaRun> {
+        if !(args.wait_timeout.is_finite() && (0.1..=3600.0).contains(&args.wait_timeout)) {
+            bail!(crate::catalogue::cx::msg::between("--wait-timeout", 0.1, 3600));
+        }
+        let files = match &args.lab_dir {
+            Some(dir) => LabFiles::with_dir(dir)?,
+            None => LabFiles::embedded(),
+        };
+        let chosen = phenomena::chosen(&files, args.show.as_deref())?;
+        let mut levels = args
+            .level
+            .iter()
+            .map(|l| phenomena::level(l))
+            .collect::<Result<Vec<_>>>()?;
+        if levels.is_empty() {
+            levels = (0..phenomena::LEVELS.len()).collect();
+        }
+        let junit = junit_path(&args.junit)?;
+        let html = html_path(&args.html)?;
+        let wait_timeout = Duration::from_secs_f64(args.wait_timeout);
+        Ok(PhenomenaRun {
+            common: Common {
+                lang,
+                target: target_of(&args.target, env, lang)?,
+                wait_timeout,
+                step: false,
+                junit,
+                html,
+            },
+            format: args.format,
+            show: args.show.is_some(),
+            explain: args.explain,
+            matrix: MatrixConfig {
+                lang,
+                phenomena: chosen,
+                levels,
+                jobs: args.jobs.unwrap_or_else(|| cores() * 4).max(1),
+                wait_timeout,
+            },
+        })
+    }
+}
+
+/// The machine's cores (2 when it cannot tell).
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
 fn select_variants(s: &'static Scenario, wanted: &[String]) -> Result<Vec<&'static Variant>> {
@@ -227,17 +356,6 @@ pub const DEFAULT_JOBS: usize = 4;
 /// The fewest connections a run can work with: the control connection and two sessions.
 pub const MIN_CONNECTIONS: usize = 3;
 
-/// Reads an environment variable; tests pass their own.
-pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
-
-/// An environment variable, None when unset or empty; DATABASE_URL set but
-/// empty is kept (Some("")): it is an error, not "no URL".
-pub fn process_env(name: &str) -> Option<String> {
-    std::env::var(name)
-        .ok()
-        .filter(|v| !v.is_empty() || name == "DATABASE_URL")
-}
-
 /// The schema name goes into SQL and into connection options unquoted, so it
 /// is held to plain lower-case identifiers.
 pub fn check_schema(name: &str) -> Result<String> {
@@ -255,139 +373,10 @@ pub fn check_schema(name: &str) -> Result<String> {
     Ok(name.to_string())
 }
 
-/// Server selection: --database-url / DATABASE_URL, else a PGSERVICE
-/// service and the libpq variables as psql reads them, else the throwaway
-/// cluster. A URL that is set but empty (an unset CI secret) is an error, not
-/// a quiet run on the throwaway cluster.
-pub fn target(args: &ConnArgs, env: EnvLookup<'_>) -> Result<Target> {
-    let from_env = env("DATABASE_URL");
-    if let Some(url) = args.database_url.as_deref().or(from_env.as_deref()) {
-        let origin = if args.database_url.is_some() && args.database_url != from_env {
-            "--database-url"
-        } else {
-            "DATABASE_URL"
-        };
-        if url.trim().is_empty() {
-            bail!(msg::empty_url(origin));
-        }
-        let mut config = tokio_postgres::Config::from_str(url.trim())
-            // The parser's message never repeats the string; we do not either.
-            .map_err(|e| msg::bad_url(e.to_string()))?;
-        if config.get_password().is_none()
-            && let Some(pw) = env("PGPASSWORD")
-        {
-            config.password(pw);
-        }
-        return Ok(Target::Server(Box::new(finish_config(config, env)), origin.to_string()));
-    }
-    let mut config = tokio_postgres::Config::new();
-    let mut origin = Vec::new();
-    if let Some(service) = env("PGSERVICE") {
-        apply_service(&mut config, &service, env)?;
-        origin.push(format!("PGSERVICE={service}"));
-    }
-    let libpq = ["PGHOST", "PGPORT", "PGUSER", "PGDATABASE"];
-    let set: Vec<&str> = libpq.into_iter().filter(|v| env(v).is_some()).collect();
-    if origin.is_empty() && set.is_empty() {
-        return Ok(Target::Throwaway {
-            pg_bin: args.local.pg_bin.clone(),
-        });
-    }
-    // What the service file did not say comes from the variables, as in libpq.
-    if config.get_hosts().is_empty()
-        && let Some(host) = env("PGHOST")
-    {
-        for h in host.split(',') {
-            config.host(h.trim());
-        }
-    }
-    if config.get_ports().is_empty()
-        && let Some(port) = env("PGPORT")
-    {
-        let port: u16 = port.trim().parse().map_err(|_| msg::bad_pgport(&port))?;
-        config.port(port);
-    }
-    if config.get_user().is_none()
-        && let Some(user) = env("PGUSER")
-    {
-        config.user(&user);
-    }
-    if config.get_dbname().is_none()
-        && let Some(db) = env("PGDATABASE")
-    {
-        config.dbname(&db);
-    }
-    if config.get_password().is_none()
-        && let Some(pw) = env("PGPASSWORD")
-    {
-        config.password(pw);
-    }
-    origin.extend(set.iter().map(|s| s.to_string()));
-    Ok(Target::Server(Box::new(finish_config(config, env)), origin.join(", ")))
-}
-
-/// The settings of a connection service, from the first service file that defines it.
-fn apply_service(config: &mut tokio_postgres::Config, service: &str, env: EnvLookup<'_>) -> Result<()> {
-    use crate::target::libpq;
-    let files = libpq::service_files(env);
-    let section = files.iter().find_map(|f| {
-        let text = std::fs::read_to_string(f).ok()?;
-        libpq::service_section(&text, service).map(|s| (f, s))
-    });
-    let Some((file, settings)) = section else {
-        bail!(msg::no_service(
-            service,
-            files
-                .iter()
-                .map(|f| f.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    };
-    fn parsed<T: FromStr>(file: &std::path::Path, key: &str, value: &str) -> Result<T> {
-        value
-            .parse()
-            .map_err(|_| msg::bad_service_value(file.display().to_string(), key, value).into())
-    }
-    for (key, value) in settings {
-        match key.as_str() {
-            "host" | "hostaddr" => {
-                for h in value.split(',') {
-                    config.host(h.trim());
-                }
-            }
-            "port" => {
-                config.port(parsed(file, &key, &value)?);
-            }
-            "user" => {
-                config.user(&value);
-            }
-            "dbname" => {
-                config.dbname(&value);
-            }
-            "password" => {
-                config.password(value);
-            }
-            "options" => {
-                config.options(&value);
-            }
-            "application_name" => {
-                config.application_name(&value);
-            }
-            "connect_timeout" => {
-                config.connect_timeout(Duration::from_secs(parsed::<u64>(file, &key, &value)?.max(2)));
-            }
-            // sslmode and the rest do not change where lab connects.
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
 /// A `--junit` path, checked before the run (not found unwritable after it);
 /// a file that was not there is not left behind.
 pub fn junit_path(path: &Option<PathBuf>) -> Result<Option<PathBuf>> {
-    report_path(path, crate::msg::junit)
+    report_path(path, crate::output::msg::junit)
 }
 
 /// A `--html` path, checked the same way.
@@ -410,96 +399,15 @@ fn report_path(path: &Option<PathBuf>, what: fn(String) -> crate::i18n::Text) ->
     Ok(path.clone())
 }
 
+/// Where a scenario run goes: --database-url / DATABASE_URL, else a libpq
+/// service and variables, else the throwaway cluster (`--pg-bin`).
+pub fn target(args: &ConnArgs, env: EnvLookup<'_>, lang: Lang) -> Result<Target> {
+    crate::target::server::resolve(args.database_url.as_deref(), args.local.pg_bin.as_deref(), env, lang)
+}
+
 /// The target of `lab spec` and `lab phenomena` (no lab schema of their own).
-pub fn target_of(args: &crate::cli::TargetArgs, env: EnvLookup<'_>) -> Result<Target> {
-    let conn = ConnArgs {
-        database_url: args.database_url.clone(),
-        local: LocalArgs {
-            pg_bin: args.pg_bin.clone(),
-            schema: "lab".into(),
-        },
-        keep_schema: false,
-    };
-    target(&conn, env)
-}
-
-/// A database URL (or key=value string) as lab reads it everywhere.
-pub fn parse_url(url: &str, env: EnvLookup<'_>) -> Result<tokio_postgres::Config> {
-    let conn = ConnArgs {
-        database_url: Some(url.to_string()),
-        local: LocalArgs {
-            pg_bin: None,
-            schema: "lab".into(),
-        },
-        keep_schema: false,
-    };
-    match target(&conn, env)? {
-        Target::Server(c, _) => Ok(*c),
-        Target::Throwaway { .. } => bail!(msg::no_url()),
-    }
-}
-
-/// Fills in what libpq would: host, user, the password from the password
-/// file, and a connect timeout so an unreachable server fails in seconds
-/// rather than minutes.
-fn finish_config(mut config: tokio_postgres::Config, env: EnvLookup<'_>) -> tokio_postgres::Config {
-    if config.get_hosts().is_empty() {
-        let socket_dir = ["/var/run/postgresql", "/tmp"]
-            .into_iter()
-            .find(|d| std::path::Path::new(d).is_dir());
-        match socket_dir {
-            Some(dir) if std::path::Path::new(dir).join(".s.PGSQL.5432").exists() => {
-                config.host_path(dir);
-            }
-            _ => {
-                config.host("localhost");
-            }
-        }
-    }
-    if config.get_user().is_none() {
-        let user = env("USER").unwrap_or_else(|| "postgres".to_string());
-        config.user(&user);
-    }
-    if config.get_password().is_none() {
-        fill_password_from_file(&mut config, env);
-    }
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(Duration::from_secs(5));
-    }
-    config
-}
-
-/// The password from `~/.pgpass` (or PGPASSFILE), matched as libpq matches
-/// it: on the first host, the port, the database and the user.
-fn fill_password_from_file(config: &mut tokio_postgres::Config, env: EnvLookup<'_>) {
-    use crate::target::libpq;
-    let path = match libpq::pgpass_file(env) {
-        Ok(Some(p)) => p,
-        Ok(None) => return,
-        Err(path) => {
-            let args: Vec<String> = std::env::args().collect();
-            eprintln!(
-                "{}",
-                msg::pgpass_open(path).render(crate::cli::language_of_args(&args, env))
-            );
-            return;
-        }
-    };
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return;
-    };
-    use tokio_postgres::config::Host;
-    // libpq matches a socket directory as "localhost".
-    let host = match config.get_hosts().first() {
-        Some(Host::Tcp(h)) => h.clone(),
-        _ => "localhost".to_string(),
-    };
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    let user = config.get_user().unwrap_or_default().to_string();
-    let dbname = config.get_dbname().unwrap_or(&user).to_string();
-    if let Some(pw) = libpq::pgpass_lookup(&text, &host, port, &dbname, &user) {
-        config.password(pw);
-    }
+pub fn target_of(args: &crate::cli::TargetArgs, env: EnvLookup<'_>, lang: Lang) -> Result<Target> {
+    crate::target::server::resolve(args.database_url.as_deref(), args.pg_bin.as_deref(), env, lang)
 }
 
 /// The throwaway cluster's options, for `lab server`.
@@ -538,37 +446,9 @@ pub(crate) mod msg {
             en: "--schema '{name}' is not usable: use a new lower-case name of letters, digits and _ (not public, information_schema or pg_*)",
             tr: "--schema '{name}' kullanılamaz: harf, rakam ve _ içeren yeni, küçük harfli bir ad kullanın (public, information_schema ya da pg_* değil)",
         }
-        bad_url(error) {
-            en: "malformed database URL: {error}",
-            tr: "hatalı veritabanı URL'si: {error}",
-        }
-        bad_pgport(port) {
-            en: "PGPORT '{port}' is not a port number",
-            tr: "PGPORT '{port}' bir port numarası değil",
-        }
-        no_url() {
-            en: "no database URL given",
-            tr: "veritabanı URL'si verilmedi",
-        }
         too_few_connections(n, min) {
             en: "--max-connections {n} is too few: a run needs at least {min} (the control connection and two sessions)",
             tr: "--max-connections {n} çok az: bir çalıştırma en az {min} bağlantı ister (kontrol bağlantısı ve iki oturum)",
-        }
-        empty_url(origin) {
-            en: "{origin} is set but empty (an unset CI secret?): give the server's URL, or unset it to run on a throwaway server",
-            tr: "{origin} tanımlı ama boş (tanımlanmamış bir CI sırrı mı?): sunucunun URL'sini verin ya da throwaway sunucuda çalıştırmak için kaldırın",
-        }
-        no_service(service, files) {
-            en: "PGSERVICE names service \"{service}\", which no service file defines (looked in {files})",
-            tr: "PGSERVICE \"{service}\" servisini anıyor, ama hiçbir servis dosyası onu tanımlamıyor (bakılan: {files})",
-        }
-        bad_service_value(file, key, value) {
-            en: "{file}: {key}={value} is not a number",
-            tr: "{file}: {key}={value} bir sayı değil",
-        }
-        pgpass_open(path) {
-            en: "warning: password file \"{path}\" has group or world access and is ignored, as libpq does; permissions should be u=rw (0600) or less",
-            tr: "uyarı: \"{path}\" parola dosyasına grup ya da herkes erişebiliyor; libpq gibi yok sayıldı; izinler u=rw (0600) ya da daha az olmalı",
         }
     }
 }
@@ -604,7 +484,7 @@ mod tests {
     #[test]
     fn url_wins_and_is_parsed() {
         let env = env_of(&[("PGHOST", "elsewhere")]);
-        let c = server(target(&conn(Some("postgres://u:secret@db.example:6543/shop")), &env).unwrap());
+        let c = server(target(&conn(Some("postgres://u:secret@db.example:6543/shop")), &env, Lang::En).unwrap());
         assert_eq!(c.get_user(), Some("u"));
         assert_eq!(c.get_password(), Some(&b"secret"[..]));
         assert_eq!(c.get_dbname(), Some("shop"));
@@ -615,14 +495,26 @@ mod tests {
     #[test]
     fn key_value_strings_work_and_pgpassword_fills_in() {
         let env = env_of(&[("PGPASSWORD", "pw")]);
-        let c = server(target(&conn(Some("host=127.0.0.1 port=5433 user=bob dbname=x")), &env).unwrap());
+        let c = server(
+            target(
+                &conn(Some("host=127.0.0.1 port=5433 user=bob dbname=x")),
+                &env,
+                Lang::En,
+            )
+            .unwrap(),
+        );
         assert_eq!(c.get_user(), Some("bob"));
         assert_eq!(c.get_password(), Some(&b"pw"[..]));
     }
 
     #[test]
     fn malformed_url_is_an_error_without_the_secret() {
-        let err = target(&conn(Some("postgres://u:hunter2@host:notaport/db")), &env_of(&[])).unwrap_err();
+        let err = target(
+            &conn(Some("postgres://u:hunter2@host:notaport/db")),
+            &env_of(&[]),
+            Lang::En,
+        )
+        .unwrap_err();
         let err = crate::i18n::error_line(&err, Lang::En);
         assert!(err.starts_with("malformed database URL"), "{err}");
         assert!(!err.contains("hunter2"), "{err}");
@@ -636,23 +528,23 @@ mod tests {
             ("PGUSER", "app"),
             ("PGDATABASE", "shop"),
         ]);
-        let c = server(target(&conn(None), &env).unwrap());
+        let c = server(target(&conn(None), &env, Lang::En).unwrap());
         assert_eq!(c.get_ports(), &[5544]);
         assert_eq!(c.get_user(), Some("app"));
         assert_eq!(c.get_dbname(), Some("shop"));
-        let bad = target(&conn(None), &env_of(&[("PGPORT", "x")])).unwrap_err();
+        let bad = target(&conn(None), &env_of(&[("PGPORT", "x")]), Lang::En).unwrap_err();
         assert!(crate::i18n::error_line(&bad, Lang::En).contains("PGPORT"));
     }
 
     #[test]
     fn nothing_set_means_the_throwaway_cluster() {
         // PGPASSWORD alone names no server.
-        let t = target(&conn(None), &env_of(&[("PGPASSWORD", "pw")])).unwrap();
+        let t = target(&conn(None), &env_of(&[("PGPASSWORD", "pw")]), Lang::En).unwrap();
         assert!(matches!(t, Target::Throwaway { pg_bin: None }));
         // Set but empty is an error: an unset CI secret must not pass against the wrong server.
-        let blank = target(&conn(Some("  ")), &env_of(&[])).unwrap_err();
+        let blank = target(&conn(Some("  ")), &env_of(&[]), Lang::En).unwrap_err();
         assert!(crate::i18n::error_line(&blank, Lang::En).starts_with("--database-url is set but empty"));
-        let unset_secret = target(&conn(None), &env_of(&[("DATABASE_URL", "")])).unwrap_err();
+        let unset_secret = target(&conn(None), &env_of(&[("DATABASE_URL", "")]), Lang::En).unwrap_err();
         assert!(crate::i18n::error_line(&unset_secret, Lang::En).starts_with("DATABASE_URL is set but empty"));
     }
 

@@ -125,7 +125,7 @@ pub async fn snapshot(client: &tokio_postgres::Client, version: &str, view: View
 }
 
 /// Prints the view every `every` until Ctrl-C (or once).
-pub async fn watch(config: tokio_postgres::Config, view: View, lang: Lang) -> Result<crate::Exit> {
+pub async fn watch(config: tokio_postgres::Config, view: View, lang: Lang) -> Result<crate::output::Exit> {
     let client = connect::connect(&config, "lab-locks", None, None).await?.client;
     let server = connect::server_info(&client).await?;
     let style = Style::for_stdout(lang, false);
@@ -133,16 +133,16 @@ pub async fn watch(config: tokio_postgres::Config, view: View, lang: Lang) -> Re
     loop {
         let text = snapshot(&client, &server.version, view, &style).await?;
         if clear {
-            crate::out("\x1b[2J\x1b[H")?;
+            crate::output::out("\x1b[2J\x1b[H")?;
         }
-        crate::out(&text)?;
+        crate::output::out(&text)?;
         if view.once {
-            return Ok(crate::Exit::Ok);
+            return Ok(crate::output::Exit::Ok);
         }
         // The view's refresh period (a display loop, nothing waits on it).
         tokio::select! {
             _ = tokio::time::sleep(view.every) => {}
-            _ = tokio::signal::ctrl_c() => return Ok(crate::Exit::Ok),
+            _ = tokio::signal::ctrl_c() => return Ok(crate::output::Exit::Ok),
         }
     }
 }

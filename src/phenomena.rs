@@ -10,11 +10,10 @@
 //! `STEP ok`, `STEP nowait`, several joined by `and`): the anomaly occurred when all the
 //! conditions of any one line hold for what the steps returned.
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 use serde::Serialize;
-use tokio::sync::Semaphore;
 
 use crate::engine::schedule::{self, Run};
 use crate::engine::{Env, Observation, Opener, Recorder, StepRun};
@@ -24,7 +23,6 @@ use crate::render::{self, Style};
 use crate::report::Entry;
 use crate::spec::{self, Param, Spec};
 use crate::target::connect;
-use crate::{Exit, config};
 
 /// The four levels, as JSON names them and as `SET default_transaction_isolation` takes them.
 pub const LEVELS: [(&str, &str); 4] = [
@@ -287,215 +285,102 @@ pub fn judge(p: &Phenomenon, o: &Observation, expected: Expected, timeline: Vec<
     }
 }
 
-/// A checked `lab phenomena` command line.
-pub struct PhenomenaConfig {
+/// A checked `lab phenomena` run: the phenomena and levels to measure.
+pub struct MatrixConfig {
     pub lang: Lang,
+    /// The phenomena measured (all, or the one `--show` names).
     pub phenomena: Vec<Arc<Phenomenon>>,
-    pub target: config::Target,
-    pub format: crate::cli::Format,
-    pub show: Option<String>,
     pub levels: Vec<usize>,
-    pub explain: bool,
     pub jobs: usize,
     pub wait_timeout: Duration,
-    pub junit: Option<std::path::PathBuf>,
-    pub html: Option<std::path::PathBuf>,
 }
 
-impl PhenomenaConfig {
-    pub fn new(args: &crate::cli::PhenomenaArgs, env: config::EnvLookup<'_>, lang: Lang) -> Result<Self> {
-        if !(args.wait_timeout.is_finite() && (0.1..=3600.0).contains(&args.wait_timeout)) {
-            bail!(crate::catalogue::cx::msg::between("--wait-timeout", 0.1, 3600));
-        }
-        if let Some(id) = &args.show
-            && !ORDER.contains(&id.as_str())
-        {
-            bail!(msg::no_phenomenon(id, ORDER.join(", ")));
-        }
-        let mut levels = Vec::new();
-        for l in &args.level {
-            match LEVELS.iter().position(|(name, _)| name == l) {
-                Some(i) => levels.push(i),
-                None => bail!(msg::no_level(l)),
-            }
-        }
-        if levels.is_empty() {
-            levels = (0..LEVELS.len()).collect();
-        }
-        let junit = config::junit_path(&args.junit)?;
-        let html = config::html_path(&args.html)?;
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let files = match &args.lab_dir {
-            Some(dir) => LabFiles::with_dir(dir)?,
-            None => LabFiles::embedded(),
-        };
-        Ok(PhenomenaConfig {
-            lang,
-            // Read and checked before anything connects.
-            phenomena: all(&files)?.into_iter().map(Arc::new).collect(),
-            target: config::target_of(&args.target, env)?,
-            format: args.format,
-            show: args.show.clone(),
-            levels,
-            explain: args.explain,
-            jobs: args.jobs.unwrap_or(cores * 4).max(1),
-            junit,
-            html,
-            wait_timeout: Duration::from_secs_f64(args.wait_timeout),
-        })
+/// A level's index in [`LEVELS`] from its JSON name.
+pub fn level(name: &str) -> Result<usize> {
+    LEVELS
+        .iter()
+        .position(|(n, _)| *n == name)
+        .ok_or_else(|| msg::no_level(name).into())
+}
+
+/// Every phenomenon, or the one named, read and checked before anything connects.
+pub fn chosen(files: &LabFiles, show: Option<&str>) -> Result<Vec<Arc<Phenomenon>>> {
+    if let Some(id) = show
+        && !ORDER.contains(&id)
+    {
+        bail!(msg::no_phenomenon(id, ORDER.join(", ")));
     }
+    Ok(all(files)?
+        .into_iter()
+        .filter(|p| show.is_none_or(|s| s == p.id))
+        .map(Arc::new)
+        .collect())
 }
 
 /// One measured row of the matrix.
 #[derive(Serialize)]
-struct Row {
+pub struct Row {
     id: String,
     name: String,
     cells: serde_json::Map<String, serde_json::Value>,
 }
 
-pub async fn run(cfg: PhenomenaConfig) -> Result<Exit> {
-    let began = Instant::now();
-    let mut signals = crate::Signals::new()?;
-    let (cluster, pg) = crate::start_target(&cfg.target).await?;
-    let (control, server) = connect::control(&cfg.target, &pg, "lab:phenomena:control").await?;
-    connect::neutralize(&control, server.version_num).await?;
-    let settings = connect::neutral_sql(server.version_num);
-    let env = Arc::new(Env {
-        pg,
-        schema: String::new(),
-        run: String::new(),
-        control,
-        server,
-        wait_timeout: cfg.wait_timeout,
-        max_connections: None,
-        settings,
-        deadlock_timeout: Duration::from_secs(1),
-        throwaway: None,
-        pooler: None,
-        stepper: None,
-    });
-    let chosen: Vec<Arc<Phenomenon>> = cfg
-        .phenomena
-        .iter()
-        .filter(|p| cfg.show.as_ref().is_none_or(|s| *s == p.id))
-        .cloned()
-        .collect();
-    let schemas = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-    // Each cell as it is measured: a run stopped part-way keeps them.
-    let done = std::sync::Mutex::new(chosen.iter().map(|_| vec![None; cfg.levels.len()]).collect::<Vec<_>>());
-    let outcome = tokio::select! {
-        r = measure(&cfg, &env, &chosen, &schemas, &done) => Some(r),
-        _ = signals.recv() => None,
-    };
-    // The schemas of cells that did not drop their own (a run cut short).
-    let left: Vec<String> = schemas.lock().unwrap().drain(..).collect();
-    for s in left {
-        let _ = tokio::time::timeout(
-            cfg.wait_timeout,
-            env.control.batch_execute(&format!("DROP SCHEMA IF EXISTS {s} CASCADE")),
-        )
-        .await;
-    }
-    let grid = done.into_inner().unwrap_or_else(|e| e.into_inner());
-    let stop = match outcome {
-        Some(Ok(())) => None,
-        Some(Err(e)) => Some((e, Exit::CouldNotRun)),
-        None => Some((anyhow::Error::new(crate::i18n::ui::interrupted()), Exit::Interrupted)),
-    };
-    if let Some((e, exit)) = stop {
-        drop(cluster);
-        return stopped(&cfg, &chosen, &grid, &env.server.version, e, exit);
-    }
-    let cells: Vec<Vec<Cell>> = grid
-        .into_iter()
-        .map(|row| row.into_iter().map(|c| c.expect("every cell measured")).collect())
-        .collect();
-    drop(cluster);
-    let as_expected = cells.iter().flatten().all(|c| c.as_expected);
-    let grid: Vec<Vec<Option<Cell>>> = cells.iter().map(|r| r.iter().cloned().map(Some).collect()).collect();
-    write_files(&cfg, &cell_reports(&chosen, &cfg.levels, &grid, &env.server.version))?;
-    let style = Style::for_stdout(cfg.lang, cfg.explain);
-    match cfg.format {
-        crate::cli::Format::Json => {
-            let rows = json_rows(&chosen, &cfg.levels, &grid);
-            crate::out(&render::json(&serde_json::json!({
-                "server_version": env.server.version,
-                "as_expected": as_expected,
-                "elapsed_ms": crate::report::round_ms(began.elapsed().as_secs_f64() * 1000.0),
-                "levels": cfg.levels.iter().map(|&l| LEVELS[l].0).collect::<Vec<_>>(),
-                "phenomena": rows,
-            }))?)?;
-        }
-        crate::cli::Format::Mermaid => {}
-        crate::cli::Format::Table => {
-            if cfg.show.is_some() {
-                for (p, cs) in chosen.iter().zip(&cells) {
-                    for (&l, c) in cfg.levels.iter().zip(cs) {
-                        crate::out(&format!("── {} / {} ──\n", p.id, LEVELS[l].0))?;
-                        crate::out(&render::timeline(&c.timeline, &style))?;
-                        crate::out(&format!("\n{}\n\n", style.say(&describe(c))))?;
-                    }
-                }
-            }
-            crate::out(&matrix(&chosen, &cfg.levels, &cells, &style, &env.server.version))?;
-            if cfg.explain {
-                for p in &chosen {
-                    let what = if cfg.lang == Lang::Tr { &p.what_tr } else { &p.what_en };
-                    crate::out(&format!("{} ({}): {what}\n", p.name, p.id))?;
-                }
-            }
-        }
-    }
-    if cfg.format == crate::cli::Format::Mermaid {
-        // Every cell's timeline as a diagram, under its verdict.
-        for (p, cs) in chosen.iter().zip(&cells) {
-            for (&l, c) in cfg.levels.iter().zip(cs) {
-                crate::out(&format!(
-                    "#### {} / {}: {}\n\n```mermaid\n{}```\n\n",
-                    p.id,
-                    LEVELS[l].0,
-                    style.say(&describe(c)),
-                    render::mermaid::diagram(&c.timeline, &style)
-                ))?;
-            }
-        }
-    }
-    Ok(if as_expected { Exit::Ok } else { Exit::Mismatch })
+/// The matrix of one run: each cell as it is measured (a run stopped
+/// part-way keeps them), and the schemas of cells still running.
+pub struct Matrix {
+    pub cfg: MatrixConfig,
+    schemas: Arc<std::sync::Mutex<Vec<String>>>,
+    grid: std::sync::Mutex<Vec<Vec<Option<Cell>>>>,
 }
 
-/// Runs every cell, `jobs` at once; cells come back per phenomenon, per level.
-async fn measure(
-    cfg: &PhenomenaConfig,
-    env: &Arc<Env>,
-    chosen: &[Arc<Phenomenon>],
-    schemas: &Arc<std::sync::Mutex<Vec<String>>>,
-    done: &std::sync::Mutex<Vec<Vec<Option<Cell>>>>,
-) -> Result<()> {
-    let permits = Arc::new(Semaphore::new(cfg.jobs));
-    // Cells start in the matrix's order (--jobs 1 measures them one by one, row by row).
-    let (turn, _) = tokio::sync::watch::channel(0usize);
-    let turn = Arc::new(turn);
-    let mut tasks = Vec::new();
-    for (i, p) in chosen.iter().enumerate() {
-        for &l in &cfg.levels {
-            let k = tasks.len();
-            let (p, env, permits, schemas, turn) =
-                (p.clone(), env.clone(), permits.clone(), schemas.clone(), turn.clone());
-            let schema = format!("lab_ph_{}_{}_{l}", std::process::id(), i);
-            tasks.push(tokio::spawn(async move {
-                let _ = turn.subscribe().wait_for(|n| *n == k).await;
-                let _permit = permits.acquire_owned().await.expect("never closed");
-                turn.send_modify(|n| *n += 1);
-                cell(&env, &p, l, &schema, &schemas).await
-            }));
+impl Matrix {
+    pub fn new(cfg: MatrixConfig) -> Matrix {
+        let grid = cfg.phenomena.iter().map(|_| vec![None; cfg.levels.len()]).collect();
+        Matrix {
+            cfg,
+            schemas: Arc::default(),
+            grid: std::sync::Mutex::new(grid),
         }
     }
-    for (k, t) in tasks.into_iter().enumerate() {
-        let c = t.await.map_err(|e| anyhow::anyhow!("{e}"))??;
-        done.lock().unwrap()[k / cfg.levels.len()][k % cfg.levels.len()] = Some(c);
+
+    /// Runs every cell, `jobs` at once, in the matrix's order (`--jobs 1`
+    /// measures them one by one, row by row).
+    pub async fn measure(&self, env: &Arc<Env>) -> Result<()> {
+        let mut tasks: Vec<crate::engine::Task<Cell>> = Vec::new();
+        for (i, p) in self.cfg.phenomena.iter().enumerate() {
+            for &l in &self.cfg.levels {
+                let (p, env, schemas) = (p.clone(), env.clone(), self.schemas.clone());
+                let schema = format!("lab_ph_{}_{}_{l}", std::process::id(), i);
+                tasks.push(Box::pin(async move { cell(&env, &p, l, &schema, &schemas).await }));
+            }
+        }
+        let width = self.cfg.levels.len();
+        for (k, h) in crate::engine::spawn_in_order(self.cfg.jobs, tasks)
+            .into_iter()
+            .enumerate()
+        {
+            let c = crate::engine::joined(h).await?;
+            self.grid.lock().unwrap()[k / width][k % width] = Some(c);
+        }
+        Ok(())
     }
-    Ok(())
+
+    /// The schemas of cells that did not drop their own (a run cut short).
+    pub async fn clean_up(&self, control: &tokio_postgres::Client) {
+        let left: Vec<String> = self.schemas.lock().unwrap().drain(..).collect();
+        for s in left {
+            let _ = tokio::time::timeout(
+                self.cfg.wait_timeout,
+                control.batch_execute(&format!("DROP SCHEMA IF EXISTS {s} CASCADE")),
+            )
+            .await;
+        }
+    }
+
+    /// The cells measured so far, by phenomenon and level.
+    pub fn grid(&self) -> Vec<Vec<Option<Cell>>> {
+        self.grid.lock().unwrap().clone()
+    }
 }
 
 /// One phenomenon at one level, in a schema of its own.
@@ -507,25 +392,18 @@ async fn cell(
     schemas: &std::sync::Mutex<Vec<String>>,
 ) -> Result<Cell> {
     schemas.lock().unwrap().push(schema.to_string());
+    let env = &env.in_schema(schema);
     env.control
         .batch_execute(&format!("CREATE SCHEMA {schema}"))
         .await
         .map_err(|e| connect::sql_error(e, msg::schema(schema)))?;
     let recorder = Recorder::default();
-    let opener = Opener {
-        pg: env.pg.clone(),
-        schema: Some(schema.to_string()),
-        settings: env.settings.clone(),
-        app: format!("lab:phenomena:{}/{}:", p.id, LEVELS[level].0),
-        label: format!("phenomena/{}/{}", p.id, LEVELS[level].0),
-        recorder: recorder.clone(),
-        deadline: env.wait_timeout,
-        stepper: None,
-        opened: Arc::default(),
-        transcript: None,
-        max_sessions: None,
-        pooled: false,
-    };
+    let opener = Opener::new(
+        env,
+        format!("lab:phenomena:{}/{}:", p.id, LEVELS[level].0),
+        format!("phenomena/{}/{}", p.id, LEVELS[level].0),
+        recorder.clone(),
+    );
     let names: Vec<&str> = p.spec.sessions.iter().map(|s| s.name.as_str()).collect();
     let sessions = opener.open_all(&names).await?;
     let setup = opener.open_quiet("setup").await?;
@@ -566,20 +444,8 @@ async fn cell(
     Ok(judge(p, &o, p.expect[level].clone(), recorder.take()))
 }
 
-/// `--junit` and `--html`, from the cells measured.
-fn write_files(cfg: &PhenomenaConfig, reports: &[crate::report::ScenarioReport]) -> Result<()> {
-    if let Some(path) = &cfg.junit {
-        std::fs::write(path, render::junit(reports)).ctx(|| crate::msg::junit(path.display().to_string()))?;
-    }
-    if let Some(path) = &cfg.html {
-        let page = render::html::page(reports, render::html::Kind::Matrix, &render::Style::plain(cfg.lang));
-        std::fs::write(path, page).ctx(|| render::html::msg::could_not_write(path.display().to_string()))?;
-    }
-    Ok(())
-}
-
 /// The JSON's rows: a phenomenon each, its measured cells by level.
-fn json_rows(chosen: &[Arc<Phenomenon>], levels: &[usize], grid: &[Vec<Option<Cell>>]) -> Vec<Row> {
+pub fn json_rows(chosen: &[Arc<Phenomenon>], levels: &[usize], grid: &[Vec<Option<Cell>>]) -> Vec<Row> {
     chosen
         .iter()
         .zip(grid)
@@ -595,58 +461,8 @@ fn json_rows(chosen: &[Arc<Phenomenon>], levels: &[usize], grid: &[Vec<Option<Ce
         .collect()
 }
 
-/// A matrix stopped part-way (exit 2, or Ctrl-C): JSON, JUnit and HTML
-/// still hold every cell measured, and where and why it stopped; stderr
-/// says it on one line.
-fn stopped(
-    cfg: &PhenomenaConfig,
-    chosen: &[Arc<Phenomenon>],
-    grid: &[Vec<Option<Cell>>],
-    version: &str,
-    error: anyhow::Error,
-    exit: Exit,
-) -> Result<Exit> {
-    let message = crate::i18n::error_line(&error, cfg.lang);
-    let mut reports = cell_reports(chosen, &cfg.levels, grid, version);
-    // The error goes to the first cell with no result.
-    let missing = grid
-        .iter()
-        .enumerate()
-        .find_map(|(i, row)| Some((i, row.iter().position(Option::is_none)?)));
-    if let Some((i, j)) = missing {
-        reports[i].as_expected = false;
-        reports[i].error = Some(crate::report::RunError {
-            variant: LEVELS[cfg.levels[j]].0.to_string(),
-            message: message.clone(),
-            exit_code: exit as u8,
-        });
-    }
-    reports.retain(|r| !r.variants.is_empty() || r.error.is_some());
-    write_files(cfg, &reports)?;
-    if cfg.format == crate::cli::Format::Json {
-        let rows = json_rows(chosen, &cfg.levels, grid);
-        crate::out(&render::json(&serde_json::json!({
-            "server_version": version,
-            "as_expected": false,
-            "levels": cfg.levels.iter().map(|&l| LEVELS[l].0).collect::<Vec<_>>(),
-            "phenomena": rows,
-            "error": {
-                "phenomenon": missing.map(|(i, _)| chosen[i].id.clone()),
-                "level": missing.map(|(_, j)| LEVELS[cfg.levels[j]].0),
-                "message": message,
-                "exit_code": exit as u8,
-            },
-        }))?)?;
-    }
-    match exit {
-        Exit::Interrupted => eprintln!("{message}"),
-        _ => crate::print_error(&error, cfg.lang),
-    }
-    Ok(exit)
-}
-
 /// A test suite per phenomenon, a test case per measured cell.
-fn cell_reports(
+pub fn cell_reports(
     chosen: &[Arc<Phenomenon>],
     levels: &[usize],
     cells: &[Vec<Option<Cell>>],
@@ -663,37 +479,24 @@ fn cell_reports(
                 .map(|(l, c)| {
                     let expected = mark(c.expected.verdict, c.expected.how, None);
                     crate::report::VariantReport {
-                        name: LEVELS[l].0.to_string(),
                         as_expected: c.as_expected,
                         anomaly: c.verdict == Verdict::Occurs,
-                        expected: expected.clone(),
-                        explain: msg::what(&p.name, &p.what_en),
                         observed: vec![describe(c)],
                         checks: vec![crate::report::Check {
                             id: "ph.cell".into(),
                             ok: c.as_expected,
-                            text: msg::differs(expected),
+                            text: msg::differs(expected.clone()),
                         }],
-                        elapsed_ms: 0.0,
                         sqlstates: c.sqlstate.iter().cloned().collect(),
-                        metrics: Default::default(),
                         timeline: c.timeline.clone(),
-                        skipped: None,
-                        pooler_differs: None,
-                        notes: Vec::new(),
-                        evidence: Vec::new(),
-                        spans: Default::default(),
+                        ..crate::report::VariantReport::new(LEVELS[l].0, expected, msg::what(&p.name, &p.what_en))
                     }
                 })
                 .collect();
-            crate::report::ScenarioReport {
-                scenario: format!("phenomena.{}", p.id),
-                server_version: version.to_string(),
-                as_expected: variants.iter().all(|v| v.as_expected),
-                elapsed_ms: 0.0,
-                variants,
-                error: None,
-            }
+            let mut r = crate::report::ScenarioReport::new(&format!("phenomena.{}", p.id), version);
+            r.as_expected = variants.iter().all(|v| v.as_expected);
+            r.variants = variants;
+            r
         })
         .collect()
 }
@@ -712,7 +515,7 @@ fn cell_mark(c: &Cell) -> Text {
     mark(c.verdict, Some(c.how), c.sqlstate.as_deref())
 }
 
-fn describe(c: &Cell) -> Text {
+pub fn describe(c: &Cell) -> Text {
     let verdict = if c.as_expected {
         crate::i18n::ui::verdict_ok()
     } else {
@@ -725,7 +528,13 @@ fn describe(c: &Cell) -> Text {
     }
 }
 
-fn matrix(chosen: &[Arc<Phenomenon>], levels: &[usize], cells: &[Vec<Cell>], style: &Style, version: &str) -> String {
+pub fn matrix(
+    chosen: &[Arc<Phenomenon>],
+    levels: &[usize],
+    cells: &[Vec<Cell>],
+    style: &Style,
+    version: &str,
+) -> String {
     let mut header = vec![style.say(&msg::col_phenomenon())];
     header.extend(levels.iter().map(|&l| LEVELS[l].0.to_string()));
     let mut t = render::table(header, style);

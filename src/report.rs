@@ -91,6 +91,48 @@ pub struct ResultSet {
     pub rows: Vec<Vec<Option<String>>>,
 }
 
+impl ResultSet {
+    pub fn get(&self, row: usize, col: &str) -> Option<&str> {
+        let i = self.columns.iter().position(|c| c == col)?;
+        self.rows.get(row)?.get(i)?.as_deref()
+    }
+
+    /// `col=value, ...` for up to four rows, `(0 rows)` for none; one column
+    /// over several rows (EXPLAIN) as its lines.
+    pub fn describe(&self) -> String {
+        if self.rows.is_empty() {
+            return "(0 rows)".into();
+        }
+        if self.columns.len() == 1 && self.rows.len() > 1 {
+            return self
+                .rows
+                .iter()
+                .map(|r| r[0].as_deref().unwrap_or("NULL"))
+                .collect::<Vec<_>>()
+                .join("\n");
+        }
+        let shown: Vec<String> = self
+            .rows
+            .iter()
+            .take(4)
+            .map(|r| {
+                self.columns
+                    .iter()
+                    .zip(r)
+                    .map(|(c, v)| format!("{c}={}", v.as_deref().unwrap_or("NULL")))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .collect();
+        let more = if self.rows.len() > 4 {
+            format!(" (+{} more)", self.rows.len() - 4)
+        } else {
+            String::new()
+        };
+        format!("{}{more}", shown.join("; "))
+    }
+}
+
 /// One row of the timeline: one step of one session, or a note.
 #[derive(Debug, Clone, Serialize)]
 pub struct Entry {
@@ -196,6 +238,28 @@ pub struct VariantReport {
 }
 
 impl VariantReport {
+    /// The one constructor: a variant as documented so far, with nothing observed yet.
+    pub fn new(name: impl Into<String>, expected: Text, explain: Text) -> VariantReport {
+        VariantReport {
+            name: name.into(),
+            as_expected: true,
+            anomaly: false,
+            expected,
+            explain,
+            observed: Vec::new(),
+            checks: Vec::new(),
+            elapsed_ms: 0.0,
+            sqlstates: Vec::new(),
+            metrics: Map::new(),
+            timeline: Vec::new(),
+            skipped: None,
+            pooler_differs: None,
+            notes: Vec::new(),
+            evidence: Vec::new(),
+            spans: Default::default(),
+        }
+    }
+
     /// The observed outcome as one line in `lang`.
     pub fn observed_line(&self, lang: Lang) -> String {
         join(&self.observed, lang)
@@ -204,6 +268,15 @@ impl VariantReport {
     pub fn failed(&self) -> impl Iterator<Item = &Check> {
         self.checks.iter().filter(|c| !c.ok)
     }
+}
+
+/// Every SQLSTATE a timeline's steps failed with, in order.
+pub fn sqlstates_of(timeline: &[Entry]) -> Vec<String> {
+    timeline
+        .iter()
+        .filter(|e| e.result == StepResult::Error)
+        .filter_map(|e| e.sqlstate.clone())
+        .collect()
 }
 
 pub fn join(texts: &[Text], lang: Lang) -> String {
@@ -225,6 +298,20 @@ pub struct ScenarioReport {
     /// that finished before are kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<RunError>,
+}
+
+impl ScenarioReport {
+    /// The one constructor: a scenario (or spec, or phenomenon) with no variant run yet.
+    pub fn new(scenario: &str, server_version: &str) -> ScenarioReport {
+        ScenarioReport {
+            scenario: scenario.to_string(),
+            server_version: server_version.to_string(),
+            as_expected: true,
+            elapsed_ms: 0.0,
+            variants: Vec::new(),
+            error: None,
+        }
+    }
 }
 
 /// A run that stopped part-way: where, and the one-line error.

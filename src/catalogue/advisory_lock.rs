@@ -1,7 +1,7 @@
 //! Advisory locks: a job that must run on one instance only (lab/advisory-lock.spec).
 use anyhow::Result;
 
-use super::{Cx, Scenario, Variant};
+use super::{Cx, Scenario};
 use crate::engine::{Observation, ProbeQuery};
 
 pub static SCENARIO: Scenario = Scenario {
@@ -11,23 +11,33 @@ pub static SCENARIO: Scenario = Scenario {
     readme: "Three instances of the nightly sync: exactly one gets `pg_try_advisory_xact_lock`. A session-level \
              lock left on a pooled connection skips the next run although nothing runs, until the pool's reset.",
     spec: Some("advisory-lock.spec"),
-    variants: &[
-        Variant {
-            name: "try-xact-lock",
-            expected: |_| msg::expected_try_xact_lock(),
-            explain: msg::explain_try_xact_lock,
-            run: run_fn!(try_xact_lock),
-        },
-        Variant {
-            name: "session-lock-pooled",
-            expected: |_| msg::expected_session_lock_pooled(),
-            explain: msg::explain_session_lock_pooled,
-            run: run_fn!(session_lock_pooled),
-        },
-    ],
+    variants: VARIANTS,
     options: None,
-    texts: msg::DEFS,
 };
+
+crate::variants! {
+    prefix "al";
+    try_xact_lock "try-xact-lock" {
+        expected => {
+            en: "exactly one instance gets pg_try_advisory_xact_lock and runs, two skip; the lock goes with the transaction, so the next run gets it",
+            tr: "pg_try_advisory_xact_lock'u tam olarak bir örnek alır ve çalışır, ikisi atlar; kilit transaction'la gider, sonraki çalıştırma alır",
+        },
+        explain => {
+            en: "An advisory lock is a lock on a number the application chooses. pg_try_advisory_xact_lock never waits and disappears with the transaction, even if the connection dies: the one that gets it runs, the others skip.",
+            tr: "Advisory lock, uygulamanın seçtiği bir sayı üzerindeki kilittir. pg_try_advisory_xact_lock beklemez ve bağlantı kopsa bile transaction'la birlikte kaybolur: alan çalışır, diğerleri atlar.",
+        },
+    }
+    session_lock_pooled "session-lock-pooled" {
+        expected => {
+            en: "a session-level lock left behind on a pooled connection skips the next run although nothing runs; after the pool's reset (pg_advisory_unlock_all) the next run goes ahead",
+            tr: "havuzdaki bir bağlantıda kalan oturum seviyesi kilit, hiçbir şey çalışmazken sonraki çalıştırmayı atlatır; havuzun sıfırlamasından (pg_advisory_unlock_all) sonra çalıştırma devam eder",
+        },
+        explain => {
+            en: "A session-level advisory lock lives as long as the connection. In a pool the connection outlives the job, so the lock does too and skips the next run. Unlock explicitly, reset pooled connections (DISCARD ALL), or use the transaction-level lock.",
+            tr: "Oturum seviyesi advisory lock bağlantı yaşadıkça yaşar. Havuzda bağlantı işten uzun yaşar, kilit de öyle, sonraki çalıştırmayı atlatır. Açıkça bırak, havuz bağlantılarını sıfırla (DISCARD ALL) ya da transaction seviyesi kilidi kullan.",
+        },
+    }
+}
 
 fn got(o: &Observation, step: &str) -> Result<bool> {
     Ok(o.step(step)?.text("got")? == "t")
@@ -127,22 +137,6 @@ mod msg {
         summary() {
             en: "three instances start the nightly stock sync together; an advisory lock lets one run",
             tr: "gece stok senkronizasyonunun üç örneği birlikte başlar; bir advisory lock birini çalıştırır",
-        }
-        expected_try_xact_lock() {
-            en: "exactly one instance gets pg_try_advisory_xact_lock and runs, two skip; the lock goes with the transaction, so the next run gets it",
-            tr: "pg_try_advisory_xact_lock'u tam olarak bir örnek alır ve çalışır, ikisi atlar; kilit transaction'la gider, sonraki çalıştırma alır",
-        }
-        explain_try_xact_lock() {
-            en: "An advisory lock is a lock on a number the application chooses. pg_try_advisory_xact_lock never waits and disappears with the transaction, even if the connection dies: the one that gets it runs, the others skip.",
-            tr: "Advisory lock, uygulamanın seçtiği bir sayı üzerindeki kilittir. pg_try_advisory_xact_lock beklemez ve bağlantı kopsa bile transaction'la birlikte kaybolur: alan çalışır, diğerleri atlar.",
-        }
-        expected_session_lock_pooled() {
-            en: "a session-level lock left behind on a pooled connection skips the next run although nothing runs; after the pool's reset (pg_advisory_unlock_all) the next run goes ahead",
-            tr: "havuzdaki bir bağlantıda kalan oturum seviyesi kilit, hiçbir şey çalışmazken sonraki çalıştırmayı atlatır; havuzun sıfırlamasından (pg_advisory_unlock_all) sonra çalıştırma devam eder",
-        }
-        explain_session_lock_pooled() {
-            en: "A session-level advisory lock lives as long as the connection. In a pool the connection outlives the job, so the lock does too and skips the next run. Unlock explicitly, reset pooled connections (DISCARD ALL), or use the transaction-level lock.",
-            tr: "Oturum seviyesi advisory lock bağlantı yaşadıkça yaşar. Havuzda bağlantı işten uzun yaşar, kilit de öyle, sonraki çalıştırmayı atlatır. Açıkça bırak, havuz bağlantılarını sıfırla (DISCARD ALL) ya da transaction seviyesi kilidi kullan.",
         }
         observed_xact(winners, skipped, got) {
             en: "{winners} ran, {skipped} skipped; after COMMIT the next run {got} the lock",

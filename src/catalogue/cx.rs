@@ -10,16 +10,30 @@ use anyhow::Result;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::{Params, Scenario, Variant};
 use crate::engine::schedule::{self, ExpectedWait, Probe, ProbeQuery};
-use crate::engine::{Barrier, Deviation, Env, Observation, Opener, Recorder, Session, secs};
+use crate::engine::{Barrier, Env, Observation, Opener, Recorder, Session, secs};
 use crate::files::LabFiles;
 use crate::i18n::{Context, Text};
 use crate::progress::Progress;
-use crate::report::{Check, Entry, Evidence, Phrase, ResultSet, StepResult, VariantReport, round_ms};
+use crate::report::{Check, Entry, Evidence, Phrase, ResultSet, VariantReport, round_ms};
 use crate::retry::RetryPolicy;
 use crate::spec::{Param, Spec};
 use crate::sql::SqlFile;
+
+/// A scenario's own options (its subcommand's flags beyond the common ones),
+/// parsed by clap and checked once.
+pub type Params = Arc<dyn std::any::Any + Send + Sync>;
+
+/// Which variant a [`Cx`] runs, and what it documents.
+pub struct Identity {
+    pub scenario: &'static str,
+    pub variant: &'static str,
+    /// The scenario's spec file under lab/, if it has one.
+    pub spec: Option<&'static str>,
+    /// The documented outcome with the options asked for.
+    pub expected: Text,
+    pub explain: Text,
+}
 
 /// Settings every scenario may use, from the command line.
 #[derive(Debug, Clone)]
@@ -29,6 +43,8 @@ pub struct RunOpts {
     pub retry: RetryPolicy,
     pub files: LabFiles,
     pub progress: Progress,
+    /// The language of the run, for what a scenario prints itself (a warning on stderr).
+    pub lang: crate::i18n::Lang,
 }
 
 #[derive(Default)]
@@ -52,8 +68,12 @@ struct Findings {
 pub struct Cx<'e> {
     pub env: &'e Env,
     pub opts: &'e RunOpts,
-    pub scenario: &'static Scenario,
-    pub variant: &'static Variant,
+    /// The scenario's and the variant's names.
+    pub scenario: &'static str,
+    pub variant: &'static str,
+    spec_file: Option<&'static str>,
+    expected: Text,
+    explain: Text,
     pub params: Params,
     recorder: Recorder,
     opener: Opener,
@@ -62,43 +82,29 @@ pub struct Cx<'e> {
 }
 
 impl<'e> Cx<'e> {
-    fn new(
-        env: &'e Env,
-        opts: &'e RunOpts,
-        scenario: &'static Scenario,
-        variant: &'static Variant,
-        params: Params,
-    ) -> Self {
+    pub fn new(env: &'e Env, opts: &'e RunOpts, id: Identity, params: Params) -> Self {
         let recorder = Recorder::default();
-        let opener = Opener {
-            pg: env.session_pg(),
-            schema: Some(env.schema.clone()),
-            settings: env.settings.clone(),
-            app: format!("{}{}/{}:", env.app_prefix(), scenario.name, variant.name),
-            label: format!("{}/{}", scenario.name, variant.name),
-            recorder: recorder.clone(),
-            deadline: env.wait_timeout,
-            stepper: env.stepper.clone(),
-            opened: Arc::default(),
-            transcript: None,
-            max_sessions: env.max_connections.map(|n| n.saturating_sub(1)),
-            pooled: env.pooler.is_some(),
-        };
+        let label = format!("{}/{}", id.scenario, id.variant);
+        let opener = Opener::new(
+            env,
+            format!("{}{label}:", env.app_prefix()),
+            label.clone(),
+            recorder.clone(),
+        );
         if let Some(st) = &env.stepper {
             st.reset(Default::default());
-            let lang = st.lang();
-            st.announce(
-                &format!("{}/{}", scenario.name, variant.name),
-                &(variant.expected)(&params).render(lang),
-            );
+            st.announce(&label, &id.expected.render(st.lang()));
             // Each statement's outcome the moment it is known, under its prompt.
             recorder.set_live(st.live());
         }
         Cx {
             env,
             opts,
-            scenario,
-            variant,
+            scenario: id.scenario,
+            variant: id.variant,
+            spec_file: id.spec,
+            expected: id.expected,
+            explain: id.explain,
             params,
             recorder,
             opener,
@@ -109,7 +115,7 @@ impl<'e> Cx<'e> {
 
     /// `scenario/variant`, for messages.
     pub fn label(&self) -> String {
-        format!("{}/{}", self.scenario.name, self.variant.name)
+        format!("{}/{}", self.scenario, self.variant)
     }
 
     /// The scenario's options (the type its declaration names).
@@ -124,7 +130,7 @@ impl<'e> Cx<'e> {
         if let Some(s) = &self.spec {
             return Ok(s.clone());
         }
-        let name = self.scenario.spec.ctx(|| msg::no_spec(self.scenario.name))?;
+        let name = self.spec_file.ctx(|| msg::no_spec(self.scenario))?;
         let text = self.opts.files.read(name)?;
         let spec = crate::spec::parse(&text).map_err(|e| msg::bad_spec(name, e.to_string()))?;
         spec.check().map_err(|e| msg::bad_spec(name, e.to_string()))?;
@@ -147,7 +153,7 @@ impl<'e> Cx<'e> {
         let spec = self.spec()?;
         let id = spec
             .find(step)
-            .ctx(|| msg::no_step(self.scenario.spec.unwrap_or("-"), step))?;
+            .ctx(|| msg::no_step(self.spec_file.unwrap_or("-"), step))?;
         Ok(crate::spec::bind(spec.step(id).sql.trim(), params))
     }
 
@@ -180,7 +186,7 @@ impl<'e> Cx<'e> {
     /// sessions than `--max-connections` leaves (its workers would otherwise
     /// fail one by one, part-way).
     pub fn ensure_room(&self, sessions: usize) -> Result<()> {
-        if let Some(max) = self.opener.max_sessions
+        if let Some(max) = self.opener.max_sessions()
             && sessions > max
         {
             anyhow::bail!(crate::engine::msg::too_many_sessions(self.label(), sessions, max + 1));
@@ -209,10 +215,10 @@ impl<'e> Cx<'e> {
     /// The backend serving session `name` now: the one it opened on or,
     /// behind a transaction pooler, the one its open transaction runs on.
     pub async fn backend_of(&self, name: &str) -> Result<Option<i32>> {
-        if !self.opener.pooled {
+        if !self.opener.pooled() {
             return Ok(self.pid_of(name));
         }
-        let app = crate::target::connect::app_name(&format!("{}{name}", self.opener.app));
+        let app = crate::target::connect::app_name(&format!("{}{name}", self.opener.app()));
         let serving = crate::engine::session::backends_by_app(&self.env.control, &[&app]).await?;
         Ok(serving.first().map(|(_, pid)| *pid))
     }
@@ -379,13 +385,13 @@ impl<'e> Cx<'e> {
     /// Closes every session and waits until the server has no backend of this
     /// variant left, so nothing of it survives into the next one. After a
     /// failure the backends are terminated first.
-    async fn close(self, failed: bool) -> Result<VariantReport> {
+    pub async fn close(self, failed: bool) -> Result<VariantReport> {
         let pooled = self.env.pooler.is_some();
         let pids: Vec<i32> = if pooled {
             // The pool keeps the server connections the sessions used, with
             // what the variant left on them (a session lock, a LISTEN): they
             // are ended, as a direct session's backend ends with it.
-            self.env.pooled_backends(&self.opener.app).await?
+            self.env.pooled_backends(self.opener.app()).await?
         } else {
             self.opener.pids().into_iter().map(|(_, p)| p).collect()
         };
@@ -395,7 +401,7 @@ impl<'e> Cx<'e> {
         let wait = self.env.wait_timeout;
         let deadline = Instant::now() + wait;
         let mut terminated = failed || pooled;
-        while self.env.backends_serving(&pids, &self.opener.app).await? > 0 {
+        while self.env.backends_serving(&pids, self.opener.app()).await? > 0 {
             if !terminated && Instant::now() + wait / 2 > deadline {
                 // A session still busy (a task that kept its connection): end it.
                 self.env.terminate(&pids).await;
@@ -410,24 +416,16 @@ impl<'e> Cx<'e> {
             anyhow::bail!(msg::still_connected(self.label(), secs(wait)));
         }
         let timeline: Vec<Entry> = self.recorder.take();
-        let sqlstates = timeline
-            .iter()
-            .filter(|e| e.result == StepResult::Error)
-            .filter_map(|e| e.sqlstate.clone())
-            .collect();
         let f = self.f;
         let passed = f.checks.iter().all(|c| c.ok);
         let pooler_differs = f.pooler_changes.filter(|_| !passed);
         Ok(VariantReport {
-            name: self.variant.name.to_string(),
             as_expected: passed || pooler_differs.is_some(),
             anomaly: f.anomaly,
-            expected: f.expected.unwrap_or_else(|| (self.variant.expected)(&self.params)),
-            explain: (self.variant.explain)(),
             observed: f.observed,
             checks: f.checks,
             elapsed_ms: round_ms(self.recorder.started().elapsed().as_secs_f64() * 1000.0),
-            sqlstates,
+            sqlstates: crate::report::sqlstates_of(&timeline),
             metrics: f.metrics,
             timeline,
             skipped: f.skipped,
@@ -435,6 +433,7 @@ impl<'e> Cx<'e> {
             notes: f.notes,
             evidence: f.evidence,
             spans: f.spans,
+            ..VariantReport::new(self.variant, f.expected.unwrap_or(self.expected), self.explain)
         })
     }
 }
@@ -492,7 +491,7 @@ impl Perm<'_, '_> {
             probes,
         } = self;
         let spec = cx.spec()?;
-        let file = cx.scenario.spec.unwrap_or("-");
+        let file = cx.spec_file.unwrap_or("-");
         let perm = spec.labelled(&label).ctx(|| msg::no_permutation(file, &label))?;
         // Only the sessions this permutation uses get a connection.
         let spec = spec.used_by(perm);
@@ -550,48 +549,6 @@ impl Perm<'_, '_> {
             cx.check(false, msg::had_to_cancel(&s.name));
         }
         Ok(o)
-    }
-}
-
-/// Runs one variant on a freshly built schema and returns its report. A
-/// deviation (the server answered what nobody allowed) ends the variant "not
-/// as documented" with its timeline; anything else is lab's own failure.
-pub async fn run_variant(
-    env: &Env,
-    opts: &RunOpts,
-    scenario: &'static Scenario,
-    variant: &'static Variant,
-    params: Params,
-) -> Result<VariantReport> {
-    let schema_sql = opts.files.read("schema.sql")?;
-    let seed_sql = opts.files.read("seed.sql")?;
-    crate::target::connect::rebuild_schema(&env.control, &env.schema, &schema_sql, &seed_sql).await?;
-    let mut cx = Cx::new(env, opts, scenario, variant, params);
-    let pooled_before = match &env.pooler {
-        Some(p) => Some(p.transactions(&env.schema).await?),
-        None => None,
-    };
-    let r = (variant.run)(&mut cx).await;
-    if let (Some(p), Some(before)) = (&env.pooler, pooled_before) {
-        // What went through lab's PgBouncer: evidence that the sessions did.
-        cx.metric("pooler", p.describe());
-        cx.metric("pooler_transactions", p.transactions(&env.schema).await? - before);
-    }
-    match r {
-        Ok(()) => cx.close(false).await,
-        Err(e) => {
-            let deviation = e.chain().find_map(|c| c.downcast_ref::<Deviation>()).cloned();
-            match deviation {
-                Some(d) => {
-                    cx.check(false, d.0);
-                    cx.close(true).await
-                }
-                None => {
-                    let _ = cx.close(true).await;
-                    Err(e)
-                }
-            }
-        }
     }
 }
 

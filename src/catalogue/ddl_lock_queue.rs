@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::{Cx, Scenario, Variant};
+use super::{Cx, Scenario};
 use crate::engine::ProbeQuery;
 use crate::report::millis;
 use crate::spec::Param;
@@ -17,23 +17,33 @@ pub static SCENARIO: Scenario = Scenario {
              behind B (the seed's `pg_stat_activity` / `pg_blocking_pids` table). With a short `lock_timeout` B \
              gives way, C goes on, B's retry succeeds after the report.",
     spec: Some("ddl-lock-queue.spec"),
-    variants: &[
-        Variant {
-            name: "no-lock-timeout",
-            expected: |_| msg::expected_no_lock_timeout(),
-            explain: msg::explain_no_lock_timeout,
-            run: run_fn!(no_lock_timeout),
-        },
-        Variant {
-            name: "lock-timeout-retry",
-            expected: |_| msg::expected_lock_timeout_retry(),
-            explain: msg::explain_lock_timeout_retry,
-            run: run_fn!(lock_timeout_retry),
-        },
-    ],
+    variants: VARIANTS,
     options: None,
-    texts: msg::DEFS,
 };
+
+crate::variants! {
+    prefix "dq";
+    no_lock_timeout "no-lock-timeout" {
+        expected => {
+            en: "C (which does not conflict with A) is blocked by B, which is blocked by A, until the report ends",
+            tr: "C (A ile çakışmadığı hâlde) B tarafından, B de A tarafından rapor bitene kadar bekletilir",
+        },
+        explain => {
+            en: "ALTER TABLE needs ACCESS EXCLUSIVE and waits behind the report's ACCESS SHARE. Lock requests queue in order, so C's harmless read waits behind the ALTER: one migration stops all traffic on the table.",
+            tr: "ALTER TABLE ACCESS EXCLUSIVE ister ve raporun ACCESS SHARE'inin arkasında bekler. Kilit istekleri sırayla kuyruğa girer, C'nin zararsız okuması ALTER'ın arkasında bekler: tek bir migration tablodaki bütün trafiği durdurur.",
+        },
+    }
+    lock_timeout_retry "lock-timeout-retry" {
+        expected => {
+            en: "B sets a short lock_timeout, fails with 55P03 and pauses: C waits at most that long; B's retry succeeds once A ends",
+            tr: "B kısa bir lock_timeout verir, 55P03 ile düşer ve ara verir: C en fazla o kadar bekler; A bitince B'nin tekrarı başarılı olur",
+        },
+        explain => {
+            en: "With a short lock_timeout the migration gives up its place in the queue, readers go on, and it retries later. Always set lock_timeout for migrations.",
+            tr: "Kısa bir lock_timeout ile migration kuyruktaki yerini bırakır, okuyanlar devam eder, migration sonra tekrar dener. Migration'lara her zaman lock_timeout ver.",
+        },
+    }
+}
 
 async fn no_lock_timeout(cx: &mut Cx<'_>) -> Result<()> {
     let queue = cx.sql("ddl-lock-queue.sql")?.get("queue")?.to_string();
@@ -106,22 +116,6 @@ mod msg {
         summary() {
             en: "A's long report holds books; B's ALTER TABLE queues for ACCESS EXCLUSIVE; C's plain SELECT queues behind B",
             tr: "A'nın uzun raporu books'u tutar; B'nin ALTER TABLE'ı ACCESS EXCLUSIVE için sıraya girer; C'nin sade SELECT'i B'nin arkasına girer",
-        }
-        expected_no_lock_timeout() {
-            en: "C (which does not conflict with A) is blocked by B, which is blocked by A, until the report ends",
-            tr: "C (A ile çakışmadığı hâlde) B tarafından, B de A tarafından rapor bitene kadar bekletilir",
-        }
-        explain_no_lock_timeout() {
-            en: "ALTER TABLE needs ACCESS EXCLUSIVE and waits behind the report's ACCESS SHARE. Lock requests queue in order, so C's harmless read waits behind the ALTER: one migration stops all traffic on the table.",
-            tr: "ALTER TABLE ACCESS EXCLUSIVE ister ve raporun ACCESS SHARE'inin arkasında bekler. Kilit istekleri sırayla kuyruğa girer, C'nin zararsız okuması ALTER'ın arkasında bekler: tek bir migration tablodaki bütün trafiği durdurur.",
-        }
-        expected_lock_timeout_retry() {
-            en: "B sets a short lock_timeout, fails with 55P03 and pauses: C waits at most that long; B's retry succeeds once A ends",
-            tr: "B kısa bir lock_timeout verir, 55P03 ile düşer ve ara verir: C en fazla o kadar bekler; A bitince B'nin tekrarı başarılı olur",
-        }
-        explain_lock_timeout_retry() {
-            en: "With a short lock_timeout the migration gives up its place in the queue, readers go on, and it retries later. Always set lock_timeout for migrations.",
-            tr: "Kısa bir lock_timeout ile migration kuyruktaki yerini bırakır, okuyanlar devam eder, migration sonra tekrar dener. Migration'lara her zaman lock_timeout ver.",
         }
         observed_queue(b, by, c) {
             en: "B waited {b} ms for A; C was blocked by {by} for {c} ms",

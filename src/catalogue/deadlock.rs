@@ -1,7 +1,7 @@
 //! Deadlock: two sessions reserve two books in opposite orders (lab/deadlock.spec).
 use anyhow::Result;
 
-use super::{Cx, Scenario, Variant};
+use super::{Cx, Scenario};
 use crate::report::millis;
 use crate::spec::Param;
 
@@ -13,23 +13,33 @@ pub static SCENARIO: Scenario = Scenario {
              gets 40P01, its COMMIT comes back as ROLLBACK, the DETAIL says who waited for whom. In `book_id` \
              order B just waits.",
     spec: Some("deadlock.spec"),
-    variants: &[
-        Variant {
-            name: "reverse-order",
-            expected: |_| msg::expected_reverse_order(),
-            explain: msg::explain_reverse_order,
-            run: run_fn!(reverse_order),
-        },
-        Variant {
-            name: "same-order",
-            expected: |_| msg::expected_same_order(),
-            explain: msg::explain_same_order,
-            run: run_fn!(same_order),
-        },
-    ],
+    variants: VARIANTS,
     options: None,
-    texts: msg::DEFS,
 };
+
+crate::variants! {
+    prefix "dl";
+    reverse_order "reverse-order" {
+        expected => {
+            en: "after deadlock_timeout one fails with 40P01 (DETAIL: who waits for whom); its COMMIT comes back as ROLLBACK; the other commits",
+            tr: "deadlock_timeout sonrası biri 40P01 alır (DETAIL: kim kimi bekliyor); onun COMMIT'i ROLLBACK döner; diğeri commit eder",
+        },
+        explain => {
+            en: "Each session holds one row and waits for the other's. After deadlock_timeout the waiting backend runs the deadlock detector, finds the cycle and cancels a transaction (40P01); that transaction is aborted, so its COMMIT rolls back. Lock rows in one agreed order (e.g. by book_id).",
+            tr: "Her oturum bir satırı tutar ve diğerininkini bekler. deadlock_timeout sonrası bekleyen backend deadlock dedektörünü çalıştırır, döngüyü bulur ve bir transaction'ı iptal eder (40P01); o transaction iptal edildiği için COMMIT'i ROLLBACK olur. Satırları her yerde aynı sırada kilitle (ör. book_id sırasıyla).",
+        },
+    }
+    same_order "same-order" {
+        expected => {
+            en: "both lock in book_id order: B simply waits for A; no deadlock; both commit",
+            tr: "ikisi de book_id sırasıyla kilitler: B yalnızca A'yı bekler; deadlock yok; ikisi de commit eder",
+        },
+        explain => {
+            en: "Locking in the same order turns the cycle into a queue: B simply waits for A, then goes on.",
+            tr: "Aynı sırada kilitlemek döngüyü bir kuyruğa çevirir: B yalnızca A'yı bekler, sonra devam eder.",
+        },
+    }
+}
 
 /// How many copies of books 1 and 2 are reserved, from the `reserved` step.
 fn reserved(o: &crate::engine::Observation) -> Result<(String, String)> {
@@ -113,22 +123,6 @@ mod msg {
         summary() {
             en: "A and B each update two stock rows; in opposite orders the deadlock detector cancels one",
             tr: "A ve B ikişer stok satırı günceller; ters sırada deadlock dedektörü birini iptal eder",
-        }
-        expected_reverse_order() {
-            en: "after deadlock_timeout one fails with 40P01 (DETAIL: who waits for whom); its COMMIT comes back as ROLLBACK; the other commits",
-            tr: "deadlock_timeout sonrası biri 40P01 alır (DETAIL: kim kimi bekliyor); onun COMMIT'i ROLLBACK döner; diğeri commit eder",
-        }
-        explain_reverse_order() {
-            en: "Each session holds one row and waits for the other's. After deadlock_timeout the waiting backend runs the deadlock detector, finds the cycle and cancels a transaction (40P01); that transaction is aborted, so its COMMIT rolls back. Lock rows in one agreed order (e.g. by book_id).",
-            tr: "Her oturum bir satırı tutar ve diğerininkini bekler. deadlock_timeout sonrası bekleyen backend deadlock dedektörünü çalıştırır, döngüyü bulur ve bir transaction'ı iptal eder (40P01); o transaction iptal edildiği için COMMIT'i ROLLBACK olur. Satırları her yerde aynı sırada kilitle (ör. book_id sırasıyla).",
-        }
-        expected_same_order() {
-            en: "both lock in book_id order: B simply waits for A; no deadlock; both commit",
-            tr: "ikisi de book_id sırasıyla kilitler: B yalnızca A'yı bekler; deadlock yok; ikisi de commit eder",
-        }
-        explain_same_order() {
-            en: "Locking in the same order turns the cycle into a queue: B simply waits for A, then goes on.",
-            tr: "Aynı sırada kilitlemek döngüyü bir kuyruğa çevirir: B yalnızca A'yı bekler, sonra devam eder.",
         }
         observed_victim(victim, ms, timeout) {
             en: "{victim} was cancelled with 40P01 after waiting {ms} ms (deadlock_timeout {timeout} ms); the other went on",

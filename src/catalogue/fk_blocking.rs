@@ -1,7 +1,7 @@
 //! FOR UPDATE vs FOR NO KEY UPDATE against a foreign key check (lab/fk-blocking.spec).
 use anyhow::Result;
 
-use super::{Cx, Scenario, Variant};
+use super::{Cx, Scenario};
 use crate::report::millis;
 use crate::spec::Param;
 
@@ -13,23 +13,33 @@ pub static SCENARIO: Scenario = Scenario {
              waits behind `FOR UPDATE` until `lock_timeout` (55P03, with the server's CONTEXT line), and passes \
              `FOR NO KEY UPDATE` at once.",
     spec: Some("fk-blocking.spec"),
-    variants: &[
-        Variant {
-            name: "for-update",
-            expected: |_| msg::expected_for_update(),
-            explain: msg::explain_for_update,
-            run: run_fn!(for_update),
-        },
-        Variant {
-            name: "for-no-key-update",
-            expected: |_| msg::expected_for_no_key_update(),
-            explain: msg::explain_for_no_key_update,
-            run: run_fn!(for_no_key_update),
-        },
-    ],
+    variants: VARIANTS,
     options: None,
-    texts: msg::DEFS,
 };
+
+crate::variants! {
+    prefix "fk";
+    for_update "for-update" {
+        expected => {
+            en: "B's INSERT waits on the FK check's FOR KEY SHARE, then fails with 55P03 at lock_timeout (CONTEXT names FOR KEY SHARE)",
+            tr: "B'nin INSERT'ü FK kontrolünün FOR KEY SHARE'inde bekler, lock_timeout'ta 55P03 ile düşer (CONTEXT FOR KEY SHARE der)",
+        },
+        explain => {
+            en: "The foreign key check on order_items takes FOR KEY SHARE on the book. FOR UPDATE conflicts with it, so adding an order item waits for the price change. Lock with FOR NO KEY UPDATE when the key is not changed.",
+            tr: "order_items üzerindeki foreign key kontrolü kitapta FOR KEY SHARE alır. FOR UPDATE bununla çakışır, sipariş kalemi eklemek fiyat değişikliğini bekler. Anahtarı değiştirmiyorsan FOR NO KEY UPDATE ile kilitle.",
+        },
+    }
+    for_no_key_update "for-no-key-update" {
+        expected => {
+            en: "B's INSERT completes without waiting: FOR NO KEY UPDATE does not conflict with FOR KEY SHARE",
+            tr: "B'nin INSERT'ü beklemeden tamamlanır: FOR NO KEY UPDATE, FOR KEY SHARE ile çakışmaz",
+        },
+        explain => {
+            en: "FOR NO KEY UPDATE, the mode an ordinary UPDATE takes, does not conflict with FOR KEY SHARE: orders for the book go through while its price is being changed.",
+            tr: "Sıradan bir UPDATE'in aldığı mod olan FOR NO KEY UPDATE, FOR KEY SHARE ile çakışmaz: fiyat değişirken kitabın siparişleri geçer.",
+        },
+    }
+}
 
 async fn for_update(cx: &mut Cx<'_>) -> Result<()> {
     let timeout = cx.opts.timeout;
@@ -99,22 +109,6 @@ mod msg {
         summary() {
             en: "A locks a book to change its price while B adds an order item for it (the FK check takes FOR KEY SHARE)",
             tr: "A fiyatını değiştirmek için bir kitabı kilitlerken B o kitap için sipariş kalemi ekler (FK kontrolü FOR KEY SHARE alır)",
-        }
-        expected_for_update() {
-            en: "B's INSERT waits on the FK check's FOR KEY SHARE, then fails with 55P03 at lock_timeout (CONTEXT names FOR KEY SHARE)",
-            tr: "B'nin INSERT'ü FK kontrolünün FOR KEY SHARE'inde bekler, lock_timeout'ta 55P03 ile düşer (CONTEXT FOR KEY SHARE der)",
-        }
-        explain_for_update() {
-            en: "The foreign key check on order_items takes FOR KEY SHARE on the book. FOR UPDATE conflicts with it, so adding an order item waits for the price change. Lock with FOR NO KEY UPDATE when the key is not changed.",
-            tr: "order_items üzerindeki foreign key kontrolü kitapta FOR KEY SHARE alır. FOR UPDATE bununla çakışır, sipariş kalemi eklemek fiyat değişikliğini bekler. Anahtarı değiştirmiyorsan FOR NO KEY UPDATE ile kilitle.",
-        }
-        expected_for_no_key_update() {
-            en: "B's INSERT completes without waiting: FOR NO KEY UPDATE does not conflict with FOR KEY SHARE",
-            tr: "B'nin INSERT'ü beklemeden tamamlanır: FOR NO KEY UPDATE, FOR KEY SHARE ile çakışmaz",
-        }
-        explain_for_no_key_update() {
-            en: "FOR NO KEY UPDATE, the mode an ordinary UPDATE takes, does not conflict with FOR KEY SHARE: orders for the book go through while its price is being changed.",
-            tr: "Sıradan bir UPDATE'in aldığı mod olan FOR NO KEY UPDATE, FOR KEY SHARE ile çakışmaz: fiyat değişirken kitabın siparişleri geçer.",
         }
         observed_ok(waited) {
             en: "B's INSERT {waited} and completed",

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use super::{Cx, Options, Scenario, ScenarioOptions, Variant};
+use super::{Cx, Options, Scenario, ScenarioOptions};
 use crate::engine::Session;
 use crate::http::api::{self, Mode, Server};
 use crate::http::client::{HttpClient, Request, Response};
@@ -27,50 +27,76 @@ pub static SCENARIO: Scenario = Scenario {
              with `If-Match` B gets 412 and retries; 428 when a precondition is required; warn mode counts \
              unconditional writes; a proxy's weak ETag is refused every time; `If-None-Match: *` creates once.",
     spec: None,
-    variants: &[
-        Variant {
-            name: "no-precondition",
-            expected: |_| msg::expected_no_precondition(),
-            explain: msg::explain_no_precondition,
-            run: run_fn!(no_precondition),
-        },
-        Variant {
-            name: "if-match",
-            expected: |_| msg::expected_if_match(),
-            explain: msg::explain_if_match,
-            run: run_fn!(if_match),
-        },
-        Variant {
-            name: "if-match-required",
-            expected: |_| msg::expected_required(),
-            explain: msg::explain_required,
-            run: run_fn!(if_match_required),
-        },
-        Variant {
-            name: "warn-mode",
-            expected: |_| msg::expected_warn(),
-            explain: msg::explain_warn,
-            run: run_fn!(warn_mode),
-        },
-        Variant {
-            name: "weak-etag",
-            expected: |_| msg::expected_weak(),
-            explain: msg::explain_weak,
-            run: run_fn!(weak_etag),
-        },
-        Variant {
-            name: "if-none-match-create",
-            expected: |_| msg::expected_create(),
-            explain: msg::explain_create,
-            run: run_fn!(if_none_match_create),
-        },
-    ],
+    variants: VARIANTS,
     options: Some(Options::of::<HttpOpts>(&[(
         "port",
         "API'nin 127.0.0.1 üzerinde dinleyeceği port (0: boş bir port)",
     )])),
-    texts: msg::DEFS,
 };
+
+crate::variants! {
+    prefix "he";
+    no_precondition "no-precondition" {
+        expected => {
+            en: "both PUTs are accepted: B's PUT, built on what it read before A's sale, puts the stock back (A's sale is lost)",
+            tr: "iki PUT da kabul edilir: A'nın satışından önce okuduğuna dayanan B'nin PUT'u stoğu geri koyar (A'nın satışı kaybolur)",
+        },
+        explain => {
+            en: "A PUT sends a whole representation. Without a precondition the server cannot tell a copy read before someone else's write from a fresh one, so the last PUT wins and silently undoes the change it never saw. The database did nothing wrong: each UPDATE was atomic; the race is between GET and PUT, across two HTTP requests.",
+            tr: "PUT tüm temsili gönderir. Önkoşul yoksa sunucu, başkasının yazmasından önce okunmuş bir kopyayı güncel olandan ayıramaz; son PUT kazanır ve görmediği değişikliği sessizce geri alır. Veritabanı yanlış bir şey yapmadı: her UPDATE atomikti; yarış GET ile PUT arasında, iki HTTP isteği boyunca.",
+        },
+    }
+    if_match "if-match" {
+        expected => {
+            en: "A's PUT with If-Match \"v1\" gets 200 and ETag \"v2\"; B's PUT with the stale \"v1\" gets 412 and writes nothing; B re-reads, retries with \"v2\" and gets 200: both changes stay",
+            tr: "A'nın If-Match \"v1\" ile PUT'u 200 ve ETag \"v2\" alır; B'nin bayat \"v1\" ile PUT'u 412 alır ve hiçbir şey yazmaz; B yeniden okur, \"v2\" ile tekrar dener ve 200 alır: iki değişiklik de kalır",
+        },
+        explain => {
+            en: "The server sends the row's version as a strong ETag; the client sends it back in If-Match (RFC 9110 §13.1.1). The write is one UPDATE ... WHERE version IN (...): rows affected decides, 0 rows is 412 Precondition Failed. The client re-reads, applies its change to the new state and retries: optimistic concurrency carried by HTTP itself.",
+            tr: "Sunucu satırın sürümünü güçlü bir ETag olarak gönderir; istemci onu If-Match ile geri yollar (RFC 9110 §13.1.1). Yazma tek bir UPDATE ... WHERE version IN (...) komutudur: etkilenen satır sayısı karar verir, 0 satır 412 Precondition Failed demektir. İstemci yeniden okur, değişikliğini yeni duruma uygular ve tekrar dener: HTTP'nin kendisiyle taşınan iyimser eşzamanlılık.",
+        },
+    }
+    if_match_required "if-match-required" {
+        expected => {
+            en: "a PUT without If-Match gets 428 Precondition Required with a body that says how to fix it, and writes nothing; the same PUT with If-Match gets 200",
+            tr: "If-Match'siz bir PUT, nasıl düzeltileceğini söyleyen bir gövdeyle 428 Precondition Required alır ve hiçbir şey yazmaz; aynı PUT If-Match ile 200 alır",
+        },
+        explain => {
+            en: "RFC 6585 §3: a server that requires conditional requests answers 428 to a write without one, so a client that forgets If-Match finds out at once instead of losing someone's update. 428 enforces on the server; it is no guarantee for a client (RFC 6585 §7): every client still has to send the ETag it read.",
+            tr: "RFC 6585 §3: koşullu istek şart koşan bir sunucu, koşulsuz bir yazmaya 428 ile yanıt verir; If-Match'i unutan istemci başkasının güncellemesini kaybettirmek yerine bunu hemen öğrenir. 428 sunucu tarafında bir zorlamadır, istemci için bir güvence değildir (RFC 6585 §7): her istemci yine okuduğu ETag'i göndermelidir.",
+        },
+    }
+    warn_mode "warn-mode" {
+        expected => {
+            en: "the unconditional PUT is accepted with a Warning header and counted in /metrics for its client; A's conditional PUT is not; the lost update still happens until 428 is switched on (anomaly)",
+            tr: "koşulsuz PUT bir Warning başlığıyla kabul edilir ve /metrics'te istemcisi için sayılır; A'nın koşullu PUT'u sayılmaz; 428 açılana kadar kayıp güncelleme yine olur (anomali)",
+        },
+        explain => {
+            en: "Requiring If-Match breaks every client that does not send it yet. The transition: for one release, accept unconditional writes but answer them with a warning header and count them per client (here lab_unconditional_writes_total in /metrics, by User-Agent); when the count stays at zero, switch to 428. Warn mode measures the problem, it does not prevent it. (RFC 9111 obsoleted the Warning header; any header the clients log will do.)",
+            tr: "If-Match'i zorunlu kılmak, onu henüz göndermeyen her istemciyi bozar. Geçiş: bir sürüm boyunca koşulsuz yazmaları kabul edin, ama bir uyarı başlığıyla yanıtlayıp istemci başına sayın (burada /metrics'te User-Agent'a göre lab_unconditional_writes_total); sayı sıfırda kalınca 428'e geçin. Uyarı modu sorunu ölçer, önlemez. (RFC 9111 Warning başlığını kaldırdı; istemcilerin kaydettiği herhangi bir başlık iş görür.)",
+        },
+    }
+    weak_etag "weak-etag" {
+        expected => {
+            en: "the API sends a strong \"v1\", the proxy passes on W/\"v1\", and every PUT with If-Match W/\"v1\" gets 412 although nothing changed (anomaly)",
+            tr: "API güçlü \"v1\" gönderir, proxy W/\"v1\" iletir ve If-Match W/\"v1\" ile her PUT hiçbir şey değişmemişken 412 alır (anomali)",
+        },
+        explain => {
+            en: "If-Match uses the strong comparison (RFC 9110 §13.1.1): a weak tag never matches, so a client behind a proxy that weakens ETags (nginx does when its gzip changes the body) can never write, and retrying does not help. To see it, compare the ETag the origin sends with the one the client gets (curl -i on both). To fix it, keep the proxy from transforming API responses (no compression there, or compress at the origin, which can keep a strong tag per encoding), or have the origin send the version in a header no proxy touches.",
+            tr: "If-Match güçlü karşılaştırma kullanır (RFC 9110 §13.1.1): zayıf bir etiket hiçbir zaman eşleşmez; ETag'leri zayıflatan bir proxy'nin arkasındaki istemci (nginx, gzip gövdeyi değiştirdiğinde bunu yapar) hiçbir zaman yazamaz ve tekrar denemek işe yaramaz. Görmek için kaynağın gönderdiği ETag ile istemciye ulaşanı karşılaştırın (ikisinde de curl -i). Düzeltmek için proxy'nin API yanıtlarını dönüştürmesini engelleyin (orada sıkıştırma yok ya da sıkıştırmayı kaynakta yapın; kaynak kodlama başına güçlü etiket tutabilir) ya da sürümü hiçbir proxy'nin dokunmadığı bir başlıkta gönderin.",
+        },
+    }
+    if_none_match_create "if-none-match-create" {
+        expected => {
+            en: "A and B PUT the same new book at once with If-None-Match: *: one gets 201 Created, the other 412, and the book holds the winner's title",
+            tr: "A ve B aynı yeni kitabı If-None-Match: * ile aynı anda PUT eder: biri 201 Created, diğeri 412 alır ve kitapta kazananın başlığı olur",
+        },
+        explain => {
+            en: "If-None-Match: * on a PUT means create only if nothing is there (RFC 9110 §13.1.2). The API makes it one INSERT ... ON CONFLICT DO NOTHING: the unique key decides between two concurrent creates (the second waits for the first to commit, then inserts nothing), and 0 rows is 412. Without it the second PUT would overwrite the first creation.",
+            tr: "PUT'ta If-None-Match: *, yalnızca orada bir şey yoksa oluştur demektir (RFC 9110 §13.1.2). API bunu tek bir INSERT ... ON CONFLICT DO NOTHING yapar: eşzamanlı iki oluşturma arasında benzersiz anahtar karar verir (ikincisi ilkinin commit etmesini bekler, sonra hiçbir şey eklemez) ve 0 satır 412 demektir. Bu olmadan ikinci PUT ilk oluşturmanın üzerine yazardı.",
+        },
+    }
+}
 
 /// `lab http-etag`'s own options.
 #[derive(Debug, Clone, clap::Args)]
@@ -535,54 +561,6 @@ mod msg {
         summary() {
             en: "two clients edit book 1 through lab's own HTTP API (axum on loopback)",
             tr: "iki istemci 1 numaralı kitabı lab'in kendi HTTP API'si üzerinden düzenler (loopback'te axum)",
-        }
-        expected_no_precondition() {
-            en: "both PUTs are accepted: B's PUT, built on what it read before A's sale, puts the stock back (A's sale is lost)",
-            tr: "iki PUT da kabul edilir: A'nın satışından önce okuduğuna dayanan B'nin PUT'u stoğu geri koyar (A'nın satışı kaybolur)",
-        }
-        explain_no_precondition() {
-            en: "A PUT sends a whole representation. Without a precondition the server cannot tell a copy read before someone else's write from a fresh one, so the last PUT wins and silently undoes the change it never saw. The database did nothing wrong: each UPDATE was atomic; the race is between GET and PUT, across two HTTP requests.",
-            tr: "PUT tüm temsili gönderir. Önkoşul yoksa sunucu, başkasının yazmasından önce okunmuş bir kopyayı güncel olandan ayıramaz; son PUT kazanır ve görmediği değişikliği sessizce geri alır. Veritabanı yanlış bir şey yapmadı: her UPDATE atomikti; yarış GET ile PUT arasında, iki HTTP isteği boyunca.",
-        }
-        expected_if_match() {
-            en: "A's PUT with If-Match \"v1\" gets 200 and ETag \"v2\"; B's PUT with the stale \"v1\" gets 412 and writes nothing; B re-reads, retries with \"v2\" and gets 200: both changes stay",
-            tr: "A'nın If-Match \"v1\" ile PUT'u 200 ve ETag \"v2\" alır; B'nin bayat \"v1\" ile PUT'u 412 alır ve hiçbir şey yazmaz; B yeniden okur, \"v2\" ile tekrar dener ve 200 alır: iki değişiklik de kalır",
-        }
-        explain_if_match() {
-            en: "The server sends the row's version as a strong ETag; the client sends it back in If-Match (RFC 9110 §13.1.1). The write is one UPDATE ... WHERE version IN (...): rows affected decides, 0 rows is 412 Precondition Failed. The client re-reads, applies its change to the new state and retries: optimistic concurrency carried by HTTP itself.",
-            tr: "Sunucu satırın sürümünü güçlü bir ETag olarak gönderir; istemci onu If-Match ile geri yollar (RFC 9110 §13.1.1). Yazma tek bir UPDATE ... WHERE version IN (...) komutudur: etkilenen satır sayısı karar verir, 0 satır 412 Precondition Failed demektir. İstemci yeniden okur, değişikliğini yeni duruma uygular ve tekrar dener: HTTP'nin kendisiyle taşınan iyimser eşzamanlılık.",
-        }
-        expected_required() {
-            en: "a PUT without If-Match gets 428 Precondition Required with a body that says how to fix it, and writes nothing; the same PUT with If-Match gets 200",
-            tr: "If-Match'siz bir PUT, nasıl düzeltileceğini söyleyen bir gövdeyle 428 Precondition Required alır ve hiçbir şey yazmaz; aynı PUT If-Match ile 200 alır",
-        }
-        explain_required() {
-            en: "RFC 6585 §3: a server that requires conditional requests answers 428 to a write without one, so a client that forgets If-Match finds out at once instead of losing someone's update. 428 enforces on the server; it is no guarantee for a client (RFC 6585 §7): every client still has to send the ETag it read.",
-            tr: "RFC 6585 §3: koşullu istek şart koşan bir sunucu, koşulsuz bir yazmaya 428 ile yanıt verir; If-Match'i unutan istemci başkasının güncellemesini kaybettirmek yerine bunu hemen öğrenir. 428 sunucu tarafında bir zorlamadır, istemci için bir güvence değildir (RFC 6585 §7): her istemci yine okuduğu ETag'i göndermelidir.",
-        }
-        expected_warn() {
-            en: "the unconditional PUT is accepted with a Warning header and counted in /metrics for its client; A's conditional PUT is not; the lost update still happens until 428 is switched on (anomaly)",
-            tr: "koşulsuz PUT bir Warning başlığıyla kabul edilir ve /metrics'te istemcisi için sayılır; A'nın koşullu PUT'u sayılmaz; 428 açılana kadar kayıp güncelleme yine olur (anomali)",
-        }
-        explain_warn() {
-            en: "Requiring If-Match breaks every client that does not send it yet. The transition: for one release, accept unconditional writes but answer them with a warning header and count them per client (here lab_unconditional_writes_total in /metrics, by User-Agent); when the count stays at zero, switch to 428. Warn mode measures the problem, it does not prevent it. (RFC 9111 obsoleted the Warning header; any header the clients log will do.)",
-            tr: "If-Match'i zorunlu kılmak, onu henüz göndermeyen her istemciyi bozar. Geçiş: bir sürüm boyunca koşulsuz yazmaları kabul edin, ama bir uyarı başlığıyla yanıtlayıp istemci başına sayın (burada /metrics'te User-Agent'a göre lab_unconditional_writes_total); sayı sıfırda kalınca 428'e geçin. Uyarı modu sorunu ölçer, önlemez. (RFC 9111 Warning başlığını kaldırdı; istemcilerin kaydettiği herhangi bir başlık iş görür.)",
-        }
-        expected_weak() {
-            en: "the API sends a strong \"v1\", the proxy passes on W/\"v1\", and every PUT with If-Match W/\"v1\" gets 412 although nothing changed (anomaly)",
-            tr: "API güçlü \"v1\" gönderir, proxy W/\"v1\" iletir ve If-Match W/\"v1\" ile her PUT hiçbir şey değişmemişken 412 alır (anomali)",
-        }
-        explain_weak() {
-            en: "If-Match uses the strong comparison (RFC 9110 §13.1.1): a weak tag never matches, so a client behind a proxy that weakens ETags (nginx does when its gzip changes the body) can never write, and retrying does not help. To see it, compare the ETag the origin sends with the one the client gets (curl -i on both). To fix it, keep the proxy from transforming API responses (no compression there, or compress at the origin, which can keep a strong tag per encoding), or have the origin send the version in a header no proxy touches.",
-            tr: "If-Match güçlü karşılaştırma kullanır (RFC 9110 §13.1.1): zayıf bir etiket hiçbir zaman eşleşmez; ETag'leri zayıflatan bir proxy'nin arkasındaki istemci (nginx, gzip gövdeyi değiştirdiğinde bunu yapar) hiçbir zaman yazamaz ve tekrar denemek işe yaramaz. Görmek için kaynağın gönderdiği ETag ile istemciye ulaşanı karşılaştırın (ikisinde de curl -i). Düzeltmek için proxy'nin API yanıtlarını dönüştürmesini engelleyin (orada sıkıştırma yok ya da sıkıştırmayı kaynakta yapın; kaynak kodlama başına güçlü etiket tutabilir) ya da sürümü hiçbir proxy'nin dokunmadığı bir başlıkta gönderin.",
-        }
-        expected_create() {
-            en: "A and B PUT the same new book at once with If-None-Match: *: one gets 201 Created, the other 412, and the book holds the winner's title",
-            tr: "A ve B aynı yeni kitabı If-None-Match: * ile aynı anda PUT eder: biri 201 Created, diğeri 412 alır ve kitapta kazananın başlığı olur",
-        }
-        explain_create() {
-            en: "If-None-Match: * on a PUT means create only if nothing is there (RFC 9110 §13.1.2). The API makes it one INSERT ... ON CONFLICT DO NOTHING: the unique key decides between two concurrent creates (the second waits for the first to commit, then inserts nothing), and 0 rows is 412. Without it the second PUT would overwrite the first creation.",
-            tr: "PUT'ta If-None-Match: *, yalnızca orada bir şey yoksa oluştur demektir (RFC 9110 §13.1.2). API bunu tek bir INSERT ... ON CONFLICT DO NOTHING yapar: eşzamanlı iki oluşturma arasında benzersiz anahtar karar verir (ikincisi ilkinin commit etmesini bekler, sonra hiçbir şey eklemez) ve 0 satır 412 demektir. Bu olmadan ikinci PUT ilk oluşturmanın üzerine yazardı.",
         }
         why_get() {
             en: "read book 1 and its ETag, as a form or an app does before an edit",

@@ -9,23 +9,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 
 use super::cx::msg as cxmsg;
-use super::{Cx, Options, Scenario, ScenarioOptions, Variant};
+use super::{Cx, Options, Scenario, ScenarioOptions};
 use crate::engine::{Barrier, Session, join_all};
 use crate::i18n::{Context, Text};
 use crate::report::{Phrase, millis};
 use crate::sql::SqlFile;
 use crate::sqltext::literal;
-
-macro_rules! variant {
-    ($name:literal, $expected:ident, $explain:ident, $run:ident) => {
-        Variant {
-            name: $name,
-            expected: |_| msg::$expected(),
-            explain: msg::$explain,
-            run: run_fn!($run),
-        }
-    };
-}
 
 pub static SCENARIO: Scenario = Scenario {
     name: "invoice-numbering",
@@ -42,40 +31,7 @@ pub static SCENARIO: Scenario = Scenario {
              with their numbers behind a circuit breaker; priority shows an interactive invoice overtaking a \
              scheduler batch.",
     spec: None,
-    variants: &[
-        variant!(
-            "max-plus-one",
-            expected_max_plus_one,
-            explain_max_plus_one,
-            max_plus_one
-        ),
-        variant!(
-            "enqueue-time",
-            expected_enqueue_time,
-            explain_enqueue_time,
-            enqueue_time
-        ),
-        variant!("sequence", expected_sequence, explain_sequence, sequence),
-        variant!(
-            "lock-over-call",
-            expected_lock_over_call,
-            explain_lock_over_call,
-            lock_over_call
-        ),
-        variant!(
-            "jit-reservation",
-            expected_jit_reservation,
-            explain_jit_reservation,
-            jit_reservation
-        ),
-        variant!(
-            "orphan-recovery",
-            expected_orphan_recovery,
-            explain_orphan_recovery,
-            orphan_recovery
-        ),
-        variant!("priority", expected_priority, explain_priority, priority),
-    ],
+    variants: VARIANTS,
     options: Some(Options::of::<InvoiceOpts>(&[
         ("invoices", "Numaralanıp gönderilecek faturalar"),
         ("workers", "Eşzamanlı fatura gönderen worker'lar"),
@@ -88,8 +44,81 @@ pub static SCENARIO: Scenario = Scenario {
             "Geçici olarak başarısız olan çağrıların oranı (her çalıştırmada aynı çağrılar)",
         ),
     ])),
-    texts: msg::DEFS,
 };
+
+crate::variants! {
+    prefix "in";
+    max_plus_one "max-plus-one" {
+        expected => {
+            en: "MAX(invoice_no) + 1 at send time: two workers take the same number; the integrator rejects the second as duplicate (anomaly)",
+            tr: "gönderimde MAX(invoice_no) + 1: iki worker aynı numarayı alır; entegratör ikinciyi mükerrer diye reddeder (anomali)",
+        },
+        explain => {
+            en: "MAX()+1 reads what others have not written yet: two workers see the same maximum and take the same number; the integrator rejects the second as a duplicate.",
+            tr: "MAX()+1 başkalarının henüz yazmadığını okur: iki worker aynı en büyük değeri görür ve aynı numarayı alır; entegratör ikinciyi mükerrer diye reddeder.",
+        },
+    }
+    enqueue_time "enqueue-time" {
+        expected => {
+            en: "numbers fixed when queued: invoices rejected for good or cancelled in the queue leave holes (anomaly)",
+            tr: "numara kuyruğa girerken verilir: kalıcı olarak reddedilen ya da kuyruktayken iptal edilen faturalar boşluk bırakır (anomali)",
+        },
+        explain => {
+            en: "A number fixed when the invoice is queued is lost when the invoice is later rejected for good or cancelled: holes in the series.",
+            tr: "Fatura kuyruğa girerken verilen numara, fatura sonra kalıcı olarak reddedilir ya da iptal edilirse kaybolur: seride boşluk.",
+        },
+    }
+    sequence "sequence" {
+        expected => {
+            en: "nextval() at send time: a failed send rolls back but the value is gone: gaps (anomaly)",
+            tr: "gönderimde nextval(): başarısız gönderim geri alınır ama değer gitmiştir: boşluk (anomali)",
+        },
+        explain => {
+            en: "nextval() is never rolled back, by design: every failed send burns a number. Sequences are for keys, not for gapless legal numbers.",
+            tr: "nextval() tasarım gereği asla geri alınmaz: her başarısız gönderim bir numara yakar. Sequence anahtarlar içindir, boşluksuz yasal numaralar için değil.",
+        },
+    }
+    lock_over_call "lock-over-call" {
+        expected => {
+            en: "the counter row locked FOR UPDATE across the external call: no duplicates, no gaps, but one invoice per integrator latency whatever the number of workers",
+            tr: "sayaç satırı dış çağrı boyunca FOR UPDATE ile kilitli: mükerrer yok, boşluk yok, ama worker sayısı ne olursa olsun her gecikmede bir fatura",
+        },
+        explain => {
+            en: "Holding the counter row lock across the external call keeps the series gapless but puts every worker behind one integrator call: about one invoice per latency.",
+            tr: "Sayaç satırının kilidini dış çağrı boyunca tutmak seriyi boşluksuz tutar ama bütün worker'ları tek bir entegratör çağrısının arkasına dizer: gecikme başına yaklaşık bir fatura.",
+        },
+    }
+    jit_reservation "jit-reservation" {
+        expected => {
+            en: "a short transaction reserves the number just before the call; failures keep it and retries reuse it: no duplicates, no gaps, sends in parallel",
+            tr: "kısa bir transaction numarayı çağrıdan hemen önce ayırır; hata numarayı korur, tekrarlar aynı numarayı kullanır: mükerrer yok, boşluk yok, gönderimler paralel",
+        },
+        explain => {
+            en: "A short transaction reserves the number just before the call and commits; the call runs with no lock held; a failed invoice keeps its number and its retries reuse it.",
+            tr: "Kısa bir transaction numarayı çağrıdan hemen önce ayırır ve commit eder; çağrı hiçbir kilit tutmadan yapılır; başarısız fatura numarasını korur ve tekrarları aynı numarayı kullanır.",
+        },
+    }
+    orphan_recovery "orphan-recovery" {
+        expected => {
+            en: "jit-reservation with crashes after the integrator accepted (and before it was called): the sweep asks the integrator, repairs or resends with the same number behind a circuit breaker; no duplicates, no gaps",
+            tr: "entegratör kabul ettikten sonra (ve çağrılmadan önce) çöken jit-reservation: tarama entegratöre sorar, aynı numarayla onarır ya da yeniden gönderir, arada bir circuit breaker; mükerrer yok, boşluk yok",
+        },
+        explain => {
+            en: "When a worker dies between the integrator's yes and the local record, the invoice stays in SENDING with its number. The sweep asks the integrator for that number: repair if it is there, resend with the same number if not; a circuit breaker stops hammering an integrator that keeps failing.",
+            tr: "Bir worker entegratörün evet'i ile yerel kayıt arasında ölünce fatura numarasıyla SENDING'de kalır. Tarama entegratöre o numarayı sorar: oradaysa onarır, değilse aynı numarayla yeniden gönderir; circuit breaker durmadan hata veren entegratöre yüklenmeyi keser.",
+        },
+    }
+    priority "priority" {
+        expected => {
+            en: "one interactive invoice queued behind a scheduler batch: sent within the first batches with priority ordering, after the whole batch without it",
+            tr: "zamanlayıcı paketinin arkasında kuyruğa giren tek bir etkileşimli fatura: öncelik sıralamasıyla ilk paketlerde, onsuz bütün paketten sonra gönderilir",
+        },
+        explain => {
+            en: "With priority in the dequeue order an interactive invoice overtakes a scheduler batch; the numbering does not change, only the order.",
+            tr: "Kuyruktan alma sırasında öncelik olunca etkileşimli fatura zamanlayıcı paketini geçer; numaralandırma değişmez, yalnızca sıra değişir.",
+        },
+    }
+}
 
 /// `lab invoice-numbering`'s own options.
 #[derive(Debug, Clone, clap::Args)]
@@ -880,62 +909,6 @@ mod msg {
         summary() {
             en: "gapless invoice numbers while parallel workers send to a slow, failing integrator",
             tr: "paralel worker'lar yavaş ve hata veren bir entegratöre gönderirken boşluksuz fatura numaraları",
-        }
-        expected_max_plus_one() {
-            en: "MAX(invoice_no) + 1 at send time: two workers take the same number; the integrator rejects the second as duplicate (anomaly)",
-            tr: "gönderimde MAX(invoice_no) + 1: iki worker aynı numarayı alır; entegratör ikinciyi mükerrer diye reddeder (anomali)",
-        }
-        explain_max_plus_one() {
-            en: "MAX()+1 reads what others have not written yet: two workers see the same maximum and take the same number; the integrator rejects the second as a duplicate.",
-            tr: "MAX()+1 başkalarının henüz yazmadığını okur: iki worker aynı en büyük değeri görür ve aynı numarayı alır; entegratör ikinciyi mükerrer diye reddeder.",
-        }
-        expected_enqueue_time() {
-            en: "numbers fixed when queued: invoices rejected for good or cancelled in the queue leave holes (anomaly)",
-            tr: "numara kuyruğa girerken verilir: kalıcı olarak reddedilen ya da kuyruktayken iptal edilen faturalar boşluk bırakır (anomali)",
-        }
-        explain_enqueue_time() {
-            en: "A number fixed when the invoice is queued is lost when the invoice is later rejected for good or cancelled: holes in the series.",
-            tr: "Fatura kuyruğa girerken verilen numara, fatura sonra kalıcı olarak reddedilir ya da iptal edilirse kaybolur: seride boşluk.",
-        }
-        expected_sequence() {
-            en: "nextval() at send time: a failed send rolls back but the value is gone: gaps (anomaly)",
-            tr: "gönderimde nextval(): başarısız gönderim geri alınır ama değer gitmiştir: boşluk (anomali)",
-        }
-        explain_sequence() {
-            en: "nextval() is never rolled back, by design: every failed send burns a number. Sequences are for keys, not for gapless legal numbers.",
-            tr: "nextval() tasarım gereği asla geri alınmaz: her başarısız gönderim bir numara yakar. Sequence anahtarlar içindir, boşluksuz yasal numaralar için değil.",
-        }
-        expected_lock_over_call() {
-            en: "the counter row locked FOR UPDATE across the external call: no duplicates, no gaps, but one invoice per integrator latency whatever the number of workers",
-            tr: "sayaç satırı dış çağrı boyunca FOR UPDATE ile kilitli: mükerrer yok, boşluk yok, ama worker sayısı ne olursa olsun her gecikmede bir fatura",
-        }
-        explain_lock_over_call() {
-            en: "Holding the counter row lock across the external call keeps the series gapless but puts every worker behind one integrator call: about one invoice per latency.",
-            tr: "Sayaç satırının kilidini dış çağrı boyunca tutmak seriyi boşluksuz tutar ama bütün worker'ları tek bir entegratör çağrısının arkasına dizer: gecikme başına yaklaşık bir fatura.",
-        }
-        expected_jit_reservation() {
-            en: "a short transaction reserves the number just before the call; failures keep it and retries reuse it: no duplicates, no gaps, sends in parallel",
-            tr: "kısa bir transaction numarayı çağrıdan hemen önce ayırır; hata numarayı korur, tekrarlar aynı numarayı kullanır: mükerrer yok, boşluk yok, gönderimler paralel",
-        }
-        explain_jit_reservation() {
-            en: "A short transaction reserves the number just before the call and commits; the call runs with no lock held; a failed invoice keeps its number and its retries reuse it.",
-            tr: "Kısa bir transaction numarayı çağrıdan hemen önce ayırır ve commit eder; çağrı hiçbir kilit tutmadan yapılır; başarısız fatura numarasını korur ve tekrarları aynı numarayı kullanır.",
-        }
-        expected_orphan_recovery() {
-            en: "jit-reservation with crashes after the integrator accepted (and before it was called): the sweep asks the integrator, repairs or resends with the same number behind a circuit breaker; no duplicates, no gaps",
-            tr: "entegratör kabul ettikten sonra (ve çağrılmadan önce) çöken jit-reservation: tarama entegratöre sorar, aynı numarayla onarır ya da yeniden gönderir, arada bir circuit breaker; mükerrer yok, boşluk yok",
-        }
-        explain_orphan_recovery() {
-            en: "When a worker dies between the integrator's yes and the local record, the invoice stays in SENDING with its number. The sweep asks the integrator for that number: repair if it is there, resend with the same number if not; a circuit breaker stops hammering an integrator that keeps failing.",
-            tr: "Bir worker entegratörün evet'i ile yerel kayıt arasında ölünce fatura numarasıyla SENDING'de kalır. Tarama entegratöre o numarayı sorar: oradaysa onarır, değilse aynı numarayla yeniden gönderir; circuit breaker durmadan hata veren entegratöre yüklenmeyi keser.",
-        }
-        expected_priority() {
-            en: "one interactive invoice queued behind a scheduler batch: sent within the first batches with priority ordering, after the whole batch without it",
-            tr: "zamanlayıcı paketinin arkasında kuyruğa giren tek bir etkileşimli fatura: öncelik sıralamasıyla ilk paketlerde, onsuz bütün paketten sonra gönderilir",
-        }
-        explain_priority() {
-            en: "With priority in the dequeue order an interactive invoice overtakes a scheduler batch; the numbering does not change, only the order.",
-            tr: "Kuyruktan alma sırasında öncelik olunca etkileşimli fatura zamanlayıcı paketini geçer; numaralandırma değişmez, yalnızca sıra değişir.",
         }
         audit(issued, dups, gaps, unknown, rate, workers, par) {
             en: "{issued} numbers issued; {dups} duplicate(s); gaps {gaps}; {unknown} unknown locally; {rate} invoices/s with {workers} worker(s) ({par} in parallel at most)",

@@ -2,7 +2,7 @@
 //! (lab/lost-update.spec). Book 1 has 36 copies; 34 must remain.
 use anyhow::Result;
 
-use super::{Cx, Scenario, Variant};
+use super::{Cx, Scenario};
 use crate::engine::Observation;
 use crate::report::Phrase;
 
@@ -18,53 +18,83 @@ pub static SCENARIO: Scenario = Scenario {
              B overwrite A within the same second; a row-wide version makes a note edit conflict with an \
              address edit, per-field checks let both land.",
     spec: Some("lost-update.spec"),
-    variants: &[
-        Variant {
-            name: "read-committed",
-            expected: |_| msg::expected_read_committed(),
-            explain: msg::explain_read_committed,
-            run: run_fn!(read_committed),
-        },
-        Variant {
-            name: "repeatable-read",
-            expected: |_| msg::expected_repeatable_read(),
-            explain: msg::explain_repeatable_read,
-            run: run_fn!(repeatable_read),
-        },
-        Variant {
-            name: "atomic-update",
-            expected: |_| msg::expected_atomic_update(),
-            explain: msg::explain_atomic_update,
-            run: run_fn!(atomic_update),
-        },
-        Variant {
-            name: "select-for-update",
-            expected: |_| msg::expected_select_for_update(),
-            explain: msg::explain_select_for_update,
-            run: run_fn!(select_for_update),
-        },
-        Variant {
-            name: "updated-at-token",
-            expected: |_| msg::expected_updated_at_token(),
-            explain: msg::explain_updated_at_token,
-            run: run_fn!(updated_at_token),
-        },
-        Variant {
-            name: "field-merge",
-            expected: |_| msg::expected_field_merge(),
-            explain: msg::explain_field_merge,
-            run: run_fn!(field_merge),
-        },
-        Variant {
-            name: "optimistic-version",
-            expected: |_| msg::expected_optimistic_version(),
-            explain: msg::explain_optimistic_version,
-            run: run_fn!(optimistic_version),
-        },
-    ],
+    variants: VARIANTS,
     options: None,
-    texts: msg::DEFS,
 };
+
+crate::variants! {
+    prefix "lu";
+    read_committed "read-committed" {
+        expected => {
+            en: "both read 36 and write 35; both commit; final 35: one decrement is lost (anomaly)",
+            tr: "ikisi de 36 okur ve 35 yazar; ikisi de commit eder; sonuç 35: bir düşüş kaybolur (anomali)",
+        },
+        explain => {
+            en: "Each statement in READ COMMITTED sees the latest committed data, but the new value was computed in the application from an earlier read: B writes 35 over A's 35 without knowing. Fix: let the database compute (quantity_on_hand - 1), lock the row while reading (FOR UPDATE), or check a version.",
+            tr: "READ COMMITTED'de her komut son commit edilmiş veriyi görür, ama yeni değer uygulamada daha önceki bir okumadan hesaplandı: B, A'nın 35'inin üstüne habersizce 35 yazar. Çözüm: hesabı veritabanına bırak (quantity_on_hand - 1), okurken satırı kilitle (FOR UPDATE) ya da sürüm kontrolü yap.",
+        },
+    }
+    repeatable_read "repeatable-read" {
+        expected => {
+            en: "B's UPDATE fails with 40001 (concurrent update); final 35 after A alone; nothing lost silently",
+            tr: "B'nin UPDATE'i 40001 ile düşer (concurrent update); A tek başına 35 bırakır; sessizce kaybolan bir şey yok",
+        },
+        explain => {
+            en: "REPEATABLE READ gives the transaction one snapshot; updating a row another transaction changed after that snapshot is refused with 40001 instead of overwriting it. Nothing is lost, but the application must retry the whole transaction, its read included.",
+            tr: "REPEATABLE READ transaction'a tek bir snapshot verir; snapshot'tan sonra başkasının değiştirdiği satırı güncellemek üzerine yazmak yerine 40001 ile reddedilir. Kayıp yok, ama uygulama transaction'ı okumasıyla birlikte baştan tekrar etmeli.",
+        },
+    }
+    atomic_update "atomic-update" {
+        expected => {
+            en: "B's `quantity_on_hand - 1` waits for A, then re-reads the committed row; final 34",
+            tr: "B'nin `quantity_on_hand - 1`'i A'yı bekler, sonra commit edilmiş satırı yeniden okur; sonuç 34",
+        },
+        explain => {
+            en: "The UPDATE takes the row lock; B's UPDATE waits for A, then READ COMMITTED re-reads the committed row version (EvalPlanQual) and subtracts 1 from 35. Letting the database do the arithmetic is the simplest fix.",
+            tr: "UPDATE satır kilidini alır; B'nin UPDATE'i A'yı bekler, sonra READ COMMITTED commit edilmiş sürümü yeniden okur (EvalPlanQual) ve 35'ten 1 düşer. Hesabı veritabanına bırakmak en basit çözüm.",
+        },
+    }
+    select_for_update "select-for-update" {
+        expected => {
+            en: "B's SELECT ... FOR UPDATE waits for A, then reads 35 and writes 34; final 34",
+            tr: "B'nin SELECT ... FOR UPDATE'i A'yı bekler, sonra 35 okur ve 34 yazar; sonuç 34",
+        },
+        explain => {
+            en: "FOR UPDATE takes the row lock when reading, so B's read waits until A commits and then returns the new value; the application computes from current data. Keep such locks short, never across a user's think time.",
+            tr: "FOR UPDATE okurken satır kilidini alır; B'nin okuması A commit edene kadar bekler ve yeni değeri döndürür, uygulama güncel veriyle hesaplar. Bu kilitleri kısa tut, asla kullanıcının düşünme süresi boyunca değil.",
+        },
+    }
+    updated_at_token "updated-at-token" {
+        expected => {
+            en: "updated_at as the token: A's save within the same second leaves the stamp B read, so B's conditional save succeeds and silently overwrites A's address (anomaly)",
+            tr: "token olarak updated_at: A'nın aynı saniyedeki kaydı B'nin okuduğu damgayı değiştirmez, B'nin koşullu kaydı geçer ve A'nın adresini sessizce ezer (anomali)",
+        },
+        explain => {
+            en: "A concurrency token must change on every write. A second-precision timestamp stamped by the application can be the same before and after a write in the same second, so the conditional UPDATE still matches and overwrites. Use an integer version (or xmin).",
+            tr: "Eşzamanlılık belirteci her yazmada değişmeli. Uygulamanın damgaladığı saniye hassasiyetli bir zaman, aynı saniyedeki bir yazmadan önce ve sonra aynı kalabilir; koşullu UPDATE yine eşleşir ve üzerine yazar. Tamsayı bir sürüm (ya da xmin) kullan.",
+        },
+    }
+    field_merge "field-merge" {
+        expected => {
+            en: "A corrects the address, B writes a note: one row-wide version gives B a needless conflict; per-field checks let both changes land",
+            tr: "A adresi düzeltir, B not yazar: satır çapında tek sürüm B'ye gereksiz bir çakışma verir; alan bazında kontrol ikisinin de değişikliğini yazar",
+        },
+        explain => {
+            en: "A row-wide version makes any two edits conflict, even of different fields. Sending only the changed fields, each checked against the value originally read, lets independent edits both land and still catches real conflicts.",
+            tr: "Satır çapında tek sürüm, farklı alanlara dokunsalar bile her iki düzenlemeyi çakıştırır. Yalnızca değişen alanları, her birini ilk okunan değere karşı kontrol ederek göndermek bağımsız değişikliklerin ikisini de yazar ve gerçek çakışmaları yine yakalar.",
+        },
+    }
+    optimistic_version "optimistic-version" {
+        expected => {
+            en: "A's versioned UPDATE affects 1 row, B's affects 0: the conflict is reported with B's intent, what B read and what the row holds now; final 35",
+            tr: "A'nın sürümlü UPDATE'i 1 satır, B'ninki 0 satır etkiler: çakışma B'nin yazmak istediği, okuduğu ve satırın şu anki değerleriyle bildirilir; sonuç 35",
+        },
+        explain => {
+            en: "The version read with the row travels with the form and the write checks it. Rows affected decides: 0 means someone changed the row since it was read. Show the user what they wanted to write, what they read and what the row holds now.",
+            tr: "Satırla birlikte okunan sürüm formla taşınır ve yazma onu kontrol eder. Etkilenen satır sayısı karar verir: 0, satır okunduktan sonra birinin onu değiştirdiği demektir. Kullanıcıya ne yazmak istediğini, ne okuduğunu ve satırın şimdi ne tuttuğunu göster.",
+        },
+    }
+}
 
 /// Copies on hand before the clerks start.
 const START: i64 = 36;
@@ -360,62 +390,6 @@ mod msg {
         summary() {
             en: "two clerks remove one copy of the same book at once (36 on hand, 34 must remain)",
             tr: "iki depo görevlisi aynı kitabın stoğundan aynı anda birer kopya düşüyor (36 var, 34 kalmalı)",
-        }
-        expected_read_committed() {
-            en: "both read 36 and write 35; both commit; final 35: one decrement is lost (anomaly)",
-            tr: "ikisi de 36 okur ve 35 yazar; ikisi de commit eder; sonuç 35: bir düşüş kaybolur (anomali)",
-        }
-        explain_read_committed() {
-            en: "Each statement in READ COMMITTED sees the latest committed data, but the new value was computed in the application from an earlier read: B writes 35 over A's 35 without knowing. Fix: let the database compute (quantity_on_hand - 1), lock the row while reading (FOR UPDATE), or check a version.",
-            tr: "READ COMMITTED'de her komut son commit edilmiş veriyi görür, ama yeni değer uygulamada daha önceki bir okumadan hesaplandı: B, A'nın 35'inin üstüne habersizce 35 yazar. Çözüm: hesabı veritabanına bırak (quantity_on_hand - 1), okurken satırı kilitle (FOR UPDATE) ya da sürüm kontrolü yap.",
-        }
-        expected_repeatable_read() {
-            en: "B's UPDATE fails with 40001 (concurrent update); final 35 after A alone; nothing lost silently",
-            tr: "B'nin UPDATE'i 40001 ile düşer (concurrent update); A tek başına 35 bırakır; sessizce kaybolan bir şey yok",
-        }
-        explain_repeatable_read() {
-            en: "REPEATABLE READ gives the transaction one snapshot; updating a row another transaction changed after that snapshot is refused with 40001 instead of overwriting it. Nothing is lost, but the application must retry the whole transaction, its read included.",
-            tr: "REPEATABLE READ transaction'a tek bir snapshot verir; snapshot'tan sonra başkasının değiştirdiği satırı güncellemek üzerine yazmak yerine 40001 ile reddedilir. Kayıp yok, ama uygulama transaction'ı okumasıyla birlikte baştan tekrar etmeli.",
-        }
-        expected_atomic_update() {
-            en: "B's `quantity_on_hand - 1` waits for A, then re-reads the committed row; final 34",
-            tr: "B'nin `quantity_on_hand - 1`'i A'yı bekler, sonra commit edilmiş satırı yeniden okur; sonuç 34",
-        }
-        explain_atomic_update() {
-            en: "The UPDATE takes the row lock; B's UPDATE waits for A, then READ COMMITTED re-reads the committed row version (EvalPlanQual) and subtracts 1 from 35. Letting the database do the arithmetic is the simplest fix.",
-            tr: "UPDATE satır kilidini alır; B'nin UPDATE'i A'yı bekler, sonra READ COMMITTED commit edilmiş sürümü yeniden okur (EvalPlanQual) ve 35'ten 1 düşer. Hesabı veritabanına bırakmak en basit çözüm.",
-        }
-        expected_select_for_update() {
-            en: "B's SELECT ... FOR UPDATE waits for A, then reads 35 and writes 34; final 34",
-            tr: "B'nin SELECT ... FOR UPDATE'i A'yı bekler, sonra 35 okur ve 34 yazar; sonuç 34",
-        }
-        explain_select_for_update() {
-            en: "FOR UPDATE takes the row lock when reading, so B's read waits until A commits and then returns the new value; the application computes from current data. Keep such locks short, never across a user's think time.",
-            tr: "FOR UPDATE okurken satır kilidini alır; B'nin okuması A commit edene kadar bekler ve yeni değeri döndürür, uygulama güncel veriyle hesaplar. Bu kilitleri kısa tut, asla kullanıcının düşünme süresi boyunca değil.",
-        }
-        expected_updated_at_token() {
-            en: "updated_at as the token: A's save within the same second leaves the stamp B read, so B's conditional save succeeds and silently overwrites A's address (anomaly)",
-            tr: "token olarak updated_at: A'nın aynı saniyedeki kaydı B'nin okuduğu damgayı değiştirmez, B'nin koşullu kaydı geçer ve A'nın adresini sessizce ezer (anomali)",
-        }
-        explain_updated_at_token() {
-            en: "A concurrency token must change on every write. A second-precision timestamp stamped by the application can be the same before and after a write in the same second, so the conditional UPDATE still matches and overwrites. Use an integer version (or xmin).",
-            tr: "Eşzamanlılık belirteci her yazmada değişmeli. Uygulamanın damgaladığı saniye hassasiyetli bir zaman, aynı saniyedeki bir yazmadan önce ve sonra aynı kalabilir; koşullu UPDATE yine eşleşir ve üzerine yazar. Tamsayı bir sürüm (ya da xmin) kullan.",
-        }
-        expected_field_merge() {
-            en: "A corrects the address, B writes a note: one row-wide version gives B a needless conflict; per-field checks let both changes land",
-            tr: "A adresi düzeltir, B not yazar: satır çapında tek sürüm B'ye gereksiz bir çakışma verir; alan bazında kontrol ikisinin de değişikliğini yazar",
-        }
-        explain_field_merge() {
-            en: "A row-wide version makes any two edits conflict, even of different fields. Sending only the changed fields, each checked against the value originally read, lets independent edits both land and still catches real conflicts.",
-            tr: "Satır çapında tek sürüm, farklı alanlara dokunsalar bile her iki düzenlemeyi çakıştırır. Yalnızca değişen alanları, her birini ilk okunan değere karşı kontrol ederek göndermek bağımsız değişikliklerin ikisini de yazar ve gerçek çakışmaları yine yakalar.",
-        }
-        expected_optimistic_version() {
-            en: "A's versioned UPDATE affects 1 row, B's affects 0: the conflict is reported with B's intent, what B read and what the row holds now; final 35",
-            tr: "A'nın sürümlü UPDATE'i 1 satır, B'ninki 0 satır etkiler: çakışma B'nin yazmak istediği, okuduğu ve satırın şu anki değerleriyle bildirilir; sonuç 35",
-        }
-        explain_optimistic_version() {
-            en: "The version read with the row travels with the form and the write checks it. Rows affected decides: 0 means someone changed the row since it was read. Show the user what they wanted to write, what they read and what the row holds now.",
-            tr: "Satırla birlikte okunan sürüm formla taşınır ve yazma onu kontrol eder. Etkilenen satır sayısı karar verir: 0, satır okunduktan sonra birinin onu değiştirdiği demektir. Kullanıcıya ne yazmak istediğini, ne okuduğunu ve satırın şimdi ne tuttuğunu göster.",
         }
         observed_b_write_ok(q) {
             en: "B's UPDATE succeeded; final {q}",

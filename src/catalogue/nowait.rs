@@ -1,7 +1,7 @@
 //! NOWAIT and SKIP LOCKED against a row someone is editing (lab/nowait.spec).
 use anyhow::Result;
 
-use super::{Cx, Scenario, Variant};
+use super::{Cx, Scenario};
 use crate::report::millis;
 
 pub static SCENARIO: Scenario = Scenario {
@@ -10,23 +10,33 @@ pub static SCENARIO: Scenario = Scenario {
     summary: msg::summary,
     readme: "A edits order 1 (`FOR UPDATE`): `NOWAIT` fails at once with 55P03, `SKIP LOCKED` returns no rows at once.",
     spec: Some("nowait.spec"),
-    variants: &[
-        Variant {
-            name: "nowait",
-            expected: |_| msg::expected_nowait(),
-            explain: msg::explain_nowait,
-            run: run_fn!(nowait),
-        },
-        Variant {
-            name: "skip-locked",
-            expected: |_| msg::expected_skip_locked(),
-            explain: msg::explain_skip_locked,
-            run: run_fn!(skip_locked),
-        },
-    ],
+    variants: VARIANTS,
     options: None,
-    texts: msg::DEFS,
 };
+
+crate::variants! {
+    prefix "nw";
+    nowait "nowait" {
+        expected => {
+            en: "B's FOR UPDATE NOWAIT fails at once with 55P03: \"this record is being edited by someone else\"",
+            tr: "B'nin FOR UPDATE NOWAIT'i hemen 55P03 ile düşer: \"bu kayıt şu an başkası tarafından düzenleniyor\"",
+        },
+        explain => {
+            en: "NOWAIT turns a row lock that cannot be taken at once into an error (55P03) instead of a wait: the right tool for 'someone else is editing this record'.",
+            tr: "NOWAIT, hemen alınamayan satır kilidini beklemek yerine hataya (55P03) çevirir: \"bu kaydı başkası düzenliyor\" uyarısı için doğru araç.",
+        },
+    }
+    skip_locked "skip-locked" {
+        expected => {
+            en: "B's FOR UPDATE SKIP LOCKED returns no rows, at once, without error",
+            tr: "B'nin FOR UPDATE SKIP LOCKED'ı hemen, hatasız, hiç satır döndürmez",
+        },
+        explain => {
+            en: "SKIP LOCKED silently passes over rows it cannot lock at once: right for a queue, wrong for the one record a user asked for.",
+            tr: "SKIP LOCKED hemen kilitleyemediği satırları sessizce atlar: kuyruk için doğru, kullanıcının istediği tek kayıt için yanlış.",
+        },
+    }
+}
 
 async fn nowait(cx: &mut Cx<'_>) -> Result<()> {
     let o = cx.permutation("nowait").run().await?;
@@ -72,22 +82,6 @@ mod msg {
         summary() {
             en: "A holds an order FOR UPDATE (someone is editing it); B asks for it without waiting",
             tr: "A bir siparişi FOR UPDATE ile tutuyor (biri düzenliyor); B beklemeden ister",
-        }
-        expected_nowait() {
-            en: "B's FOR UPDATE NOWAIT fails at once with 55P03: \"this record is being edited by someone else\"",
-            tr: "B'nin FOR UPDATE NOWAIT'i hemen 55P03 ile düşer: \"bu kayıt şu an başkası tarafından düzenleniyor\"",
-        }
-        explain_nowait() {
-            en: "NOWAIT turns a row lock that cannot be taken at once into an error (55P03) instead of a wait: the right tool for 'someone else is editing this record'.",
-            tr: "NOWAIT, hemen alınamayan satır kilidini beklemek yerine hataya (55P03) çevirir: \"bu kaydı başkası düzenliyor\" uyarısı için doğru araç.",
-        }
-        expected_skip_locked() {
-            en: "B's FOR UPDATE SKIP LOCKED returns no rows, at once, without error",
-            tr: "B'nin FOR UPDATE SKIP LOCKED'ı hemen, hatasız, hiç satır döndürmez",
-        }
-        explain_skip_locked() {
-            en: "SKIP LOCKED silently passes over rows it cannot lock at once: right for a queue, wrong for the one record a user asked for.",
-            tr: "SKIP LOCKED hemen kilitleyemediği satırları sessizce atlar: kuyruk için doğru, kullanıcının istediği tek kayıt için yanlış.",
         }
         observed_failed(ms, error) {
             en: "B's statement failed after {ms} ms: {error}",

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use tokio_postgres::SimpleQueryMessage;
 
-use super::{Cx, Scenario, Variant};
+use super::{Cx, Scenario};
+use crate::engine::answer::{describe, last_set, results_of};
 use crate::engine::observe::Waited;
-use crate::engine::session::{describe, last_set, results_of};
 use crate::engine::{Deviation, secs};
 use crate::report::{Entry, Phrase, ResultSet, StepResult, WaitKind};
 use crate::sql::SqlFile;
@@ -28,65 +28,103 @@ pub static SCENARIO: Scenario = Scenario {
              hears the `NOTIFY` (fix: a direct listener); a full pool makes a client wait where the server \
              shows no wait at all (seen in `SHOW POOLS`). Skipped, with how to install it, where pgbouncer is missing.",
     spec: None,
-    variants: &[
-        Variant {
-            name: "set-leak",
-            expected: |_| msg::expected_set_leak(),
-            explain: msg::explain_set_leak,
-            run: run_fn!(set_leak),
-        },
-        Variant {
-            name: "set-local",
-            expected: |_| msg::expected_set_local(),
-            explain: msg::explain_set_local,
-            run: run_fn!(set_local),
-        },
-        Variant {
-            name: "session-advisory-lock",
-            expected: |_| msg::expected_session_lock(),
-            explain: msg::explain_session_lock,
-            run: run_fn!(session_advisory_lock),
-        },
-        Variant {
-            name: "xact-advisory-lock",
-            expected: |_| msg::expected_xact_lock(),
-            explain: msg::explain_xact_lock,
-            run: run_fn!(xact_advisory_lock),
-        },
-        Variant {
-            name: "prepared-statement",
-            expected: |_| msg::expected_prepared(),
-            explain: msg::explain_prepared,
-            run: run_fn!(prepared_statement),
-        },
-        Variant {
-            name: "unnamed-statement",
-            expected: |_| msg::expected_unnamed(),
-            explain: msg::explain_unnamed,
-            run: run_fn!(unnamed_statement),
-        },
-        Variant {
-            name: "listen-lost",
-            expected: |_| msg::expected_listen_lost(),
-            explain: msg::explain_listen_lost,
-            run: run_fn!(listen_lost),
-        },
-        Variant {
-            name: "listen-direct",
-            expected: |_| msg::expected_listen_direct(),
-            explain: msg::explain_listen_direct,
-            run: run_fn!(listen_direct),
-        },
-        Variant {
-            name: "pool-exhaustion",
-            expected: |_| msg::expected_exhaustion(),
-            explain: msg::explain_exhaustion,
-            run: run_fn!(pool_exhaustion),
-        },
-    ],
+    variants: VARIANTS,
     options: None,
-    texts: msg::DEFS,
 };
+
+crate::variants! {
+    prefix "po";
+    set_leak "set-leak" {
+        expected => {
+            en: "A and B run on one server backend; A's session-level SET search_path and statement_timeout show up in B's session",
+            tr: "A ve B tek bir sunucu backend'inde çalışır; A'nın oturum düzeyindeki SET search_path ve statement_timeout ayarları B'nin oturumunda görünür",
+        },
+        explain => {
+            en: "In transaction mode PgBouncer hands a server connection to a client for one transaction only; a session-level SET stays on that server connection and the next client to get it runs with it (a statement_timeout that cancels someone else's report, a search_path that writes into the wrong schema). PgBouncer runs no server_reset_query in transaction mode.",
+            tr: "Transaction modunda PgBouncer bir sunucu bağlantısını istemciye yalnızca bir işlem için verir; oturum düzeyindeki SET o sunucu bağlantısında kalır ve onu sıradaki alan istemci bununla çalışır (başkasının raporunu iptal eden bir statement_timeout, yanlış şemaya yazan bir search_path). PgBouncer transaction modunda server_reset_query çalıştırmaz.",
+        },
+    }
+    set_local "set-local" {
+        expected => {
+            en: "A's SET LOCAL holds inside its transaction only; B, on the same backend, runs with the server's defaults",
+            tr: "A'nın SET LOCAL'i yalnızca kendi işleminde geçerlidir; aynı backend'deki B sunucunun varsayılanlarıyla çalışır",
+        },
+        explain => {
+            en: "SET LOCAL (or set_config(..., true)) ends with the transaction, before the pooler hands the connection on; settings a request needs go inside its transaction, or into the role (ALTER ROLE ... SET), which every server connection gets when it starts.",
+            tr: "SET LOCAL (ya da set_config(..., true)) işlemle birlikte, pooler bağlantıyı başkasına vermeden önce biter; bir isteğin ihtiyaç duyduğu ayarlar işleminin içine ya da her sunucu bağlantısının başlarken aldığı role (ALTER ROLE ... SET) konur.",
+        },
+    }
+    session_advisory_lock "session-advisory-lock" {
+        expected => {
+            en: "A and B both get pg_try_advisory_lock on the same key (true, true): they share one backend, which holds the lock; a direct connection is refused",
+            tr: "A ve B'nin ikisi de aynı anahtarla pg_try_advisory_lock'u alır (true, true): kilidi tutan tek bir backend'i paylaşırlar; doğrudan bir bağlantı reddedilir",
+        },
+        explain => {
+            en: "A session-level advisory lock belongs to the server backend and is re-entrant; through a transaction pooler two clients get the same backend, so both 'hold' the lock and the mutual exclusion is gone, and the lock outlives the client that took it.",
+            tr: "Oturum düzeyindeki advisory kilit sunucu backend'ine aittir ve yeniden girilebilirdir; transaction pooler üzerinden iki istemci aynı backend'i alır, ikisi de kilidi 'tutar' ve karşılıklı dışlama kaybolur; kilit de onu alan istemciden uzun yaşar.",
+        },
+    }
+    xact_advisory_lock "xact-advisory-lock" {
+        expected => {
+            en: "inside transactions, pg_try_advisory_xact_lock on the same key gives A true and B false: each transaction has its own server connection",
+            tr: "işlemler içinde aynı anahtarla pg_try_advisory_xact_lock A'ya true, B'ye false verir: her işlemin kendi sunucu bağlantısı vardır",
+        },
+        explain => {
+            en: "A transaction-level advisory lock lives exactly as long as the transaction, and the pooler keeps a client on one server connection for the whole transaction: the lock means what it says, and it cannot leak to the next client.",
+            tr: "İşlem düzeyindeki advisory kilit tam olarak işlem kadar yaşar ve pooler istemciyi tüm işlem boyunca tek bir sunucu bağlantısında tutar: kilit söylediği şeyi yapar ve sıradaki istemciye sızamaz.",
+        },
+    }
+    prepared_statement "prepared-statement" {
+        expected => {
+            en: "B executes with_vat, which A prepared (50.40), and B's own PREPARE with_vat fails with 42P05 (already exists)",
+            tr: "B, A'nın hazırladığı with_vat'ı çalıştırır (50.40) ve B'nin kendi PREPARE with_vat'ı 42P05 ile başarısız olur (zaten var)",
+        },
+        explain => {
+            en: "A named prepared statement (SQL PREPARE or the protocol's named Parse) is kept by the server backend; through a transaction pooler it shows up for whichever client gets that backend next, and a client that prepares the same name fails. Drivers that name statements themselves break this way unless the pooler tracks them: PgBouncer does so since 1.21 (max_prepared_statements).",
+            tr: "Adlı bir prepared statement (SQL PREPARE ya da protokolün adlı Parse'ı) sunucu backend'inde tutulur; transaction pooler üzerinden o backend'i sıradaki alan istemcide görünür ve aynı adı hazırlayan istemci başarısız olur. Komutlara kendisi ad veren sürücüler, pooler onları izlemedikçe böyle bozulur: PgBouncer bunu 1.21'den beri yapar (max_prepared_statements).",
+        },
+    }
+    unnamed_statement "unnamed-statement" {
+        expected => {
+            en: "A and B run the same statement as the protocol's unnamed statement (Parse, Bind, Execute in one round trip): both get 50.40 and nothing is left on the backend",
+            tr: "A ve B aynı komutu protokolün adsız komutu olarak çalıştırır (Parse, Bind, Execute tek gidiş dönüşte): ikisi de 50.40 alır ve backend'de hiçbir şey kalmaz",
+        },
+        explain => {
+            en: "The unnamed statement is replaced by the next Parse and lives only within one round trip, which a transaction pooler never splits: parameters stay out of the SQL text, and no state is left for the next client. Named statements need a pooler that tracks them (PgBouncer 1.21+ with max_prepared_statements) or session pooling.",
+            tr: "Adsız komut bir sonraki Parse ile değişir ve yalnızca bir gidiş dönüş boyunca yaşar; transaction pooler bunu hiçbir zaman bölmez: parametreler SQL metninin dışında kalır ve sıradaki istemciye durum bırakılmaz. Adlı komutlar onları izleyen bir pooler (max_prepared_statements ile PgBouncer 1.21+) ya da session pooling ister.",
+        },
+    }
+    listen_lost "listen-lost" {
+        expected => {
+            en: "L's LISTEN through the pooler never receives the NOTIFY: PgBouncer drops the notification that arrives while no client is linked to the server connection",
+            tr: "L'nin pooler üzerinden LISTEN'ı NOTIFY'ı hiçbir zaman almaz: PgBouncer, sunucu bağlantısına bağlı bir istemci yokken gelen bildirimi atar",
+        },
+        explain => {
+            en: "LISTEN registers the server backend, not the client. The backend sends the notification as soon as it is idle, which in transaction pooling means no client is linked to it, so PgBouncer drops it (its log: got packet 'A' from server when not linked); had another client been linked, that client would have got it.",
+            tr: "LISTEN istemciyi değil sunucu backend'ini kaydeder. Backend bildirimi boşta kalır kalmaz gönderir; transaction pooling'de bu, ona bağlı bir istemci olmadığı anlamına gelir ve PgBouncer onu atar (günlüğü: got packet 'A' from server when not linked); başka bir istemci bağlı olsaydı bildirimi o alırdı.",
+        },
+    }
+    listen_direct "listen-direct" {
+        expected => {
+            en: "a listener on a direct connection receives the NOTIFY once, with its payload",
+            tr: "doğrudan bir bağlantıdaki dinleyici NOTIFY'ı bir kez, içeriğiyle alır",
+        },
+        explain => {
+            en: "Listeners keep a session of their own: connect them straight to the server (or through a session-mode pool), and let the notifying side go through the transaction pooler.",
+            tr: "Dinleyiciler kendilerine ait bir oturum tutar: onları doğrudan sunucuya (ya da session modundaki bir havuz üzerinden) bağlayın, bildiren taraf transaction pooler'dan geçsin.",
+        },
+    }
+    pool_exhaustion "pool-exhaustion" {
+        expected => {
+            en: "with both server connections of the pool in A's and B's open transactions, C waits in PgBouncer (SHOW POOLS: cl_waiting 1) while the server shows no lock wait at all; C runs once A commits",
+            tr: "havuzun iki sunucu bağlantısı da A ve B'nin açık işlemlerindeyken C PgBouncer'da bekler (SHOW POOLS: cl_waiting 1), sunucu ise hiç kilit beklemesi göstermez; A commit edince C çalışır",
+        },
+        explain => {
+            en: "A pool has pool_size server connections; a client in a transaction keeps one until COMMIT. When all are taken, the next client queues inside PgBouncer: pg_locks and pg_stat_activity show idle-in-transaction backends and no waiter, because the waiting client has no backend at all. Look at SHOW POOLS (cl_waiting, maxwait) and keep transactions short (nothing slow, no user think time, inside them).",
+            tr: "Bir havuzda pool_size kadar sunucu bağlantısı vardır; işlemdeki bir istemci COMMIT'e kadar birini tutar. Hepsi doluyken sıradaki istemci PgBouncer içinde sıraya girer: pg_locks ve pg_stat_activity işlemde boşta bekleyen backend'ler gösterir, bekleyen yoktur, çünkü bekleyen istemcinin hiç backend'i yoktur. SHOW POOLS'a (cl_waiting, maxwait) bakın ve işlemleri kısa tutun (içlerinde yavaş iş, kullanıcı düşünme süresi olmasın).",
+        },
+    }
+}
 
 /// One server connection shared by every client (what makes state leak).
 const SHARED: &str = "shared";
@@ -118,7 +156,7 @@ impl Conn {
                 }
             }) as connect::NoticeSink
         };
-        let app = format!("{}pooler/{}:{name}", cx.env.app_prefix(), cx.variant.name);
+        let app = format!("{}pooler/{}:{name}", cx.env.app_prefix(), cx.variant);
         let conn = connect::connect(cfg, &app, None, Some(sink)).await?;
         Ok(Conn {
             name: name.to_string(),
@@ -728,78 +766,6 @@ mod msg {
         still_busy(count, deadline) {
             en: "{count} pooled backend(s) still in a transaction or holding a lock {deadline} s after PgBouncer stopped",
             tr: "PgBouncer durduktan {deadline} sn sonra havuzdaki {count} backend hâlâ bir işlemde ya da kilit tutuyor",
-        }
-        expected_set_leak() {
-            en: "A and B run on one server backend; A's session-level SET search_path and statement_timeout show up in B's session",
-            tr: "A ve B tek bir sunucu backend'inde çalışır; A'nın oturum düzeyindeki SET search_path ve statement_timeout ayarları B'nin oturumunda görünür",
-        }
-        explain_set_leak() {
-            en: "In transaction mode PgBouncer hands a server connection to a client for one transaction only; a session-level SET stays on that server connection and the next client to get it runs with it (a statement_timeout that cancels someone else's report, a search_path that writes into the wrong schema). PgBouncer runs no server_reset_query in transaction mode.",
-            tr: "Transaction modunda PgBouncer bir sunucu bağlantısını istemciye yalnızca bir işlem için verir; oturum düzeyindeki SET o sunucu bağlantısında kalır ve onu sıradaki alan istemci bununla çalışır (başkasının raporunu iptal eden bir statement_timeout, yanlış şemaya yazan bir search_path). PgBouncer transaction modunda server_reset_query çalıştırmaz.",
-        }
-        expected_set_local() {
-            en: "A's SET LOCAL holds inside its transaction only; B, on the same backend, runs with the server's defaults",
-            tr: "A'nın SET LOCAL'i yalnızca kendi işleminde geçerlidir; aynı backend'deki B sunucunun varsayılanlarıyla çalışır",
-        }
-        explain_set_local() {
-            en: "SET LOCAL (or set_config(..., true)) ends with the transaction, before the pooler hands the connection on; settings a request needs go inside its transaction, or into the role (ALTER ROLE ... SET), which every server connection gets when it starts.",
-            tr: "SET LOCAL (ya da set_config(..., true)) işlemle birlikte, pooler bağlantıyı başkasına vermeden önce biter; bir isteğin ihtiyaç duyduğu ayarlar işleminin içine ya da her sunucu bağlantısının başlarken aldığı role (ALTER ROLE ... SET) konur.",
-        }
-        expected_session_lock() {
-            en: "A and B both get pg_try_advisory_lock on the same key (true, true): they share one backend, which holds the lock; a direct connection is refused",
-            tr: "A ve B'nin ikisi de aynı anahtarla pg_try_advisory_lock'u alır (true, true): kilidi tutan tek bir backend'i paylaşırlar; doğrudan bir bağlantı reddedilir",
-        }
-        explain_session_lock() {
-            en: "A session-level advisory lock belongs to the server backend and is re-entrant; through a transaction pooler two clients get the same backend, so both 'hold' the lock and the mutual exclusion is gone, and the lock outlives the client that took it.",
-            tr: "Oturum düzeyindeki advisory kilit sunucu backend'ine aittir ve yeniden girilebilirdir; transaction pooler üzerinden iki istemci aynı backend'i alır, ikisi de kilidi 'tutar' ve karşılıklı dışlama kaybolur; kilit de onu alan istemciden uzun yaşar.",
-        }
-        expected_xact_lock() {
-            en: "inside transactions, pg_try_advisory_xact_lock on the same key gives A true and B false: each transaction has its own server connection",
-            tr: "işlemler içinde aynı anahtarla pg_try_advisory_xact_lock A'ya true, B'ye false verir: her işlemin kendi sunucu bağlantısı vardır",
-        }
-        explain_xact_lock() {
-            en: "A transaction-level advisory lock lives exactly as long as the transaction, and the pooler keeps a client on one server connection for the whole transaction: the lock means what it says, and it cannot leak to the next client.",
-            tr: "İşlem düzeyindeki advisory kilit tam olarak işlem kadar yaşar ve pooler istemciyi tüm işlem boyunca tek bir sunucu bağlantısında tutar: kilit söylediği şeyi yapar ve sıradaki istemciye sızamaz.",
-        }
-        expected_prepared() {
-            en: "B executes with_vat, which A prepared (50.40), and B's own PREPARE with_vat fails with 42P05 (already exists)",
-            tr: "B, A'nın hazırladığı with_vat'ı çalıştırır (50.40) ve B'nin kendi PREPARE with_vat'ı 42P05 ile başarısız olur (zaten var)",
-        }
-        explain_prepared() {
-            en: "A named prepared statement (SQL PREPARE or the protocol's named Parse) is kept by the server backend; through a transaction pooler it shows up for whichever client gets that backend next, and a client that prepares the same name fails. Drivers that name statements themselves break this way unless the pooler tracks them: PgBouncer does so since 1.21 (max_prepared_statements).",
-            tr: "Adlı bir prepared statement (SQL PREPARE ya da protokolün adlı Parse'ı) sunucu backend'inde tutulur; transaction pooler üzerinden o backend'i sıradaki alan istemcide görünür ve aynı adı hazırlayan istemci başarısız olur. Komutlara kendisi ad veren sürücüler, pooler onları izlemedikçe böyle bozulur: PgBouncer bunu 1.21'den beri yapar (max_prepared_statements).",
-        }
-        expected_unnamed() {
-            en: "A and B run the same statement as the protocol's unnamed statement (Parse, Bind, Execute in one round trip): both get 50.40 and nothing is left on the backend",
-            tr: "A ve B aynı komutu protokolün adsız komutu olarak çalıştırır (Parse, Bind, Execute tek gidiş dönüşte): ikisi de 50.40 alır ve backend'de hiçbir şey kalmaz",
-        }
-        explain_unnamed() {
-            en: "The unnamed statement is replaced by the next Parse and lives only within one round trip, which a transaction pooler never splits: parameters stay out of the SQL text, and no state is left for the next client. Named statements need a pooler that tracks them (PgBouncer 1.21+ with max_prepared_statements) or session pooling.",
-            tr: "Adsız komut bir sonraki Parse ile değişir ve yalnızca bir gidiş dönüş boyunca yaşar; transaction pooler bunu hiçbir zaman bölmez: parametreler SQL metninin dışında kalır ve sıradaki istemciye durum bırakılmaz. Adlı komutlar onları izleyen bir pooler (max_prepared_statements ile PgBouncer 1.21+) ya da session pooling ister.",
-        }
-        expected_listen_lost() {
-            en: "L's LISTEN through the pooler never receives the NOTIFY: PgBouncer drops the notification that arrives while no client is linked to the server connection",
-            tr: "L'nin pooler üzerinden LISTEN'ı NOTIFY'ı hiçbir zaman almaz: PgBouncer, sunucu bağlantısına bağlı bir istemci yokken gelen bildirimi atar",
-        }
-        explain_listen_lost() {
-            en: "LISTEN registers the server backend, not the client. The backend sends the notification as soon as it is idle, which in transaction pooling means no client is linked to it, so PgBouncer drops it (its log: got packet 'A' from server when not linked); had another client been linked, that client would have got it.",
-            tr: "LISTEN istemciyi değil sunucu backend'ini kaydeder. Backend bildirimi boşta kalır kalmaz gönderir; transaction pooling'de bu, ona bağlı bir istemci olmadığı anlamına gelir ve PgBouncer onu atar (günlüğü: got packet 'A' from server when not linked); başka bir istemci bağlı olsaydı bildirimi o alırdı.",
-        }
-        expected_listen_direct() {
-            en: "a listener on a direct connection receives the NOTIFY once, with its payload",
-            tr: "doğrudan bir bağlantıdaki dinleyici NOTIFY'ı bir kez, içeriğiyle alır",
-        }
-        explain_listen_direct() {
-            en: "Listeners keep a session of their own: connect them straight to the server (or through a session-mode pool), and let the notifying side go through the transaction pooler.",
-            tr: "Dinleyiciler kendilerine ait bir oturum tutar: onları doğrudan sunucuya (ya da session modundaki bir havuz üzerinden) bağlayın, bildiren taraf transaction pooler'dan geçsin.",
-        }
-        expected_exhaustion() {
-            en: "with both server connections of the pool in A's and B's open transactions, C waits in PgBouncer (SHOW POOLS: cl_waiting 1) while the server shows no lock wait at all; C runs once A commits",
-            tr: "havuzun iki sunucu bağlantısı da A ve B'nin açık işlemlerindeyken C PgBouncer'da bekler (SHOW POOLS: cl_waiting 1), sunucu ise hiç kilit beklemesi göstermez; A commit edince C çalışır",
-        }
-        explain_exhaustion() {
-            en: "A pool has pool_size server connections; a client in a transaction keeps one until COMMIT. When all are taken, the next client queues inside PgBouncer: pg_locks and pg_stat_activity show idle-in-transaction backends and no waiter, because the waiting client has no backend at all. Look at SHOW POOLS (cl_waiting, maxwait) and keep transactions short (nothing slow, no user think time, inside them).",
-            tr: "Bir havuzda pool_size kadar sunucu bağlantısı vardır; işlemdeki bir istemci COMMIT'e kadar birini tutar. Hepsi doluyken sıradaki istemci PgBouncer içinde sıraya girer: pg_locks ve pg_stat_activity işlemde boşta bekleyen backend'ler gösterir, bekleyen yoktur, çünkü bekleyen istemcinin hiç backend'i yoktur. SHOW POOLS'a (cl_waiting, maxwait) bakın ve işlemleri kısa tutun (içlerinde yavaş iş, kullanıcı düşünme süresi olmasın).",
         }
         one_backend() {
             en: "A and B run on the same server backend (pg_backend_pid)",

@@ -13,7 +13,7 @@ use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Row};
 
 use super::cx::msg as cxmsg;
-use super::{Cx, Options, Scenario, ScenarioOptions, Variant};
+use super::{Cx, Options, Scenario, ScenarioOptions};
 use crate::engine::{Barrier, Session, raw_error};
 use crate::i18n::{Context, ui};
 use crate::report::{Phrase, millis};
@@ -34,20 +34,7 @@ pub static SCENARIO: Scenario = Scenario {
              of a batch; its messages go back to the queue and the others finish them. Live progress on stderr \
              when it is a terminal.",
     spec: None,
-    variants: &[
-        Variant {
-            name: "for-update",
-            expected: |_| msg::expected_for_update(),
-            explain: msg::explain_for_update,
-            run: run_fn!(for_update),
-        },
-        Variant {
-            name: "skip-locked",
-            expected: |_| msg::expected_skip_locked(),
-            explain: msg::explain_skip_locked,
-            run: run_fn!(skip_locked),
-        },
-    ],
+    variants: VARIANTS,
     options: Some(Options::of::<QueueOpts>(&[
         ("messages", "İşlenecek outbox mesajları"),
         ("workers", "Eşzamanlı paket alan worker oturumları"),
@@ -58,8 +45,31 @@ pub static SCENARIO: Scenario = Scenario {
             "N paketten sonra 1. worker'ın backend'ini paketinin ortasında sonlandır",
         ),
     ])),
-    texts: msg::DEFS,
 };
+
+crate::variants! {
+    prefix "qu";
+    for_update "for-update" {
+        expected => {
+            en: "no duplicates, nothing lost, but workers queue on the same rows: batches run one at a time (elapsed near ceil(messages/batch) x work)",
+            tr: "tekrar yok, kayıp yok, ama worker'lar aynı satırlar için sıraya girer: paketler birer birer işlenir (süre ceil(mesaj/paket) x iş civarında)",
+        },
+        explain => {
+            en: "Every worker asks for the same first rows and all but one wait on row locks. When the holder commits, the waiters re-check the rows (EvalPlanQual), skip the processed ones and lock the next: the work runs one batch at a time.",
+            tr: "Her worker aynı ilk satırları ister, biri hariç hepsi satır kilitlerinde bekler. Tutan commit edince bekleyenler satırları yeniden kontrol eder (EvalPlanQual), işlenmişleri atlar ve sonrakileri kilitler: iş birer paket ilerler.",
+        },
+    }
+    skip_locked "skip-locked" {
+        expected => {
+            en: "no duplicates, nothing lost, work spread over all workers, batches in parallel (efficiency near 1)",
+            tr: "tekrar yok, kayıp yok, iş bütün worker'lara dağılır, paketler paralel işlenir (verim 1'e yakın)",
+        },
+        explain => {
+            en: "SKIP LOCKED makes each worker pass over rows another worker holds and take the next free batch: no waiting, no duplicates, the work spread over all workers.",
+            tr: "SKIP LOCKED her worker'ın başka worker'ın tuttuğu satırları atlayıp sıradaki boş paketi almasını sağlar: bekleme yok, tekrar yok, iş bütün worker'lara dağılır.",
+        },
+    }
+}
 
 /// `lab queue`'s own options.
 #[derive(Debug, Clone, clap::Args)]
@@ -643,22 +653,6 @@ mod msg {
         summary() {
             en: "outbox relay: workers take batches of messages with FOR UPDATE or FOR UPDATE SKIP LOCKED",
             tr: "outbox relay: worker'lar mesaj paketlerini FOR UPDATE ya da FOR UPDATE SKIP LOCKED ile alır",
-        }
-        expected_for_update() {
-            en: "no duplicates, nothing lost, but workers queue on the same rows: batches run one at a time (elapsed near ceil(messages/batch) x work)",
-            tr: "tekrar yok, kayıp yok, ama worker'lar aynı satırlar için sıraya girer: paketler birer birer işlenir (süre ceil(mesaj/paket) x iş civarında)",
-        }
-        explain_for_update() {
-            en: "Every worker asks for the same first rows and all but one wait on row locks. When the holder commits, the waiters re-check the rows (EvalPlanQual), skip the processed ones and lock the next: the work runs one batch at a time.",
-            tr: "Her worker aynı ilk satırları ister, biri hariç hepsi satır kilitlerinde bekler. Tutan commit edince bekleyenler satırları yeniden kontrol eder (EvalPlanQual), işlenmişleri atlar ve sonrakileri kilitler: iş birer paket ilerler.",
-        }
-        expected_skip_locked() {
-            en: "no duplicates, nothing lost, work spread over all workers, batches in parallel (efficiency near 1)",
-            tr: "tekrar yok, kayıp yok, iş bütün worker'lara dağılır, paketler paralel işlenir (verim 1'e yakın)",
-        }
-        explain_skip_locked() {
-            en: "SKIP LOCKED makes each worker pass over rows another worker holds and take the next free batch: no waiting, no duplicates, the work spread over all workers.",
-            tr: "SKIP LOCKED her worker'ın başka worker'ın tuttuğu satırları atlayıp sıradaki boş paketi almasını sağlar: bekleme yok, tekrar yok, iş bütün worker'lara dağılır.",
         }
         loop_note(dequeue, ms, mark) {
             en: "each worker loops: BEGIN; {dequeue}; \"send\" ({ms} ms); {mark}; COMMIT",

@@ -1,7 +1,7 @@
 //! READ COMMITTED re-checks a waiting statement's WHERE on the updated row (lab/rc-recheck.spec).
 use anyhow::Result;
 
-use super::{Cx, Scenario, Variant};
+use super::{Cx, Scenario};
 
 pub static SCENARIO: Scenario = Scenario {
     name: "rc-recheck",
@@ -10,23 +10,33 @@ pub static SCENARIO: Scenario = Scenario {
     readme: "`hits = hits + 1` against `DELETE ... WHERE hits = 10`: under READ COMMITTED the waiting DELETE \
              re-checks the new row and deletes nothing; under REPEATABLE READ it fails with 40001.",
     spec: Some("rc-recheck.spec"),
-    variants: &[
-        Variant {
-            name: "read-committed",
-            expected: |_| msg::expected_read_committed(),
-            explain: msg::explain_read_committed,
-            run: run_fn!(read_committed),
-        },
-        Variant {
-            name: "repeatable-read",
-            expected: |_| msg::expected_repeatable_read(),
-            explain: msg::explain_repeatable_read,
-            run: run_fn!(repeatable_read),
-        },
-    ],
+    variants: VARIANTS,
     options: None,
-    texts: msg::DEFS,
 };
+
+crate::variants! {
+    prefix "rc";
+    read_committed "read-committed" {
+        expected => {
+            en: "B's DELETE waits for A, re-checks the updated row (hits = 11) and deletes nothing (anomaly)",
+            tr: "B'nin DELETE'i A'yı bekler, güncellenmiş satırı (hits = 11) yeniden kontrol eder ve hiçbir şey silmez (anomali)",
+        },
+        explain => {
+            en: "The waiting DELETE re-evaluates its WHERE against the row version A committed (EvalPlanQual). hits is now 11, so nothing matches, though hits = 10 held before and after from each session's own point of view.",
+            tr: "Bekleyen DELETE, WHERE'ini A'nın commit ettiği satır sürümüne karşı yeniden değerlendirir (EvalPlanQual). hits artık 11, hiçbir şey eşleşmez; oysa her oturumun kendi bakışından hits = 10 önce de sonra da vardı.",
+        },
+    }
+    repeatable_read "repeatable-read" {
+        expected => {
+            en: "B's DELETE waits for A, then fails with 40001 instead of silently deleting nothing",
+            tr: "B'nin DELETE'i A'yı bekler, sonra sessizce hiçbir şey silmemek yerine 40001 ile düşer",
+        },
+        explain => {
+            en: "Under REPEATABLE READ the DELETE may not act on a row changed after its snapshot: it fails with 40001 and the application retries, instead of silently deleting nothing.",
+            tr: "REPEATABLE READ'de DELETE, snapshot'ından sonra değişmiş bir satıra dokunamaz: sessizce hiçbir şey silmemek yerine 40001 ile düşer ve uygulama tekrar eder.",
+        },
+    }
+}
 
 /// Runs the permutation; B's DELETE waits for A's hit. Returns B's DELETE
 /// outcome and what the table holds afterwards.
@@ -74,22 +84,6 @@ mod msg {
         summary() {
             en: "hits = hits + 1 against DELETE ... WHERE hits = 10 (the PostgreSQL manual's example)",
             tr: "hits = hits + 1'e karşı DELETE ... WHERE hits = 10 (PostgreSQL belgelerindeki örnek)",
-        }
-        expected_read_committed() {
-            en: "B's DELETE waits for A, re-checks the updated row (hits = 11) and deletes nothing (anomaly)",
-            tr: "B'nin DELETE'i A'yı bekler, güncellenmiş satırı (hits = 11) yeniden kontrol eder ve hiçbir şey silmez (anomali)",
-        }
-        explain_read_committed() {
-            en: "The waiting DELETE re-evaluates its WHERE against the row version A committed (EvalPlanQual). hits is now 11, so nothing matches, though hits = 10 held before and after from each session's own point of view.",
-            tr: "Bekleyen DELETE, WHERE'ini A'nın commit ettiği satır sürümüne karşı yeniden değerlendirir (EvalPlanQual). hits artık 11, hiçbir şey eşleşmez; oysa her oturumun kendi bakışından hits = 10 önce de sonra da vardı.",
-        }
-        expected_repeatable_read() {
-            en: "B's DELETE waits for A, then fails with 40001 instead of silently deleting nothing",
-            tr: "B'nin DELETE'i A'yı bekler, sonra sessizce hiçbir şey silmemek yerine 40001 ile düşer",
-        }
-        explain_repeatable_read() {
-            en: "Under REPEATABLE READ the DELETE may not act on a row changed after its snapshot: it fails with 40001 and the application retries, instead of silently deleting nothing.",
-            tr: "REPEATABLE READ'de DELETE, snapshot'ından sonra değişmiş bir satıra dokunamaz: sessizce hiçbir şey silmemek yerine 40001 ile düşer ve uygulama tekrar eder.",
         }
         observed_ok(n, hits) {
             en: "B's DELETE deleted {n} row(s); hits is now {hits}",

@@ -3,19 +3,19 @@
 //! with --standby-url). Staleness is made deterministic by pausing replay on
 //! the standby, never by sleeping; recovery conflicts by a report query on
 //! the standby that waits on an advisory lock lab holds there.
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::{Cx, Options, Params, Scenario, ScenarioOptions, Variant};
+use super::{Cx, Options, Params, Scenario, ScenarioOptions};
+use crate::engine::answer::{PgError, last_set};
 use crate::engine::observe::Waited;
-use crate::engine::session::{PgError, last_set};
 use crate::engine::{Deviation, Opener, Session, secs};
 use crate::report::{ResultSet, StepResult, WaitKind};
 use crate::sql::SqlFile;
 use crate::target::cluster::Cluster;
 use crate::target::connect;
+use crate::target::server;
 
 pub static SCENARIO: Scenario = Scenario {
     name: "replica",
@@ -27,50 +27,7 @@ pub static SCENARIO: Scenario = Scenario {
              (SyncRep); \"primary for N ms after a write\" serves a stale read once the lag is longer; a standby \
              query is cancelled by the primary's VACUUM (snapshot) or DDL (lock), not with hot_standby_feedback.",
     spec: None,
-    variants: &[
-        Variant {
-            name: "stale-read",
-            expected: |_| msg::expected_stale(),
-            explain: msg::explain_stale,
-            run: run_fn!(stale_read),
-        },
-        Variant {
-            name: "lsn-token",
-            expected: |_| msg::expected_token(),
-            explain: msg::explain_token,
-            run: run_fn!(lsn_token),
-        },
-        Variant {
-            name: "remote-apply",
-            expected: |_| msg::expected_remote_apply(),
-            explain: msg::explain_remote_apply,
-            run: run_fn!(remote_apply),
-        },
-        Variant {
-            name: "sticky-by-time",
-            expected: |p| msg::expected_sticky(opts(p).sticky_ms),
-            explain: msg::explain_sticky,
-            run: run_fn!(sticky_by_time),
-        },
-        Variant {
-            name: "lock-conflict",
-            expected: |_| msg::expected_lock_conflict(),
-            explain: msg::explain_lock_conflict,
-            run: run_fn!(lock_conflict),
-        },
-        Variant {
-            name: "snapshot-conflict",
-            expected: |_| msg::expected_snapshot_conflict(),
-            explain: msg::explain_snapshot_conflict,
-            run: run_fn!(snapshot_conflict),
-        },
-        Variant {
-            name: "hot-standby-feedback",
-            expected: |_| msg::expected_feedback(),
-            explain: msg::explain_feedback,
-            run: run_fn!(hot_standby_feedback),
-        },
-    ],
+    variants: VARIANTS,
     options: Some(Options::of::<ReplicaOpts>(&[
         (
             "standby_url",
@@ -85,8 +42,81 @@ pub static SCENARIO: Scenario = Scenario {
             "sticky-by-time: bir yazmadan sonra okumaların kaç ms primary'ye gittiği",
         ),
     ])),
-    texts: msg::DEFS,
 };
+
+crate::variants! {
+    prefix "rp";
+    stale_read "stale-read" {
+        expected => {
+            en: "with replay paused the standby reads the old price 42.00 after the write commits; the primary reports the lag in bytes while replay_lag says nothing is behind; after resume the standby reads 45.00",
+            tr: "replay duraklatılmışken standby yazma commit edildikten sonra eski fiyatı (42.00) okur; primary gecikmeyi bayt olarak bildirir, replay_lag ise geride bir şey yokmuş gibi görünür; devam edince standby 45.00 okur",
+        },
+        explain => {
+            en: "A standby applies the primary's WAL asynchronously: a read there right after a write may miss it (read-your-writes is broken). pg_stat_replication.replay_lag is measured from WAL the standby has replayed, so while replay is stopped it keeps showing its last, tiny value; the bytes not replayed (pg_wal_lsn_diff(sent_lsn, replay_lsn)) tell the truth.",
+            tr: "Standby primary'nin WAL'ını asenkron uygular: bir yazmadan hemen sonra oradaki okuma onu kaçırabilir (kendi yazdığını okuma bozulur). pg_stat_replication.replay_lag standby'ın uyguladığı WAL'dan ölçülür; replay durduğunda son, küçük değerini göstermeye devam eder; uygulanmamış baytlar (pg_wal_lsn_diff(sent_lsn, replay_lsn)) doğruyu söyler.",
+        },
+    }
+    lsn_token "lsn-token" {
+        expected => {
+            en: "the read carries the commit's LSN: with replay paused the standby does not reach it within the bound, the read goes to the primary and sees 45.00; once replay resumes the standby reaches it and serves 45.00",
+            tr: "okuma commit'in LSN'ini taşır: replay duraklatılmışken standby sınır içinde ona ulaşmaz, okuma primary'ye gider ve 45.00 görür; replay devam edince standby ona ulaşır ve 45.00 sunar",
+        },
+        explain => {
+            en: "After a commit the application keeps pg_current_wal_lsn() with the user (a cookie, a session); a read waits on the standby until pg_last_wal_replay_lsn() reaches it, or goes to the primary after a bound. The user always sees their own write, and the standby serves them as soon as it has caught up.",
+            tr: "Commit'ten sonra uygulama pg_current_wal_lsn() değerini kullanıcıyla birlikte tutar (bir çerez, bir oturum); okuma standby'da pg_last_wal_replay_lsn() ona ulaşana kadar bekler ya da bir sınırdan sonra primary'ye gider. Kullanıcı her zaman kendi yazmasını görür; standby yetişir yetişmez ona hizmet eder.",
+        },
+    }
+    remote_apply "remote-apply" {
+        expected => {
+            en: "with synchronous_commit = remote_apply and replay paused the COMMIT waits (wait_event SyncRep) while the standby still reads 42.00; it returns when replay resumes, and the standby then reads 45.00",
+            tr: "synchronous_commit = remote_apply ve replay duraklatılmışken COMMIT bekler (wait_event SyncRep), standby hâlâ 42.00 okur; replay devam edince döner ve standby artık 45.00 okur",
+        },
+        explain => {
+            en: "With the standby in synchronous_standby_names and synchronous_commit = remote_apply, COMMIT returns only after the standby has applied the commit: every read on it after that sees the write. The cost is the commit's latency, and a stalled standby stalls commits; the wait is SyncRep in pg_stat_activity, not a lock (pg_blocking_pids shows nothing).",
+            tr: "Standby synchronous_standby_names içindeyken ve synchronous_commit = remote_apply ile COMMIT yalnızca standby commit'i uyguladıktan sonra döner: ondan sonraki her okuma yazmayı görür. Bedeli commit gecikmesidir; takılan bir standby commit'leri de takar; bekleme bir kilit değil, pg_stat_activity'de SyncRep'tir (pg_blocking_pids bir şey göstermez).",
+        },
+    }
+    sticky_by_time "sticky-by-time" {
+        expected(ms) = |p| (opts(p).sticky_ms) => {
+            en: "reads go to the primary for {ms} ms after the write (45.00); the next read after that goes to the standby, whose replay is still behind: stale 42.00 (anomaly)",
+            tr: "okumalar yazmadan sonra {ms} ms boyunca primary'ye gider (45.00); ondan sonraki okuma replay'i hâlâ geride olan standby'a gider: bayat 42.00 (anomali)",
+        },
+        explain => {
+            en: "\"Read from the primary for N ms after a write\" (as Rails' database selector does, 2 s by default) assumes the lag is shorter than N. It usually is, until a long transaction, a vacuum or a paused replay makes it longer: then the user's own write disappears. Carry the LSN instead (lsn-token) or make the standby synchronous (remote-apply).",
+            tr: "\"Bir yazmadan sonra N ms primary'den oku\" (Rails'in veritabanı seçicisinin yaptığı gibi, varsayılan 2 sn) gecikmenin N'den kısa olduğunu varsayar. Genellikle öyledir, ta ki uzun bir işlem, bir vacuum ya da duraklatılmış bir replay onu uzatana kadar: o zaman kullanıcının kendi yazması kaybolur. Bunun yerine LSN'i taşıyın (lsn-token) ya da standby'ı senkron yapın (remote-apply).",
+        },
+    }
+    lock_conflict "lock-conflict" {
+        expected => {
+            en: "the standby's report holds books; the primary's ALTER TABLE is replayed with an ACCESS EXCLUSIVE lock; after max_standby_streaming_delay the report is cancelled with 40001 (canceling statement due to conflict with recovery, relation lock) and confl_lock rises",
+            tr: "standby'daki rapor books'u tutar; primary'deki ALTER TABLE ACCESS EXCLUSIVE kilitle yeniden oynatılır; max_standby_streaming_delay sonunda rapor 40001 ile iptal edilir (canceling statement due to conflict with recovery, relation lock) ve confl_lock artar",
+        },
+        explain => {
+            en: "WAL replay cannot wait forever for a standby query: the startup process waits max_standby_streaming_delay for conflicting locks to go, then cancels the queries holding them. DDL on the primary (even ADD COLUMN) takes ACCESS EXCLUSIVE, which conflicts with every reader of the table on the standby.",
+            tr: "WAL replay bir standby sorgusunu sonsuza kadar bekleyemez: startup süreci çakışan kilitlerin gitmesi için max_standby_streaming_delay kadar bekler, sonra onları tutan sorguları iptal eder. Primary'deki DDL (ADD COLUMN bile) ACCESS EXCLUSIVE alır; bu, standby'daki tablonun her okuyucusuyla çakışır.",
+        },
+    }
+    snapshot_conflict "snapshot-conflict" {
+        expected => {
+            en: "a REPEATABLE READ report on the standby still needs rows the primary deletes and vacuums away; after max_standby_streaming_delay it is cancelled with 40001 (conflict with recovery, row versions that must be removed) and confl_snapshot rises",
+            tr: "standby'daki REPEATABLE READ rapor, primary'nin silip vacuum ile kaldırdığı satırlara hâlâ ihtiyaç duyar; max_standby_streaming_delay sonunda 40001 ile iptal edilir (conflict with recovery, row versions that must be removed) ve confl_snapshot artar",
+        },
+        explain => {
+            en: "The primary's VACUUM removes row versions no snapshot on the primary needs; it does not know about snapshots on the standby. Replaying the cleanup there conflicts with older snapshots, and after max_standby_streaming_delay those queries are cancelled. Long reports on a standby either accept cancels, a longer delay (replication lag), or hot_standby_feedback (bloat on the primary).",
+            tr: "Primary'nin VACUUM'u primary'deki hiçbir snapshot'ın ihtiyaç duymadığı satır sürümlerini kaldırır; standby'daki snapshot'ları bilmez. Temizliğin orada yeniden oynatılması daha eski snapshot'larla çakışır ve max_standby_streaming_delay sonunda bu sorgular iptal edilir. Standby'daki uzun raporlar ya iptalleri, ya daha uzun bir gecikmeyi (replikasyon gecikmesi) ya da hot_standby_feedback'i (primary'de şişme) kabul eder.",
+        },
+    }
+    hot_standby_feedback "hot-standby-feedback" {
+        expected => {
+            en: "with hot_standby_feedback = on the primary knows the report's xmin: its VACUUM leaves the deleted rows (dead but not yet removable), the report is not cancelled and replay goes on (anomaly: the cost is bloat on the primary)",
+            tr: "hot_standby_feedback = on ile primary raporun xmin'ini bilir: VACUUM silinen satırları bırakır (ölü ama henüz kaldırılamaz), rapor iptal edilmez ve replay sürer (anomali: bedeli primary'de şişme)",
+        },
+        explain => {
+            en: "hot_standby_feedback makes the standby report its oldest snapshot to the primary, which then keeps the rows that snapshot needs: no snapshot conflicts, but a long report on the standby holds back VACUUM on the primary (bloat), as a long transaction on the primary itself would.",
+            tr: "hot_standby_feedback standby'ın en eski snapshot'ını primary'ye bildirmesini sağlar; primary de o snapshot'ın ihtiyaç duyduğu satırları tutar: snapshot çakışması olmaz, ama standby'daki uzun bir rapor primary'deki VACUUM'u geri tutar (şişme), tıpkı primary'deki uzun bir işlem gibi.",
+        },
+    }
+}
 
 /// `lab replica`'s own options.
 #[derive(Debug, Clone, clap::Args)]
@@ -149,7 +179,7 @@ impl Standby {
                     cx.skip(msg::needs_own_standby(settings));
                     return Ok(None);
                 }
-                (None, crate::config::parse_url(&url, &crate::config::process_env)?)
+                (None, server::parse_url(&url, &server::process_env, cx.opts.lang)?)
             }
             (None, Some((bin, port))) => {
                 let settings = settings.to_string();
@@ -166,13 +196,9 @@ impl Standby {
                 return Ok(None);
             }
         };
-        let mut opener = cx.opener();
-        opener.pg = cfg.clone();
-        // Its sessions are the standby's: the variant's close looks for its own on the primary.
-        opener.opened = Arc::default();
-        opener.max_sessions = None;
-        // lab's pooler (--pooler) is in front of the primary only.
-        opener.pooled = false;
+        // Its sessions are the standby's: the variant's close looks for its
+        // own on the primary; lab's pooler (--pooler) is in front of the primary only.
+        let opener = cx.opener().elsewhere(cfg.clone());
         let admin = opener.open_quiet("standby").await?;
         let is_standby = connect::simple_value(admin.client(), "SELECT pg_is_in_recovery()::text")
             .await
@@ -794,62 +820,6 @@ mod msg {
         paused() {
             en: "replay paused (pg_get_wal_replay_pause_state: paused)",
             tr: "replay duraklatıldı (pg_get_wal_replay_pause_state: paused)",
-        }
-        expected_stale() {
-            en: "with replay paused the standby reads the old price 42.00 after the write commits; the primary reports the lag in bytes while replay_lag says nothing is behind; after resume the standby reads 45.00",
-            tr: "replay duraklatılmışken standby yazma commit edildikten sonra eski fiyatı (42.00) okur; primary gecikmeyi bayt olarak bildirir, replay_lag ise geride bir şey yokmuş gibi görünür; devam edince standby 45.00 okur",
-        }
-        explain_stale() {
-            en: "A standby applies the primary's WAL asynchronously: a read there right after a write may miss it (read-your-writes is broken). pg_stat_replication.replay_lag is measured from WAL the standby has replayed, so while replay is stopped it keeps showing its last, tiny value; the bytes not replayed (pg_wal_lsn_diff(sent_lsn, replay_lsn)) tell the truth.",
-            tr: "Standby primary'nin WAL'ını asenkron uygular: bir yazmadan hemen sonra oradaki okuma onu kaçırabilir (kendi yazdığını okuma bozulur). pg_stat_replication.replay_lag standby'ın uyguladığı WAL'dan ölçülür; replay durduğunda son, küçük değerini göstermeye devam eder; uygulanmamış baytlar (pg_wal_lsn_diff(sent_lsn, replay_lsn)) doğruyu söyler.",
-        }
-        expected_token() {
-            en: "the read carries the commit's LSN: with replay paused the standby does not reach it within the bound, the read goes to the primary and sees 45.00; once replay resumes the standby reaches it and serves 45.00",
-            tr: "okuma commit'in LSN'ini taşır: replay duraklatılmışken standby sınır içinde ona ulaşmaz, okuma primary'ye gider ve 45.00 görür; replay devam edince standby ona ulaşır ve 45.00 sunar",
-        }
-        explain_token() {
-            en: "After a commit the application keeps pg_current_wal_lsn() with the user (a cookie, a session); a read waits on the standby until pg_last_wal_replay_lsn() reaches it, or goes to the primary after a bound. The user always sees their own write, and the standby serves them as soon as it has caught up.",
-            tr: "Commit'ten sonra uygulama pg_current_wal_lsn() değerini kullanıcıyla birlikte tutar (bir çerez, bir oturum); okuma standby'da pg_last_wal_replay_lsn() ona ulaşana kadar bekler ya da bir sınırdan sonra primary'ye gider. Kullanıcı her zaman kendi yazmasını görür; standby yetişir yetişmez ona hizmet eder.",
-        }
-        expected_remote_apply() {
-            en: "with synchronous_commit = remote_apply and replay paused the COMMIT waits (wait_event SyncRep) while the standby still reads 42.00; it returns when replay resumes, and the standby then reads 45.00",
-            tr: "synchronous_commit = remote_apply ve replay duraklatılmışken COMMIT bekler (wait_event SyncRep), standby hâlâ 42.00 okur; replay devam edince döner ve standby artık 45.00 okur",
-        }
-        explain_remote_apply() {
-            en: "With the standby in synchronous_standby_names and synchronous_commit = remote_apply, COMMIT returns only after the standby has applied the commit: every read on it after that sees the write. The cost is the commit's latency, and a stalled standby stalls commits; the wait is SyncRep in pg_stat_activity, not a lock (pg_blocking_pids shows nothing).",
-            tr: "Standby synchronous_standby_names içindeyken ve synchronous_commit = remote_apply ile COMMIT yalnızca standby commit'i uyguladıktan sonra döner: ondan sonraki her okuma yazmayı görür. Bedeli commit gecikmesidir; takılan bir standby commit'leri de takar; bekleme bir kilit değil, pg_stat_activity'de SyncRep'tir (pg_blocking_pids bir şey göstermez).",
-        }
-        expected_sticky(ms) {
-            en: "reads go to the primary for {ms} ms after the write (45.00); the next read after that goes to the standby, whose replay is still behind: stale 42.00 (anomaly)",
-            tr: "okumalar yazmadan sonra {ms} ms boyunca primary'ye gider (45.00); ondan sonraki okuma replay'i hâlâ geride olan standby'a gider: bayat 42.00 (anomali)",
-        }
-        explain_sticky() {
-            en: "\"Read from the primary for N ms after a write\" (as Rails' database selector does, 2 s by default) assumes the lag is shorter than N. It usually is, until a long transaction, a vacuum or a paused replay makes it longer: then the user's own write disappears. Carry the LSN instead (lsn-token) or make the standby synchronous (remote-apply).",
-            tr: "\"Bir yazmadan sonra N ms primary'den oku\" (Rails'in veritabanı seçicisinin yaptığı gibi, varsayılan 2 sn) gecikmenin N'den kısa olduğunu varsayar. Genellikle öyledir, ta ki uzun bir işlem, bir vacuum ya da duraklatılmış bir replay onu uzatana kadar: o zaman kullanıcının kendi yazması kaybolur. Bunun yerine LSN'i taşıyın (lsn-token) ya da standby'ı senkron yapın (remote-apply).",
-        }
-        expected_lock_conflict() {
-            en: "the standby's report holds books; the primary's ALTER TABLE is replayed with an ACCESS EXCLUSIVE lock; after max_standby_streaming_delay the report is cancelled with 40001 (canceling statement due to conflict with recovery, relation lock) and confl_lock rises",
-            tr: "standby'daki rapor books'u tutar; primary'deki ALTER TABLE ACCESS EXCLUSIVE kilitle yeniden oynatılır; max_standby_streaming_delay sonunda rapor 40001 ile iptal edilir (canceling statement due to conflict with recovery, relation lock) ve confl_lock artar",
-        }
-        explain_lock_conflict() {
-            en: "WAL replay cannot wait forever for a standby query: the startup process waits max_standby_streaming_delay for conflicting locks to go, then cancels the queries holding them. DDL on the primary (even ADD COLUMN) takes ACCESS EXCLUSIVE, which conflicts with every reader of the table on the standby.",
-            tr: "WAL replay bir standby sorgusunu sonsuza kadar bekleyemez: startup süreci çakışan kilitlerin gitmesi için max_standby_streaming_delay kadar bekler, sonra onları tutan sorguları iptal eder. Primary'deki DDL (ADD COLUMN bile) ACCESS EXCLUSIVE alır; bu, standby'daki tablonun her okuyucusuyla çakışır.",
-        }
-        expected_snapshot_conflict() {
-            en: "a REPEATABLE READ report on the standby still needs rows the primary deletes and vacuums away; after max_standby_streaming_delay it is cancelled with 40001 (conflict with recovery, row versions that must be removed) and confl_snapshot rises",
-            tr: "standby'daki REPEATABLE READ rapor, primary'nin silip vacuum ile kaldırdığı satırlara hâlâ ihtiyaç duyar; max_standby_streaming_delay sonunda 40001 ile iptal edilir (conflict with recovery, row versions that must be removed) ve confl_snapshot artar",
-        }
-        explain_snapshot_conflict() {
-            en: "The primary's VACUUM removes row versions no snapshot on the primary needs; it does not know about snapshots on the standby. Replaying the cleanup there conflicts with older snapshots, and after max_standby_streaming_delay those queries are cancelled. Long reports on a standby either accept cancels, a longer delay (replication lag), or hot_standby_feedback (bloat on the primary).",
-            tr: "Primary'nin VACUUM'u primary'deki hiçbir snapshot'ın ihtiyaç duymadığı satır sürümlerini kaldırır; standby'daki snapshot'ları bilmez. Temizliğin orada yeniden oynatılması daha eski snapshot'larla çakışır ve max_standby_streaming_delay sonunda bu sorgular iptal edilir. Standby'daki uzun raporlar ya iptalleri, ya daha uzun bir gecikmeyi (replikasyon gecikmesi) ya da hot_standby_feedback'i (primary'de şişme) kabul eder.",
-        }
-        expected_feedback() {
-            en: "with hot_standby_feedback = on the primary knows the report's xmin: its VACUUM leaves the deleted rows (dead but not yet removable), the report is not cancelled and replay goes on (anomaly: the cost is bloat on the primary)",
-            tr: "hot_standby_feedback = on ile primary raporun xmin'ini bilir: VACUUM silinen satırları bırakır (ölü ama henüz kaldırılamaz), rapor iptal edilmez ve replay sürer (anomali: bedeli primary'de şişme)",
-        }
-        explain_feedback() {
-            en: "hot_standby_feedback makes the standby report its oldest snapshot to the primary, which then keeps the rows that snapshot needs: no snapshot conflicts, but a long report on the standby holds back VACUUM on the primary (bloat), as a long transaction on the primary itself would.",
-            tr: "hot_standby_feedback standby'ın en eski snapshot'ını primary'ye bildirmesini sağlar; primary de o snapshot'ın ihtiyaç duyduğu satırları tutar: snapshot çakışması olmaz, ama standby'daki uzun bir rapor primary'deki VACUUM'u geri tutar (şişme), tıpkı primary'deki uzun bir işlem gibi.",
         }
         received() {
             en: "the standby has received the write's WAL (pg_last_wal_receive_lsn)",

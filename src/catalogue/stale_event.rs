@@ -1,7 +1,7 @@
 //! Out-of-order events: versions travel in the message (lab/stale-event.spec).
 use anyhow::Result;
 
-use super::{Cx, Scenario, Variant};
+use super::{Cx, Scenario};
 
 pub static SCENARIO: Scenario = Scenario {
     name: "stale-event",
@@ -10,23 +10,33 @@ pub static SCENARIO: Scenario = Scenario {
     readme: "The ERP's price changes v1 and v2 arrive as v2, v1: applied blindly, the stale v1 wins; with \
              `WHERE source_version < incoming` it is dropped and counted.",
     spec: Some("stale-event.spec"),
-    variants: &[
-        Variant {
-            name: "no-version-check",
-            expected: |_| msg::expected_no_version_check(),
-            explain: msg::explain_no_version_check,
-            run: run_fn!(no_version_check),
-        },
-        Variant {
-            name: "version-check",
-            expected: |_| msg::expected_version_check(),
-            explain: msg::explain_version_check,
-            run: run_fn!(version_check),
-        },
-    ],
+    variants: VARIANTS,
     options: None,
-    texts: msg::DEFS,
 };
+
+crate::variants! {
+    prefix "se";
+    no_version_check "no-version-check" {
+        expected => {
+            en: "the last delivered message wins: the stale v1 overwrites v2 (anomaly)",
+            tr: "son gelen mesaj kazanır: bayat v1, v2'nin üstüne yazar (anomali)",
+        },
+        explain => {
+            en: "Messages arrive in any order; applying each one blindly lets a delayed old message bring back old data.",
+            tr: "Mesajlar herhangi bir sırada gelir; her birini körü körüne uygulamak gecikmiş eski bir mesajın eski veriyi geri getirmesine izin verir.",
+        },
+    }
+    version_check "version-check" {
+        expected => {
+            en: "UPDATE ... WHERE source_version < incoming: v2 applies, the stale v1 is dropped and counted",
+            tr: "UPDATE ... WHERE source_version < gelen: v2 uygulanır, bayat v1 atılır ve sayılır",
+        },
+        explain => {
+            en: "The version travels in the message and the update applies only if it is newer than what the row holds; older messages are dropped and counted.",
+            tr: "Sürüm mesajın içinde taşınır ve güncelleme yalnızca satırdakinden yeniyse uygulanır; eski mesajlar atılır ve sayılır.",
+        },
+    }
+}
 
 /// Applies v2 then v1 with the given steps; the final price and version, and
 /// how many events were dropped (applied to no row).
@@ -71,22 +81,6 @@ mod msg {
         summary() {
             en: "the ERP's price changes v1 and v2 arrive out of order (v2 first)",
             tr: "ERP'nin v1 ve v2 fiyat değişiklikleri ters sırada gelir (önce v2)",
-        }
-        expected_no_version_check() {
-            en: "the last delivered message wins: the stale v1 overwrites v2 (anomaly)",
-            tr: "son gelen mesaj kazanır: bayat v1, v2'nin üstüne yazar (anomali)",
-        }
-        explain_no_version_check() {
-            en: "Messages arrive in any order; applying each one blindly lets a delayed old message bring back old data.",
-            tr: "Mesajlar herhangi bir sırada gelir; her birini körü körüne uygulamak gecikmiş eski bir mesajın eski veriyi geri getirmesine izin verir.",
-        }
-        expected_version_check() {
-            en: "UPDATE ... WHERE source_version < incoming: v2 applies, the stale v1 is dropped and counted",
-            tr: "UPDATE ... WHERE source_version < gelen: v2 uygulanır, bayat v1 atılır ve sayılır",
-        }
-        explain_version_check() {
-            en: "The version travels in the message and the update applies only if it is newer than what the row holds; older messages are dropped and counted.",
-            tr: "Sürüm mesajın içinde taşınır ve güncelleme yalnızca satırdakinden yeniyse uygulanır; eski mesajlar atılır ve sayılır.",
         }
         observed(price, version, dropped) {
             en: "final price {price} at source version {version}; {dropped} stale event(s) dropped",

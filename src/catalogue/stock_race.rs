@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 
 use super::cx::msg as cxmsg;
-use super::{Cx, Options, Params, Scenario, ScenarioOptions, Variant};
+use super::{Cx, Options, Params, Scenario, ScenarioOptions};
 use crate::engine::{Barrier, Session, join_all, raw_error};
 use crate::i18n::Context;
 use crate::report::Phrase;
@@ -25,42 +25,7 @@ pub static SCENARIO: Scenario = Scenario {
              requests (R − R/10, at least one short) read-modify-write oversells, the guard sells the stock and \
              rejects the rest. On a server with fewer free connections it runs as many requests as fit and says so.",
     spec: None,
-    variants: &[
-        Variant {
-            name: "read-modify-write",
-            expected: |p| {
-                let o = opts(p);
-                msg::expected_rmw(
-                    o.stock,
-                    o.requests,
-                    o.stock.saturating_sub(1),
-                    o.requests.saturating_sub(1),
-                )
-            },
-            explain: msg::explain_read_modify_write,
-            run: run_fn!(read_modify_write),
-        },
-        Variant {
-            name: "atomic-guard",
-            expected: |p| {
-                let o = opts(p);
-                let sold = o.requests.min(o.stock);
-                msg::expected_guard(sold, o.stock - sold)
-            },
-            explain: msg::explain_atomic_guard,
-            run: run_fn!(atomic_guard),
-        },
-        Variant {
-            name: "oversell",
-            expected: |p| {
-                let r = opts(p).requests as usize;
-                let s = oversell_stock(r);
-                msg::expected_oversell(s, r, r - s)
-            },
-            explain: msg::explain_oversell,
-            run: run_fn!(oversell),
-        },
-    ],
+    variants: VARIANTS,
     options: Some(Options::of::<StockOpts>(&[
         (
             "stock",
@@ -72,8 +37,57 @@ pub static SCENARIO: Scenario = Scenario {
             "Her biri kendi bağlantısında eşzamanlı \"bir tane al\" istekleri (R)",
         ),
     ])),
-    texts: msg::DEFS,
 };
+
+crate::variants! {
+    prefix "sr";
+    read_modify_write "read-modify-write" {
+        expected(stock, requests, after, lost) = |p| {
+                let o = opts(p);
+                (
+                    o.stock,
+                    o.requests,
+                    o.stock.saturating_sub(1),
+                    o.requests.saturating_sub(1),
+                )
+            } => {
+            en: "every request reads {stock} and writes {after}: all {requests} \"succeed\" but the stock drops by 1; {lost} decrements lost (anomaly)",
+            tr: "her istek {stock} okur ve {after} yazar: {requests} isteğin hepsi \"başarılı\" olur ama stok 1 azalır; {lost} düşüş kaybolur (anomali)",
+        },
+        explain => {
+            en: "Every request computed stock - 1 from the same read; the writes queued on the row lock, but each wrote its own stale value. The race is in the application, between its read and its write.",
+            tr: "Her istek stok - 1'i aynı okumadan hesapladı; yazmalar satır kilidinde sıraya girdi ama her biri kendi bayat değerini yazdı. Yarış uygulamanın okuması ile yazması arasında.",
+        },
+    }
+    atomic_guard "atomic-guard" {
+        expected(sold, left) = |p| {
+                let o = opts(p);
+                let sold = o.requests.min(o.stock);
+                (sold, o.stock - sold)
+            } => {
+            en: "UPDATE ... SET stock = stock - 1 WHERE stock >= 1: exactly {sold} sold, final {left}",
+            tr: "UPDATE ... SET stock = stock - 1 WHERE stock >= 1: tam {sold} satış, son stok {left}",
+        },
+        explain => {
+            en: "One statement reads and writes under the row lock, and its WHERE guard re-checks the stock after waiting: rows affected says whether this request got a copy.",
+            tr: "Tek komut satır kilidi altında okur ve yazar, WHERE koşulu bekledikten sonra stoğu yeniden kontrol eder: etkilenen satır sayısı bu isteğin bir kopya alıp almadığını söyler.",
+        },
+    }
+    oversell "oversell" {
+        expected(stock, requests, rejected) = |p| {
+                let r = opts(p).requests as usize;
+                let s = oversell_stock(r);
+                (s, r, r - s)
+            } => {
+            en: "stock {stock}, {requests} requests: read-modify-write sells more than {stock}; the atomic guard sells exactly {stock} and rejects {rejected}",
+            tr: "stok {stock}, {requests} istek: oku-değiştir-yaz {stock}'dan fazla satar; atomik koruma tam {stock} satar ve {rejected} reddeder",
+        },
+        explain => {
+            en: "Read-modify-write checks the stock on a stale read, so it sells copies that are gone; the guarded UPDATE re-checks under the lock and rejects the excess.",
+            tr: "Oku-değiştir-yaz stoğu bayat bir okumayla kontrol eder, olmayan kopyaları satar; koşullu UPDATE kilit altında yeniden kontrol eder ve fazlasını reddeder.",
+        },
+    }
+}
 
 /// `lab stock-race`'s own options.
 #[derive(Debug, Clone, clap::Args)]
@@ -179,7 +193,7 @@ async fn read_modify_write(cx: &mut Cx<'_>) -> Result<()> {
     let stock = cx.options::<StockOpts>().stock as i64;
     let t = race(cx, &sql, &sessions, stock, false).await?;
     record(cx, &t);
-    cx.expected(msg::expected_rmw(
+    cx.expected(read_modify_write::expected(
         t.initial,
         t.requests,
         t.initial - 1,
@@ -208,7 +222,7 @@ async fn atomic_guard(cx: &mut Cx<'_>) -> Result<()> {
     let t = race(cx, &sql, &sessions, stock, true).await?;
     record(cx, &t);
     let expect_sold = t.requests.min(t.initial as usize);
-    cx.expected(msg::expected_guard(expect_sold, t.initial - expect_sold as i64));
+    cx.expected(atomic_guard::expected(expect_sold, t.initial - expect_sold as i64));
     cx.observe(msg::observed_guard(t.sold, t.rejected, t.final_stock, t.initial));
     cx.check(t.sold == expect_sold, msg::exactly_sold(expect_sold));
     cx.check(t.final_stock == t.initial - expect_sold as i64, msg::one_copy_each());
@@ -223,7 +237,7 @@ async fn oversell(cx: &mut Cx<'_>) -> Result<()> {
     };
     let requests = sessions.len();
     let stock = oversell_stock(requests);
-    cx.expected(msg::expected_oversell(stock, requests, requests - stock));
+    cx.expected(oversell::expected(stock, requests, requests - stock));
     let naive = race(cx, &sql, &sessions, stock as i64, false).await?;
     let guarded = race(cx, &sql, &sessions, stock as i64, true).await?;
     record(cx, &naive);
@@ -363,7 +377,7 @@ async fn request(
     } else {
         s.prompt(Some("read"), read, None).await;
         let r = s.simple(read).await.map_err(|e| raw_error(e, what("read")))?;
-        let q = crate::engine::session::last_set(&r)
+        let q = crate::engine::answer::last_set(&r)
             .and_then(|set| set.rows.first()?.first()?.as_deref()?.parse::<i64>().ok())
             .ctx(|| msg::no_quantity(s.name()))?;
         all_read.wait(s.name()).await?;
@@ -387,18 +401,6 @@ mod msg {
             en: "request {session}: the read returned no quantity",
             tr: "istek {session}: okuma bir miktar döndürmedi",
         }
-        expected_rmw(stock, requests, after, lost) {
-            en: "every request reads {stock} and writes {after}: all {requests} \"succeed\" but the stock drops by 1; {lost} decrements lost (anomaly)",
-            tr: "her istek {stock} okur ve {after} yazar: {requests} isteğin hepsi \"başarılı\" olur ama stok 1 azalır; {lost} düşüş kaybolur (anomali)",
-        }
-        expected_guard(sold, left) {
-            en: "UPDATE ... SET stock = stock - 1 WHERE stock >= 1: exactly {sold} sold, final {left}",
-            tr: "UPDATE ... SET stock = stock - 1 WHERE stock >= 1: tam {sold} satış, son stok {left}",
-        }
-        expected_oversell(stock, requests, rejected) {
-            en: "stock {stock}, {requests} requests: read-modify-write sells more than {stock}; the atomic guard sells exactly {stock} and rejects {rejected}",
-            tr: "stok {stock}, {requests} istek: oku-değiştir-yaz {stock}'dan fazla satar; atomik koruma tam {stock} satar ve {rejected} reddeder",
-        }
         about() {
             en: "R concurrent \"buy one\" requests against stock S: exactly R must be removed",
             tr: "S stoğuna karşı R eşzamanlı \"bir tane al\" isteği: tam olarak R düşülmeli",
@@ -406,18 +408,6 @@ mod msg {
         summary() {
             en: "R concurrent \"buy one\" requests against stock S (defaults 100 and 100): exactly R must be removed",
             tr: "S stoğa karşı R eşzamanlı \"bir tane al\" isteği (varsayılan 100 ve 100): tam olarak R düşülmeli",
-        }
-        explain_read_modify_write() {
-            en: "Every request computed stock - 1 from the same read; the writes queued on the row lock, but each wrote its own stale value. The race is in the application, between its read and its write.",
-            tr: "Her istek stok - 1'i aynı okumadan hesapladı; yazmalar satır kilidinde sıraya girdi ama her biri kendi bayat değerini yazdı. Yarış uygulamanın okuması ile yazması arasında.",
-        }
-        explain_atomic_guard() {
-            en: "One statement reads and writes under the row lock, and its WHERE guard re-checks the stock after waiting: rows affected says whether this request got a copy.",
-            tr: "Tek komut satır kilidi altında okur ve yazar, WHERE koşulu bekledikten sonra stoğu yeniden kontrol eder: etkilenen satır sayısı bu isteğin bir kopya alıp almadığını söyler.",
-        }
-        explain_oversell() {
-            en: "Read-modify-write checks the stock on a stale read, so it sells copies that are gone; the guarded UPDATE re-checks under the lock and rejects the excess.",
-            tr: "Oku-değiştir-yaz stoğu bayat bir okumayla kontrol eder, olmayan kopyaları satar; koşullu UPDATE kilit altında yeniden kontrol eder ve fazlasını reddeder.",
         }
         observed_rmw(requests, reads, sold, final_stock, lost) {
             en: "{requests} requests: {reads}; {sold} \"sold\"; final stock {final_stock}: {lost} decrement(s) lost",

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::{Cx, Scenario, Variant};
+use super::{Cx, Scenario};
 use crate::engine::ProbeQuery;
 use crate::report::millis;
 use crate::spec::Param;
@@ -17,35 +17,53 @@ pub static SCENARIO: Scenario = Scenario {
              again. `transaction_timeout` exists from PostgreSQL 17: on older servers that variant is reported \
              as skipped, which does not fail the run.",
     spec: Some("timeouts.spec"),
-    variants: &[
-        Variant {
-            name: "lock-timeout",
-            expected: |_| msg::expected_lock_timeout(),
-            explain: msg::explain_lock_timeout,
-            run: run_fn!(lock_timeout),
-        },
-        Variant {
-            name: "statement-timeout",
-            expected: |_| msg::expected_statement_timeout(),
-            explain: msg::explain_statement_timeout,
-            run: run_fn!(statement_timeout),
-        },
-        Variant {
-            name: "idle-in-transaction",
-            expected: |_| msg::expected_idle_in_transaction(),
-            explain: msg::explain_idle_in_transaction,
-            run: run_fn!(idle_in_transaction),
-        },
-        Variant {
-            name: "transaction-timeout",
-            expected: |_| msg::expected_transaction_timeout(),
-            explain: msg::explain_transaction_timeout,
-            run: run_fn!(transaction_timeout),
-        },
-    ],
+    variants: VARIANTS,
     options: None,
-    texts: msg::DEFS,
 };
+
+crate::variants! {
+    prefix "to";
+    lock_timeout "lock-timeout" {
+        expected => {
+            en: "B's UPDATE waits for A's row lock, then fails with 55P03; after ROLLBACK B holds no locks",
+            tr: "B'nin UPDATE'i A'nın satır kilidini bekler, sonra 55P03 ile düşer; ROLLBACK sonrası B hiç kilit tutmaz",
+        },
+        explain => {
+            en: "lock_timeout bounds how long one statement waits for a lock (55P03). The statement fails; the transaction must roll back, which releases what it held.",
+            tr: "lock_timeout bir komutun kilit için ne kadar bekleyeceğini sınırlar (55P03). Komut düşer; transaction geri alınmalı, bu da tuttuklarını bırakır.",
+        },
+    }
+    statement_timeout "statement-timeout" {
+        expected => {
+            en: "B's long statement is cancelled with 57014; the error aborts B's transaction at once, which frees its row lock (A does not wait), but B must still ROLLBACK (until then 25P02)",
+            tr: "B'nin uzun komutu 57014 ile iptal edilir; hata B'nin transaction'ını hemen iptal eder ve satır kilidini bırakır (A beklemez), ama B yine de ROLLBACK demeli (o zamana kadar 25P02)",
+        },
+        explain => {
+            en: "statement_timeout cancels a statement that runs too long (57014). The error aborts the transaction at once, releasing its locks; the session must still ROLLBACK (25P02 until then).",
+            tr: "statement_timeout çok uzun süren bir komutu iptal eder (57014). Hata transaction'ı hemen iptal eder ve kilitlerini bırakır; oturum yine de ROLLBACK demeli (o zamana kadar 25P02).",
+        },
+    }
+    idle_in_transaction "idle-in-transaction" {
+        expected => {
+            en: "B, idle in a transaction holding a row lock, is terminated by the server; A, waiting on that row, goes on; B's next statement finds the connection gone",
+            tr: "satır kilidi tutarak transaction içinde boşta bekleyen B'yi sunucu sonlandırır; o satırı bekleyen A devam eder; B'nin sonraki komutu bağlantıyı kopmuş bulur",
+        },
+        explain => {
+            en: "idle_in_transaction_session_timeout ends a session that sits in an open transaction, the usual cause of locks held for ever and of VACUUM held back. The server terminates it and its locks are released.",
+            tr: "idle_in_transaction_session_timeout açık bir transaction'da oturup kalan oturumu sonlandırır; sonsuza dek tutulan kilitlerin ve geride kalan VACUUM'un olağan sebebi budur. Sunucu oturumu bitirir, kilitleri bırakılır.",
+        },
+    }
+    transaction_timeout "transaction-timeout" {
+        expected => {
+            en: "PostgreSQL 17+: B's transaction is ended by the server at transaction_timeout, freeing the row A waits for (skipped on older servers)",
+            tr: "PostgreSQL 17+: B'nin transaction'ı transaction_timeout'ta sunucu tarafından sonlandırılır, A'nın beklediği satır serbest kalır (eski sunucularda atlanır)",
+        },
+        explain => {
+            en: "transaction_timeout (PostgreSQL 17 and later) bounds a whole transaction, busy or idle; at the limit the server ends the session and its locks go.",
+            tr: "transaction_timeout (PostgreSQL 17 ve sonrası) meşgul ya da boşta bütün bir transaction'ı sınırlar; sınırda sunucu oturumu bitirir ve kilitleri gider.",
+        },
+    }
+}
 
 fn locks(o: &crate::engine::Observation, probe: &str) -> i64 {
     o.probe(probe)
@@ -183,38 +201,6 @@ mod msg {
         summary() {
             en: "lock_timeout, statement_timeout, idle_in_transaction_session_timeout and transaction_timeout",
             tr: "lock_timeout, statement_timeout, idle_in_transaction_session_timeout ve transaction_timeout",
-        }
-        expected_lock_timeout() {
-            en: "B's UPDATE waits for A's row lock, then fails with 55P03; after ROLLBACK B holds no locks",
-            tr: "B'nin UPDATE'i A'nın satır kilidini bekler, sonra 55P03 ile düşer; ROLLBACK sonrası B hiç kilit tutmaz",
-        }
-        explain_lock_timeout() {
-            en: "lock_timeout bounds how long one statement waits for a lock (55P03). The statement fails; the transaction must roll back, which releases what it held.",
-            tr: "lock_timeout bir komutun kilit için ne kadar bekleyeceğini sınırlar (55P03). Komut düşer; transaction geri alınmalı, bu da tuttuklarını bırakır.",
-        }
-        expected_statement_timeout() {
-            en: "B's long statement is cancelled with 57014; the error aborts B's transaction at once, which frees its row lock (A does not wait), but B must still ROLLBACK (until then 25P02)",
-            tr: "B'nin uzun komutu 57014 ile iptal edilir; hata B'nin transaction'ını hemen iptal eder ve satır kilidini bırakır (A beklemez), ama B yine de ROLLBACK demeli (o zamana kadar 25P02)",
-        }
-        explain_statement_timeout() {
-            en: "statement_timeout cancels a statement that runs too long (57014). The error aborts the transaction at once, releasing its locks; the session must still ROLLBACK (25P02 until then).",
-            tr: "statement_timeout çok uzun süren bir komutu iptal eder (57014). Hata transaction'ı hemen iptal eder ve kilitlerini bırakır; oturum yine de ROLLBACK demeli (o zamana kadar 25P02).",
-        }
-        expected_idle_in_transaction() {
-            en: "B, idle in a transaction holding a row lock, is terminated by the server; A, waiting on that row, goes on; B's next statement finds the connection gone",
-            tr: "satır kilidi tutarak transaction içinde boşta bekleyen B'yi sunucu sonlandırır; o satırı bekleyen A devam eder; B'nin sonraki komutu bağlantıyı kopmuş bulur",
-        }
-        explain_idle_in_transaction() {
-            en: "idle_in_transaction_session_timeout ends a session that sits in an open transaction, the usual cause of locks held for ever and of VACUUM held back. The server terminates it and its locks are released.",
-            tr: "idle_in_transaction_session_timeout açık bir transaction'da oturup kalan oturumu sonlandırır; sonsuza dek tutulan kilitlerin ve geride kalan VACUUM'un olağan sebebi budur. Sunucu oturumu bitirir, kilitleri bırakılır.",
-        }
-        expected_transaction_timeout() {
-            en: "PostgreSQL 17+: B's transaction is ended by the server at transaction_timeout, freeing the row A waits for (skipped on older servers)",
-            tr: "PostgreSQL 17+: B'nin transaction'ı transaction_timeout'ta sunucu tarafından sonlandırılır, A'nın beklediği satır serbest kalır (eski sunucularda atlanır)",
-        }
-        explain_transaction_timeout() {
-            en: "transaction_timeout (PostgreSQL 17 and later) bounds a whole transaction, busy or idle; at the limit the server ends the session and its locks go.",
-            tr: "transaction_timeout (PostgreSQL 17 ve sonrası) meşgul ya da boşta bütün bir transaction'ı sınırlar; sınırda sunucu oturumu bitirir ve kilitleri gider.",
         }
         observed_lock(ms, error, locks) {
             en: "B waited {ms} ms and failed: {error}; B holds {locks} lock(s) after ROLLBACK",

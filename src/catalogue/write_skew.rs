@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Result;
 use tokio::sync::oneshot;
 
-use super::{Cx, Scenario, Variant};
+use super::{Cx, Scenario};
 use crate::engine::{Barrier, Deviation, Observation, PgError, Session, join_within};
 use crate::i18n::{Arg, Text};
 use crate::report::{Phrase, ResultSet};
@@ -26,41 +26,63 @@ pub static SCENARIO: Scenario = Scenario {
              `ix_orders_customer_id` two customers both commit, neighbours on one index leaf page conflict, and \
              without the index a relation-level lock fails an unrelated request.",
     spec: Some("write-skew.spec"),
-    variants: &[
-        Variant {
-            name: "read-committed",
-            expected: |_| msg::expected_read_committed(),
-            explain: msg::explain_read_committed,
-            run: run_fn!(read_committed),
-        },
-        Variant {
-            name: "repeatable-read",
-            expected: |_| msg::expected_repeatable_read(),
-            explain: msg::explain_repeatable_read,
-            run: run_fn!(repeatable_read),
-        },
-        Variant {
-            name: "serializable",
-            expected: |_| msg::expected_serializable(),
-            explain: msg::explain_serializable,
-            run: run_fn!(serializable),
-        },
-        Variant {
-            name: "serializable-retry",
-            expected: |_| msg::expected_serializable_retry(),
-            explain: msg::explain_serializable_retry,
-            run: run_fn!(serializable_retry),
-        },
-        Variant {
-            name: "serializable-no-index",
-            expected: |_| msg::expected_serializable_no_index(),
-            explain: msg::explain_serializable_no_index,
-            run: run_fn!(serializable_no_index),
-        },
-    ],
+    variants: VARIANTS,
     options: None,
-    texts: msg::DEFS,
 };
+
+crate::variants! {
+    prefix "ws";
+    read_committed "read-committed" {
+        expected => {
+            en: "both see 0 pending and insert: 2 pending orders for the customer (anomaly)",
+            tr: "ikisi de 0 bekleyen görür ve ekler: müşterinin 2 bekleyen siparişi olur (anomali)",
+        },
+        explain => {
+            en: "Both checks run before either insert, and neither insert touches a row the other read, so nothing blocks and nothing conflicts: the rule 'at most one pending order' is broken.",
+            tr: "İki kontrol de eklemelerden önce çalışır ve hiçbir ekleme diğerinin okuduğu satıra dokunmaz; bu yüzden ne bekleme ne çakışma olur: \"en fazla bir bekleyen sipariş\" kuralı delinir.",
+        },
+    }
+    repeatable_read "repeatable-read" {
+        expected => {
+            en: "both insert too: no row is written by both, so snapshot isolation has nothing to detect; 2 pending (anomaly)",
+            tr: "ikisi de ekler: ikisinin birden yazdığı satır yok, snapshot isolation'ın yakalayacağı bir şey yok; 2 bekleyen (anomali)",
+        },
+        explain => {
+            en: "Snapshot isolation detects only write-write conflicts on the same row. The two inserts are different rows, so both commit: write skew.",
+            tr: "Snapshot isolation yalnızca aynı satıra yapılan yazma-yazma çakışmalarını yakalar. İki ekleme farklı satırlar, ikisi de commit eder: write skew.",
+        },
+    }
+    serializable "serializable" {
+        expected => {
+            en: "one commits, the other fails with 40001 (read/write dependencies among transactions); 1 pending",
+            tr: "biri commit eder, diğeri 40001 ile düşer (transaction'lar arasında okuma/yazma bağımlılığı); 1 bekleyen",
+        },
+        explain => {
+            en: "SSI tracks read/write dependencies with predicate (SIRead) locks that never block; when two transactions form a dangerous cycle, one is cancelled with 40001. Correct results need retries.",
+            tr: "SSI okuma/yazma bağımlılıklarını kimseyi bekletmeyen predicate (SIRead) lock'larla izler; iki transaction tehlikeli bir döngü oluşturunca biri 40001 ile iptal edilir. Doğru sonuç retry ile gelir.",
+        },
+    }
+    serializable_retry "serializable-retry" {
+        expected => {
+            en: "the failed request retries the whole transaction after a back-off, sees the pending order and inserts nothing; 1 pending",
+            tr: "düşen istek bir bekleme sonrası transaction'ı baştan çalıştırır, bekleyen siparişi görür ve eklemez; 1 bekleyen",
+        },
+        explain => {
+            en: "The failed request runs its whole transaction again after a randomised back-off; its new check sees the committed pending order, so it inserts nothing. Retry 40001 and 40P01 only, and run the read again.",
+            tr: "Düşen istek rastgele bir beklemeden sonra bütün transaction'ı yeniden çalıştırır; yeni kontrolü commit edilmiş bekleyen siparişi görür, hiçbir şey eklemez. Yalnızca 40001 ve 40P01'i tekrar et, okumayı da tekrar et.",
+        },
+    }
+    serializable_no_index "serializable-no-index" {
+        expected => {
+            en: "different customers under SERIALIZABLE: with ix_orders_customer_id both commit; neighbours on one index leaf page conflict (40001); without the index the relation-level predicate lock fails an unrelated request (40001)",
+            tr: "SERIALIZABLE'da farklı müşteriler: ix_orders_customer_id varken ikisi de commit eder; aynı index yaprak sayfasındaki komşular çakışır (40001); index yokken ilişki seviyesindeki predicate lock ilgisiz bir isteği düşürür (40001)",
+        },
+        explain => {
+            en: "Predicate locks follow the plan: a sequential scan locks the whole relation, so every insert conflicts with every check; an index scan locks the leaf pages it read, so only neighbouring keys conflict. The right index keeps false positives rare.",
+            tr: "Predicate lock'lar planı izler: sequential scan bütün tabloyu kilitler, her ekleme her kontrolle çakışır; index scan okuduğu yaprak sayfalarını kilitler, yalnızca komşu anahtarlar çakışır. Doğru index yanlış alarmları seyrek tutar.",
+        },
+    }
+}
 
 const CUSTOMER: i64 = 1234;
 
@@ -273,8 +295,8 @@ async fn attempt_once(
     s.exec(&sql.step("begin_s"), &sql.begin).await?;
     let pending = match s.exec_allow(&sql.step("check"), &sql.check, RETRYABLE).await? {
         // A check that returns no count is the server answering something else.
-        Ok(r) => crate::engine::session::last_set(&r)
-            .and_then(|set| crate::engine::session::int_of(set, "pending"))
+        Ok(r) => crate::engine::answer::last_set(&r)
+            .and_then(|set| crate::engine::answer::int_of(set, "pending"))
             .ok_or_else(|| Deviation(crate::engine::msg::no_int(s.at(&sql.check), "pending")))?,
         Err(e) => return fail("SELECT", e),
     };
@@ -624,46 +646,6 @@ mod msg {
         summary() {
             en: "two requests each check \"no Pending order yet\" for a customer, then both insert one",
             tr: "iki istek bir müşteri için \"henüz bekleyen sipariş yok\" diye kontrol eder, sonra ikisi de birer sipariş ekler",
-        }
-        expected_read_committed() {
-            en: "both see 0 pending and insert: 2 pending orders for the customer (anomaly)",
-            tr: "ikisi de 0 bekleyen görür ve ekler: müşterinin 2 bekleyen siparişi olur (anomali)",
-        }
-        explain_read_committed() {
-            en: "Both checks run before either insert, and neither insert touches a row the other read, so nothing blocks and nothing conflicts: the rule 'at most one pending order' is broken.",
-            tr: "İki kontrol de eklemelerden önce çalışır ve hiçbir ekleme diğerinin okuduğu satıra dokunmaz; bu yüzden ne bekleme ne çakışma olur: \"en fazla bir bekleyen sipariş\" kuralı delinir.",
-        }
-        expected_repeatable_read() {
-            en: "both insert too: no row is written by both, so snapshot isolation has nothing to detect; 2 pending (anomaly)",
-            tr: "ikisi de ekler: ikisinin birden yazdığı satır yok, snapshot isolation'ın yakalayacağı bir şey yok; 2 bekleyen (anomali)",
-        }
-        explain_repeatable_read() {
-            en: "Snapshot isolation detects only write-write conflicts on the same row. The two inserts are different rows, so both commit: write skew.",
-            tr: "Snapshot isolation yalnızca aynı satıra yapılan yazma-yazma çakışmalarını yakalar. İki ekleme farklı satırlar, ikisi de commit eder: write skew.",
-        }
-        expected_serializable() {
-            en: "one commits, the other fails with 40001 (read/write dependencies among transactions); 1 pending",
-            tr: "biri commit eder, diğeri 40001 ile düşer (transaction'lar arasında okuma/yazma bağımlılığı); 1 bekleyen",
-        }
-        explain_serializable() {
-            en: "SSI tracks read/write dependencies with predicate (SIRead) locks that never block; when two transactions form a dangerous cycle, one is cancelled with 40001. Correct results need retries.",
-            tr: "SSI okuma/yazma bağımlılıklarını kimseyi bekletmeyen predicate (SIRead) lock'larla izler; iki transaction tehlikeli bir döngü oluşturunca biri 40001 ile iptal edilir. Doğru sonuç retry ile gelir.",
-        }
-        expected_serializable_retry() {
-            en: "the failed request retries the whole transaction after a back-off, sees the pending order and inserts nothing; 1 pending",
-            tr: "düşen istek bir bekleme sonrası transaction'ı baştan çalıştırır, bekleyen siparişi görür ve eklemez; 1 bekleyen",
-        }
-        explain_serializable_retry() {
-            en: "The failed request runs its whole transaction again after a randomised back-off; its new check sees the committed pending order, so it inserts nothing. Retry 40001 and 40P01 only, and run the read again.",
-            tr: "Düşen istek rastgele bir beklemeden sonra bütün transaction'ı yeniden çalıştırır; yeni kontrolü commit edilmiş bekleyen siparişi görür, hiçbir şey eklemez. Yalnızca 40001 ve 40P01'i tekrar et, okumayı da tekrar et.",
-        }
-        expected_serializable_no_index() {
-            en: "different customers under SERIALIZABLE: with ix_orders_customer_id both commit; neighbours on one index leaf page conflict (40001); without the index the relation-level predicate lock fails an unrelated request (40001)",
-            tr: "SERIALIZABLE'da farklı müşteriler: ix_orders_customer_id varken ikisi de commit eder; aynı index yaprak sayfasındaki komşular çakışır (40001); index yokken ilişki seviyesindeki predicate lock ilgisiz bir isteği düşürür (40001)",
-        }
-        explain_serializable_no_index() {
-            en: "Predicate locks follow the plan: a sequential scan locks the whole relation, so every insert conflicts with every check; an index scan locks the leaf pages it read, so only neighbouring keys conflict. The right index keeps false positives rare.",
-            tr: "Predicate lock'lar planı izler: sequential scan bütün tabloyu kilitler, her ekleme her kontrolle çakışır; index scan okuduğu yaprak sayfalarını kilitler, yalnızca komşu anahtarlar çakışır. Doğru index yanlış alarmları seyrek tutar.",
         }
         inserted(who, tries) {
             en: "{who} inserted{tries}",

@@ -3,9 +3,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::answer::{Answer, PgError, Res, describe, int_of, last_set};
 use super::msg;
-use super::session::{Answer, PgError, Res, describe, int_of, last_set};
-use crate::i18n::Text;
+use crate::i18n::{Context, Text};
 use crate::report::{Entry, Phrase, ResultSet, StepResult, WaitKind, round_ms};
 
 /// The server behaved differently from what the variant documents, in a way
@@ -22,6 +22,20 @@ impl std::fmt::Display for Deviation {
 }
 
 impl std::error::Error for Deviation {}
+
+/// A statement a session ran on its raw client failed: an error the server
+/// answered is a deviation from the documented behaviour (the variant's
+/// verdict); a lost connection is lab's own failure.
+pub fn raw_error(e: tokio_postgres::Error, at: Text) -> anyhow::Error {
+    match e.as_db_error() {
+        Some(db) => Deviation(msg::unexpected(
+            at,
+            format!("{} {}: {}", db.severity(), db.code().code(), db.message()),
+        ))
+        .into(),
+        None => Err::<(), _>(e).ctx(|| at).unwrap_err(),
+    }
+}
 
 /// A variant's timeline, shared by its sessions.
 #[derive(Clone)]

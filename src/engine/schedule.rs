@@ -18,9 +18,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 use tokio_postgres::Statement;
 
+use super::answer::Answer;
 use super::msg;
 use super::observe::{Deviation, Observation, Recorder, StepRun, Waited, deadlock_pairs};
-use super::session::{Answer, Sent, Session};
+use super::session::{Sent, Session};
 use super::transcript::{Transcript, error_message};
 use super::{Env, secs};
 use crate::i18n::Context;
@@ -699,7 +700,13 @@ impl Runner<'_> {
                 t.step(&step.name, &step.sql, "");
             }
             t.answer(&answer);
-            t.notifies(session.name(), self.run.sessions);
+            let named: Vec<(String, i32)> = self
+                .run
+                .sessions
+                .iter()
+                .map(|s| (s.name().to_string(), s.pid()))
+                .collect();
+            t.notifies(session.name(), &named);
         }
         let began = session.track(&a.sql, &mut answer);
         let isolation = if began { session.isolation().await } else { None };
@@ -843,7 +850,7 @@ impl Runner<'_> {
                 .simple(&sql)
                 .await
                 .map_err(|e| crate::target::connect::sql_error(e, msg::probe_failed(&probe.name)))?;
-            let set = super::session::last_set(&results).cloned().unwrap_or_default();
+            let set = super::answer::last_set(&results).cloned().unwrap_or_default();
             self.taken.push((probe.name.clone(), set));
         }
         Ok(())

@@ -5,10 +5,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
-use serde::Serialize;
 use tokio::sync::oneshot;
 use tokio_postgres::{Client, Config, SimpleQueryMessage};
 
+use super::answer::{Answer, PgError, Res, after_prelude, int_of, last_set, results_of};
+use super::env::Env;
 use super::observe::{Deviation, Recorder};
 use super::step::Stepper;
 use super::transcript::Transcript;
@@ -17,124 +18,6 @@ use crate::i18n::{Context, Text};
 use crate::report::{Entry, Phrase, ResultSet, StepResult};
 use crate::sqltext::{self, SettingEffect, TxEffect, one_line};
 use crate::target::connect::{self, EndWatch};
-
-/// What the server said instead of a result: an error, or the connection's end.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct PgError {
-    /// The SQLSTATE; none when the connection went without the server saying why.
-    pub code: Option<String>,
-    pub severity: String,
-    pub message: String,
-    pub detail: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hint: Option<String>,
-    pub context: Option<String>,
-    /// The connection is gone (the server ended it, or it was lost).
-    pub connection_lost: bool,
-    /// The results of the step's statements that ran before the failing one.
-    #[serde(skip)]
-    pub before: Vec<Res>,
-}
-
-impl PgError {
-    pub fn is(&self, code: &str) -> bool {
-        self.code.as_deref() == Some(code)
-    }
-
-    /// The connection went for a reason no scenario documents: an
-    /// administrator's command, a crash, or nothing the server said. That is
-    /// the environment failing lab (exit 2), not the server behaving
-    /// differently; timeouts that end sessions (25P03, 25P04, 57P05) are
-    /// observations.
-    pub fn lost_to_outside(&self) -> bool {
-        self.connection_lost && matches!(self.code.as_deref(), None | Some("57P01" | "57P02" | "57P03"))
-    }
-
-    /// The error as one line, as psql would show it (server words, untranslated).
-    pub fn line(&self) -> String {
-        let mut s = match &self.code {
-            Some(code) => format!("{} {code}: {}", self.severity, self.message),
-            None => self.message.clone(),
-        };
-        if let Some(d) = &self.detail {
-            s.push_str(&format!(" | DETAIL: {}", d.replace('\n', " ")));
-        }
-        if let Some(c) = &self.context {
-            s.push_str(&format!(" | CONTEXT: {}", c.replace('\n', " ")));
-        }
-        s
-    }
-}
-
-/// The answer to one statement.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Res {
-    /// psql's command tag ("UPDATE 1", "BEGIN", "SELECT 3").
-    pub tag: String,
-    /// Rows affected or returned, as the server counted them.
-    pub count: u64,
-    /// The rows, for a statement that returns rows (a SELECT with none too).
-    pub set: Option<ResultSet>,
-}
-
-/// A step's answer: one result per statement, or what went wrong.
-pub type Answer = std::result::Result<Vec<Res>, PgError>;
-
-/// The last result set of an answer's statements.
-pub fn last_set(results: &[Res]) -> Option<&ResultSet> {
-    results.iter().rev().find_map(|r| r.set.as_ref())
-}
-
-impl ResultSet {
-    pub fn get(&self, row: usize, col: &str) -> Option<&str> {
-        let i = self.columns.iter().position(|c| c == col)?;
-        self.rows.get(row)?.get(i)?.as_deref()
-    }
-
-    /// `col=value, ...` for up to four rows, `(0 rows)` for none; one column
-    /// over several rows (EXPLAIN) as its lines.
-    pub fn describe(&self) -> String {
-        if self.rows.is_empty() {
-            return "(0 rows)".into();
-        }
-        if self.columns.len() == 1 && self.rows.len() > 1 {
-            return self
-                .rows
-                .iter()
-                .map(|r| r[0].as_deref().unwrap_or("NULL"))
-                .collect::<Vec<_>>()
-                .join("\n");
-        }
-        let shown: Vec<String> = self
-            .rows
-            .iter()
-            .take(4)
-            .map(|r| {
-                self.columns
-                    .iter()
-                    .zip(r)
-                    .map(|(c, v)| format!("{c}={}", v.as_deref().unwrap_or("NULL")))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            })
-            .collect();
-        let more = if self.rows.len() > 4 {
-            format!(" (+{} more)", self.rows.len() - 4)
-        } else {
-            String::new()
-        };
-        format!("{}{more}", shown.join("; "))
-    }
-}
-
-/// What the timeline shows for an answer: the last statement's rows or tag.
-pub fn describe(results: &[Res]) -> String {
-    match results.last() {
-        None => String::new(),
-        Some(Res { set: Some(set), .. }) => set.describe(),
-        Some(r) => r.tag.clone(),
-    }
-}
 
 /// The transaction a session is in, as tracked from the statements it ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -281,29 +164,97 @@ impl Sent {
 /// their backends, so it can name them and make sure they are gone at the end.
 #[derive(Clone)]
 pub struct Opener {
-    pub pg: Config,
+    pg: Config,
     /// The schema put first on every session's search_path.
-    pub schema: Option<String>,
+    schema: Option<String>,
     /// SET statements every session runs when it opens (the neutral settings).
-    pub settings: String,
+    settings: String,
     /// application_name prefix, the session's name follows it:
     /// `lab:<schema>:<scenario>/<variant>:`, or `<PGAPPNAME>/` for a spec file.
-    pub app: String,
-    pub label: String,
-    pub recorder: Recorder,
-    pub deadline: Duration,
-    pub stepper: Option<Arc<Stepper>>,
-    pub opened: Arc<Mutex<Vec<(String, i32)>>>,
+    app: String,
+    label: String,
+    recorder: Recorder,
+    deadline: Duration,
+    stepper: Option<Arc<Stepper>>,
+    opened: Arc<Mutex<Vec<(String, i32)>>>,
     /// isolationtester's transcript, for `lab spec --format isolation`.
-    pub transcript: Option<Arc<Transcript>>,
+    transcript: Option<Arc<Transcript>>,
     /// The most sessions a variant may open (`--max-connections` less the control connection).
-    pub max_sessions: Option<usize>,
+    max_sessions: Option<usize>,
     /// `pg` is a transaction pooler: sessions send their state with every
     /// transaction and their backends are looked up by application_name.
-    pub pooled: bool,
+    pooled: bool,
+    /// Sessions open with the run's settings (search_path, neutral SETs);
+    /// raw ones as a client of the pooler would, with none.
+    raw: bool,
 }
 
 impl Opener {
+    /// The one constructor: sessions of `env`'s run (through lab's pooler
+    /// where it has one), named `<app><session>`, recorded by `recorder`.
+    pub fn new(env: &Env, app: String, label: String, recorder: Recorder) -> Opener {
+        Opener {
+            pg: env.session_pg(),
+            schema: (!env.schema.is_empty()).then(|| env.schema.clone()),
+            settings: env.settings.clone(),
+            app,
+            label,
+            recorder,
+            deadline: env.wait_timeout,
+            stepper: env.stepper.clone(),
+            opened: Arc::default(),
+            transcript: None,
+            max_sessions: env.max_connections.map(|n| n.saturating_sub(1)),
+            pooled: env.pooler.is_some(),
+            raw: false,
+        }
+    }
+
+    /// isolationtester's transcript gets what the sessions receive.
+    pub fn with_transcript(mut self, t: Arc<Transcript>) -> Opener {
+        self.transcript = Some(t);
+        self
+    }
+
+    /// Sessions of the same variant on another server (a standby, a pooler
+    /// of the variant's own): not through lab's pooler, not counted against
+    /// `--max-connections`, their backends listed apart.
+    pub fn elsewhere(&self, pg: Config) -> Opener {
+        Opener {
+            pg,
+            opened: Arc::default(),
+            max_sessions: None,
+            pooled: false,
+            ..self.clone()
+        }
+    }
+
+    /// Sessions that open as a plain client would: no search_path, no SETs
+    /// (a client of a transaction pooler, whose SETs would not stay).
+    pub fn raw(mut self) -> Opener {
+        self.raw = true;
+        self
+    }
+
+    /// The application_name prefix of this opener's sessions.
+    pub fn app(&self) -> &str {
+        &self.app
+    }
+
+    /// Whether sessions go through a transaction pooler.
+    pub fn pooled(&self) -> bool {
+        self.pooled
+    }
+
+    /// The most sessions a variant may open, if capped.
+    pub fn max_sessions(&self) -> Option<usize> {
+        self.max_sessions
+    }
+
+    pub fn recorder(&self) -> &Recorder {
+        &self.recorder
+    }
+
     /// Opens session `name`, tagged `<app><name>`; its NOTICEs go to the timeline.
     pub async fn open(&self, name: &str) -> Result<Session> {
         self.open_with(name, true).await
@@ -353,7 +304,7 @@ impl Opener {
         let setup = connect::session_setup(self.schema.as_deref(), &self.settings);
         let app = connect::app_name(&format!("{}{name}", self.app));
         let connected = async {
-            if self.pooled {
+            if self.pooled || self.raw {
                 // Nothing set now would stay: the setup goes with each transaction.
                 let conn = connect::connect(&self.pg, &app, None, sink).await.ctx(what)?;
                 return Ok::<_, anyhow::Error>((conn, 0));
@@ -782,54 +733,6 @@ pub async fn backends_by_app(control: &Client, apps: &[&str]) -> Result<Vec<(Str
         .await
         .ctx(super::msg::read_blocking)?;
     Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
-}
-
-/// The results of the statements sent after a prelude of `skip` statements.
-pub fn after_prelude(mut all: Vec<Res>, skip: usize) -> Vec<Res> {
-    if all.len() >= skip {
-        all.split_off(skip)
-    } else {
-        Vec::new()
-    }
-}
-
-pub fn int_of(set: &ResultSet, col: &str) -> Option<i64> {
-    set.get(0, col)?.parse().ok()
-}
-
-/// One result per statement, from the simple query protocol's messages.
-pub(crate) fn results_of(sql: &str, msgs: &[SimpleQueryMessage]) -> Vec<Res> {
-    let stmts = sqltext::statements(sql);
-    let mut out = Vec::new();
-    let mut cur: Option<ResultSet> = None;
-    for m in msgs {
-        match m {
-            SimpleQueryMessage::RowDescription(cols) => {
-                cur = Some(ResultSet {
-                    columns: cols.iter().map(|c| c.name().to_string()).collect(),
-                    rows: Vec::new(),
-                });
-            }
-            SimpleQueryMessage::Row(r) => {
-                let set = cur.get_or_insert_with(|| ResultSet {
-                    columns: r.columns().iter().map(|c| c.name().to_string()).collect(),
-                    rows: Vec::new(),
-                });
-                set.rows
-                    .push((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect());
-            }
-            SimpleQueryMessage::CommandComplete(n) => {
-                let stmt = stmts.get(out.len()).copied().unwrap_or("");
-                out.push(Res {
-                    tag: sqltext::command_tag(stmt, *n),
-                    count: *n,
-                    set: cur.take(),
-                });
-            }
-            _ => {}
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -11,8 +11,12 @@ use super::msg;
 use crate::i18n::Lang;
 use crate::sqltext;
 
+/// Puts a timeline entry's outcome into words (the renderer's; the engine renders nothing).
+pub type OutcomeLine = fn(&crate::report::Entry, Lang) -> String;
+
 pub struct Stepper {
     lang: Lang,
+    outcome: OutcomeLine,
     skipping: AtomicBool,
     /// A server timeout that a person's pace would set off is running: the
     /// variant's remaining statements are shown, not waited for.
@@ -24,9 +28,10 @@ pub struct Stepper {
 }
 
 impl Stepper {
-    pub fn new(lang: Lang) -> Stepper {
+    pub fn new(lang: Lang, outcome: OutcomeLine) -> Stepper {
         Stepper {
             lang,
+            outcome,
             skipping: AtomicBool::new(false),
             unattended: AtomicBool::new(false),
             input: tokio::sync::Mutex::new(()),
@@ -60,10 +65,9 @@ impl Stepper {
     /// running on its own; not once the rest was asked to run): a recorder's live sink.
     pub fn live(self: &std::sync::Arc<Self>) -> super::observe::LiveSink {
         let watching = self.clone();
-        let style = crate::render::Style::plain(self.lang);
         Box::new(move |e| {
             if watching.active() {
-                eprintln!("    {}: {}", e.session, crate::render::outcome_line(e, &style));
+                eprintln!("    {}: {}", e.session, (watching.outcome)(e, watching.lang));
             }
         })
     }

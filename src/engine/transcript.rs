@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use super::session::{Answer, PgError, Session};
+use super::answer::{Answer, PgError};
 use crate::report::ResultSet;
 use crate::target::connect::Async;
 
@@ -138,14 +138,15 @@ impl Transcript {
         }
     }
 
-    /// NOTIFYs the session received, after its step completed.
-    pub fn notifies(&self, session: &str, sessions: &[Session]) {
+    /// NOTIFYs the session received, after its step completed; `sessions`
+    /// names the spec's backends (name, pid).
+    pub fn notifies(&self, session: &str, sessions: &[(String, i32)]) {
         let pending = self.notifies.lock().unwrap().remove(session).unwrap_or_default();
         for (channel, payload, pid) in pending {
             let from = sessions
                 .iter()
-                .find(|s| s.pid() == pid)
-                .map_or_else(|| format!("PID {pid}"), |s| s.name().to_string());
+                .find(|(_, p)| *p == pid)
+                .map_or_else(|| format!("PID {pid}"), |(name, _)| name.clone());
             self.out(format!(
                 "{session}: NOTIFY \"{channel}\" with payload \"{payload}\" from {from}\n"
             ));

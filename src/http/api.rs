@@ -18,7 +18,7 @@ use tokio_postgres::Client;
 
 use super::etag::{self, Condition, ETag};
 use super::{Listener, Log};
-use crate::engine::session::{after_prelude, describe, last_set, results_of};
+use crate::engine::answer::{after_prelude, describe, last_set, results_of};
 use crate::i18n::{Lang, Text};
 use crate::report::{Entry, Phrase, ResultSet, StepResult};
 use crate::sql::SqlFile;

@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::Lang;
+use super::lang::Lang;
 
 /// One message: its key (stable, for machines) and its wording.
 #[derive(Debug)]
@@ -276,6 +276,10 @@ macro_rules! messages {
                 params: &[$(stringify!($p)),*],
             }
         ),*];
+
+        #[$crate::i18n::linkme::distributed_slice($crate::i18n::MESSAGE_BLOCKS)]
+        #[linkme(crate = $crate::i18n::linkme)]
+        static REGISTERED: &[$crate::i18n::Def] = DEFS;
 
         $(
             $(#[$meta])*

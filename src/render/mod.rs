@@ -10,7 +10,8 @@ mod text;
 
 pub use junit::junit;
 pub use text::{
-    all_summary, brief_summary, outcome_line, scenario, scenario_outcomes, timeline, variant, variant_with_verdict,
+    all_summary, brief_summary, outcome_in, outcome_line, scenario, scenario_outcomes, timeline, variant,
+    variant_with_verdict,
 };
 
 use comfy_table::presets::UTF8_FULL;

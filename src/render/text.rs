@@ -37,6 +37,11 @@ fn step_text(e: &Entry, style: &Style) -> String {
     }
 }
 
+/// [`outcome_line`] in plain words in `lang`: what `--step` prints under a prompt.
+pub fn outcome_in(e: &Entry, lang: crate::i18n::Lang) -> String {
+    outcome_line(e, &Style::plain(lang))
+}
+
 /// What came of a step, on one line: `→ UPDATE 1`, `⏳ waiting for A ...`, `✖ ERROR ...`.
 pub fn outcome_line(e: &Entry, style: &Style) -> String {
     let lang = style.lang;

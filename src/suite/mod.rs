@@ -1,42 +1,33 @@
 //! `lab spec`: runs isolationtester spec files, each in a fresh database
 //! of its own, several at once, on lab's engine (the same scheduler as the
-//! scenarios). Output: lab's timeline per permutation, JSON, JUnit, or
-//! isolationtester's own transcript (`--format isolation`), which can be
-//! compared with expected files as pg_regress does.
+//! scenarios). Each spec's outcome is lab's timeline per permutation and
+//! isolationtester's own transcript, which can be compared with expected
+//! files as pg_regress does. The harness prints and writes them.
 pub mod files;
+pub mod msg;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
-use anyhow::{Result, bail};
-use tokio::sync::Semaphore;
+use anyhow::Result;
 use tokio_postgres::Config;
 
-use crate::cli::{SpecArgs, SpecFormat};
 use crate::engine::schedule::{self, Run};
-use crate::engine::transcript::{Stream, Transcript};
-use crate::engine::{Env, Opener, Recorder, Stepper};
-use crate::i18n::{Context, Lang, Text};
-use crate::render::{self, Style};
-use crate::report::{AllReport, Check, ScenarioReport, StepResult, VariantReport, round_ms};
+use crate::engine::transcript::Transcript;
+use crate::engine::{self, Env, Opener, Recorder};
+use crate::i18n::{Lang, Text};
+use crate::output::Exit;
+use crate::report::{Check, ScenarioReport, VariantReport, round_ms};
 use crate::target::connect;
-use crate::{Exit, config};
 use files::SpecFile;
 
-/// A checked `lab spec` command line.
+/// A checked `lab spec` run: the specs and how their sessions connect.
 pub struct SpecConfig {
     pub lang: Lang,
     pub specs: Vec<SpecFile>,
-    pub format: SpecFormat,
     pub jobs: usize,
-    pub junit: Option<PathBuf>,
-    pub html: Option<PathBuf>,
-    pub wait_timeout: Duration,
-    pub explain: bool,
-    pub step: bool,
-    pub target: config::Target,
+    pub wait_timeout: std::time::Duration,
     /// Compared with expected files: sessions get pg_regress's settings.
     pub regress: bool,
     /// `PGAPPNAME`, `PGOPTIONS`, `PGDATESTYLE`, `PGTZ` as the environment has them.
@@ -47,64 +38,6 @@ pub struct SpecConfig {
 }
 
 impl SpecConfig {
-    pub fn new(args: &SpecArgs, env: config::EnvLookup<'_>, lang: Lang) -> Result<SpecConfig> {
-        if !(args.wait_timeout.is_finite() && (0.1..=3600.0).contains(&args.wait_timeout)) {
-            bail!(crate::catalogue::cx::msg::between("--wait-timeout", 0.1, 3600));
-        }
-        if args.jobs == Some(0) {
-            bail!(msg::jobs());
-        }
-        let paths = files::collect(&args.paths, &args.schedule)?;
-        if args.expected.is_some() && paths.len() != 1 {
-            bail!(msg::expected_one());
-        }
-        if let Some(dir) = &args.expected_dir
-            && !dir.is_dir()
-        {
-            bail!(msg::no_such_dir(dir.display().to_string()));
-        }
-        if let Some(f) = &args.expected
-            && !f.is_file()
-        {
-            bail!(msg::no_such_file(f.display().to_string()));
-        }
-        let junit = config::junit_path(&args.junit)?;
-        let html = config::html_path(&args.html)?;
-        let mut specs = Vec::new();
-        for p in &paths {
-            let mut f = files::load(p)?;
-            if let Some(e) = &args.expected {
-                f.expected = vec![e.clone()];
-            } else if let Some(dir) = &args.expected_dir {
-                f.expected = files::expected_in(dir, &f.name);
-            }
-            specs.push(f);
-        }
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let regress = args.expected.is_some() || args.expected_dir.is_some();
-        if args.step && !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-            bail!(crate::config::msg::step_needs_terminal());
-        }
-        Ok(SpecConfig {
-            lang,
-            specs,
-            format: args.format,
-            // A person steps through one spec at a time.
-            jobs: if args.step { 1 } else { args.jobs.unwrap_or(cores) },
-            junit,
-            html,
-            wait_timeout: Duration::from_secs_f64(args.wait_timeout),
-            explain: args.explain,
-            step: args.step,
-            target: config::target_of(&args.target, env)?,
-            regress,
-            appname: env("PGAPPNAME"),
-            options: env("PGOPTIONS"),
-            datestyle: env("PGDATESTYLE").or_else(|| regress.then(|| "Postgres, MDY".into())),
-            tz: env("PGTZ").or_else(|| regress.then(|| "America/Los_Angeles".into())),
-        })
-    }
-
     /// The `options` startup parameter every session gets, as libpq builds
     /// it from PGDATESTYLE, PGTZ and PGOPTIONS (pg_regress adds intervalstyle).
     fn startup_options(&self) -> Option<String> {
@@ -127,148 +60,13 @@ impl SpecConfig {
 }
 
 /// What one spec produced.
-struct Outcome {
-    report: ScenarioReport,
-    transcript: Arc<Transcript>,
+pub struct Outcome {
+    pub report: ScenarioReport,
+    pub transcript: Arc<Transcript>,
     /// The unified diff against the closest expected file, when none matched.
-    diff: Option<String>,
+    pub diff: Option<String>,
 }
 
-pub async fn run(cfg: SpecConfig) -> Result<Exit> {
-    let began = Instant::now();
-    let style = Style::for_stdout(cfg.lang, cfg.explain);
-    let mut signals = crate::Signals::new()?;
-    let (cluster, pg) = crate::start_target(&cfg.target).await?;
-    // (Each spec runs in a database of its own, which a standby cannot create.)
-    let (control, server) = tokio::select! {
-        r = connect::control(&cfg.target, &pg, "lab:spec:control") => r?,
-        _ = signals.recv() => return Ok(crate::interrupted(cluster, cfg.lang)),
-    };
-    let cfg = Arc::new(cfg);
-    let ctx = Arc::new(Shared {
-        pg,
-        control,
-        server,
-        created: std::sync::Mutex::default(),
-        pool: std::sync::Mutex::default(),
-        made: Default::default(),
-        stepper: cfg.step.then(|| Arc::new(Stepper::new(cfg.lang))),
-    });
-    // Each spec's outcome as it finishes: a run stopped part-way keeps them.
-    let progress = Arc::new(std::sync::Mutex::new(
-        cfg.specs.iter().map(|_| Progress::Waiting).collect::<Vec<_>>(),
-    ));
-    let outcome = tokio::select! {
-        r = run_all(&cfg, &ctx, &style, &progress) => Some(r),
-        _ = signals.recv() => None,
-    };
-    // Where each spec was when the run ended (specs cut short may still
-    // finish in the background: they are not reported as finished).
-    let progress = std::mem::take(&mut *progress.lock().unwrap());
-    // Whatever happened, the databases lab made go.
-    let created: Vec<String> = ctx.created.lock().unwrap().drain(..).collect();
-    for db in created {
-        let _ = tokio::time::timeout(cfg.wait_timeout, drop_database(&ctx.control, &db)).await;
-    }
-    // Where it stopped and why: an error entry on the spec that failed (or,
-    // interrupted, on the first that was running).
-    let (stop, error) = match outcome {
-        Some(Ok(())) => (None, None),
-        Some(Err((i, e))) => (
-            Some((i, crate::i18n::error_line(&e, cfg.lang), Exit::CouldNotRun)),
-            Some(e),
-        ),
-        None => {
-            let running = progress
-                .iter()
-                .position(|p| !matches!(p, Progress::Done(_)))
-                .unwrap_or(0);
-            let message = crate::i18n::ui::interrupted().render(cfg.lang);
-            (Some((running, message, Exit::Interrupted)), None)
-        }
-    };
-    let mut outcomes = Vec::new();
-    let mut reports: Vec<ScenarioReport> = Vec::new();
-    for (i, p) in progress.into_iter().enumerate() {
-        match p {
-            Progress::Done(o) => {
-                reports.push(o.report.clone());
-                outcomes.push(*o);
-            }
-            _ if stop.as_ref().is_some_and(|(at, _, _)| *at == i) => {
-                let (_, message, exit) = stop.as_ref().expect("stopped");
-                let name = cfg.specs[i].name.clone();
-                reports.push(ScenarioReport {
-                    scenario: name.clone(),
-                    server_version: ctx.server.version.clone(),
-                    as_expected: false,
-                    elapsed_ms: 0.0,
-                    variants: Vec::new(),
-                    error: Some(crate::report::RunError {
-                        variant: name,
-                        message: message.clone(),
-                        exit_code: *exit as u8,
-                    }),
-                });
-            }
-            // Never started, or cut short next to the one that stopped the run.
-            _ => {}
-        }
-    }
-    let stop = stop.map(|(_, message, exit)| (message, exit));
-    drop(cluster);
-    if let Some(path) = &cfg.junit {
-        std::fs::write(path, render::junit(&reports)).ctx(|| crate::msg::junit(path.display().to_string()))?;
-    }
-    if let Some(path) = &cfg.html {
-        let page = render::html::page(&reports, render::html::Kind::Runs, &style);
-        std::fs::write(path, page).ctx(|| render::html::msg::could_not_write(path.display().to_string()))?;
-    }
-    let as_expected = reports.iter().all(|r| r.as_expected);
-    let all = AllReport {
-        server_version: ctx.server.version.clone(),
-        as_expected,
-        elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
-        scenarios: reports,
-    };
-    match cfg.format {
-        SpecFormat::Json => crate::out(&render::json(&all)?)?,
-        SpecFormat::Table if outcomes.len() > 1 => crate::out(&render::all_summary(&all, &style))?,
-        _ => {}
-    }
-    if cfg.regress && cfg.format != SpecFormat::Json {
-        let matched = outcomes.iter().filter(|o| o.diff.is_none()).count();
-        eprintln!(
-            "{}",
-            msg::matched(matched, outcomes.len(), format!("{:.1}", began.elapsed().as_secs_f64())).render(cfg.lang)
-        );
-    }
-    if let Some((message, exit)) = stop {
-        // The same line on stderr as the report's error entry.
-        match &error {
-            Some(e) => crate::print_error(e, cfg.lang),
-            None => eprintln!("{message}"),
-        }
-        return Ok(exit);
-    }
-    Ok(if as_expected { Exit::Ok } else { Exit::Mismatch })
-}
-
-/// What the specs of a run share.
-struct Shared {
-    pg: Config,
-    control: tokio_postgres::Client,
-    server: connect::ServerInfo,
-    /// Databases made and not yet dropped.
-    created: std::sync::Mutex<Vec<String>>,
-    /// Databases as fresh as when they were made, for the next spec.
-    pool: std::sync::Mutex<Vec<Db>>,
-    made: std::sync::atomic::AtomicUsize,
-    stepper: Option<Arc<Stepper>>,
-}
-
-/// Runs the specs, `jobs` at a time; each is printed as soon as it and every
-/// spec before it are done, so the output keeps the specs' order.
 /// Where each spec is: not started, running, or done with its outcome.
 enum Progress {
     Waiting,
@@ -276,79 +74,120 @@ enum Progress {
     Done(Box<Outcome>),
 }
 
-/// Runs the specs, `jobs` at once, started in their order; each one's
-/// outcome is kept as it finishes and shown in order. On an error, the spec
-/// that failed is returned with it.
-async fn run_all(
-    cfg: &Arc<SpecConfig>,
-    ctx: &Arc<Shared>,
-    style: &Style,
-    progress: &Arc<std::sync::Mutex<Vec<Progress>>>,
-) -> std::result::Result<(), (usize, anyhow::Error)> {
-    let permits = Arc::new(Semaphore::new(cfg.jobs));
-    // Specs start in order (--jobs 1 runs them one by one, as listed).
-    let (turn, _) = tokio::sync::watch::channel(0usize);
-    let turn = Arc::new(turn);
-    let mut tasks = Vec::new();
-    for i in 0..cfg.specs.len() {
-        let (cfg, ctx, permits, turn, progress) = (
-            cfg.clone(),
-            ctx.clone(),
-            permits.clone(),
-            turn.clone(),
-            progress.clone(),
-        );
-        tasks.push(tokio::spawn(async move {
-            let _ = turn.subscribe().wait_for(|n| *n == i).await;
-            let _permit = permits.acquire_owned().await.expect("never closed");
-            // (After a stop the run has taken the list: a spec still going is not recorded.)
-            if let Some(p) = progress.lock().unwrap().get_mut(i) {
-                *p = Progress::Running;
-            }
-            turn.send_modify(|n| *n += 1);
-            let o = run_spec(&cfg, &ctx, i).await?;
-            if let Some(p) = progress.lock().unwrap().get_mut(i) {
-                *p = Progress::Done(Box::new(o));
-            }
-            Ok::<_, anyhow::Error>(())
-        }));
-    }
-    for (i, t) in tasks.into_iter().enumerate() {
-        t.await
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .and_then(|r| r)
-            .map_err(|e| (i, e))?;
-        if let Some(Progress::Done(o)) = progress.lock().unwrap().get(i) {
-            show(cfg, o, style).map_err(|e| (i, e))?;
-        }
-    }
-    Ok(())
+/// A `lab spec` run: the specs' outcomes as they finish, the databases made for them.
+pub struct Suite {
+    pub cfg: SpecConfig,
+    /// Databases made and not yet dropped.
+    created: Mutex<Vec<String>>,
+    /// Databases as fresh as when they were made, for the next spec.
+    pool: Mutex<Vec<Db>>,
+    made: std::sync::atomic::AtomicUsize,
+    progress: Mutex<Vec<Progress>>,
+    /// The spec whose failure stopped the run.
+    failed: Mutex<Option<usize>>,
 }
 
-fn show(cfg: &SpecConfig, o: &Outcome, style: &Style) -> Result<()> {
-    match cfg.format {
-        SpecFormat::Isolation => {
-            // stdout and stderr as isolationtester writes them.
-            for (stream, text) in o.transcript.pieces() {
-                match stream {
-                    Stream::Out => crate::out(&text)?,
-                    Stream::Err => eprint!("{text}"),
-                }
-            }
-            if let Some(d) = &o.diff {
-                eprint!("{d}");
-            }
+impl Suite {
+    pub fn new(cfg: SpecConfig) -> Suite {
+        let progress = cfg.specs.iter().map(|_| Progress::Waiting).collect();
+        Suite {
+            cfg,
+            created: Mutex::default(),
+            pool: Mutex::default(),
+            made: Default::default(),
+            progress: Mutex::new(progress),
+            failed: Mutex::default(),
         }
-        SpecFormat::Table => {
-            crate::out(&render::scenario(&o.report, style))?;
-            if let Some(d) = &o.diff {
-                crate::out(d)?;
-            }
-            crate::out("\n")?;
-        }
-        SpecFormat::Json => {}
     }
-    Ok(())
+
+    /// Runs the specs, `jobs` at once, started in their order; each one's
+    /// outcome is kept as it finishes and `show`n in order. On an error, the
+    /// spec that failed is remembered.
+    pub async fn run_all(self: &Arc<Self>, env: &Arc<Env>, show: impl Fn(&Outcome) -> Result<()>) -> Result<()> {
+        let tasks: Vec<engine::Task<()>> = (0..self.cfg.specs.len())
+            .map(|i| {
+                let (suite, env) = (self.clone(), env.clone());
+                Box::pin(async move {
+                    // (After a stop the run has taken the list: a spec still going is not recorded.)
+                    suite.set(i, Progress::Running);
+                    let o = run_spec(&suite, &env, i).await?;
+                    suite.set(i, Progress::Done(Box::new(o)));
+                    Ok(())
+                }) as engine::Task<()>
+            })
+            .collect();
+        for (i, h) in engine::spawn_in_order(self.cfg.jobs, tasks).into_iter().enumerate() {
+            let shown = match engine::joined(h).await {
+                Ok(()) => match self.progress.lock().unwrap().get(i) {
+                    Some(Progress::Done(o)) => show(o),
+                    _ => Ok(()),
+                },
+                Err(e) => Err(e),
+            };
+            if let Err(e) = shown {
+                *self.failed.lock().unwrap() = Some(i);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    fn set(&self, i: usize, p: Progress) {
+        if let Some(slot) = self.progress.lock().unwrap().get_mut(i) {
+            *slot = p;
+        }
+    }
+
+    /// Whatever happened, the databases lab made go.
+    pub async fn clean_up(&self, control: &tokio_postgres::Client) {
+        let created: Vec<String> = self.created.lock().unwrap().drain(..).collect();
+        for db in created {
+            let _ = tokio::time::timeout(self.cfg.wait_timeout, drop_database(control, &db)).await;
+        }
+    }
+
+    /// Every finished spec's report and outcome, in order; a run that
+    /// stopped (`stop`: the error line and exit code) gets an error entry on
+    /// the spec that failed (or, interrupted, on the first that was running).
+    pub fn results(&self, stop: Option<(Exit, String)>, version: &str) -> (Vec<ScenarioReport>, Vec<Outcome>) {
+        // Where each spec was when the run ended (specs cut short may still
+        // finish in the background: they are not reported as finished).
+        let progress = std::mem::take(&mut *self.progress.lock().unwrap());
+        let at = stop
+            .as_ref()
+            .map(|(exit, _)| match (*exit, *self.failed.lock().unwrap()) {
+                (Exit::CouldNotRun, Some(i)) => i,
+                _ => progress
+                    .iter()
+                    .position(|p| !matches!(p, Progress::Done(_)))
+                    .unwrap_or(0),
+            });
+        let mut outcomes = Vec::new();
+        let mut reports: Vec<ScenarioReport> = Vec::new();
+        for (i, p) in progress.into_iter().enumerate() {
+            match p {
+                Progress::Done(o) => {
+                    reports.push(o.report.clone());
+                    outcomes.push(*o);
+                }
+                _ if at == Some(i) => {
+                    let (exit, message) = stop.clone().expect("stopped");
+                    let name = self.cfg.specs[i].name.clone();
+                    let mut r = ScenarioReport::new(&name, version);
+                    r.as_expected = false;
+                    r.error = Some(crate::report::RunError {
+                        variant: name,
+                        message,
+                        exit_code: exit as u8,
+                    });
+                    reports.push(r);
+                }
+                // Never started, or cut short next to the one that stopped the run.
+                _ => {}
+            }
+        }
+        (reports, outcomes)
+    }
 }
 
 /// Drops a database lab made. Plainly first: the server then stops its
@@ -411,10 +250,10 @@ async fn fingerprint(client: &tokio_postgres::Client) -> Option<String> {
     client.query_one(FRESH, &[]).await.ok().map(|r| r.get(0))
 }
 
-impl Shared {
+impl Suite {
     /// A fresh database for a spec: one a finished spec left as it was
     /// made, else a new one.
-    async fn database(&self, cfg: &SpecConfig) -> Result<Db> {
+    async fn database(&self, control: &tokio_postgres::Client) -> Result<Db> {
         if let Some(db) = self.pool.lock().unwrap().pop() {
             return Ok(db);
         }
@@ -432,7 +271,7 @@ impl Shared {
             ),
         ];
         for sql in sql {
-            tokio::time::timeout(cfg.wait_timeout, self.control.batch_execute(&sql))
+            tokio::time::timeout(self.cfg.wait_timeout, control.batch_execute(&sql))
                 .await
                 .map_err(|_| msg::create_db(&name))?
                 .map_err(|e| connect::sql_error(e, msg::create_db(&name)))?;
@@ -442,23 +281,24 @@ impl Shared {
 
     /// A spec is done with its database: kept for the next spec if it is as
     /// it was made, dropped if not.
-    async fn give_back(&self, db: Db, now: Option<String>) -> Result<()> {
+    async fn give_back(&self, control: &tokio_postgres::Client, db: Db, now: Option<String>) -> Result<()> {
         if now.is_some() && now == db.baseline {
             self.pool.lock().unwrap().push(db);
             return Ok(());
         }
-        let dropped = drop_database(&self.control, &db.name).await;
+        let dropped = drop_database(control, &db.name).await;
         self.created.lock().unwrap().retain(|d| d != &db.name);
         dropped
     }
 }
 
 /// One spec, start to end, in a fresh database.
-async fn run_spec(cfg: &SpecConfig, ctx: &Shared, i: usize) -> Result<Outcome> {
+async fn run_spec(suite: &Suite, env: &Env, i: usize) -> Result<Outcome> {
+    let cfg = &suite.cfg;
     let file = &cfg.specs[i];
     let began = Instant::now();
-    let mut db = ctx.database(cfg).await?;
-    let mut pg = ctx.pg.clone();
+    let mut db = suite.database(&env.control).await?;
+    let mut pg = env.pg.clone();
     pg.dbname(&db.name);
     let options = [
         cfg.startup_options(),
@@ -468,47 +308,35 @@ async fn run_spec(cfg: &SpecConfig, ctx: &Shared, i: usize) -> Result<Outcome> {
     if !options.is_empty() {
         pg.options(options.join(" "));
     }
-    let result = run_in(cfg, ctx, file, pg, &mut db).await;
+    let result = run_in(cfg, env, file, pg, &mut db).await;
     let now = match &result {
         Ok((_, _, now)) => now.clone(),
         Err(_) => None,
     };
-    let given = ctx.give_back(db, now).await;
-    let (variants, transcript, _) = result?;
+    let given = suite.give_back(&env.control, db, now).await;
+    let (mut variants, transcript, _) = result?;
     given?;
     let diff = compare(file, &transcript.combined());
-    let mut variants = variants;
     if !file.expected.is_empty() {
         let shown = file.expected[0].display().to_string();
         let ok = diff.is_none();
         variants.push(VariantReport {
-            name: msg::expected_variant().render(Lang::En),
             as_expected: ok,
-            anomaly: false,
-            expected: msg::same_output(shown.clone()),
-            explain: msg::same_output(shown.clone()),
             observed: vec![if ok { msg::same() } else { msg::differs() }],
-            checks: vec![check(ok, msg::same_output(shown))],
-            elapsed_ms: 0.0,
-            sqlstates: Vec::new(),
-            metrics: Default::default(),
-            timeline: Vec::new(),
-            skipped: None,
-            pooler_differs: None,
-            notes: Vec::new(),
-            evidence: Vec::new(),
-            spans: Default::default(),
+            checks: vec![check(ok, msg::same_output(shown.clone()))],
+            ..VariantReport::new(
+                msg::expected_variant().render(Lang::En),
+                msg::same_output(shown.clone()),
+                msg::same_output(shown),
+            )
         });
     }
+    let mut report = ScenarioReport::new(&file.name, &env.server.version);
+    report.as_expected = variants.iter().all(|v| v.as_expected);
+    report.elapsed_ms = round_ms(began.elapsed().as_secs_f64() * 1000.0);
+    report.variants = variants;
     Ok(Outcome {
-        report: ScenarioReport {
-            scenario: file.name.clone(),
-            server_version: ctx.server.version.clone(),
-            as_expected: variants.iter().all(|v| v.as_expected),
-            elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
-            variants,
-            error: None,
-        },
+        report,
         transcript,
         diff,
     })
@@ -526,7 +354,7 @@ fn check(ok: bool, text: Text) -> Check {
 /// isolationtester keeps them.
 async fn run_in(
     cfg: &SpecConfig,
-    ctx: &Shared,
+    env: &Env,
     file: &SpecFile,
     pg: Config,
     db: &mut Db,
@@ -537,7 +365,6 @@ async fn run_in(
         transcript.err(format!("unused step name: {name}\n"));
     }
     transcript.out(format!("Parsed test spec with {} sessions\n", spec.sessions.len()));
-    let recorder = Recorder::default();
     // isolationtester appends /<session> to the application_name;
     // pg_isolation_regress sets it to isolation/<test> for each test.
     let app = match (&cfg.appname, cfg.regress) {
@@ -545,24 +372,6 @@ async fn run_in(
         (None, true) => format!("isolation/{}/", file.name),
         (None, false) => format!("lab:spec:{}/", file.name),
     };
-    let opener = Opener {
-        pg: pg.clone(),
-        schema: None,
-        settings: String::new(),
-        app: app.clone(),
-        label: file.name.clone(),
-        recorder: recorder.clone(),
-        deadline: cfg.wait_timeout,
-        stepper: ctx.stepper.clone(),
-        opened: Arc::default(),
-        transcript: Some(transcript.clone()),
-        max_sessions: None,
-        pooled: false,
-    };
-    if let Some(st) = &ctx.stepper {
-        st.reset(whys(file, cfg.lang));
-        recorder.set_live(st.live());
-    }
     let control = connect::connect(&pg, &format!("{app}control connection"), None, None)
         .await?
         .client;
@@ -579,20 +388,13 @@ async fn run_in(
         )
         .await?;
     }
-    let env = Env {
-        pg,
-        schema: String::new(),
-        run: String::new(),
-        control,
-        server: ctx.server.clone(),
-        wait_timeout: cfg.wait_timeout,
-        max_connections: None,
-        settings: String::new(),
-        deadlock_timeout: Duration::from_secs(1),
-        throwaway: None,
-        pooler: None,
-        stepper: ctx.stepper.clone(),
-    };
+    let env = env.elsewhere(pg, control, "");
+    let recorder = Recorder::default();
+    let opener = Opener::new(&env, app, file.name.clone(), recorder.clone()).with_transcript(transcript.clone());
+    if let Some(st) = &env.stepper {
+        st.reset(whys(file, cfg.lang));
+        recorder.set_live(st.live());
+    }
     let names: Vec<&str> = spec.sessions.iter().map(|s| s.name.as_str()).collect();
     let sessions = opener.open_all(&names).await?;
     let setup = opener.open_quiet("control connection").await?;
@@ -625,70 +427,13 @@ async fn run_in(
             patient: true,
         })
         .await;
-        let timeline = recorder.take();
         let notes = spec.permutations.get(k).map(|p| p.notes.clone()).unwrap_or_default();
-        let (checks, observed, stop) = match &outcome {
-            Ok(o) => {
-                let cancelled: Vec<&str> = o
-                    .steps
-                    .iter()
-                    .filter(|s| s.cancelled_by_lab)
-                    .map(|s| s.name.as_str())
-                    .collect();
-                let waited = o.steps.iter().filter(|s| s.waited()).count();
-                let errors: Vec<&str> = o.sqlstates();
-                let mut observed = vec![msg::ran(o.steps.len(), waited)];
-                if !errors.is_empty() {
-                    observed.push(msg::errors(errors.join(", ")));
-                }
-                if !cancelled.is_empty() {
-                    observed.push(msg::cancelled(cancelled.join(", ")));
-                }
-                (vec![check(cancelled.is_empty(), msg::runs_to_end())], observed, false)
-            }
-            Err(e) => {
-                if !transcript.ended() {
-                    // Where isolationtester would go on waiting, or exit without a word.
-                    transcript.fatal(format!("{}\n", crate::i18n::error_line(e, Lang::En)));
-                }
-                (
-                    vec![check(false, msg::runs_to_end())],
-                    vec![msg::stopped(crate::i18n::error_line(e, cfg.lang))],
-                    true,
-                )
-            }
-        };
-        let sqlstates = timeline
-            .iter()
-            .filter(|e| e.result == StepResult::Error)
-            .filter_map(|e| e.sqlstate.clone())
-            .collect();
-        // Compared with an expected file, the file decides (it may show a
-        // cancelled step, as PostgreSQL's own do); the observation stays.
-        let (checks, expected) = if file.expected.is_empty() {
-            (checks, msg::runs_to_end())
-        } else {
-            (Vec::new(), msg::compared())
-        };
-        variants.push(VariantReport {
-            name: names.join(" "),
-            as_expected: checks.iter().all(|c| c.ok),
-            anomaly: false,
-            expected,
-            explain: msg::comments(comments(&file.spec.header, &notes)),
-            observed,
-            checks,
-            elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
-            sqlstates,
-            metrics: Default::default(),
-            timeline,
-            skipped: None,
-            pooler_differs: None,
-            notes: Vec::new(),
-            evidence: Vec::new(),
-            spans: Default::default(),
-        });
-        if stop {
+        let mut v = permutation_report(cfg, file, &outcome, &transcript, names.join(" "), &notes);
+        v.timeline = recorder.take();
+        v.sqlstates = crate::report::sqlstates_of(&v.timeline);
+        v.elapsed_ms = round_ms(began.elapsed().as_secs_f64() * 1000.0);
+        variants.push(v);
+        if outcome.is_err() {
             // isolationtester stops there too; so does this spec.
             break;
         }
@@ -703,6 +448,61 @@ async fn run_in(
     }
     let now = if gone { fingerprint(&env.control).await } else { None };
     Ok((variants, transcript, now))
+}
+
+/// A permutation's report from what the scheduler observed (its timeline
+/// is added by the caller).
+fn permutation_report(
+    cfg: &SpecConfig,
+    file: &SpecFile,
+    outcome: &Result<crate::engine::Observation>,
+    transcript: &Transcript,
+    name: String,
+    notes: &[String],
+) -> VariantReport {
+    let (checks, observed) = match outcome {
+        Ok(o) => {
+            let cancelled: Vec<&str> = o
+                .steps
+                .iter()
+                .filter(|s| s.cancelled_by_lab)
+                .map(|s| s.name.as_str())
+                .collect();
+            let waited = o.steps.iter().filter(|s| s.waited()).count();
+            let errors: Vec<&str> = o.sqlstates();
+            let mut observed = vec![msg::ran(o.steps.len(), waited)];
+            if !errors.is_empty() {
+                observed.push(msg::errors(errors.join(", ")));
+            }
+            if !cancelled.is_empty() {
+                observed.push(msg::cancelled(cancelled.join(", ")));
+            }
+            (vec![check(cancelled.is_empty(), msg::runs_to_end())], observed)
+        }
+        Err(e) => {
+            if !transcript.ended() {
+                // Where isolationtester would go on waiting, or exit without a word.
+                transcript.fatal(format!("{}\n", crate::i18n::error_line(e, Lang::En)));
+            }
+            (
+                vec![check(false, msg::runs_to_end())],
+                vec![msg::stopped(crate::i18n::error_line(e, cfg.lang))],
+            )
+        }
+    };
+    // Compared with an expected file, the file decides (it may show a
+    // cancelled step, as PostgreSQL's own do); the observation stays.
+    let (checks, expected) = if file.expected.is_empty() {
+        (checks, msg::runs_to_end())
+    } else {
+        (Vec::new(), msg::compared())
+    };
+    VariantReport {
+        as_expected: checks.iter().all(|c| c.ok),
+        observed,
+        checks,
+        ..VariantReport::new(name, expected, msg::comments(comments(&file.spec.header, notes)))
+    }
 }
 
 /// Why each step runs, for `--step` prompts: its `# why:` (`# why-tr:`)
@@ -774,110 +574,4 @@ fn compare(file: &SpecFile, got: &str) -> Option<String> {
         }
     }
     best.map(|(_, d)| d)
-}
-
-pub(crate) mod msg {
-    crate::messages! {
-        prefix "sp";
-        unreadable(path, error) {
-            en: "{path}: cannot read it: {error}",
-            tr: "{path}: okunamıyor: {error}",
-        }
-        no_such_file(path) {
-            en: "{path}: no such file",
-            tr: "{path}: böyle bir dosya yok",
-        }
-        no_such_dir(path) {
-            en: "{path}: no such directory",
-            tr: "{path}: böyle bir dizin yok",
-        }
-        no_specs_in(path) {
-            en: "{path}: no .spec file in this directory",
-            tr: "{path}: bu dizinde .spec dosyası yok",
-        }
-        nothing_to_run() {
-            en: "no spec to run: name spec files, directories or --schedule",
-            tr: "çalıştırılacak spec yok: spec dosyaları, dizinler ya da --schedule verin",
-        }
-        bad_schedule_line(path, line, text) {
-            en: "{path}:{line}: not a schedule line (expected `test: NAME ...`): {text}",
-            tr: "{path}:{line}: bir schedule satırı değil (`test: AD ...` bekleniyordu): {text}",
-        }
-        schedule_missing(path, line, name) {
-            en: "{path}:{line}: no spec for test {name} (looked for specs/{name}.spec and {name}.spec)",
-            tr: "{path}:{line}: {name} testi için spec yok (specs/{name}.spec ve {name}.spec arandı)",
-        }
-        parse_error(path, line, message) {
-            en: "{path}:{line}: {message}",
-            tr: "{path}:{line}: {message}",
-        }
-        invalid(path, message) {
-            en: "{path}: {message}",
-            tr: "{path}: {message}",
-        }
-        expected_one() {
-            en: "--expected compares one spec: give exactly one spec file (or use --expected-dir)",
-            tr: "--expected tek bir spec'i karşılaştırır: tam olarak bir spec dosyası verin (ya da --expected-dir kullanın)",
-        }
-        jobs() {
-            en: "--jobs must be at least 1",
-            tr: "--jobs en az 1 olmalı",
-        }
-        create_db(db) {
-            en: "could not create the database {db} for the spec (the role needs CREATEDB)",
-            tr: "spec için {db} veritabanı oluşturulamadı (rolün CREATEDB yetkisi olmalı)",
-        }
-        drop_db(db) {
-            en: "could not drop the spec's database {db}",
-            tr: "spec'in {db} veritabanı silinemedi",
-        }
-        runs_to_end() {
-            en: "every step runs to its end within the deadline",
-            tr: "her adım son süre içinde sonuna kadar çalışır",
-        }
-        compared() {
-            en: "as the expected output says",
-            tr: "beklenen çıktının dediği gibi",
-        }
-        ran(steps, waited) {
-            en: "{steps} steps, {waited} waited",
-            tr: "{steps} adım, {waited} tanesi bekledi",
-        }
-        errors(codes) {
-            en: "errors {codes}",
-            tr: "hatalar {codes}",
-        }
-        cancelled(steps) {
-            en: "lab cancelled {steps} at the deadline",
-            tr: "lab {steps} adımını son sürede iptal etti",
-        }
-        stopped(error) {
-            en: "stopped: {error}",
-            tr: "durdu: {error}",
-        }
-        comments(text) {
-            en: "{text}",
-            tr: "{text}",
-        }
-        expected_variant() {
-            en: "expected output",
-            tr: "beklenen çıktı",
-        }
-        same_output(path) {
-            en: "the output is byte for byte {path}",
-            tr: "çıktı bayt bayt {path} ile aynı",
-        }
-        same() {
-            en: "same",
-            tr: "aynı",
-        }
-        differs() {
-            en: "differs (diff below)",
-            tr: "farklı (fark aşağıda)",
-        }
-        matched(matched, total, secs) {
-            en: "{matched} of {total} specs match their expected output ({secs} s)",
-            tr: "{total} spec'ten {matched} tanesi beklenen çıktısıyla aynı ({secs} sn)",
-        }
-    }
 }

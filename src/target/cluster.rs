@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 
-use crate::i18n::Context;
+use crate::i18n::{Context, Lang};
 
 /// Bump when the template's settings change, so old caches are not reused.
 const TEMPLATE_FORMAT: &str = "t2";
@@ -67,12 +67,13 @@ impl Cluster {
     }
 
     /// Finds binaries, starts a server and waits until it accepts connections.
-    pub fn start(pg_bin: Option<&Path>) -> Result<Cluster> {
+    /// `lang` is the language of the one note it may print (a damaged template made again).
+    pub fn start(pg_bin: Option<&Path>, lang: Lang) -> Result<Cluster> {
         let began = Instant::now();
         let bin = find_bin_dir(pg_bin)?;
         let owner = Owner::for_server()?;
         remove_stale_dirs();
-        let template = ensure_template(&bin, &owner)?;
+        let template = ensure_template(&bin, &owner, lang)?;
 
         let dir = make_run_dir()?;
         let mut cluster = Cluster {
@@ -488,7 +489,7 @@ pub fn server_version(bin: &Path) -> Result<String> {
 
 /// The initdb'd template for these binaries, made once and cached: initdb
 /// alone takes most of a second, a copy takes a few tens of milliseconds.
-fn ensure_template(bin: &Path, owner: &Owner) -> Result<PathBuf> {
+fn ensure_template(bin: &Path, owner: &Owner, lang: Lang) -> Result<PathBuf> {
     let version = server_version(bin)?;
     let key = format!("{TEMPLATE_FORMAT}:{}:{version}", bin.display());
     let hash = key
@@ -502,8 +503,6 @@ fn ensure_template(bin: &Path, owner: &Owner) -> Result<PathBuf> {
     if template.exists() {
         // Damaged (a file deleted, a copy cut short): made again, with a note.
         let _ = fs::remove_dir_all(&template);
-        let args: Vec<String> = std::env::args().collect();
-        let lang = crate::cli::language_of_args(&args, &crate::config::process_env);
         eprintln!("{}", msg::template_rebuilt(template.display().to_string()).render(lang));
     }
     fs::create_dir_all(&root).ctx(|| msg::create_cache(root.display().to_string()))?;

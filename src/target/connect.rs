@@ -261,11 +261,11 @@ pub async fn server_info(client: &Client) -> Result<ServerInfo> {
 /// A run's control connection and what the server is, checked before
 /// anything is created: not behind a transaction pooler, not a standby. When
 /// connecting fails, the error also says where lab found the server's address.
-pub async fn control(target: &crate::config::Target, pg: &Config, app_name: &str) -> Result<(Client, ServerInfo)> {
+pub async fn control(target: &crate::target::Target, pg: &Config, app_name: &str) -> Result<(Client, ServerInfo)> {
     let r = connect(pg, app_name, None, None).await;
     let client = match target {
-        crate::config::Target::Server(_, origin) => r.ctx(|| msg::named_by(origin))?.client,
-        crate::config::Target::Throwaway { .. } => r?.client,
+        crate::target::Target::Server(_, origin) => r.ctx(|| msg::named_by(origin))?.client,
+        crate::target::Target::Throwaway { .. } => r?.client,
     };
     refuse_transaction_pooler(&client, pg).await?;
     let server = server_info(&client).await?;

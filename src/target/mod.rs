@@ -4,3 +4,6 @@ pub mod cluster;
 pub mod connect;
 pub mod libpq;
 pub mod pgbouncer;
+pub mod server;
+
+pub use server::Target;

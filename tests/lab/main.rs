@@ -59,3 +59,6 @@ mod snapshots;
 
 /// Workshop mode: --step in a pseudo-terminal, --explain, both languages, colour, lab locks, completions.
 mod workshop;
+
+/// The crate's modules depend on each other one way (read from the source).
+mod layers;

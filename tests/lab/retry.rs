@@ -1,4 +1,3 @@
-use std::sync::Arc;
 use std::time::Duration;
 
 use lab::engine::{Opener, Recorder};
@@ -20,20 +19,8 @@ fn attempts_with(
 ) -> (u32, Vec<String>, bool, usize) {
     srv.rt.block_on(async {
         let recorder = Recorder::default();
-        let opener = Opener {
-            pg: srv.cluster.config(),
-            schema: Some("public".into()),
-            settings: String::new(),
-            app: "lab:retry-test:".into(),
-            label: "retry-test".into(),
-            recorder: recorder.clone(),
-            deadline: Duration::from_secs(10),
-            stepper: None,
-            opened: Arc::default(),
-            transcript: None,
-            max_sessions: None,
-            pooled: false,
-        };
+        let env = srv.env("public").await;
+        let opener = Opener::new(&env, "lab:retry-test:".into(), "retry-test".into(), recorder.clone());
         let s = opener.open("A").await.unwrap();
         let mut rng = Rng::new(3);
         let attempted = policy

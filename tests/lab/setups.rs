@@ -427,20 +427,9 @@ fn a_full_pool_is_seen_in_pgbouncer_not_on_the_server() {
         let front = lab::target::pgbouncer::Front::start(&srv.cluster.config(), &["p".into()], 1)
             .await
             .unwrap();
-        let opener = Opener {
-            pg: front.bouncer.config("p"),
-            schema: None,
-            settings: String::new(),
-            app: "lab:pool-test:".into(),
-            label: "pool-test".into(),
-            recorder: Recorder::default(),
-            deadline: Duration::from_secs(10),
-            stepper: None,
-            opened: Default::default(),
-            transcript: None,
-            max_sessions: None,
-            pooled: true,
-        };
+        let env = srv.env("p").await.with_pooler(front);
+        let front = env.pooler.clone().unwrap();
+        let opener = Opener::new(&env, "lab:pool-test:".into(), "pool-test".into(), Recorder::default());
         let (a, b) = (opener.open("A").await.unwrap(), opener.open("B").await.unwrap());
         let control = lab::target::connect::connect(&srv.cluster.config(), "lab-test", None, None)
             .await

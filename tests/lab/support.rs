@@ -158,7 +158,8 @@ pub struct TestServer {
 
 impl TestServer {
     pub fn start() -> TestServer {
-        let cluster = lab::target::cluster::Cluster::start(None).expect("throwaway cluster starts");
+        let cluster =
+            lab::target::cluster::Cluster::start(None, lab::i18n::Lang::En).expect("throwaway cluster starts");
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -203,6 +204,33 @@ impl TestServer {
             assert!(Instant::now() < deadline, "still not {want} after 10 s: {sql}");
             std::thread::sleep(Duration::from_millis(10));
         }
+    }
+
+    /// A run's environment on this server, as the harness makes one (its
+    /// objects in `schema`, no neutral settings), for tests that open
+    /// sessions themselves.
+    pub async fn env(&self, schema: &str) -> lab::engine::Env {
+        let control = lab::target::connect::connect(&self.cluster.config(), "lab-test:control", None, None)
+            .await
+            .expect("test connects")
+            .client;
+        let server = lab::target::connect::server_info(&control).await.expect("server info");
+        lab::engine::Env::new(
+            control,
+            server,
+            lab::engine::env::EnvSpec {
+                pg: self.cluster.config(),
+                run: "test".into(),
+                schema: schema.into(),
+                wait_timeout: Duration::from_secs(10),
+                neutral: false,
+                stepper: None,
+                max_connections: None,
+                throwaway: None,
+            },
+        )
+        .await
+        .expect("the environment is made")
     }
 
     pub fn data_dir(&self) -> std::path::PathBuf {

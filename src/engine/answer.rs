@@ -1,0 +1,132 @@
+//! What the server answered a statement: results, rows, or an error in the
+//! server's words. Plain data, read by sessions, the scheduler and the
+//! checks; nothing here talks to a server.
+use serde::Serialize;
+use tokio_postgres::SimpleQueryMessage;
+
+use crate::report::ResultSet;
+use crate::sqltext;
+
+/// What the server said instead of a result: an error, or the connection's end.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PgError {
+    /// The SQLSTATE; none when the connection went without the server saying why.
+    pub code: Option<String>,
+    pub severity: String,
+    pub message: String,
+    pub detail: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    pub context: Option<String>,
+    /// The connection is gone (the server ended it, or it was lost).
+    pub connection_lost: bool,
+    /// The results of the step's statements that ran before the failing one.
+    #[serde(skip)]
+    pub before: Vec<Res>,
+}
+
+impl PgError {
+    pub fn is(&self, code: &str) -> bool {
+        self.code.as_deref() == Some(code)
+    }
+
+    /// The connection went for a reason no scenario documents: an
+    /// administrator's command, a crash, or nothing the server said. That is
+    /// the environment failing lab (exit 2), not the server behaving
+    /// differently; timeouts that end sessions (25P03, 25P04, 57P05) are
+    /// observations.
+    pub fn lost_to_outside(&self) -> bool {
+        self.connection_lost && matches!(self.code.as_deref(), None | Some("57P01" | "57P02" | "57P03"))
+    }
+
+    /// The error as one line, as psql would show it (server words, untranslated).
+    pub fn line(&self) -> String {
+        let mut s = match &self.code {
+            Some(code) => format!("{} {code}: {}", self.severity, self.message),
+            None => self.message.clone(),
+        };
+        if let Some(d) = &self.detail {
+            s.push_str(&format!(" | DETAIL: {}", d.replace('\n', " ")));
+        }
+        if let Some(c) = &self.context {
+            s.push_str(&format!(" | CONTEXT: {}", c.replace('\n', " ")));
+        }
+        s
+    }
+}
+
+/// The answer to one statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Res {
+    /// psql's command tag ("UPDATE 1", "BEGIN", "SELECT 3").
+    pub tag: String,
+    /// Rows affected or returned, as the server counted them.
+    pub count: u64,
+    /// The rows, for a statement that returns rows (a SELECT with none too).
+    pub set: Option<ResultSet>,
+}
+
+/// A step's answer: one result per statement, or what went wrong.
+pub type Answer = std::result::Result<Vec<Res>, PgError>;
+
+/// The last result set of an answer's statements.
+pub fn last_set(results: &[Res]) -> Option<&ResultSet> {
+    results.iter().rev().find_map(|r| r.set.as_ref())
+}
+
+/// What the timeline shows for an answer: the last statement's rows or tag.
+pub fn describe(results: &[Res]) -> String {
+    match results.last() {
+        None => String::new(),
+        Some(Res { set: Some(set), .. }) => set.describe(),
+        Some(r) => r.tag.clone(),
+    }
+}
+
+/// The results of the statements sent after a prelude of `skip` statements.
+pub fn after_prelude(mut all: Vec<Res>, skip: usize) -> Vec<Res> {
+    if all.len() >= skip {
+        all.split_off(skip)
+    } else {
+        Vec::new()
+    }
+}
+
+pub fn int_of(set: &ResultSet, col: &str) -> Option<i64> {
+    set.get(0, col)?.parse().ok()
+}
+
+/// One result per statement, from the simple query protocol's messages.
+pub fn results_of(sql: &str, msgs: &[SimpleQueryMessage]) -> Vec<Res> {
+    let stmts = sqltext::statements(sql);
+    let mut out = Vec::new();
+    let mut cur: Option<ResultSet> = None;
+    for m in msgs {
+        match m {
+            SimpleQueryMessage::RowDescription(cols) => {
+                cur = Some(ResultSet {
+                    columns: cols.iter().map(|c| c.name().to_string()).collect(),
+                    rows: Vec::new(),
+                });
+            }
+            SimpleQueryMessage::Row(r) => {
+                let set = cur.get_or_insert_with(|| ResultSet {
+                    columns: r.columns().iter().map(|c| c.name().to_string()).collect(),
+                    rows: Vec::new(),
+                });
+                set.rows
+                    .push((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect());
+            }
+            SimpleQueryMessage::CommandComplete(n) => {
+                let stmt = stmts.get(out.len()).copied().unwrap_or("");
+                out.push(Res {
+                    tag: sqltext::command_tag(stmt, *n),
+                    count: *n,
+                    set: cur.take(),
+                });
+            }
+            _ => {}
+        }
+    }
+    out
+}

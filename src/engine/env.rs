@@ -1,0 +1,278 @@
+//! What the sessions of a run share: where to connect, the schema, the
+//! deadlines, and the control connection that watches them.
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use tokio_postgres::{Client, Config};
+
+use super::answer::{last_set, results_of};
+use super::msg;
+use super::step::Stepper;
+use crate::i18n::Context;
+use crate::report::ResultSet;
+use crate::target::connect::{self, ServerInfo};
+use crate::target::pgbouncer::Front;
+
+/// What a run's environment is made of, besides its control connection.
+pub struct EnvSpec {
+    pub pg: Config,
+    /// The run's name (application_name prefix `lab:<run>:`).
+    pub run: String,
+    /// Where the objects live ("" where the sessions keep the server's search_path).
+    pub schema: String,
+    pub wait_timeout: Duration,
+    /// Sessions and the control connection get lab's neutral settings
+    /// (timeouts off, a known deadlock_timeout...); a spec file's keep the server's.
+    pub neutral: bool,
+    pub stepper: Option<Arc<Stepper>>,
+    pub max_connections: Option<usize>,
+    pub throwaway: Option<(std::path::PathBuf, u16)>,
+}
+
+/// What every variant of a run shares: where to connect, the schema, the
+/// deadline, and the control connection that watches the sessions.
+pub struct Env {
+    pub pg: Config,
+    /// Where the variant's objects live.
+    pub schema: String,
+    /// The run's name (its `--schema`), in every connection's application_name:
+    /// scenarios run side by side each have a schema of their own, one run name.
+    pub run: String,
+    /// Shared by the environments derived from this one (a cell, a spec).
+    pub control: Arc<Client>,
+    pub server: ServerInfo,
+    /// Every wait has this deadline.
+    pub wait_timeout: Duration,
+    /// The server's deadlock_timeout: a deadlock among lab's sessions is the
+    /// server's to break within about that long.
+    pub deadlock_timeout: Duration,
+    /// Workshop mode: a person presses Enter before each statement.
+    pub stepper: Option<Arc<Stepper>>,
+    /// The most connections the run may use (`--max-connections`), the control one included.
+    pub max_connections: Option<usize>,
+    /// SET statements every lab connection runs when it opens (the neutral settings).
+    pub settings: String,
+    /// lab's throwaway server (its binaries and port), from which a variant
+    /// may make a standby; none when lab runs against the user's server.
+    pub throwaway: Option<(std::path::PathBuf, u16)>,
+    /// lab's PgBouncer in front of the server (`--pooler`): sessions connect
+    /// through it; the control connection does not.
+    pub pooler: Option<Arc<Front>>,
+}
+
+impl Env {
+    /// The one constructor: the run's environment on its control
+    /// connection, with the server's deadlock_timeout read back (and lab's
+    /// neutral settings applied first, where asked).
+    pub async fn new(control: Client, server: ServerInfo, spec: EnvSpec) -> Result<Env> {
+        let settings = if spec.neutral {
+            connect::neutralize(&control, server.version_num).await?;
+            connect::neutral_sql(server.version_num)
+        } else {
+            String::new()
+        };
+        let deadlock_ms: i64 = control
+            .query_one(
+                "SELECT setting::bigint FROM pg_settings WHERE name = 'deadlock_timeout'",
+                &[],
+            )
+            .await
+            .ctx(connect::msg::version)?
+            .get(0);
+        Ok(Env {
+            pg: spec.pg,
+            schema: spec.schema,
+            run: spec.run,
+            control: Arc::new(control),
+            server,
+            wait_timeout: spec.wait_timeout,
+            deadlock_timeout: Duration::from_millis(deadlock_ms.max(0) as u64),
+            stepper: spec.stepper,
+            max_connections: spec.max_connections,
+            settings,
+            throwaway: spec.throwaway,
+            pooler: None,
+        })
+    }
+
+    /// The same environment with lab's PgBouncer in front of the server.
+    pub fn with_pooler(self, front: Front) -> Env {
+        Env {
+            pooler: Some(Arc::new(front)),
+            ..self
+        }
+    }
+
+    /// The same run, its objects in `schema`, watched by the same control connection.
+    pub fn in_schema(&self, schema: &str) -> Env {
+        Env {
+            schema: schema.to_string(),
+            ..self.derived()
+        }
+    }
+
+    /// The same run on `pg` (another database, other startup options),
+    /// watched from `control` (a connection there).
+    pub fn elsewhere(&self, pg: Config, control: Client, schema: &str) -> Env {
+        Env {
+            pg,
+            control: Arc::new(control),
+            schema: schema.to_string(),
+            ..self.derived()
+        }
+    }
+
+    fn derived(&self) -> Env {
+        Env {
+            pg: self.pg.clone(),
+            schema: self.schema.clone(),
+            run: self.run.clone(),
+            control: self.control.clone(),
+            server: self.server.clone(),
+            wait_timeout: self.wait_timeout,
+            deadlock_timeout: self.deadlock_timeout,
+            stepper: self.stepper.clone(),
+            max_connections: self.max_connections,
+            settings: self.settings.clone(),
+            throwaway: self.throwaway.clone(),
+            pooler: self.pooler.clone(),
+        }
+    }
+
+    /// Where sessions connect: lab's PgBouncer under `--pooler`, else the server.
+    pub fn session_pg(&self) -> Config {
+        match &self.pooler {
+            // A pool per schema: see Front.
+            Some(p) => p.bouncer.config(&self.schema),
+            None => self.pg.clone(),
+        }
+    }
+
+    /// `lab:<run>:` — every connection of this run is named so.
+    pub fn app_prefix(&self) -> String {
+        format!("lab:{}:", self.run)
+    }
+
+    /// Terminates every backend of this run's sessions (the control
+    /// connection aside), through `client`.
+    pub async fn terminate_sessions_via(&self, client: &Client) -> Result<()> {
+        client
+            .execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE application_name LIKE $1 || '%' AND pid <> pg_backend_pid() AND usename = current_user",
+                &[&self.app_prefix()],
+            )
+            .await
+            .ctx(msg::terminate)?;
+        Ok(())
+    }
+
+    /// Rows from the control connection (for checks after a variant: these
+    /// reads are not part of the interleaving, so not recorded).
+    pub async fn rows(&self, sql: &str) -> Result<ResultSet> {
+        let full = format!("SET search_path TO \"{}\"; {sql}", self.schema);
+        let msgs = self
+            .control
+            .simple_query(&full)
+            .await
+            .map_err(|e| crate::target::connect::sql_error(e, msg::check_failed(crate::sqltext::one_line(sql))))?;
+        Ok(last_set(&results_of(&full, &msgs)).cloned().unwrap_or_default())
+    }
+
+    /// A single integer from the control connection.
+    pub async fn int(&self, sql: &str) -> Result<i64> {
+        let rows = self.rows(sql).await?;
+        rows.rows
+            .first()
+            .and_then(|r| r.first())
+            .and_then(|v| v.as_deref())
+            .and_then(|v| v.parse().ok())
+            .ctx(|| msg::check_no_integer(crate::sqltext::one_line(sql)))
+    }
+
+    /// How many of these backends the server still lists.
+    pub async fn backends_left(&self, pids: &[i32]) -> Result<i64> {
+        let row = self
+            .control
+            .query_one("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)", &[&pids])
+            .await
+            .ctx(msg::read_activity)?;
+        Ok(row.get(0))
+    }
+
+    /// How many of these backends still serve this variant: listed by the
+    /// server and still named with `app` (a session pooler keeps the backend
+    /// of a closed client and resets its application_name; it is no longer ours).
+    pub async fn backends_serving(&self, pids: &[i32], app: &str) -> Result<i64> {
+        // Names are cut at 63 bytes (see connect()); the prefix is compared as stored.
+        let app = crate::target::connect::app_name(app);
+        let row = self
+            .control
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1) AND starts_with(application_name, $2)",
+                &[&pids, &app],
+            )
+            .await
+            .ctx(msg::read_activity)?;
+        Ok(row.get(0))
+    }
+
+    /// Waits (with the deadline) until the server no longer lists the
+    /// backend: a terminated backend releases its locks a moment before its
+    /// activity entry goes. Says whether it went.
+    pub async fn await_gone(&self, pid: i32) -> Result<bool> {
+        let deadline = Instant::now() + self.wait_timeout;
+        loop {
+            if self.backends_left(&[pid]).await? == 0 {
+                return Ok(true);
+            }
+            if Instant::now() > deadline {
+                return Ok(false);
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    /// Behind lab's pooler: the server connections whose last client was
+    /// one of `app`'s sessions (PgBouncer names them after it). They stay
+    /// open in the pool with whatever the variant left on them.
+    pub async fn pooled_backends(&self, app: &str) -> Result<Vec<i32>> {
+        let rows = self
+            .control
+            .query(
+                "SELECT pid FROM pg_stat_activity WHERE starts_with(application_name, $1)",
+                &[&crate::target::connect::app_name(app)],
+            )
+            .await
+            .ctx(msg::read_activity)?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    /// Waits (with the deadline) until lab's PgBouncer no longer holds these
+    /// server connections, so that it hands none of them out once they are gone.
+    pub async fn await_pooler_forgets(&self, pids: &[i32]) -> Result<bool> {
+        let Some(pooler) = &self.pooler else {
+            return Ok(true);
+        };
+        let deadline = Instant::now() + self.wait_timeout;
+        loop {
+            let held = crate::target::pgbouncer::server_pids(&pooler.admin, &self.schema).await?;
+            if !held.iter().any(|p| pids.contains(p)) {
+                return Ok(true);
+            }
+            if Instant::now() > deadline {
+                return Ok(false);
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    /// Ends backends (best effort: some may be gone already).
+    pub async fn terminate(&self, pids: &[i32]) {
+        let _ = self
+            .control
+            .execute("SELECT pg_terminate_backend(p) FROM unnest($1::int[]) p", &[&pids])
+            .await;
+    }
+}

@@ -1,0 +1,152 @@
+//! The engine's messages: what sessions, the scheduler and the recorder say.
+crate::messages! {
+    prefix "en";
+    at(label, session, sql) {
+        en: "{label}: session {session}: `{sql}`",
+        tr: "{label}: {session} oturumu: `{sql}`",
+    }
+    too_many_sessions(label, sessions, max) {
+        en: "{label} needs {sessions} sessions and a control connection, more than --max-connections {max}: give the run more, or fewer workers",
+        tr: "{label} {sessions} oturum ve bir kontrol bağlantısı ister, --max-connections {max} değerinden fazla: çalıştırmaya daha fazla bağlantı ya da daha az worker verin",
+    }
+    over_cap(label, session, max) {
+        en: "{label}: session {session} would be one connection more than --max-connections {max} allows: give the run more",
+        tr: "{label}: {session} oturumu --max-connections {max} sınırını aşacaktı: çalıştırmaya daha fazla bağlantı verin",
+    }
+    open(label, session) {
+        en: "{label}: could not open session {session}",
+        tr: "{label}: {session} oturumu açılamadı",
+    }
+    unexpected(at, error) {
+        en: "{at}: unexpected {error}",
+        tr: "{at}: beklenmeyen {error}",
+    }
+    connection_lost(at, error) {
+        en: "{at}: the session's connection was lost ({error})",
+        tr: "{at}: oturumun bağlantısı koptu ({error})",
+    }
+    no_answer(at, deadline) {
+        en: "{at}: no answer within {deadline} s",
+        tr: "{at}: {deadline} sn içinde cevap gelmedi",
+    }
+    no_rows(at) {
+        en: "{at}: returned no rows",
+        tr: "{at}: satır döndürmedi",
+    }
+    no_int(at, col) {
+        en: "{at}: no integer in column {col}",
+        tr: "{at}: {col} sütununda tamsayı yok",
+    }
+    step_failed(step, error) {
+        en: "step {step} failed: {error}",
+        tr: "{step} adımı başarısız: {error}",
+    }
+    step_no_rows(step) {
+        en: "step {step} returned no rows",
+        tr: "{step} adımı satır döndürmedi",
+    }
+    step_no_value(step, col) {
+        en: "step {step} returned no value in column {col}",
+        tr: "{step} adımı {col} sütununda değer döndürmedi",
+    }
+    step_not_run(step) {
+        en: "step {step} did not run (the spec's permutation has no such step)",
+        tr: "{step} adımı çalışmadı (spec'in permütasyonunda böyle bir adım yok)",
+    }
+    read_blocking() {
+        en: "could not ask the server who waits for whom",
+        tr: "sunucuya kimin kimi beklediği sorulamadı",
+    }
+    read_activity() {
+        en: "could not read pg_stat_activity",
+        tr: "pg_stat_activity okunamadı",
+    }
+    terminate() {
+        en: "could not end the run's sessions",
+        tr: "çalıştırmanın oturumları sonlandırılamadı",
+    }
+    check_failed(sql) {
+        en: "check failed: {sql}",
+        tr: "kontrol başarısız: {sql}",
+    }
+    check_no_integer(sql) {
+        en: "check returned no integer: {sql}",
+        tr: "kontrol tamsayı döndürmedi: {sql}",
+    }
+    barrier(label, who, barrier, deadline) {
+        en: "{label}: {who}: barrier '{barrier}' was not reached by every party within {deadline} s",
+        tr: "{label}: {who}: '{barrier}' bariyerine {deadline} sn içinde herkes ulaşmadı",
+    }
+    not_finished(what, deadline) {
+        en: "{what}: did not finish within {deadline} s",
+        tr: "{what}: {deadline} sn içinde bitmedi",
+    }
+    setup_failed(error) {
+        en: "the spec's setup failed: {error}",
+        tr: "spec'in setup'ı başarısız oldu: {error}",
+    }
+    session_setup_failed(session, error) {
+        en: "the setup of session {session} failed: {error}",
+        tr: "{session} oturumunun setup'ı başarısız oldu: {error}",
+    }
+    probe_failed(name) {
+        en: "could not take the snapshot {name}",
+        tr: "{name} anlık görüntüsü alınamadı",
+    }
+    never_completed(step) {
+        en: "step {step} never completed: its blocker annotations cannot be met",
+        tr: "{step} adımı hiç tamamlanmadı: engelleyici işaretleri karşılanamıyor",
+    }
+    cancelled_stuck(session, ms) {
+        en: "every running step had waited {ms} ms and only the server could end that: lab cancelled {session}'s statement",
+        tr: "çalışan her adım {ms} ms beklemişti ve bunu ancak sunucu bitirebilirdi: lab, {session} oturumunun komutunu iptal etti",
+    }
+    cancelled_deadline(session, deadline) {
+        en: "{session}'s statement did not answer within {deadline} s: lab cancelled it",
+        tr: "{session} oturumunun komutu {deadline} sn içinde cevap vermedi: lab onu iptal etti",
+    }
+    terminated(session) {
+        en: "the cancelled statement did not end: lab terminated {session}'s backend",
+        tr: "iptal edilen komut bitmedi: lab {session} oturumunun backend'ini sonlandırdı",
+    }
+    step_next(session) {
+        en: "next: session {session} runs",
+        tr: "sıradaki: {session} oturumu çalıştırıyor",
+    }
+    step_prompt() {
+        en: "[Enter] run it   [s Enter] run the rest of this variant without stopping",
+        tr: "[Enter] çalıştır   [s Enter] bu varyantın kalanını durmadan çalıştır",
+    }
+    step_unattended(setting, value) {
+        en: "{setting} = {value} now counts while the room reads: the rest of this variant runs on its own (each statement is shown)",
+        tr: "{setting} = {value} artık salon okurken de sayıyor: bu varyantın kalanı kendi kendine çalışır (her komut gösterilir)",
+    }
+    step_skipping() {
+        en: "running the rest of this variant without stopping",
+        tr: "bu varyantın kalanı durmadan çalışıyor",
+    }
+    why_begin() {
+        en: "start a transaction",
+        tr: "bir transaction başlat",
+    }
+    why_commit() {
+        en: "make the transaction's changes visible and release its locks",
+        tr: "transaction'ın değişikliklerini görünür kıl ve kilitlerini bırak",
+    }
+    why_rollback() {
+        en: "undo the transaction and release its locks",
+        tr: "transaction'ı geri al ve kilitlerini bırak",
+    }
+    why_savepoint() {
+        en: "mark a point to roll back to, keeping the rest of the transaction",
+        tr: "geri dönülecek bir nokta işaretle, transaction'ın geri kalanını koruyarak",
+    }
+    why_rollback_to() {
+        en: "undo back to the savepoint; the transaction goes on",
+        tr: "savepoint'e kadar geri al; transaction devam eder",
+    }
+    why_other() {
+        en: "the scenario's next step",
+        tr: "senaryonun sıradaki adımı",
+    }
+}

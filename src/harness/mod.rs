@@ -1,0 +1,290 @@
+//! One run, the same for every command that talks to a server: signals
+//! watched before anything starts, the target started (the throwaway
+//! cluster or the user's server), the control connection and the run's
+//! [`Env`], the command's work raced against Ctrl-C, clean-up whatever
+//! happened, then the outputs (stdout, JUnit, HTML; partial ones when the
+//! run stopped part-way) and the exit code. What runs inside is a [`Job`]:
+//! the scenarios, `lab spec`, `lab phenomena`.
+mod phenomena;
+mod scenarios;
+mod server;
+mod spec;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Result;
+use tokio::signal::unix::{Signal, SignalKind, signal};
+
+pub use crate::config::Common;
+use crate::engine::env::EnvSpec;
+use crate::engine::{Env, Stepper};
+use crate::i18n::{Context, Lang, ui};
+use crate::output::{self, Exit, is_closed_pipe, print_error};
+use crate::render::{self, Style, html};
+use crate::report::ScenarioReport;
+use crate::target::Target;
+use crate::target::cluster::Cluster;
+use crate::target::connect;
+
+pub use phenomena::Matrix;
+pub use scenarios::Scenarios;
+pub use server::serve;
+pub use spec::Specs;
+
+/// How a run's environment is made on its control connection.
+pub struct Setup {
+    /// The control connection's application_name.
+    pub control_app: String,
+    /// The run's name (`lab:<run>:` prefixes its sessions' application_names).
+    pub run: String,
+    /// Where its objects live ("": the sessions keep the server's search_path).
+    pub schema: String,
+    /// lab's neutral settings on every connection (the spec runner keeps the server's, as isolationtester does).
+    pub neutral: bool,
+    pub max_connections: Option<usize>,
+}
+
+/// How a run ended, before its outputs are written.
+pub enum Stop {
+    Done,
+    Interrupted,
+    Failed(anyhow::Error),
+}
+
+impl Stop {
+    /// The exit code of a run that stopped part-way, and the one line that says why.
+    pub fn error(&self, lang: Lang) -> Option<(Exit, String)> {
+        match self {
+            Stop::Done => None,
+            Stop::Interrupted => Some((Exit::Interrupted, ui::interrupted().render(lang))),
+            Stop::Failed(e) => Some((Exit::CouldNotRun, crate::i18n::error_line(e, lang))),
+        }
+    }
+}
+
+/// What a job's run produced, for the harness to deliver.
+pub struct Finished {
+    /// One test suite each in JUnit, and what the HTML report shows.
+    pub reports: Vec<ScenarioReport>,
+    pub html: html::Kind,
+    pub style: Style,
+    /// Printed on stdout at the end (JSON, the summary table).
+    pub stdout: String,
+    /// Lines for stderr before the error line (pg_regress's summary).
+    pub stderr: Vec<String>,
+    pub as_expected: bool,
+}
+
+/// A command that runs inside the harness.
+#[allow(async_fn_in_trait)]
+pub trait Job {
+    fn common(&self) -> &Common;
+    fn setup(&self) -> Setup;
+    /// On the control connection, before the work: claims, capacity, lab's pooler.
+    async fn prepare(&self, env: Env) -> Result<Env> {
+        Ok(env)
+    }
+    /// The work; what it finds is kept as it comes, so a run stopped part-way still reports it.
+    async fn work(&self, env: &Arc<Env>) -> Result<()>;
+    /// After the work, whatever happened (`failed`: it did not finish): what only this command made.
+    async fn clean_up(&self, env: &Env, failed: bool) -> Result<()>;
+    /// The outputs, given how the run ended and the server's version ("" if it was never reached).
+    fn finish(&self, stop: &Stop, version: &str, began: Instant) -> Result<Finished>;
+}
+
+/// Runs `job` start to end; the exit code, the error line printed.
+pub async fn run<J: Job>(job: &J) -> Result<Exit> {
+    let began = Instant::now();
+    let mut signals = Signals::new()?;
+    let (stop, version) = execute(job, &mut signals).await;
+    let finished = job.finish(&stop, &version, began)?;
+    deliver(job.common(), finished, stop)
+}
+
+/// Starts the target, makes the environment, runs the work, cleans up and
+/// stops the throwaway cluster; how it ended, and the server's version.
+async fn execute<J: Job>(job: &J, signals: &mut Signals) -> (Stop, String) {
+    let common = job.common();
+    let (cluster, pg) = match start_target(&common.target, common.lang).await {
+        Ok(t) => t,
+        Err(e) => return (Stop::Failed(e), String::new()),
+    };
+    let env = tokio::select! {
+        r = environment(job, pg, cluster.as_ref()) => r,
+        _ = signals.recv() => return (Stop::Interrupted, String::new()),
+    };
+    let env = match env {
+        Ok(env) => Arc::new(env),
+        Err(e) => return (Stop::Failed(e), String::new()),
+    };
+    let version = env.server.version.clone();
+    let result = tokio::select! {
+        r = job.work(&env) => Some(r),
+        _ = signals.recv() => None,
+    };
+    let failed = !matches!(result, Some(Ok(_)));
+    let cleaned = tokio::time::timeout(common.wait_timeout, job.clean_up(&env, failed)).await;
+    if let (Some(Ok(_)), Ok(Err(e))) = (&result, cleaned) {
+        print_error(&Err::<(), _>(e).ctx(msg::after_run).unwrap_err(), common.lang);
+    }
+    drop(env);
+    drop(cluster);
+    let stop = match result {
+        None => Stop::Interrupted,
+        Some(Err(e)) => Stop::Failed(e),
+        Some(Ok(())) => Stop::Done,
+    };
+    (stop, version)
+}
+
+/// The control connection and the run's environment, prepared by the job.
+async fn environment<J: Job>(job: &J, pg: tokio_postgres::Config, cluster: Option<&Cluster>) -> Result<Env> {
+    let common = job.common();
+    let setup = job.setup();
+    let (control, server) = connect::control(&common.target, &pg, &setup.control_app).await?;
+    let env = Env::new(
+        control,
+        server,
+        EnvSpec {
+            pg,
+            run: setup.run,
+            schema: setup.schema,
+            wait_timeout: common.wait_timeout,
+            neutral: setup.neutral,
+            stepper: common
+                .step
+                .then(|| Arc::new(Stepper::new(common.lang, render::outcome_in))),
+            max_connections: setup.max_connections,
+            throwaway: cluster.map(|c| (c.bin.clone(), c.port)),
+        },
+    )
+    .await?;
+    job.prepare(env).await
+}
+
+/// Writes the report files and stdout, says why the run stopped; the exit code.
+fn deliver(common: &Common, f: Finished, stop: Stop) -> Result<Exit> {
+    if let Some(path) = &common.junit {
+        output::write_file(path, &render::junit(&f.reports), output::msg::junit)?;
+    }
+    if let Some(path) = &common.html {
+        let page = html::page(&f.reports, f.html, &f.style);
+        output::write_file(path, &page, html::msg::could_not_write)?;
+    }
+    let closed = matches!(&stop, Stop::Failed(e) if is_closed_pipe(e));
+    if !closed && let Err(e) = output::out(&f.stdout) {
+        if is_closed_pipe(&e) {
+            return Ok(Exit::ClosedPipe);
+        }
+        if matches!(stop, Stop::Done) {
+            return Err(e);
+        }
+    }
+    for line in &f.stderr {
+        eprintln!("{line}");
+    }
+    Ok(match stop {
+        Stop::Done => Exit::verdict(f.as_expected),
+        Stop::Interrupted => {
+            eprintln!("{}", ui::interrupted().render(common.lang));
+            Exit::Interrupted
+        }
+        Stop::Failed(e) if is_closed_pipe(&e) => Exit::ClosedPipe,
+        Stop::Failed(e) => {
+            print_error(&e, common.lang);
+            Exit::CouldNotRun
+        }
+    })
+}
+
+/// SIGINT, SIGTERM and SIGHUP (the terminal closed), registered before
+/// anything is started so that none can kill lab between starting a server
+/// and being ready to stop it.
+pub struct Signals {
+    int: Signal,
+    term: Signal,
+    hup: Signal,
+}
+
+impl Signals {
+    pub fn new() -> Result<Signals> {
+        Ok(Signals {
+            int: signal(SignalKind::interrupt()).ctx(|| msg::signal("SIGINT"))?,
+            term: signal(SignalKind::terminate()).ctx(|| msg::signal("SIGTERM"))?,
+            hup: signal(SignalKind::hangup()).ctx(|| msg::signal("SIGHUP"))?,
+        })
+    }
+
+    pub async fn recv(&mut self) {
+        tokio::select! {
+            _ = self.int.recv() => {}
+            _ = self.term.recv() => {}
+            _ = self.hup.recv() => {}
+        }
+    }
+}
+
+/// Starts the throwaway cluster when the target asks for one.
+async fn start_target(target: &Target, lang: Lang) -> Result<(Option<Cluster>, tokio_postgres::Config)> {
+    match target {
+        Target::Server(config, _) => Ok((None, (**config).clone())),
+        Target::Throwaway { pg_bin } => {
+            let pg_bin = pg_bin.clone();
+            // Blocking work, but on this thread: the server's parent-death
+            // signal is tied to the thread that starts it, which must outlive it.
+            let cluster = tokio::task::block_in_place(|| Cluster::start(pg_bin.as_deref(), lang))?;
+            let config = cluster.config();
+            Ok((Some(cluster), config))
+        }
+    }
+}
+
+/// The async runtime every run uses.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .ctx(msg::runtime)
+}
+
+/// The report a run stopped part-way attaches its error to: the named
+/// scenario's, added (with no variants) if it has none yet.
+pub fn mark_stopped(reports: &mut Vec<ScenarioReport>, scenario: &str, variant: &str, message: String, exit: Exit) {
+    if !reports.iter().any(|r| r.scenario == scenario) {
+        reports.push(ScenarioReport::new(scenario, ""));
+    }
+    let r = reports.iter_mut().find(|r| r.scenario == scenario).expect("just added");
+    r.as_expected = false;
+    r.error = Some(crate::report::RunError {
+        variant: variant.to_string(),
+        message,
+        exit_code: exit as u8,
+    });
+}
+
+pub(crate) mod msg {
+    crate::messages! {
+        prefix "ha";
+        runtime() {
+            en: "could not start the async runtime",
+            tr: "async runtime başlatılamadı",
+        }
+        signal(signal) {
+            en: "could not watch for {signal}",
+            tr: "{signal} izlenemedi",
+        }
+        after_run() {
+            en: "after the run",
+            tr: "çalıştırmadan sonra",
+        }
+        server_full(free, need) {
+            en: "the server has room for {free} more connection(s); a run needs at least {need} besides its control connection (max_connections is reached: wait, or free some)",
+            tr: "sunucuda {free} bağlantılık yer var; bir çalıştırma kontrol bağlantısı dışında en az {need} bağlantı ister (max_connections doldu: bekleyin ya da yer açın)",
+        }
+        no_cluster() {
+            en: "the throwaway cluster did not start",
+            tr: "geçici cluster başlamadı",
+        }
+    }
+}

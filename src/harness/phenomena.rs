@@ -1,0 +1,177 @@
+//! `lab phenomena` in the harness: the matrix measured cell by cell, then
+//! printed (the matrix, JSON, or a diagram per cell).
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Result;
+
+use super::{Finished, Job, Setup, Stop};
+use crate::cli::Format;
+use crate::config::{Common, PhenomenaRun};
+use crate::engine::Env;
+use crate::i18n::Lang;
+use crate::phenomena::{self, Cell, LEVELS, Matrix as Cells};
+use crate::render::{self, Style, html};
+use crate::report::round_ms;
+
+/// The anomaly matrix of one run.
+pub struct Matrix {
+    common: Common,
+    format: Format,
+    show: bool,
+    explain: bool,
+    cells: Cells,
+}
+
+impl Matrix {
+    pub fn new(cfg: PhenomenaRun) -> Matrix {
+        Matrix {
+            common: cfg.common,
+            format: cfg.format,
+            show: cfg.show,
+            explain: cfg.explain,
+            cells: Cells::new(cfg.matrix),
+        }
+    }
+
+    /// The matrix as the table shows it, with `--show`'s timelines first and `--explain`'s lines after.
+    fn table(&self, cells: &[Vec<Cell>], style: &Style, version: &str) -> String {
+        let cfg = &self.cells.cfg;
+        let mut text = String::new();
+        if self.show {
+            for (p, cs) in cfg.phenomena.iter().zip(cells) {
+                for (&l, c) in cfg.levels.iter().zip(cs) {
+                    text.push_str(&format!("── {} / {} ──\n", p.id, LEVELS[l].0));
+                    text.push_str(&render::timeline(&c.timeline, style));
+                    text.push_str(&format!("\n{}\n\n", style.say(&phenomena::describe(c))));
+                }
+            }
+        }
+        text.push_str(&phenomena::matrix(&cfg.phenomena, &cfg.levels, cells, style, version));
+        if self.explain {
+            for p in &cfg.phenomena {
+                let what = if self.common.lang == Lang::Tr {
+                    &p.what_tr
+                } else {
+                    &p.what_en
+                };
+                text.push_str(&format!("{} ({}): {what}\n", p.name, p.id));
+            }
+        }
+        text
+    }
+
+    /// Every cell's timeline as a diagram, under its verdict.
+    fn mermaid(&self, cells: &[Vec<Cell>], style: &Style) -> String {
+        let cfg = &self.cells.cfg;
+        let mut text = String::new();
+        for (p, cs) in cfg.phenomena.iter().zip(cells) {
+            for (&l, c) in cfg.levels.iter().zip(cs) {
+                text.push_str(&format!(
+                    "#### {} / {}: {}\n\n```mermaid\n{}```\n\n",
+                    p.id,
+                    LEVELS[l].0,
+                    style.say(&phenomena::describe(c)),
+                    render::mermaid::diagram(&c.timeline, style)
+                ));
+            }
+        }
+        text
+    }
+}
+
+impl Job for Matrix {
+    fn common(&self) -> &Common {
+        &self.common
+    }
+
+    fn setup(&self) -> Setup {
+        Setup {
+            control_app: "lab:phenomena:control".into(),
+            run: "phenomena".into(),
+            schema: String::new(),
+            neutral: true,
+            max_connections: None,
+        }
+    }
+
+    async fn work(&self, env: &Arc<Env>) -> Result<()> {
+        self.cells.measure(env).await
+    }
+
+    async fn clean_up(&self, env: &Env, _failed: bool) -> Result<()> {
+        self.cells.clean_up(&env.control).await;
+        Ok(())
+    }
+
+    fn finish(&self, stop: &Stop, version: &str, began: Instant) -> Result<Finished> {
+        let cfg = &self.cells.cfg;
+        let grid = self.cells.grid();
+        let mut reports = phenomena::cell_reports(&cfg.phenomena, &cfg.levels, &grid, version);
+        let levels: Vec<&str> = cfg.levels.iter().map(|&l| LEVELS[l].0).collect();
+        let rows = phenomena::json_rows(&cfg.phenomena, &cfg.levels, &grid);
+        let style = Style::for_stdout(self.common.lang, self.explain);
+        let html_style = Style::plain(self.common.lang);
+        if let Some((exit, message)) = stop.error(self.common.lang) {
+            // A matrix stopped part-way: JSON, JUnit and HTML still hold every
+            // cell measured, and the error goes to the first cell with no result.
+            let missing = grid
+                .iter()
+                .enumerate()
+                .find_map(|(i, row)| Some((i, row.iter().position(Option::is_none)?)));
+            if let Some((i, j)) = missing {
+                reports[i].as_expected = false;
+                reports[i].error = Some(crate::report::RunError {
+                    variant: LEVELS[cfg.levels[j]].0.to_string(),
+                    message: message.clone(),
+                    exit_code: exit as u8,
+                });
+            }
+            reports.retain(|r| !r.variants.is_empty() || r.error.is_some());
+            let stdout = match self.format {
+                Format::Json => render::json(&serde_json::json!({
+                    "server_version": version,
+                    "as_expected": false,
+                    "levels": levels,
+                    "phenomena": rows,
+                    "error": {
+                        "phenomenon": missing.map(|(i, _)| cfg.phenomena[i].id.clone()),
+                        "level": missing.map(|(_, j)| LEVELS[cfg.levels[j]].0),
+                        "message": message,
+                        "exit_code": exit as u8,
+                    },
+                }))?,
+                _ => String::new(),
+            };
+            return Ok(finished(reports, html_style, stdout, false));
+        }
+        let cells: Vec<Vec<Cell>> = grid
+            .into_iter()
+            .map(|row| row.into_iter().map(|c| c.expect("every cell measured")).collect())
+            .collect();
+        let as_expected = cells.iter().flatten().all(|c| c.as_expected);
+        let stdout = match self.format {
+            Format::Json => render::json(&serde_json::json!({
+                "server_version": version,
+                "as_expected": as_expected,
+                "elapsed_ms": round_ms(began.elapsed().as_secs_f64() * 1000.0),
+                "levels": levels,
+                "phenomena": rows,
+            }))?,
+            Format::Table => self.table(&cells, &style, version),
+            Format::Mermaid => self.mermaid(&cells, &style),
+        };
+        Ok(finished(reports, html_style, stdout, as_expected))
+    }
+}
+
+fn finished(reports: Vec<crate::report::ScenarioReport>, style: Style, stdout: String, as_expected: bool) -> Finished {
+    Finished {
+        reports,
+        html: html::Kind::Matrix,
+        style,
+        stdout,
+        stderr: Vec::new(),
+        as_expected,
+    }
+}

@@ -1,0 +1,46 @@
+//! `lab server`: the throwaway cluster with the lab schema, until Ctrl-C.
+use anyhow::Result;
+
+use super::{Signals, msg, start_target};
+use crate::files;
+use crate::i18n::{self, Context, Lang, ui};
+use crate::output::{Exit, out};
+use crate::target::Target;
+use crate::target::connect;
+
+/// `lab server`: the throwaway cluster with the lab schema, until Ctrl-C.
+pub async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lang) -> Result<Exit> {
+    let mut signals = Signals::new()?;
+    let (cluster, pg) = start_target(&Target::Throwaway { pg_bin }, lang).await?;
+    let cluster = cluster.ctx(msg::no_cluster)?;
+    let control = connect::connect(&pg, "lab:server", None, None).await?.client;
+    let server = connect::server_info(&control).await?;
+    let files = files::LabFiles::embedded();
+    connect::rebuild_schema(&control, &schema, &files.read("schema.sql")?, &files.read("seed.sql")?).await?;
+    let url = cluster.url();
+    let say = |t: i18n::Text| t.render(lang);
+    let running = say(ui::server_running(
+        &server.version,
+        cluster.startup.as_millis() as u64,
+        &schema,
+    ));
+    // The DATABASE_URL= and binaries: lines are read by scripts: they stay as they are.
+    out(&format!(
+        "{running}\n\
+         binaries: {}\n\
+         DATABASE_URL={url}\n\
+         psql \"{url}?options=-csearch_path%3D{schema}\"\n\
+         PGOPTIONS='-c search_path={schema}' isolationtester \"{url}\" < lab/lost-update.spec\n\
+         {}: lab <scenario> --database-url {url} --keep-schema\n\
+         lab locks --database-url {url}\n\
+         {}\n",
+        cluster.bin.display(),
+        say(ui::server_run_against()),
+        say(ui::server_stop()),
+    ))?;
+    signals.recv().await;
+    drop(control);
+    drop(cluster);
+    eprintln!("{}", say(ui::server_stopped()));
+    Ok(Exit::Ok)
+}
