@@ -140,10 +140,7 @@ impl Stage {
     async fn start(cx: &mut Cx<'_>, mode: Mode) -> Result<Stage> {
         let sql = cx.sql("http-etag.sql")?;
         let opener = cx.opener();
-        let db: Vec<Box<dyn api::Db>> = vec![
-            Box::new(opener.open_quiet("api").await?),
-            Box::new(opener.open_quiet("api").await?),
-        ];
+        let db = vec![opener.open_quiet("api").await?, opener.open_quiet("api").await?];
         let lab = opener.open_quiet("lab").await?;
         let log = Arc::new(Log::new(cx.recorder().clone()));
         let port = cx.options::<HttpOpts>().port;

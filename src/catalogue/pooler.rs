@@ -3,19 +3,17 @@
 //! PgBouncer in transaction mode, W and L talk to the server directly. Each
 //! pitfall runs next to its fix; the pooler's own view (SHOW POOLS, SHOW
 //! SERVERS, its log) stands next to the server's.
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use tokio_postgres::SimpleQueryMessage;
 
 use super::{Cx, Scenario};
-use crate::engine::answer::{describe, last_set, results_of};
+use crate::engine::answer::last_set;
 use crate::engine::observe::Waited;
-use crate::engine::{Deviation, secs};
-use crate::report::{Entry, Phrase, ResultSet, StepResult, WaitKind};
+use crate::engine::{Answer, Deviation, Session, secs};
+use crate::report::{ResultSet, WaitKind};
 use crate::sql::SqlFile;
-use crate::target::connect::{self, Async};
+use crate::target::connect;
 use crate::target::pgbouncer::{self, PgBouncer, Pool};
 
 pub static SCENARIO: Scenario = Scenario {
@@ -133,81 +131,44 @@ const TWO: &str = "two";
 /// The lane of the pooler's own observations.
 const POOLER: &str = "pgbouncer";
 
-/// A client's connection, through the pooler or straight to the server; its
-/// statements go to the timeline in its lane.
-struct Conn {
-    name: String,
-    client: Arc<tokio_postgres::Client>,
-    notifies: Arc<Mutex<Vec<String>>>,
-    deadline: Duration,
-}
-
 /// A statement's result: rows, or the server's SQLSTATE and message.
 type Outcome = std::result::Result<ResultSet, (String, String)>;
 
-impl Conn {
-    async fn open(cx: &Cx<'_>, name: &str, cfg: &tokio_postgres::Config) -> Result<Conn> {
-        let notifies = Arc::new(Mutex::new(Vec::new()));
-        let sink = {
-            let notifies = notifies.clone();
-            Box::new(move |m: Async<'_>| {
-                if let Async::Notify(n) = m {
-                    notifies.lock().unwrap().push(n.payload().to_string());
-                }
-            }) as connect::NoticeSink
-        };
-        let app = format!("{}pooler/{}:{name}", cx.env.app_prefix(), cx.variant);
-        let conn = connect::connect(cfg, &app, None, Some(sink)).await?;
-        Ok(Conn {
-            name: name.to_string(),
-            client: Arc::new(conn.client),
-            notifies,
-            deadline: cx.env.wait_timeout,
-        })
-    }
+/// A client's session, through the pooler or straight to the server: a
+/// plain client (no settings of lab's), its statements recorded in its lane.
+async fn open_client(cx: &Cx<'_>, name: &str, cfg: tokio_postgres::Config) -> Result<Session> {
+    cx.opener().elsewhere(cfg).raw().open(name).await
+}
 
-    /// Runs a statement of lab/pooler.sql to its answer and records it.
-    async fn run(&self, cx: &Cx<'_>, sql: &SqlFile, step: &str) -> Result<Outcome> {
-        let (key, channel) = names(cx);
-        self.run_bound(cx, sql, step, &[("key", &key), ("channel", &channel)])
-            .await
-    }
+/// Runs a statement of lab/pooler.sql (the run's key and channel bound) to
+/// its answer and records it.
+async fn run(c: &Session, sql: &SqlFile, step: &str, cx: &Cx<'_>) -> Result<Outcome> {
+    let (key, channel) = names(cx);
+    run_bound(c, sql, step, &[("key", &key), ("channel", &channel)]).await
+}
 
-    async fn run_bound(
-        &self,
-        cx: &Cx<'_>,
-        sql: &SqlFile,
-        step: &str,
-        values: &[(&str, &(dyn std::fmt::Display + Sync))],
-    ) -> Result<Outcome> {
-        let text = sql.bind(step, values)?;
-        if let Some(st) = &cx.env.stepper {
-            st.before(&self.name, Some(step), &text, None).await;
-        }
-        let at = Instant::now();
-        let answer = tokio::time::timeout(self.deadline, self.client.simple_query(&text)).await;
-        let Ok(answer) = answer else {
-            let _ = self.client.cancel_token().cancel_query(tokio_postgres::NoTls).await;
-            return Err(Deviation(msg::no_answer(&self.name, step, secs(self.deadline))).into());
-        };
-        let outcome = outcome(&text, answer);
-        record(cx, at, &self.name, step, &text, &outcome, None);
-        Ok(outcome.0)
-    }
+async fn run_bound(
+    c: &Session,
+    sql: &SqlFile,
+    step: &str,
+    values: &[(&str, &(dyn std::fmt::Display + Sync))],
+) -> Result<Outcome> {
+    let text = sql.bind(step, values)?;
+    Ok(outcome(c.run(step, &text).await?))
+}
 
-    /// Like [`Conn::run`], for a statement that must succeed.
-    async fn rows(&self, cx: &Cx<'_>, sql: &SqlFile, step: &str) -> Result<ResultSet> {
-        match self.run(cx, sql, step).await? {
-            Ok(set) => Ok(set),
-            Err((code, message)) => Err(Deviation(msg::failed(&self.name, step, code, message)).into()),
-        }
+/// Like [`run`], for a statement that must succeed.
+async fn rows(c: &Session, sql: &SqlFile, step: &str, cx: &Cx<'_>) -> Result<ResultSet> {
+    match run(c, sql, step, cx).await? {
+        Ok(set) => Ok(set),
+        Err((code, message)) => Err(Deviation(msg::failed(c.name(), step, code, message)).into()),
     }
+}
 
-    /// The backend this client's statements run on now.
-    async fn backend(&self, cx: &Cx<'_>, sql: &SqlFile) -> Result<i32> {
-        let set = self.rows(cx, sql, "backend").await?;
-        Ok(int(&set, "backend") as i32)
-    }
+/// The backend this client's statements run on now.
+async fn backend(c: &Session, sql: &SqlFile, cx: &Cx<'_>) -> Result<i32> {
+    let set = rows(c, sql, "backend", cx).await?;
+    Ok(int(&set, "backend") as i32)
 }
 
 /// The advisory lock key and the channel of this run: both are shared by
@@ -220,54 +181,18 @@ fn names(cx: &Cx<'_>) -> (String, String) {
     )
 }
 
-/// A simple query's answer: the rows of its last statement that returned
-/// any, and what the timeline says of it (the command tag when no rows).
-fn outcome(
-    sql: &str,
-    answer: std::result::Result<Vec<SimpleQueryMessage>, tokio_postgres::Error>,
-) -> (Outcome, String) {
+/// An answer as the checks read it: the rows of its last statement that
+/// returned any, or the server's SQLSTATE and message.
+fn outcome(answer: Answer) -> Outcome {
     match answer {
-        Ok(messages) => {
-            let results = results_of(sql, &messages);
-            (Ok(last_set(&results).cloned().unwrap_or_default()), describe(&results))
-        }
-        Err(e) => {
-            let (code, message) = match e.as_db_error() {
-                Some(db) => (db.code().code().to_string(), db.message().to_string()),
-                None => (String::new(), e.to_string()),
-            };
-            let detail = format!("ERROR: {message}");
-            (Err((code, message)), detail)
-        }
+        Ok(results) => Ok(last_set(&results).cloned().unwrap_or_default()),
+        Err(e) => Err((e.code.unwrap_or_default(), e.message)),
     }
 }
 
-/// Records a statement's answer (after `waited`, when it waited).
-fn record(
-    cx: &Cx<'_>,
-    at: Instant,
-    lane: &str,
-    step: &str,
-    sql: &str,
-    o: &(Outcome, String),
-    waited: Option<Duration>,
-) {
-    let recorder = cx.recorder();
-    let (o, detail) = (&o.0, o.1.clone());
-    let (result, code) = match (o, waited) {
-        (Ok(_), None) => (StepResult::Ok, None),
-        (Ok(_), Some(_)) => (StepResult::Completed, None),
-        (Err((code, _)), _) => (StepResult::Error, Some(code.clone())),
-    };
-    let mut e = Entry::new(recorder.t_ms(at), lane, result, Phrase::Plain(detail));
-    e.step = Some(step.to_string());
-    e.sql = sql.to_string();
-    e.sqlstate = code.filter(|c| !c.is_empty());
-    e.waited_ms = waited.map(crate::report::millis);
-    if let Ok(set) = o {
-        e.results = vec![set.clone()];
-    }
-    recorder.push(e);
+/// The payloads a session has heard.
+fn heard(c: &Session) -> Vec<String> {
+    c.notifications().into_iter().map(|n| n.payload).collect()
 }
 
 fn int(set: &ResultSet, col: &str) -> i64 {
@@ -324,12 +249,12 @@ impl Stage {
         self.pgb.as_ref().expect("running")
     }
 
-    async fn client(&self, cx: &Cx<'_>, name: &str, pool: &str) -> Result<Conn> {
-        Conn::open(cx, name, &self.pgb().config(pool)).await
+    async fn client(&self, cx: &Cx<'_>, name: &str, pool: &str) -> Result<Session> {
+        open_client(cx, name, self.pgb().config(pool)).await
     }
 
-    async fn direct(&self, cx: &Cx<'_>, name: &str) -> Result<Conn> {
-        Conn::open(cx, name, &cx.env.pg).await
+    async fn direct(&self, cx: &Cx<'_>, name: &str) -> Result<Session> {
+        open_client(cx, name, cx.env.pg.clone()).await
     }
 
     /// `SHOW POOLS` (or another admin command): the rows of `pool`.
@@ -380,9 +305,9 @@ impl Stage {
 }
 
 /// The backends A and B ran on, and whether they are one.
-async fn backends(cx: &mut Cx<'_>, st: &mut Stage, a: &Conn, b: &Conn) -> Result<bool> {
-    let pa = a.backend(cx, &st.sql).await?;
-    let pb = b.backend(cx, &st.sql).await?;
+async fn backends(cx: &mut Cx<'_>, st: &mut Stage, a: &Session, b: &Session) -> Result<bool> {
+    let pa = backend(a, &st.sql, cx).await?;
+    let pb = backend(b, &st.sql, cx).await?;
     st.backends.extend([pa, pb]);
     cx.metric("a_backend", pa);
     cx.metric("b_backend", pb);
@@ -395,8 +320,8 @@ async fn set_leak(cx: &mut Cx<'_>) -> Result<()> {
     };
     let (a, b) = (st.client(cx, "A", SHARED).await?, st.client(cx, "B", SHARED).await?);
     let shared = backends(cx, &mut st, &a, &b).await?;
-    a.rows(cx, &st.sql, "set_session").await?;
-    let seen = b.rows(cx, &st.sql, "settings").await?;
+    rows(&a, &st.sql, "set_session", cx).await?;
+    let seen = rows(&b, &st.sql, "settings", cx).await?;
     st.stop(cx).await?;
     let (path, timeout) = (text(&seen, "search_path"), text(&seen, "statement_timeout"));
     cx.check(shared, msg::one_backend());
@@ -416,9 +341,9 @@ async fn set_local(cx: &mut Cx<'_>) -> Result<()> {
     let (a, b) = (st.client(cx, "A", SHARED).await?, st.client(cx, "B", SHARED).await?);
     let w = st.direct(cx, "W").await?;
     let shared = backends(cx, &mut st, &a, &b).await?;
-    let inside = a.rows(cx, &st.sql, "set_local").await?;
-    let seen = b.rows(cx, &st.sql, "settings").await?;
-    let fresh = w.rows(cx, &st.sql, "settings").await?;
+    let inside = rows(&a, &st.sql, "set_local", cx).await?;
+    let seen = rows(&b, &st.sql, "settings", cx).await?;
+    let fresh = rows(&w, &st.sql, "settings", cx).await?;
     st.stop(cx).await?;
     cx.check(shared, msg::one_backend());
     cx.check(
@@ -446,9 +371,9 @@ async fn session_advisory_lock(cx: &mut Cx<'_>) -> Result<()> {
     let (a, b) = (st.client(cx, "A", SHARED).await?, st.client(cx, "B", SHARED).await?);
     let w = st.direct(cx, "W").await?;
     let shared = backends(cx, &mut st, &a, &b).await?;
-    let la = got_lock(&a.run(cx, &st.sql, "lock_session").await?);
-    let lb = got_lock(&b.run(cx, &st.sql, "lock_session").await?);
-    let lw = got_lock(&w.run(cx, &st.sql, "lock_session").await?);
+    let la = got_lock(&run(&a, &st.sql, "lock_session", cx).await?);
+    let lb = got_lock(&run(&b, &st.sql, "lock_session", cx).await?);
+    let lw = got_lock(&run(&w, &st.sql, "lock_session", cx).await?);
     st.stop(cx).await?;
     cx.check(shared, msg::one_backend());
     let both = la == Some(true) && lb == Some(true);
@@ -472,13 +397,13 @@ async fn xact_advisory_lock(cx: &mut Cx<'_>) -> Result<()> {
         return Ok(());
     };
     let (a, b) = (st.client(cx, "A", TWO).await?, st.client(cx, "B", TWO).await?);
-    a.rows(cx, &st.sql, "begin").await?;
-    let la = got_lock(&a.run(cx, &st.sql, "lock_xact").await?);
-    b.rows(cx, &st.sql, "begin").await?;
-    let lb = got_lock(&b.run(cx, &st.sql, "lock_xact").await?);
+    rows(&a, &st.sql, "begin", cx).await?;
+    let la = got_lock(&run(&a, &st.sql, "lock_xact", cx).await?);
+    rows(&b, &st.sql, "begin", cx).await?;
+    let lb = got_lock(&run(&b, &st.sql, "lock_xact", cx).await?);
     let shared = backends(cx, &mut st, &a, &b).await?;
-    a.rows(cx, &st.sql, "commit").await?;
-    b.rows(cx, &st.sql, "commit").await?;
+    rows(&a, &st.sql, "commit", cx).await?;
+    rows(&b, &st.sql, "commit", cx).await?;
     st.stop(cx).await?;
     cx.check(!shared, msg::two_backends());
     let one = la == Some(true) && lb == Some(false);
@@ -494,9 +419,9 @@ async fn prepared_statement(cx: &mut Cx<'_>) -> Result<()> {
     };
     let (a, b) = (st.client(cx, "A", SHARED).await?, st.client(cx, "B", SHARED).await?);
     let shared = backends(cx, &mut st, &a, &b).await?;
-    a.rows(cx, &st.sql, "prepare").await?;
-    let executed = b.run(cx, &st.sql, "execute").await?;
-    let again = b.run(cx, &st.sql, "prepare").await?;
+    rows(&a, &st.sql, "prepare", cx).await?;
+    let executed = run(&b, &st.sql, "execute", cx).await?;
+    let again = run(&b, &st.sql, "prepare", cx).await?;
     st.stop(cx).await?;
     cx.check(shared, msg::one_backend());
     let gross = executed.as_ref().map(|s| text(s, "gross")).unwrap_or_default();
@@ -517,50 +442,19 @@ async fn unnamed_statement(cx: &mut Cx<'_>) -> Result<()> {
     // Parse, Bind and Execute of the unnamed statement in one round trip: nothing is left behind.
     let sql = "SELECT round($1::numeric * 1.20, 2)::text AS gross";
     let mut grosses = Vec::new();
-    for c in [&a, &b] {
-        if let Some(stp) = &cx.env.stepper {
-            stp.before(&c.name, None, sql, Some(msg::why_unnamed().render(stp.lang())))
-                .await;
-        }
-        let at = Instant::now();
-        let price = "42.00";
-        let answer = tokio::time::timeout(
-            c.deadline,
-            c.client
-                .query_typed(sql, &[(&price, tokio_postgres::types::Type::TEXT)]),
-        )
-        .await
-        .map_err(|_| Deviation(msg::no_answer(&c.name, "query_typed", secs(c.deadline))))?;
-        let o: (Outcome, String) = match answer {
-            Ok(rows) => {
-                let set = ResultSet {
-                    columns: vec!["gross".into()],
-                    rows: rows.iter().map(|r| vec![r.get::<_, Option<String>>(0)]).collect(),
-                };
-                let detail = set.describe();
-                (Ok(set), detail)
-            }
-            Err(e) => {
-                let (code, message) = e
-                    .as_db_error()
-                    .map(|d| (d.code().code().to_string(), d.message().to_string()))
-                    .unwrap_or_else(|| (String::new(), e.to_string()));
-                let detail = format!("ERROR: {message}");
-                (Err((code, message)), detail)
-            }
-        };
-        record(
-            cx,
-            at,
-            &c.name,
-            "unnamed",
-            &format!("{sql}  -- $1 = '{price}'"),
-            &o,
-            None,
-        );
-        grosses.push(o.0.map(|s| text(&s, "gross")).unwrap_or_else(|(c, _)| c));
+    if let Some(stp) = &cx.env.stepper {
+        let why = msg::why_unnamed().render(stp.lang());
+        stp.add_whys([("unnamed".to_string(), why)].into());
     }
-    let left = b.rows(cx, &st.sql, "prepared_here").await?;
+    let price = "42.00";
+    let shown = format!("{sql}  -- $1 = '{price}'");
+    for c in [&a, &b] {
+        let answer = c
+            .typed("unnamed", sql, &[(&price, tokio_postgres::types::Type::TEXT)], &shown)
+            .await?;
+        grosses.push(outcome(answer).map(|s| text(&s, "gross")).unwrap_or_else(|(c, _)| c));
+    }
+    let left = rows(&b, &st.sql, "prepared_here", cx).await?;
     let version = st.pgb().version.clone();
     st.stop(cx).await?;
     cx.check(shared, msg::one_backend());
@@ -593,17 +487,17 @@ async fn listen_lost(cx: &mut Cx<'_>) -> Result<()> {
     };
     let l = st.client(cx, "L", SHARED).await?;
     let w = st.direct(cx, "W").await?;
-    st.backends.push(l.backend(cx, &st.sql).await?);
-    l.rows(cx, &st.sql, "listen").await?;
-    w.rows(cx, &st.sql, "notify").await?;
+    st.backends.push(backend(&l, &st.sql, cx).await?);
+    rows(&l, &st.sql, "listen", cx).await?;
+    rows(&w, &st.sql, "notify", cx).await?;
     // The listening backend sends the notification at once; the pooler has
     // no client linked to that server connection and drops it (its log says so).
     let dropped = logged(cx, &st, "got packet 'A' from server when not linked").await;
     if dropped {
         cx.recorder().note(POOLER, msg::dropped_logged());
     }
-    l.rows(cx, &st.sql, "ping").await?;
-    let got: Vec<String> = l.notifies.lock().unwrap().clone();
+    rows(&l, &st.sql, "ping", cx).await?;
+    let got: Vec<String> = heard(&l);
     st.stop(cx).await?;
     cx.check(dropped, msg::pooler_dropped());
     cx.check(got.is_empty(), msg::never_heard(got.len()));
@@ -619,12 +513,12 @@ async fn listen_direct(cx: &mut Cx<'_>) -> Result<()> {
     };
     let l = st.direct(cx, "L").await?;
     let w = st.direct(cx, "W").await?;
-    l.rows(cx, &st.sql, "listen").await?;
-    w.rows(cx, &st.sql, "notify").await?;
+    rows(&l, &st.sql, "listen", cx).await?;
+    rows(&w, &st.sql, "notify", cx).await?;
     // A direct listener gets it without asking: wait for it, within the deadline.
     let deadline = Instant::now() + cx.env.wait_timeout;
     let got = loop {
-        let got: Vec<String> = l.notifies.lock().unwrap().clone();
+        let got: Vec<String> = heard(&l);
         if !got.is_empty() || Instant::now() > deadline {
             break got;
         }
@@ -651,23 +545,22 @@ async fn pool_exhaustion(cx: &mut Cx<'_>) -> Result<()> {
     let (a, b) = (st.client(cx, "A", TWO).await?, st.client(cx, "B", TWO).await?);
     let c = st.client(cx, "C", TWO).await?;
     let w = st.direct(cx, "W").await?;
-    a.rows(cx, &st.sql, "begin").await?;
-    b.rows(cx, &st.sql, "begin").await?;
+    rows(&a, &st.sql, "begin", cx).await?;
+    rows(&b, &st.sql, "begin", cx).await?;
     backends(cx, &mut st, &a, &b).await?;
     // C's statement needs a server connection; both are in A's and B's transactions.
     let work = st.sql.get("work")?.to_string();
     if let Some(stp) = &cx.env.stepper {
         stp.before("C", Some("work"), &work, None).await;
     }
-    let sent = Instant::now();
-    let (client, text) = (c.client.clone(), work.clone());
-    let mut pending = tokio::spawn(async move { client.simple_query(&text).await });
+    let mut pending = c.send(&work);
+    let sent = pending.at;
     // The wait is the pooler's: confirmed from SHOW POOLS, within the deadline.
     let deadline = Instant::now() + cx.env.wait_timeout;
     let pool = loop {
         let rows = st.show("SHOW POOLS", TWO).await?;
         let row = rows.into_iter().next().unwrap_or_default();
-        if pgbouncer::value(&row, "cl_waiting") >= 1 || Instant::now() > deadline || pending.is_finished() {
+        if pgbouncer::value(&row, "cl_waiting") >= 1 || Instant::now() > deadline || pending.ready() {
             break row;
         }
         tokio::time::sleep(Duration::from_millis(1)).await;
@@ -681,48 +574,43 @@ async fn pool_exhaustion(cx: &mut Cx<'_>) -> Result<()> {
         "maxwait_ms",
         pgbouncer::value(&pool, "maxwait") * 1000 + pgbouncer::value(&pool, "maxwait_us") / 1000,
     );
+    let waited = Waited {
+        by: vec!["A".into(), "B".into()],
+        kind: WaitKind::Pooler,
+        lock: None,
+    };
     if waiting >= 1 {
-        cx.recorder().waiting(
-            sent,
-            "C",
-            Some("work"),
-            &work,
-            &Waited {
-                by: vec!["A".into(), "B".into()],
-                kind: WaitKind::Pooler,
-                lock: None,
-            },
-        );
+        cx.recorder().waiting(sent, "C", Some("work"), &work, &waited);
         cx.recorder().note(POOLER, msg::pools_row(waiting, active, servers));
     }
     let pids = st.server_pids(TWO).await?;
     let list = pids.iter().map(i32::to_string).collect::<Vec<_>>().join(", ");
     let list = if list.is_empty() { "0".to_string() } else { list };
-    let locks = w.run_bound(cx, &st.sql, "ungranted", &[("pids", &list)]).await?;
-    let activity = w.run_bound(cx, &st.sql, "activity", &[("pids", &list)]).await?;
+    let locks = run_bound(&w, &st.sql, "ungranted", &[("pids", &list)]).await?;
+    let activity = run_bound(&w, &st.sql, "activity", &[("pids", &list)]).await?;
     if let Ok(set) = &activity {
         cx.evidence_rows(msg::server_view(), set);
     }
-    a.rows(cx, &st.sql, "commit").await?;
+    rows(&a, &st.sql, "commit", cx).await?;
     // A's commit frees a server connection: C's statement runs now.
-    let answer = tokio::time::timeout(cx.env.wait_timeout, &mut pending).await;
-    let done = match answer {
-        Ok(Ok(r)) => Some(outcome(&work, r)),
-        _ => {
-            pending.abort();
-            None
-        }
+    let done = if pending.ready_within(cx.env.wait_timeout).await {
+        pending.take()
+    } else {
+        c.cancel().await;
+        None
     };
-    let waited = sent.elapsed();
-    if let Some(o) = &done {
-        record(cx, Instant::now(), "C", "work", &work, o, Some(waited));
+    let took = sent.elapsed();
+    if let Some((answer, at)) = &done {
+        let wait = (waiting >= 1).then_some((&waited, took));
+        cx.recorder().answer(*at, "C", Some("work"), &work, answer, wait, None);
     }
-    b.rows(cx, &st.sql, "commit").await?;
+    rows(&b, &st.sql, "commit", cx).await?;
     st.stop(cx).await?;
     cx.check(waiting >= 1, msg::c_queued(waiting));
     let lock_waits = locks.as_ref().map(|s| int(s, "lock_waits")).unwrap_or(-1);
     cx.check(lock_waits == 0, msg::no_server_wait(lock_waits));
     let completed = matches!(done, Some((Ok(_), _)));
+    let waited = took;
     cx.check(completed, msg::c_ran_after_commit());
     cx.metric("cl_waiting", waiting);
     cx.metric("server_lock_waits", lock_waits);
@@ -750,10 +638,6 @@ mod msg {
         started(version, port) {
             en: "{version} on 127.0.0.1:{port}: pool shared (pool_size 1) and pool two (pool_size 2), pool_mode transaction",
             tr: "127.0.0.1:{port} üzerinde {version}: shared havuzu (pool_size 1) ve two havuzu (pool_size 2), pool_mode transaction",
-        }
-        no_answer(client, step, deadline) {
-            en: "{client}: {step}: no answer within {deadline} s",
-            tr: "{client}: {step}: {deadline} sn içinde yanıt gelmedi",
         }
         failed(client, step, code, message) {
             en: "{client}: {step} failed: {message} (SQLSTATE {code})",

@@ -200,27 +200,24 @@ impl Standby {
         // own on the primary; lab's pooler (--pooler) is in front of the primary only.
         let opener = cx.opener().elsewhere(cfg.clone());
         let admin = opener.open_quiet("standby").await?;
-        let is_standby = connect::simple_value(admin.client(), "SELECT pg_is_in_recovery()::text")
-            .await
-            .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
+        let is_standby = admin
+            .value("SELECT pg_is_in_recovery()::text", msg::standby_check)
+            .await?;
         if is_standby.as_deref() != Some("true") {
             anyhow::bail!(msg::not_a_standby(connect::where_of(&cfg)));
         }
         let ident = "SELECT system_identifier::text FROM pg_control_system()";
-        let theirs = connect::simple_value(admin.client(), ident)
-            .await
-            .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
-        let ours = connect::simple_value(&cx.env.control, ident)
-            .await
-            .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
+        let theirs = admin.value(ident, msg::standby_check).await?;
+        let ours = cx.env.value(ident, msg::standby_check).await?;
         // Copies of one cluster share a system identifier (lab's throwaway
         // servers all come from one template): the port it streams from tells too.
-        let sender = connect::simple_value(admin.client(), "SELECT sender_port::text FROM pg_stat_wal_receiver")
-            .await
-            .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
-        let port = connect::simple_value(&cx.env.control, "SELECT current_setting('port')")
-            .await
-            .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
+        let sender = admin
+            .value("SELECT sender_port::text FROM pg_stat_wal_receiver", msg::standby_check)
+            .await?;
+        let port = cx
+            .env
+            .value("SELECT current_setting('port')", msg::standby_check)
+            .await?;
         if theirs != ours || sender.is_some_and(|s| Some(s) != port) {
             anyhow::bail!(msg::not_our_standby(connect::where_of(&cfg)));
         }
@@ -229,9 +226,7 @@ impl Standby {
         }
         // Where the variant runs, as the standby says (beside other
         // scenarios, lab's throwaway server gives replica a database of its own).
-        let database = connect::simple_value(admin.client(), "SELECT current_database()")
-            .await
-            .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
+        let database = admin.value("SELECT current_database()", msg::standby_check).await?;
         cx.metric("database", database);
         let st = Standby {
             own,
@@ -241,9 +236,10 @@ impl Standby {
             version_num: cx.env.server.version_num,
         };
         // The schema the variant just built must be on the standby first.
-        let lsn = connect::simple_value(&cx.env.control, "SELECT pg_current_wal_lsn()::text")
-            .await
-            .map_err(|e| connect::sql_error(e, msg::standby_check()))?
+        let lsn = cx
+            .env
+            .value("SELECT pg_current_wal_lsn()::text", msg::standby_check)
+            .await?
             .unwrap_or_default();
         if !st.until("replayed", &lsn, cx.env.wait_timeout).await? {
             return Err(Deviation(msg::never_caught_up(&lsn, secs(cx.env.wait_timeout))).into());
@@ -259,7 +255,7 @@ impl Standby {
     /// until it is true or `within` has passed.
     async fn until(&self, step: &str, lsn: &str, within: Duration) -> Result<bool> {
         let sql = self.sql.bind(step, &[("lsn", &lsn)])?;
-        until_true(self.admin.client(), &sql, within).await
+        self.admin.until(&sql, within, msg::standby_check).await
     }
 
     /// Pauses replay and waits until the standby says it is paused.
@@ -270,7 +266,7 @@ impl Standby {
         } else {
             "SELECT pg_is_wal_replay_paused()"
         };
-        if !until_true(self.admin.client(), check, cx.env.wait_timeout).await? {
+        if !self.admin.until(check, cx.env.wait_timeout, msg::standby_check).await? {
             return Err(Deviation(msg::never_paused(secs(cx.env.wait_timeout))).into());
         }
         self.admin.note(msg::paused());
@@ -284,30 +280,15 @@ impl Standby {
 
     /// Resumes replay (if paused) and stops lab's standby.
     async fn stop(self) -> Result<()> {
-        let _ = connect::simple_value(self.admin.client(), "SELECT pg_wal_replay_resume()::text").await;
+        let _ = self
+            .admin
+            .value("SELECT pg_wal_replay_resume()::text", msg::standby_check)
+            .await;
         drop(self.admin);
         if let Some(s) = self.own {
             tokio::task::spawn_blocking(move || drop(s)).await?;
         }
         Ok(())
-    }
-}
-
-/// Asks `client` a yes-or-no question (one value) until the server says
-/// yes or `within` has passed; whether it said yes.
-async fn until_true(client: &tokio_postgres::Client, sql: &str, within: Duration) -> Result<bool> {
-    let deadline = Instant::now() + within;
-    loop {
-        let v = connect::simple_value(client, sql)
-            .await
-            .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
-        if matches!(v.as_deref(), Some("t" | "true")) {
-            return Ok(true);
-        }
-        if Instant::now() > deadline {
-            return Ok(false);
-        }
-        tokio::time::sleep(Duration::from_millis(1)).await;
     }
 }
 
@@ -336,7 +317,7 @@ async fn lag(cx: &Cx<'_>, p: &Session, sql: &SqlFile, lsn: &str) -> Result<(i64,
         "SELECT bool_or(sent_lsn >= '{}'::pg_lsn AND replay_lsn IS NOT NULL)::text FROM pg_stat_replication",
         lsn.replace('\'', "")
     );
-    until_true(&cx.env.control, &sent, cx.env.wait_timeout).await?;
+    cx.env.until(&sent, cx.env.wait_timeout, msg::standby_check).await?;
     let text = format!(
         "{} ORDER BY pg_wal_lsn_diff(sent_lsn, replay_lsn) DESC NULLS LAST LIMIT 1",
         sql.get("lag")?
@@ -434,7 +415,7 @@ async fn remote_apply(cx: &mut Cx<'_>) -> Result<()> {
         admin.exec("reload", st.sql.get("reload")?).await?;
         // Synchronous once the primary says so.
         let sync = "SELECT bool_or(sync_state = 'sync')::text FROM pg_stat_replication";
-        if !until_true(&cx.env.control, sync, cx.env.wait_timeout).await? {
+        if !cx.env.until(sync, cx.env.wait_timeout, msg::standby_check).await? {
             return Err(Deviation(msg::never_sync(secs(cx.env.wait_timeout))).into());
         }
         let r = st.open("R").await?;
@@ -446,12 +427,13 @@ async fn remote_apply(cx: &mut Cx<'_>) -> Result<()> {
         let waiting = loop {
             // Behind lab's pooler (--pooler): the backend the COMMIT runs on.
             crate::engine::session::refresh_pids(&cx.env.control, std::slice::from_ref(p)).await?;
-            let ev = connect::simple_value(
-                &cx.env.control,
-                &format!("SELECT wait_event FROM pg_stat_activity WHERE pid = {}", p.pid()),
-            )
-            .await
-            .map_err(|e| connect::sql_error(e, msg::standby_check()))?;
+            let ev = cx
+                .env
+                .value(
+                    &format!("SELECT wait_event FROM pg_stat_activity WHERE pid = {}", p.pid()),
+                    msg::standby_check,
+                )
+                .await?;
             if ev.as_deref() == Some("SyncRep") {
                 break true;
             }
@@ -541,12 +523,7 @@ async fn conflicts(st: &Standby) -> Result<(i64, i64)> {
 async fn conflicts_after(cx: &Cx<'_>, st: &Standby, before: (i64, i64)) -> Result<(i64, i64)> {
     let deadline = Instant::now() + cx.env.wait_timeout;
     loop {
-        let set = connect::simple_value(
-            st.admin.client(),
-            "SELECT confl_snapshot || ',' || confl_lock FROM pg_stat_database_conflicts WHERE datname = current_database()",
-        )
-        .await
-        .map_err(|e| connect::sql_error(e, msg::standby_check()))?
+        let set = st.admin.value("SELECT confl_snapshot || ',' || confl_lock FROM pg_stat_database_conflicts WHERE datname = current_database()", msg::standby_check).await?
         .unwrap_or_default();
         let mut it = set.split(',').map(|v| v.parse::<i64>().unwrap_or(-1));
         let now = (it.next().unwrap_or(-1), it.next().unwrap_or(-1));
@@ -575,7 +552,11 @@ async fn long_report(
     let sql = st.sql.get("long_read")?;
     let sent = r.send(sql);
     let blocked = format!("SELECT {} = ANY(pg_blocking_pids({}))", h.pid(), r.pid());
-    if !until_true(st.admin.client(), &blocked, cx.env.wait_timeout).await? {
+    if !st
+        .admin
+        .until(&blocked, cx.env.wait_timeout, msg::standby_check)
+        .await?
+    {
         return Err(Deviation(msg::report_never_waited(secs(cx.env.wait_timeout))).into());
     }
     let w = Waited {
@@ -620,14 +601,15 @@ async fn report_answer(
 
 /// max_standby_streaming_delay as the standby has it.
 async fn delay_of(cx: &mut Cx<'_>, st: &Standby) -> Result<Duration> {
-    let ms = connect::simple_value(
-        st.admin.client(),
-        "SELECT setting FROM pg_settings WHERE name = 'max_standby_streaming_delay'",
-    )
-    .await
-    .map_err(|e| connect::sql_error(e, msg::standby_check()))?
-    .and_then(|v| v.parse::<i64>().ok())
-    .unwrap_or(-1);
+    let ms = st
+        .admin
+        .value(
+            "SELECT setting FROM pg_settings WHERE name = 'max_standby_streaming_delay'",
+            msg::standby_check,
+        )
+        .await?
+        .and_then(|v| v.parse::<i64>().ok())
+        .unwrap_or(-1);
     cx.metric("max_standby_streaming_delay_ms", ms);
     if ms < 0 {
         return Ok(Duration::MAX / 4);
@@ -731,15 +713,16 @@ async fn hot_standby_feedback(cx: &mut Cx<'_>) -> Result<()> {
     let sent = long_report(cx, &st, &r, &h, true).await?;
     // The primary knows the report's xmin once the standby has sent its feedback.
     let xmin = "SELECT bool_or(backend_xmin IS NOT NULL)::text FROM pg_stat_replication";
-    let held = until_true(&cx.env.control, xmin, cx.env.wait_timeout).await?;
+    let held = cx.env.until(xmin, cx.env.wait_timeout, msg::standby_check).await?;
     p.exec("delete_vacuum", st.sql.get("delete_vacuum")?).await?;
     p.exec("vacuum", &st.sql.bind("vacuum", &[("schema", &cx.env.schema)])?)
         .await?;
     let kept = not_removable(&cx.recorder().details("P", StepResult::Notice));
     // The vacuum's WAL is replayed while the report still runs: no conflict to resolve.
-    let lsn = connect::simple_value(&cx.env.control, "SELECT pg_current_wal_lsn()::text")
-        .await
-        .map_err(|e| connect::sql_error(e, msg::standby_check()))?
+    let lsn = cx
+        .env
+        .value("SELECT pg_current_wal_lsn()::text", msg::standby_check)
+        .await?
         .unwrap_or_default();
     let replayed = st.until("replayed", &lsn, delay + cx.env.wait_timeout).await?;
     h.exec("release", st.sql.get("release")?).await?;

@@ -130,3 +130,38 @@ pub fn results_of(sql: &str, msgs: &[SimpleQueryMessage]) -> Vec<Res> {
     }
     out
 }
+
+/// A typed query's rows as one result, every value read as text.
+pub fn rows_of(rows: &[tokio_postgres::Row]) -> Res {
+    let columns: Vec<String> = rows
+        .first()
+        .map(|r| r.columns().iter().map(|c| c.name().to_string()).collect())
+        .unwrap_or_default();
+    let set = ResultSet {
+        rows: rows
+            .iter()
+            .map(|r| (0..r.len()).map(|i| text_of(r, i)).collect())
+            .collect(),
+        columns,
+    };
+    Res {
+        tag: format!("SELECT {}", rows.len()),
+        count: rows.len() as u64,
+        set: Some(set),
+    }
+}
+
+/// A value of a typed query's row as text (the types lab's statements return).
+fn text_of(row: &tokio_postgres::Row, i: usize) -> Option<String> {
+    use tokio_postgres::types::Type;
+    let t = row.columns()[i].type_();
+    match *t {
+        Type::INT2 => row.get::<_, Option<i16>>(i).map(|v| v.to_string()),
+        Type::INT4 => row.get::<_, Option<i32>>(i).map(|v| v.to_string()),
+        Type::INT8 => row.get::<_, Option<i64>>(i).map(|v| v.to_string()),
+        Type::BOOL => row
+            .get::<_, Option<bool>>(i)
+            .map(|v| if v { "t" } else { "f" }.to_string()),
+        _ => row.try_get::<_, Option<String>>(i).ok().flatten(),
+    }
+}

@@ -180,6 +180,29 @@ impl Env {
         Ok(last_set(&results_of(&full, &msgs)).cloned().unwrap_or_default())
     }
 
+    /// One value (first column, first row) from the control connection,
+    /// not recorded; what went wrong is framed with `what`.
+    pub async fn value(&self, sql: &str, what: impl Fn() -> crate::i18n::Text) -> Result<Option<String>> {
+        connect::simple_value(&self.control, sql)
+            .await
+            .map_err(|e| connect::sql_error(e, what()))
+    }
+
+    /// Asks the control connection a yes-or-no question until the server
+    /// says yes or `within` has passed; whether it said yes.
+    pub async fn until(&self, sql: &str, within: Duration, what: impl Fn() -> crate::i18n::Text) -> Result<bool> {
+        let deadline = Instant::now() + within;
+        loop {
+            if matches!(self.value(sql, &what).await?.as_deref(), Some("t" | "true")) {
+                return Ok(true);
+            }
+            if Instant::now() > deadline {
+                return Ok(false);
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
     /// A single integer from the control connection.
     pub async fn int(&self, sql: &str) -> Result<i64> {
         let rows = self.rows(sql).await?;

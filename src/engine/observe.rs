@@ -125,6 +125,22 @@ impl Recorder {
         waited: Option<(&Waited, Duration)>,
         isolation: Option<String>,
     ) {
+        self.push(self.entry(at, session, step, sql, answer, waited, isolation));
+    }
+
+    /// The timeline entry for a step's answer, not yet recorded (a server
+    /// files its statements under the request they served).
+    #[allow(clippy::too_many_arguments)]
+    pub fn entry(
+        &self,
+        at: Instant,
+        session: &str,
+        step: Option<&str>,
+        sql: &str,
+        answer: &Answer,
+        waited: Option<(&Waited, Duration)>,
+        isolation: Option<String>,
+    ) -> Entry {
         let (result, detail, sqlstate) = match answer {
             Ok(r) if waited.is_some() => (StepResult::Completed, describe(r), None),
             Ok(r) => (StepResult::Ok, describe(r), None),
@@ -145,7 +161,7 @@ impl Recorder {
                 e.wait = Some(w.kind);
             }
         }
-        self.push(e);
+        e
     }
 
     /// A step recorded as answered at once waited after all, as the server

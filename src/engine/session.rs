@@ -19,6 +19,15 @@ use crate::report::{Entry, Phrase, ResultSet, StepResult};
 use crate::sqltext::{self, SettingEffect, TxEffect, one_line};
 use crate::target::connect::{self, EndWatch};
 
+/// A NOTIFY a session heard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notification {
+    pub channel: String,
+    pub payload: String,
+    /// The notifying backend's pid.
+    pub from: i32,
+}
+
 /// The transaction a session is in, as tracked from the statements it ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tx {
@@ -53,6 +62,8 @@ struct Inner {
     recorder: Recorder,
     tx: Mutex<Tx>,
     notices: Arc<AtomicUsize>,
+    /// The NOTIFYs the session has heard.
+    notifies: Arc<Mutex<Vec<Notification>>>,
     deadline: Duration,
     stepper: Option<Arc<Stepper>>,
 }
@@ -128,6 +139,18 @@ pub struct Sent {
 }
 
 impl Sent {
+    /// A statement whose answer will come through the sender (a scripted
+    /// server's, in the scheduler's unit tests).
+    pub fn channel() -> (Sent, oneshot::Sender<(Answer, Instant)>) {
+        let (tx, rx) = oneshot::channel();
+        let sent = Sent {
+            at: Instant::now(),
+            rx: Some(rx),
+            answer: None,
+        };
+        (sent, tx)
+    }
+
     /// Whether the answer is here (without waiting).
     pub fn ready(&mut self) -> bool {
         if self.answer.is_none()
@@ -268,16 +291,29 @@ impl Opener {
 
     async fn open_with(&self, name: &str, record_notices: bool) -> Result<Session> {
         let notices = Arc::new(AtomicUsize::new(0));
-        let sink = record_notices.then(|| {
+        let notifies: Arc<Mutex<Vec<Notification>>> = Arc::default();
+        let sink = {
             let (recorder, name, count) = (self.recorder.clone(), name.to_string(), notices.clone());
-            let transcript = self.transcript.clone();
+            let (transcript, heard) = (self.transcript.clone(), notifies.clone());
             Box::new(move |m: connect::Async<'_>| {
-                if let Some(t) = &transcript {
+                // lab's own connections (a spec's setup) are not isolationtester's sessions.
+                if let Some(t) = transcript.as_ref().filter(|_| record_notices) {
                     t.arrived(&name, &m);
                 }
-                let connect::Async::Notice(n) = m else {
-                    return;
+                let n = match m {
+                    connect::Async::Notify(n) => {
+                        heard.lock().unwrap().push(Notification {
+                            channel: n.channel().to_string(),
+                            payload: n.payload().to_string(),
+                            from: n.process_id(),
+                        });
+                        return;
+                    }
+                    connect::Async::Notice(n) => n,
                 };
+                if !record_notices {
+                    return;
+                }
                 count.fetch_add(1, Ordering::SeqCst);
                 let mut e = Entry::new(
                     recorder.now_ms(),
@@ -288,7 +324,7 @@ impl Opener {
                 e.sqlstate = Some(n.code().code().to_string());
                 recorder.push(e);
             }) as connect::NoticeSink
-        });
+        };
         let what = || msg::open(&self.label, name);
         {
             // The slot is taken before connecting (pid 0 until known), so
@@ -306,10 +342,12 @@ impl Opener {
         let connected = async {
             if self.pooled || self.raw {
                 // Nothing set now would stay: the setup goes with each transaction.
-                let conn = connect::connect(&self.pg, &app, None, sink).await.ctx(what)?;
+                let conn = connect::connect(&self.pg, &app, None, Some(sink)).await.ctx(what)?;
                 return Ok::<_, anyhow::Error>((conn, 0));
             }
-            let conn = connect::connect(&self.pg, &app, Some(&setup), sink).await.ctx(what)?;
+            let conn = connect::connect(&self.pg, &app, Some(&setup), Some(sink))
+                .await
+                .ctx(what)?;
             let pid: i32 = conn
                 .client
                 .query_one("SELECT pg_backend_pid()", &[])
@@ -354,6 +392,7 @@ impl Opener {
                 recorder: self.recorder.clone(),
                 tx: Mutex::new(Tx::Idle),
                 notices,
+                notifies,
                 deadline: self.deadline,
                 stepper: self.stepper.clone(),
             }),
@@ -644,33 +683,121 @@ impl Session {
             .flatten()
     }
 
-    /// Runs a statement to its answer (within the deadline) and records it.
-    /// Listed SQLSTATEs are answers; any other error ends the variant as a
-    /// deviation from the documented behaviour.
-    pub async fn exec_allow(&self, step: &str, sql: &str, allowed: &[&str]) -> Result<Answer> {
-        self.prompt(Some(step), sql, None).await;
+    /// Runs `sql` to its answer within `deadline`, without recording it:
+    /// the answer and when it came. Past the deadline the statement is
+    /// cancelled and there is none.
+    pub async fn answer_within(&self, sql: &str, deadline: Duration) -> Option<(Answer, Instant)> {
         let mut sent = self.send(sql);
-        if !sent.ready_within(self.inner.deadline).await {
-            let _ = self
-                .inner
-                .client
-                .cancel_token()
-                .cancel_query(tokio_postgres::NoTls)
-                .await;
-            return Err(Deviation(msg::no_answer(self.at(sql), secs(self.inner.deadline))).into());
+        if !sent.ready_within(deadline).await {
+            self.cancel().await;
+            return None;
         }
-        let (mut answer, done) = sent.take().expect("ready");
+        sent.take()
+    }
+
+    /// Asks the server to cancel the session's running statement (best effort).
+    pub async fn cancel(&self) {
+        let _ = self
+            .inner
+            .client
+            .cancel_token()
+            .cancel_query(tokio_postgres::NoTls)
+            .await;
+    }
+
+    /// Runs a statement to its answer (within the deadline) and records it:
+    /// whatever the server answered, errors too, comes back. A statement
+    /// that does not answer, or a connection lost to the outside world,
+    /// ends the variant.
+    pub async fn run(&self, step: &str, sql: &str) -> Result<Answer> {
+        self.prompt(Some(step), sql, None).await;
+        let Some((mut answer, done)) = self.answer_within(sql, self.inner.deadline).await else {
+            return Err(Deviation(msg::no_answer(self.at(sql), secs(self.inner.deadline))).into());
+        };
         let began = self.track(sql, &mut answer);
         let isolation = if began { self.isolation().await } else { None };
         self.inner
             .recorder
             .answer(done, self.name(), Some(step), sql, &answer, None, isolation);
         match answer {
-            Ok(r) => Ok(Ok(r)),
             Err(e) if e.lost_to_outside() => Err(msg::connection_lost(self.at(sql), e.line()).into()),
+            answer => Ok(answer),
+        }
+    }
+
+    /// Runs a statement to its answer (within the deadline) and records it.
+    /// Listed SQLSTATEs are answers; any other error ends the variant as a
+    /// deviation from the documented behaviour.
+    pub async fn exec_allow(&self, step: &str, sql: &str, allowed: &[&str]) -> Result<Answer> {
+        match self.run(step, sql).await? {
+            Ok(r) => Ok(Ok(r)),
             Err(e) if e.code.as_deref().is_some_and(|c| allowed.contains(&c)) => Ok(Err(e)),
             Err(e) => Err(Deviation(msg::unexpected(self.at(sql), e.line())).into()),
         }
+    }
+
+    /// Runs one statement with typed parameters in the extended protocol
+    /// (Parse, Bind, Execute of the unnamed statement in one round trip),
+    /// within the deadline, and records it; `shown` is how the timeline
+    /// writes it. Errors the server answered come back.
+    pub async fn typed(
+        &self,
+        step: &str,
+        sql: &str,
+        params: &[(&(dyn tokio_postgres::types::ToSql + Sync), tokio_postgres::types::Type)],
+        shown: &str,
+    ) -> Result<Answer> {
+        self.prompt(Some(step), shown, None).await;
+        let query = self.inner.client.query_typed(sql, params);
+        let Ok(rows) = tokio::time::timeout(self.inner.deadline, query).await else {
+            self.cancel().await;
+            return Err(Deviation(msg::no_answer(self.at(shown), secs(self.inner.deadline))).into());
+        };
+        let answer = match rows {
+            Ok(rows) => Ok(vec![super::answer::rows_of(&rows)]),
+            Err(e) => Err(self.failure(e).await),
+        };
+        self.inner
+            .recorder
+            .answer(Instant::now(), self.name(), Some(step), shown, &answer, None, None);
+        match answer {
+            Err(e) if e.lost_to_outside() => Err(msg::connection_lost(self.at(shown), e.line()).into()),
+            answer => Ok(answer),
+        }
+    }
+
+    /// One value (the first column of the first row) that `sql` reads, not
+    /// recorded (lab's own look at the server through this session), within
+    /// the deadline; what went wrong is framed with `what`.
+    pub async fn value(&self, sql: &str, what: impl Fn() -> Text) -> Result<Option<String>> {
+        match tokio::time::timeout(self.inner.deadline, connect::simple_value(&self.inner.client, sql)).await {
+            Ok(r) => r.map_err(|e| connect::sql_error(e, what())),
+            Err(_) => {
+                self.cancel().await;
+                Err(Deviation(msg::no_answer(self.at(sql), secs(self.inner.deadline))).into())
+            }
+        }
+    }
+
+    /// Asks a yes-or-no question (one value, not recorded) until the server
+    /// says yes or `within` has passed; whether it said yes.
+    pub async fn until(&self, sql: &str, within: Duration, what: impl Fn() -> Text) -> Result<bool> {
+        let deadline = Instant::now() + within;
+        loop {
+            if matches!(self.value(sql, &what).await?.as_deref(), Some("t" | "true")) {
+                return Ok(true);
+            }
+            if Instant::now() > deadline {
+                return Ok(false);
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    /// The NOTIFYs the session has heard so far.
+    pub fn notifications(&self) -> Vec<Notification> {
+        self.drain();
+        self.inner.notifies.lock().unwrap().clone()
     }
 
     /// Runs a statement that must succeed.

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Result;
 use axum::Router;
@@ -14,41 +14,14 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use axum::routing::get;
-use tokio_postgres::Client;
 
 use super::etag::{self, Condition, ETag};
 use super::{Listener, Log};
-use crate::engine::answer::{after_prelude, describe, last_set, results_of};
+use crate::engine::Session;
+use crate::engine::answer::last_set;
 use crate::i18n::{Lang, Text};
 use crate::report::{Entry, Phrase, ResultSet, StepResult};
 use crate::sql::SqlFile;
-
-/// A database connection the API can run its statements on.
-pub trait Db: Send + Sync + 'static {
-    fn client(&self) -> &Client;
-
-    /// A statement as sent, and how many statements sent ahead of it
-    /// (behind a transaction pooler, a session's state) to leave out of the answer.
-    fn wrapped(&self, sql: &str) -> (String, usize) {
-        (sql.to_string(), 0)
-    }
-}
-
-impl Db for Client {
-    fn client(&self) -> &Client {
-        self
-    }
-}
-
-impl Db for crate::engine::Session {
-    fn client(&self) -> &Client {
-        crate::engine::Session::client(self)
-    }
-
-    fn wrapped(&self, sql: &str) -> (String, usize) {
-        crate::engine::Session::wrapped(self, sql)
-    }
-}
 
 /// What the API does with a PUT that carries no If-Match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,13 +51,13 @@ pub struct Config {
 }
 
 struct Pool {
-    conns: Vec<tokio::sync::Mutex<Box<dyn Db>>>,
+    conns: Vec<tokio::sync::Mutex<Session>>,
     next: AtomicUsize,
 }
 
 impl Pool {
     /// A free connection, or the next one in turn once it is free.
-    async fn get(&self) -> tokio::sync::MutexGuard<'_, Box<dyn Db>> {
+    async fn get(&self) -> tokio::sync::MutexGuard<'_, Session> {
         for c in &self.conns {
             if let Ok(g) = c.try_lock() {
                 return g;
@@ -110,8 +83,8 @@ pub struct Server {
 
 impl Server {
     /// Serves the API on 127.0.0.1 (`cfg.port`, 0 for a free one) with the
-    /// given database connections (at least one).
-    pub async fn start(cfg: Config, db: Vec<Box<dyn Db>>) -> Result<Server> {
+    /// given database sessions (at least one).
+    pub async fn start(cfg: Config, db: Vec<Session>) -> Result<Server> {
         assert!(!db.is_empty(), "the API needs a database connection");
         let api = Arc::new(Api {
             pool: Pool {
@@ -219,41 +192,26 @@ impl Api {
             .bind(name, values)
             .map_err(|e| Failed(msg::statement(name, format!("{e:#}"))))?;
         let db = self.pool.get().await;
-        let at = Instant::now();
-        let (text, skip) = db.wrapped(&sql);
-        let answer = tokio::time::timeout(self.cfg.deadline, db.client().simple_query(&text)).await;
         let recorder = &self.cfg.log.recorder;
-        let mut e = Entry::new(recorder.t_ms(at), LANE, StepResult::Ok, Phrase::Plain(String::new()));
-        e.step = Some(name.to_string());
-        e.sql = sql.clone();
-        let result = match answer {
-            Err(_) => {
-                let _ = db.client().cancel_token().cancel_query(tokio_postgres::NoTls).await;
-                Err(msg::no_answer(crate::engine::secs(self.cfg.deadline)))
-            }
-            Ok(Err(err)) => {
-                e.sqlstate = err.code().map(|c| c.code().to_string());
-                let text = match err.as_db_error() {
-                    Some(db) => format!("{} (SQLSTATE {})", db.message(), db.code().code()),
-                    None => err.to_string(),
-                };
-                Err(msg::database(text))
-            }
-            Ok(Ok(messages)) => {
-                let results = after_prelude(results_of(&text, &messages), skip);
-                e.detail = Phrase::Plain(describe(&results));
-                Ok(last_set(&results).cloned().unwrap_or_default())
-            }
+        let Some((answer, done)) = db.answer_within(&sql, self.cfg.deadline).await else {
+            let text = msg::no_answer(crate::engine::secs(self.cfg.deadline));
+            let mut e = Entry::new(recorder.now_ms(), LANE, StepResult::Error, Phrase::Text(text.clone()));
+            e.step = Some(name.to_string());
+            e.sql = sql;
+            self.cfg.log.record(request, e);
+            return Err(Failed(text));
         };
-        match &result {
-            Ok(set) => e.results = vec![set.clone()],
-            Err(t) => {
-                e.result = StepResult::Error;
-                e.detail = Phrase::Text(t.clone());
-            }
+        self.cfg.log.record(
+            request,
+            recorder.entry(done, LANE, Some(name), &sql, &answer, None, None),
+        );
+        match answer {
+            Ok(results) => Ok(last_set(&results).cloned().unwrap_or_default()),
+            Err(e) => Err(Failed(msg::database(match &e.code {
+                Some(code) => format!("{} (SQLSTATE {code})", e.message),
+                None => e.message,
+            }))),
         }
-        self.cfg.log.record(request, e);
-        result.map_err(Failed)
     }
 
     fn note(&self, request: Option<&str>, text: Text) {

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use lab::files::LabFiles;
 use lab::http::Log;
-use lab::http::api::{Config, Db, Mode, Server};
+use lab::http::api::{Config, Mode, Server};
 use lab::http::client::{HttpClient, Request, Response};
 use lab::sql::SqlFile;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -36,14 +36,13 @@ async fn start(srv: &TestServer, mode: Mode) -> Server {
     )
     .await
     .unwrap();
-    let mut db: Vec<Box<dyn Db>> = Vec::new();
-    for _ in 0..2 {
-        let setup = format!("SET search_path TO {SCHEMA}");
-        let conn = lab::target::connect::connect(&srv.cluster.config(), APP, Some(&setup), None)
-            .await
-            .unwrap();
-        db.push(Box::new(conn.client));
-    }
+    // Sessions named APP ("lab-test-" and the session's name).
+    let env = srv.env(SCHEMA).await;
+    let opener = lab::engine::Opener::new(&env, "lab-test-".into(), "http-test".into(), Default::default());
+    let db = vec![
+        opener.open_quiet("api").await.unwrap(),
+        opener.open_quiet("api").await.unwrap(),
+    ];
     let cfg = Config {
         port: 0,
         mode,

@@ -13,10 +13,14 @@
 //! documented behaviour needs, then cancels the waiting statements, records
 //! that, and goes on, so a server that behaves differently gets a verdict
 //! with its timeline instead of a hang.
-use std::time::{Duration, Instant};
+mod live;
+#[cfg(test)]
+mod tests;
+
+use std::time::Duration;
 
 use anyhow::{Result, bail};
-use tokio_postgres::Statement;
+use tokio::time::Instant;
 
 use super::answer::Answer;
 use super::msg;
@@ -24,9 +28,61 @@ use super::observe::{Deviation, Observation, Recorder, StepRun, Waited, deadlock
 use super::session::{Sent, Session};
 use super::transcript::{Transcript, error_message};
 use super::{Env, secs};
-use crate::i18n::Context;
+use crate::i18n::Text;
 use crate::report::{ResultSet, WaitKind, millis};
 use crate::spec::{Param, Planned, Resolved, Spec, bind};
+
+pub use live::Live;
+
+/// What the scheduler asks of the sessions and of the server: the live one
+/// ([`Live`]) talks to PostgreSQL; the unit tests script the answers.
+/// Sessions are numbered in the spec's order; `None` is the setup
+/// connection (setup and teardown blocks, probes).
+#[allow(async_fn_in_trait)]
+pub trait Server {
+    /// The sessions' names.
+    fn names(&self) -> Vec<String>;
+    /// The backends serving them, as last looked up (0: none right now).
+    fn pids(&self) -> Vec<i32>;
+    /// Behind a transaction pooler, looks the backends up again.
+    async fn refresh(&mut self) -> Result<()>;
+    /// Sends `sql` without waiting for its answer.
+    fn send(&self, s: Option<usize>, sql: &str) -> Sent;
+    /// Follows the transaction through an answered statement; whether it
+    /// left a transaction it began open (to read its level back).
+    fn track(&self, s: Option<usize>, sql: &str, answer: &mut Answer) -> bool;
+    /// The isolation level of session `s`'s transaction, read back.
+    async fn isolation(&self, s: usize) -> Option<String>;
+    /// Under `--step`, shows the statement and waits for the person.
+    async fn prompt(&self, s: usize, step: &str, sql: &str);
+    /// NOTICEs session `s` has received so far.
+    fn notices(&self, s: usize) -> usize;
+    /// Reads whatever the server has already sent session `s`.
+    fn drain(&self, s: usize);
+    /// What the server says backend `pid` waits for.
+    async fn blocking(&self, pid: i32) -> Result<Blocking>;
+    /// The lock backend `pid` asks for, as pg_locks names it.
+    async fn lock(&self, pid: i32) -> Result<Option<String>>;
+    async fn cancel(&self, pid: i32) -> Result<()>;
+    async fn terminate(&self, pid: i32) -> Result<()>;
+    /// A snapshot's rows, read on the setup connection.
+    async fn read(&self, sql: &str) -> Result<ResultSet, tokio_postgres::Error>;
+    /// Where a statement ran, for messages.
+    fn at(&self, s: Option<usize>, sql: &str) -> Text;
+}
+
+/// What the server says of one backend's wait.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Blocking {
+    /// Backends holding or awaiting a lock it waits for (`pg_blocking_pids`).
+    pub locks: Vec<i32>,
+    /// Backends whose transactions its safe snapshot waits on.
+    pub snapshot: Vec<i32>,
+    /// Its `pg_stat_activity.wait_event` (SyncRep: a synchronous standby).
+    pub event: Option<String>,
+    /// No backend serves it and lab's pooler has a client waiting for a server connection.
+    pub pooler_queued: bool,
+}
 
 /// A step the documentation says waits: for which sessions, and for how
 /// long at most (by default, the run's deadline).
@@ -75,11 +131,29 @@ pub struct Run<'a> {
     pub patient: bool,
 }
 
+/// The permutation and what to observe of it, whatever the server.
+pub struct Plan<'a> {
+    pub spec: &'a Spec,
+    pub plan: &'a [Planned],
+    pub params: &'a [(&'a str, Param)],
+    pub expect: &'a [ExpectedWait],
+    pub probes: &'a [Probe],
+    pub recorder: &'a Recorder,
+    pub transcript: Option<&'a Transcript>,
+    pub patient: bool,
+    /// Every wait's deadline.
+    pub deadline: Duration,
+    /// The server's deadlock_timeout.
+    pub deadlock_timeout: Duration,
+}
+
 /// A step sent and not yet handled.
 struct Active {
     pos: usize,
     sql: String,
     sent: Sent,
+    /// When it was sent, on the scheduler's clock.
+    began: Instant,
     waited: Option<Waited>,
     /// Whether the server said it waits, the last time it was asked.
     blocked: bool,
@@ -89,6 +163,7 @@ struct Active {
     notice_targets: Vec<(usize, usize)>,
 }
 
+#[derive(Debug, PartialEq)]
 enum Status {
     Running,
     Blocked(Waited),
@@ -100,15 +175,15 @@ enum Cancel {
     Deadline,
 }
 
-struct Runner<'a> {
-    run: Run<'a>,
+struct Runner<'a, S: Server> {
+    run: Plan<'a>,
+    server: &'a mut S,
+    names: Vec<String>,
     active: Vec<Option<Active>>,
     /// Sessions whose step is waiting, in the order they began to.
     waiting: Vec<usize>,
     runs: Vec<Option<StepRun>>,
     stuck_since: Option<Instant>,
-    blocked_q: Statement,
-    lock_q: Statement,
     pids: Vec<i32>,
     /// Every session but the target waiting: how long the server gets when
     /// some waiting step was not documented to wait.
@@ -117,66 +192,65 @@ struct Runner<'a> {
     taken: Vec<(String, ResultSet)>,
 }
 
-/// Runs the permutation and returns what was observed.
+/// Runs the permutation on the live sessions and returns what was observed.
 pub async fn run(run: Run<'_>) -> Result<Observation> {
-    let control = &run.env.control;
-    // A spec's steps wait as isolationtester sees it (locks, safe
-    // snapshots); lab's scenarios also wait for synchronous standbys.
-    let blocked_q = control
-        .prepare(if run.patient {
-            "SELECT pg_blocking_pids($1::int), pg_safe_snapshot_blocking_pids($1::int), NULL::text"
-        } else {
-            "SELECT pg_blocking_pids($1::int), pg_safe_snapshot_blocking_pids($1::int), \
-                    (SELECT wait_event FROM pg_stat_activity WHERE pid = $1::int)"
-        })
-        .await
-        .ctx(msg::read_blocking)?;
-    let lock_q = control
-        .prepare(
-            "SELECT l.mode || ' on ' || l.locktype || coalesce(' ' || c.relname, '') \
-               FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation \
-              WHERE l.pid = $1::int AND NOT l.granted LIMIT 1",
-        )
-        .await
-        .ctx(msg::read_blocking)?;
-    let n = run.sessions.len();
-    let grace = (run.env.deadlock_timeout * 2 + Duration::from_millis(200)).min(run.env.wait_timeout);
+    let mut live = Live::new(run.env, run.sessions, run.setup, run.patient).await?;
+    let plan = Plan {
+        spec: run.spec,
+        plan: run.plan,
+        params: run.params,
+        expect: run.expect,
+        probes: run.probes,
+        recorder: run.recorder,
+        transcript: run.transcript,
+        patient: run.patient,
+        deadline: run.env.wait_timeout,
+        deadlock_timeout: run.env.deadlock_timeout,
+    };
+    run_on(&mut live, plan).await
+}
+
+/// Runs the permutation on `server`: isolationtester's rules, lab's deadlines.
+pub async fn run_on<S: Server>(server: &mut S, run: Plan<'_>) -> Result<Observation> {
+    let n = server.names().len();
+    let grace = (run.deadlock_timeout * 2 + Duration::from_millis(200)).min(run.deadline);
     let mut r = Runner {
-        pids: run.sessions.iter().map(Session::pid).collect(),
+        pids: server.pids(),
+        names: server.names(),
         active: (0..n).map(|_| None).collect(),
         waiting: Vec::new(),
         runs: vec![None; run.plan.len()],
         stuck_since: None,
-        blocked_q,
-        lock_q,
         grace,
         taken: Vec::new(),
         run,
+        server,
     };
     r.setup().await?;
     let outcome = r.steps().await;
     r.teardown().await;
     outcome?;
-    let Runner { runs, run, taken, .. } = r;
+    let sessions = r.names.iter().cloned().zip(r.server.pids()).collect();
+    let Runner { runs, taken, .. } = r;
     Ok(Observation {
-        sessions: run.sessions.iter().map(|s| (s.name().to_string(), s.pid())).collect(),
+        sessions,
         steps: runs.into_iter().flatten().collect(),
         probes: taken,
     })
 }
 
-impl Runner<'_> {
+impl<S: Server> Runner<'_, S> {
     fn step_name(&self, pos: usize) -> &str {
         &self.run.spec.step(self.run.plan[pos].id).name
     }
 
-    fn session(&self, s: usize) -> &Session {
-        &self.run.sessions[s]
+    fn name(&self, s: usize) -> &str {
+        &self.names[s]
     }
 
     async fn setup(&mut self) -> Result<()> {
         for sql in &self.run.spec.setup {
-            let answer = self.block(self.run.setup, sql).await?;
+            let answer = self.block(None, sql).await?;
             if let Err(e) = answer {
                 if let Some(t) = self.run.transcript {
                     t.fatal(format!("setup failed: {}", error_message(&e)));
@@ -186,20 +260,17 @@ impl Runner<'_> {
         }
         for (i, spec_session) in self.run.spec.sessions.iter().enumerate() {
             if let Some(sql) = &spec_session.setup {
-                let session = self.run.sessions[i].clone();
-                let answer = self.block(&session, sql).await?;
+                let answer = self.block(Some(i), sql).await?;
+                let name = self.name(i);
+                let now = std::time::Instant::now();
                 self.run
                     .recorder
-                    .answer(Instant::now(), session.name(), None, sql.trim(), &answer, None, None);
+                    .answer(now, name, None, sql.trim(), &answer, None, None);
                 if let Err(e) = answer {
                     if let Some(t) = self.run.transcript {
-                        t.fatal(format!(
-                            "setup of session {} failed: {}",
-                            session.name(),
-                            error_message(&e)
-                        ));
+                        t.fatal(format!("setup of session {name} failed: {}", error_message(&e)));
                     }
-                    return Err(Deviation(msg::session_setup_failed(session.name(), e.line())).into());
+                    return Err(Deviation(msg::session_setup_failed(name, e.line())).into());
                 }
             }
         }
@@ -208,18 +279,20 @@ impl Runner<'_> {
 
     /// Runs a setup or teardown block to its answer (within the deadline);
     /// isolationtester prints the last statement's rows, as PQexec returns them.
-    async fn block(&self, session: &Session, sql: &str) -> Result<Answer> {
+    async fn block(&self, s: Option<usize>, sql: &str) -> Result<Answer> {
         // Two-way parameters count in setup and teardown blocks too.
         let bound = bind(sql, self.run.params);
         let sql = bound.as_str();
-        let mut sent = session.send(sql);
-        if !sent.ready_within(self.run.env.wait_timeout).await {
-            return Err(Deviation(msg::no_answer(session.at(sql), secs(self.run.env.wait_timeout))).into());
+        let mut sent = self.server.send(s, sql);
+        if !sent.ready_within(self.run.deadline).await {
+            return Err(Deviation(msg::no_answer(self.server.at(s, sql), secs(self.run.deadline))).into());
         }
         let (mut answer, _) = sent.take().expect("ready");
-        session.track(sql, &mut answer);
+        self.server.track(s, sql, &mut answer);
         // PQexec reads the whole answer: the session's NOTICEs are printed first.
-        self.read_notices(session);
+        if let Some(i) = s {
+            self.read_notices(i);
+        }
         if let (Some(t), Ok(results)) = (self.run.transcript, &answer)
             && let Some(set) = results.last().and_then(|r| r.set.as_ref())
         {
@@ -231,19 +304,18 @@ impl Runner<'_> {
     /// isolationtester reports teardown failures and goes on; so does lab.
     async fn teardown(&mut self) {
         for (i, spec_session) in self.run.spec.sessions.iter().enumerate() {
-            if let Some(sql) = &spec_session.teardown {
-                let session = self.run.sessions[i].clone();
-                if let (Ok(Err(e)), Some(t)) = (self.block(&session, sql).await, self.run.transcript) {
-                    t.err(format!(
-                        "teardown of session {} failed: {}",
-                        session.name(),
-                        error_message(&e)
-                    ));
-                }
+            if let Some(sql) = &spec_session.teardown
+                && let (Ok(Err(e)), Some(t)) = (self.block(Some(i), sql).await, self.run.transcript)
+            {
+                t.err(format!(
+                    "teardown of session {} failed: {}",
+                    self.name(i),
+                    error_message(&e)
+                ));
             }
         }
         if let Some(sql) = &self.run.spec.teardown
-            && let (Ok(Err(e)), Some(t)) = (self.block(self.run.setup, sql).await, self.run.transcript)
+            && let (Ok(Err(e)), Some(t)) = (self.block(None, sql).await, self.run.transcript)
         {
             t.err(format!("teardown failed: {}", error_message(&e)));
         }
@@ -286,7 +358,7 @@ impl Runner<'_> {
     /// deadline: the annotations can never be satisfied (isolationtester
     /// gives up there too).
     fn annotations_overdue(&self, s: usize, began: Instant) -> Result<()> {
-        if began.elapsed() > self.run.env.wait_timeout * 2 {
+        if began.elapsed() > self.run.deadline * 2 {
             let pos = self.active[s].as_ref().map_or(0, |a| a.pos);
             bail!(msg::never_completed(self.step_name(pos)));
         }
@@ -298,8 +370,7 @@ impl Runner<'_> {
         let s = planned.id.session;
         let step = self.run.spec.step(planned.id);
         let sql = bind(step.sql.trim(), self.run.params);
-        let session = self.run.sessions[s].clone();
-        session.prompt(Some(&step.name), &sql, None).await;
+        self.server.prompt(s, &step.name, &sql).await;
         let notice_targets = planned
             .blockers
             .iter()
@@ -308,11 +379,12 @@ impl Runner<'_> {
                 _ => None,
             })
             .collect();
-        let sent = session.send(&sql);
+        let sent = self.server.send(Some(s), &sql);
         self.active[s] = Some(Active {
             pos,
             sql,
             sent,
+            began: Instant::now(),
             waited: None,
             blocked: false,
             cancelled: None,
@@ -327,7 +399,7 @@ impl Runner<'_> {
     async fn try_complete_steps(&mut self, nonblock: bool, retry: bool) -> Result<()> {
         loop {
             let before = self.waiting.len();
-            let notices: usize = (0..self.run.sessions.len()).map(|s| self.notices_seen(s)).sum();
+            let notices: usize = (0..self.names.len()).map(|s| self.notices_seen(s)).sum();
             let mut have_blocker = false;
             let mut w = 0;
             while w < self.waiting.len() {
@@ -340,10 +412,7 @@ impl Runner<'_> {
                     self.waiting.remove(w);
                 }
             }
-            let new_notice = (0..self.run.sessions.len())
-                .map(|s| self.notices_seen(s))
-                .sum::<usize>()
-                != notices;
+            let new_notice = (0..self.names.len()).map(|s| self.notices_seen(s)).sum::<usize>() != notices;
             if !(have_blocker && (self.waiting.len() < before || new_notice)) {
                 return Ok(());
             }
@@ -423,20 +492,20 @@ impl Runner<'_> {
     /// it reads them (printing them), not when they arrive.
     fn notices_seen(&self, s: usize) -> usize {
         match self.run.transcript {
-            Some(t) => t.consumed(self.session(s).name()),
-            None => self.session(s).notices(),
+            Some(t) => t.consumed(self.name(s)),
+            None => self.server.notices(s),
         }
     }
 
     /// isolationtester reads the session's connection: the NOTICEs it has received are printed.
     fn consume(&self, s: usize) {
-        self.read_notices(self.session(s));
+        self.read_notices(s);
     }
 
-    fn read_notices(&self, session: &Session) {
+    fn read_notices(&self, s: usize) {
         if let Some(t) = self.run.transcript {
-            session.drain();
-            t.consume(session.name());
+            self.server.drain(s);
+            t.consume(self.name(s));
         }
     }
 
@@ -456,7 +525,7 @@ impl Runner<'_> {
         }
         self.run
             .recorder
-            .waiting(Instant::now(), self.session(s).name(), Some(&step), &a.sql, &w);
+            .waiting(std::time::Instant::now(), self.name(s), Some(&step), &a.sql, &w);
         self.active_mut(s).waited = Some(w);
     }
 
@@ -477,10 +546,8 @@ impl Runner<'_> {
 
     /// Behind a transaction pooler, the backends serving the sessions now.
     async fn refresh_pids(&mut self) -> Result<()> {
-        if self.run.sessions.iter().any(Session::pooled) {
-            super::session::refresh_pids(&self.run.env.control, self.run.sessions).await?;
-            self.pids = self.run.sessions.iter().map(Session::pid).collect();
-        }
+        self.server.refresh().await?;
+        self.pids = self.server.pids();
         Ok(())
     }
 
@@ -490,77 +557,20 @@ impl Runner<'_> {
         self.status_now(s).await
     }
 
-    /// [`Runner::status`] with the backends as last looked up.
+    /// [`Runner::status`] with the backends as last looked up. Like
+    /// pg_isolation_test_session_is_blocked: a lock held or awaited by one
+    /// of the spec's sessions counts (autovacuum's do not), any safe-snapshot
+    /// wait does; lab's scenarios also wait for synchronous standbys and, behind
+    /// lab's pooler, for a server connection.
     async fn status_now(&self, s: usize) -> Result<Status> {
-        let pid = self.pids[s];
-        let row = self
-            .run
-            .env
-            .control
-            .query_one(&self.blocked_q, &[&pid])
-            .await
-            .ctx(msg::read_blocking)?;
-        let (locks, snapshot): (Vec<i32>, Vec<i32>) = (row.get(0), row.get(1));
-        let event: Option<String> = row.get(2);
-        let ours = |pids: &[i32]| -> Vec<String> {
-            pids.iter()
-                .filter_map(|p| self.pids.iter().position(|q| q == p))
-                .map(|i| self.session(i).name().to_string())
-                .collect()
-        };
-        // Like pg_isolation_test_session_is_blocked: a lock held or awaited by
-        // one of our sessions (autovacuum's do not count), or any safe-snapshot wait.
-        let by = ours(&locks);
-        Ok(if !by.is_empty() {
-            Status::Blocked(Waited {
-                by,
-                kind: WaitKind::Lock,
-                lock: None,
-            })
-        } else if !snapshot.is_empty() {
-            Status::Blocked(Waited {
-                by: ours(&snapshot),
-                kind: WaitKind::SafeSnapshot,
-                lock: None,
-            })
-        } else if event.as_deref() == Some("SyncRep") {
-            Status::Blocked(Waited {
-                by: Vec::new(),
-                kind: WaitKind::SyncRep,
-                lock: None,
-            })
-        } else if pid == 0 && self.queued_in_pooler().await? {
-            // Behind lab's pooler, a statement with no backend yet while
-            // the pool is full and a client waits for a server connection.
-            Status::Blocked(Waited {
-                by: Vec::new(),
-                kind: WaitKind::Pooler,
-                lock: None,
-            })
-        } else {
-            Status::Running
-        })
-    }
-
-    /// Whether the run's pool in lab's PgBouncer is full, a client waiting for a server connection.
-    async fn queued_in_pooler(&self) -> Result<bool> {
-        match &self.run.env.pooler {
-            Some(p) => p.full(&self.run.env.schema).await,
-            None => Ok(false),
-        }
+        let b = self.server.blocking(self.pids[s]).await?;
+        Ok(judge_wait(&b, &self.pids, &self.names))
     }
 
     /// The lock a waiting backend asks for, as pg_locks names it.
     async fn with_lock(&self, s: usize, mut w: Waited) -> Result<Waited> {
         if w.kind == WaitKind::Lock {
-            let rows = self
-                .run
-                .env
-                .control
-                .query(&self.lock_q, &[&self.pids[s]])
-                .await
-                .ctx(msg::read_blocking)?;
-            w.lock = rows.first().and_then(|r| r.get::<_, Option<String>>(0));
+            w.lock = self.server.lock(self.pids[s]).await?;
         }
         Ok(w)
     }
@@ -615,7 +625,7 @@ impl Runner<'_> {
     /// waiting steps are documented to wait (their bound, else the deadline);
     /// if one is not, long enough for the deadlock detector.
     fn stuck_bound(&self) -> Duration {
-        let deadline = self.run.env.wait_timeout;
+        let deadline = self.run.deadline;
         if self.run.patient {
             return deadline;
         }
@@ -633,26 +643,20 @@ impl Runner<'_> {
     /// A step past its deadline is cancelled; one that still does not answer
     /// has its backend terminated; after that lab gives up.
     async fn overdue(&mut self, s: usize) -> Result<()> {
-        let deadline = self.run.env.wait_timeout;
+        let deadline = self.run.deadline;
         let a = self.active[s].as_ref().expect("an active step");
         match (a.cancelled, a.terminated) {
-            (None, _) if a.sent.at.elapsed() > deadline => self.cancel(s, Cancel::Deadline).await,
+            (None, _) if a.began.elapsed() > deadline => self.cancel(s, Cancel::Deadline).await,
             (Some(c), None) if c.elapsed() > deadline / 2 => {
                 self.refresh_pids().await?;
-                let pid = self.pids[s];
-                self.run
-                    .env
-                    .control
-                    .execute("SELECT pg_terminate_backend($1)", &[&pid])
-                    .await
-                    .ctx(msg::read_blocking)?;
-                self.run.recorder.note("lab", msg::terminated(self.session(s).name()));
+                self.server.terminate(self.pids[s]).await?;
+                self.run.recorder.note("lab", msg::terminated(self.name(s)));
                 self.active_mut(s).terminated = Some(Instant::now());
                 Ok(())
             }
             (Some(_), Some(t)) if t.elapsed() > deadline / 2 => {
                 let sql = a.sql.clone();
-                bail!(msg::no_answer(self.session(s).at(&sql), secs(deadline * 2)))
+                bail!(msg::no_answer(self.server.at(Some(s), &sql), secs(deadline * 2)))
             }
             _ => Ok(()),
         }
@@ -660,25 +664,19 @@ impl Runner<'_> {
 
     async fn cancel(&mut self, s: usize, why: Cancel) -> Result<()> {
         self.refresh_pids().await?;
-        let pid = self.pids[s];
-        self.run
-            .env
-            .control
-            .execute("SELECT pg_cancel_backend($1)", &[&pid])
-            .await
-            .ctx(msg::read_blocking)?;
-        let name = self.session(s).name().to_string();
+        self.server.cancel(self.pids[s]).await?;
+        let name = self.name(s).to_string();
         if let Some(t) = self.run.transcript {
             let a = self.active[s].as_ref().expect("an active step");
             t.out(format!(
                 "isolationtester: canceling step {} after {} seconds\n",
                 self.step_name(a.pos),
-                a.sent.at.elapsed().as_secs()
+                a.began.elapsed().as_secs()
             ));
         }
         let text = match why {
             Cancel::Stuck(d) => msg::cancelled_stuck(&name, format!("{:.0}", millis(d))),
-            Cancel::Deadline => msg::cancelled_deadline(&name, secs(self.run.env.wait_timeout)),
+            Cancel::Deadline => msg::cancelled_deadline(&name, secs(self.run.deadline)),
         };
         self.run.recorder.note("lab", text);
         self.active_mut(s).cancelled = Some(Instant::now());
@@ -691,7 +689,7 @@ impl Runner<'_> {
     async fn complete(&mut self, s: usize, retry: bool) -> Result<()> {
         let mut a = self.active[s].take().expect("an active step");
         let (mut answer, done) = a.sent.take().expect("answered");
-        let session = self.run.sessions[s].clone();
+        let name = self.name(s).to_string();
         if let Some(t) = self.run.transcript {
             let step = self.run.spec.step(self.run.plan[a.pos].id);
             if retry {
@@ -700,23 +698,18 @@ impl Runner<'_> {
                 t.step(&step.name, &step.sql, "");
             }
             t.answer(&answer);
-            let named: Vec<(String, i32)> = self
-                .run
-                .sessions
-                .iter()
-                .map(|s| (s.name().to_string(), s.pid()))
-                .collect();
-            t.notifies(session.name(), &named);
+            let named: Vec<(String, i32)> = self.names.iter().cloned().zip(self.server.pids()).collect();
+            t.notifies(&name, &named);
         }
-        let began = session.track(&a.sql, &mut answer);
-        let isolation = if began { session.isolation().await } else { None };
+        let began = self.server.track(Some(s), &a.sql, &mut answer);
+        let isolation = if began { self.server.isolation(s).await } else { None };
         let waited = a.waited.take().or_else(|| self.wait_in_error(s, &answer));
         self.waits_named_in_deadlock(s, &answer, (a.sent.at, done));
         let took = done.saturating_duration_since(a.sent.at);
         let step = self.step_name(a.pos).to_string();
         self.run.recorder.answer(
-            Instant::now(),
-            session.name(),
+            std::time::Instant::now(),
+            &name,
             Some(&step),
             &a.sql,
             &answer,
@@ -724,7 +717,7 @@ impl Runner<'_> {
             isolation.clone(),
         );
         if a.cancelled.is_some() {
-            self.run.recorder.mark_cancelled(session.name());
+            self.run.recorder.mark_cancelled(&name);
         }
         // A spec may end its own sessions (isolationtester prints it and goes on).
         if let Err(e) = &answer
@@ -732,12 +725,12 @@ impl Runner<'_> {
             && a.terminated.is_none()
             && !self.run.patient
         {
-            bail!(msg::connection_lost(session.at(&a.sql), e.line()));
+            bail!(msg::connection_lost(self.server.at(Some(s), &a.sql), e.line()));
         }
         let t0 = self.run.recorder.started();
         self.runs[a.pos] = Some(StepRun {
             name: step,
-            session: session.name().to_string(),
+            session: name,
             sql: a.sql,
             sent: a.sent.at.saturating_duration_since(t0),
             done: done.saturating_duration_since(t0),
@@ -760,7 +753,7 @@ impl Runner<'_> {
                 .into_iter()
                 .filter(|(waiter, _)| *waiter == pid)
                 .filter_map(|(_, by)| self.pids.iter().position(|p| *p == by))
-                .map(|i| self.session(i).name().to_string())
+                .map(|i| self.name(i).to_string())
                 .collect()
         } else if e.is("55P03") && e.message.contains("lock timeout") {
             Vec::new()
@@ -777,7 +770,12 @@ impl Runner<'_> {
     /// A deadlock's DETAIL names every wait of the cycle: the other sessions'
     /// waits are evidence too, however short (with deadlock_timeout = 1ms the
     /// survivor may wait less than one look at the server takes).
-    fn waits_named_in_deadlock(&mut self, victim: usize, answer: &Answer, (sent, done): (Instant, Instant)) {
+    fn waits_named_in_deadlock(
+        &mut self,
+        victim: usize,
+        answer: &Answer,
+        (sent, done): (std::time::Instant, std::time::Instant),
+    ) {
         let Some(e) = answer.as_ref().err().filter(|e| e.is("40P01")) else {
             return;
         };
@@ -792,7 +790,7 @@ impl Runner<'_> {
                 continue;
             }
             let waited = Waited {
-                by: vec![self.session(b).name().to_string()],
+                by: vec![self.name(b).to_string()],
                 kind: WaitKind::ServerError,
                 lock: None,
             };
@@ -804,7 +802,7 @@ impl Runner<'_> {
             // before lab looked): the waiting step is its first one that was
             // running while the victim's was (later ones began after the
             // abort released it). Amend it unless its wait was seen.
-            let name = self.session(w).name().to_string();
+            let name = self.name(w).to_string();
             let t0 = self.run.recorder.started();
             let (sent, done) = (sent.saturating_duration_since(t0), done.saturating_duration_since(t0));
             if let Some(run) = self
@@ -832,27 +830,47 @@ impl Runner<'_> {
                     sql.replace(":pids", &format!("ARRAY[{pids}]::int[]"))
                 }
                 ProbeQuery::LocksHeld(session) => {
-                    let pid = self
-                        .run
-                        .sessions
-                        .iter()
-                        .find(|s| s.name() == session)
-                        .map_or(0, Session::pid);
+                    let pid = self.names.iter().position(|n| n == session).map_or(0, |i| self.pids[i]);
                     format!(
                         "SELECT count(*) AS locks FROM pg_locks \
                           WHERE pid = {pid} AND granted AND locktype <> 'virtualxid'"
                     )
                 }
             };
-            let results = self
-                .run
-                .setup
-                .simple(&sql)
+            let set = self
+                .server
+                .read(&sql)
                 .await
                 .map_err(|e| crate::target::connect::sql_error(e, msg::probe_failed(&probe.name)))?;
-            let set = super::answer::last_set(&results).cloned().unwrap_or_default();
             self.taken.push((probe.name.clone(), set));
         }
         Ok(())
+    }
+}
+
+/// Whether a backend waits, from what the server says of it: on a lock
+/// that one of the spec's sessions (`pids`, named `names`) holds or awaits,
+/// on a safe snapshot, on a synchronous standby, or for a pooler's server
+/// connection; a lock wait on a backend that is not the spec's (autovacuum)
+/// does not count, as isolationtester does not count it.
+fn judge_wait(b: &Blocking, pids: &[i32], names: &[String]) -> Status {
+    let ours = |of: &[i32]| -> Vec<String> {
+        of.iter()
+            .filter_map(|p| pids.iter().position(|q| q == p))
+            .map(|i| names[i].clone())
+            .collect()
+    };
+    let by = ours(&b.locks);
+    let waited = |by: Vec<String>, kind: WaitKind| Status::Blocked(Waited { by, kind, lock: None });
+    if !by.is_empty() {
+        waited(by, WaitKind::Lock)
+    } else if !b.snapshot.is_empty() {
+        waited(ours(&b.snapshot), WaitKind::SafeSnapshot)
+    } else if b.event.as_deref() == Some("SyncRep") {
+        waited(Vec::new(), WaitKind::SyncRep)
+    } else if b.pooler_queued {
+        waited(Vec::new(), WaitKind::Pooler)
+    } else {
+        Status::Running
     }
 }
