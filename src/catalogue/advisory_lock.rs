@@ -52,7 +52,7 @@ fn holders(cx: &Cx<'_>) -> Result<ProbeQuery> {
 async fn try_xact_lock(cx: &mut Cx<'_>) -> Result<()> {
     let q = holders(cx)?;
     let o = cx
-        .permutation("try-xact-lock")
+        .own_permutation()
         .probe("while", "i1_sync", q.clone())
         .probe("after", "i2_commit_next", q)
         .run()
@@ -95,11 +95,7 @@ async fn try_xact_lock(cx: &mut Cx<'_>) -> Result<()> {
 async fn session_lock_pooled(cx: &mut Cx<'_>) -> Result<()> {
     cx.pooler_changes(msg::pooler_changes());
     let q = holders(cx)?;
-    let o = cx
-        .permutation("session-lock-pooled")
-        .probe("idle", "pooled_sync", q)
-        .run()
-        .await?;
+    let o = cx.own_permutation().probe("idle", "pooled_sync", q).run().await?;
     let idle = o.probe("idle").cloned();
     if let Some(held) = &idle {
         cx.evidence_sessions(msg::ev_idle(), held, &o);

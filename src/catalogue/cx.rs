@@ -166,6 +166,11 @@ impl<'e> Cx<'e> {
         Ok(file)
     }
 
+    /// The spec's permutation labelled with this variant's name (`# variant: NAME`).
+    pub fn own_permutation(&mut self) -> Perm<'_, 'e> {
+        self.permutation(self.variant)
+    }
+
     /// A permutation of the spec, by its `# variant:` label.
     pub fn permutation(&mut self, label: &str) -> Perm<'_, 'e> {
         Perm {

@@ -48,7 +48,7 @@ crate::variants! {
 async fn no_lock_timeout(cx: &mut Cx<'_>) -> Result<()> {
     let queue = cx.sql("ddl-lock-queue.sql")?.get("queue")?.to_string();
     let o = cx
-        .permutation("no-lock-timeout")
+        .own_permutation()
         .waits("b_alter", &["A"])
         .waits("c_read", &["B"])
         .probe("queue", "c_read", ProbeQuery::Sql(queue))
@@ -76,7 +76,7 @@ async fn no_lock_timeout(cx: &mut Cx<'_>) -> Result<()> {
 async fn lock_timeout_retry(cx: &mut Cx<'_>) -> Result<()> {
     let timeout = cx.opts.timeout;
     let o = cx
-        .permutation("lock-timeout-retry")
+        .own_permutation()
         .bind("timeout", Param::millis(timeout))
         .waits_within("b_alter", &["A"], Some(timeout * 3))
         .waits_within("c_read", &["B"], Some(timeout * 3))

@@ -55,7 +55,7 @@ async fn reverse_order(cx: &mut Cx<'_>) -> Result<()> {
     // Each session waits for the other until the detector runs: that takes
     // deadlock_timeout, and lab lets the server have the whole deadline.
     let o = cx
-        .permutation("reverse-order")
+        .own_permutation()
         .bind("b_deadlock_timeout", Param::millis(timeout * 2))
         .waits("a_reserve_2", &["B"])
         .waits("b_reserve_1", &["A"])
@@ -102,7 +102,7 @@ async fn reverse_order(cx: &mut Cx<'_>) -> Result<()> {
 }
 
 async fn same_order(cx: &mut Cx<'_>) -> Result<()> {
-    let o = cx.permutation("same-order").waits("b_reserve_1", &["A"]).run().await?;
+    let o = cx.own_permutation().waits("b_reserve_1", &["A"]).run().await?;
     cx.ran_under(&o, &["A", "B"], "read committed");
     let (r1, r2) = reserved(&o)?;
     cx.metric("victim", serde_json::Value::Null);

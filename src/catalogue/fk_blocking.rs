@@ -44,7 +44,7 @@ crate::variants! {
 async fn for_update(cx: &mut Cx<'_>) -> Result<()> {
     let timeout = cx.opts.timeout;
     let o = cx
-        .permutation("for-update")
+        .own_permutation()
         .bind("timeout", Param::millis(timeout))
         .waits_within("b_add_item", &["A"], Some(timeout * 3))
         .run()
@@ -77,7 +77,7 @@ async fn for_update(cx: &mut Cx<'_>) -> Result<()> {
 async fn for_no_key_update(cx: &mut Cx<'_>) -> Result<()> {
     let timeout = cx.opts.timeout;
     let o = cx
-        .permutation("for-no-key-update")
+        .own_permutation()
         .bind("timeout", Param::millis(timeout))
         .run()
         .await?;

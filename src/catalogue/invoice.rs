@@ -435,6 +435,13 @@ async fn mark(w: &Session, sh: &Shared, status: &str, id: i64) -> Result<()> {
     Ok(())
 }
 
+impl Strategy {
+    /// Whether the numbering's transaction stays open across the external call.
+    fn keeps_tx(self) -> bool {
+        matches!(self, Strategy::Sequence | Strategy::LockOverCall)
+    }
+}
+
 /// One invoice, from taken (its row locked, a transaction open) to done.
 async fn process(
     w: &Session,
@@ -445,47 +452,18 @@ async fn process(
     barrier: Option<Arc<Barrier>>,
     tally: &mut Tally,
 ) -> Result<()> {
-    let lock_again = format!("SELECT invoice_id FROM invoices WHERE invoice_id = {id} FOR UPDATE");
-    let keeps_tx = matches!(sh.strategy, Strategy::Sequence | Strategy::LockOverCall);
+    let keeps_tx = sh.strategy.keeps_tx();
     let mut reserved = reserved;
-    let sql = &sh.sql;
     for attempt in 1..=20i64 {
         if keeps_tx {
             // A failed call undoes the numbering but keeps the invoice locked (and so ours).
             w.exec("", "SAVEPOINT numbering").await?;
         }
         // 1. Number the invoice.
-        let (no, hold_from) = match sh.strategy {
-            Strategy::MaxPlusOne => (w.int("max_plus_one", sql.get("max_plus_one")?, "no").await?, None),
-            Strategy::EnqueueTime => (reserved.ctx(|| msg::not_numbered(id))?, None),
-            Strategy::Sequence => (
-                w.int("next_from_sequence", sql.get("next_from_sequence")?, "no")
-                    .await?,
-                None,
-            ),
-            Strategy::LockOverCall => {
-                let no = w.int("lock_counter", sql.get("lock_counter")?, "no").await?;
-                (no, Some(Instant::now()))
-            }
-            Strategy::Jit => match reserved {
-                Some(no) => (no, None),
-                None => {
-                    let no = w.int("reserve", sql.get("reserve")?, "no").await?;
-                    (no, Some(Instant::now()))
-                }
-            },
-        };
+        let (no, hold_from) = take_number(w, sh, id, reserved).await?;
         // 2. Commit before the call, unless the strategy keeps its transaction across it.
         if !keeps_tx {
-            w.exec(
-                "mark_sending",
-                &sql.bind("mark_sending", &[("no", &no), ("invoice_id", &id)])?,
-            )
-            .await?;
-            w.exec("", "COMMIT").await?;
-            if let Some(t) = hold_from {
-                tally.holds.push(t.elapsed());
-            }
+            commit_number(w, sh, id, no, hold_from, tally).await?;
             reserved = Some(no);
         }
         if let Some(b) = &barrier
@@ -508,71 +486,152 @@ async fn process(
         }
         // 4. Record the outcome.
         match reply {
-            Reply::Accepted => {
-                if !keeps_tx {
-                    w.exec("", BEGIN).await?;
-                }
-                if sh.strategy == Strategy::LockOverCall {
-                    w.exec("advance_counter", sql.get("advance_counter")?).await?;
-                }
-                w.exec(
-                    "record_sent",
-                    &sql.bind("record_sent", &[("no", &no), ("invoice_id", &id)])?,
-                )
-                .await?;
-                mark(w, sh, "SENT", id).await?;
-                w.exec("", "COMMIT").await?;
-                if let (true, Some(t)) = (keeps_tx, hold_from) {
-                    tally.holds.push(t.elapsed());
-                }
-                tally.sent += 1;
-                sh.sent_at.lock().unwrap().insert(id, Instant::now());
-                return Ok(());
-            }
-            Reply::Rejected => {
-                if keeps_tx {
-                    // The counter lock goes; a sequence value stays consumed.
-                    w.exec("", "ROLLBACK TO SAVEPOINT numbering").await?;
-                    if let Some(t) = hold_from {
-                        tally.holds.push(t.elapsed());
-                    }
-                    mark(w, sh, "REJECTED", id).await?;
-                    w.exec("", "COMMIT").await?;
-                    return Ok(());
-                }
-                if sh.strategy == Strategy::Jit {
-                    // The number stays with the invoice: a user corrects it and it goes out again with it.
-                    mark(w, sh, "ERROR", id).await?;
-                    w.note(msg::corrected(id, msg::invalid_tax(), no));
-                    w.exec(
-                        "correct_and_requeue",
-                        &sql.bind("correct_and_requeue", &[("invoice_id", &id)])?,
-                    )
-                    .await?;
-                } else {
-                    mark(w, sh, "REJECTED", id).await?;
-                }
-                return Ok(());
-            }
+            Reply::Accepted => return record_acceptance(w, sh, id, no, hold_from, tally).await,
+            Reply::Rejected => return record_rejection(w, sh, id, no, hold_from, tally).await,
             Reply::Duplicate | Reply::Transient => {
                 if keeps_tx {
-                    // The counter lock goes; a sequence value stays consumed.
-                    w.exec("", "ROLLBACK TO SAVEPOINT numbering").await?;
-                    if let Some(t) = hold_from {
-                        tally.holds.push(t.elapsed());
-                    }
+                    undo_numbering(w, hold_from, tally).await?;
                 } else {
-                    mark(w, sh, "ERROR", id).await?;
+                    // Only enqueue-time and JIT numbers stay with the invoice for its retries.
                     if sh.strategy != Strategy::Jit && sh.strategy != Strategy::EnqueueTime {
                         reserved = None;
                     }
-                    w.exec("", BEGIN).await?;
-                    w.exec("", &lock_again).await?;
+                    retake(w, sh, id).await?;
                 }
             }
         }
     }
     bail!(msg::not_sent(id))
+}
+
+/// The invoice's number for this attempt the strategy's way, and when the
+/// counter lock was taken if this attempt took it (for its hold time).
+async fn take_number(w: &Session, sh: &Shared, id: i64, reserved: Option<i64>) -> Result<(i64, Option<Instant>)> {
+    let sql = &sh.sql;
+    Ok(match sh.strategy {
+        Strategy::MaxPlusOne => (w.int("max_plus_one", sql.get("max_plus_one")?, "no").await?, None),
+        Strategy::EnqueueTime => (reserved.ctx(|| msg::not_numbered(id))?, None),
+        Strategy::Sequence => (
+            w.int("next_from_sequence", sql.get("next_from_sequence")?, "no")
+                .await?,
+            None,
+        ),
+        Strategy::LockOverCall => {
+            let no = w.int("lock_counter", sql.get("lock_counter")?, "no").await?;
+            (no, Some(Instant::now()))
+        }
+        Strategy::Jit => match reserved {
+            Some(no) => (no, None),
+            None => {
+                let no = w.int("reserve", sql.get("reserve")?, "no").await?;
+                (no, Some(Instant::now()))
+            }
+        },
+    })
+}
+
+/// Records the number on the invoice (SENDING) and commits: the call runs
+/// with no lock held.
+async fn commit_number(
+    w: &Session,
+    sh: &Shared,
+    id: i64,
+    no: i64,
+    hold_from: Option<Instant>,
+    tally: &mut Tally,
+) -> Result<()> {
+    w.exec(
+        "mark_sending",
+        &sh.sql.bind("mark_sending", &[("no", &no), ("invoice_id", &id)])?,
+    )
+    .await?;
+    w.exec("", "COMMIT").await?;
+    if let Some(t) = hold_from {
+        tally.holds.push(t.elapsed());
+    }
+    Ok(())
+}
+
+/// The integrator accepted: the number recorded and the invoice SENT, in the
+/// transaction kept across the call or in a new one.
+async fn record_acceptance(
+    w: &Session,
+    sh: &Shared,
+    id: i64,
+    no: i64,
+    hold_from: Option<Instant>,
+    tally: &mut Tally,
+) -> Result<()> {
+    let keeps_tx = sh.strategy.keeps_tx();
+    if !keeps_tx {
+        w.exec("", BEGIN).await?;
+    }
+    if sh.strategy == Strategy::LockOverCall {
+        w.exec("advance_counter", sh.sql.get("advance_counter")?).await?;
+    }
+    w.exec(
+        "record_sent",
+        &sh.sql.bind("record_sent", &[("no", &no), ("invoice_id", &id)])?,
+    )
+    .await?;
+    mark(w, sh, "SENT", id).await?;
+    w.exec("", "COMMIT").await?;
+    if let (true, Some(t)) = (keeps_tx, hold_from) {
+        tally.holds.push(t.elapsed());
+    }
+    tally.sent += 1;
+    sh.sent_at.lock().unwrap().insert(id, Instant::now());
+    Ok(())
+}
+
+/// The integrator rejected the invoice for good.
+async fn record_rejection(
+    w: &Session,
+    sh: &Shared,
+    id: i64,
+    no: i64,
+    hold_from: Option<Instant>,
+    tally: &mut Tally,
+) -> Result<()> {
+    if sh.strategy.keeps_tx() {
+        undo_numbering(w, hold_from, tally).await?;
+        mark(w, sh, "REJECTED", id).await?;
+        w.exec("", "COMMIT").await?;
+        return Ok(());
+    }
+    if sh.strategy == Strategy::Jit {
+        // The number stays with the invoice: a user corrects it and it goes out again with it.
+        mark(w, sh, "ERROR", id).await?;
+        w.note(msg::corrected(id, msg::invalid_tax(), no));
+        w.exec(
+            "correct_and_requeue",
+            &sh.sql.bind("correct_and_requeue", &[("invoice_id", &id)])?,
+        )
+        .await?;
+    } else {
+        mark(w, sh, "REJECTED", id).await?;
+    }
+    Ok(())
+}
+
+/// Back to before the numbering, the invoice still locked: the counter lock
+/// goes; a sequence value stays consumed.
+async fn undo_numbering(w: &Session, hold_from: Option<Instant>, tally: &mut Tally) -> Result<()> {
+    w.exec("", "ROLLBACK TO SAVEPOINT numbering").await?;
+    if let Some(t) = hold_from {
+        tally.holds.push(t.elapsed());
+    }
+    Ok(())
+}
+
+/// A failed call with the numbering committed: the invoice marked ERROR, then
+/// taken again (a new transaction, its row locked) for the retry.
+async fn retake(w: &Session, sh: &Shared, id: i64) -> Result<()> {
+    mark(w, sh, "ERROR", id).await?;
+    w.exec("", BEGIN).await?;
+    let lock_again = format!("SELECT invoice_id FROM invoices WHERE invoice_id = {id} FOR UPDATE");
+    w.exec("", &lock_again).await?;
+    Ok(())
 }
 
 struct Recovery {
@@ -694,15 +753,41 @@ fn fmt_list(v: &[i64]) -> Phrase {
     }
 }
 
-async fn audit(
-    cx: &mut Cx<'_>,
-    p: &InvoiceOpts,
-    sh: &Shared,
-    tallies: &[Tally],
-    elapsed: Duration,
-    cancelled: &[i64],
-    recovery: Option<Recovery>,
-) -> Result<()> {
+/// `n` per second of `elapsed`.
+fn rate(n: f64, elapsed: Duration) -> f64 {
+    if elapsed.is_zero() {
+        0.0
+    } else {
+        n / elapsed.as_secs_f64()
+    }
+}
+
+/// What the audit found: the integrator's accepted numbers against the
+/// local records.
+struct Findings {
+    /// (number, invoice) the integrator turned away as duplicates.
+    duplicates: Vec<(i64, i64)>,
+    max_parallel: usize,
+    calls: u64,
+    /// The highest number issued here or accepted there: gaps count up to it.
+    high: i64,
+    gaps: Vec<i64>,
+    unknown_locally: Vec<i64>,
+    sent_twice: Vec<i64>,
+    issued: usize,
+    /// Every worker's counter lock hold times.
+    holds: Vec<Duration>,
+}
+
+impl Findings {
+    /// No duplicates, no gaps.
+    fn clean(&self) -> bool {
+        self.duplicates.is_empty() && self.gaps.is_empty()
+    }
+}
+
+/// The integrator's side and the local one, read once the workers are done.
+async fn findings(cx: &mut Cx<'_>, sh: &Shared, tallies: &[Tally]) -> Result<Findings> {
     let (accepted, duplicates, max_parallel, calls) = {
         let s = sh.integrator.state.lock().unwrap();
         (s.accepted.clone(), s.duplicates.clone(), s.max_in_flight, s.calls)
@@ -721,76 +806,103 @@ async fn audit(
         .int(sh.sql.get("numbers_issued")?)
         .await?
         .max(accepted.keys().max().copied().unwrap_or(0));
-    let gaps: Vec<i64> = (1..=high).filter(|n| !accepted.contains_key(n)).collect();
-    let unknown_locally: Vec<i64> = accepted.keys().filter(|n| !local.contains_key(n)).copied().collect();
     let mut per_invoice: BTreeMap<i64, usize> = BTreeMap::new();
     for inv in accepted.values() {
         *per_invoice.entry(*inv).or_default() += 1;
     }
-    let sent_twice: Vec<i64> = per_invoice.iter().filter(|(_, n)| **n > 1).map(|(i, _)| *i).collect();
-    let issued = accepted.len();
-    let holds: Vec<Duration> = tallies.iter().flat_map(|t| t.holds.clone()).collect();
+    Ok(Findings {
+        duplicates,
+        max_parallel,
+        calls,
+        high,
+        gaps: (1..=high).filter(|n| !accepted.contains_key(n)).collect(),
+        unknown_locally: accepted.keys().filter(|n| !local.contains_key(n)).copied().collect(),
+        sent_twice: per_invoice.iter().filter(|(_, n)| **n > 1).map(|(i, _)| *i).collect(),
+        issued: accepted.len(),
+        holds: tallies.iter().flat_map(|t| t.holds.clone()).collect(),
+    })
+}
+
+async fn audit(
+    cx: &mut Cx<'_>,
+    p: &InvoiceOpts,
+    sh: &Shared,
+    tallies: &[Tally],
+    elapsed: Duration,
+    cancelled: &[i64],
+    recovery: Option<Recovery>,
+) -> Result<()> {
+    let f = findings(cx, sh, tallies).await?;
     let statuses = cx.env.rows(sh.sql.get("statuses")?).await?;
     cx.evidence_rows(msg::ev_statuses(), &statuses);
     cx.evidence(
         msg::ev_audit(),
         vec![msg::col_check().into(), msg::col_found().into()],
         vec![
-            vec![msg::accepted_numbers().into(), Phrase::Plain(issued.to_string())],
+            vec![msg::accepted_numbers().into(), Phrase::Plain(f.issued.to_string())],
             vec![
                 msg::dup_numbers().into(),
-                fmt_list(&duplicates.iter().map(|(n, _)| *n).collect::<Vec<_>>()),
+                fmt_list(&f.duplicates.iter().map(|(n, _)| *n).collect::<Vec<_>>()),
             ],
-            vec![msg::gaps_in(high).into(), fmt_list(&gaps)],
-            vec![msg::unknown_locally().into(), fmt_list(&unknown_locally)],
-            vec![msg::sent_twice().into(), fmt_list(&sent_twice)],
+            vec![msg::gaps_in(f.high).into(), fmt_list(&f.gaps)],
+            vec![msg::unknown_locally().into(), fmt_list(&f.unknown_locally)],
+            vec![msg::sent_twice().into(), fmt_list(&f.sent_twice)],
         ],
     );
-    let per_s = if elapsed.is_zero() {
-        0.0
-    } else {
-        issued as f64 / elapsed.as_secs_f64()
-    };
+    figures(cx, p, &f, elapsed, recovery.as_ref());
+    cx.ran_under_all("read committed");
+    cx.check(f.unknown_locally.is_empty(), msg::all_known());
+    cx.check(f.sent_twice.is_empty(), msg::not_twice());
+    strategy_checks(cx, p, sh, tallies, cancelled, recovery.as_ref(), &f);
+    cx.anomaly(!f.clean());
+    Ok(())
+}
+
+/// The audit's metrics and the observed line.
+fn figures(cx: &mut Cx<'_>, p: &InvoiceOpts, f: &Findings, elapsed: Duration, recovery: Option<&Recovery>) {
+    let per_s = rate(f.issued as f64, elapsed);
     cx.metric("invoices", p.invoices);
-    cx.metric("issued", issued);
-    cx.metric("duplicates", duplicates.len());
-    cx.metric("gaps", gaps.len());
-    cx.metric("gap_numbers", &gaps);
-    cx.metric(
-        "orphans_recovered",
-        recovery.as_ref().map_or(0, |r| r.repaired + r.resent),
-    );
+    cx.metric("issued", f.issued);
+    cx.metric("duplicates", f.duplicates.len());
+    cx.metric("gaps", f.gaps.len());
+    cx.metric("gap_numbers", &f.gaps);
+    cx.metric("orphans_recovered", recovery.map_or(0, |r| r.repaired + r.resent));
     cx.metric("invoices_per_s", (per_s * 10.0).round() / 10.0);
     // Calls per second, retries and resends included: the integrator pipeline's throughput.
-    let sends_per_s = if elapsed.is_zero() {
-        0.0
-    } else {
-        calls as f64 / elapsed.as_secs_f64()
-    };
+    let sends_per_s = rate(f.calls as f64, elapsed);
     cx.metric("sends_per_s", (sends_per_s * 10.0).round() / 10.0);
-    cx.metric("counter_lock_hold_ms_p50", percentile(holds.clone(), 0.5));
-    cx.metric("counter_lock_hold_ms_p99", percentile(holds.clone(), 0.99));
-    cx.metric("max_parallel_sends", max_parallel);
+    cx.metric("counter_lock_hold_ms_p50", percentile(f.holds.clone(), 0.5));
+    cx.metric("counter_lock_hold_ms_p99", percentile(f.holds.clone(), 0.99));
+    cx.metric("max_parallel_sends", f.max_parallel);
     cx.metric("latency_ms", p.latency_ms);
     cx.metric("workers", p.workers);
-    let gap_list: crate::i18n::Arg = match fmt_list(&gaps) {
+    let gap_list: crate::i18n::Arg = match fmt_list(&f.gaps) {
         Phrase::Text(t) => t.into(),
         Phrase::Plain(s) => s.into(),
     };
     cx.observe(msg::audit(
-        issued,
-        duplicates.len(),
+        f.issued,
+        f.duplicates.len(),
         gap_list,
-        unknown_locally.len(),
+        f.unknown_locally.len(),
         format!("{per_s:.1}"),
         p.workers,
-        max_parallel,
+        f.max_parallel,
     ));
-    cx.ran_under_all("read committed");
-    cx.check(unknown_locally.is_empty(), msg::all_known());
-    cx.check(sent_twice.is_empty(), msg::not_twice());
-    let clean = duplicates.is_empty() && gaps.is_empty();
-    match (sh.strategy, recovery.as_ref()) {
+}
+
+/// What each strategy must show: its anomaly, or none and the price it pays.
+fn strategy_checks(
+    cx: &mut Cx<'_>,
+    p: &InvoiceOpts,
+    sh: &Shared,
+    tallies: &[Tally],
+    cancelled: &[i64],
+    recovery: Option<&Recovery>,
+    f: &Findings,
+) {
+    let (duplicates, gaps, max_parallel) = (&f.duplicates, &f.gaps, f.max_parallel);
+    match (sh.strategy, recovery) {
         (Strategy::MaxPlusOne, _) => {
             cx.check(!duplicates.is_empty(), msg::same_number());
         }
@@ -805,13 +917,13 @@ async fn audit(
             cx.check(!gaps.is_empty(), msg::burn());
         }
         (Strategy::LockOverCall, _) => {
-            cx.check(clean, msg::clean());
+            cx.check(f.clean(), msg::clean());
             cx.check(max_parallel == 1, msg::one_at_a_time());
-            let p50 = percentile(holds, 0.5).unwrap_or(0.0);
+            let p50 = percentile(f.holds.clone(), 0.5).unwrap_or(0.0);
             cx.check(p50 >= millis(p.latency() / 2), msg::held_for_call());
         }
         (Strategy::Jit, recovery) => {
-            cx.check(clean, msg::clean());
+            cx.check(f.clean(), msg::clean());
             cx.check(p.workers < 2 || max_parallel > 1, msg::parallel());
             if let Some(r) = recovery {
                 let crashed: usize = tallies.iter().map(|t| t.crashed.len()).sum();
@@ -826,8 +938,6 @@ async fn audit(
             }
         }
     }
-    cx.anomaly(!clean);
-    Ok(())
 }
 
 /// A scheduler batch, then one interactive invoice; FIFO against priority ordering.

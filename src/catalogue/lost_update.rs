@@ -186,11 +186,7 @@ fn waited_for_a(waited: bool) -> crate::i18n::Text {
 }
 
 async fn atomic_update(cx: &mut Cx<'_>) -> Result<()> {
-    let o = cx
-        .permutation("atomic-update")
-        .waits("b_decrement", &["A"])
-        .run()
-        .await?;
+    let o = cx.own_permutation().waits("b_decrement", &["A"]).run().await?;
     cx.ran_under(&o, &["A", "B"], "read committed");
     let b = o.step("b_decrement")?;
     let q = final_quantity(cx, &o)?;
@@ -202,11 +198,7 @@ async fn atomic_update(cx: &mut Cx<'_>) -> Result<()> {
 }
 
 async fn select_for_update(cx: &mut Cx<'_>) -> Result<()> {
-    let o = cx
-        .permutation("select-for-update")
-        .waits("b_read_for_update", &["A"])
-        .run()
-        .await?;
+    let o = cx.own_permutation().waits("b_read_for_update", &["A"]).run().await?;
     cx.ran_under(&o, &["A", "B"], "read committed");
     let b = o.step("b_read_for_update")?;
     let qb = b.int("quantity_on_hand")?;
@@ -224,7 +216,7 @@ async fn select_for_update(cx: &mut Cx<'_>) -> Result<()> {
 /// spec (10:00:00.2 and 10:00:00.4) so the two saves land in the same second
 /// on every run, as they would by chance in production.
 async fn updated_at_token(cx: &mut Cx<'_>) -> Result<()> {
-    let o = cx.permutation("updated-at-token").run().await?;
+    let o = cx.own_permutation().run().await?;
     let read_a = o.step("a_open_form")?.text("updated_at")?;
     let read_b = o.step("b_open_form")?.text("updated_at")?;
     let after_a = o.step("stamp")?.text("updated_at")?;
@@ -334,7 +326,7 @@ async fn field_merge(cx: &mut Cx<'_>) -> Result<()> {
 }
 
 async fn optimistic_version(cx: &mut Cx<'_>) -> Result<()> {
-    let o = cx.permutation("optimistic-version").run().await?;
+    let o = cx.own_permutation().run().await?;
     let rb = o.step("b_read_versioned")?;
     let (qb, vb) = (rb.int("quantity_on_hand")?, rb.int("version")?);
     let (a_rows, b_rows) = (

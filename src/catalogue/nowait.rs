@@ -39,7 +39,7 @@ crate::variants! {
 }
 
 async fn nowait(cx: &mut Cx<'_>) -> Result<()> {
-    let o = cx.permutation("nowait").run().await?;
+    let o = cx.own_permutation().run().await?;
     let b = o.step("b_edit_nowait")?;
     let ms = format!("{:.1}", millis(b.took()));
     cx.metric("b_wait_ms", millis(b.took()));
@@ -57,7 +57,7 @@ async fn nowait(cx: &mut Cx<'_>) -> Result<()> {
 }
 
 async fn skip_locked(cx: &mut Cx<'_>) -> Result<()> {
-    let o = cx.permutation("skip-locked").run().await?;
+    let o = cx.own_permutation().run().await?;
     let b = o.step("b_edit_skip_locked")?;
     let ms = format!("{:.1}", millis(b.took()));
     cx.metric("b_wait_ms", millis(b.took()));

@@ -158,6 +158,44 @@ struct Kill {
     terminated: Mutex<Option<oneshot::Receiver<()>>>,
 }
 
+/// The driver's ends of a [`Kill`]: who holds the batch, and word that its
+/// backend is gone.
+struct KillCtl {
+    holding: oneshot::Receiver<(String, usize)>,
+    terminated: oneshot::Sender<()>,
+}
+
+/// The victim's ends of a [`Kill`].
+type Victim = (oneshot::Sender<(String, usize)>, oneshot::Receiver<()>);
+
+impl Kill {
+    /// A kill after `after` batches, shared by the workers, and the driver's ends of it.
+    fn armed(after: u32) -> (Arc<Kill>, KillCtl) {
+        let (holding_tx, holding_rx) = oneshot::channel();
+        let (term_tx, term_rx) = oneshot::channel();
+        let kill = Arc::new(Kill {
+            after: after as u64,
+            holding: Mutex::new(Some(holding_tx)),
+            terminated: Mutex::new(Some(term_rx)),
+        });
+        let ctl = KillCtl {
+            holding: holding_rx,
+            terminated: term_tx,
+        };
+        (kill, ctl)
+    }
+
+    /// The victim's ends, for the first worker to take a batch after `after`
+    /// committed ones and for no one else.
+    fn victim(&self, batches: u64) -> Option<Victim> {
+        if batches != self.after {
+            return None;
+        }
+        let tx = self.holding.lock().unwrap().take()?;
+        Some((tx, self.terminated.lock().unwrap().take()?))
+    }
+}
+
 async fn for_update(cx: &mut Cx<'_>) -> Result<()> {
     run(cx, false).await
 }
@@ -174,101 +212,104 @@ async fn run(cx: &mut Cx<'_>, skip_locked: bool) -> Result<()> {
     let names: Vec<String> = (1..=p.workers).map(|i| format!("W{i}")).collect();
     cx.ensure_room(names.len())?;
     let opener = cx.opener();
-    let dequeue_name = if skip_locked {
-        "dequeue_skip_locked"
-    } else {
-        "dequeue_for_update"
-    };
-    // The batch size is written into the statement, as in the seed (LIMIT 10):
-    // with no parameter, the server plans it once and reuses that plan from the
-    // first batch on, where a `LIMIT $1` would be planned afresh for the first
-    // five batches of every worker.
-    let dequeue = sql.bind(dequeue_name, &[("batch", &p.batch)])?;
-    let mark = sql.bind("mark_processed", &[("ids", &"$1"), ("worker", &"$2")])?;
-    cx.note(msg::loop_note(one_line(&dequeue), p.work_ms, one_line(&mark)));
+    let statements = Statements::new(sql, &p, skip_locked)?;
+    cx.note(msg::loop_note(
+        one_line(&statements.dequeue),
+        p.work_ms,
+        one_line(&statements.mark),
+    ));
 
     let progress = cx.opts.progress;
     let multi = progress.multi();
     let total = progress.bar(Some(&multi), p.messages as u64, "total");
     let go = cx.barrier("workers_ready", names.len() + 1);
-    let mut kill_ctl = None;
-    let kill = p.kill_worker_after.map(|after| {
-        let (holding_tx, holding_rx) = oneshot::channel();
-        let (term_tx, term_rx) = oneshot::channel();
-        kill_ctl = Some((holding_rx, term_tx));
-        Arc::new(Kill {
-            after: after as u64,
-            holding: Mutex::new(Some(holding_tx)),
-            terminated: Mutex::new(Some(term_rx)),
-        })
-    });
+    let (kill, kill_ctl) = p.kill_worker_after.map(Kill::armed).unzip();
     let mut handles = Vec::new();
-    let file = Arc::new(sql);
     for name in &names {
-        let kill = kill.clone();
-        let statements = Statements {
-            dequeue_name,
-            dequeue: dequeue.clone(),
-            mark: mark.clone(),
-            file: file.clone(),
-        };
-        let (name, opener, go, bar, total, p) = (
+        let (name, opener, go, bar, total, p, statements, kill) = (
             name.clone(),
             opener.clone(),
             go.clone(),
             progress.counter(&multi, name),
             total.clone(),
             p.clone(),
+            statements.clone(),
+            kill.clone(),
         );
-        // Each worker runs on a thread of its own, with its connection on the
-        // same thread: round trips wake nothing else, and the simulated work
-        // can be a plain thread sleep (accurate to tens of microseconds;
-        // tokio's timer rounds up to whole milliseconds).
-        let (tx, rx) = oneshot::channel();
-        let thread = std::thread::Builder::new().name(format!("lab-{name}")).spawn(move || {
-            // The kernel may let a sleep overrun by the thread's timer slack
-            // (50 µs by default) to batch wake-ups; the simulated work should
-            // last what it says.
-            // SAFETY: prctl with PR_SET_TIMERSLACK only sets this thread's slack.
-            unsafe {
-                libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
-            }
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
-            let r = match rt {
-                Ok(rt) => rt.block_on(async {
-                    let w = opener.open(&name).await?;
-                    worker(w, &p, &statements, &go, kill, bar, total).await
-                }),
-                Err(e) => Err(e).ctx(msg::no_runtime),
-            };
-            let _ = tx.send(r);
-        });
-        thread.ctx(msg::no_thread)?;
-        handles.push(rx);
+        handles.push(on_own_thread(format!("lab-{name}"), move || async move {
+            let w = opener.open(&name).await?;
+            worker(w, &p, &statements, &go, kill, bar, total).await
+        })?);
     }
     go.wait("lab").await?;
-    if let Some((holding, terminated)) = kill_ctl {
-        // Wait for a worker to hold the batch to be killed in, terminate its
-        // backend, make sure it is gone. The workers keep the only sender: if
-        // the queue runs dry first, it is dropped and nobody is killed.
+    if let Some(ctl) = kill_ctl {
+        // The workers keep the only sender: if the queue runs dry first, it
+        // is dropped and nobody is killed.
         drop(kill);
-        let held = tokio::time::timeout(cx.env.wait_timeout * 10, holding)
-            .await
-            .map_err(|_| msg::no_victim())?;
-        if let Ok((victim, n)) = held {
-            let pid = cx.backend_of(&victim).await?.ctx(|| msg::no_backend(&victim))?;
-            cx.env
-                .control
-                .execute("SELECT pg_terminate_backend($1)", &[&pid])
-                .await
-                .ctx(|| msg::no_terminate(&victim))?;
-            let gone = cx.await_gone(pid).await?;
-            cx.narrate(msg::terminated(&victim, n, if gone { ui::yes() } else { ui::no() }));
-            let _ = terminated.send(());
-        }
+        terminate_victim(cx, ctl).await?;
     }
+    let stats = results(cx, handles, &names).await?;
+    total.finish_and_clear();
+    let _ = multi.clear();
+    report(cx, &p, &statements.file, skip_locked, &names, stats).await
+}
+
+/// A worker's stats, once its thread is done.
+type Outcome = oneshot::Receiver<Result<Stats>>;
+
+/// Runs a worker on a thread of its own, with its connection on the same
+/// thread: round trips wake nothing else, and the simulated work can be a
+/// plain thread sleep (accurate to tens of microseconds; tokio's timer
+/// rounds up to whole milliseconds).
+fn on_own_thread<F, Fut>(name: String, job: F) -> Result<Outcome>
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future<Output = Result<Stats>>,
+{
+    let (tx, rx) = oneshot::channel();
+    let thread = std::thread::Builder::new().name(name).spawn(move || {
+        // The kernel may let a sleep overrun by the thread's timer slack
+        // (50 µs by default) to batch wake-ups; the simulated work should
+        // last what it says.
+        // SAFETY: prctl with PR_SET_TIMERSLACK only sets this thread's slack.
+        unsafe {
+            libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
+        }
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
+        let r = match rt {
+            Ok(rt) => rt.block_on(job()),
+            Err(e) => Err(e).ctx(msg::no_runtime),
+        };
+        let _ = tx.send(r);
+    });
+    thread.ctx(msg::no_thread)?;
+    Ok(rx)
+}
+
+/// Waits for a worker to hold the batch to be killed in, terminates its
+/// backend, makes sure it is gone.
+async fn terminate_victim(cx: &mut Cx<'_>, ctl: KillCtl) -> Result<()> {
+    let held = tokio::time::timeout(cx.env.wait_timeout * 10, ctl.holding)
+        .await
+        .map_err(|_| msg::no_victim())?;
+    if let Ok((victim, n)) = held {
+        let pid = cx.backend_of(&victim).await?.ctx(|| msg::no_backend(&victim))?;
+        cx.env
+            .control
+            .execute("SELECT pg_terminate_backend($1)", &[&pid])
+            .await
+            .ctx(|| msg::no_terminate(&victim))?;
+        let gone = cx.await_gone(pid).await?;
+        cx.narrate(msg::terminated(&victim, n, if gone { ui::yes() } else { ui::no() }));
+        let _ = ctl.terminated.send(());
+    }
+    Ok(())
+}
+
+/// The workers' stats, in the order of `names`.
+async fn results(cx: &Cx<'_>, handles: Vec<Outcome>, names: &[String]) -> Result<Vec<Stats>> {
     let mut stats = Vec::new();
-    for (h, name) in handles.into_iter().zip(&names) {
+    for (h, name) in handles.into_iter().zip(names) {
         // Generous: a worker's whole share of the queue can take long with big settings.
         let s = tokio::time::timeout(cx.env.wait_timeout * 60, h)
             .await
@@ -276,9 +317,7 @@ async fn run(cx: &mut Cx<'_>, skip_locked: bool) -> Result<()> {
             .map_err(|_| msg::no_result(name))??;
         stats.push(s);
     }
-    total.finish_and_clear();
-    let _ = multi.clear();
-    report(cx, &p, &file, skip_locked, &names, stats).await
+    Ok(stats)
 }
 
 /// Every worker transaction says its level: the dequeue's behaviour (waiting
@@ -334,11 +373,190 @@ impl Prepared {
 }
 
 /// A worker's statements, prepared before the workers start.
+#[derive(Clone)]
 struct Statements {
     dequeue_name: &'static str,
     dequeue: String,
     mark: String,
     file: Arc<SqlFile>,
+}
+
+impl Statements {
+    /// The variant's dequeue and the mark, bound once for every worker.
+    fn new(file: SqlFile, p: &QueueOpts, skip_locked: bool) -> Result<Statements> {
+        let dequeue_name = if skip_locked {
+            "dequeue_skip_locked"
+        } else {
+            "dequeue_for_update"
+        };
+        // The batch size is written into the statement, as in the seed (LIMIT 10):
+        // with no parameter, the server plans it once and reuses that plan from the
+        // first batch on, where a `LIMIT $1` would be planned afresh for the first
+        // five batches of every worker.
+        let dequeue = file.bind(dequeue_name, &[("batch", &p.batch)])?;
+        let mark = file.bind("mark_processed", &[("ids", &"$1"), ("worker", &"$2")])?;
+        Ok(Statements {
+            dequeue_name,
+            dequeue,
+            mark,
+            file: Arc::new(file),
+        })
+    }
+}
+
+/// A worker's connection: its session, its statements and how they go out.
+struct Link<'a> {
+    s: &'a Session,
+    c: &'a Client,
+    prepared: Prepared,
+    sql: &'a Statements,
+    /// BEGIN as sent: behind a transaction pooler each transaction may land
+    /// on another server connection, so BEGIN carries the session's settings.
+    begin: String,
+}
+
+impl<'a> Link<'a> {
+    async fn new(s: &'a Session, sql: &'a Statements) -> Result<Link<'a>> {
+        let prepared = Prepared::new(s, sql)
+            .await
+            .map_err(|e| raw_error(e, msg::worker_step(s.name(), "PREPARE")))?;
+        Ok(Link {
+            s,
+            c: s.client(),
+            prepared,
+            sql,
+            begin: s.wrapped(BEGIN).0,
+        })
+    }
+
+    /// Where a failed statement was, for its error.
+    fn what(&self, step: &str) -> crate::i18n::Text {
+        msg::worker_step(self.s.name(), step)
+    }
+
+    /// BEGIN and the first dequeue go out together (one round trip), unless a
+    /// person is stepping through them.
+    async fn begin_and_dequeue(&self) -> Result<Vec<Row>> {
+        if self.s.stepping() {
+            self.s.prompt(None, BEGIN, None).await;
+            self.c
+                .batch_execute(&self.begin)
+                .await
+                .map_err(|e| raw_error(e, self.what("BEGIN")))?;
+            return self.prompted_dequeue().await;
+        }
+        let (begin, first) = tokio::join!(
+            self.c.batch_execute(&self.begin),
+            self.prepared.dequeue(self.c, self.sql)
+        );
+        begin.map_err(|e| raw_error(e, self.what("BEGIN")))?;
+        first.map_err(|e| raw_error(e, self.what("dequeue")))
+    }
+
+    /// The dequeue, once the person stepping through has pressed Enter.
+    async fn prompted_dequeue(&self) -> Result<Vec<Row>> {
+        self.s
+            .prompt(Some(self.sql.dequeue_name), &self.sql.dequeue, None)
+            .await;
+        self.prepared
+            .dequeue(self.c, self.sql)
+            .await
+            .map_err(|e| raw_error(e, self.what("dequeue")))
+    }
+
+    /// The isolation level of the open transaction.
+    async fn isolation(&self) -> Result<String> {
+        Ok(self
+            .c
+            .query_one("SHOW transaction_isolation", &[])
+            .await
+            .map_err(|e| raw_error(e, self.what("SHOW transaction_isolation")))?
+            .get(0))
+    }
+
+    async fn commit(&self) -> Result<()> {
+        self.s.prompt(None, "COMMIT", None).await;
+        self.c
+            .batch_execute("COMMIT")
+            .await
+            .map_err(|e| raw_error(e, self.what("COMMIT")))?;
+        Ok(())
+    }
+
+    /// Mark the batch processed, commit, and start the next transaction with
+    /// its dequeue: four statements, the same transaction boundaries, one
+    /// round trip. The next batch's rows.
+    async fn mark_and_dequeue(&self, ids: &Vec<i64>, name: &String) -> Result<Vec<Row>> {
+        if self.s.stepping() {
+            return self.mark_and_dequeue_stepping(ids, name).await;
+        }
+        let (marked, commit, begin, next) = tokio::join!(
+            self.prepared.mark(self.c, self.sql, ids, name),
+            self.c.batch_execute("COMMIT"),
+            self.c.batch_execute(&self.begin),
+            self.prepared.dequeue(self.c, self.sql)
+        );
+        marked.map_err(|e| raw_error(e, self.what("mark_processed")))?;
+        commit.map_err(|e| raw_error(e, self.what("COMMIT")))?;
+        begin.map_err(|e| raw_error(e, self.what("BEGIN")))?;
+        next.map_err(|e| raw_error(e, self.what("dequeue")))
+    }
+
+    /// The same four statements when a person is watching: each runs when
+    /// they press Enter.
+    async fn mark_and_dequeue_stepping(&self, ids: &Vec<i64>, name: &String) -> Result<Vec<Row>> {
+        let ids_shown = format!(
+            "ARRAY[{}]",
+            ids.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+        );
+        let mark_shown = self
+            .sql
+            .file
+            .bind("mark_processed", &[("ids", &ids_shown), ("worker", &literal(name))])?;
+        self.s.prompt(Some("mark_processed"), &mark_shown, None).await;
+        self.prepared
+            .mark(self.c, self.sql, ids, name)
+            .await
+            .map_err(|e| raw_error(e, self.what("mark_processed")))?;
+        for (shown, sent) in [("COMMIT", "COMMIT"), (BEGIN, self.begin.as_str())] {
+            self.s.prompt(None, shown, None).await;
+            self.c
+                .batch_execute(sent)
+                .await
+                .map_err(|e| raw_error(e, self.what(shown)))?;
+        }
+        self.prompted_dequeue().await
+    }
+
+    /// The victim's end: tells the driver what it holds, waits for its
+    /// backend to be terminated, tries to mark the batch anyway. Why it stopped.
+    async fn die_holding(
+        &self,
+        (holding, terminated): Victim,
+        ids: &Vec<i64>,
+        name: &String,
+        batches: u64,
+    ) -> crate::i18n::Text {
+        let _ = holding.send((name.clone(), ids.len()));
+        let _ = tokio::time::timeout(self.s.deadline(), terminated).await;
+        let next = match self.prepared.mark(self.c, self.sql, ids, name).await {
+            Ok(_) => msg::update_succeeded(),
+            Err(e) => msg::next_statement(e.to_string().lines().next().unwrap_or("").to_string()),
+        };
+        msg::why_killed(batches, next, ids.len())
+    }
+}
+
+impl Stats {
+    /// A batch done: its messages counted, a short one noted.
+    fn count(&mut self, ids: Vec<i64>, batch: u32) {
+        self.batches += 1;
+        self.messages += ids.len() as u64;
+        if (ids.len() as i64) < batch as i64 {
+            self.short += 1;
+        }
+        self.ids.extend(ids);
+    }
 }
 
 async fn worker(
@@ -350,124 +568,42 @@ async fn worker(
     bar: ProgressBar,
     total: ProgressBar,
 ) -> Result<Stats> {
-    let c = s.client();
-    let what = |step: &str| msg::worker_step(s.name(), step);
-    let prepared = Prepared::new(&s, sql)
-        .await
-        .map_err(|e| raw_error(e, what("PREPARE")))?;
-    // Behind a transaction pooler each transaction may land on another
-    // server connection: BEGIN carries the session's settings.
-    let begin = s.wrapped(BEGIN).0;
-    let begin = begin.as_str();
+    let link = Link::new(&s, sql).await?;
     let mut st = Stats::default();
     go.wait(s.name()).await?;
     let t0 = Instant::now();
     st.started = Some(t0);
     s.note(msg::started());
-    let batch = p.batch as i64;
     let name = s.name().to_string();
-    // BEGIN and the first dequeue go out together (one round trip), unless a
-    // person is stepping through them.
     let t = Instant::now();
-    let mut rows = if s.stepping() {
-        s.prompt(None, BEGIN, None).await;
-        c.batch_execute(begin).await.map_err(|e| raw_error(e, what("BEGIN")))?;
-        s.prompt(Some(sql.dequeue_name), &sql.dequeue, None).await;
-        prepared
-            .dequeue(c, sql)
-            .await
-            .map_err(|e| raw_error(e, what("dequeue")))?
-    } else {
-        let (begin, first) = tokio::join!(c.batch_execute(begin), prepared.dequeue(c, sql));
-        begin.map_err(|e| raw_error(e, what("BEGIN")))?;
-        first.map_err(|e| raw_error(e, what("dequeue")))?
-    };
+    let mut rows = link.begin_and_dequeue().await?;
     st.dequeue += t.elapsed();
     // The level the loop's transactions run under, read back once from the first.
-    st.isolation = c
-        .query_one("SHOW transaction_isolation", &[])
-        .await
-        .map_err(|e| raw_error(e, what("SHOW transaction_isolation")))?
-        .get(0);
+    st.isolation = link.isolation().await?;
     loop {
         if rows.is_empty() {
-            s.prompt(None, "COMMIT", None).await;
-            c.batch_execute("COMMIT")
-                .await
-                .map_err(|e| raw_error(e, what("COMMIT")))?;
+            link.commit().await?;
             st.why = Some(msg::why_empty());
             break;
         }
         let ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
-        let victim = kill.as_ref().filter(|k| st.batches == k.after).and_then(|k| {
-            let tx = k.holding.lock().unwrap().take()?;
-            Some((tx, k.terminated.lock().unwrap().take()?))
-        });
-        if let Some((holding, terminated)) = victim {
-            let _ = holding.send((name.clone(), ids.len()));
-            let _ = tokio::time::timeout(s.deadline(), terminated).await;
-            let r = prepared.mark(c, sql, &ids, &name).await;
+        if let Some(victim) = kill.as_ref().and_then(|k| k.victim(st.batches)) {
+            st.why = Some(link.die_holding(victim, &ids, &name, st.batches).await);
             st.killed = true;
-            let next = match r {
-                Ok(_) => msg::update_succeeded(),
-                Err(e) => msg::next_statement(e.to_string().lines().next().unwrap_or("").to_string()),
-            };
-            st.why = Some(msg::why_killed(st.batches, next, ids.len()));
             break;
         }
         let w0 = Instant::now();
         if p.work_ms > 0 {
-            // The "send". This thread serves only this worker (see run()).
+            // The "send". This thread serves only this worker (see on_own_thread()).
             work(w0, p.work());
         }
         st.work.push((w0, Instant::now()));
         let t = Instant::now();
-        rows = if s.stepping() {
-            // A person is watching: each statement runs when they press Enter.
-            let ids_shown = format!(
-                "ARRAY[{}]",
-                ids.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
-            );
-            let mark_shown = sql
-                .file
-                .bind("mark_processed", &[("ids", &ids_shown), ("worker", &literal(&name))])?;
-            s.prompt(Some("mark_processed"), &mark_shown, None).await;
-            prepared
-                .mark(c, sql, &ids, &name)
-                .await
-                .map_err(|e| raw_error(e, what("mark_processed")))?;
-            for (shown, sent) in [("COMMIT", "COMMIT"), (BEGIN, begin)] {
-                s.prompt(None, shown, None).await;
-                c.batch_execute(sent).await.map_err(|e| raw_error(e, what(shown)))?;
-            }
-            s.prompt(Some(sql.dequeue_name), &sql.dequeue, None).await;
-            prepared
-                .dequeue(c, sql)
-                .await
-                .map_err(|e| raw_error(e, what("dequeue")))?
-        } else {
-            // Mark, commit, and start the next transaction with its dequeue:
-            // four statements, the same transaction boundaries, one round trip.
-            let (marked, commit, begin, next) = tokio::join!(
-                prepared.mark(c, sql, &ids, &name),
-                c.batch_execute("COMMIT"),
-                c.batch_execute(begin),
-                prepared.dequeue(c, sql)
-            );
-            marked.map_err(|e| raw_error(e, what("mark_processed")))?;
-            commit.map_err(|e| raw_error(e, what("COMMIT")))?;
-            begin.map_err(|e| raw_error(e, what("BEGIN")))?;
-            next.map_err(|e| raw_error(e, what("dequeue")))?
-        };
+        rows = link.mark_and_dequeue(&ids, &name).await?;
         st.dequeue += t.elapsed();
-        st.batches += 1;
-        st.messages += ids.len() as u64;
-        if (ids.len() as i64) < batch {
-            st.short += 1;
-        }
         bar.inc(ids.len() as u64);
         total.inc(ids.len() as u64);
-        st.ids.extend(ids);
+        st.count(ids, p.batch);
     }
     let stopped = Instant::now();
     st.stopped = Some(stopped);
@@ -511,6 +647,65 @@ fn max_parallel(stats: &[Stats]) -> usize {
     max as usize
 }
 
+/// What the workers did, taken together.
+struct Totals {
+    /// The first worker's start: one clock for all, so a worker that woke
+    /// late from the barrier cannot shorten the run.
+    start: Option<Instant>,
+    /// From the first worker's start to the last one's stop.
+    elapsed: Duration,
+    total: u64,
+    duplicates: usize,
+    lost: usize,
+    left_in_db: i64,
+    ideal: Duration,
+    efficiency: f64,
+    msgs_per_s: f64,
+    parallel: usize,
+    short: u64,
+}
+
+impl Totals {
+    fn of(p: &QueueOpts, stats: &[Stats], left_in_db: i64) -> Totals {
+        let start = stats.iter().filter_map(|s| s.started).min();
+        let stopped_at = |s: &Stats| s.stopped.zip(start).map(|(e, b)| e - b).unwrap_or_default();
+        let elapsed = stats.iter().map(stopped_at).max().unwrap_or_default();
+        let mut seen: HashMap<i64, u32> = HashMap::new();
+        for s in stats {
+            for id in &s.ids {
+                *seen.entry(*id).or_default() += 1;
+            }
+        }
+        let total: u64 = stats.iter().map(|s| s.messages).sum();
+        let ideal = p.ideal();
+        let over_elapsed = |x: f64| {
+            if elapsed.is_zero() {
+                0.0
+            } else {
+                x / elapsed.as_secs_f64()
+            }
+        };
+        Totals {
+            start,
+            elapsed,
+            total,
+            duplicates: seen.values().filter(|&&n| n > 1).count(),
+            lost: p.messages as usize - seen.len(),
+            left_in_db,
+            ideal,
+            efficiency: over_elapsed(ideal.as_secs_f64()),
+            msgs_per_s: over_elapsed(total as f64),
+            parallel: max_parallel(stats),
+            short: stats.iter().map(|s| s.short).sum(),
+        }
+    }
+
+    /// When a worker stopped, on the run's clock.
+    fn stopped_at(&self, s: &Stats) -> Duration {
+        s.stopped.zip(self.start).map(|(e, b)| e - b).unwrap_or_default()
+    }
+}
+
 async fn report(
     cx: &mut Cx<'_>,
     p: &QueueOpts,
@@ -519,36 +714,27 @@ async fn report(
     names: &[String],
     stats: Vec<Stats>,
 ) -> Result<()> {
-    // The run lasts from the first worker's start to the last one's stop: one
-    // clock for all, so a worker that woke late from the barrier cannot
-    // shorten it. Each worker's stop is counted on the same clock.
-    let start = stats.iter().filter_map(|s| s.started).min();
-    let stopped_at = |s: &Stats| s.stopped.zip(start).map(|(e, b)| e - b).unwrap_or_default();
-    let elapsed = stats.iter().map(stopped_at).max().unwrap_or_default();
-    let mut seen: HashMap<i64, u32> = HashMap::new();
-    for s in &stats {
-        for id in &s.ids {
-            *seen.entry(*id).or_default() += 1;
-        }
-    }
-    let duplicates = seen.values().filter(|&&n| n > 1).count();
-    let lost = p.messages as usize - seen.len();
     let left_in_db = cx.env.int(sql.get("left_over")?).await?;
-    let total: u64 = stats.iter().map(|s| s.messages).sum();
-    let ideal = p.ideal();
-    let efficiency = if elapsed.is_zero() {
-        0.0
-    } else {
-        ideal.as_secs_f64() / elapsed.as_secs_f64()
-    };
-    let msgs_per_s = if elapsed.is_zero() {
-        0.0
-    } else {
-        total as f64 / elapsed.as_secs_f64()
-    };
-    let parallel = max_parallel(&stats);
-    let short: u64 = stats.iter().map(|s| s.short).sum();
+    let t = Totals::of(p, &stats, left_in_db);
+    per_worker(cx, &t, names, &stats);
+    metrics(cx, &t, names, &stats);
+    let busy = stats.iter().filter(|s| s.batches > 0).count();
+    cx.observe(msg::result(
+        t.total,
+        busy,
+        t.duplicates,
+        t.lost,
+        format!("{:.0}", millis(t.elapsed)),
+        format!("{:.0}", millis(t.ideal)),
+        format!("{:.3}", t.efficiency),
+        t.parallel,
+    ));
+    checks(cx, p, skip_locked, &t, names, &stats);
+    Ok(())
+}
 
+/// The per-worker table.
+fn per_worker(cx: &mut Cx<'_>, t: &Totals, names: &[String], stats: &[Stats]) {
     cx.evidence(
         msg::ev_per_worker(),
         vec![
@@ -570,51 +756,47 @@ async fn report(
                     Phrase::Plain(s.batches.to_string()),
                     Phrase::Plain(s.short.to_string()),
                     Phrase::Plain(format!("{:.0}", millis(s.dequeue))),
-                    Phrase::Plain(format!("{:.0}", millis(stopped_at(s)))),
+                    Phrase::Plain(format!("{:.0}", millis(t.stopped_at(s)))),
                     s.why.clone().map_or_else(|| Phrase::Plain("-".into()), Phrase::Text),
                 ]
             })
             .collect(),
     );
+}
+
+/// The figures, and each worker's batches as spans for the Gantt chart.
+fn metrics(cx: &mut Cx<'_>, t: &Totals, names: &[String], stats: &[Stats]) {
     // Three places: two would print 0.946 as 0.95, and a pipeline comparing
     // the figure with 0.95 would pass a run that fell short.
     let round3 = |x: f64| (x * 1000.0).round() / 1000.0;
     cx.metric("per_worker", stats.iter().map(|s| s.messages).collect::<Vec<_>>());
-    cx.metric("total", total);
-    cx.metric("duplicates", duplicates);
-    cx.metric("lost", lost);
-    cx.metric("elapsed_ms", millis(elapsed));
-    cx.metric("ideal_ms", millis(ideal));
-    cx.metric("efficiency", round3(efficiency));
-    cx.metric("msgs_per_s", msgs_per_s.round());
-    cx.metric("max_parallel_batches", parallel);
+    cx.metric("total", t.total);
+    cx.metric("duplicates", t.duplicates);
+    cx.metric("lost", t.lost);
+    cx.metric("elapsed_ms", millis(t.elapsed));
+    cx.metric("ideal_ms", millis(t.ideal));
+    cx.metric("efficiency", round3(t.efficiency));
+    cx.metric("msgs_per_s", t.msgs_per_s.round());
+    cx.metric("max_parallel_batches", t.parallel);
     let t0 = cx.recorder().started();
-    for (name, s) in names.iter().zip(&stats) {
+    for (name, s) in names.iter().zip(stats) {
         let ms = |t: &Instant| crate::report::millis(t.saturating_duration_since(t0));
         cx.spans(name, s.work.iter().map(|(a, b)| [ms(a), ms(b)]).collect());
     }
-    cx.metric("short_batches", short);
-    let busy = stats.iter().filter(|s| s.batches > 0).count();
-    cx.observe(msg::result(
-        total,
-        busy,
-        duplicates,
-        lost,
-        format!("{:.0}", millis(elapsed)),
-        format!("{:.0}", millis(ideal)),
-        format!("{efficiency:.3}"),
-        parallel,
-    ));
+    cx.metric("short_batches", t.short);
+}
 
+/// The checks and the verdict.
+fn checks(cx: &mut Cx<'_>, p: &QueueOpts, skip_locked: bool, t: &Totals, names: &[String], stats: &[Stats]) {
     let levels: Vec<(String, String)> = names
         .iter()
         .cloned()
         .zip(stats.iter().map(|s| s.isolation.clone()))
         .collect();
     cx.ran_under_levels(&levels, "read committed");
-    cx.check(duplicates == 0, msg::no_dups());
-    cx.check(lost == 0 && left_in_db == 0, msg::none_lost());
-    cx.check(left_in_db as usize == lost, msg::db_agrees());
+    cx.check(t.duplicates == 0, msg::no_dups());
+    cx.check(t.lost == 0 && t.left_in_db == 0, msg::none_lost());
+    cx.check(t.left_in_db as usize == t.lost, msg::db_agrees());
     if let Some(killed) = stats.iter().position(|s| s.killed).map(|i| names[i].clone()) {
         cx.metric("killed_worker", killed);
     } else if p.kill_worker_after.is_some() {
@@ -624,6 +806,7 @@ async fn report(
     // the locks only when each batch's work is long against the scheduling
     // noise of a busy machine, and there are batches enough for every worker.
     let measurable = p.work_ms >= 10 && p.workers > 1 && p.messages.div_ceil(p.batch) >= p.workers;
+    let (duplicates, lost, parallel) = (t.duplicates, t.lost, t.parallel);
     if skip_locked {
         if measurable {
             let idle = stats.iter().filter(|s| s.batches == 0 && !s.killed).count();
@@ -636,11 +819,10 @@ async fn report(
             cx.check(parallel == 1, msg::one_at_a_time());
         }
         if parallel == 1 {
-            cx.note(msg::for_update_note(short, p.batch));
+            cx.note(msg::for_update_note(t.short, p.batch));
         }
         cx.anomaly(duplicates > 0 || lost > 0 || (measurable && parallel == 1));
     }
-    Ok(())
 }
 
 mod msg {

@@ -75,7 +75,7 @@ async fn lock_timeout(cx: &mut Cx<'_>) -> Result<()> {
     let t = cx.opts.timeout;
     cx.metric("timeout_ms", t.as_millis() as u64);
     let o = cx
-        .permutation("lock-timeout")
+        .own_permutation()
         .bind("timeout", Param::millis(t))
         .waits_within("b_lock", &["A"], Some(t * 3))
         .probe("b_locks", "b_rollback", ProbeQuery::LocksHeld("B".into()))
@@ -100,7 +100,7 @@ async fn statement_timeout(cx: &mut Cx<'_>) -> Result<()> {
     let t = cx.opts.timeout;
     cx.metric("timeout_ms", t.as_millis() as u64);
     let o = cx
-        .permutation("statement-timeout")
+        .own_permutation()
         .bind("timeout", Param::millis(t))
         // The statement's own work is long (ten times the timeout); the server cancels it.
         .bind("long_s", Param::Num(t.as_secs_f64() * 10.0))

@@ -274,26 +274,64 @@ fn box_colours(e: &Entry) -> (&'static str, &'static str) {
     }
 }
 
+/// Where things go in a swimlane diagram: a column per session, a row per entry.
+struct Grid<'a> {
+    lanes: Vec<&'a str>,
+    col_w: usize,
+    /// The characters of text a column holds.
+    chars: usize,
+}
+
+impl<'a> Grid<'a> {
+    fn new(entries: &'a [Entry]) -> Grid<'a> {
+        let lanes = lanes(entries);
+        let col_w = (1200 / lanes.len().max(1)).clamp(230, 330);
+        Grid {
+            lanes,
+            col_w,
+            chars: col_w / 10,
+        }
+    }
+
+    fn lane_of(&self, s: &str) -> usize {
+        self.lanes.iter().position(|l| *l == s).unwrap_or(0)
+    }
+
+    fn x_of(&self, lane: usize) -> usize {
+        TIME_W + lane * self.col_w
+    }
+
+    fn y_of(&self, row: usize) -> usize {
+        HEAD_H + row * ROW_H
+    }
+}
+
 /// Statements as boxes in time order (top to bottom), one lane per session.
 fn swimlanes(svg_id: &str, entries: &[Entry], style: &Style) -> String {
-    let lanes = lanes(entries);
-    let lane_of = |s: &str| lanes.iter().position(|l| *l == s).unwrap_or(0);
-    let col_w = (1200 / lanes.len().max(1)).clamp(230, 330);
-    let chars = col_w / 10;
-    let width = TIME_W + lanes.len() * col_w + 10;
+    let g = Grid::new(entries);
+    let width = TIME_W + g.lanes.len() * g.col_w + 10;
     let height = HEAD_H + entries.len() * ROW_H + 10;
-    let x_of = |lane: usize| TIME_W + lane * col_w;
-    let y_of = |row: usize| HEAD_H + row * ROW_H;
     let mut s = format!(
         "<svg id=\"{svg_id}\" class=\"swimlanes\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\">\n"
     );
-    for (i, l) in lanes.iter().enumerate() {
+    lane_heads(&mut s, &g, height, style);
+    let ended_at = wait_bars(&mut s, &g, entries, style);
+    step_boxes(&mut s, &g, entries, style);
+    release_arrows(&mut s, &g, entries, &ended_at);
+    s.push_str("</svg>");
+    s
+}
+
+/// Each lane's background and session name, and the time column's heading.
+fn lane_heads(s: &mut String, g: &Grid<'_>, height: usize, style: &Style) {
+    let (col_w, chars) = (g.col_w, g.chars);
+    for (i, l) in g.lanes.iter().enumerate() {
         let _ = writeln!(
             s,
             "<rect x=\"{}\" y=\"0\" width=\"{col_w}\" height=\"{height}\" fill=\"{}\"/><text x=\"{}\" y=\"30\" font-size=\"22\" font-weight=\"700\" text-anchor=\"middle\">{}</text>",
-            x_of(i),
+            g.x_of(i),
             if i % 2 == 0 { "#fafafa" } else { "#f0f0f0" },
-            x_of(i) + col_w / 2,
+            g.x_of(i) + col_w / 2,
             esc(&cut(l, chars))
         );
     }
@@ -302,7 +340,12 @@ fn swimlanes(svg_id: &str, entries: &[Entry], style: &Style) -> String {
         "<text x=\"8\" y=\"30\" font-size=\"16\" fill=\"#616161\">{}</text>",
         esc(&style.say(&ui::col_t_ms()))
     );
-    // Waits: a hatched bar from where the wait was seen to where it ended, under the boxes.
+}
+
+/// Waits: a hatched bar from where the wait was seen to where it ended, under
+/// the boxes. Which wait (its row) each ending row ended.
+fn wait_bars(s: &mut String, g: &Grid<'_>, entries: &[Entry], style: &Style) -> BTreeMap<usize, usize> {
+    let (col_w, chars) = (g.col_w, g.chars);
     let mut ended_at: BTreeMap<usize, usize> = BTreeMap::new();
     for (i, e) in entries.iter().enumerate() {
         if e.result != StepResult::Waiting {
@@ -313,7 +356,7 @@ fn swimlanes(svg_id: &str, entries: &[Entry], style: &Style) -> String {
             .position(|n| n.session == e.session && matches!(n.result, StepResult::Completed | StepResult::Error))
             .map(|p| i + 1 + p);
         let last = end.unwrap_or(entries.len() - 1);
-        let lane = lane_of(&e.session);
+        let lane = g.lane_of(&e.session);
         let who = e.blocked_by.as_ref().map(|b| b.join(", ")).unwrap_or_default();
         let label = match &e.lock {
             Some(lock) => style.say(&ui::waiting_lock(&who, lock)),
@@ -322,8 +365,8 @@ fn swimlanes(svg_id: &str, entries: &[Entry], style: &Style) -> String {
         let _ = writeln!(
             s,
             "<rect class=\"wait\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"url(#hatch)\" stroke=\"#e65100\" stroke-width=\"2\" rx=\"6\"/>",
-            x_of(lane) + 4,
-            y_of(i) + 4,
+            g.x_of(lane) + 4,
+            g.y_of(i) + 4,
             col_w - 8,
             (last - i) * ROW_H + ROW_H - 8,
         );
@@ -332,33 +375,40 @@ fn swimlanes(svg_id: &str, entries: &[Entry], style: &Style) -> String {
             s,
             "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"50\" fill=\"#ffffff\" stroke=\"#e65100\" rx=\"4\"/>\
              <text x=\"{}\" y=\"{}\" font-size=\"16\">{}</text><text x=\"{}\" y=\"{}\" font-size=\"16\" fill=\"#bf360c\">{}</text>",
-            x_of(lane) + 10,
-            y_of(i) + 10,
+            g.x_of(lane) + 10,
+            g.y_of(i) + 10,
             col_w - 20,
-            x_of(lane) + 16,
-            y_of(i) + 30,
+            g.x_of(lane) + 16,
+            g.y_of(i) + 30,
             esc(&cut(&e.sql, chars - 3)),
-            x_of(lane) + 16,
-            y_of(i) + 52,
+            g.x_of(lane) + 16,
+            g.y_of(i) + 52,
             esc(&cut(&label, chars - 5))
         );
         if let Some(end) = end {
             ended_at.insert(end, i);
         }
     }
+    ended_at
+}
+
+/// Every row's time, and a box for each step that is not a wait: its
+/// statement and its outcome (errors with their SQLSTATE).
+fn step_boxes(s: &mut String, g: &Grid<'_>, entries: &[Entry], style: &Style) {
+    let (col_w, chars) = (g.col_w, g.chars);
     for (i, e) in entries.iter().enumerate() {
         let _ = writeln!(
             s,
             "<text x=\"8\" y=\"{}\" font-size=\"15\" fill=\"#616161\">{:.1}</text>",
-            y_of(i) + ROW_H / 2 + 5,
+            g.y_of(i) + ROW_H / 2 + 5,
             e.t_ms
         );
         if e.result == StepResult::Waiting {
             continue;
         }
-        let lane = lane_of(&e.session);
+        let lane = g.lane_of(&e.session);
         let (fill, stroke) = box_colours(e);
-        let (x, y) = (x_of(lane) + 8, y_of(i) + 6);
+        let (x, y) = (g.x_of(lane) + 8, g.y_of(i) + 6);
         let first = cut(&e.sql, chars - 2);
         let mut second = cut(&super::text::outcome_line(e, style), chars - 2);
         if e.result == StepResult::Error
@@ -387,30 +437,32 @@ fn swimlanes(svg_id: &str, entries: &[Entry], style: &Style) -> String {
             esc(&line2)
         );
     }
-    // An arrow from the step that released the lock (the blocker's last step
-    // before the wait ended) to the step it unblocked.
-    for (&end, &start) in &ended_at {
+}
+
+/// An arrow from the step that released the lock (the blocker's last step
+/// before the wait ended) to the step it unblocked.
+fn release_arrows(s: &mut String, g: &Grid<'_>, entries: &[Entry], ended_at: &BTreeMap<usize, usize>) {
+    let col_w = g.col_w;
+    for (&end, &start) in ended_at {
         let Some(by) = entries[start].blocked_by.as_ref() else {
             continue;
         };
         let release = (start..end).rev().find(|&k| by.contains(&entries[k].session));
         if let Some(k) = release {
-            let (from, to) = (lane_of(&entries[k].session), lane_of(&entries[end].session));
+            let (from, to) = (g.lane_of(&entries[k].session), g.lane_of(&entries[end].session));
             let (x1, x2) = if from < to {
-                (x_of(from) + col_w - 8, x_of(to) + 8)
+                (g.x_of(from) + col_w - 8, g.x_of(to) + 8)
             } else {
-                (x_of(from) + 8, x_of(to) + col_w - 8)
+                (g.x_of(from) + 8, g.x_of(to) + col_w - 8)
             };
             let _ = writeln!(
                 s,
                 "<line class=\"release\" x1=\"{x1}\" y1=\"{}\" x2=\"{x2}\" y2=\"{}\" stroke=\"#6a1b9a\" stroke-width=\"3\" marker-end=\"url(#arrow)\"/>",
-                y_of(k) + ROW_H / 2,
-                y_of(end) + ROW_H / 2
+                g.y_of(k) + ROW_H / 2,
+                g.y_of(end) + ROW_H / 2
             );
         }
     }
-    s.push_str("</svg>");
-    s
 }
 
 /// One bar of a Gantt chart: from, to (ms), colour, tooltip.

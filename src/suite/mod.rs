@@ -186,6 +186,18 @@ impl Suite {
                 _ => {}
             }
         }
+        // Every spec had finished when the run was stopped: it stopped after the last.
+        if let Some((exit, message)) = stop
+            && !reports.iter().any(|r| r.error.is_some())
+            && let Some(last) = reports.last_mut()
+        {
+            last.as_expected = false;
+            last.error = Some(crate::report::RunError {
+                variant: "-".into(),
+                message,
+                exit_code: exit as u8,
+            });
+        }
         (reports, outcomes)
     }
 }

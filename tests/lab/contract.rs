@@ -250,3 +250,31 @@ fn every_scenario_is_registered_everywhere() {
         }
     }
 }
+
+/// A spec's `# variant:` labels and the scenario's declared variants are one
+/// list: every label names a variant (one that runs several permutations
+/// labels them VARIANT/PART), so a renamed variant cannot leave its
+/// permutation behind.
+#[test]
+fn every_spec_label_names_a_declared_variant() {
+    let mut labels = 0;
+    for s in lab::catalogue::ALL {
+        let Some(spec) = s.spec else { continue };
+        let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("lab").join(spec)).unwrap();
+        for line in text.lines() {
+            let Some(label) = line.trim().strip_prefix("# variant:") else {
+                continue;
+            };
+            let variant = label.trim().split('/').next().unwrap_or("");
+            assert!(
+                s.variant(variant).is_some(),
+                "lab/{spec}: `# variant: {}` names no variant of {} ({})",
+                label.trim(),
+                s.name,
+                s.variant_names().join(", ")
+            );
+            labels += 1;
+        }
+    }
+    assert!(labels > 20, "only {labels} labels read");
+}

@@ -204,7 +204,7 @@ fn ctrl_c_sighup_and_sigkill_of_a_run_on_the_throwaway_cluster() {
         // gives the port), then until the scenario's workers are connected.
         let deadline = Instant::now() + Duration::from_secs(20);
         let port = loop {
-            let port = std::fs::read_dir(std::env::temp_dir())
+            let port = std::fs::read_dir(lab::target::cluster::run_root())
                 .unwrap()
                 .flatten()
                 .find_map(|e| {

@@ -133,7 +133,7 @@ pub fn metric(v: &Value, key: &str) -> Value {
 /// No temp dir and no server of a finished lab process remain.
 pub fn assert_no_leftovers(pid: u32) {
     let prefix = format!("lab-pg-{pid}-");
-    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+    let left: Vec<_> = std::fs::read_dir(lab::target::cluster::run_root())
         .unwrap()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
