@@ -105,6 +105,10 @@ impl Job for Scenarios {
     /// meanwhile, that run's schema is left alone.
     async fn clean_up(&self, env: &Env, failed: bool) -> Result<()> {
         let cfg = &self.cfg;
+        if env.throwaway.is_some() {
+            // lab's own server: everything on it goes with it, at once.
+            return Ok(());
+        }
         let fresh;
         // A connection whose backend was just terminated may not know it yet:
         // one round trip tells.

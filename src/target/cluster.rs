@@ -84,8 +84,8 @@ impl Cluster {
             startup: Duration::ZERO,
         };
         let data = cluster.dir.join("data");
-        copy_dir(&template, &data).ctx(msg::copy_template)?;
-        owner.chown_tree(&cluster.dir)?;
+        owner.chown(&cluster.dir)?;
+        copy_dir(&template, &data, Some(&owner)).ctx(msg::copy_template)?;
 
         cluster.listen(&owner, began)?;
         Ok(cluster)
@@ -223,8 +223,10 @@ impl Cluster {
                 self.stop();
                 bail!(msg::not_ready(log_tail(&log_path)));
             }
+            // A start takes tens of milliseconds: look often, so as not to
+            // overshoot it by a long pause.
             std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(10));
+            pause = (pause * 2).min(Duration::from_millis(2));
         }
     }
 
@@ -382,19 +384,6 @@ impl Owner {
     pub(crate) fn chown(&self, path: &Path) -> Result<()> {
         if let Some((uid, gid)) = self.ids {
             std::os::unix::fs::lchown(path, Some(uid), Some(gid)).ctx(|| msg::chown(path.display().to_string()))?;
-        }
-        Ok(())
-    }
-
-    fn chown_tree(&self, path: &Path) -> Result<()> {
-        if self.ids.is_none() {
-            return Ok(());
-        }
-        self.chown(path)?;
-        if fs::symlink_metadata(path)?.is_dir() {
-            for e in fs::read_dir(path)? {
-                self.chown_tree(&e?.path())?;
-            }
         }
         Ok(())
     }
@@ -579,7 +568,7 @@ fn ensure_template(bin: &Path, owner: &Owner, lang: Lang) -> Result<PathBuf> {
             .as_nanos();
         let staging = root.join(format!(".staging-{}-{nanos:x}", std::process::id()));
         let _ = fs::remove_dir_all(&staging);
-        copy_dir(&data, &staging)?;
+        copy_dir(&data, &staging, None)?;
         // Written last: a template without it was not finished.
         fs::write(staging.join(TEMPLATE_DONE), TEMPLATE_FORMAT)?;
         // Another lab may have finished first; either copy is as good.
@@ -602,19 +591,61 @@ fn template_complete(template: &Path) -> bool {
         && ["base", "global", "pg_wal"].iter().all(|d| template.join(d).is_dir())
 }
 
-fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+/// Copies a directory tree (a cluster's data directory: about a thousand
+/// small files), handing each copy to `owner` as it is made; the files are
+/// copied by a few threads at once, which halves the time on two cores.
+fn copy_dir(from: &Path, to: &Path, owner: Option<&Owner>) -> Result<()> {
+    let mut files = Vec::new();
+    make_dirs(from, to, owner, &mut files)?;
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let copy_one = |(src, dest): &(PathBuf, PathBuf)| -> Result<()> {
+        fs::copy(src, dest).ctx(|| msg::create(dest.display().to_string()))?;
+        if let Some(o) = owner {
+            o.chown(dest)?;
+        }
+        Ok(())
+    };
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(|| -> Result<()> {
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        match files.get(i) {
+                            Some(f) => copy_one(f)?,
+                            None => return Ok(()),
+                        }
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .try_for_each(|w| w.join().unwrap_or_else(|_| Err(msg::copy_template().into())))
+    })
+}
+
+/// Makes `to`'s directories (and symlinks) as `from` has them, and lists
+/// the files to copy.
+fn make_dirs(from: &Path, to: &Path, owner: Option<&Owner>, files: &mut Vec<(PathBuf, PathBuf)>) -> Result<()> {
     fs::create_dir(to).ctx(|| msg::create(to.display().to_string()))?;
     fs::set_permissions(to, fs::Permissions::from_mode(0o700))?;
+    if let Some(o) = owner {
+        o.chown(to)?;
+    }
     for e in fs::read_dir(from)? {
         let e = e?;
         let ty = e.file_type()?;
         let dest = to.join(e.file_name());
         if ty.is_dir() {
-            copy_dir(&e.path(), &dest)?;
+            make_dirs(&e.path(), &dest, owner, files)?;
         } else if ty.is_symlink() {
             std::os::unix::fs::symlink(fs::read_link(e.path())?, &dest)?;
+            if let Some(o) = owner {
+                o.chown(&dest)?;
+            }
         } else {
-            fs::copy(e.path(), &dest)?;
+            files.push((e.path(), dest));
         }
     }
     Ok(())

@@ -264,10 +264,14 @@ pub async fn server_info(client: &Client) -> Result<ServerInfo> {
 pub async fn control(target: &crate::target::Target, pg: &Config, app_name: &str) -> Result<(Client, ServerInfo)> {
     let r = connect(pg, app_name, None, None).await;
     let client = match target {
-        crate::target::Target::Server(_, origin) => r.ctx(|| msg::named_by(origin))?.client,
+        crate::target::Target::Server(_, origin) => {
+            let client = r.ctx(|| msg::named_by(origin))?.client;
+            refuse_transaction_pooler(&client, pg).await?;
+            client
+        }
+        // lab started it: nothing stands between lab and its own server.
         crate::target::Target::Throwaway { .. } => r?.client,
     };
-    refuse_transaction_pooler(&client, pg).await?;
     let server = server_info(&client).await?;
     refuse_standby(&server, pg)?;
     Ok((client, server))
