@@ -1,71 +1,160 @@
 #!/usr/bin/env bash
-# Soak: runs `lab all` RUNS times (50) in a row while every core is kept busy by
-# a CPU load, and counts verdict flips and timeline-order changes against the
-# first run. The timeline order of a variant is its sequence of
-# (session, result, statement verb), notes aside (they narrate concurrent
-# workers whose order is not part of any interleaving). The worker-pool
-# scenarios (queue, stock-race, invoice-numbering) are compared by verdict
-# only: which worker takes which job is the point of those, not a fixed order.
-#   RUNS=50 scripts/soak.sh [extra lab all options]
+# Soak: runs `lab all` RUNS times (50) while every core is kept busy by a CPU
+# load, and compares every run with the first: verdict flips (with the
+# checks that failed) and timeline-order changes per variant, and every exit
+# code. The timeline order of a variant is its sequence of (session, result,
+# statement verb), notes aside (they narrate concurrent workers whose order
+# is not part of any interleaving). The worker-pool scenarios (queue,
+# stock-race, invoice-numbering) are compared by verdict only: which worker
+# takes which job is the point of those, not a fixed order.
+#
+#   RUNS=50 scripts/soak.sh [--concurrent K] [--shared] [--keep DIR] [lab all options]
+#
+#   --concurrent K  K runs at once, each on a throwaway server of its own
+#   --shared        ... or all K side by side on one server (lab server),
+#                   each in a schema of its own, sharing its connections
+#   --keep DIR      where the JSON and stderr of every run that failed,
+#                   flipped or changed order are kept (default: a new
+#                   directory under the temp dir, printed at the end)
+# SOAK_BURNERS: CPU burners (default: the number of cores; 0 for none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RUNS=${RUNS:-50}
 cargo build --release -q
-out=$(mktemp -d)
-burners=()
-cleanup() {
-    for p in "${burners[@]}"; do kill "$p" 2>/dev/null || true; done
-    rm -rf "$out"
-}
-trap cleanup EXIT
-for _ in $(seq 1 "$(nproc)"); do
-    (while :; do :; done) &
-    burners+=($!)
-done
-echo "soak: $RUNS runs of lab all with $(nproc) CPU burners" >&2
-for i in $(seq 1 "$RUNS"); do
-    code=0
-    target/release/lab all --format json --timeout-ms 300 "$@" >"$out/$i.json" 2>"$out/$i.err" || code=$?
-    echo "run $i: exit $code" >&2
-    if [ "$code" -ge 2 ]; then cat "$out/$i.err" >&2; fi
-done
-python3 - "$out" "$RUNS" <<'PY'
-import json, os, sys
-out, runs = sys.argv[1], int(sys.argv[2])
-def load(i):
-    p = os.path.join(out, f"{i}.json")
+exec python3 - "$@" <<'PY'
+import json, os, shutil, signal, subprocess, sys, tempfile, time
+
+args = sys.argv[1:]
+concurrent, shared, keep, extra = 1, False, None, []
+while args:
+    a = args.pop(0)
+    if a == "--concurrent":
+        concurrent = int(args.pop(0))
+    elif a == "--shared":
+        shared = True
+    elif a == "--keep":
+        keep = args.pop(0)
+    else:
+        extra.append(a)
+runs = int(os.environ.get("RUNS", "50"))
+burn = int(os.environ.get("SOAK_BURNERS", str(os.cpu_count() or 2)))
+lab = os.path.abspath("target/release/lab")
+out = tempfile.mkdtemp(prefix="lab-soak-")
+keep = keep or tempfile.mkdtemp(prefix="lab-soak-kept-")
+os.makedirs(keep, exist_ok=True)
+
+burners = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(burn)]
+server = None
+def stop():
+    for p in burners:
+        p.kill()
+    burners.clear()
+    if server and server.poll() is None:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=30)
+
+try:
+    base_cmd = [lab, "all", "--format", "json", "--timeout-ms", "300"] + extra
+    if shared:
+        server = subprocess.Popen([lab, "server", "--schema", "soak_server"], stdout=subprocess.PIPE, text=True)
+        url = None
+        for line in server.stdout:
+            if line.startswith("DATABASE_URL="):
+                url = line.strip().split("=", 1)[1]
+                break
+        if not url:
+            sys.exit("soak: lab server did not start")
+        # Each run gets its share of the server's 300 connections.
+        base_cmd += ["--database-url", url, "--max-connections", str((300 - 10) // concurrent)]
+    mode = f"{concurrent} at once" + (" on one server" if shared else ", each on its own server") if concurrent > 1 else "one at a time"
+    print(f"soak: {runs} runs of lab all ({mode}) with {burn} CPU burners", file=sys.stderr)
+
+    codes = {}
+    i = 0
+    while i < runs:
+        batch = []
+        for k in range(min(concurrent, runs - i)):
+            n = i + k + 1
+            cmd = list(base_cmd)
+            if shared:
+                cmd += ["--schema", f"soak_{k}"]
+            o = open(os.path.join(out, f"{n}.json"), "w")
+            e = open(os.path.join(out, f"{n}.err"), "w")
+            batch.append((n, subprocess.Popen(cmd, stdout=o, stderr=e), o, e))
+        for n, p, o, e in batch:
+            code = p.wait()
+            o.close()
+            e.close()
+            codes[n] = code
+            print(f"run {n}: exit {code}", file=sys.stderr)
+            if code >= 2:
+                sys.stderr.write(open(os.path.join(out, f"{n}.err")).read())
+        i += len(batch)
+finally:
+    stop()
+
+POOLS = {"queue", "stock-race", "invoice-numbering"}
+def load(n):
     try:
-        return json.load(open(p))
+        return json.load(open(os.path.join(out, f"{n}.json")))
     except Exception:
         return None
-POOLS = {"queue", "stock-race", "invoice-numbering"}
+
 def shape(r):
-    verdicts, orders = {}, {}
+    verdicts, orders, failed = {}, {}, {}
     for s in r["scenarios"]:
         for v in s["variants"]:
             k = f'{s["scenario"]}/{v["name"]}'
             verdicts[k] = "skipped" if v.get("skipped") else v["as_expected"]
-            if s["scenario"] in POOLS:
-                continue
-            orders[k] = [(e["session"], e["result"], (e["sql"].split() or [""])[0]) for e in v["timeline"] if e["result"] != "note"]
-    return verdicts, orders
-base = None
-flips, order_changes, failed_runs = {}, {}, 0
-for i in range(1, runs + 1):
-    r = load(i)
+            failed[k] = [c["id"] for c in v["checks"] if not c["ok"]]
+            if s["scenario"] not in POOLS:
+                orders[k] = [(e["session"], e["result"], (e["sql"].split() or [""])[0]) for e in v["timeline"] if e["result"] != "note"]
+        if s.get("error"):
+            k = f'{s["scenario"]}/{s["error"]["variant"]}'
+            verdicts[k] = "error: " + s["error"]["message"]
+    return verdicts, orders, failed
+
+base, base_run = None, None
+flips, changes, kept = {}, {}, set()
+for n in sorted(codes):
+    r = load(n)
+    if codes[n] != 0 or r is None:
+        kept.add(n)
     if r is None:
-        failed_runs += 1
         continue
-    v, o = shape(r)
+    v, o, f = shape(r)
     if base is None:
-        base = (v, o)
+        base, base_run = (v, o), n
         continue
-    for k in v:
-        if v[k] != base[0].get(k):
-            flips[k] = flips.get(k, 0) + 1
-        if k in o and o[k] != base[1].get(k):
-            order_changes[k] = order_changes.get(k, 0) + 1
-print(f"runs: {runs}, runs without a report (exit 2): {failed_runs}")
-print(f"verdict flips: {sum(flips.values())} {flips if flips else ''}")
-print(f"timeline-order changes: {sum(order_changes.values())} {order_changes if order_changes else ''}")
+    for k in sorted(set(v) | set(base[0])):
+        if v.get(k) != base[0].get(k):
+            flips.setdefault(k, []).append((n, v.get(k), f.get(k, [])))
+            kept.add(n)
+        if k in o and k in base[1] and o[k] != base[1][k]:
+            first = next(j for j in range(max(len(o[k]), len(base[1][k])))
+                         if j >= len(o[k]) or j >= len(base[1][k]) or o[k][j] != base[1][k][j])
+            got = o[k][first] if first < len(o[k]) else "-"
+            was = base[1][k][first] if first < len(base[1][k]) else "-"
+            changes.setdefault(k, []).append((n, first, was, got))
+            kept.add(n)
+for n in kept | ({base_run} if kept and base_run else set()):
+    for ext in ("json", "err"):
+        src = os.path.join(out, f"{n}.{ext}")
+        if os.path.exists(src):
+            shutil.copy(src, os.path.join(keep, f"{n}.{ext}"))
+shutil.rmtree(out, ignore_errors=True)
+
+by_code = {}
+for n, c in codes.items():
+    by_code.setdefault(c, []).append(n)
+print(f"runs: {runs}; exit codes: " + ", ".join(f"{c}: {len(ns)}" + (f" (runs {ns})" if c != 0 else "") for c, ns in sorted(by_code.items())))
+print(f"verdict flips: {sum(len(x) for x in flips.values())}")
+for k, xs in sorted(flips.items()):
+    for n, verdict, failed in xs:
+        print(f"  {k}: run {n}: {verdict} (baseline run {base_run}: {base[0].get(k)}); failed checks: {', '.join(failed) or '-'}")
+print(f"timeline-order changes: {sum(len(x) for x in changes.values())}")
+for k, xs in sorted(changes.items()):
+    for n, at, was, got in xs:
+        print(f"  {k}: run {n}: entry {at} is {got}, in run {base_run} {was}")
+print(f"kept: {keep} ({len(kept)} run(s) and the baseline)" if kept else f"kept: nothing to keep ({keep} is empty)")
+sys.exit(1 if flips or changes or any(c != 0 for c in codes.values()) else 0)
 PY

@@ -220,7 +220,9 @@ pub struct VariantReport {
     pub sqlstates: Vec<String>,
     pub metrics: Map<String, Value>,
     pub timeline: Vec<Entry>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Why the variant did not run (a server too old for it, a program
+    /// missing): JSON says `"skipped": true` and the reason in `skip_reason`.
+    #[serde(flatten, serialize_with = "skip_fields")]
     pub skipped: Option<Text>,
     /// Behind lab's transaction pooler (`--pooler`) the variant's checks
     /// failed in the way a transaction pooler is documented to change it:
@@ -281,6 +283,17 @@ pub fn sqlstates_of(timeline: &[Entry]) -> Vec<String> {
 
 pub fn join(texts: &[Text], lang: Lang) -> String {
     texts.iter().map(|t| t.render(lang)).collect::<Vec<_>>().join("; ")
+}
+
+/// `"skipped": true|false`, and `"skip_reason"` when it is.
+fn skip_fields<S: Serializer>(reason: &Option<Text>, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(None)?;
+    m.serialize_entry("skipped", &reason.is_some())?;
+    if let Some(r) = reason {
+        m.serialize_entry("skip_reason", r)?;
+    }
+    m.end()
 }
 
 fn joined<S: Serializer>(texts: &[Text], s: S) -> Result<S::Ok, S::Error> {

@@ -88,12 +88,12 @@ crate::variants! {
     }
     if_none_match_create "if-none-match-create" {
         expected => {
-            en: "A and B PUT the same new book at once with If-None-Match: *: one gets 201 Created, the other 412, and the book holds the winner's title",
-            tr: "A ve B aynı yeni kitabı If-None-Match: * ile aynı anda PUT eder: biri 201 Created, diğeri 412 alır ve kitapta kazananın başlığı olur",
+            en: "A and B PUT the same new book with If-None-Match: *, B once A is answered: A gets 201 Created, B 412, and the book holds A's title",
+            tr: "A ve B aynı yeni kitabı If-None-Match: * ile PUT eder, B A yanıtlandıktan sonra: A 201 Created, B 412 alır ve kitapta A'nın başlığı olur",
         },
         explain => {
-            en: "If-None-Match: * on a PUT means create only if nothing is there (RFC 9110 §13.1.2). The API makes it one INSERT ... ON CONFLICT DO NOTHING: the unique key decides between two concurrent creates (the second waits for the first to commit, then inserts nothing), and 0 rows is 412. Without it the second PUT would overwrite the first creation.",
-            tr: "PUT'ta If-None-Match: *, yalnızca orada bir şey yoksa oluştur demektir (RFC 9110 §13.1.2). API bunu tek bir INSERT ... ON CONFLICT DO NOTHING yapar: eşzamanlı iki oluşturma arasında benzersiz anahtar karar verir (ikincisi ilkinin commit etmesini bekler, sonra hiçbir şey eklemez) ve 0 satır 412 demektir. Bu olmadan ikinci PUT ilk oluşturmanın üzerine yazardı.",
+            en: "If-None-Match: * on a PUT means create only if nothing is there (RFC 9110 §13.1.2). The API makes it one INSERT ... ON CONFLICT DO NOTHING: the unique key decides between two concurrent creates (the second waits for the first to commit, then inserts nothing), and 0 rows is 412. Without it the second PUT would overwrite the first creation. lab sends B's PUT once A's is answered, so every run shows the same order.",
+            tr: "PUT'ta If-None-Match: *, yalnızca orada bir şey yoksa oluştur demektir (RFC 9110 §13.1.2). API bunu tek bir INSERT ... ON CONFLICT DO NOTHING yapar: eşzamanlı iki oluşturma arasında benzersiz anahtar karar verir (ikincisi ilkinin commit etmesini bekler, sonra hiçbir şey eklemez) ve 0 satır 412 demektir. Bu olmadan ikinci PUT ilk oluşturmanın üzerine yazardı. lab, B'nin PUT'unu A'nınki yanıtlandıktan sonra gönderir; böylece her çalıştırma aynı sırayı gösterir.",
         },
     }
 }
@@ -520,21 +520,15 @@ async fn if_none_match_create(cx: &mut Cx<'_>) -> Result<()> {
         .header("If-None-Match", "*")
     };
     let (ra, rb) = (req("A"), req("B"));
-    Stage::prompt(cx, "A", &ra, &msg::why_create()).await;
-    Stage::prompt(cx, "B", &rb, &msg::why_create()).await;
-    // Both requests are in flight at once: the database decides who creates.
-    let recorder = cx.recorder().clone();
-    let at = recorder.now_ms();
-    let mut a = st.clients.remove("A").expect("client A");
-    let mut b = st.clients.remove("B").expect("client B");
-    let (got_a, got_b) = tokio::join!(a.send(&ra), b.send(&rb));
-    let ((id_a, ans_a), (id_b, ans_b)) = (got_a?, got_b?);
-    st.record(&recorder, at, "A", &ra, &id_a, &ans_a);
-    st.record(&recorder, at, "B", &rb, &id_b, &ans_b);
+    // A's request first; B's is held until A is answered, so every run shows
+    // the same order. (Sent at the same moment, the unique key would make the
+    // second INSERT wait for the first to commit, then insert nothing: the
+    // same 412, in an order no run can promise.)
+    let ans_a = st.send(cx, "A", ra, msg::why_create()).await?;
+    let ans_b = st.send(cx, "B", rb, msg::why_create_second()).await?;
     let row = st.book(NEW_BOOK).await?;
     st.stop(cx).await;
-    let mut statuses = [ans_a.status, ans_b.status];
-    statuses.sort_unstable();
+    let statuses = [ans_a.status, ans_b.status];
     cx.check(statuses == [201, 412], msg::one_created(ans_a.status, ans_b.status));
     let winner = if ans_a.status == 201 { "A" } else { "B" };
     let title = row.as_ref().map(|r| r.3.clone()).unwrap_or_default();
@@ -604,8 +598,12 @@ mod msg {
             tr: "1 numaralı kitabı proxy üzerinden oku: ETag'i istemcinin aldığı hâliyle",
         }
         why_create() {
-            en: "create book 6 only if nobody has (If-None-Match: *), at the same moment as the other client",
-            tr: "6 numaralı kitabı yalnızca kimse oluşturmadıysa oluştur (If-None-Match: *), diğer istemciyle aynı anda",
+            en: "create book 6 only if nobody has (If-None-Match: *)",
+            tr: "6 numaralı kitabı yalnızca kimse oluşturmadıysa oluştur (If-None-Match: *)",
+        }
+        why_create_second() {
+            en: "the other client creates book 6 the same way, once the first is answered",
+            tr: "diğer istemci 6 numaralı kitabı aynı yolla oluşturur, ilki yanıtlandıktan sonra",
         }
         audit_title() {
             en: "audit trail of book 1 (every write the API made)",
@@ -672,8 +670,8 @@ mod msg {
             tr: "bu arada kitabı hiçbir şey değiştirmedi: hâlâ sürüm 1, denetim kaydında yazma yok (sürüm: {version})",
         }
         one_created(a, b) {
-            en: "one create gets 201 and the other 412 (A: {a}, B: {b})",
-            tr: "bir oluşturma 201, diğeri 412 alır (A: {a}, B: {b})",
+            en: "A's create gets 201 and B's 412 (A: {a}, B: {b})",
+            tr: "A'nın oluşturması 201, B'ninki 412 alır (A: {a}, B: {b})",
         }
         winner_kept(winner, title) {
             en: "book 6 exists once, at version 1, with {winner}'s title ({title})",

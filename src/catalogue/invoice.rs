@@ -10,7 +10,7 @@ use anyhow::{Result, bail};
 
 use super::cx::msg as cxmsg;
 use super::{Cx, Options, Scenario, ScenarioOptions};
-use crate::engine::{Barrier, Session, join_all};
+use crate::engine::{Barrier, Deviation, Session, join_all};
 use crate::i18n::{Context, Text};
 use crate::report::{Phrase, millis};
 use crate::sql::SqlFile;
@@ -269,6 +269,8 @@ enum Strategy {
 #[derive(Default)]
 struct Tally {
     sent: u64,
+    /// Invoices that could not be sent (their number refused every time).
+    unsent: Vec<i64>,
     /// (counter locked, released) per numbering, for the counter's lock hold times.
     holds: Vec<Duration>,
     crashed: Vec<i64>,
@@ -488,6 +490,14 @@ async fn process(
         match reply {
             Reply::Accepted => return record_acceptance(w, sh, id, no, hold_from, tally).await,
             Reply::Rejected => return record_rejection(w, sh, id, no, hold_from, tally).await,
+            // A number that stays with its invoice (reserved, or given at
+            // enqueue) is unique or the numbering is broken: the integrator
+            // will refuse it every time. The invoice is left unsent.
+            Reply::Duplicate if matches!(sh.strategy, Strategy::Jit | Strategy::EnqueueTime) => {
+                w.note(msg::number_taken(id, no));
+                tally.unsent.push(id);
+                return Ok(());
+            }
             Reply::Duplicate | Reply::Transient => {
                 if keeps_tx {
                     undo_numbering(w, hold_from, tally).await?;
@@ -501,7 +511,9 @@ async fn process(
             }
         }
     }
-    bail!(msg::not_sent(id))
+    w.note(msg::not_sent(id));
+    tally.unsent.push(id);
+    Ok(())
 }
 
 /// The invoice's number for this attempt the strategy's way, and when the
@@ -676,7 +688,22 @@ async fn recover(cx: &mut Cx<'_>, sh: &Shared, w: &Session, p: &InvoiceOpts) -> 
             return Ok(rec);
         }
         if Instant::now() > deadline {
-            bail!(msg::sweep_unfinished());
+            return Err(Deviation(msg::sweep_unfinished(pending)).into());
+        }
+        if stuck.rows.is_empty() {
+            // The server's own clock says which are older than the threshold:
+            // a sweep that finds none of them cannot finish.
+            let old = cx
+                .env
+                .int(&format!(
+                    "SELECT count(*) FROM invoices WHERE status = 'SENDING' \
+                      AND updated_at < now() - make_interval(secs => {:.3})",
+                    threshold.as_secs_f64()
+                ))
+                .await?;
+            if old > 0 {
+                return Err(Deviation(msg::sweep_blind(old, threshold.as_millis() as u64)).into());
+            }
         }
         for i in 0..stuck.rows.len() {
             let id: i64 = stuck.get(i, "invoice_id").and_then(|v| v.parse().ok()).unwrap_or(0);
@@ -853,9 +880,20 @@ async fn audit(
     cx.ran_under_all("read committed");
     cx.check(f.unknown_locally.is_empty(), msg::all_known());
     cx.check(f.sent_twice.is_empty(), msg::not_twice());
+    let unsent: Vec<i64> = tallies.iter().flat_map(|t| t.unsent.iter().copied()).collect();
+    cx.metric("unsent", &unsent);
+    cx.check(unsent.is_empty(), msg::all_sent(fmt_ids(&unsent)));
     strategy_checks(cx, p, sh, tallies, cancelled, recovery.as_ref(), &f);
     cx.anomaly(!f.clean());
     Ok(())
+}
+
+/// Invoice ids, or "-" for none.
+fn fmt_ids(ids: &[i64]) -> String {
+    if ids.is_empty() {
+        return "-".into();
+    }
+    ids.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
 }
 
 /// The audit's metrics and the observed line.
@@ -1076,6 +1114,18 @@ mod msg {
             en: "invoice {id} rejected ({why}): corrected by a user, queued again with number {no}",
             tr: "fatura {id} reddedildi ({why}): bir kullanıcı düzeltti, {no} numarasıyla yeniden kuyruğa girdi",
         }
+        all_sent(unsent) {
+            en: "every invoice the workers took was sent (left unsent: {unsent})",
+            tr: "worker'ların aldığı her fatura gönderildi (gönderilmeden kalan: {unsent})",
+        }
+        number_taken(id, no) {
+            en: "invoice {id}: the integrator already has number {no} for another invoice; a number that stays with its invoice cannot be sent again: left unsent",
+            tr: "fatura {id}: entegratörde {no} numarası başka bir faturaya ait; faturasında kalan bir numara yeniden gönderilemez: gönderilmeden bırakıldı",
+        }
+        sweep_blind(n, ms) {
+            en: "the orphan sweep found none of the {n} invoice(s) the server says have been in SENDING longer than {ms} ms",
+            tr: "yetim taraması, sunucuya göre {ms} ms'den uzun süredir SENDING'de olan {n} faturanın hiçbirini bulmadı",
+        }
         not_sent(id) {
             en: "invoice-numbering: invoice {id} was not sent in 20 attempts",
             tr: "invoice-numbering: fatura {id} 20 denemede gönderilemedi",
@@ -1084,9 +1134,9 @@ mod msg {
             en: "orphan sweep every {ms} ms for invoices in SENDING longer than {ms} ms; the integrator is failing for a while",
             tr: "{ms} ms'den uzun süredir SENDING'de olan faturalar için her {ms} ms'de bir yetim taraması; entegratör bir süre hata veriyor",
         }
-        sweep_unfinished() {
-            en: "invoice-numbering: the orphan sweep did not finish",
-            tr: "invoice-numbering: yetim taraması bitmedi",
+        sweep_unfinished(pending) {
+            en: "the orphan sweep did not finish: {pending} invoice(s) still in SENDING at its deadline",
+            tr: "yetim taraması bitmedi: süresi dolduğunda {pending} fatura hâlâ SENDING'de",
         }
         sweep_repair(no, id) {
             en: "sweep: number {no} is at the integrator (invoice {id}): repairing the local record",

@@ -14,6 +14,7 @@ mod deadlock;
 mod fk_blocking;
 mod http_etag;
 mod invoice;
+mod lost_client;
 mod lost_update;
 mod nowait;
 mod pooler;
@@ -36,6 +37,7 @@ pub static ALL: &[&Scenario] = &[
     &ddl_lock_queue::SCENARIO,
     &rc_recheck::SCENARIO,
     &timeouts::SCENARIO,
+    &lost_client::SCENARIO,
     &queue::SCENARIO,
     &stock_race::SCENARIO,
     &stale_event::SCENARIO,

@@ -404,10 +404,21 @@ async fn xact_advisory_lock(cx: &mut Cx<'_>) -> Result<()> {
     let shared = backends(cx, &mut st, &a, &b).await?;
     rows(&a, &st.sql, "commit", cx).await?;
     rows(&b, &st.sql, "commit", cx).await?;
+    // What makes the transaction-level lock safe behind a pooler: after
+    // COMMIT the server connections the pool hands to the next client hold none.
+    let pids = st.backends.iter().map(i32::to_string).collect::<Vec<_>>().join(",");
+    let left = cx
+        .env
+        .int(&format!(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid IN ({pids})"
+        ))
+        .await?;
     st.stop(cx).await?;
     cx.check(!shared, msg::two_backends());
     let one = la == Some(true) && lb == Some(false);
     cx.check(one, msg::one_got(flag(la), flag(lb)));
+    cx.metric("advisory_locks_after_commit", left);
+    cx.check(left == 0, msg::lock_gone(left));
     cx.observe(msg::observed_locks(flag(la), flag(lb)));
     cx.anomaly(!one);
     Ok(())
@@ -638,6 +649,10 @@ mod msg {
         started(version, port) {
             en: "{version} on 127.0.0.1:{port}: pool shared (pool_size 1) and pool two (pool_size 2), pool_mode transaction",
             tr: "127.0.0.1:{port} üzerinde {version}: shared havuzu (pool_size 1) ve two havuzu (pool_size 2), pool_mode transaction",
+        }
+        lock_gone(n) {
+            en: "after COMMIT the pool's server connections hold no advisory lock (pg_locks: {n})",
+            tr: "COMMIT'ten sonra havuzun sunucu bağlantıları hiçbir advisory kilit tutmaz (pg_locks: {n})",
         }
         failed(client, step, code, message) {
             en: "{client}: {step} failed: {message} (SQLSTATE {code})",

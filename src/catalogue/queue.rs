@@ -149,6 +149,38 @@ struct Stats {
     work: Vec<(Instant, Instant)>,
 }
 
+/// Which worker committed each message, shared by the workers: a message
+/// dequeued again after its batch committed is a deviation the moment it is
+/// seen (and every worker stops), not a queue that never empties.
+#[derive(Default)]
+struct Taken {
+    by: Mutex<HashMap<i64, String>>,
+    stop: std::sync::atomic::AtomicBool,
+}
+
+impl Taken {
+    /// A batch just dequeued: any message in it another batch already committed?
+    fn check(&self, ids: &[i64], worker: &str) -> Result<()> {
+        let by = self.by.lock().unwrap();
+        if let Some((id, first)) = ids.iter().find_map(|id| Some((id, by.get(id)?))) {
+            self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            return Err(crate::engine::Deviation(msg::taken_again(*id, first.clone(), worker)).into());
+        }
+        Ok(())
+    }
+
+    fn committed(&self, ids: &[i64], worker: &str) {
+        let mut by = self.by.lock().unwrap();
+        for id in ids {
+            by.insert(*id, worker.to_string());
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
 /// The first worker to take a batch after `after` committed ones tells the
 /// driver who it is and what it holds, then waits until the driver has
 /// terminated its backend.
@@ -224,8 +256,10 @@ async fn run(cx: &mut Cx<'_>, skip_locked: bool) -> Result<()> {
     let total = progress.bar(Some(&multi), p.messages as u64, "total");
     let go = cx.barrier("workers_ready", names.len() + 1);
     let (kill, kill_ctl) = p.kill_worker_after.map(Kill::armed).unzip();
+    let taken = Arc::new(Taken::default());
     let mut handles = Vec::new();
     for name in &names {
+        let taken = taken.clone();
         let (name, opener, go, bar, total, p, statements, kill) = (
             name.clone(),
             opener.clone(),
@@ -238,7 +272,7 @@ async fn run(cx: &mut Cx<'_>, skip_locked: bool) -> Result<()> {
         );
         handles.push(on_own_thread(format!("lab-{name}"), move || async move {
             let w = opener.open(&name).await?;
-            worker(w, &p, &statements, &go, kill, bar, total).await
+            worker(w, &p, &statements, &go, kill, &taken, (bar, total)).await
         })?);
     }
     go.wait("lab").await?;
@@ -565,8 +599,8 @@ async fn worker(
     sql: &Statements,
     go: &Barrier,
     kill: Option<Arc<Kill>>,
-    bar: ProgressBar,
-    total: ProgressBar,
+    taken: &Taken,
+    (bar, total): (ProgressBar, ProgressBar),
 ) -> Result<Stats> {
     let link = Link::new(&s, sql).await?;
     let mut st = Stats::default();
@@ -581,12 +615,17 @@ async fn worker(
     // The level the loop's transactions run under, read back once from the first.
     st.isolation = link.isolation().await?;
     loop {
-        if rows.is_empty() {
+        if rows.is_empty() || taken.stopped() {
             link.commit().await?;
-            st.why = Some(msg::why_empty());
+            st.why = Some(if rows.is_empty() {
+                msg::why_empty()
+            } else {
+                msg::why_stopped()
+            });
             break;
         }
         let ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+        taken.check(&ids, &name)?;
         if let Some(victim) = kill.as_ref().and_then(|k| k.victim(st.batches)) {
             st.why = Some(link.die_holding(victim, &ids, &name, st.batches).await);
             st.killed = true;
@@ -600,6 +639,7 @@ async fn worker(
         st.work.push((w0, Instant::now()));
         let t = Instant::now();
         rows = link.mark_and_dequeue(&ids, &name).await?;
+        taken.committed(&ids, &name);
         st.dequeue += t.elapsed();
         bar.inc(ids.len() as u64);
         total.inc(ids.len() as u64);
@@ -828,6 +868,14 @@ fn checks(cx: &mut Cx<'_>, p: &QueueOpts, skip_locked: bool, t: &Totals, names: 
 mod msg {
     crate::messages! {
         prefix "qu";
+        taken_again(id, first, worker) {
+            en: "message {id}, whose batch {first} committed, was dequeued again by {worker}: the queue hands out processed messages",
+            tr: "partisini {first} commit etmiş olan {id} numaralı mesaj {worker} tarafından yeniden alındı: kuyruk işlenmiş mesajları veriyor",
+        }
+        why_stopped() {
+            en: "another worker found a message taken twice",
+            tr: "başka bir worker iki kez alınan bir mesaj buldu",
+        }
         about() {
             en: "A SKIP LOCKED job queue against FOR UPDATE: throughput, duplicates, lost messages",
             tr: "FOR UPDATE'e karşı SKIP LOCKED iş kuyruğu: verim, tekrarlar, kayıp mesajlar",

@@ -617,6 +617,65 @@ async fn delay_of(cx: &mut Cx<'_>, st: &Standby) -> Result<Duration> {
     Ok(Duration::from_millis(ms as u64))
 }
 
+/// H leaves: its session-level advisory lock goes with its session, and the
+/// report waiting on it goes on. (Not `pg_advisory_unlock`: a statement
+/// of lab's own on the standby could itself meet a recovery conflict.)
+fn release(st: &Standby, h: Session) {
+    st.admin.recorder().note("H", msg::h_leaves());
+    drop(h);
+}
+
+/// The primary's WAL position now.
+async fn primary_lsn(cx: &Cx<'_>) -> Result<String> {
+    Ok(cx
+        .env
+        .value("SELECT pg_current_wal_lsn()::text", msg::standby_check)
+        .await?
+        .unwrap_or_default())
+}
+
+/// What became of the report once the primary's conflicting work was done.
+enum Report {
+    /// It answered (or did not within the deadline).
+    Answered(Option<std::result::Result<ResultSet, PgError>>),
+    /// The standby replayed the work while the report still waited for its
+    /// lock: replay met no conflict.
+    StillWaiting(crate::engine::session::Sent),
+}
+
+/// The report's answer, or that the standby replayed the primary's WAL up
+/// to `lsn` while the report still waited for its lock (the server says
+/// both). Either is known as soon as it happens: nothing waits for a
+/// conflict that cannot come.
+async fn report_or_replay(
+    cx: &Cx<'_>,
+    st: &Standby,
+    mut sent: crate::engine::session::Sent,
+    r: &Session,
+    lsn: &str,
+    delay: Duration,
+) -> Result<Report> {
+    let replayed = st.sql.bind("replayed", &[("lsn", &lsn)])?;
+    let waiting = format!(
+        "SELECT (state = 'active' AND wait_event_type = 'Lock')::text FROM pg_stat_activity WHERE pid = {}",
+        r.pid()
+    );
+    let deadline = Instant::now() + delay + cx.env.wait_timeout;
+    while !sent.ready() && Instant::now() < deadline {
+        let done = st.admin.value(&replayed, msg::standby_check).await?;
+        if matches!(done.as_deref(), Some("t" | "true")) {
+            let still = st.admin.value(&waiting, msg::standby_check).await?;
+            if matches!(still.as_deref(), Some("t" | "true")) {
+                return Ok(Report::StillWaiting(sent));
+            }
+            // Cancelled: its answer is on its way.
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    Ok(Report::Answered(report_answer(cx, st, sent, delay).await?))
+}
+
 fn cancelled(o: &Option<std::result::Result<ResultSet, PgError>>) -> (String, String, String) {
     match o {
         Some(Err(e)) => (
@@ -644,15 +703,28 @@ async fn conflict(cx: &mut Cx<'_>, rr: bool, steps: &[&str], cause: &str, counte
     for step in steps {
         p.exec(step, &st.sql.bind(step, &[("schema", &cx.env.schema)])?).await?;
     }
-    let answer = report_answer(cx, &st, sent, delay).await?;
+    let lsn = primary_lsn(cx).await?;
+    let answer = match report_or_replay(cx, &st, sent, &r, &lsn, delay).await? {
+        Report::Answered(a) => a,
+        // Replayed with the report still waiting: no conflict came. The
+        // report is let go (its lock's holder leaves) and answers.
+        Report::StillWaiting(sent) => {
+            release(&st, h);
+            report_answer(cx, &st, sent, delay).await?
+        }
+    };
     if rr {
         let _ = r.exec_allow("rollback", st.sql.get("rollback")?, &["25P02"]).await;
     }
-    h.exec("release", st.sql.get("release")?).await?;
     // The cancelled backend reports the conflict to the statistics when it
-    // next flushes them: at once when its session ends.
-    drop((r, h));
-    let after = conflicts_after(cx, &st, before).await?;
+    // next flushes them: at once when its session ends. (A report that was
+    // not cancelled has nothing to report: the counters are read once.)
+    drop(r);
+    let after = if matches!(answer, Some(Err(_))) {
+        conflicts_after(cx, &st, before).await?
+    } else {
+        conflicts(&st).await?
+    };
     st.stop().await?;
     let (code, message, detail) = cancelled(&answer);
     cx.check(
@@ -725,11 +797,11 @@ async fn hot_standby_feedback(cx: &mut Cx<'_>) -> Result<()> {
         .await?
         .unwrap_or_default();
     let replayed = st.until("replayed", &lsn, delay + cx.env.wait_timeout).await?;
-    h.exec("release", st.sql.get("release")?).await?;
+    release(&st, h);
     let answer = report_answer(cx, &st, sent, delay).await?;
     let _ = r.exec_allow("rollback", st.sql.get("rollback")?, &["25P02"]).await;
     let after = conflicts(&st).await?;
-    drop((r, h));
+    drop(r);
     st.stop().await?;
     cx.check(held, msg::feedback_seen());
     cx.check(
@@ -755,6 +827,10 @@ mod msg {
         summary() {
             en: "a write on the primary and reads on a streaming standby with replay paused",
             tr: "primary'de bir yazma ve replay'i duraklatılmış bir streaming standby'da okumalar",
+        }
+        h_leaves() {
+            en: "H disconnects: its advisory lock goes with its session",
+            tr: "H bağlantıyı kapatır: advisory kilidi oturumuyla birlikte gider",
         }
         needs_standby_url() {
             en: "needs a standby: give --standby-url (a standby of --database-url), or run without --database-url and lab makes one",

@@ -29,6 +29,18 @@ crate::messages! {
         en: "{at}: no answer within {deadline} s",
         tr: "{at}: {deadline} sn içinde cevap gelmedi",
     }
+    step_lost(step, at, deadline) {
+        en: "step {step}: {at}: no answer within {deadline} s, even after lab cancelled the statement and ended its backend: the session's connection is gone",
+        tr: "{step} adımı: {at}: lab komutu iptal edip backend'ini sonlandırdıktan sonra bile {deadline} sn içinde cevap yok: oturumun bağlantısı kopmuş",
+    }
+    step_connection_lost(step, at, error) {
+        en: "step {step}: {at}: the session's connection was lost ({error})",
+        tr: "{step} adımı: {at}: oturumun bağlantısı koptu ({error})",
+    }
+    did_not_wait(at) {
+        en: "{at}: answered without waiting for a lock",
+        tr: "{at}: bir kilit beklemeden yanıtlandı",
+    }
     no_rows(at) {
         en: "{at}: returned no rows",
         tr: "{at}: satır döndürmedi",

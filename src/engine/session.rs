@@ -19,6 +19,43 @@ use crate::report::{Entry, Phrase, ResultSet, StepResult};
 use crate::sqltext::{self, SettingEffect, TxEffect, one_line};
 use crate::target::connect::{self, EndWatch};
 
+/// A statement the server confirmed waits for other sessions, not yet answered.
+pub struct Waiting {
+    session: Session,
+    step: String,
+    sql: String,
+    sent: Sent,
+    waited: super::observe::Waited,
+}
+
+impl Waiting {
+    /// When it was sent.
+    pub fn sent_at(&self) -> Instant {
+        self.sent.at
+    }
+
+    /// Its answer, if it comes within `within` (recorded as completed after
+    /// its wait); none while it still waits.
+    pub async fn answer_within(&mut self, within: Duration) -> Option<Answer> {
+        if !self.sent.ready_within(within).await {
+            return None;
+        }
+        let (mut answer, at) = self.sent.take()?;
+        self.session.track(&self.sql, &mut answer);
+        let took = at.saturating_duration_since(self.sent.at);
+        self.session.inner.recorder.answer(
+            at,
+            self.session.name(),
+            Some(&self.step),
+            &self.sql,
+            &answer,
+            Some((&self.waited, took)),
+            None,
+        );
+        Some(answer)
+    }
+}
+
 /// A NOTIFY a session heard.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Notification {
@@ -247,6 +284,17 @@ impl Opener {
             pg,
             opened: Arc::default(),
             max_sessions: None,
+            pooled: false,
+            ..self.clone()
+        }
+    }
+
+    /// The same variant's sessions reaching the server another way (a fault
+    /// proxy): not through lab's pooler, listed with the others (the
+    /// variant's end makes sure they are gone too).
+    pub fn via(&self, pg: Config) -> Opener {
+        Opener {
+            pg,
             pooled: false,
             ..self.clone()
         }
@@ -769,12 +817,19 @@ impl Session {
     /// One value (the first column of the first row) that `sql` reads, not
     /// recorded (lab's own look at the server through this session), within
     /// the deadline; what went wrong is framed with `what`.
+    /// On a standby such a read can be cancelled by a conflict with
+    /// recovery; it changes nothing, so it is asked again.
     pub async fn value(&self, sql: &str, what: impl Fn() -> Text) -> Result<Option<String>> {
-        match tokio::time::timeout(self.inner.deadline, connect::simple_value(&self.inner.client, sql)).await {
-            Ok(r) => r.map_err(|e| connect::sql_error(e, what())),
-            Err(_) => {
-                self.cancel().await;
-                Err(Deviation(msg::no_answer(self.at(sql), secs(self.inner.deadline))).into())
+        let deadline = Instant::now() + self.inner.deadline;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(left, connect::simple_value(&self.inner.client, sql)).await {
+                Ok(Err(e)) if recovery_conflict(&e) && Instant::now() < deadline => continue,
+                Ok(r) => return r.map_err(|e| connect::sql_error(e, what())),
+                Err(_) => {
+                    self.cancel().await;
+                    return Err(Deviation(msg::no_answer(self.at(sql), secs(self.inner.deadline))).into());
+                }
             }
         }
     }
@@ -789,6 +844,67 @@ impl Session {
             }
             if Instant::now() > deadline {
                 return Ok(false);
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    /// Sends `sql` and waits (within the deadline) until the server says,
+    /// through `watcher` (a connection to the same server), that it waits
+    /// for a lock one of `on` holds; records the wait. A statement that
+    /// answers without waiting, or never waits, is a deviation.
+    pub async fn send_until_waiting(
+        &self,
+        watcher: &Client,
+        step: &str,
+        sql: &str,
+        on: &[&Session],
+    ) -> Result<Waiting> {
+        self.prompt(Some(step), sql, None).await;
+        let mut sent = self.send(sql);
+        let deadline = Instant::now() + self.inner.deadline;
+        loop {
+            if let Some((mut answer, at)) = sent.ready().then(|| sent.take()).flatten() {
+                self.track(sql, &mut answer);
+                self.inner
+                    .recorder
+                    .answer(at, self.name(), Some(step), sql, &answer, None, None);
+                return Err(Deviation(msg::did_not_wait(self.at(sql))).into());
+            }
+            // Behind a transaction pooler, the backends serving them now.
+            let mut all = vec![self.clone()];
+            all.extend(on.iter().map(|s| (*s).clone()));
+            refresh_pids(watcher, &all).await?;
+            let blockers: Vec<i32> = watcher
+                .query_one("SELECT pg_blocking_pids($1)", &[&self.pid()])
+                .await
+                .ctx(msg::read_blocking)?
+                .get(0);
+            let by: Vec<String> = on
+                .iter()
+                .filter(|s| blockers.contains(&s.pid()))
+                .map(|s| s.name().to_string())
+                .collect();
+            if !by.is_empty() {
+                let waited = super::observe::Waited {
+                    by,
+                    kind: crate::report::WaitKind::Lock,
+                    lock: None,
+                };
+                self.inner
+                    .recorder
+                    .waiting(sent.at, self.name(), Some(step), sql, &waited);
+                return Ok(Waiting {
+                    session: self.clone(),
+                    step: step.to_string(),
+                    sql: sql.to_string(),
+                    sent,
+                    waited,
+                });
+            }
+            if Instant::now() > deadline {
+                self.cancel().await;
+                return Err(Deviation(msg::no_answer(self.at(sql), secs(self.inner.deadline))).into());
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
@@ -823,6 +939,13 @@ impl Session {
     pub fn note(&self, text: Text) {
         self.inner.recorder.note(self.name(), text);
     }
+}
+
+/// A statement cancelled on a standby because WAL replay needed what it held
+/// (40001, "canceling statement due to conflict with recovery").
+fn recovery_conflict(e: &tokio_postgres::Error) -> bool {
+    e.as_db_error()
+        .is_some_and(|db| db.code().code() == "40001" && db.message().contains("conflict with recovery"))
 }
 
 /// Behind a transaction pooler, the backend each session's transaction runs

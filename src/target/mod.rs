@@ -2,6 +2,7 @@
 //! the user names. Nothing here knows a scenario.
 pub mod cluster;
 pub mod connect;
+pub mod faults;
 pub mod libpq;
 pub mod pgbouncer;
 pub mod server;

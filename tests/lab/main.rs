@@ -62,3 +62,7 @@ mod workshop;
 
 /// The crate's modules depend on each other one way (read from the source).
 mod layers;
+
+/// The network failing under a run (lab's fault proxy): black hole, reset,
+/// delay of one session's connection, at a confirmed wait and mid-statement.
+mod network;

@@ -493,3 +493,134 @@ fn a_report_that_holds_no_lock_is_not_cancelled() {
     });
     assert!(failed_with(&failed, "rp.report_cancelled"), "{failed:?}");
 }
+
+// Issue 27's broken mechanisms: each gives exit 1 with the check it broke
+// named, in a few seconds at --wait-timeout 5 (the times are printed).
+
+#[test]
+fn a_migration_retry_that_adds_nothing() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "ddl-lock-queue",
+        variant: "lock-timeout-retry",
+        file: "ddl-lock-queue.spec",
+        from: "step b_alter_again { ALTER TABLE books ADD COLUMN subtitle text; }",
+        to: "step b_alter_again { SELECT 1; }",
+        args: &[],
+    });
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(failed_with(&failed, "dq.column_added"), "{failed:?}");
+}
+
+#[test]
+fn a_transaction_level_lock_made_session_level_behind_the_pooler() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "pooler",
+        variant: "xact-advisory-lock",
+        file: "pooler.sql",
+        from: "SELECT pg_try_advisory_xact_lock(:key) AS got_lock;",
+        to: "SELECT pg_try_advisory_lock(:key) AS got_lock;",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "po.lock_gone"), "{failed:?}");
+}
+
+#[test]
+fn a_dequeue_that_takes_processed_messages_again() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "queue",
+        variant: "skip-locked",
+        file: "queue.sql",
+        from: "SELECT outbox_message_id FROM outbox_messages\n WHERE processed_at IS NULL\n ORDER BY outbox_message_id\n LIMIT :batch\n FOR UPDATE SKIP LOCKED;",
+        to: "SELECT outbox_message_id FROM outbox_messages\n ORDER BY outbox_message_id\n LIMIT :batch\n FOR UPDATE SKIP LOCKED;",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "qu.taken_again"), "{failed:?}");
+}
+
+#[test]
+fn a_reservation_that_does_not_advance_the_counter() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "invoice-numbering",
+        variant: "jit-reservation",
+        file: "invoice-numbering.sql",
+        from: "UPDATE invoice_sequences SET next_no = next_no + 1 WHERE series = 'A' RETURNING next_no - 1 AS no;",
+        to: "SELECT next_no AS no FROM invoice_sequences WHERE series = 'A';",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "in.all_sent"), "{failed:?}");
+}
+
+#[test]
+fn an_orphan_sweep_that_looks_a_day_back() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "invoice-numbering",
+        variant: "orphan-recovery",
+        file: "invoice-numbering.sql",
+        from: "updated_at < now() - make_interval(secs => :threshold_s)",
+        to: "updated_at < now() - make_interval(days => 1) AND :threshold_s > 0",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "in.sweep_blind"), "{failed:?}");
+}
+
+#[test]
+fn a_standby_report_with_nothing_vacuumed_away() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "replica",
+        variant: "snapshot-conflict",
+        file: "replica.sql",
+        from: "VACUUM (VERBOSE) :\"schema\".customers;",
+        to: "ANALYZE (VERBOSE) :\"schema\".customers;",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "rp.report_cancelled"), "{failed:?}");
+}
+
+#[test]
+fn a_lost_client_with_no_idle_timeout_keeps_its_lock() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "lost-client",
+        variant: "idle-in-transaction-timeout",
+        file: "lost-client.sql",
+        from: "SET idle_in_transaction_session_timeout = :'timeout';",
+        to: "SET idle_in_transaction_session_timeout = 0; SELECT :'timeout';",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "lc.b_got_row"), "{failed:?}");
+}
+
+#[test]
+fn a_lost_client_with_keepalives_at_their_defaults_keeps_its_lock() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "lost-client",
+        variant: "tcp-keepalives",
+        file: "lost-client.sql",
+        from: "SET tcp_keepalives_idle = 1;",
+        to: "SET tcp_keepalives_idle = 0;",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "lc.b_got_row"), "{failed:?}");
+}
+
+#[test]
+fn a_lost_client_with_no_connection_check_keeps_its_lock() {
+    if lab_server_version() < 140000 {
+        return;
+    }
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "lost-client",
+        variant: "client-connection-check",
+        file: "lost-client.sql",
+        from: "SET client_connection_check_interval = :'timeout';",
+        to: "SET client_connection_check_interval = 0; SELECT :'timeout';",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "lc.b_got_row"), "{failed:?}");
+}
+
+/// The version of the server the tests run on (the throwaway cluster's).
+fn lab_server_version() -> i64 {
+    let srv = crate::support::TestServer::start();
+    let c = srv.client();
+    srv.query_i64(&c, "SELECT current_setting('server_version_num')::bigint")
+}

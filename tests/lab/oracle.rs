@@ -265,7 +265,7 @@ fn cross_check(file: &str) -> Result<usize, String> {
     let report: Value = serde_json::from_str(&r.stdout).unwrap();
     let mut compared = 0;
     for v in report["variants"].as_array().unwrap() {
-        if v.get("skipped").is_some() {
+        if v["skipped"] == true {
             continue;
         }
         let name = v["name"].as_str().unwrap();

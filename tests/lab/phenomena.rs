@@ -141,6 +141,29 @@ fn a_write_that_no_longer_waits_is_not_as_documented() {
 }
 
 #[test]
+fn a_cell_whose_transaction_runs_at_another_level_is_that_cells_deviation() {
+    // The mutation: the read-only report is pinned to READ COMMITTED, so at
+    // REPEATABLE READ and SERIALIZABLE that cell measures something else.
+    // The cell is not as documented (exit 1) and says what level was read
+    // back; the matrix still comes out whole.
+    let r = run_mutated(
+        "read-only-anomaly",
+        "session T3\nsetup { SET default_transaction_isolation = /*:level*/'read committed'; }",
+        "session T3\nsetup { SET default_transaction_isolation = 'read committed'; }",
+        &["--format", "json"],
+    );
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    let rr = cell(&report, "read-only-anomaly", "repeatable-read");
+    assert_eq!(rr["as_expected"], false, "{rr}");
+    assert!(rr["wrong_level"].as_str().unwrap().contains("read committed"), "{rr}");
+    // At READ COMMITTED the pinned level is the cell's own: as documented.
+    let rc = cell(&report, "read-only-anomaly", "read-committed");
+    assert_eq!(rc["as_expected"], true, "{rc}");
+    assert!(rc.get("wrong_level").is_none(), "{rc}");
+}
+
+#[test]
 fn unknown_phenomena_and_levels_are_refused() {
     for args in [
         vec!["phenomena", "--show", "nosuch"],

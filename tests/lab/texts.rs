@@ -119,6 +119,7 @@ const LAB_ONLY: &[&str] = &[
     "invoice-numbering.sql:numbers_issued",
     "invoice-numbering.sql:statuses",
     "locks.sql:all_sessions",
+    "lost-client.sql:backend",
     "locks.sql:lab_sessions",
     "queue.sql:fill",
     "queue.sql:analyze",

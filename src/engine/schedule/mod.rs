@@ -91,6 +91,9 @@ pub struct ExpectedWait {
     pub step: String,
     pub by: Vec<String>,
     pub within: Option<Duration>,
+    /// The wait may end before lab can look (another session's timeout ends
+    /// it): it is not required, only that it is for `by` if it is seen.
+    pub optional: bool,
 }
 
 /// What a probe reads.
@@ -655,8 +658,8 @@ impl<S: Server> Runner<'_, S> {
                 Ok(())
             }
             (Some(_), Some(t)) if t.elapsed() > deadline / 2 => {
-                let sql = a.sql.clone();
-                bail!(msg::no_answer(self.server.at(Some(s), &sql), secs(deadline * 2)))
+                let at = self.server.at(Some(s), &a.sql);
+                bail!(msg::step_lost(self.step_name(a.pos), at, secs(deadline * 2)))
             }
             _ => Ok(()),
         }
@@ -725,7 +728,8 @@ impl<S: Server> Runner<'_, S> {
             && a.terminated.is_none()
             && !self.run.patient
         {
-            bail!(msg::connection_lost(self.server.at(Some(s), &a.sql), e.line()));
+            let at = self.server.at(Some(s), &a.sql);
+            bail!(msg::step_connection_lost(self.step_name(a.pos), at, e.line()));
         }
         let t0 = self.run.recorder.started();
         self.runs[a.pos] = Some(StepRun {

@@ -1,0 +1,186 @@
+//! The network failing under a run: lab's fault proxy stands between lab and
+//! a test server, and one session's connection is black-holed, reset or
+//! delayed at a wait the server confirmed, or while its statement runs. A
+//! lost connection is exit 2 within lab's deadline, naming the session and
+//! the step, with partial JSON and JUnit, and nothing left on the server; a
+//! delay only makes a wait longer and changes no verdict.
+use std::io::Read;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use lab::target::faults::{Fault, Proxy};
+use serde_json::Value;
+
+use crate::support::{TestServer, lab};
+
+/// Where the fault meets the run: the scenario, its variant, the session,
+/// the step, and what the server shows when that moment has come.
+struct Moment {
+    scenario: &'static str,
+    variant: &'static str,
+    session: &'static str,
+    step: &'static str,
+    /// A condition on that session's backend, in `pg_stat_activity`.
+    when: &'static str,
+}
+
+const AT_A_WAIT: Moment = Moment {
+    scenario: "lost-update",
+    variant: "atomic-update",
+    session: "B",
+    step: "b_decrement",
+    when: "wait_event_type = 'Lock'",
+};
+
+const MID_STATEMENT: Moment = Moment {
+    scenario: "timeouts",
+    variant: "statement-timeout",
+    session: "B",
+    step: "b_long_query",
+    when: "state = 'active' AND query LIKE 'SELECT pg_sleep%'",
+};
+
+struct Outcome {
+    code: i32,
+    stderr: String,
+    json: Value,
+    junit: String,
+}
+
+/// Runs the moment's variant against `srv` through a fault proxy and puts
+/// `fault` on the session's connection when the server shows the moment.
+fn run_with(srv: &TestServer, m: &Moment, fault: Fault) -> Outcome {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let proxy = rt.block_on(Proxy::start(&srv.cluster.config())).unwrap();
+    let url = format!("postgres://postgres@127.0.0.1:{}/postgres", proxy.addr.port());
+    let junit = std::env::temp_dir().join(format!("lab-network-{}-{:?}.xml", std::process::id(), fault));
+    let mut child = lab()
+        .args([
+            m.scenario,
+            "--variant",
+            m.variant,
+            "--format",
+            "json",
+            "--wait-timeout",
+            "3",
+        ])
+        .args(["--database-url", &url, "--junit"])
+        .arg(&junit)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        stdout.read_to_string(&mut s).unwrap();
+        s
+    });
+    let app = format!("lab:lab:{}/{}:{}", m.scenario, m.variant, m.session);
+    let c = srv.client();
+    let seen = format!(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = '{app}' AND {}",
+        m.when
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while srv.query_i64(&c, &seen) == 0 {
+        assert!(Instant::now() < deadline, "never saw {app}: {}", m.when);
+        assert!(child.try_wait().unwrap().is_none(), "lab ended before the fault");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(proxy.set(&app, fault), 1, "one connection of {app}");
+    // lab's deadline bounds it (twice --wait-timeout at most, then clean-up); never the kernel's TCP timeout.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "lab did not end after the fault");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let json = serde_json::from_str(&reader.join().unwrap()).expect("stdout is JSON");
+    let junit_text = std::fs::read_to_string(&junit).expect("the JUnit file is written");
+    let _ = std::fs::remove_file(&junit);
+    rt.block_on(proxy.stop());
+    // Nothing of the run is left on the server: no backend, no lock, no schema.
+    srv.wait_for_zero(
+        &c,
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:%'",
+    );
+    assert_eq!(
+        srv.query_i64(&c, "SELECT count(*) FROM pg_namespace WHERE nspname = 'lab'"),
+        0
+    );
+    Outcome {
+        code: status.code().unwrap_or(-1),
+        stderr,
+        json,
+        junit: junit_text,
+    }
+}
+
+/// A lost connection: exit 2, one line naming the session and the step, the
+/// partial report saying where it stopped.
+fn assert_lost(o: &Outcome, m: &Moment) {
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert_eq!(o.stderr.lines().count(), 1, "{}", o.stderr);
+    assert!(o.stderr.contains(&format!("session {}", m.session)), "{}", o.stderr);
+    assert!(o.stderr.contains(m.step), "{}", o.stderr);
+    let error = &o.json["error"];
+    assert_eq!(error["variant"], m.variant, "{}", o.json);
+    assert_eq!(error["exit_code"], 2);
+    assert!(o.stderr.contains(error["message"].as_str().unwrap()), "{}", o.stderr);
+    let doc = roxmltree::Document::parse(&o.junit).unwrap();
+    assert_eq!(doc.root_element().attribute("errors"), Some("1"));
+}
+
+/// A delay: the run ends as documented, the wait only longer.
+fn assert_unchanged(o: &Outcome, m: &Moment) {
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let v = crate::support::variant(&o.json, m.variant);
+    crate::support::assert_documented(v);
+}
+
+#[test]
+fn a_black_hole_at_a_confirmed_wait_is_exit_2_within_the_deadline() {
+    let srv = TestServer::start();
+    assert_lost(&run_with(&srv, &AT_A_WAIT, Fault::BlackHole), &AT_A_WAIT);
+}
+
+#[test]
+fn a_black_hole_while_a_statement_runs_is_exit_2_within_the_deadline() {
+    let srv = TestServer::start();
+    assert_lost(&run_with(&srv, &MID_STATEMENT, Fault::BlackHole), &MID_STATEMENT);
+}
+
+#[test]
+fn a_reset_at_a_confirmed_wait_is_exit_2_at_once() {
+    let srv = TestServer::start();
+    assert_lost(&run_with(&srv, &AT_A_WAIT, Fault::Reset), &AT_A_WAIT);
+}
+
+#[test]
+fn a_reset_while_a_statement_runs_is_exit_2_at_once() {
+    let srv = TestServer::start();
+    assert_lost(&run_with(&srv, &MID_STATEMENT, Fault::Reset), &MID_STATEMENT);
+}
+
+#[test]
+fn a_delay_at_a_confirmed_wait_changes_no_verdict() {
+    let srv = TestServer::start();
+    let o = run_with(&srv, &AT_A_WAIT, Fault::Delay(Duration::from_millis(300)));
+    assert_unchanged(&o, &AT_A_WAIT);
+}
+
+#[test]
+fn a_delay_while_a_statement_runs_changes_no_verdict() {
+    let srv = TestServer::start();
+    let o = run_with(&srv, &MID_STATEMENT, Fault::Delay(Duration::from_millis(300)));
+    assert_unchanged(&o, &MID_STATEMENT);
+}
