@@ -143,10 +143,7 @@ impl RunConfig {
         } else {
             Duration::from_secs_f64(args.wait_timeout)
         };
-        let files = match &args.lab_dir {
-            Some(dir) => LabFiles::with_dir(dir)?,
-            None => LabFiles::embedded(),
-        };
+        let files = lab_files(&args.lab_dir)?;
         Ok(RunConfig {
             common: Common {
                 lang,
@@ -208,9 +205,7 @@ pub struct SpecRun {
 impl SpecRun {
     pub fn new(args: &SpecArgs, env: EnvLookup<'_>, lang: Lang) -> Result<SpecRun> {
         use crate::suite::{files, msg as smsg};
-        if !(args.wait_timeout.is_finite() && (0.1..=3600.0).contains(&args.wait_timeout)) {
-            bail!(crate::catalogue::cx::msg::between("--wait-timeout", 0.1, 3600));
-        }
+        let wait_timeout = deadline(args.wait_timeout)?;
         if args.jobs == Some(0) {
             bail!(smsg::jobs());
         }
@@ -244,7 +239,6 @@ impl SpecRun {
         if args.step && !std::io::stdin().is_terminal() {
             bail!(msg::step_needs_terminal());
         }
-        let wait_timeout = Duration::from_secs_f64(args.wait_timeout);
         Ok(SpecRun {
             common: Common {
                 lang,
@@ -285,13 +279,8 @@ pub struct PhenomenaRun {
 
 impl PhenomenaRun {
     pub fn new(args: &PhenomenaArgs, env: EnvLookup<'_>, lang: Lang) -> Result<PhenomenaRun> {
-        if !(args.wait_timeout.is_finite() && (0.1..=3600.0).contains(&args.wait_timeout)) {
-            bail!(crate::catalogue::cx::msg::between("--wait-timeout", 0.1, 3600));
-        }
-        let files = match &args.lab_dir {
-            Some(dir) => LabFiles::with_dir(dir)?,
-            None => LabFiles::embedded(),
-        };
+        let wait_timeout = deadline(args.wait_timeout)?;
+        let files = lab_files(&args.lab_dir)?;
         let chosen = phenomena::chosen(&files, args.show.as_deref())?;
         let mut levels = args
             .level
@@ -303,7 +292,6 @@ impl PhenomenaRun {
         }
         let junit = junit_path(&args.junit)?;
         let html = html_path(&args.html)?;
-        let wait_timeout = Duration::from_secs_f64(args.wait_timeout);
         Ok(PhenomenaRun {
             common: Common {
                 lang,
@@ -324,6 +312,22 @@ impl PhenomenaRun {
                 wait_timeout,
             },
         })
+    }
+}
+
+/// `--wait-timeout` of `lab spec` and `lab phenomena`: 0.1 to 3600 seconds.
+fn deadline(secs: f64) -> Result<Duration> {
+    if !(secs.is_finite() && (0.1..=3600.0).contains(&secs)) {
+        bail!(crate::catalogue::cx::msg::between("--wait-timeout", 0.1, 3600));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// lab's files: edited copies from `--lab-dir` where given, else its own.
+fn lab_files(dir: &Option<PathBuf>) -> Result<LabFiles> {
+    match dir {
+        Some(dir) => LabFiles::with_dir(dir),
+        None => Ok(LabFiles::embedded()),
     }
 }
 

@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use serde::Serialize;
 
-use crate::engine::schedule::{self, Run};
+use crate::engine::schedule;
 use crate::engine::{Env, Observation, Opener, Recorder, StepRun};
 use crate::files::LabFiles;
 use crate::i18n::{Context, Lang, Text};
@@ -417,19 +417,21 @@ async fn cell(
         .plan(&p.spec.permutations[0])
         .map_err(|e| msg::bad(&p.id, e.to_string()))?;
     let params = [("level", Param::Str(LEVELS[level].1.to_string()))];
-    let o = schedule::run(Run {
+    let o = schedule::run(
         env,
-        spec: &p.spec,
-        plan: &plan,
-        sessions: &sessions,
-        setup: &setup,
-        params: &params,
-        expect: &[],
-        probes: &[],
-        recorder: &recorder,
-        transcript: None,
-        patient: true,
-    })
+        &sessions,
+        &setup,
+        schedule::Plan {
+            spec: &p.spec,
+            plan: &plan,
+            params: &params,
+            expect: &[],
+            probes: &[],
+            recorder: &recorder,
+            transcript: None,
+            patient: true,
+        },
+    )
     .await;
     drop(sessions);
     drop(setup);

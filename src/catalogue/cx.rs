@@ -521,19 +521,21 @@ impl Perm<'_, '_> {
         let names: Vec<&str> = spec.sessions.iter().map(|s| s.name.as_str()).collect();
         let sessions = cx.opener.open_all(&names).await?;
         let setup = cx.opener.open_quiet("setup").await?;
-        let o = schedule::run(schedule::Run {
-            env: cx.env,
-            spec: &spec,
-            plan: &plan,
-            sessions: &sessions,
-            setup: &setup,
-            params: &params,
-            expect: &expect,
-            probes: &probes,
-            recorder: &cx.recorder,
-            transcript: None,
-            patient: false,
-        })
+        let o = schedule::run(
+            cx.env,
+            &sessions,
+            &setup,
+            schedule::Plan {
+                spec: &spec,
+                plan: &plan,
+                params: &params,
+                expect: &expect,
+                probes: &probes,
+                recorder: &cx.recorder,
+                transcript: None,
+                patient: false,
+            },
+        )
         .await?;
         for e in &expect {
             let run = o.step(&e.step)?;

@@ -191,16 +191,7 @@ impl Env {
     /// Asks the control connection a yes-or-no question until the server
     /// says yes or `within` has passed; whether it said yes.
     pub async fn until(&self, sql: &str, within: Duration, what: impl Fn() -> crate::i18n::Text) -> Result<bool> {
-        let deadline = Instant::now() + within;
-        loop {
-            if matches!(self.value(sql, &what).await?.as_deref(), Some("t" | "true")) {
-                return Ok(true);
-            }
-            if Instant::now() > deadline {
-                return Ok(false);
-            }
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
+        super::until_yes(within, || self.value(sql, &what)).await
     }
 
     /// A single integer from the control connection.

@@ -133,6 +133,25 @@ pub async fn joined<T>(h: JoinHandle<Result<T>>) -> Result<T> {
     h.await.map_err(|e| anyhow::anyhow!("{e}"))?
 }
 
+/// Asks a yes-or-no question (one value) until the answer is yes (`t`,
+/// `true`) or `within` has passed; whether it was yes.
+pub async fn until_yes<F, Fut>(within: Duration, mut ask: F) -> Result<bool>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<String>>>,
+{
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        if matches!(ask().await?.as_deref(), Some("t" | "true")) {
+            return Ok(true);
+        }
+        if std::time::Instant::now() > deadline {
+            return Ok(false);
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
 /// Seconds, as a person reads them in a message ("2.5", "30").
 pub fn secs(d: Duration) -> f64 {
     (d.as_secs_f64() * 1000.0).round() / 1000.0

@@ -837,16 +837,7 @@ impl Session {
     /// Asks a yes-or-no question (one value, not recorded) until the server
     /// says yes or `within` has passed; whether it said yes.
     pub async fn until(&self, sql: &str, within: Duration, what: impl Fn() -> Text) -> Result<bool> {
-        let deadline = Instant::now() + within;
-        loop {
-            if matches!(self.value(sql, &what).await?.as_deref(), Some("t" | "true")) {
-                return Ok(true);
-            }
-            if Instant::now() > deadline {
-                return Ok(false);
-            }
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
+        super::until_yes(within, || self.value(sql, &what)).await
     }
 
     /// Sends `sql` and waits (within the deadline) until the server says,

@@ -13,7 +13,7 @@ use std::time::Instant;
 use anyhow::Result;
 use tokio_postgres::Config;
 
-use crate::engine::schedule::{self, Run};
+use crate::engine::schedule;
 use crate::engine::transcript::Transcript;
 use crate::engine::{self, Env, Opener, Recorder};
 use crate::i18n::{Lang, Text};
@@ -425,19 +425,21 @@ async fn run_in(
         transcript.out(format!("\nstarting permutation: {}\n", names.join(" ")));
         recorder.restart();
         let began = Instant::now();
-        let outcome = schedule::run(Run {
-            env: &env,
-            spec,
-            plan,
-            sessions: &sessions,
-            setup: &setup,
-            params: &[],
-            expect: &[],
-            probes: &[],
-            recorder: &recorder,
-            transcript: Some(&transcript),
-            patient: true,
-        })
+        let outcome = schedule::run(
+            &env,
+            &sessions,
+            &setup,
+            schedule::Plan {
+                spec,
+                plan,
+                params: &[],
+                expect: &[],
+                probes: &[],
+                recorder: &recorder,
+                transcript: Some(&transcript),
+                patient: true,
+            },
+        )
         .await;
         let notes = spec.permutations.get(k).map(|p| p.notes.clone()).unwrap_or_default();
         let mut v = permutation_report(cfg, file, &outcome, &transcript, names.join(" "), &notes);

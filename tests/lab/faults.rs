@@ -388,13 +388,7 @@ fn stopped_part_way(
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Read stdout as it comes: a report larger than the pipe must not block lab.
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        stdout.read_to_string(&mut s).unwrap();
-        s
-    });
+    let reader = crate::support::stdout_of(&mut child);
     let waiting = "SELECT count(*) FROM pg_stat_activity \
                    WHERE application_name LIKE 'lab:lab:deadlock/%' AND wait_event_type = 'Lock'";
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -24,13 +24,14 @@ struct Mutation {
 
 /// Applies the mutation in a directory of its own and runs the variant.
 fn mutated(m: &Mutation) -> (Value, Duration, Vec<String>) {
-    // One directory per mutation run (the same variant may run with other arguments at once).
+    // One directory per mutation run (the same variant may be mutated two ways at once).
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!(
-        "lab-mutation-{}-{}-{}{}",
+        "lab-mutation-{}-{n}-{}-{}",
         std::process::id(),
         m.scenario,
         m.variant,
-        m.args.concat()
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let original = lab::files::LabFiles::embedded().read(m.file).unwrap().into_owned();
@@ -548,6 +549,20 @@ fn a_reservation_that_does_not_advance_the_counter() {
         args: &[],
     });
     assert!(failed_with(&failed, "in.all_sent"), "{failed:?}");
+}
+
+#[test]
+fn a_dequeue_that_ignores_priority() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "invoice-numbering",
+        variant: "priority",
+        file: "invoice-numbering.sql",
+        from: "ORDER BY priority DESC, invoice_id",
+        to: "ORDER BY invoice_id",
+        args: &["--invoices", "6", "--latency-ms", "5"],
+    });
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(failed_with(&failed, "in.prio_first_round"), "{failed:?}");
 }
 
 #[test]

@@ -57,7 +57,12 @@ fn run_with(srv: &TestServer, m: &Moment, fault: Fault) -> Outcome {
         .unwrap();
     let proxy = rt.block_on(Proxy::start(&srv.cluster.config())).unwrap();
     let url = format!("postgres://postgres@127.0.0.1:{}/postgres", proxy.addr.port());
-    let junit = std::env::temp_dir().join(format!("lab-network-{}-{:?}.xml", std::process::id(), fault));
+    let junit = std::env::temp_dir().join(format!(
+        "lab-network-{}-{}-{:?}.xml",
+        std::process::id(),
+        m.variant,
+        fault
+    ));
     let mut child = lab()
         .args([
             m.scenario,
@@ -74,12 +79,7 @@ fn run_with(srv: &TestServer, m: &Moment, fault: Fault) -> Outcome {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        stdout.read_to_string(&mut s).unwrap();
-        s
-    });
+    let reader = crate::support::stdout_of(&mut child);
     let app = format!("lab:lab:{}/{}:{}", m.scenario, m.variant, m.session);
     let c = srv.client();
     let seen = format!(

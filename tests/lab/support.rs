@@ -314,3 +314,15 @@ pub fn stopped_part_way(
     assert_eq!(doc.root_element().attribute("errors"), Some("1"));
     (json, err)
 }
+
+/// Reads a child's stdout as it comes (a report larger than the pipe must
+/// not block lab); the text once it ends.
+pub fn stdout_of(child: &mut std::process::Child) -> std::thread::JoinHandle<String> {
+    use std::io::Read;
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        stdout.read_to_string(&mut s).unwrap();
+        s
+    })
+}

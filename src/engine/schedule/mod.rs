@@ -113,15 +113,10 @@ pub struct Probe {
     pub query: ProbeQuery,
 }
 
-/// Everything one permutation run needs.
-pub struct Run<'a> {
-    pub env: &'a Env,
+/// The permutation and what to observe of it, whatever the server.
+pub struct Plan<'a> {
     pub spec: &'a Spec,
     pub plan: &'a [Planned],
-    /// One per spec session, in the spec's order.
-    pub sessions: &'a [Session],
-    /// A connection of its own for the spec's setup and teardown blocks and the probes.
-    pub setup: &'a Session,
     pub params: &'a [(&'a str, Param)],
     pub expect: &'a [ExpectedWait],
     pub probes: &'a [Probe],
@@ -134,19 +129,12 @@ pub struct Run<'a> {
     pub patient: bool,
 }
 
-/// The permutation and what to observe of it, whatever the server.
-pub struct Plan<'a> {
-    pub spec: &'a Spec,
-    pub plan: &'a [Planned],
-    pub params: &'a [(&'a str, Param)],
-    pub expect: &'a [ExpectedWait],
-    pub probes: &'a [Probe],
-    pub recorder: &'a Recorder,
-    pub transcript: Option<&'a Transcript>,
-    pub patient: bool,
+/// The deadlines a run keeps.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
     /// Every wait's deadline.
     pub deadline: Duration,
-    /// The server's deadlock_timeout.
+    /// The server's deadlock_timeout: a deadlock among the sessions is the server's to break within about that long.
     pub deadlock_timeout: Duration,
 }
 
@@ -180,6 +168,8 @@ enum Cancel {
 
 struct Runner<'a, S: Server> {
     run: Plan<'a>,
+    /// Every wait's deadline.
+    deadline: Duration,
     server: &'a mut S,
     names: Vec<String>,
     active: Vec<Option<Active>>,
@@ -195,28 +185,22 @@ struct Runner<'a, S: Server> {
     taken: Vec<(String, ResultSet)>,
 }
 
-/// Runs the permutation on the live sessions and returns what was observed.
-pub async fn run(run: Run<'_>) -> Result<Observation> {
-    let mut live = Live::new(run.env, run.sessions, run.setup, run.patient).await?;
-    let plan = Plan {
-        spec: run.spec,
-        plan: run.plan,
-        params: run.params,
-        expect: run.expect,
-        probes: run.probes,
-        recorder: run.recorder,
-        transcript: run.transcript,
-        patient: run.patient,
-        deadline: run.env.wait_timeout,
-        deadlock_timeout: run.env.deadlock_timeout,
+/// Runs the permutation on `sessions` (one per spec session, in the spec's
+/// order; `setup`, a connection of its own for the setup and teardown
+/// blocks and the probes), watched from `env`'s control connection.
+pub async fn run(env: &Env, sessions: &[Session], setup: &Session, plan: Plan<'_>) -> Result<Observation> {
+    let mut live = Live::new(env, sessions, setup, plan.patient).await?;
+    let timing = Timing {
+        deadline: env.wait_timeout,
+        deadlock_timeout: env.deadlock_timeout,
     };
-    run_on(&mut live, plan).await
+    run_on(&mut live, plan, timing).await
 }
 
 /// Runs the permutation on `server`: isolationtester's rules, lab's deadlines.
-pub async fn run_on<S: Server>(server: &mut S, run: Plan<'_>) -> Result<Observation> {
+pub async fn run_on<S: Server>(server: &mut S, run: Plan<'_>, timing: Timing) -> Result<Observation> {
     let n = server.names().len();
-    let grace = (run.deadlock_timeout * 2 + Duration::from_millis(200)).min(run.deadline);
+    let grace = (timing.deadlock_timeout * 2 + Duration::from_millis(200)).min(timing.deadline);
     let mut r = Runner {
         pids: server.pids(),
         names: server.names(),
@@ -226,6 +210,7 @@ pub async fn run_on<S: Server>(server: &mut S, run: Plan<'_>) -> Result<Observat
         stuck_since: None,
         grace,
         taken: Vec::new(),
+        deadline: timing.deadline,
         run,
         server,
     };
@@ -287,8 +272,8 @@ impl<S: Server> Runner<'_, S> {
         let bound = bind(sql, self.run.params);
         let sql = bound.as_str();
         let mut sent = self.server.send(s, sql);
-        if !sent.ready_within(self.run.deadline).await {
-            return Err(Deviation(msg::no_answer(self.server.at(s, sql), secs(self.run.deadline))).into());
+        if !sent.ready_within(self.deadline).await {
+            return Err(Deviation(msg::no_answer(self.server.at(s, sql), secs(self.deadline))).into());
         }
         let (mut answer, _) = sent.take().expect("ready");
         self.server.track(s, sql, &mut answer);
@@ -361,7 +346,7 @@ impl<S: Server> Runner<'_, S> {
     /// deadline: the annotations can never be satisfied (isolationtester
     /// gives up there too).
     fn annotations_overdue(&self, s: usize, began: Instant) -> Result<()> {
-        if began.elapsed() > self.run.deadline * 2 {
+        if began.elapsed() > self.deadline * 2 {
             let pos = self.active[s].as_ref().map_or(0, |a| a.pos);
             bail!(msg::never_completed(self.step_name(pos)));
         }
@@ -628,7 +613,7 @@ impl<S: Server> Runner<'_, S> {
     /// waiting steps are documented to wait (their bound, else the deadline);
     /// if one is not, long enough for the deadlock detector.
     fn stuck_bound(&self) -> Duration {
-        let deadline = self.run.deadline;
+        let deadline = self.deadline;
         if self.run.patient {
             return deadline;
         }
@@ -646,7 +631,7 @@ impl<S: Server> Runner<'_, S> {
     /// A step past its deadline is cancelled; one that still does not answer
     /// has its backend terminated; after that lab gives up.
     async fn overdue(&mut self, s: usize) -> Result<()> {
-        let deadline = self.run.deadline;
+        let deadline = self.deadline;
         let a = self.active[s].as_ref().expect("an active step");
         match (a.cancelled, a.terminated) {
             (None, _) if a.began.elapsed() > deadline => self.cancel(s, Cancel::Deadline).await,
@@ -679,7 +664,7 @@ impl<S: Server> Runner<'_, S> {
         }
         let text = match why {
             Cancel::Stuck(d) => msg::cancelled_stuck(&name, format!("{:.0}", millis(d))),
-            Cancel::Deadline => msg::cancelled_deadline(&name, secs(self.run.deadline)),
+            Cancel::Deadline => msg::cancelled_deadline(&name, secs(self.deadline)),
         };
         self.run.recorder.note("lab", text);
         self.active_mut(s).cancelled = Some(Instant::now());

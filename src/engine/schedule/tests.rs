@@ -221,6 +221,8 @@ async fn run_script(script: &mut Script, spec: &str, perm: usize, patient: bool)
             recorder: &recorder,
             transcript: Some(&transcript),
             patient,
+        },
+        Timing {
             deadline: Duration::from_secs(10),
             deadlock_timeout: Duration::from_secs(1),
         },
