@@ -165,6 +165,8 @@ struct Standby {
     /// lab's session on the standby (pause, resume, what it has replayed).
     admin: Session,
     version_num: i32,
+    /// How long lab waits for the standby (the run's --wait-timeout).
+    deadline: Duration,
 }
 
 impl Standby {
@@ -234,6 +236,7 @@ impl Standby {
             sql,
             admin,
             version_num: cx.env.server.version_num,
+            deadline: cx.env.wait_timeout,
         };
         // The schema the variant just built must be on the standby first.
         let lsn = cx
@@ -278,12 +281,20 @@ impl Standby {
         Ok(())
     }
 
-    /// Resumes replay (if paused) and stops lab's standby.
+    /// Resumes replay (if paused) and stops lab's standby, once the
+    /// variant's sessions (dropped before) have left it, as the standby
+    /// says: one still there would hear the shutdown, sometimes in time to
+    /// put it in the timeline.
     async fn stop(self) -> Result<()> {
         let _ = self
             .admin
             .value("SELECT pg_wal_replay_resume()::text", msg::standby_check)
             .await;
+        if self.own.is_some() {
+            let alone = "SELECT count(*) = 0 FROM pg_stat_activity \
+                         WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()";
+            let _ = self.admin.until(alone, self.deadline, msg::standby_check).await;
+        }
         drop(self.admin);
         if let Some(s) = self.own {
             tokio::task::spawn_blocking(move || drop(s)).await?;
@@ -625,11 +636,13 @@ fn release(st: &Standby, h: Session) {
     drop(h);
 }
 
-/// The primary's WAL position now.
+/// The primary's WAL flushed so far: what the standby is sent, and all of
+/// P's work (P commits durably). (Its write position can be further on, up
+/// to the WAL writer's next flush, with others' work.)
 async fn primary_lsn(cx: &Cx<'_>) -> Result<String> {
     Ok(cx
         .env
-        .value("SELECT pg_current_wal_lsn()::text", msg::standby_check)
+        .value("SELECT pg_current_wal_flush_lsn()::text", msg::standby_check)
         .await?
         .unwrap_or_default())
 }
@@ -688,29 +701,55 @@ fn cancelled(o: &Option<std::result::Result<ResultSet, PgError>>) -> (String, St
     }
 }
 
-/// A report on the standby meets the replay of `steps` on the primary: it is
-/// cancelled with 40001 and the server's DETAIL naming `cause`, and the
-/// standby's counter `counter` (0: confl_snapshot, 1: confl_lock) rises.
-async fn conflict(cx: &mut Cx<'_>, rr: bool, steps: &[&str], cause: &str, counter: usize) -> Result<()> {
-    let Some(st) = Standby::start(cx, CONFLICT).await? else {
-        return Ok(());
-    };
-    let delay = delay_of(cx, &st).await?;
-    let p = primary(cx, &st).await?;
+/// How many times a report is asked before its answer stands, when another
+/// conflict than the variant's own cancelled it first.
+const ATTEMPTS: u32 = 3;
+
+/// Whether the report was cancelled by the other kind of recovery conflict
+/// than the variant's `counter` (0: snapshot, 1: lock), and only by it, as
+/// the standby's counters `before` and `after` say.
+fn other_conflict(code: &str, before: (i64, i64), after: (i64, i64), counter: usize) -> bool {
+    let rose = [after.0 > before.0, after.1 > before.1];
+    code == "40001" && rose[1 - counter] && !rose[counter]
+}
+
+/// The primary's dead catalog rows in this database are cleaned up and that
+/// cleanup replayed before any report runs (see `settle` in lab/replica.sql).
+async fn settle(cx: &Cx<'_>, st: &Standby, p: &Session) -> Result<()> {
+    p.exec("settle", st.sql.get("settle")?).await?;
+    p.exec("flush", st.sql.get("flush")?).await?;
+    let lsn = primary_lsn(cx).await?;
+    if !st.until("replayed", &lsn, cx.env.wait_timeout).await? {
+        return Err(Deviation(msg::never_caught_up(&lsn, secs(cx.env.wait_timeout))).into());
+    }
+    Ok(())
+}
+
+type Answer = Option<std::result::Result<ResultSet, PgError>>;
+
+/// One report on the standby (R, waiting on H) meeting the replay of `steps`
+/// on the primary: its answer and the standby's counters before and after.
+async fn provoke(
+    cx: &Cx<'_>,
+    st: &Standby,
+    p: &Session,
+    (rr, steps): (bool, &[&str]),
+    delay: Duration,
+) -> Result<(Answer, (i64, i64), (i64, i64))> {
     let (r, h) = (st.open("R").await?, st.open("H").await?);
-    let before = conflicts(&st).await?;
-    let sent = long_report(cx, &st, &r, &h, rr).await?;
+    let before = conflicts(st).await?;
+    let sent = long_report(cx, st, &r, &h, rr).await?;
     for step in steps {
         p.exec(step, &st.sql.bind(step, &[("schema", &cx.env.schema)])?).await?;
     }
     let lsn = primary_lsn(cx).await?;
-    let answer = match report_or_replay(cx, &st, sent, &r, &lsn, delay).await? {
+    let answer = match report_or_replay(cx, st, sent, &r, &lsn, delay).await? {
         Report::Answered(a) => a,
         // Replayed with the report still waiting: no conflict came. The
         // report is let go (its lock's holder leaves) and answers.
         Report::StillWaiting(sent) => {
-            release(&st, h);
-            report_answer(cx, &st, sent, delay).await?
+            release(st, h);
+            report_answer(cx, st, sent, delay).await?
         }
     };
     if rr {
@@ -721,9 +760,49 @@ async fn conflict(cx: &mut Cx<'_>, rr: bool, steps: &[&str], cause: &str, counte
     // not cancelled has nothing to report: the counters are read once.)
     drop(r);
     let after = if matches!(answer, Some(Err(_))) {
-        conflicts_after(cx, &st, before).await?
+        conflicts_after(cx, st, before).await?
     } else {
-        conflicts(&st).await?
+        conflicts(st).await?
+    };
+    Ok((answer, before, after))
+}
+
+/// A report on the standby meets the replay of `steps` on the primary: it is
+/// cancelled with 40001 and the server's DETAIL naming `cause`, and the
+/// standby's counter `counter` (0: confl_snapshot, 1: confl_lock) rises.
+/// With `undo` (a step that reverts `steps`), the primary's dead catalog
+/// rows are settled first, and a report the other kind of conflict
+/// cancelled first (the server's DETAIL and counters say which) is asked
+/// again after `undo`, up to [`ATTEMPTS`] times: that conflict came from
+/// other work on the server, and is shown in the timeline.
+async fn conflict(
+    cx: &mut Cx<'_>,
+    rr: bool,
+    steps: &[&str],
+    undo: Option<&str>,
+    cause: &str,
+    counter: usize,
+) -> Result<()> {
+    let Some(st) = Standby::start(cx, CONFLICT).await? else {
+        return Ok(());
+    };
+    let delay = delay_of(cx, &st).await?;
+    let p = primary(cx, &st).await?;
+    let mut attempt = 1;
+    let (answer, before, after) = loop {
+        if undo.is_some() {
+            settle(cx, &st, &p).await?;
+        }
+        let (answer, before, after) = provoke(cx, &st, &p, (rr, steps), delay).await?;
+        let (code, _, detail) = cancelled(&answer);
+        match undo {
+            Some(undo) if attempt < ATTEMPTS && other_conflict(&code, before, after, counter) => {
+                cx.narrate(msg::other_conflict_first(&detail));
+                p.exec(undo, st.sql.get(undo)?).await?;
+                attempt += 1;
+            }
+            _ => break (answer, before, after),
+        }
     };
     st.stop().await?;
     let (code, message, detail) = cancelled(&answer);
@@ -740,17 +819,18 @@ async fn conflict(cx: &mut Cx<'_>, rr: bool, steps: &[&str], cause: &str, counte
     };
     cx.check(now > was, msg::confl_rose(name, was, now));
     cx.metric(name, now);
+    cx.metric("attempts", attempt);
     cx.observe(msg::observed_conflict(&code, &detail));
     cx.anomaly(code == "40001");
     Ok(())
 }
 
 async fn lock_conflict(cx: &mut Cx<'_>) -> Result<()> {
-    conflict(cx, false, &["alter"], "relation lock", 1).await
+    conflict(cx, false, &["alter"], Some("unalter"), "relation lock", 1).await
 }
 
 async fn snapshot_conflict(cx: &mut Cx<'_>) -> Result<()> {
-    conflict(cx, true, &["delete_vacuum", "vacuum"], "row versions", 0).await
+    conflict(cx, true, &["delete_vacuum", "vacuum"], None, "row versions", 0).await
 }
 
 /// Dead rows VACUUM VERBOSE said it could not remove yet (its INFO lines).
@@ -976,6 +1056,10 @@ mod msg {
             en: "pg_stat_database_conflicts.{counter} rises ({before} → {after})",
             tr: "pg_stat_database_conflicts.{counter} artar ({before} → {after})",
         }
+        other_conflict_first(detail) {
+            en: "R was cancelled by another conflict first (DETAIL: {detail}): other work on the server, not this variant's; the DDL is undone and the report asked again",
+            tr: "R önce başka bir çakışmayla iptal edildi (DETAIL: {detail}): sunucudaki başka bir iş, bu varyantınki değil; DDL geri alınır ve rapor yeniden sorulur",
+        }
         observed_conflict(code, detail) {
             en: "report: {code}; {detail}",
             tr: "rapor: {code}; {detail}",
@@ -1004,5 +1088,36 @@ mod msg {
             en: "report completed; VACUUM left {rows} dead row(s) on the primary",
             tr: "rapor tamamlandı; VACUUM primary'de {rows} ölü satır bıraktı",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::other_conflict;
+
+    #[test]
+    fn a_snapshot_conflict_first_is_another_conflict_for_the_lock_variant() {
+        // Soak run 33: the lock variant's report cancelled for row versions.
+        assert!(other_conflict("40001", (0, 0), (1, 0), 1));
+        // Its own conflict, or both counters risen: the answer stands.
+        assert!(!other_conflict("40001", (0, 0), (0, 1), 1));
+        assert!(!other_conflict("40001", (0, 0), (1, 1), 1));
+    }
+
+    #[test]
+    fn no_cancel_or_no_counter_is_never_another_conflict() {
+        // Not cancelled (replay met no conflict: the mechanism broke).
+        assert!(!other_conflict("-", (0, 0), (0, 0), 1));
+        assert!(!other_conflict("none", (2, 3), (2, 3), 0));
+        // Cancelled, but the counters say nothing: not retried.
+        assert!(!other_conflict("40001", (2, 3), (2, 3), 1));
+        // Another SQLSTATE is not a recovery conflict.
+        assert!(!other_conflict("57014", (0, 0), (1, 0), 1));
+    }
+
+    #[test]
+    fn a_lock_conflict_first_is_another_conflict_for_the_snapshot_variant() {
+        assert!(other_conflict("40001", (4, 1), (4, 2), 0));
+        assert!(!other_conflict("40001", (4, 1), (5, 1), 0));
     }
 }
