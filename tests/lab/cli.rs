@@ -41,7 +41,7 @@ fn all_runs_the_scenarios_and_variants_its_variant_options_name() {
         "--format",
         "json",
     ]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
     let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     let ran: Vec<(String, Vec<String>)> = report["scenarios"]
         .as_array()
@@ -313,7 +313,7 @@ fn summary_prints_only_the_verdict_table() {
         "--variant",
         "lost-update/read-committed",
     ]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert!(lines[0].starts_with("Summary: PostgreSQL"), "{}", r.stdout);
     assert!(!r.stdout.contains("t ms"), "no timeline: {}", r.stdout);
@@ -346,7 +346,7 @@ fn long_timelines_are_summarised_unless_verbose() {
 #[test]
 fn mermaid_shows_each_variant_as_a_sequence_diagram() {
     let r = run(&["lost-update", "--variant", "select-for-update", "--format", "mermaid"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
     assert!(
         r.stdout
             .starts_with("#### lost-update / select-for-update: as documented\n\n```mermaid\nsequenceDiagram\n"),
@@ -366,7 +366,7 @@ fn mermaid_shows_each_variant_as_a_sequence_diagram() {
         "--format",
         "mermaid",
     ]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
     assert!(r.stdout.contains("#### g0 / read-committed: ✓ blocked"), "{}", r.stdout);
     assert!(r.stdout.contains("Note over s_T2: ⏳ waiting for T1"), "{}", r.stdout);
 }

@@ -136,7 +136,7 @@ fn the_json_is_the_same_in_every_language() {
 #[test]
 fn the_readme_scenario_table_is_what_lab_list_prints() {
     let r = run(&["list", "--format", "markdown"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
     check_section(
         "<!-- generated: lab list --format markdown -->",
         "<!-- end generated -->",
@@ -182,7 +182,7 @@ fn shape(text: &str) -> Vec<Vec<String>> {
 #[test]
 fn the_readme_sample_output_is_what_lab_prints() {
     let r = run(&["--lang", "en", "lost-update", "--variant", "read-committed"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
     let now = format!("```text\n{}```\n", r.stdout);
     check_section(
         "<!-- generated: lab lost-update --variant read-committed -->",

@@ -340,7 +340,7 @@ fn a_damaged_template_cache_is_made_again_with_a_note() {
     let cache = std::env::temp_dir().join(format!("lab-cache-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&cache);
     let r = crate::support::run_cmd(lab().env("XDG_CACHE_HOME", &cache).args(["nowait"]));
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
     let templates: Vec<_> = std::fs::read_dir(cache.join("lab"))
         .unwrap()
         .flatten()
@@ -350,7 +350,7 @@ fn a_damaged_template_cache_is_made_again_with_a_note() {
     // The damage the issue met: a file the server cannot start without.
     std::fs::remove_file(templates[0].path().join("global/pg_control")).unwrap();
     let r = crate::support::run_cmd(lab().env("XDG_CACHE_HOME", &cache).args(["nowait"]));
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
     assert!(r.stderr.contains("was damaged; lab made it again"), "{}", r.stderr);
     assert!(templates[0].path().join("global/pg_control").is_file());
     let r = crate::support::run_cmd(lab().env("XDG_CACHE_HOME", &cache).args(["nowait"]));

@@ -22,8 +22,8 @@ struct Mutation {
     args: &'static [&'static str],
 }
 
-/// Applies the mutation in a directory of its own and runs the variant.
-fn mutated(m: &Mutation) -> (Value, Duration, Vec<String>) {
+/// Applies the edit in a directory of its own and runs the variant.
+fn edited(m: &Mutation) -> crate::support::Run {
     // One directory per mutation run (the same variant may be mutated two ways at once).
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -53,6 +53,12 @@ fn mutated(m: &Mutation) -> (Value, Duration, Vec<String>) {
     args.extend_from_slice(m.args);
     let r = run(&args);
     std::fs::remove_dir_all(&dir).unwrap();
+    r
+}
+
+/// Applies the mutation in a directory of its own and runs the variant.
+fn mutated(m: &Mutation) -> (Value, Duration, Vec<String>) {
+    let r = edited(m);
     assert_eq!(
         r.code, 1,
         "{}/{}: a broken mechanism must give a verdict (exit 1): {}{}",
@@ -493,6 +499,44 @@ fn a_report_that_holds_no_lock_is_not_cancelled() {
         args: &[],
     });
     assert!(failed_with(&failed, "rp.report_cancelled"), "{failed:?}");
+}
+
+/// Not a mutation: other work on the server cancels the lock variant's
+/// report for a snapshot conflict first (soak run 33's shape, made certain:
+/// before its ALTER, P deletes rows and its own scan prunes them, a cleanup
+/// the report's snapshot still needs). The answer is that conflict's, not
+/// the lock's: the DDL is undone and the report asked again, and the second
+/// time (nothing left to delete) the lock conflict cancels it. The verdict
+/// stays, and the timeline says what happened.
+#[test]
+fn a_snapshot_conflict_before_the_lock_conflict_does_not_flip_it() {
+    let r = edited(&Mutation {
+        scenario: "replica",
+        variant: "lock-conflict",
+        file: "replica.sql",
+        from: "ALTER TABLE books ADD COLUMN subtitle text;",
+        to: "DO $$ BEGIN
+  DELETE FROM customers WHERE customer_id > 1000;
+  COMMIT;
+  PERFORM count(*) FROM customers;
+  ALTER TABLE books ADD COLUMN subtitle text;
+END $$;",
+        args: &[],
+    });
+    assert_eq!(r.code, 0, "{}", r.why());
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    let v = variant(&report, "lock-conflict");
+    assert_eq!(v["metrics"]["attempts"], 2, "{}", v["timeline"]);
+    let errors: Vec<&str> = v["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["session"] == "R" && e["result"] == "error")
+        .map(|e| e["detail"].as_str().unwrap())
+        .collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(errors[0].contains("row versions that must be removed"), "{errors:?}");
+    assert!(errors[1].contains("relation lock"), "{errors:?}");
 }
 
 // Issue 27's broken mechanisms: each gives exit 1 with the check it broke

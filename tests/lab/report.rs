@@ -116,7 +116,7 @@ fn the_html_report_is_drawn_by_a_real_browser() {
         "--html",
         html.to_str().unwrap(),
     ]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
     let page = std::fs::read_to_string(&html).unwrap();
     // Self-contained: nothing is fetched (the SVG namespace is a name, not a fetch).
     let bare = page.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
@@ -184,7 +184,7 @@ fn the_pools_get_gantt_charts_and_the_matrix_a_coloured_grid() {
         "--html",
         html.to_str().unwrap(),
     ]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
     let found = boxes(&html, "svg.gantt, rect.bar", &dir);
     for id in ["gantt-queue-for-update", "gantt-queue-skip-locked"] {
         assert!(
@@ -197,7 +197,7 @@ fn the_pools_get_gantt_charts_and_the_matrix_a_coloured_grid() {
     assert!(bars >= 40, "{bars} bars");
     let html = dir.join("phenomena.html");
     let r = run(&["phenomena", "--html", html.to_str().unwrap()]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
     let found = boxes(&html, "#matrix, td.cell-ok, td.cell-occurs, td.cell-bad", &dir);
     assert!(
         found.iter().any(|(i, w, h)| i == "matrix" && *w > 200.0 && *h > 100.0),

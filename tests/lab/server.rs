@@ -11,7 +11,7 @@ fn runs_against_an_existing_server_and_leaves_nothing() {
         "CREATE TABLE public.bystander (id int); INSERT INTO public.bystander VALUES (1)",
     );
     let r = run(&["lost-update", "--format", "json", "--database-url", &srv.url()]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
     // Only its own schema was created, and it is gone; nothing else was touched.
     assert_eq!(
         srv.query_i64(&c, "SELECT count(*) FROM pg_namespace WHERE nspname = 'lab'"),
@@ -29,7 +29,7 @@ fn runs_against_an_existing_server_and_leaves_nothing() {
         "--database-url",
         &srv.url(),
     ]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
     assert_eq!(srv.query_i64(&c, "SELECT count(*) FROM lab.books"), 5);
 }
 
@@ -57,11 +57,11 @@ fn a_second_run_on_the_same_schema_is_refused_and_another_schema_works() {
         "--database-url",
         &srv.url(),
     ]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
 
     srv.exec(&c, "SELECT pg_advisory_unlock_all()");
     let r = run(&["lost-update", "--format", "json", "--database-url", &srv.url()]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
 }
 
 #[test]
@@ -90,7 +90,7 @@ fn libpq_variables_select_the_server() {
             .env("PGUSER", "postgres")
             .env("PGDATABASE", "postgres"),
     );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
     // It ran there, not on a cluster of its own: the kept schema is on this server.
     let c = srv.client();
     assert_eq!(

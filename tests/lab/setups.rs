@@ -178,7 +178,7 @@ fn the_password_file_and_the_service_file_work_as_in_libpq() {
             .env("PGPASSFILE", &pgpass)
             .args(["nowait", "--database-url", &url]),
     );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
 
     // A service file names the server (and PGPASSFILE still gives the password).
     let services = dir.join("services.conf");
@@ -195,7 +195,7 @@ fn the_password_file_and_the_service_file_work_as_in_libpq() {
             .env("PGSERVICE", "shop")
             .args(["nowait", "--format", "json"]),
     );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
     let report: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(report["as_expected"], true);
     let r = run_cmd(
@@ -339,7 +339,7 @@ fn a_transaction_pooler_is_refused_with_one_line_and_a_session_pooler_works() {
         "--database-url",
         &bouncer.url("session"),
     ]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
     let report: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(report["as_expected"], true);
     // A pool with no server connection left is an error in seconds, not a

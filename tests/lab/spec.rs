@@ -169,7 +169,7 @@ fn lab_specs_print_what_isolationtester_prints() {
             .env("PGDATESTYLE", "ISO, MDY")
             .env("PGTZ", "UTC"),
     );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
     assert!(
         r.stderr.contains(&format!("{0} of {0} specs match", specs.len())),
         "{}",
@@ -363,7 +363,7 @@ fn timelines_json_and_junit_per_permutation() {
         "--junit",
         junit.to_str().unwrap(),
     ]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
     let report: Value = serde_json::from_str(&r.stdout).unwrap();
     let specs = report["scenarios"].as_array().unwrap();
     assert_eq!(specs.len(), 2);
@@ -421,7 +421,7 @@ fn sessions_take_the_libpq_environment() {
             .env("PGTZ", "Europe/Istanbul")
             .env("PGOPTIONS", "-c work_mem=7MB"),
     );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.why());
     assert!(
         r.stdout.contains("workshop/s1|SQL, DMY|Europe/Istanbul|7MB"),
         "{}",

@@ -32,6 +32,33 @@ pub struct Run {
     pub took: Duration,
 }
 
+impl Run {
+    /// Why a run did not exit 0, for an assertion's message: its stderr, and
+    /// from its JSON (when it printed some) each variant not as documented
+    /// with the checks that failed, or the scenario's error.
+    pub fn why(&self) -> String {
+        let mut out = self.stderr.clone();
+        let Ok(report) = serde_json::from_str::<Value>(&self.stdout) else {
+            return out;
+        };
+        let scenarios = match report.get("scenarios").and_then(Value::as_array) {
+            Some(all) => all.clone(),
+            None => vec![report],
+        };
+        for s in &scenarios {
+            for v in s["variants"].as_array().into_iter().flatten() {
+                if v["as_expected"] == false {
+                    out += &format!("\n{}/{}: {:?}", s["scenario"], v["name"], failed_checks(v));
+                }
+            }
+            if !s["error"].is_null() {
+                out += &format!("\n{}: error {}", s["scenario"], s["error"]);
+            }
+        }
+        out
+    }
+}
+
 /// Exit 2 with one line on stderr, an error that contains `needle`.
 pub fn one_line_exit_2(r: &Run, needle: &str) {
     assert_eq!(r.code, 2, "stderr: {}", r.stderr);
