@@ -174,7 +174,14 @@ async fn b_after_a(cx: &mut Cx<'_>, st: &Stage, within: Duration) -> Result<(Opt
     let answer = waiting.answer_within(within).await;
     let waited = waiting.sent_at().elapsed();
     let a_pid = st.a.pid();
-    let gone = cx.env.backends_left(&[a_pid]).await? == 0;
+    let gone = if answer.is_some() {
+        // B gets the row as A's exiting backend releases its locks; the
+        // server lists that backend until it has finished exiting.
+        let left = format!("SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = {a_pid}");
+        cx.env.until(&left, cx.env.wait_timeout, msg::reading_a).await?
+    } else {
+        cx.env.backends_left(&[a_pid]).await? == 0
+    };
     if answer.is_none() {
         // Still waiting: the evidence, then lab ends A's session itself.
         cx.metric("a_backend", backend_state(cx, &st.sql, a_pid).await?);
@@ -344,6 +351,10 @@ mod msg {
         lab_ends_a() {
             en: "lab ends A's backend itself (pg_terminate_backend), so that nothing of the variant stays",
             tr: "lab, varyanttan hiçbir şey kalmasın diye A'nın backend'ini kendisi sonlandırır (pg_terminate_backend)",
+        }
+        reading_a() {
+            en: "reading A's backend from pg_stat_activity",
+            tr: "A'nın backend'i pg_stat_activity'den okunuyor",
         }
         gone() {
             en: "gone",
