@@ -124,14 +124,14 @@ VACUUM (VERBOSE) :"schema".customers;
 ALTER TABLE books ADD COLUMN subtitle text;
 
 -- name: settle
--- why: clean this database's dead catalog rows up first (once replayed, no report runs yet): the DDL's own catalog lookups would prune them, and that cleanup, replayed, cancels a standby report whose snapshot is older (any open transaction on the server makes it so) for a snapshot conflict before the lock conflict is reached
--- why-tr: önce bu veritabanının ölü katalog satırlarını temizle (uygulandığında henüz rapor yok): DDL'in kendi katalog aramaları onları budardı ve bu temizlik yeniden oynatılınca, snapshot'ı daha eski olan bir standby raporunu (sunucudaki herhangi bir açık işlem bunu sağlar) kilit çakışmasından önce bir snapshot çakışmasıyla iptal ederdi
+-- why: clean up this database's dead rows, catalogs included, before the report starts (the standby replays that first): the DDL's own catalog lookups would prune them, and that cleanup, replayed, cancels a standby report whose snapshot still needs them (any open transaction on the server keeps a standby snapshot's xmin old) for a snapshot conflict, before the lock conflict is reached
+-- why-tr: rapor başlamadan önce bu veritabanının ölü satırlarını, kataloglar dahil, temizle (standby önce bunu yeniden oynatır): DDL'in kendi katalog aramaları onları budardı ve bu temizlik yeniden oynatılınca, snapshot'ı onlara hâlâ ihtiyaç duyan bir standby raporunu (sunucudaki herhangi bir açık işlem standby snapshot'ının xmin'ini eski tutar) kilit çakışmasına gelmeden bir snapshot çakışmasıyla iptal ederdi
 VACUUM;
 
 -- name: flush
--- why: a WAL switch flushes everything written so far, the VACUUM's cleanup with it (VACUUM commits without flushing), and the standby is sent WAL only once flushed
--- why-tr: WAL değiştirme şimdiye kadar yazılan her şeyi, VACUUM'un temizliğiyle birlikte diske yazar (VACUUM diske yazmadan commit eder); standby'a WAL ancak diske yazılınca gönderilir
-SELECT pg_switch_wal() IS NOT NULL AS flushed;
+-- why: a WAL segment switch flushes everything written so far, the VACUUM's cleanup with it (VACUUM commits without flushing), and the standby is sent WAL only once flushed
+-- why-tr: WAL segment geçişi şimdiye kadar yazılan her şeyi, VACUUM'un temizliğiyle birlikte diske yazar (VACUUM diske yazmadan commit eder); standby'a WAL ancak diske yazılınca gönderilir
+SELECT pg_switch_wal() AS switched;
 
 -- name: unalter
 -- why: undo the DDL before the report is asked again (when another conflict cancelled it first)

@@ -174,11 +174,14 @@ async fn b_after_a(cx: &mut Cx<'_>, st: &Stage, within: Duration) -> Result<(Opt
     let answer = waiting.answer_within(within).await;
     let waited = waiting.sent_at().elapsed();
     let a_pid = st.a.pid();
-    let gone = if answer.is_some() {
+    let gone = if matches!(answer, Some(Ok(_))) {
         // B gets the row as A's exiting backend releases its locks; the
         // server lists that backend until it has finished exiting.
         let left = format!("SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = {a_pid}");
-        cx.env.until(&left, cx.env.wait_timeout, msg::reading_a).await?
+        let from = Instant::now();
+        let gone = cx.env.until(&left, cx.env.wait_timeout, msg::reading_a).await?;
+        cx.metric("a_gone_after_b_ms", millis(from.elapsed()));
+        gone
     } else {
         cx.env.backends_left(&[a_pid]).await? == 0
     };

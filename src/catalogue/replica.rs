@@ -636,13 +636,13 @@ fn release(st: &Standby, h: Session) {
     drop(h);
 }
 
-/// The primary's WAL flushed so far: what the standby is sent, and all of
-/// P's work (P commits durably). (Its write position can be further on, up
-/// to the WAL writer's next flush, with others' work.)
+/// The primary's WAL position now (written, maybe not yet flushed: a
+/// VACUUM commits without flushing, and the standby is sent WAL once the
+/// WAL writer has flushed it).
 async fn primary_lsn(cx: &Cx<'_>) -> Result<String> {
     Ok(cx
         .env
-        .value("SELECT pg_current_wal_flush_lsn()::text", msg::standby_check)
+        .value("SELECT pg_current_wal_lsn()::text", msg::standby_check)
         .await?
         .unwrap_or_default())
 }
@@ -706,11 +706,19 @@ fn cancelled(o: &Option<std::result::Result<ResultSet, PgError>>) -> (String, St
 const ATTEMPTS: u32 = 3;
 
 /// Whether the report was cancelled by the other kind of recovery conflict
-/// than the variant's `counter` (0: snapshot, 1: lock), and only by it, as
-/// the standby's counters `before` and `after` say.
-fn other_conflict(code: &str, before: (i64, i64), after: (i64, i64), counter: usize) -> bool {
+/// than the variant's (`counter` 0: snapshot, 1: lock; `cause`, what its
+/// DETAIL says), and only by it, as the server's DETAIL and the standby's
+/// counters `before` and `after` say.
+fn other_conflict(
+    code: &str,
+    detail: &str,
+    cause: &str,
+    before: (i64, i64),
+    after: (i64, i64),
+    counter: usize,
+) -> bool {
     let rose = [after.0 > before.0, after.1 > before.1];
-    code == "40001" && rose[1 - counter] && !rose[counter]
+    code == "40001" && !detail.contains(cause) && rose[1 - counter] && !rose[counter]
 }
 
 /// The primary's dead catalog rows in this database are cleaned up and that
@@ -718,7 +726,12 @@ fn other_conflict(code: &str, before: (i64, i64), after: (i64, i64), counter: us
 async fn settle(cx: &Cx<'_>, st: &Standby, p: &Session) -> Result<()> {
     p.exec("settle", st.sql.get("settle")?).await?;
     p.exec("flush", st.sql.get("flush")?).await?;
-    let lsn = primary_lsn(cx).await?;
+    // All of it is flushed now: the standby is sent it at once.
+    let lsn = cx
+        .env
+        .value("SELECT pg_current_wal_flush_lsn()::text", msg::standby_check)
+        .await?
+        .unwrap_or_default();
     if !st.until("replayed", &lsn, cx.env.wait_timeout).await? {
         return Err(Deviation(msg::never_caught_up(&lsn, secs(cx.env.wait_timeout))).into());
     }
@@ -772,9 +785,12 @@ async fn provoke(
 /// standby's counter `counter` (0: confl_snapshot, 1: confl_lock) rises.
 /// With `undo` (a step that reverts `steps`), the primary's dead catalog
 /// rows are settled first, and a report the other kind of conflict
-/// cancelled first (the server's DETAIL and counters say which) is asked
-/// again after `undo`, up to [`ATTEMPTS`] times: that conflict came from
-/// other work on the server, and is shown in the timeline.
+/// cancelled first (the server's DETAIL and counters say which) is run
+/// again after `undo`, [`ATTEMPTS`] times in all, each shown in the
+/// timeline; the last answer stands. (A snapshot conflict comes first when
+/// rows the report's snapshot still needs are pruned, by the DDL's own
+/// catalog lookups or other work: on a standby that snapshot's xmin is the
+/// whole cluster's, held back by any open transaction on the server.)
 async fn conflict(
     cx: &mut Cx<'_>,
     rr: bool,
@@ -796,7 +812,7 @@ async fn conflict(
         let (answer, before, after) = provoke(cx, &st, &p, (rr, steps), delay).await?;
         let (code, _, detail) = cancelled(&answer);
         match undo {
-            Some(undo) if attempt < ATTEMPTS && other_conflict(&code, before, after, counter) => {
+            Some(undo) if attempt < ATTEMPTS && other_conflict(&code, &detail, cause, before, after, counter) => {
                 cx.narrate(msg::other_conflict_first(&detail));
                 p.exec(undo, st.sql.get(undo)?).await?;
                 attempt += 1;
@@ -1057,8 +1073,8 @@ mod msg {
             tr: "pg_stat_database_conflicts.{counter} artar ({before} → {after})",
         }
         other_conflict_first(detail) {
-            en: "R was cancelled by another conflict first (DETAIL: {detail}): other work on the server, not this variant's; the DDL is undone and the report asked again",
-            tr: "R önce başka bir çakışmayla iptal edildi (DETAIL: {detail}): sunucudaki başka bir iş, bu varyantınki değil; DDL geri alınır ve rapor yeniden sorulur",
+            en: "R was first cancelled by another recovery conflict (DETAIL: {detail}), replayed before the DDL's lock: the DDL is undone and the report run again",
+            tr: "R önce başka bir kurtarma çakışmasıyla iptal edildi (DETAIL: {detail}), DDL'in kilidinden önce yeniden oynatılan: DDL geri alınır ve rapor yeniden çalıştırılır",
         }
         observed_conflict(code, detail) {
             en: "report: {code}; {detail}",
@@ -1095,29 +1111,35 @@ mod msg {
 mod tests {
     use super::other_conflict;
 
+    const LOCK: &str = "relation lock";
+    const SNAPSHOT: &str = "User query might have needed to see row versions that must be removed.";
+    const HELD: &str = "User was holding a relation lock for too long.";
+
     #[test]
     fn a_snapshot_conflict_first_is_another_conflict_for_the_lock_variant() {
         // Soak run 33: the lock variant's report cancelled for row versions.
-        assert!(other_conflict("40001", (0, 0), (1, 0), 1));
+        assert!(other_conflict("40001", SNAPSHOT, LOCK, (0, 0), (1, 0), 1));
         // Its own conflict, or both counters risen: the answer stands.
-        assert!(!other_conflict("40001", (0, 0), (0, 1), 1));
-        assert!(!other_conflict("40001", (0, 0), (1, 1), 1));
+        assert!(!other_conflict("40001", HELD, LOCK, (0, 0), (0, 1), 1));
+        assert!(!other_conflict("40001", SNAPSHOT, LOCK, (0, 0), (1, 1), 1));
+        // The DETAIL names the variant's own conflict: it stands, whatever the counters.
+        assert!(!other_conflict("40001", HELD, LOCK, (0, 0), (1, 0), 1));
     }
 
     #[test]
     fn no_cancel_or_no_counter_is_never_another_conflict() {
         // Not cancelled (replay met no conflict: the mechanism broke).
-        assert!(!other_conflict("-", (0, 0), (0, 0), 1));
-        assert!(!other_conflict("none", (2, 3), (2, 3), 0));
-        // Cancelled, but the counters say nothing: not retried.
-        assert!(!other_conflict("40001", (2, 3), (2, 3), 1));
+        assert!(!other_conflict("-", "-", LOCK, (0, 0), (0, 0), 1));
+        assert!(!other_conflict("none", "-", "row versions", (2, 3), (2, 3), 0));
+        // Cancelled, but the counters say nothing: not run again.
+        assert!(!other_conflict("40001", SNAPSHOT, LOCK, (2, 3), (2, 3), 1));
         // Another SQLSTATE is not a recovery conflict.
-        assert!(!other_conflict("57014", (0, 0), (1, 0), 1));
+        assert!(!other_conflict("57014", SNAPSHOT, LOCK, (0, 0), (1, 0), 1));
     }
 
     #[test]
     fn a_lock_conflict_first_is_another_conflict_for_the_snapshot_variant() {
-        assert!(other_conflict("40001", (4, 1), (4, 2), 0));
-        assert!(!other_conflict("40001", (4, 1), (5, 1), 0));
+        assert!(other_conflict("40001", HELD, "row versions", (4, 1), (4, 2), 0));
+        assert!(!other_conflict("40001", SNAPSHOT, "row versions", (4, 1), (5, 1), 0));
     }
 }

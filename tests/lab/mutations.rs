@@ -501,13 +501,13 @@ fn a_report_that_holds_no_lock_is_not_cancelled() {
     assert!(failed_with(&failed, "rp.report_cancelled"), "{failed:?}");
 }
 
-/// Not a mutation: other work on the server cancels the lock variant's
-/// report for a snapshot conflict first (soak run 33's shape, made certain:
-/// before its ALTER, P deletes rows and its own scan prunes them, a cleanup
-/// the report's snapshot still needs). The answer is that conflict's, not
-/// the lock's: the DDL is undone and the report asked again, and the second
-/// time (nothing left to delete) the lock conflict cancels it. The verdict
-/// stays, and the timeline says what happened.
+/// Not a mutation: a snapshot conflict cancels the lock variant's report
+/// first (soak run 33's shape, made certain: before its ALTER, P deletes
+/// rows and its own scan prunes them, a cleanup the report's snapshot still
+/// needs). The answer is that conflict's, not the lock's: the DDL is undone
+/// and the report run again, and the second time (nothing left to delete)
+/// the lock conflict cancels it. The verdict stays, and the timeline says
+/// what happened.
 #[test]
 fn a_snapshot_conflict_before_the_lock_conflict_does_not_flip_it() {
     let r = edited(&Mutation {
@@ -537,6 +537,30 @@ END $$;",
     assert_eq!(errors.len(), 2, "{errors:?}");
     assert!(errors[0].contains("row versions that must be removed"), "{errors:?}");
     assert!(errors[1].contains("relation lock"), "{errors:?}");
+}
+
+/// A report that meets a snapshot conflict every time (P inserts rows,
+/// deletes them and prunes them before each ALTER) is not run again into a
+/// pass: after three attempts the last answer stands, a deviation.
+#[test]
+fn a_snapshot_conflict_every_time_is_still_a_deviation() {
+    let (v, _, failed) = mutated(&Mutation {
+        scenario: "replica",
+        variant: "lock-conflict",
+        file: "replica.sql",
+        from: "ALTER TABLE books ADD COLUMN subtitle text;",
+        to: "DO $$ BEGIN
+  INSERT INTO customers (customer_id, name) SELECT g, 'c' || g FROM generate_series(5001, 6000) g;
+  COMMIT;
+  DELETE FROM customers WHERE customer_id > 5000;
+  COMMIT;
+  PERFORM count(*) FROM customers;
+  ALTER TABLE books ADD COLUMN subtitle text;
+END $$;",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "rp.detail_says"), "{failed:?}");
+    assert_eq!(v["metrics"]["attempts"], 3, "{}", v["timeline"]);
 }
 
 // Issue 27's broken mechanisms: each gives exit 1 with the check it broke
