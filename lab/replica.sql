@@ -78,6 +78,11 @@ SELECT pg_reload_conf();
 -- why-tr: COMMIT yalnızca senkron standby onu uyguladığında döner
 SET synchronous_commit = remote_apply;
 
+-- name: sync_probe
+-- why: lab's own probe, not in the timeline: with replay paused, a commit that writes WAL (a transactional logical message; no table changes) with remote_apply must wait for the standby. Commits wait only once the checkpointer has read the new synchronous_standby_names, which can come after pg_stat_replication already says sync
+-- why-tr: lab'in kendi yoklaması, zaman çizelgesinde yok: replay duraklatılmışken, remote_apply ile WAL yazan bir commit (işlemsel bir mantıksal mesaj; tablo değişmez) standby'ı beklemeli. Commit'ler ancak checkpointer yeni synchronous_standby_names'i okuduktan sonra bekler; bu, pg_stat_replication sync demeye başladıktan sonra olabilir
+BEGIN; SET LOCAL synchronous_commit = remote_apply; SELECT pg_logical_emit_message(true, 'lab', 'sync probe') AS lsn; COMMIT;
+
 -- name: hold
 -- why: a lock the standby reader will wait for, so its query runs as long as lab needs
 -- why-tr: standby okuyucusunun bekleyeceği bir kilit; böylece sorgusu lab'in gerektiği kadar sürer

@@ -135,13 +135,18 @@ impl Stage {
     }
 
     /// A's transaction holds book 1's row, after A's own `settings` statements.
-    async fn a_holds_the_row(&self, settings: &[(&str, String)]) -> Result<()> {
+    /// A takes the row in a transaction, with `settings` first. Returns
+    /// when A's last statement was about to be sent: A's connection was last
+    /// busy, and its backend went idle, no sooner (lab reading the answer
+    /// later, on a busy machine, must not shorten what it measures).
+    async fn a_holds_the_row(&self, settings: &[(&str, String)]) -> Result<Instant> {
         for (name, sql) in settings {
             self.a.exec(name, sql).await?;
         }
         self.a.exec("a_begin", self.sql.get("a_begin")?).await?;
+        let sent = Instant::now();
         self.a.exec("a_lock", self.sql.get("a_lock")?).await?;
-        Ok(())
+        Ok(sent)
     }
 
     /// A's client vanishes (or goes away): the proxy's fault on A's connection.
@@ -243,11 +248,10 @@ async fn idle_in_transaction_timeout(cx: &mut Cx<'_>) -> Result<()> {
     let set = st
         .sql
         .bind("idle_timeout", &[("timeout", &format!("{}ms", t.as_millis()))])?;
-    st.a_holds_the_row(&[("idle_timeout", set)]).await?;
-    let idle_from = Instant::now();
+    let idle_from = st.a_holds_the_row(&[("idle_timeout", set)]).await?;
     st.cut(cx, Fault::BlackHole);
     let (got, _, gone) = b_after_a(cx, &st, t * 5 + Duration::from_secs(1)).await?;
-    // Measured from A's last statement, when its idle time began.
+    // Measured from A's last statement (sent): its idle time began later.
     ended(cx, &got, idle_from.elapsed(), gone, t);
     st.proxy.stop().await;
     Ok(())
@@ -258,8 +262,7 @@ async fn tcp_keepalives(cx: &mut Cx<'_>) -> Result<()> {
         return Ok(());
     };
     let set = st.sql.get("keepalives")?.to_string();
-    st.a_holds_the_row(&[("keepalives", set)]).await?;
-    let silent_from = Instant::now();
+    let silent_from = st.a_holds_the_row(&[("keepalives", set)]).await?;
     st.cut(cx, Fault::BlackHole);
     // idle 1 s, then 2 probes 1 s apart: about 3 s; the deadline on top.
     let (got, _, gone) = b_after_a(cx, &st, Duration::from_secs(3) + cx.env.wait_timeout).await?;

@@ -264,6 +264,13 @@ impl Standby {
     /// Pauses replay and waits until the standby says it is paused.
     async fn pause(&self, cx: &Cx<'_>) -> Result<()> {
         self.admin.exec("pause", self.sql.get("pause")?).await?;
+        self.paused(cx).await?;
+        self.admin.note(msg::paused());
+        Ok(())
+    }
+
+    /// Waits until the standby says replay is paused.
+    async fn paused(&self, cx: &Cx<'_>) -> Result<()> {
         let check = if self.version_num >= 140000 {
             "SELECT pg_get_wal_replay_pause_state() = 'paused'"
         } else {
@@ -272,8 +279,42 @@ impl Standby {
         if !self.admin.until(check, cx.env.wait_timeout, msg::standby_check).await? {
             return Err(Deviation(msg::never_paused(secs(cx.env.wait_timeout))).into());
         }
-        self.admin.note(msg::paused());
         Ok(())
+    }
+
+    /// Whether commits wait for the standby yet: lab's own probe, not in the
+    /// timeline. pg_stat_replication says sync once the walsender has read
+    /// the new synchronous_standby_names, but a commit waits only once the
+    /// checkpointer has too (it sets the flag commits look at). With replay
+    /// paused, the probe's commit (`sync_probe`, remote_apply) must be seen
+    /// waiting in SyncRep; resuming replay lets it go. Asked again until it
+    /// waits, within the deadline.
+    async fn commits_wait(&self, cx: &Cx<'_>) -> Result<bool> {
+        let probe = cx.opener().open_quiet("probe").await?;
+        let deadline = Instant::now() + cx.env.wait_timeout;
+        loop {
+            self.admin.value(self.sql.get("pause")?, msg::standby_check).await?;
+            self.paused(cx).await?;
+            let mut sent = probe.send(self.sql.get("sync_probe")?);
+            let waited = loop {
+                crate::engine::session::refresh_pids(&cx.env.control, std::slice::from_ref(&probe)).await?;
+                let ev = cx.env.value(&wait_event_of(probe.pid()), msg::standby_check).await?;
+                if ev.as_deref() == Some("SyncRep") {
+                    break true;
+                }
+                if sent.ready() || Instant::now() > deadline {
+                    break false;
+                }
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            };
+            self.admin.value(self.sql.get("resume")?, msg::standby_check).await?;
+            if !sent.ready_within(cx.env.wait_timeout).await {
+                return Ok(false);
+            }
+            if waited || Instant::now() > deadline {
+                return Ok(waited);
+            }
+        }
     }
 
     async fn resume(&self) -> Result<()> {
@@ -301,6 +342,11 @@ impl Standby {
         }
         Ok(())
     }
+}
+
+/// What the backend `pid` waits for, as the primary says.
+fn wait_event_of(pid: i32) -> String {
+    format!("SELECT wait_event FROM pg_stat_activity WHERE pid = {pid}")
 }
 
 fn price(set: &ResultSet) -> String {
@@ -429,6 +475,8 @@ async fn remote_apply(cx: &mut Cx<'_>) -> Result<()> {
         if !cx.env.until(sync, cx.env.wait_timeout, msg::standby_check).await? {
             return Err(Deviation(msg::never_sync(secs(cx.env.wait_timeout))).into());
         }
+        // A server that never makes commits wait shows it in the checks below.
+        let _ = st.commits_wait(cx).await?;
         let r = st.open("R").await?;
         st.pause(cx).await?;
         p.exec("remote_apply", st.sql.get("remote_apply")?).await?;
@@ -438,13 +486,7 @@ async fn remote_apply(cx: &mut Cx<'_>) -> Result<()> {
         let waiting = loop {
             // Behind lab's pooler (--pooler): the backend the COMMIT runs on.
             crate::engine::session::refresh_pids(&cx.env.control, std::slice::from_ref(p)).await?;
-            let ev = cx
-                .env
-                .value(
-                    &format!("SELECT wait_event FROM pg_stat_activity WHERE pid = {}", p.pid()),
-                    msg::standby_check,
-                )
-                .await?;
+            let ev = cx.env.value(&wait_event_of(p.pid()), msg::standby_check).await?;
             if ev.as_deref() == Some("SyncRep") {
                 break true;
             }

@@ -672,6 +672,22 @@ fn a_lost_client_with_no_idle_timeout_keeps_its_lock() {
     assert!(failed_with(&failed, "lc.b_got_row"), "{failed:?}");
 }
 
+/// The timeout far shorter than the variant says (20 ms, not 200): B's wait,
+/// measured from when A's last statement was sent (so a busy machine can
+/// only lengthen it), is shorter than the setting the variant documents.
+#[test]
+fn a_lost_client_idle_timeout_far_shorter_than_documented() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "lost-client",
+        variant: "idle-in-transaction-timeout",
+        file: "lost-client.sql",
+        from: "SET idle_in_transaction_session_timeout = :'timeout';",
+        to: "SET idle_in_transaction_session_timeout = '20ms'; SELECT :'timeout';",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "lc.not_sooner"), "{failed:?}");
+}
+
 #[test]
 fn a_lost_client_with_keepalives_at_their_defaults_keeps_its_lock() {
     let (_, _, failed) = mutated(&Mutation {
