@@ -24,11 +24,14 @@ struct Moment {
     when: &'static str,
 }
 
+/// B waits for A's row until its lock_timeout (--timeout-ms): a wait that
+/// lasts, so the test sees it however busy the machine is (lost-update's
+/// B waits only until lab, having seen the wait, lets A commit).
 const AT_A_WAIT: Moment = Moment {
-    scenario: "lost-update",
-    variant: "atomic-update",
+    scenario: "timeouts",
+    variant: "lock-timeout",
     session: "B",
-    step: "b_decrement",
+    step: "b_lock",
     when: "wait_event_type = 'Lock'",
 };
 
@@ -72,6 +75,10 @@ fn run_with(srv: &TestServer, m: &Moment, fault: Fault) -> Outcome {
             "json",
             "--wait-timeout",
             "3",
+            // The wait and the statement the fault meets last this long (the
+            // deadline is at least three times it).
+            "--timeout-ms",
+            "1000",
         ])
         .args(["--database-url", &url, "--junit"])
         .arg(&junit)
