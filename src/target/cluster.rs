@@ -152,7 +152,7 @@ impl Cluster {
                     return Ok(());
                 }
                 Err(e) => {
-                    let retry = format!("{e:#}").contains("could not bind");
+                    let retry = port_taken(&format!("{e:#}"));
                     last_err = Some(e);
                     if !retry {
                         break;
@@ -273,6 +273,21 @@ pub(crate) fn log_tail(path: &Path) -> crate::i18n::Arg {
     } else {
         tail.into()
     }
+}
+
+/// Whether the server's start failed because its port was taken (between
+/// lab's probe and the server's bind, by another process starting beside
+/// it). The error carries the log's last lines: the bind error itself may
+/// be above them, the listen sockets' failure below.
+fn port_taken(error: &str) -> bool {
+    [
+        "could not bind",
+        "could not create listen socket",
+        "could not create any TCP/IP sockets",
+        "Address already in use",
+    ]
+    .iter()
+    .any(|m| error.contains(m))
 }
 
 pub(crate) fn free_port() -> Result<u16> {
@@ -730,5 +745,34 @@ pub(crate) mod msg {
             en: "could not prepare the throwaway cluster template",
             tr: "geçici cluster şablonu hazırlanamadı",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::port_taken;
+
+    #[test]
+    fn a_port_taken_between_probe_and_bind_is_tried_again() {
+        // .ci/run's full suite, many servers starting at once: the log's last three lines.
+        let ci = "the throwaway PostgreSQL exited during start (exit status: 1): 2026-12-02 02:23:42.192 UTC \
+                  [1288] WARNING:  could not create listen socket for \"127.0.0.1\" | 2026-12-02 02:23:42.192 UTC \
+                  [1288] FATAL:  could not create any TCP/IP sockets | 2026-12-02 02:23:42.255 UTC [1288] LOG:  \
+                  database system is shut down";
+        assert!(port_taken(ci));
+        assert!(port_taken(
+            "LOG:  could not bind IPv4 address \"127.0.0.1\": Address already in use"
+        ));
+    }
+
+    #[test]
+    fn other_start_failures_are_not_tried_again() {
+        assert!(!port_taken(
+            "the throwaway PostgreSQL exited during start (exit status: 1): FATAL:  data directory \
+             \"/dev/shm/lab-pg-1/data\" has invalid permissions"
+        ));
+        assert!(!port_taken(
+            "FATAL:  could not map anonymous shared memory: Cannot allocate memory"
+        ));
     }
 }
