@@ -296,17 +296,7 @@ impl Standby {
             self.admin.value(self.sql.get("pause")?, msg::standby_check).await?;
             self.paused(cx).await?;
             let mut sent = probe.send(self.sql.get("sync_probe")?);
-            let waited = loop {
-                crate::engine::session::refresh_pids(&cx.env.control, std::slice::from_ref(&probe)).await?;
-                let ev = cx.env.value(&wait_event_of(probe.pid()), msg::standby_check).await?;
-                if ev.as_deref() == Some("SyncRep") {
-                    break true;
-                }
-                if sent.ready() || Instant::now() > deadline {
-                    break false;
-                }
-                tokio::time::sleep(Duration::from_millis(1)).await;
-            };
+            let waited = waits_for_standby(cx, &probe, &mut sent, deadline).await?;
             self.admin.value(self.sql.get("resume")?, msg::standby_check).await?;
             if !sent.ready_within(cx.env.wait_timeout).await {
                 return Ok(false);
@@ -344,9 +334,28 @@ impl Standby {
     }
 }
 
-/// What the backend `pid` waits for, as the primary says.
-fn wait_event_of(pid: i32) -> String {
-    format!("SELECT wait_event FROM pg_stat_activity WHERE pid = {pid}")
+/// Whether the primary shows `s`'s commit (`sent`) waiting for the standby
+/// (wait_event SyncRep, which pg_blocking_pids does not show) before it
+/// answers or `deadline` passes.
+async fn waits_for_standby(
+    cx: &Cx<'_>,
+    s: &Session,
+    sent: &mut crate::engine::session::Sent,
+    deadline: Instant,
+) -> Result<bool> {
+    loop {
+        // Behind lab's pooler (--pooler): the backend the commit runs on.
+        crate::engine::session::refresh_pids(&cx.env.control, std::slice::from_ref(s)).await?;
+        let sql = format!("SELECT wait_event FROM pg_stat_activity WHERE pid = {}", s.pid());
+        let ev = cx.env.value(&sql, msg::standby_check).await?;
+        if ev.as_deref() == Some("SyncRep") {
+            return Ok(true);
+        }
+        if sent.ready() || Instant::now() > deadline {
+            return Ok(false);
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
 }
 
 fn price(set: &ResultSet) -> String {
@@ -483,18 +492,7 @@ async fn remote_apply(cx: &mut Cx<'_>) -> Result<()> {
         let mut sent = p.send(&sql);
         // The COMMIT waits for the standby: wait_event SyncRep, which pg_blocking_pids does not show.
         let deadline = Instant::now() + cx.env.wait_timeout;
-        let waiting = loop {
-            // Behind lab's pooler (--pooler): the backend the COMMIT runs on.
-            crate::engine::session::refresh_pids(&cx.env.control, std::slice::from_ref(p)).await?;
-            let ev = cx.env.value(&wait_event_of(p.pid()), msg::standby_check).await?;
-            if ev.as_deref() == Some("SyncRep") {
-                break true;
-            }
-            if sent.ready() || Instant::now() > deadline {
-                break false;
-            }
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        };
+        let waiting = waits_for_standby(cx, p, &mut sent, deadline).await?;
         let w = Waited {
             by: vec!["standby".into()],
             kind: WaitKind::SyncRep,
