@@ -134,8 +134,7 @@ impl Stage {
         Ok(Some(st))
     }
 
-    /// A's transaction holds book 1's row, after A's own `settings` statements.
-    /// A takes the row in a transaction, with `settings` first. Returns
+    /// A takes book 1's row in a transaction, with `settings` first. Returns
     /// when A's last statement was about to be sent: A's connection was last
     /// busy, and its backend went idle, no sooner (lab reading the answer
     /// later, on a busy machine, must not shorten what it measures).

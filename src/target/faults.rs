@@ -38,23 +38,6 @@ pub enum Fault {
     Delay(Duration),
 }
 
-impl std::str::FromStr for Fault {
-    type Err = ();
-
-    /// `black-hole`, `reset`, `close`, `delay=MS`.
-    fn from_str(s: &str) -> std::result::Result<Fault, ()> {
-        match s {
-            "black-hole" => Ok(Fault::BlackHole),
-            "reset" => Ok(Fault::Reset),
-            "close" => Ok(Fault::Close),
-            _ => {
-                let ms: u64 = s.strip_prefix("delay=").ok_or(())?.parse().map_err(|_| ())?;
-                Ok(Fault::Delay(Duration::from_millis(ms)))
-            }
-        }
-    }
-}
-
 /// One proxied connection: its application_name, its fault, and the local
 /// port of the proxy's connection to the server (what the server sees as its client).
 struct Link {
@@ -266,7 +249,6 @@ async fn applied(fault: &mut watch::Receiver<Option<Fault>>, client: i32, server
                 std::future::pending::<()>().await;
             }
             Some(Fault::Reset) => {
-                // SO_LINGER 0: closing sends RST instead of FIN.
                 linger_zero(client)?;
                 linger_zero(server)?;
                 return Ok(());
@@ -313,35 +295,29 @@ fn drop_everything(fd: i32) -> Result<()> {
         len: 1,
         filter: drop_all.as_mut_ptr(),
     };
-    // SAFETY: the program outlives the call (the kernel copies it); fd is a socket this task owns.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_ATTACH_FILTER,
-            &prog as *const libc::sock_fprog as *const libc::c_void,
-            std::mem::size_of::<libc::sock_fprog>() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error()).ctx(msg::filter);
-    }
-    Ok(())
+    // The kernel copies the program: it need not outlive the call.
+    set_option(fd, libc::SO_ATTACH_FILTER, &prog)
 }
 
+/// SO_LINGER 0: closing sends RST instead of FIN.
 fn linger_zero(fd: i32) -> Result<()> {
     let l = libc::linger {
         l_onoff: 1,
         l_linger: 0,
     };
-    // SAFETY: a plain setsockopt on a socket this task owns.
+    set_option(fd, libc::SO_LINGER, &l)
+}
+
+/// A SOL_SOCKET option on a socket this task owns.
+fn set_option<T>(fd: i32, name: libc::c_int, value: &T) -> Result<()> {
+    // SAFETY: `value` is a live `T` of the size given, which is what option `name` reads.
     let r = unsafe {
         libc::setsockopt(
             fd,
             libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            &l as *const libc::linger as *const libc::c_void,
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+            name,
+            value as *const T as *const libc::c_void,
+            std::mem::size_of::<T>() as libc::socklen_t,
         )
     };
     if r != 0 {
@@ -371,16 +347,6 @@ pub mod msg {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn faults_are_read_from_the_command_line() {
-        assert_eq!("black-hole".parse(), Ok(Fault::BlackHole));
-        assert_eq!("reset".parse(), Ok(Fault::Reset));
-        assert_eq!("close".parse(), Ok(Fault::Close));
-        assert_eq!("delay=250".parse(), Ok(Fault::Delay(Duration::from_millis(250))));
-        assert_eq!("delay=x".parse::<Fault>(), Err(()));
-        assert_eq!("lost".parse::<Fault>(), Err(()));
-    }
 
     #[test]
     fn the_application_name_is_read_from_the_startup_packet() {
