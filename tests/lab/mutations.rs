@@ -563,6 +563,22 @@ END $$;",
     assert_eq!(v["metrics"]["attempts"], 3, "{}", v["timeline"]);
 }
 
+/// P's commit made local: lab's probe still finds commits waiting for the
+/// standby (it sets remote_apply itself), and P's COMMIT, which does not
+/// wait, is the deviation.
+#[test]
+fn a_commit_that_does_not_wait_for_the_standby() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "replica",
+        variant: "remote-apply",
+        file: "replica.sql",
+        from: "\nSET synchronous_commit = remote_apply;",
+        to: "\nSET synchronous_commit = local;",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "rp.commit_waited"), "{failed:?}");
+}
+
 // Issue 27's broken mechanisms: each gives exit 1 with the check it broke
 // named, in a few seconds at --wait-timeout 5 (the times are printed).
 
