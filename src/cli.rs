@@ -44,6 +44,8 @@ pub enum Command {
     Spec(SpecArgs),
     /// The anomaly matrix (dirty write ... write skew) measured at every isolation level.
     Phenomena(PhenomenaArgs),
+    /// Every interleaving of a spec at every isolation level, grouped by what happened.
+    Explore(ExploreArgs),
     /// Print shell completions.
     Completions {
         /// The shell to write completions for.
@@ -293,6 +295,12 @@ pub struct PhenomenaArgs {
     #[arg(long)]
     pub explain: bool,
 
+    /// Also run every interleaving of each cell's steps (as `lab explore`
+    /// does): each cell then says in how many the anomaly occurs, how many
+    /// blocked and how many aborted, beside its own interleaving's verdict.
+    #[arg(long)]
+    pub all_interleavings: bool,
+
     /// Cells run at once, each in a schema of its own (default: 4 per core).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
@@ -316,6 +324,69 @@ pub struct PhenomenaArgs {
 
     #[command(flatten)]
     pub target: TargetArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(
+    after_help = "A spec that lists no permutation gets every interleaving of its steps, as \
+                  isolationtester generates them; one that lists some runs them, or with \
+                  --all-permutations every interleaving of each listed one's steps (its final \
+                  read, a last session doing nothing before, stays last). A lab scenario or \
+                  phenomenon is explored over every interleaving. Each run gets a signature \
+                  (who waited for whom, which step failed with which SQLSTATE, what the final \
+                  reads returned or whether `# occurs-if:` held); runs with the same signature \
+                  form a class.\n\
+                  Exit codes: 0 every level ran (and is as the spec's `# expect:` documents), \
+                  1 a level is not as documented, 2 could not run."
+)]
+pub struct ExploreArgs {
+    /// A spec file, or a lab scenario with a spec (write-skew) or a phenomenon (g2-item).
+    #[arg(value_name = "SPEC|SCENARIO|PHENOMENON")]
+    pub target: String,
+
+    /// Only this level (repeatable): read-uncommitted, read-committed,
+    /// repeatable-read, serializable, or all (the default).
+    #[arg(long, value_name = "LEVEL")]
+    pub level: Vec<String>,
+
+    /// Where the spec lists permutations: every interleaving of their steps instead.
+    #[arg(long)]
+    pub all_permutations: bool,
+
+    /// Run N interleavings drawn at random (the same N for the same --seed).
+    #[arg(long, value_name = "N")]
+    pub sample: Option<usize>,
+
+    /// The seed of --sample.
+    #[arg(long, default_value_t = 1, value_name = "S")]
+    pub seed: u64,
+
+    /// Permutations run at once, each worker in a schema of its own (default: 2 per core).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// Output format (isolation: what isolationtester prints for the spec, at its own level).
+    #[arg(long, value_enum, default_value_t = SpecFormat::Table)]
+    pub format: SpecFormat,
+
+    /// Also write a JUnit XML report (one test case per level) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
+    /// Also write a self-contained HTML report (each level's classes, each with the swimlanes of its representative) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
+    /// Deadline, in seconds, for any one step.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    pub wait_timeout: f64,
+
+    /// Lab's specs from edited copies in DIR (a file DIR does not have comes from lab's own).
+    #[arg(long, env = "LAB_DIR", value_name = "DIR")]
+    pub lab_dir: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub target_args: TargetArgs,
 }
 
 /// Where `lab spec` and `lab phenomena` run: a server, or the throwaway cluster.

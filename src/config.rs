@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use crate::catalogue::{self, Params, RunOpts, Scenario, Variant};
-use crate::cli::{ConnArgs, Format, LocalArgs, PhenomenaArgs, RunArgs, SpecArgs, SpecFormat};
+use crate::cli::{ConnArgs, ExploreArgs, Format, LocalArgs, PhenomenaArgs, RunArgs, SpecArgs, SpecFormat};
 use crate::files::LabFiles;
 use crate::i18n::{Context, Lang};
 use crate::phenomena::{self, MatrixConfig};
@@ -310,9 +310,138 @@ impl PhenomenaRun {
                 levels,
                 jobs: args.jobs.unwrap_or_else(|| cores() * 4).max(1),
                 wait_timeout,
+                all_interleavings: args.all_interleavings,
             },
         })
     }
+}
+
+/// A checked `lab explore` command line.
+pub struct ExploreRun {
+    pub common: Common,
+    pub format: SpecFormat,
+    pub sample: Option<(usize, u64)>,
+    pub explore: crate::explore::ExploreConfig,
+}
+
+impl ExploreRun {
+    pub fn new(args: &ExploreArgs, env: EnvLookup<'_>, lang: Lang) -> Result<ExploreRun> {
+        use crate::explore::{self, msg as emsg};
+        let wait_timeout = deadline(args.wait_timeout)?;
+        if args.jobs == Some(0) {
+            bail!(emsg::jobs());
+        }
+        if args.sample == Some(0) {
+            bail!(emsg::sample_zero());
+        }
+        let isolation = args.format == SpecFormat::Isolation;
+        if isolation && !args.level.is_empty() {
+            bail!(emsg::isolation_level());
+        }
+        let files = lab_files(&args.lab_dir)?;
+        let found = explore_target(&args.target, &files)?;
+        let mut levels: Vec<Option<usize>> = Vec::new();
+        for l in &args.level {
+            if l == "all" {
+                levels.extend((0..phenomena::LEVELS.len()).map(Some));
+            } else {
+                levels.push(Some(phenomena::level(l)?));
+            }
+        }
+        levels.dedup();
+        if isolation {
+            levels = vec![None];
+        } else if levels.is_empty() {
+            levels = (0..phenomena::LEVELS.len()).map(Some).collect();
+        }
+        let sample = args.sample.map(|n| (n, args.seed));
+        let explore = explore::ExploreConfig::new(
+            explore::Source {
+                name: found.name,
+                spec: found.spec,
+                bookstore: found.bookstore,
+                lab: found.lab,
+                phenomenon: found.phenomenon,
+            },
+            explore::Choice {
+                levels,
+                all: args.all_permutations,
+                sample,
+                isolation,
+                options: crate::suite::startup_options(
+                    env("PGDATESTYLE").as_deref(),
+                    env("PGTZ").as_deref(),
+                    env("PGOPTIONS").as_deref(),
+                    false,
+                ),
+            },
+            args.jobs.unwrap_or_else(|| cores() * 2),
+            wait_timeout,
+            lang,
+        )?;
+        Ok(ExploreRun {
+            common: Common {
+                lang,
+                target: target_of(&args.target_args, env, lang)?,
+                wait_timeout,
+                step: false,
+                junit: junit_path(&args.junit)?,
+                html: html_path(&args.html)?,
+            },
+            format: args.format,
+            sample,
+            explore,
+        })
+    }
+}
+
+/// What `lab explore` was pointed at, read and checked.
+struct ExploreTarget {
+    name: String,
+    spec: crate::spec::Spec,
+    bookstore: bool,
+    /// One of lab's own specs (a scenario's or a phenomenon's).
+    lab: bool,
+    phenomenon: bool,
+}
+
+/// A spec file, else a lab scenario's spec (lab/NAME.spec), else a
+/// phenomenon (lab/phenomena/NAME.spec).
+fn explore_target(name: &str, files: &LabFiles) -> Result<ExploreTarget> {
+    let path = std::path::Path::new(name);
+    if path.is_file() || name.ends_with(".spec") {
+        let f = crate::suite::files::load(path)?;
+        return Ok(ExploreTarget {
+            name: f.name,
+            spec: f.spec,
+            bookstore: f.bookstore,
+            lab: false,
+            phenomenon: false,
+        });
+    }
+    let scenarios: Vec<&str> = LabFiles::names()
+        .filter_map(|n| n.strip_suffix(".spec"))
+        .filter(|n| !n.contains('/'))
+        .collect();
+    let (file, phenomenon) = if scenarios.contains(&name) {
+        (format!("{name}.spec"), false)
+    } else if phenomena::ORDER.contains(&name) {
+        (format!("phenomena/{name}.spec"), true)
+    } else {
+        bail!(crate::explore::msg::no_target(
+            name,
+            scenarios.join(", "),
+            phenomena::ORDER.join(", ")
+        ));
+    };
+    let f = crate::suite::files::parsed(std::path::Path::new(&file), &files.read(&file)?)?;
+    Ok(ExploreTarget {
+        name: name.to_string(),
+        bookstore: f.bookstore,
+        spec: f.spec,
+        lab: true,
+        phenomenon,
+    })
 }
 
 /// `--wait-timeout` of `lab spec` and `lab phenomena`: 0.1 to 3600 seconds.

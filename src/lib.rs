@@ -9,6 +9,7 @@ pub mod catalogue;
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod explore;
 pub mod files;
 pub mod harness;
 pub mod http;
@@ -111,6 +112,10 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
             Command::Phenomena(args) => {
                 let cfg = config::PhenomenaRun::new(&args, env, lang)?;
                 harness::runtime()?.block_on(harness::run(&harness::Matrix::new(cfg)))
+            }
+            Command::Explore(args) => {
+                let cfg = config::ExploreRun::new(&args, env, lang)?;
+                harness::runtime()?.block_on(harness::run(&harness::Explore::new(cfg)))
             }
             Command::Spec(args) => {
                 let cfg = config::SpecRun::new(&args, env, lang)?;

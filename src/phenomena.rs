@@ -7,8 +7,11 @@
 //! A phenomenon's header says what it is and what to expect:
 //! `# name:`, `# what:` / `# what-tr:`, `# expect: LEVEL=occurs|prevented/HOW ...`,
 //! and one or more `# occurs-if: STEP COLUMN = VALUE` (or `STEP rows = N`,
-//! `STEP ok`, `STEP nowait`, several joined by `and`): the anomaly occurred when all the
-//! conditions of any one line hold for what the steps returned.
+//! `STEP ok`, `STEP nowait`, `STEP before OTHER`, several joined by `and`): the anomaly
+//! occurred when all the conditions of any one line hold for what the steps
+//! returned. A condition says what makes the outcome an anomaly in any
+//! interleaving of the steps (`lab explore`, `--all-interleavings`), not only
+//! in the one the spec lists: what each transaction read as well as what it left.
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -86,10 +89,14 @@ pub enum Condition {
     Ok { step: String },
     /// `STEP nowait`: the step answered without waiting for another session.
     NoWait { step: String },
+    /// `STEP before OTHER`: the step had its answer (not an error) before OTHER was sent
+    /// (the order the server let them finish in, not the order lab sent them).
+    Before { step: String, other: String },
 }
 
 impl Condition {
-    fn holds(&self, o: &Observation) -> bool {
+    /// Whether what the steps returned satisfies the condition.
+    pub fn holds(&self, o: &Observation) -> bool {
         let runs = |step: &str| -> Vec<&StepRun> { o.steps.iter().filter(|s| s.name == step).collect() };
         match self {
             Condition::Value { step, column, value } => runs(step).iter().any(|r| {
@@ -104,6 +111,9 @@ impl Condition {
                 .iter()
                 .any(|r| r.results().is_ok_and(|rs| rs.iter().all(|x| x.tag != "ROLLBACK"))),
             Condition::NoWait { step } => runs(step).iter().any(|r| r.ok() && !r.waited()),
+            Condition::Before { step, other } => runs(step)
+                .iter()
+                .any(|r| r.ok() && runs(other).iter().any(|o| r.done <= o.sent)),
         }
     }
 
@@ -112,7 +122,16 @@ impl Condition {
             Condition::Value { step, .. }
             | Condition::Rows { step, .. }
             | Condition::Ok { step }
-            | Condition::NoWait { step } => step,
+            | Condition::NoWait { step }
+            | Condition::Before { step, .. } => step,
+        }
+    }
+
+    /// Every step the condition names.
+    fn steps(&self) -> Vec<&str> {
+        match self {
+            Condition::Before { step, other } => vec![step, other],
+            _ => vec![self.step()],
         }
     }
 }
@@ -140,52 +159,8 @@ pub fn load(id: &str, text: &str) -> Result<Phenomenon> {
             .ctx(|| msg::missing(&file, key))
     };
     let (name, what_en, what_tr) = (one("name")?, one("what")?, one("what-tr")?);
-    let mut expect = Vec::new();
-    let line = one("expect")?;
-    for (level, _) in LEVELS {
-        let word = line
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix(level)?.strip_prefix('='))
-            .ctx(|| msg::no_expectation(&file, level))?;
-        let (verdict, how) = word.split_once('/').map_or((word, None), |(v, h)| (v, Some(h)));
-        let verdict = match verdict {
-            "occurs" => Verdict::Occurs,
-            "prevented" => Verdict::Prevented,
-            other => bail!(msg::bad_verdict(&file, other)),
-        };
-        let how = match how {
-            None => None,
-            Some("blocked") => Some(How::Blocked),
-            Some("aborted") => Some(How::Aborted),
-            Some("snapshot") => Some(How::Snapshot),
-            Some(other) => bail!(msg::bad_how(&file, other)),
-        };
-        expect.push(Expected { verdict, how });
-    }
-    let mut occurs_if = Vec::new();
-    for line in header_value(&spec, "occurs-if") {
-        let mut all = Vec::new();
-        for c in line.split(" and ") {
-            let words: Vec<&str> = c.split_whitespace().collect();
-            let cond = match words[..] {
-                [step, "ok"] => Condition::Ok { step: step.into() },
-                [step, "nowait"] => Condition::NoWait { step: step.into() },
-                [step, "rows", "=", n] => Condition::Rows {
-                    step: step.into(),
-                    rows: n.parse().map_err(|_| msg::bad_condition(&file, c))?,
-                },
-                [step, column, "=", value] => Condition::Value {
-                    step: step.into(),
-                    column: column.into(),
-                    value: value.into(),
-                },
-                _ => bail!(msg::bad_condition(&file, c)),
-            };
-            spec.find(cond.step()).ctx(|| msg::no_step(&file, cond.step()))?;
-            all.push(cond);
-        }
-        occurs_if.push(all);
-    }
+    let expect = expectations(&spec, &file, "expect")?.ctx(|| msg::missing(&file, "expect"))?;
+    let occurs_if = occurs_if(&spec, &file)?;
     if occurs_if.is_empty() {
         bail!(msg::missing(&file, "occurs-if"));
     }
@@ -198,6 +173,73 @@ pub fn load(id: &str, text: &str) -> Result<Phenomenon> {
         expect,
         occurs_if,
     })
+}
+
+/// A spec's `# KEY: LEVEL=occurs|prevented[/HOW] ...` line, per level (in
+/// [`LEVELS`] order), if it has one: `expect` documents the spec's own
+/// permutation, `expect-all` every interleaving (where they differ).
+pub fn expectations(spec: &Spec, file: &str, key: &str) -> Result<Option<Vec<Expected>>> {
+    let Some(line) = header_value(spec, key).first().copied() else {
+        return Ok(None);
+    };
+    let mut expect = Vec::new();
+    for (level, _) in LEVELS {
+        let word = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(level)?.strip_prefix('='))
+            .ctx(|| msg::no_expectation(file, key, level))?;
+        let (verdict, how) = word.split_once('/').map_or((word, None), |(v, h)| (v, Some(h)));
+        let verdict = match verdict {
+            "occurs" => Verdict::Occurs,
+            "prevented" => Verdict::Prevented,
+            other => bail!(msg::bad_verdict(file, other)),
+        };
+        let how = match how {
+            None => None,
+            Some("blocked") => Some(How::Blocked),
+            Some("aborted") => Some(How::Aborted),
+            Some("snapshot") => Some(How::Snapshot),
+            Some(other) => bail!(msg::bad_how(file, other)),
+        };
+        expect.push(Expected { verdict, how });
+    }
+    Ok(Some(expect))
+}
+
+/// A spec's `# occurs-if:` lines (none if it has none), each checked
+/// against the spec's steps.
+pub fn occurs_if(spec: &Spec, file: &str) -> Result<Vec<Vec<Condition>>> {
+    let mut occurs_if = Vec::new();
+    for line in header_value(spec, "occurs-if") {
+        let mut all = Vec::new();
+        for c in line.split(" and ") {
+            let words: Vec<&str> = c.split_whitespace().collect();
+            let cond = match words[..] {
+                [step, "ok"] => Condition::Ok { step: step.into() },
+                [step, "nowait"] => Condition::NoWait { step: step.into() },
+                [step, "before", other] => Condition::Before {
+                    step: step.into(),
+                    other: other.into(),
+                },
+                [step, "rows", "=", n] => Condition::Rows {
+                    step: step.into(),
+                    rows: n.parse().map_err(|_| msg::bad_condition(file, c))?,
+                },
+                [step, column, "=", value] => Condition::Value {
+                    step: step.into(),
+                    column: column.into(),
+                    value: value.into(),
+                },
+                _ => bail!(msg::bad_condition(file, c)),
+            };
+            for step in cond.steps() {
+                spec.find(step).ctx(|| msg::no_step(file, step))?;
+            }
+            all.push(cond);
+        }
+        occurs_if.push(all);
+    }
+    Ok(occurs_if)
 }
 
 /// Every phenomenon under lab/phenomena/, in the catalogue's order.
@@ -248,7 +290,25 @@ pub struct Cell {
     /// cell's: the cell then measured something else, and is not as documented.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wrong_level: Option<String>,
+    /// `--all-interleavings`: every interleaving of the cell's steps counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interleavings: Option<Interleavings>,
     pub timeline: Vec<Entry>,
+}
+
+/// A cell's interleavings: how many ran, and how many showed the anomaly,
+/// waited, aborted, or could not go on.
+#[derive(Debug, Clone, Serialize)]
+pub struct Interleavings {
+    pub runs: usize,
+    pub occur: usize,
+    pub blocked: usize,
+    pub aborted: usize,
+    pub stuck: usize,
+    /// Whether the count agrees with the documentation (`# expect-all:`,
+    /// else `# expect:`): some interleaving shows an anomaly that occurs,
+    /// none one that is prevented.
+    pub as_expected: bool,
 }
 
 /// What decided the cell: the anomaly's condition on what the steps
@@ -286,6 +346,7 @@ pub fn judge(p: &Phenomenon, o: &Observation, expected: Expected, timeline: Vec<
         expected,
         as_expected,
         wrong_level: None,
+        interleavings: None,
         timeline,
     }
 }
@@ -298,6 +359,8 @@ pub struct MatrixConfig {
     pub levels: Vec<usize>,
     pub jobs: usize,
     pub wait_timeout: Duration,
+    /// Every interleaving of each cell's steps too (`--all-interleavings`).
+    pub all_interleavings: bool,
 }
 
 /// A level's index in [`LEVELS`] from its JSON name.
@@ -430,6 +493,7 @@ async fn cell(
             recorder: &recorder,
             transcript: None,
             patient: true,
+            dead_ends: false,
         },
     )
     .await;
@@ -523,6 +587,13 @@ fn cell_checks(c: &Cell, level: &str, expected: &Text) -> Vec<crate::report::Che
         ok: documented,
         text: msg::differs(expected.clone()),
     });
+    if let Some(i) = &c.interleavings {
+        checks.push(crate::report::Check {
+            id: "ph.interleavings".into(),
+            ok: i.as_expected,
+            text: counts(i),
+        });
+    }
     checks
 }
 
@@ -534,6 +605,11 @@ fn mark(verdict: Verdict, how: Option<How>, sqlstate: Option<&str>) -> Text {
         (Verdict::Prevented, Some(How::Snapshot)) => msg::snapshot(),
         (Verdict::Prevented, _) => msg::prevented(),
     }
+}
+
+/// "k of n interleavings occur, m blocked, j aborted".
+pub fn counts(i: &Interleavings) -> Text {
+    msg::counts(i.occur, i.runs, i.blocked, i.aborted)
 }
 
 fn cell_mark(c: &Cell) -> Text {
@@ -567,12 +643,18 @@ pub fn matrix(
         let mut row = vec![comfy_table::Cell::new(format!("{} ({})", p.name, p.id))];
         for c in cs {
             let mut text = style.say(&cell_mark(c));
-            if !c.as_expected {
+            if !(c.verdict == c.expected.verdict && c.expected.how.is_none_or(|h| h == c.how)) {
                 let exp = mark(c.expected.verdict, c.expected.how, None);
                 text = format!("{text}\n{}", style.say(&msg::differs(exp)));
             }
             if let Some(read) = &c.wrong_level {
                 text = format!("{text}\n{}", style.say(&msg::read_back(read)));
+            }
+            if let Some(i) = &c.interleavings {
+                text = format!("{text}\n{}", style.say(&counts(i)));
+                if !i.as_expected {
+                    text = format!("{text} {}", style.say(&msg::counts_differ()));
+                }
             }
             let color = match (c.as_expected, c.verdict) {
                 (false, _) => comfy_table::Color::Red,
@@ -603,9 +685,9 @@ pub(crate) mod msg {
             en: "{file}: no `# {key}:` line",
             tr: "{file}: `# {key}:` satırı yok",
         }
-        no_expectation(file, level) {
-            en: "{file}: `# expect:` says nothing of {level}",
-            tr: "{file}: `# expect:` {level} için bir şey söylemiyor",
+        no_expectation(file, key, level) {
+            en: "{file}: `# {key}:` says nothing of {level}",
+            tr: "{file}: `# {key}:` {level} için bir şey söylemiyor",
         }
         bad_verdict(file, word) {
             en: "{file}: `{word}` is neither occurs nor prevented",
@@ -616,8 +698,8 @@ pub(crate) mod msg {
             tr: "{file}: `{word}` blocked, aborted ya da snapshot değil",
         }
         bad_condition(file, condition) {
-            en: "{file}: `{condition}` in `# occurs-if:` is not `STEP COLUMN = VALUE`, `STEP rows = N`, `STEP ok` or `STEP nowait`",
-            tr: "{file}: `# occurs-if:` içindeki `{condition}`, `ADIM SÜTUN = DEĞER`, `ADIM rows = N`, `ADIM ok` ya da `ADIM nowait` değil",
+            en: "{file}: `{condition}` in `# occurs-if:` is not `STEP COLUMN = VALUE`, `STEP rows = N`, `STEP ok`, `STEP nowait` or `STEP before STEP`",
+            tr: "{file}: `# occurs-if:` içindeki `{condition}`, `ADIM SÜTUN = DEĞER`, `ADIM rows = N`, `ADIM ok`, `ADIM nowait` ya da `ADIM before ADIM` değil",
         }
         no_step(file, step) {
             en: "{file}: `# occurs-if:` names no step {step}",
@@ -678,6 +760,14 @@ pub(crate) mod msg {
         level_not_set(level, read) {
             en: "every transaction runs at {level} (read back: {read})",
             tr: "her transaction {level} seviyesinde çalışır (geri okunan: {read})",
+        }
+        counts(occur, runs, blocked, aborted) {
+            en: "{occur}/{runs} interleavings occur, {blocked} blocked, {aborted} aborted",
+            tr: "{runs} iç içe geçişin {occur} tanesinde oluşuyor, {blocked} bekledi, {aborted} iptal",
+        }
+        counts_differ() {
+            en: "(≠ documented)",
+            tr: "(≠ belgelenen)",
         }
         read_back(levels) {
             en: "level read back: {levels}",

@@ -534,6 +534,7 @@ impl Perm<'_, '_> {
                 recorder: &cx.recorder,
                 transcript: None,
                 patient: false,
+                dead_ends: false,
             },
         )
         .await?;

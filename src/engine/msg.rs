@@ -113,6 +113,10 @@ crate::messages! {
         en: "every running step had waited {ms} ms and only the server could end that: lab cancelled {session}'s statement",
         tr: "çalışan her adım {ms} ms beklemişti ve bunu ancak sunucu bitirebilirdi: lab, {session} oturumunun komutunu iptal etti",
     }
+    cancelled_dead_end(session, by) {
+        en: "{session} waited for {by}, which had no step running: only a step of {session}'s own could have ended the wait, so the permutation could not go on: lab cancelled {session}'s statement",
+        tr: "{session}, çalışan adımı olmayan {by} oturumunu bekliyordu: beklemeyi ancak {session} oturumunun kendi adımı bitirebilirdi, permütasyon ilerleyemezdi: lab, {session} oturumunun komutunu iptal etti",
+    }
     cancelled_deadline(session, deadline) {
         en: "{session}'s statement did not answer within {deadline} s: lab cancelled it",
         tr: "{session} oturumunun komutu {deadline} sn içinde cevap vermedi: lab onu iptal etti",

@@ -163,6 +163,11 @@ impl Transcript {
     pub fn pieces(&self) -> Vec<(Stream, String)> {
         self.out.lock().unwrap().clone()
     }
+
+    /// The pieces written so far, taken (the next permutation's start empty).
+    pub fn take(&self) -> Vec<(Stream, String)> {
+        std::mem::take(&mut *self.out.lock().unwrap())
+    }
 }
 
 /// libpq's PQerrorMessage for an error result (default verbosity): what

@@ -5,6 +5,7 @@
 //! happened, then the outputs (stdout, JUnit, HTML; partial ones when the
 //! run stopped part-way) and the exit code. What runs inside is a [`Job`]:
 //! the scenarios, `lab spec`, `lab phenomena`.
+mod explore;
 mod phenomena;
 mod scenarios;
 mod server;
@@ -27,6 +28,7 @@ use crate::target::Target;
 use crate::target::cluster::Cluster;
 use crate::target::connect;
 
+pub use explore::Explore;
 pub use phenomena::Matrix;
 pub use scenarios::Scenarios;
 pub use server::serve;
@@ -67,6 +69,8 @@ impl Stop {
 pub struct Finished {
     /// One test suite each in JUnit, and what the HTML report shows.
     pub reports: Vec<ScenarioReport>,
+    /// What the HTML report shows, when not `reports`.
+    pub html_reports: Option<Vec<ScenarioReport>>,
     pub html: html::Kind,
     pub style: Style,
     /// Printed on stdout at the end (JSON, the summary table).
@@ -169,7 +173,7 @@ fn deliver(common: &Common, f: Finished, stop: Stop) -> Result<Exit> {
         output::write_file(path, &render::junit(&f.reports), output::msg::junit)?;
     }
     if let Some(path) = &common.html {
-        let page = html::page(&f.reports, f.html, &f.style);
+        let page = html::page(f.html_reports.as_ref().unwrap_or(&f.reports), f.html, &f.style);
         output::write_file(path, &page, html::msg::could_not_write)?;
     }
     let closed = matches!(&stop, Stop::Failed(e) if is_closed_pipe(e));

@@ -9,8 +9,9 @@ use super::{Finished, Job, Setup, Stop};
 use crate::cli::Format;
 use crate::config::{Common, PhenomenaRun};
 use crate::engine::Env;
+use crate::explore::{Choice, ExploreConfig, Explorer, Source};
 use crate::i18n::Lang;
-use crate::phenomena::{self, Cell, LEVELS, Matrix as Cells};
+use crate::phenomena::{self, Cell, Interleavings, LEVELS, Matrix as Cells};
 use crate::render::{self, Style, html};
 use crate::report::round_ms;
 
@@ -21,6 +22,10 @@ pub struct Matrix {
     show: bool,
     explain: bool,
     cells: Cells,
+    /// `--all-interleavings`: each phenomenon's interleavings, by level, as measured.
+    counts: std::sync::Mutex<Vec<Option<Vec<Interleavings>>>>,
+    /// The exploration running now (its schemas go if the run is cut short).
+    exploring: std::sync::Mutex<Option<Arc<Explorer>>>,
 }
 
 impl Matrix {
@@ -30,8 +35,71 @@ impl Matrix {
             format: cfg.format,
             show: cfg.show,
             explain: cfg.explain,
+            counts: std::sync::Mutex::new(vec![None; cfg.matrix.phenomena.len()]),
+            exploring: std::sync::Mutex::default(),
             cells: Cells::new(cfg.matrix),
         }
+    }
+
+    /// Every interleaving of each phenomenon's steps, at the matrix's levels, counted per cell.
+    async fn interleavings(&self, env: &Arc<Env>) -> Result<()> {
+        let cfg = &self.cells.cfg;
+        for (i, p) in cfg.phenomena.iter().enumerate() {
+            let explore = ExploreConfig::new(
+                Source {
+                    name: p.id.clone(),
+                    spec: p.spec.clone(),
+                    bookstore: false,
+                    lab: true,
+                    phenomenon: true,
+                },
+                Choice {
+                    levels: cfg.levels.iter().map(|&l| Some(l)).collect(),
+                    all: true,
+                    sample: None,
+                    isolation: false,
+                    options: None,
+                },
+                cfg.jobs,
+                cfg.wait_timeout,
+                cfg.lang,
+            )?;
+            let explorer = Arc::new(Explorer::new(explore));
+            *self.exploring.lock().unwrap() = Some(explorer.clone());
+            explorer.run_all(env).await?;
+            let results = explorer.take();
+            let counts = explorer
+                .outcomes(&results)
+                .iter()
+                .map(|o| Interleavings {
+                    runs: o.tally.runs,
+                    occur: o.tally.anomaly.unwrap_or(0),
+                    blocked: o.tally.blocked,
+                    aborted: o.tally.aborted,
+                    stuck: o.tally.stuck,
+                    as_expected: o.as_expected.unwrap_or(true),
+                })
+                .collect();
+            self.counts.lock().unwrap()[i] = Some(counts);
+            *self.exploring.lock().unwrap() = None;
+        }
+        Ok(())
+    }
+
+    /// The measured cells, with their interleavings where counted.
+    fn grid(&self) -> Vec<Vec<Option<Cell>>> {
+        let mut grid = self.cells.grid();
+        let counts = self.counts.lock().unwrap();
+        for (row, counts) in grid.iter_mut().zip(counts.iter()) {
+            let Some(counts) = counts else { continue };
+            for (cell, i) in row.iter_mut().zip(counts) {
+                if let Some(c) = cell {
+                    c.as_expected &= i.as_expected;
+                    c.interleavings = Some(i.clone());
+                }
+            }
+        }
+        grid
     }
 
     /// The matrix as the table shows it, with `--show`'s timelines first and `--explain`'s lines after.
@@ -96,17 +164,25 @@ impl Job for Matrix {
     }
 
     async fn work(&self, env: &Arc<Env>) -> Result<()> {
-        self.cells.measure(env).await
+        self.cells.measure(env).await?;
+        if self.cells.cfg.all_interleavings {
+            self.interleavings(env).await?;
+        }
+        Ok(())
     }
 
     async fn clean_up(&self, env: &Env, _failed: bool) -> Result<()> {
         self.cells.clean_up(&env.control).await;
+        let exploring = self.exploring.lock().unwrap().take();
+        if let Some(e) = exploring {
+            e.clean_up(&env.control).await;
+        }
         Ok(())
     }
 
     fn finish(&self, stop: &Stop, version: &str, began: Instant) -> Result<Finished> {
         let cfg = &self.cells.cfg;
-        let grid = self.cells.grid();
+        let grid = self.grid();
         let mut reports = phenomena::cell_reports(&cfg.phenomena, &cfg.levels, &grid, version);
         let levels: Vec<&str> = cfg.levels.iter().map(|&l| LEVELS[l].0).collect();
         let rows = phenomena::json_rows(&cfg.phenomena, &cfg.levels, &grid);
@@ -168,6 +244,7 @@ impl Job for Matrix {
 fn finished(reports: Vec<crate::report::ScenarioReport>, style: Style, stdout: String, as_expected: bool) -> Finished {
     Finished {
         reports,
+        html_reports: None,
         html: html::Kind::Matrix,
         style,
         stdout,

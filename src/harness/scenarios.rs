@@ -169,6 +169,7 @@ impl Job for Scenarios {
         };
         Ok(Finished {
             reports,
+            html_reports: None,
             html: html::Kind::Runs,
             style: *style,
             stdout,

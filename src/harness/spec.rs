@@ -109,6 +109,7 @@ impl Job for Specs {
         }
         Ok(Finished {
             reports,
+            html_reports: None,
             html: html::Kind::Runs,
             style: self.style,
             stdout,

@@ -249,4 +249,9 @@ crate::messages! {
         en: "{error}",
         tr: "{error}",
     }
+    /// Words lab already put in the run's language (joined phrases).
+    verbatim(text) {
+        en: "{text}",
+        tr: "{text}",
+    }
 }

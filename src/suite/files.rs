@@ -87,7 +87,13 @@ pub fn schedule(path: &Path) -> Result<Vec<PathBuf>> {
 pub fn load(path: &Path) -> Result<SpecFile> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| msg::unreadable(shown.clone(), e.to_string()))?;
-    let spec = spec::parse(&text).map_err(|e| msg::parse_error(shown.clone(), e.line, e.message))?;
+    parsed(path, &text)
+}
+
+/// A spec's text parsed and checked, as if read from `path`.
+pub fn parsed(path: &Path, text: &str) -> Result<SpecFile> {
+    let shown = path.display().to_string();
+    let spec = spec::parse(text).map_err(|e| msg::parse_error(shown.clone(), e.line, e.message))?;
     let unused = spec.check().map_err(|e| msg::invalid(shown.clone(), e.to_string()))?;
     let name = path
         .file_stem()

@@ -38,25 +38,40 @@ pub struct SpecConfig {
 }
 
 impl SpecConfig {
-    /// The `options` startup parameter every session gets, as libpq builds
-    /// it from PGDATESTYLE, PGTZ and PGOPTIONS (pg_regress adds intervalstyle).
+    /// The `options` startup parameter every session gets.
     fn startup_options(&self) -> Option<String> {
-        let escape = |v: &str| v.replace('\\', "\\\\").replace(' ', "\\ ");
-        let mut parts = Vec::new();
-        if let Some(d) = &self.datestyle {
-            parts.push(format!("-c datestyle={}", escape(d)));
-        }
-        if let Some(tz) = &self.tz {
-            parts.push(format!("-c timezone={}", escape(tz)));
-        }
-        if let Some(o) = self.options.as_deref().filter(|o| !o.trim().is_empty()) {
-            parts.push(o.trim().to_string());
-        }
-        if self.regress {
-            parts.push("-c intervalstyle=postgres_verbose".into());
-        }
-        (!parts.is_empty()).then(|| parts.join(" "))
+        startup_options(
+            self.datestyle.as_deref(),
+            self.tz.as_deref(),
+            self.options.as_deref(),
+            self.regress,
+        )
     }
+}
+
+/// The `options` startup parameter, as libpq builds it from PGDATESTYLE,
+/// PGTZ and PGOPTIONS (pg_regress adds intervalstyle: `regress`).
+pub fn startup_options(
+    datestyle: Option<&str>,
+    tz: Option<&str>,
+    options: Option<&str>,
+    regress: bool,
+) -> Option<String> {
+    let escape = |v: &str| v.replace('\\', "\\\\").replace(' ', "\\ ");
+    let mut parts = Vec::new();
+    if let Some(d) = datestyle {
+        parts.push(format!("-c datestyle={}", escape(d)));
+    }
+    if let Some(tz) = tz {
+        parts.push(format!("-c timezone={}", escape(tz)));
+    }
+    if let Some(o) = options.filter(|o| !o.trim().is_empty()) {
+        parts.push(o.trim().to_string());
+    }
+    if regress {
+        parts.push("-c intervalstyle=postgres_verbose".into());
+    }
+    (!parts.is_empty()).then(|| parts.join(" "))
 }
 
 /// What one spec produced.
@@ -438,6 +453,7 @@ async fn run_in(
                 recorder: &recorder,
                 transcript: Some(&transcript),
                 patient: true,
+                dead_ends: false,
             },
         )
         .await;

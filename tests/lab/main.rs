@@ -35,6 +35,10 @@ mod spec;
 /// `lab phenomena`: the anomaly matrix, measured and as documented.
 mod phenomena;
 
+/// `lab explore`: every interleaving, grouped; isolationtester's runs byte
+/// for byte; class counts; mutations that move runs between classes.
+mod explore;
+
 /// Mutations: a mechanism broken in an edited copy of a lab file (--lab-dir)
 /// gives a "not as documented" verdict, exit 1, never a hang.
 mod mutations;

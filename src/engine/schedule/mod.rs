@@ -127,6 +127,11 @@ pub struct Plan<'a> {
     /// step only at its deadline, as isolationtester does, not as soon as
     /// every session waits.
     pub patient: bool,
+    /// A wait nothing can end (every running step waits for sessions with
+    /// no step running: no deadlock can form, and the spec sets no timeout)
+    /// is cancelled at once rather than at the deadline (`lab explore`,
+    /// where such permutations are a class of their own).
+    pub dead_ends: bool,
 }
 
 /// The deadlines a run keeps.
@@ -164,6 +169,8 @@ enum Status {
 enum Cancel {
     Stuck(Duration),
     Deadline,
+    /// It waited for these sessions, none of which had a step running.
+    DeadEnd(String),
 }
 
 struct Runner<'a, S: Server> {
@@ -424,11 +431,18 @@ impl<S: Server> Runner<'_, S> {
             );
             return Ok(true);
         }
-        let mut pause = Duration::from_micros(100);
+        // A spec's steps are looked at as isolationtester looks, if sooner:
+        // each look costs the server a lock-table scan, which a busy server
+        // (several specs or permutations at once) pays for in every step.
+        let (first, mut pause) = if self.run.patient {
+            (Duration::from_millis(2), Duration::from_millis(1))
+        } else {
+            (Duration::from_millis(1), Duration::from_micros(100))
+        };
         if !retry {
             // Most steps answer within a millisecond: asking the server
             // whether they wait would only slow them down.
-            self.active_mut(s).sent.ready_within(Duration::from_millis(1)).await;
+            self.active_mut(s).sent.ready_within(first).await;
         }
         loop {
             if self.active_mut(s).sent.ready() {
@@ -568,6 +582,9 @@ impl<S: Server> Runner<'_, S> {
     /// cancel them; and keep the step's own deadline.
     async fn watch(&mut self, target: usize) -> Result<()> {
         if self.run.patient {
+            if self.run.dead_ends {
+                self.cut_dead_end().await?;
+            }
             // Only the deadline ends a spec's waits.
             return self.overdue(target).await;
         }
@@ -601,6 +618,38 @@ impl<S: Server> Runner<'_, S> {
             self.stuck_since = None;
         }
         self.overdue(target).await
+    }
+
+    /// Every running step waits, each only for sessions with no step
+    /// running: only a step lab will not send before these answer could end
+    /// the waits (the deadlock detector needs a waiting blocker), so they
+    /// are cancelled now.
+    async fn cut_dead_end(&mut self) -> Result<()> {
+        self.refresh_pids().await?;
+        let mut waits = Vec::new();
+        for s in 0..self.active.len() {
+            if self.active[s].is_none() || self.active_mut(s).sent.ready() {
+                continue;
+            }
+            match self.status_now(s).await? {
+                Status::Blocked(w) if !w.by.is_empty() => waits.push((s, w.by)),
+                _ => return Ok(()),
+            }
+        }
+        let running: Vec<&str> = waits.iter().map(|(s, _)| self.name(*s)).collect();
+        if waits.is_empty()
+            || waits
+                .iter()
+                .any(|(_, by)| by.iter().any(|b| running.contains(&b.as_str())))
+        {
+            return Ok(());
+        }
+        for (s, by) in waits {
+            if self.active[s].as_ref().is_some_and(|a| a.cancelled.is_none()) {
+                self.cancel(s, Cancel::DeadEnd(by.join(", "))).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Between looks at a running step: a spec's steps are looked at as
@@ -665,6 +714,7 @@ impl<S: Server> Runner<'_, S> {
         let text = match why {
             Cancel::Stuck(d) => msg::cancelled_stuck(&name, format!("{:.0}", millis(d))),
             Cancel::Deadline => msg::cancelled_deadline(&name, secs(self.deadline)),
+            Cancel::DeadEnd(by) => msg::cancelled_dead_end(&name, by),
         };
         self.run.recorder.note("lab", text);
         self.active_mut(s).cancelled = Some(Instant::now());

@@ -221,6 +221,7 @@ async fn run_script(script: &mut Script, spec: &str, perm: usize, patient: bool)
             recorder: &recorder,
             transcript: Some(&transcript),
             patient,
+            dead_ends: false,
         },
         Timing {
             deadline: Duration::from_secs(10),

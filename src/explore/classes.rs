@@ -1,0 +1,451 @@
+//! What happened in one run, as a signature; runs with the same signature
+//! form a class (pure: unit-tested on hand-made observations).
+//!
+//! A signature is independent of the order the steps ran in: for each step,
+//! whether the server made it wait and for whom, and how it ended (answered,
+//! a COMMIT that rolled back, an error with its SQLSTATE, cancelled by lab
+//! at its deadline); then, when the spec says what an anomaly is
+//! (`# occurs-if:`), whether it occurred, else what its final reads returned.
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::engine::{Observation, StepRun};
+use crate::report::WaitKind;
+
+/// How a step ended.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case", tag = "ended", content = "sqlstate")]
+pub enum Ended {
+    Ok,
+    /// A COMMIT that answered ROLLBACK: its transaction had failed.
+    RolledBack,
+    /// An error with this SQLSTATE ("" when the connection went without one).
+    Error(String),
+    /// Still running at its deadline: lab cancelled it.
+    Stuck,
+}
+
+/// One step of a run, as the signature keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct StepOutcome {
+    pub step: String,
+    /// The sessions the server said it waited for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waited_for: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub ended: Ended,
+    /// What a final read returned (`col=value, ...`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows: Option<String>,
+}
+
+/// What happened in one run, whatever order its steps ran in.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Signature {
+    /// Whether the anomaly occurred (specs with `# occurs-if:`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anomaly: Option<bool>,
+    /// Every step, in the order the spec declares them.
+    pub steps: Vec<StepOutcome>,
+}
+
+impl Signature {
+    /// `order`: each step's name in declaration order; `reads`: the final
+    /// reads, whose rows count; `anomaly`: the spec's condition, if it has one.
+    pub fn of(o: &Observation, order: &[String], reads: &[String], anomaly: Option<bool>) -> Signature {
+        let mut steps: Vec<StepOutcome> = o
+            .steps
+            .iter()
+            .map(|s| StepOutcome {
+                step: s.name.clone(),
+                waited_for: server_wait(s),
+                ended: ended(s),
+                rows: (anomaly.is_none() && reads.contains(&s.name))
+                    .then(|| s.rows().ok().map(rows_text))
+                    .flatten(),
+            })
+            .collect();
+        let rank = |name: &str| order.iter().position(|n| n == name).unwrap_or(usize::MAX);
+        // Stable: a step run twice keeps its two outcomes in the order they ran.
+        steps.sort_by_key(|s| rank(&s.step));
+        Signature { anomaly, steps }
+    }
+
+    pub fn waited(&self) -> bool {
+        self.steps.iter().any(|s| s.waited_for.is_some())
+    }
+
+    /// A serialization failure or a deadlock.
+    pub fn aborted(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| matches!(&s.ended, Ended::Error(c) if c == "40001" || c == "40P01"))
+    }
+
+    pub fn stuck(&self) -> bool {
+        self.steps.iter().any(|s| s.ended == Ended::Stuck)
+    }
+
+    /// Another error than an abort.
+    pub fn failed(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| matches!(&s.ended, Ended::Error(c) if c != "40001" && c != "40P01"))
+    }
+
+    /// What happened, one phrase per thing that is not a plain answer.
+    pub fn phrases(&self) -> Vec<Phrase> {
+        let mut out = Vec::new();
+        for s in &self.steps {
+            if let Some(by) = &s.waited_for {
+                out.push(Phrase::Waited(s.step.clone(), by.join(", ")));
+            }
+            match &s.ended {
+                Ended::Ok => {}
+                Ended::RolledBack => out.push(Phrase::RolledBack(s.step.clone())),
+                Ended::Error(c) if c == "40001" || c == "40P01" => out.push(Phrase::Aborted(s.step.clone(), c.clone())),
+                Ended::Error(c) => out.push(Phrase::Failed(s.step.clone(), c.clone())),
+                Ended::Stuck => out.push(Phrase::Stuck(s.step.clone())),
+            }
+            if let Some(rows) = &s.rows {
+                out.push(Phrase::Read(s.step.clone(), rows.clone()));
+            }
+        }
+        out
+    }
+}
+
+/// One thing a class's line says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Phrase {
+    Waited(String, String),
+    RolledBack(String),
+    Aborted(String, String),
+    Failed(String, String),
+    Stuck(String),
+    Read(String, String),
+}
+
+/// The sessions a step waited for, when the server said it waited (a
+/// blocker annotation alone is the spec's doing, not a wait).
+fn server_wait(s: &StepRun) -> Option<Vec<String>> {
+    let w = s.waited.as_ref()?;
+    (w.kind != WaitKind::Annotation).then(|| {
+        let mut by = w.by.clone();
+        by.sort();
+        by
+    })
+}
+
+/// Every row a read returned, `col=value, ...; ...` (`(0 rows)` for none).
+fn rows_text(set: &crate::report::ResultSet) -> String {
+    if set.rows.is_empty() {
+        return "(0 rows)".into();
+    }
+    set.rows
+        .iter()
+        .map(|row| {
+            set.columns
+                .iter()
+                .zip(row)
+                .map(|(c, v)| format!("{c}={}", v.as_deref().unwrap_or("null")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn ended(s: &StepRun) -> Ended {
+    if s.cancelled_by_lab {
+        return Ended::Stuck;
+    }
+    match &s.answer {
+        Ok(results) if results.last().is_some_and(|r| r.tag == "ROLLBACK") && is_commit(&s.sql) => Ended::RolledBack,
+        Ok(_) => Ended::Ok,
+        Err(e) => Ended::Error(e.code.clone().unwrap_or_default()),
+    }
+}
+
+fn is_commit(sql: &str) -> bool {
+    let first = sql
+        .trim_start()
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or("");
+    first.eq_ignore_ascii_case("commit") || first.eq_ignore_ascii_case("end")
+}
+
+/// Runs with the same signature: how many, and the first of them (in the
+/// order the permutations were generated), which represents the class.
+#[derive(Debug, Clone)]
+pub struct Class {
+    pub signature: Signature,
+    /// Indices of its runs, in order.
+    pub runs: Vec<usize>,
+    /// How many of its permutations run one session after another.
+    pub serial: usize,
+}
+
+impl Class {
+    pub fn representative(&self) -> usize {
+        self.runs[0]
+    }
+}
+
+/// Groups runs by signature: the largest class first (ties: the one whose
+/// first run came first).
+pub fn group(signatures: &[(usize, Signature, bool)]) -> Vec<Class> {
+    let mut by: BTreeMap<&Signature, Class> = BTreeMap::new();
+    for (run, sig, serial) in signatures {
+        let c = by.entry(sig).or_insert_with(|| Class {
+            signature: sig.clone(),
+            runs: Vec::new(),
+            serial: 0,
+        });
+        c.runs.push(*run);
+        c.serial += usize::from(*serial);
+    }
+    let mut classes: Vec<Class> = by.into_values().collect();
+    classes.sort_by_key(|c| (std::cmp::Reverse(c.runs.len()), c.representative()));
+    classes
+}
+
+/// A level's runs counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Tally {
+    pub runs: usize,
+    /// Runs showing the anomaly (specs with `# occurs-if:`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anomaly: Option<usize>,
+    pub blocked: usize,
+    pub aborted: usize,
+    pub failed: usize,
+    pub stuck: usize,
+    pub serial: usize,
+    pub classes: usize,
+}
+
+pub fn tally(classes: &[Class]) -> Tally {
+    let mut t = Tally {
+        classes: classes.len(),
+        ..Tally::default()
+    };
+    for c in classes {
+        let n = c.runs.len();
+        let s = &c.signature;
+        t.runs += n;
+        if let Some(a) = s.anomaly {
+            *t.anomaly.get_or_insert(0) += if a { n } else { 0 };
+        }
+        t.blocked += if s.waited() { n } else { 0 };
+        t.aborted += if s.aborted() { n } else { 0 };
+        t.failed += if s.failed() { n } else { 0 };
+        t.stuck += if s.stuck() { n } else { 0 };
+        t.serial += c.serial;
+    }
+    t
+}
+
+#[cfg(test)]
+// Hand-made answers are PostgreSQL's error type, as the engine's are.
+#[allow(clippy::result_large_err)]
+mod tests {
+    use super::*;
+    use crate::engine::Waited;
+    use crate::engine::answer::{PgError, Res};
+    use std::time::Duration;
+
+    fn step(name: &str, sql: &str, answer: crate::engine::Answer) -> StepRun {
+        StepRun {
+            name: name.into(),
+            session: name[..1].into(),
+            sql: sql.into(),
+            sent: Duration::ZERO,
+            done: Duration::ZERO,
+            waited: None,
+            answer,
+            cancelled_by_lab: false,
+            isolation: None,
+        }
+    }
+
+    fn tag(t: &str) -> crate::engine::Answer {
+        Ok(vec![Res {
+            tag: t.into(),
+            count: 0,
+            set: None,
+        }])
+    }
+
+    fn error(code: &str) -> crate::engine::Answer {
+        Err(PgError {
+            code: Some(code.into()),
+            severity: "ERROR".into(),
+            message: "could not serialize access".into(),
+            detail: None,
+            hint: None,
+            context: None,
+            connection_lost: false,
+            before: Vec::new(),
+        })
+    }
+
+    fn obs(steps: Vec<StepRun>) -> Observation {
+        Observation {
+            sessions: Vec::new(),
+            steps,
+            probes: Vec::new(),
+        }
+    }
+
+    fn order() -> Vec<String> {
+        ["a1", "ac", "b1", "bc"].map(String::from).to_vec()
+    }
+
+    #[test]
+    fn the_order_steps_ran_in_is_not_part_of_the_signature() {
+        let one = obs(vec![
+            step("a1", "UPDATE t", tag("UPDATE 1")),
+            step("b1", "UPDATE t", tag("UPDATE 1")),
+            step("ac", "COMMIT", tag("COMMIT")),
+            step("bc", "COMMIT", tag("COMMIT")),
+        ]);
+        let two = obs(vec![
+            step("b1", "UPDATE t", tag("UPDATE 1")),
+            step("bc", "COMMIT", tag("COMMIT")),
+            step("a1", "UPDATE t", tag("UPDATE 1")),
+            step("ac", "COMMIT", tag("COMMIT")),
+        ]);
+        let (s1, s2) = (
+            Signature::of(&one, &order(), &[], None),
+            Signature::of(&two, &order(), &[], None),
+        );
+        assert_eq!(s1, s2);
+        assert!(s1.phrases().is_empty());
+        assert_eq!(s1.steps[1].step, "ac");
+    }
+
+    #[test]
+    fn waits_errors_rollbacks_and_stuck_steps_each_make_a_difference() {
+        let base = || {
+            vec![
+                step("a1", "UPDATE t", tag("UPDATE 1")),
+                step("b1", "UPDATE t", tag("UPDATE 1")),
+                step("ac", "COMMIT", tag("COMMIT")),
+                step("bc", "COMMIT", tag("COMMIT")),
+            ]
+        };
+        let plain = Signature::of(&obs(base()), &order(), &[], None);
+        let mut waited = base();
+        waited[1].waited = Some(Waited {
+            by: vec!["a".into()],
+            kind: WaitKind::Lock,
+            lock: None,
+        });
+        let waited = Signature::of(&obs(waited), &order(), &[], None);
+        assert!(waited.waited() && !plain.waited());
+        assert_eq!(waited.phrases(), [Phrase::Waited("b1".into(), "a".into())]);
+        // A wait only a blocker annotation made is not the server's.
+        let mut marked = base();
+        marked[1].waited = Some(Waited {
+            by: Vec::new(),
+            kind: WaitKind::Annotation,
+            lock: None,
+        });
+        assert_eq!(Signature::of(&obs(marked), &order(), &[], None), plain);
+        let mut aborted = base();
+        aborted[3] = step("bc", "COMMIT", error("40001"));
+        let aborted = Signature::of(&obs(aborted), &order(), &[], None);
+        assert!(aborted.aborted() && !aborted.failed());
+        assert_eq!(aborted.phrases(), [Phrase::Aborted("bc".into(), "40001".into())]);
+        let mut rolled = base();
+        rolled[3] = step("bc", " commit;", tag("ROLLBACK"));
+        let rolled = Signature::of(&obs(rolled), &order(), &[], None);
+        assert_eq!(rolled.phrases(), [Phrase::RolledBack("bc".into())]);
+        let mut other = base();
+        other[1] = step("b1", "UPDATE t", error("23505"));
+        let other = Signature::of(&obs(other), &order(), &[], None);
+        assert!(other.failed() && !other.aborted());
+        let mut stuck = base();
+        stuck[1].cancelled_by_lab = true;
+        stuck[1].answer = error("57014");
+        let stuck = Signature::of(&obs(stuck), &order(), &[], None);
+        assert!(stuck.stuck() && !stuck.failed());
+        let all = [&plain, &waited, &aborted, &rolled, &other, &stuck];
+        for (i, a) in all.iter().enumerate() {
+            for b in &all[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+    }
+
+    #[test]
+    fn final_reads_count_only_without_an_anomaly_condition() {
+        let read = || {
+            let mut s = step("a1", "SELECT", tag("SELECT 1"));
+            s.answer = Ok(vec![Res {
+                tag: "SELECT 1".into(),
+                count: 1,
+                set: Some(crate::report::ResultSet {
+                    columns: vec!["n".into()],
+                    rows: vec![vec![Some("2".into())]],
+                }),
+            }]);
+            s
+        };
+        let sig = Signature::of(&obs(vec![read()]), &order(), &["a1".into()], None);
+        assert_eq!(sig.steps[0].rows.as_deref(), Some("n=2"));
+        let not_final = Signature::of(&obs(vec![read()]), &order(), &[], None);
+        assert_eq!(not_final.steps[0].rows, None);
+        let judged = Signature::of(&obs(vec![read()]), &order(), &["a1".into()], Some(true));
+        assert_eq!(judged.steps[0].rows, None);
+        assert_eq!(judged.anomaly, Some(true));
+    }
+
+    #[test]
+    fn classes_come_largest_first_and_are_tallied() {
+        let ok = Signature::of(
+            &obs(vec![step("a1", "UPDATE t", tag("UPDATE 1"))]),
+            &order(),
+            &[],
+            Some(true),
+        );
+        let abort = Signature::of(
+            &obs(vec![step("a1", "UPDATE t", error("40001"))]),
+            &order(),
+            &[],
+            Some(false),
+        );
+        let runs = vec![
+            (0, abort.clone(), true),
+            (1, ok.clone(), false),
+            (2, ok.clone(), false),
+            (3, abort.clone(), false),
+            (4, ok.clone(), true),
+        ];
+        let classes = group(&runs);
+        assert_eq!(classes.len(), 2);
+        assert_eq!(classes[0].runs, [1, 2, 4]);
+        assert_eq!(classes[0].serial, 1);
+        assert_eq!(classes[1].representative(), 0);
+        let t = tally(&classes);
+        assert_eq!(
+            t,
+            Tally {
+                runs: 5,
+                anomaly: Some(3),
+                blocked: 0,
+                aborted: 2,
+                failed: 0,
+                stuck: 0,
+                serial: 2,
+                classes: 2,
+            }
+        );
+        // A tie goes to the class seen first.
+        let tie = group(&[(0, abort.clone(), false), (1, ok.clone(), false)]);
+        assert_eq!(tie[0].signature, abort);
+    }
+}

@@ -1,0 +1,562 @@
+//! `lab explore`: every interleaving of a spec, at every isolation level,
+//! grouped by what happened. The runs go to a few workers, each with a
+//! schema of its own and the spec's sessions kept connected (as
+//! isolationtester keeps them), each permutation run by lab's scheduler with
+//! the spec's setup and teardown around it. The level comes from
+//! `default_transaction_isolation` (and a `/*:level*/` parameter), and is
+//! read back after every BEGIN.
+pub mod classes;
+pub mod msg;
+pub mod plan;
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+
+use crate::engine::schedule;
+use crate::engine::transcript::{Stream, Transcript};
+use crate::engine::{Env, Observation, Opener, Recorder, Session};
+use crate::i18n::Lang;
+use crate::phenomena::{Condition, Expected, LEVELS};
+use crate::report::{Entry, round_ms};
+use crate::spec::{Param, Planned, Spec};
+use crate::target::connect;
+use classes::{Class, Signature, Tally};
+use plan::Interleave;
+
+/// More permutations than this need `--sample`.
+pub const MAX_RUNS: u128 = 100_000;
+
+/// What to explore, checked.
+pub struct ExploreConfig {
+    pub lang: Lang,
+    /// The spec's name (its file name without .spec, or lab's id for it).
+    pub name: String,
+    pub spec: Arc<Spec>,
+    /// `# uses: bookstore`: each worker's schema gets the lab schema.
+    pub bookstore: bool,
+    /// `# occurs-if:` lines: the anomaly occurred when one line holds.
+    pub occurs_if: Vec<Vec<Condition>>,
+    /// `# expect:` per level (in [`LEVELS`] order), when the spec documents it.
+    pub expect: Option<Vec<Expected>>,
+    /// The levels to run at (`None`: the spec's own: `--format isolation`,
+    /// or a spec that names its own level everywhere).
+    pub levels: Vec<Option<usize>>,
+    /// The level(s) the spec names for every statement, when it does: the
+    /// levels asked would run the same transactions, so they run once.
+    pub own: Option<String>,
+    /// The permutations for each level, in order.
+    pub plans: Vec<Vec<Vec<Planned>>>,
+    /// How many permutations there were before `--sample` picked some.
+    pub total: Vec<u128>,
+    /// Per level, the spec's own permutation (lab's phenomena and
+    /// scenarios: the one named after the level, else the first), as the
+    /// interleavings hold it (its BEGINs beside their next steps), marked in the output.
+    pub marked: Vec<Option<Vec<Planned>>>,
+    pub jobs: usize,
+    /// Why the runs go one at a time (what the spec shares across schemas).
+    pub alone: Option<&'static str>,
+    pub wait_timeout: Duration,
+    /// A permutation that cannot go on (a step waits for sessions with no
+    /// step running) is cut at once; with `--format isolation`, or where the
+    /// spec sets a timeout that could end such a wait, it waits out its deadline.
+    pub dead_ends: bool,
+    /// Sessions get lab's neutral settings (phenomena) or keep the server's (specs).
+    pub neutral: bool,
+    /// The sessions' `options` startup parameter, as libpq would send it.
+    pub options: Option<String>,
+}
+
+/// What to explore: a spec, and where it comes from.
+pub struct Source {
+    pub name: String,
+    pub spec: Spec,
+    pub bookstore: bool,
+    /// One of lab's own specs: explored over every interleaving, its own permutation marked.
+    pub lab: bool,
+    /// A phenomenon's: its sessions get lab's neutral settings, as in `lab phenomena`.
+    pub phenomenon: bool,
+}
+
+/// What was asked of it.
+pub struct Choice {
+    pub levels: Vec<Option<usize>>,
+    /// `--all-permutations`.
+    pub all: bool,
+    pub sample: Option<(usize, u64)>,
+    /// `--format isolation`: isolationtester's runs, waits as it waits.
+    pub isolation: bool,
+    /// The sessions' `options` startup parameter (from PGOPTIONS, PGDATESTYLE, PGTZ).
+    pub options: Option<String>,
+}
+
+impl ExploreConfig {
+    /// The permutations of every level, the spec's headers read (`# occurs-if:`,
+    /// `# expect-all:`, else `# expect:`), before anything connects.
+    pub fn new(src: Source, choice: Choice, jobs: usize, wait_timeout: Duration, lang: Lang) -> Result<ExploreConfig> {
+        let spec = src.spec;
+        let all = choice.all || src.lab;
+        let own = plan::own_level(&spec);
+        let mut choice = choice;
+        if own.is_some() {
+            choice.levels = vec![None];
+        }
+        let mut plans = Vec::new();
+        let mut total = Vec::new();
+        for &l in &choice.levels {
+            let (p, t) = permutations(&spec, l, all, choice.sample)?;
+            plans.push(p);
+            total.push(t);
+        }
+        let marked = choice
+            .levels
+            .iter()
+            .map(|l| {
+                let p = l
+                    .and_then(|l| spec.labelled(LEVELS[l].0))
+                    .or(spec.permutations.first())
+                    .filter(|_| src.lab)?;
+                Some(plan::glued(&spec, &spec.plan(p).ok()?))
+            })
+            .collect();
+        let file = src.name.clone();
+        let expect = match crate::phenomena::expectations(&spec, &file, "expect-all")? {
+            Some(all) => Some(all),
+            None => crate::phenomena::expectations(&spec, &file, "expect")?,
+        };
+        Ok(ExploreConfig {
+            lang,
+            name: src.name,
+            occurs_if: crate::phenomena::occurs_if(&spec, &file)?,
+            expect,
+            alone: shared(&spec),
+            dead_ends: !choice.isolation && !sets_timeouts(&spec),
+            bookstore: src.bookstore,
+            spec: Arc::new(spec),
+            levels: choice.levels,
+            own,
+            plans,
+            total,
+            marked,
+            jobs,
+            wait_timeout,
+            neutral: src.phenomenon,
+            options: choice.options,
+        })
+    }
+}
+
+/// Which permutations a level runs: the spec's list, or every interleaving
+/// (of the whole spec when it lists none; with `all`, of its listed
+/// permutation named after the level, else of its first where others are
+/// named after levels, else of each listed one); `sample`
+/// draws some at random. More than [`MAX_RUNS`] without a sample is refused.
+pub fn permutations(
+    spec: &Spec,
+    level: Option<usize>,
+    all: bool,
+    sample: Option<(usize, u64)>,
+) -> Result<(Vec<Vec<Planned>>, u128)> {
+    if spec.sessions.is_empty() {
+        bail!(msg::no_sessions());
+    }
+    if !spec.permutations.is_empty() && !all {
+        let plans: Vec<Vec<Planned>> = spec
+            .permutations
+            .iter()
+            .map(|p| spec.plan(p))
+            .collect::<Result<_, _>>()
+            .map_err(|e| anyhow::anyhow!(e.to_string()))?;
+        let n = plans.len() as u128;
+        return Ok((plans, n));
+    }
+    let bases: Vec<Interleave> = if spec.permutations.is_empty() {
+        vec![Interleave::whole(spec)]
+    } else {
+        // A spec with a permutation per level (write-skew.spec): the level's,
+        // else (a level it has none for) its first.
+        let by_level = spec
+            .permutations
+            .iter()
+            .any(|p| p.label().is_some_and(|l| LEVELS.iter().any(|(n, _)| *n == l)));
+        let named = level.and_then(|l| spec.labelled(LEVELS[l].0));
+        match (named, by_level) {
+            (Some(p), _) => vec![Interleave::of(spec, p)],
+            (None, true) => vec![Interleave::of(spec, &spec.permutations[0])],
+            (None, false) => spec.permutations.iter().map(|p| Interleave::of(spec, p)).collect(),
+        }
+        .into_iter()
+        .collect::<Option<_>>()
+        .ok_or_else(|| anyhow::anyhow!(msg::undefined_step()))?
+    };
+    let total = bases.iter().fold(0u128, |t, b| t.saturating_add(b.count()));
+    if sample.is_none() && total > MAX_RUNS {
+        bail!(msg::too_many(total.to_string(), MAX_RUNS.to_string()));
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut plans = Vec::new();
+    for b in &bases {
+        let some = match sample {
+            Some((n, seed)) => b.sample(n, seed),
+            None => b.all(),
+        };
+        for p in some {
+            if seen.insert(p.iter().map(|x| x.id).collect::<Vec<_>>()) {
+                plans.push(p);
+            }
+        }
+    }
+    if let Some((n, _)) = sample {
+        plans.truncate(n);
+    }
+    Ok((plans, total))
+}
+
+/// Every statement the spec runs (setup, the sessions' setups, the steps), lower-cased.
+fn all_sql(spec: &Spec) -> String {
+    let mut sql = spec.setup.join("\n");
+    for s in &spec.sessions {
+        sql.push_str(s.setup.as_deref().unwrap_or(""));
+        for st in &s.steps {
+            sql.push_str(&st.sql);
+        }
+    }
+    sql.to_lowercase()
+}
+
+/// Whether the spec sets a timeout (lock_timeout, statement_timeout, ...)
+/// that could end a wait no step of its own ends.
+pub fn sets_timeouts(spec: &Spec) -> bool {
+    all_sql(spec).contains("timeout")
+}
+
+/// Why a spec's runs cannot share the server with each other: advisory
+/// locks are the database's, a DEFERRABLE transaction waits for every
+/// serializable one on the server.
+pub fn shared(spec: &Spec) -> Option<&'static str> {
+    let sql = all_sql(spec);
+    if sql.contains("advisory") {
+        Some("advisory locks")
+    } else if sql.contains("deferrable") {
+        Some("deferrable")
+    } else {
+        None
+    }
+}
+
+/// One permutation as it ran.
+pub struct RunResult {
+    pub observation: Observation,
+    pub timeline: Vec<Entry>,
+    /// isolationtester's transcript of it.
+    pub pieces: Vec<(Stream, String)>,
+    pub elapsed_ms: f64,
+}
+
+/// One level's classes, from the runs that finished.
+pub struct LevelOutcome {
+    pub level: Option<usize>,
+    pub classes: Vec<Class>,
+    pub tally: Tally,
+    /// The levels the transactions read back, when one is not the level asked.
+    pub own_level: Option<String>,
+    /// The class of the spec's own permutation, and its run.
+    pub marked: Option<(usize, usize)>,
+    /// As documented (`# expect:`), when the spec says.
+    pub as_expected: Option<bool>,
+}
+
+/// A `lab explore` run: the runs, the workers' schemas, the results as they come.
+pub struct Explorer {
+    pub cfg: ExploreConfig,
+    /// (level index, permutation index) of every run, in order.
+    pub runs: Vec<(usize, usize)>,
+    results: Mutex<Vec<Option<RunResult>>>,
+    next: AtomicUsize,
+    stop: AtomicBool,
+    schemas: Mutex<Vec<String>>,
+    pub done: AtomicUsize,
+}
+
+impl Explorer {
+    pub fn new(cfg: ExploreConfig) -> Explorer {
+        let runs: Vec<(usize, usize)> = cfg
+            .plans
+            .iter()
+            .enumerate()
+            .flat_map(|(l, ps)| (0..ps.len()).map(move |p| (l, p)))
+            .collect();
+        let results = Mutex::new(runs.iter().map(|_| None).collect());
+        Explorer {
+            cfg,
+            runs,
+            results,
+            next: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+            schemas: Mutex::default(),
+            done: AtomicUsize::new(0),
+        }
+    }
+
+    /// Runs everything, `jobs` workers at once (one when the spec shares
+    /// something across schemas); the first error stops the others.
+    pub async fn run_all(self: &Arc<Self>, env: &Arc<Env>) -> Result<()> {
+        let jobs = if self.cfg.alone.is_some() { 1 } else { self.cfg.jobs };
+        let workers: Vec<_> = (0..jobs.min(self.runs.len()).max(1))
+            .map(|w| {
+                let (me, env) = (self.clone(), env.clone());
+                tokio::spawn(async move {
+                    let r = me.worker(&env, w).await;
+                    if r.is_err() {
+                        me.stop.store(true, Ordering::SeqCst);
+                    }
+                    r
+                })
+            })
+            .collect();
+        let mut first = Ok(());
+        for h in workers {
+            let r = crate::engine::joined(h).await;
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
+    }
+
+    /// The schemas of workers that did not drop their own (a run cut short).
+    pub async fn clean_up(&self, control: &tokio_postgres::Client) {
+        self.stop.store(true, Ordering::SeqCst);
+        let left: Vec<String> = self.schemas.lock().unwrap().drain(..).collect();
+        for s in left {
+            let _ = tokio::time::timeout(self.cfg.wait_timeout, drop_schema(control, &s)).await;
+        }
+    }
+
+    async fn worker(&self, env: &Env, w: usize) -> Result<()> {
+        let schema = format!("lab_ex_{}_{w}", std::process::id());
+        self.schemas.lock().unwrap().push(schema.clone());
+        let made = self.make_schema(env, &schema).await;
+        let worked = match made {
+            Ok(()) => self.work_in(env, &schema, w).await,
+            Err(e) => Err(e),
+        };
+        let dropped = drop_schema(&env.control, &schema).await;
+        self.schemas.lock().unwrap().retain(|s| s != &schema);
+        worked?;
+        dropped
+    }
+
+    async fn make_schema(&self, env: &Env, schema: &str) -> Result<()> {
+        if self.cfg.bookstore {
+            let files = crate::files::LabFiles::embedded();
+            return connect::rebuild_schema(
+                &env.control,
+                schema,
+                &files.read("schema.sql")?,
+                &files.read("seed.sql")?,
+            )
+            .await;
+        }
+        env.control
+            .batch_execute(&format!("CREATE SCHEMA {schema}"))
+            .await
+            .map_err(|e| connect::sql_error(e, msg::schema(schema)))
+    }
+
+    /// The worker's runs, one after another on its own sessions (opened
+    /// again after a run lab had to cancel a step of).
+    async fn work_in(&self, env: &Env, schema: &str, w: usize) -> Result<()> {
+        let app = format!("lab:explore:{}:{w}/", self.cfg.name);
+        // Its own watcher: the workers do not queue behind one connection.
+        let control = connect::connect(&env.pg, &format!("{app}control"), None, None)
+            .await?
+            .client;
+        let mut pg = env.pg.clone();
+        if let Some(o) = &self.cfg.options {
+            pg.options(o);
+        }
+        let env = env.elsewhere(pg, control, schema);
+        let transcript = Arc::new(Transcript::default());
+        let recorder = Recorder::default();
+        let opener = Opener::new(&env, app, format!("explore/{}", self.cfg.name), recorder.clone())
+            .with_transcript(transcript.clone());
+        let names: Vec<&str> = self.cfg.spec.sessions.iter().map(|s| s.name.as_str()).collect();
+        let mut open: Option<(Vec<Session>, Session, Option<usize>)> = None;
+        while !self.stop.load(Ordering::SeqCst) {
+            let k = self.next.fetch_add(1, Ordering::SeqCst);
+            let Some(&(li, pi)) = self.runs.get(k) else { break };
+            let level = self.cfg.levels[li];
+            if open.as_ref().is_some_and(|(_, _, l)| *l != level) {
+                open = None;
+            }
+            if open.is_none() {
+                let sessions = opener.open_all(&names).await?;
+                if let Some(l) = level {
+                    let set = format!("SET default_transaction_isolation = '{}'", LEVELS[l].1);
+                    for s in &sessions {
+                        s.simple(&set)
+                            .await
+                            .map_err(|e| connect::sql_error(e, msg::level(LEVELS[l].0)))?;
+                    }
+                }
+                open = Some((sessions, opener.open_quiet("setup").await?, level));
+            }
+            let (sessions, setup, _) = open.as_ref().expect("opened");
+            let plan = &self.cfg.plans[li][pi];
+            let line = plan::line(&self.cfg.spec, plan);
+            transcript.out(format!("\nstarting permutation: {line}\n"));
+            recorder.restart();
+            let began = Instant::now();
+            let params: Vec<(&str, Param)> = level
+                .map(|l| ("level", Param::Str(LEVELS[l].1.to_string())))
+                .into_iter()
+                .collect();
+            let o = schedule::run(
+                &env,
+                sessions,
+                setup,
+                schedule::Plan {
+                    spec: &self.cfg.spec,
+                    plan,
+                    params: &params,
+                    expect: &[],
+                    probes: &[],
+                    recorder: &recorder,
+                    transcript: Some(&transcript),
+                    patient: true,
+                    dead_ends: self.cfg.dead_ends,
+                },
+            )
+            .await?;
+            // A step lab had to end may have cost its session (terminated): start afresh.
+            let lost = o
+                .steps
+                .iter()
+                .any(|s| s.cancelled_by_lab && s.error().is_none_or(|e| e.connection_lost));
+            // (After a stop the run has taken the results: a run still going is not kept.)
+            if let Some(slot) = self.results.lock().unwrap().get_mut(k) {
+                *slot = Some(RunResult {
+                    observation: o,
+                    timeline: recorder.take(),
+                    pieces: transcript.take(),
+                    elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
+                });
+            }
+            self.done.fetch_add(1, Ordering::SeqCst);
+            if lost {
+                let (sessions, setup, _) = open.take().expect("opened");
+                let pids: Vec<i32> = sessions.iter().chain([&setup]).map(|s| s.pid()).collect();
+                drop(sessions);
+                drop(setup);
+                for pid in pids {
+                    env.await_gone(pid).await?;
+                }
+            }
+        }
+        if let Some((sessions, setup, _)) = open {
+            let pids: Vec<i32> = sessions.iter().chain([&setup]).map(|s| s.pid()).collect();
+            drop(sessions);
+            drop(setup);
+            for pid in pids {
+                env.await_gone(pid).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes the results (each run's, `None` where it did not finish).
+    pub fn take(&self) -> Vec<Option<RunResult>> {
+        std::mem::take(&mut *self.results.lock().unwrap())
+    }
+
+    /// Each level's classes, from `results`.
+    pub fn outcomes(&self, results: &[Option<RunResult>]) -> Vec<LevelOutcome> {
+        let spec = &self.cfg.spec;
+        let order: Vec<String> = spec.steps().map(|(_, s)| s.name.clone()).collect();
+        self.cfg
+            .levels
+            .iter()
+            .enumerate()
+            .map(|(li, &level)| {
+                let mut sigs = Vec::new();
+                let mut read = BTreeSet::new();
+                let mut marked_run = None;
+                for (k, &(l, pi)) in self.runs.iter().enumerate() {
+                    let Some(r) = results.get(k).and_then(Option::as_ref).filter(|_| l == li) else {
+                        continue;
+                    };
+                    let plan = &self.cfg.plans[li][pi];
+                    let reads = final_reads(spec, plan);
+                    let anomaly = (!self.cfg.occurs_if.is_empty()).then(|| {
+                        self.cfg
+                            .occurs_if
+                            .iter()
+                            .any(|all| all.iter().all(|c| c.holds(&r.observation)))
+                    });
+                    read.extend(r.observation.steps.iter().filter_map(|s| s.isolation.clone()));
+                    if self.cfg.marked[li].as_ref().is_some_and(|m| same_order(m, plan)) {
+                        marked_run = Some(k);
+                    }
+                    sigs.push((
+                        k,
+                        Signature::of(&r.observation, &order, &reads, anomaly),
+                        plan::serial(plan),
+                    ));
+                }
+                let classes = classes::group(&sigs);
+                let tally = classes::tally(&classes);
+                let own_level = level
+                    .filter(|&l| read.iter().any(|r| r != LEVELS[l].1))
+                    .map(|_| read.iter().cloned().collect::<Vec<_>>().join(", "));
+                let marked = marked_run.and_then(|k| Some((classes.iter().position(|c| c.runs.contains(&k))?, k)));
+                let as_expected = match (&self.cfg.expect, level, tally.anomaly) {
+                    (Some(e), Some(l), Some(n)) if own_level.is_none() || !self.cfg.neutral => {
+                        Some(match e[l].verdict {
+                            crate::phenomena::Verdict::Occurs => n > 0,
+                            crate::phenomena::Verdict::Prevented => n == 0,
+                        })
+                    }
+                    // A phenomenon's level comes from lab: another read back means it did not take.
+                    (Some(_), Some(_), _) if own_level.is_some() && self.cfg.neutral => Some(false),
+                    _ => None,
+                };
+                LevelOutcome {
+                    level,
+                    classes,
+                    tally,
+                    own_level,
+                    marked,
+                    as_expected,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The steps at the end of a permutation that read the outcome: those of
+/// its last session, when that session does nothing before them.
+fn final_reads(spec: &Spec, plan: &[Planned]) -> Vec<String> {
+    let Some(last) = plan.last().map(|p| p.id.session) else {
+        return Vec::new();
+    };
+    let cut = plan.iter().rposition(|p| p.id.session != last).map_or(0, |i| i + 1);
+    if cut == 0 || plan[..cut].iter().any(|p| p.id.session == last) {
+        return Vec::new();
+    }
+    plan[cut..].iter().map(|p| spec.step(p.id).name.clone()).collect()
+}
+
+fn same_order(a: &[Planned], b: &[Planned]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.id == y.id)
+}
+
+async fn drop_schema(control: &tokio_postgres::Client, schema: &str) -> Result<()> {
+    control
+        .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        .await
+        .map_err(|e| connect::sql_error(e, msg::schema(schema)))
+}

@@ -1,0 +1,208 @@
+//! What `lab explore` says: its errors, and the words of its output.
+crate::messages! {
+    prefix "ex";
+    no_sessions() {
+        en: "the spec has no session: nothing to interleave",
+        tr: "spec'te hiç oturum yok: iç içe geçirilecek bir şey yok",
+    }
+    undefined_step() {
+        en: "a permutation names a step the spec does not have",
+        tr: "bir permütasyon spec'te olmayan bir adımı anıyor",
+    }
+    too_many(count, max) {
+        en: "{count} permutations is more than {max}: pick some with --sample N (and --seed S)",
+        tr: "{count} permütasyon {max} sınırından fazla: --sample N (ve --seed S) ile bir kısmını seçin",
+    }
+    schema(schema) {
+        en: "could not create or drop the worker's schema {schema}",
+        tr: "işçinin {schema} şeması oluşturulamadı ya da silinemedi",
+    }
+    level(level) {
+        en: "the server does not take the isolation level {level} (SET default_transaction_isolation failed)",
+        tr: "sunucu {level} izolasyon seviyesini kabul etmiyor (SET default_transaction_isolation başarısız)",
+    }
+    no_target(name, scenarios, phenomena) {
+        en: "{name}: no such spec file, and no lab scenario or phenomenon of that name (scenarios with a spec: {scenarios}; phenomena: {phenomena})",
+        tr: "{name}: böyle bir spec dosyası yok, bu adda bir lab senaryosu ya da fenomeni de yok (spec'i olan senaryolar: {scenarios}; fenomenler: {phenomena})",
+    }
+    isolation_level() {
+        en: "--format isolation runs the spec at its own level, as isolationtester does: leave out --level",
+        tr: "--format isolation spec'i isolationtester gibi kendi seviyesinde çalıştırır: --level vermeyin",
+    }
+    sample_zero() {
+        en: "--sample must be at least 1",
+        tr: "--sample en az 1 olmalı",
+    }
+    jobs() {
+        en: "--jobs must be at least 1",
+        tr: "--jobs en az 1 olmalı",
+    }
+    col_level() {
+        en: "level",
+        tr: "seviye",
+    }
+    col_runs() {
+        en: "runs",
+        tr: "koşu",
+    }
+    col_anomaly() {
+        en: "anomaly",
+        tr: "anomali",
+    }
+    col_blocked() {
+        en: "blocked",
+        tr: "bekledi",
+    }
+    col_aborted() {
+        en: "aborted",
+        tr: "iptal",
+    }
+    col_stuck() {
+        en: "stuck",
+        tr: "takıldı",
+    }
+    col_classes() {
+        en: "classes",
+        tr: "sınıf",
+    }
+    col_what() {
+        en: "what happened",
+        tr: "ne oldu",
+    }
+    col_permutation() {
+        en: "representative permutation",
+        tr: "temsilci permütasyon",
+    }
+    own_named(level) {
+        en: "the spec's own ({level})",
+        tr: "spec'in kendi seviyesi ({level})",
+    }
+    every_level(level) {
+        en: "every statement of the spec runs at a level it names ({level}): at any level asked the runs are the same, so they run once",
+        tr: "spec'in her komutu kendi belirttiği seviyede çalışıyor ({level}): hangi seviye istenirse istensin koşular aynı, bu yüzden bir kez çalışıyorlar",
+    }
+    own() {
+        en: "the spec's own",
+        tr: "spec'in kendi seviyesi",
+    }
+    yes() {
+        en: "yes",
+        tr: "evet",
+    }
+    no() {
+        en: "no",
+        tr: "hayır",
+    }
+    heading(name, version, permutations, levels, runs, secs) {
+        en: "lab explore {name} on PostgreSQL {version}: {permutations} permutations at {levels} level(s), {runs} runs in {secs} s",
+        tr: "lab explore {name}, PostgreSQL {version}: {levels} seviyede {permutations} permütasyon, {secs} sn'de {runs} koşu",
+    }
+    sampled(runs, total, seed) {
+        en: "a sample of {runs} of {total} interleavings (seed {seed})",
+        tr: "{total} iç içe geçişten {runs} tanesinin örneği (tohum {seed})",
+    }
+    occur(level, k, n) {
+        en: "{level}: {k} of {n} interleavings show the anomaly",
+        tr: "{level}: {n} iç içe geçişten {k} tanesinde anomali oluşuyor",
+    }
+    ran(level, n) {
+        en: "{level}: {n} interleavings",
+        tr: "{level}: {n} iç içe geçiş",
+    }
+    blocked_n(n) {
+        en: "{n} blocked",
+        tr: "{n} tanesi bekledi",
+    }
+    aborted_n(n) {
+        en: "{n} aborted (40001/40P01)",
+        tr: "{n} tanesi iptal edildi (40001/40P01)",
+    }
+    failed_n(n) {
+        en: "{n} failed with another error",
+        tr: "{n} tanesi başka bir hatayla bitti",
+    }
+    stuck_n(n) {
+        en: "{n} stuck (a step lab cancelled at its deadline)",
+        tr: "{n} tanesi takıldı (lab bir adımı süresi dolunca iptal etti)",
+    }
+    serial_n(n) {
+        en: "{n} serial",
+        tr: "{n} tanesi seri",
+    }
+    own_level(levels) {
+        en: "its steps name their own level: read back {levels}",
+        tr: "adımları kendi seviyelerini belirtiyor: geri okunan {levels}",
+    }
+    documented(expected) {
+        en: "documented: {expected}",
+        tr: "belgelenen: {expected}",
+    }
+    not_documented(expected) {
+        en: "NOT AS DOCUMENTED: expected {expected}",
+        tr: "BELGELENDİĞİ GİBİ DEĞİL: beklenen {expected}",
+    }
+    occurs_some() {
+        en: "the anomaly in some interleaving",
+        tr: "bazı iç içe geçişlerde anomali",
+    }
+    occurs_none() {
+        en: "the anomaly in no interleaving",
+        tr: "hiçbir iç içe geçişte anomali yok",
+    }
+    classes_of(level, n) {
+        en: "{level}: {n} class(es)",
+        tr: "{level}: {n} sınıf",
+    }
+    marked_note() {
+        en: "* the spec's own permutation",
+        tr: "* spec'in kendi permütasyonu",
+    }
+    alone(why) {
+        en: "runs one at a time: the spec uses {why}, which other schemas' runs would share",
+        tr: "koşular tek tek: spec {why} kullanıyor, diğer şemalardaki koşular da bunu paylaşırdı",
+    }
+    plain() {
+        en: "no waits, no errors",
+        tr: "bekleme yok, hata yok",
+    }
+    waited(step, by) {
+        en: "{step} waited for {by}",
+        tr: "{step}, {by} oturumunu bekledi",
+    }
+    rolled_back(step) {
+        en: "{step} rolled back",
+        tr: "{step} geri alındı",
+    }
+    aborted(step, sqlstate) {
+        en: "{step} aborted {sqlstate}",
+        tr: "{step} iptal {sqlstate}",
+    }
+    failed(step, sqlstate) {
+        en: "{step} failed {sqlstate}",
+        tr: "{step} hata {sqlstate}",
+    }
+    stuck(step) {
+        en: "{step} stuck, cancelled",
+        tr: "{step} takıldı, iptal edildi",
+    }
+    read(step, rows) {
+        en: "{step} read {rows}",
+        tr: "{step} okudu: {rows}",
+    }
+    anomaly() {
+        en: "anomaly",
+        tr: "anomali",
+    }
+    class_name(n, runs) {
+        en: "class {n} ({runs} runs)",
+        tr: "sınıf {n} ({runs} koşu)",
+    }
+    level_case(level) {
+        en: "at {level}",
+        tr: "{level} seviyesinde",
+    }
+    runs_to_end() {
+        en: "every interleaving ran",
+        tr: "her iç içe geçiş çalıştı",
+    }
+}

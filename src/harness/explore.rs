@@ -1,0 +1,384 @@
+//! `lab explore` in the harness: the runs spread over workers, then the
+//! classes per level (a table, JSON, or isolationtester's transcript of
+//! every run), JUnit with a case per level, HTML with a class per diagram.
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Result;
+
+use super::{Finished, Job, Setup, Stop};
+use crate::cli::SpecFormat;
+use crate::config::{Common, ExploreRun};
+use crate::engine::Env;
+use crate::engine::transcript::Stream;
+use crate::explore::classes::{Class, Phrase};
+use crate::explore::{Explorer, LevelOutcome, RunResult, msg, plan};
+use crate::i18n::{Text, ui};
+use crate::phenomena::{LEVELS, Verdict};
+use crate::render::{self, Style, html};
+use crate::report::{Check, ScenarioReport, VariantReport, round_ms};
+
+/// One `lab explore` run.
+pub struct Explore {
+    common: Common,
+    format: SpecFormat,
+    /// `--sample N --seed S`, as asked.
+    sample: Option<(usize, u64)>,
+    explorer: Arc<Explorer>,
+}
+
+impl Explore {
+    pub fn new(cfg: ExploreRun) -> Explore {
+        Explore {
+            common: cfg.common,
+            format: cfg.format,
+            sample: cfg.sample,
+            explorer: Arc::new(Explorer::new(cfg.explore)),
+        }
+    }
+
+    fn level_name(&self, level: Option<usize>) -> String {
+        match (level, &self.explorer.cfg.own) {
+            (Some(l), _) => LEVELS[l].0.to_string(),
+            (None, Some(own)) => msg::own_named(own).render(self.common.lang),
+            (None, None) => msg::own().render(self.common.lang),
+        }
+    }
+
+    /// A class's line: what happened, in the run's language.
+    fn what(&self, c: &Class) -> String {
+        let lang = self.common.lang;
+        let mut parts: Vec<String> = Vec::new();
+        if c.signature.anomaly == Some(true) {
+            parts.push(msg::anomaly().render(lang));
+        }
+        parts.extend(c.signature.phrases().into_iter().map(|p| phrase(&p).render(lang)));
+        if parts.is_empty() || parts == [msg::anomaly().render(lang)] {
+            parts.push(msg::plain().render(lang));
+        }
+        parts.join("; ")
+    }
+
+    /// A level's one-line summary.
+    fn summary(&self, o: &LevelOutcome) -> String {
+        let lang = self.common.lang;
+        let t = &o.tally;
+        let name = self.level_name(o.level);
+        let mut parts = vec![match t.anomaly {
+            Some(k) => msg::occur(&name, k, t.runs).render(lang),
+            None => msg::ran(&name, t.runs).render(lang),
+        }];
+        for (n, text) in [
+            (t.blocked, msg::blocked_n(t.blocked)),
+            (t.aborted, msg::aborted_n(t.aborted)),
+            (t.failed, msg::failed_n(t.failed)),
+            (t.stuck, msg::stuck_n(t.stuck)),
+            (t.serial, msg::serial_n(t.serial)),
+        ] {
+            if n > 0 {
+                parts.push(text.render(lang));
+            }
+        }
+        let mut line = parts.join(", ");
+        if let Some(read) = &o.own_level {
+            line.push_str(&format!(" ({})", msg::own_level(read).render(lang)));
+        }
+        if let (Some(ok), Some(l), Some(e)) = (o.as_expected, o.level, &self.explorer.cfg.expect) {
+            let expected = match e[l].verdict {
+                Verdict::Occurs => msg::occurs_some(),
+                Verdict::Prevented => msg::occurs_none(),
+            };
+            let verdict = if ok {
+                msg::documented(expected)
+            } else {
+                msg::not_documented(expected)
+            };
+            line.push_str(&format!(" [{}]", verdict.render(lang)));
+        }
+        line
+    }
+
+    fn table(&self, outcomes: &[LevelOutcome], style: &Style, version: &str, secs: f64) -> String {
+        let cfg = &self.explorer.cfg;
+        let lang = self.common.lang;
+        let permutations: usize = cfg.plans.iter().map(Vec::len).max().unwrap_or(0);
+        let mut text = style.say(&msg::heading(
+            &cfg.name,
+            version,
+            permutations,
+            cfg.levels.len(),
+            self.explorer.runs.len(),
+            format!("{secs:.1}"),
+        ));
+        text.push('\n');
+        if let Some((n, seed)) = self.sample
+            && let Some(total) = cfg.total.iter().max()
+            && *total > n as u128
+        {
+            text.push_str(&format!("{}\n", msg::sampled(n, total.to_string(), seed).render(lang)));
+        }
+        if let Some(own) = &cfg.own {
+            text.push_str(&format!("{}\n", msg::every_level(own).render(lang)));
+        }
+        if let Some(why) = cfg.alone {
+            text.push_str(&format!("{}\n", msg::alone(why).render(lang)));
+        }
+        let judged = cfg.occurs_if.is_empty();
+        let mut header = vec![style.say(&msg::col_level()), style.say(&msg::col_runs())];
+        if !judged {
+            header.push(style.say(&msg::col_anomaly()));
+        }
+        for h in [
+            msg::col_blocked(),
+            msg::col_aborted(),
+            msg::col_stuck(),
+            msg::col_classes(),
+        ] {
+            header.push(style.say(&h));
+        }
+        let mut t = render::table(header, style);
+        for o in outcomes {
+            let x = &o.tally;
+            let mut row = vec![self.level_name(o.level), x.runs.to_string()];
+            if let Some(k) = x.anomaly {
+                row.push(format!("{k}/{}", x.runs));
+            }
+            row.extend([x.blocked, x.aborted, x.stuck, x.classes].map(|n| n.to_string()));
+            t.add_row(row);
+        }
+        text.push_str(&format!("{t}\n"));
+        for o in outcomes {
+            text.push_str(&format!("{}\n", self.summary(o)));
+        }
+        for o in outcomes {
+            text.push_str(&format!(
+                "\n── {} ──\n",
+                msg::classes_of(self.level_name(o.level), o.classes.len()).render(lang)
+            ));
+            let mut header = vec!["#".to_string(), style.say(&msg::col_runs())];
+            if !judged {
+                header.push(style.say(&msg::col_anomaly()));
+            }
+            header.push(style.say(&msg::col_what()));
+            header.push(style.say(&msg::col_permutation()));
+            let mut t = render::table(header, style);
+            for (i, c) in o.classes.iter().enumerate() {
+                let mark = if o.marked.is_some_and(|(m, _)| m == i) { "*" } else { "" };
+                let mut row = vec![format!("{}{mark}", i + 1), c.runs.len().to_string()];
+                if let Some(a) = c.signature.anomaly {
+                    row.push(style.say(&if a { msg::yes() } else { msg::no() }));
+                }
+                row.push(self.what(c));
+                row.push(self.representative(o, c));
+                t.add_row(row);
+            }
+            text.push_str(&format!("{t}\n"));
+            if o.marked.is_some() {
+                text.push_str(&format!("{}\n", style.say(&msg::marked_note())));
+            }
+        }
+        text
+    }
+
+    fn representative(&self, o: &LevelOutcome, c: &Class) -> String {
+        let li = self.explorer.cfg.levels.iter().position(|l| *l == o.level).unwrap_or(0);
+        let (_, pi) = self.explorer.runs[c.representative()];
+        plan::line(&self.explorer.cfg.spec, &self.explorer.cfg.plans[li][pi])
+    }
+
+    fn json(
+        &self,
+        outcomes: &[LevelOutcome],
+        results: &[Option<RunResult>],
+        version: &str,
+        ok: bool,
+        ms: f64,
+    ) -> Result<String> {
+        let cfg = &self.explorer.cfg;
+        let levels: Vec<serde_json::Value> = outcomes
+            .iter()
+            .enumerate()
+            .map(|(li, o)| {
+                let classes: Vec<serde_json::Value> = o
+                    .classes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        serde_json::json!({
+                            "class": i + 1,
+                            "runs": c.runs.len(),
+                            "serial": c.serial,
+                            "what": self.what(c),
+                            "representative": self.representative(o, c),
+                            "marked": o.marked.is_some_and(|(m, _)| m == i),
+                            "signature": c.signature,
+                        })
+                    })
+                    .collect();
+                serde_json::json!({
+                    "level": o.level.map(|l| LEVELS[l].0),
+                    "permutations": cfg.total[li].to_string(),
+                    "tally": o.tally,
+                    "own_level": o.own_level,
+                    "as_expected": o.as_expected,
+                    "summary": self.summary(o),
+                    "classes": classes,
+                })
+            })
+            .collect();
+        let class_of = |k: usize, li: usize| {
+            outcomes[li]
+                .classes
+                .iter()
+                .position(|c| c.runs.contains(&k))
+                .map(|i| i + 1)
+        };
+        let runs: Vec<serde_json::Value> = self
+            .explorer
+            .runs
+            .iter()
+            .enumerate()
+            .filter_map(|(k, &(li, pi))| {
+                let r = results.get(k)?.as_ref()?;
+                Some(serde_json::json!({
+                    "level": cfg.levels[li].map(|l| LEVELS[l].0),
+                    "permutation": plan::line(&cfg.spec, &cfg.plans[li][pi]),
+                    "class": class_of(k, li),
+                    "elapsed_ms": r.elapsed_ms,
+                }))
+            })
+            .collect();
+        render::json(&serde_json::json!({
+            "spec": cfg.name,
+            "own_level": cfg.own,
+            "server_version": version,
+            "as_expected": ok,
+            "elapsed_ms": ms,
+            "levels": levels,
+            "runs": runs,
+        }))
+    }
+
+    /// JUnit: one case per level. HTML: one report per level, a diagram per class (its representative).
+    fn reports(
+        &self,
+        outcomes: &[LevelOutcome],
+        results: &[Option<RunResult>],
+        version: &str,
+    ) -> (Vec<ScenarioReport>, Vec<ScenarioReport>) {
+        let cfg = &self.explorer.cfg;
+        let lang = self.common.lang;
+        let name = format!("explore.{}", cfg.name);
+        let mut junit = ScenarioReport::new(&name, version);
+        let mut pages = Vec::new();
+        for o in outcomes {
+            let level = self.level_name(o.level);
+            let ok = o.as_expected.unwrap_or(true);
+            let line = ui::verbatim(self.summary(o));
+            junit.variants.push(VariantReport {
+                as_expected: ok,
+                anomaly: o.tally.anomaly.is_some_and(|k| k > 0),
+                observed: vec![line.clone()],
+                checks: vec![Check {
+                    id: "ex.level".into(),
+                    ok,
+                    text: line.clone(),
+                }],
+                ..VariantReport::new(&level, msg::runs_to_end(), msg::level_case(&level))
+            });
+            let mut page = ScenarioReport::new(&format!("{name} {level}"), version);
+            for (i, c) in o.classes.iter().enumerate() {
+                let rep = results.get(c.representative()).and_then(Option::as_ref);
+                page.variants.push(VariantReport {
+                    anomaly: c.signature.anomaly == Some(true),
+                    observed: vec![ui::verbatim(self.what(c))],
+                    timeline: rep.map(|r| r.timeline.clone()).unwrap_or_default(),
+                    elapsed_ms: rep.map_or(0.0, |r| r.elapsed_ms),
+                    ..VariantReport::new(
+                        msg::class_name(i + 1, c.runs.len()).render(lang),
+                        ui::verbatim(self.representative(o, c)),
+                        line.clone(),
+                    )
+                });
+            }
+            page.as_expected = ok;
+            pages.push(page);
+        }
+        junit.as_expected = junit.variants.iter().all(|v| v.as_expected);
+        (vec![junit], pages)
+    }
+}
+
+fn phrase(p: &Phrase) -> Text {
+    match p {
+        Phrase::Waited(s, by) => msg::waited(s, by),
+        Phrase::RolledBack(s) => msg::rolled_back(s),
+        Phrase::Aborted(s, c) => msg::aborted(s, c),
+        Phrase::Failed(s, c) => msg::failed(s, c),
+        Phrase::Stuck(s) => msg::stuck(s),
+        Phrase::Read(s, rows) => msg::read(s, rows),
+    }
+}
+
+impl Job for Explore {
+    fn common(&self) -> &Common {
+        &self.common
+    }
+
+    fn setup(&self) -> Setup {
+        Setup {
+            control_app: "lab:explore:control".into(),
+            run: "explore".into(),
+            schema: String::new(),
+            neutral: self.explorer.cfg.neutral,
+            max_connections: None,
+        }
+    }
+
+    async fn work(&self, env: &Arc<Env>) -> Result<()> {
+        self.explorer.run_all(env).await
+    }
+
+    async fn clean_up(&self, env: &Env, _failed: bool) -> Result<()> {
+        self.explorer.clean_up(&env.control).await;
+        Ok(())
+    }
+
+    fn finish(&self, stop: &Stop, version: &str, began: Instant) -> Result<Finished> {
+        let results = self.explorer.take();
+        let outcomes = self.explorer.outcomes(&results);
+        let as_expected = outcomes.iter().all(|o| o.as_expected.unwrap_or(true));
+        let ms = round_ms(began.elapsed().as_secs_f64() * 1000.0);
+        let style = Style::for_stdout(self.common.lang, false);
+        let (reports, pages) = self.reports(&outcomes, &results, version);
+        let done = matches!(stop, Stop::Done);
+        let stdout = match self.format {
+            SpecFormat::Json if done => self.json(&outcomes, &results, version, as_expected, ms)?,
+            SpecFormat::Table if done => self.table(&outcomes, &style, version, ms / 1000.0),
+            SpecFormat::Isolation => {
+                // As isolationtester prints: the runs that finished, in order, up to the first that did not.
+                let cfg = &self.explorer.cfg;
+                let mut text = format!("Parsed test spec with {} sessions\n", cfg.spec.sessions.len());
+                for r in results.iter().map_while(Option::as_ref) {
+                    for (stream, piece) in &r.pieces {
+                        match stream {
+                            Stream::Out => text.push_str(piece),
+                            Stream::Err => eprint!("{piece}"),
+                        }
+                    }
+                }
+                text
+            }
+            _ => String::new(),
+        };
+        Ok(Finished {
+            reports,
+            html_reports: Some(pages),
+            html: html::Kind::Runs,
+            style: Style::plain(self.common.lang),
+            stdout,
+            stderr: Vec::new(),
+            as_expected,
+        })
+    }
+}

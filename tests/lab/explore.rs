@@ -1,0 +1,414 @@
+//! `lab explore`: every interleaving of a spec at every level, grouped by
+//! what happened; byte for byte isolationtester's runs; the class counts of
+//! lab's specs; mutations that move permutations between classes; bad input.
+use serde_json::Value;
+
+use crate::oracle::isolationtester_output;
+use crate::support::{TestServer, one_line_exit_2, run};
+
+const SUITE: &str = "tests/pg15-isolation";
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("lab-explore-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `lab explore ... --format json` on `srv`; exit 0 or 1 expected.
+fn explore_json(srv: &TestServer, args: &[&str]) -> (i32, Value) {
+    let url = srv.url();
+    let mut all = vec!["explore", "--database-url", url.as_str(), "--format", "json"];
+    all.extend_from_slice(args);
+    let r = run(&all);
+    assert!(r.code == 0 || r.code == 1, "exit {}: {}", r.code, r.stderr);
+    (r.code, serde_json::from_str(&r.stdout).expect("JSON"))
+}
+
+/// Per level: (runs, anomaly, blocked, aborted, stuck, classes).
+fn tallies(report: &Value) -> Vec<(String, [i64; 6])> {
+    report["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let t = &l["tally"];
+            let n = |k: &str| t[k].as_i64().unwrap_or(-1);
+            (
+                l["level"].as_str().unwrap_or("own").to_string(),
+                [
+                    n("runs"),
+                    n("anomaly"),
+                    n("blocked"),
+                    n("aborted"),
+                    n("stuck"),
+                    n("classes"),
+                ],
+            )
+        })
+        .collect()
+}
+
+/// The specs of PostgreSQL's schedule that list no permutation: lab runs
+/// every one isolationtester generates, in its order, and prints exactly
+/// what isolationtester prints on the same server (and, on PostgreSQL 15,
+/// what PostgreSQL's expected files hold).
+#[test]
+fn isolation_format_is_isolationtester_byte_for_byte_on_the_generated_permutations() {
+    let srv = TestServer::start();
+    let client = srv.client();
+    let v15 = srv.query_i64(&client, "SELECT current_setting('server_version_num')::bigint") / 10000 == 15;
+    let mut specs: Vec<std::path::PathBuf> = std::fs::read_dir(format!("{SUITE}/specs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            !std::fs::read_to_string(p)
+                .unwrap()
+                .lines()
+                .any(|l| l.starts_with("permutation"))
+        })
+        .collect();
+    specs.sort();
+    assert_eq!(specs.len(), 14, "{specs:?}");
+    let url = srv.url();
+    for path in &specs {
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(path).unwrap();
+        let theirs = isolationtester_output(&srv, &text, &[]);
+        let ours = run(&[
+            "explore",
+            path.to_str().unwrap(),
+            "--database-url",
+            &url,
+            "--format",
+            "isolation",
+        ]);
+        assert_eq!(ours.code, 0, "{name}: {}", ours.stderr);
+        assert_eq!(
+            ours.stdout,
+            String::from_utf8_lossy(&theirs.stdout),
+            "{name}: lab explore --format isolation differs from isolationtester"
+        );
+        if v15 {
+            let mut cmd = crate::support::lab();
+            cmd.env("PGDATESTYLE", "Postgres, MDY").args([
+                "explore",
+                path.to_str().unwrap(),
+                "--database-url",
+                &url,
+                "--format",
+                "isolation",
+            ]);
+            let dated = crate::support::run_cmd(&mut cmd);
+            let expected = std::fs::read_to_string(format!("{SUITE}/expected/{name}.out")).unwrap();
+            assert_eq!(
+                dated.stdout, expected,
+                "{name}: differs from PostgreSQL 15's expected file"
+            );
+        }
+    }
+}
+
+/// Write skew over every interleaving: both checks see no pending order and
+/// both insert in 18 of the 20 at READ COMMITTED and REPEATABLE READ (the
+/// two serial ones see the first order); SERIALIZABLE lets none through,
+/// aborting one transaction with 40001 in the 18 concurrent ones.
+#[test]
+fn write_skew_class_counts_at_each_level() {
+    let srv = TestServer::start();
+    let (code, report) = explore_json(&srv, &["write-skew"]);
+    assert_eq!(code, 0, "{report}");
+    let t = tallies(&report);
+    assert_eq!(t[0], ("read-uncommitted".into(), [20, 18, 0, 0, 0, 2]), "{t:?}");
+    assert_eq!(t[1], ("read-committed".into(), [20, 18, 0, 0, 0, 2]), "{t:?}");
+    assert_eq!(t[2], ("repeatable-read".into(), [20, 18, 0, 0, 0, 2]), "{t:?}");
+    assert_eq!(t[3], ("serializable".into(), [20, 0, 0, 18, 0, 5]), "{t:?}");
+    let levels = report["levels"].as_array().unwrap();
+    // Its steps name their level: asked for READ UNCOMMITTED, they run READ COMMITTED, and it says so.
+    assert_eq!(levels[0]["own_level"], "read committed");
+    assert!(levels[1]["own_level"].is_null());
+    let ser = &levels[3]["classes"].as_array().unwrap();
+    let serial = ser
+        .iter()
+        .find(|c| c["what"] == "no waits, no errors")
+        .expect("a serial class");
+    assert_eq!(serial["serial"], 2);
+    // Each class's representative is a line the spec's permutation list takes.
+    let spec = lab::spec::parse(&format!(
+        "{}\npermutation {}\n",
+        lab::files::LabFiles::embedded().read("write-skew.spec").unwrap(),
+        ser[0]["representative"].as_str().unwrap()
+    ))
+    .unwrap();
+    spec.check().expect("the representative is a valid permutation");
+    // Every run is listed with its class.
+    assert_eq!(report["runs"].as_array().unwrap().len(), 80);
+}
+
+/// The phenomena over every interleaving, at each level: how many show the
+/// anomaly, wait, abort, or cannot go on (a step waiting for a session whose
+/// next step comes after its own).
+#[test]
+fn phenomena_class_counts_at_each_level() {
+    let srv = TestServer::start();
+    // (phenomenon, per level: runs, anomaly, blocked, aborted, stuck).
+    let cases: &[(&str, [[i64; 5]; 4])] = &[
+        (
+            "g0",
+            [
+                [20, 0, 18, 0, 14],
+                [20, 0, 18, 0, 14],
+                [20, 0, 18, 4, 14],
+                [20, 0, 18, 4, 14],
+            ],
+        ),
+        (
+            "g1c",
+            [[20, 0, 0, 0, 0], [20, 0, 0, 0, 0], [20, 0, 0, 0, 0], [20, 0, 0, 18, 0]],
+        ),
+        (
+            "p4",
+            [
+                [20, 12, 12, 0, 6],
+                [20, 12, 12, 0, 6],
+                [20, 0, 12, 12, 6],
+                [20, 0, 12, 12, 6],
+            ],
+        ),
+        (
+            "pmp-write",
+            [[10, 2, 6, 0, 3], [10, 2, 6, 0, 3], [10, 0, 6, 5, 3], [10, 0, 6, 5, 3]],
+        ),
+        (
+            "g2-item",
+            [
+                [20, 18, 0, 0, 0],
+                [20, 18, 0, 0, 0],
+                [20, 18, 0, 0, 0],
+                [20, 0, 0, 18, 0],
+            ],
+        ),
+        (
+            "g-single-write-2",
+            [
+                [35, 0, 20, 0, 10],
+                [35, 0, 20, 0, 10],
+                [35, 0, 20, 8, 10],
+                [35, 0, 20, 8, 10],
+            ],
+        ),
+    ];
+    for (id, want) in cases {
+        let (code, report) = explore_json(&srv, &[id]);
+        assert_eq!(code, 0, "{id}: {report}");
+        let got: Vec<[i64; 5]> = tallies(&report)
+            .into_iter()
+            .map(|(_, t)| [t[0], t[1], t[2], t[3], t[4]])
+            .collect();
+        assert_eq!(got, want.to_vec(), "{id}");
+        for l in report["levels"].as_array().unwrap() {
+            assert_eq!(l["as_expected"], true, "{id}: {l}");
+            assert!(l["own_level"].is_null(), "{id}: the level is lab's to set: {l}");
+        }
+    }
+    // The matrix with every interleaving: each cell's count beside its own verdict.
+    let url = srv.url();
+    let r = run(&[
+        "phenomena",
+        "--database-url",
+        &url,
+        "--show",
+        "g2-item",
+        "--all-interleavings",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.why());
+    let m: Value = serde_json::from_str(&r.stdout).unwrap();
+    let cells = &m["phenomena"][0]["cells"];
+    assert_eq!(cells["serializable"]["interleavings"]["occur"], 0);
+    assert_eq!(cells["serializable"]["interleavings"]["aborted"], 18);
+    assert_eq!(cells["read-committed"]["interleavings"]["occur"], 18);
+    assert_eq!(cells["read-committed"]["verdict"], "occurs");
+}
+
+const LOCKED: &str = "# occurs-if: r1 n = 10 and r2 n = 10 and c1 ok and c2 ok
+# expect: read-uncommitted=prevented read-committed=prevented repeatable-read=prevented serializable=prevented
+setup { CREATE TABLE stock (id int PRIMARY KEY, n int NOT NULL); INSERT INTO stock VALUES (1, 10); }
+teardown { DROP TABLE stock; }
+session s1
+step b1 { BEGIN; }
+step r1 { SELECT n FROM stock WHERE id = 1 FOR UPDATE; }
+step w1 { UPDATE stock SET n = 9 WHERE id = 1; }
+step c1 { COMMIT; }
+session s2
+step b2 { BEGIN; }
+step r2 { SELECT n FROM stock WHERE id = 1 FOR UPDATE; }
+step w2 { UPDATE stock SET n = 9 WHERE id = 1; }
+step c2 { COMMIT; }
+permutation b1 b2 r1 r2 w1 c1 w2 c2
+";
+
+/// A lock clause removed: the interleavings that waited now read the same
+/// stock and both commit (lost updates at READ COMMITTED), the run is not
+/// as the spec documents (exit 1). An index removed: SERIALIZABLE, reading
+/// each its own row, now locks the whole table and aborts interleavings
+/// that committed before.
+#[test]
+fn a_mutation_moves_permutations_between_classes() {
+    let srv = TestServer::start();
+    let dir = scratch("mutations");
+    let locked = dir.join("locked.spec");
+    std::fs::write(&locked, LOCKED).unwrap();
+    let unlocked = dir.join("unlocked.spec");
+    std::fs::write(&unlocked, LOCKED.replace(" FOR UPDATE", "")).unwrap();
+    let args = |p: &std::path::Path| {
+        vec![
+            p.to_str().unwrap().to_string(),
+            "--all-permutations".into(),
+            "--level".into(),
+            "read-committed".into(),
+        ]
+    };
+    let (code, with) = explore_json(&srv, &args(&locked).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{with}");
+    let (code, without) = explore_json(&srv, &args(&unlocked).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(
+        code, 1,
+        "lost updates at READ COMMITTED are not as the spec documents: {without}"
+    );
+    let (w, wo) = (&tallies(&with)[0].1, &tallies(&without)[0].1);
+    assert_eq!(w[1], 0, "with FOR UPDATE no interleaving loses an update: {with}");
+    assert!(w[2] > 0, "with FOR UPDATE the second reader waits: {with}");
+    assert!(wo[1] > 0, "without it some interleavings lose an update: {without}");
+    assert!(wo[2] < w[2], "fewer wait without the lock clause: {w:?} {wo:?}");
+
+    let indexed = "setup { CREATE TABLE acct (id int PRIMARY KEY, n int NOT NULL); INSERT INTO acct SELECT g, 0 FROM generate_series(1, 2000) g; }
+teardown { DROP TABLE acct; }
+session s1
+setup { BEGIN ISOLATION LEVEL SERIALIZABLE; SET enable_seqscan = off; }
+step r1 { SELECT n FROM acct WHERE id = 1; }
+step w1 { UPDATE acct SET n = 1 WHERE id = 1; }
+step c1 { COMMIT; }
+session s2
+setup { BEGIN ISOLATION LEVEL SERIALIZABLE; SET enable_seqscan = off; }
+step r2 { SELECT n FROM acct WHERE id = 1900; }
+step w2 { UPDATE acct SET n = 1 WHERE id = 1900; }
+step c2 { COMMIT; }
+";
+    let with_index = dir.join("indexed.spec");
+    std::fs::write(&with_index, indexed).unwrap();
+    let no_index = dir.join("no-index.spec");
+    std::fs::write(&no_index, indexed.replace(" PRIMARY KEY", "")).unwrap();
+    let (_, a) = explore_json(&srv, &[with_index.to_str().unwrap()]);
+    let (_, b) = explore_json(&srv, &[no_index.to_str().unwrap()]);
+    let (ta, tb) = (&tallies(&a)[0].1, &tallies(&b)[0].1);
+    assert_eq!(ta[0], 20);
+    assert_eq!(ta[3], 0, "each reads and writes its own row through the index: {a}");
+    assert!(tb[3] > 0, "without the index the reads lock the table: {b}");
+    assert!(tb[5] > ta[5], "more classes without the index: {ta:?} {tb:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// --sample draws the same interleavings for the same seed; JUnit has one
+/// case per level; the HTML report holds each class.
+#[test]
+fn samples_and_reports() {
+    let srv = TestServer::start();
+    let spec = format!("{SUITE}/specs/receipt-report.spec");
+    let runs = |seed: &str| -> Vec<String> {
+        let (_, r) = explore_json(&srv, &[&spec, "--sample", "7", "--seed", seed]);
+        r["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["permutation"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (a, b, c) = (runs("5"), runs("5"), runs("6"));
+    assert_eq!(a.len(), 7);
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    let dir = scratch("reports");
+    let (junit, html) = (dir.join("x.xml"), dir.join("x.html"));
+    let url = srv.url();
+    let r = run(&[
+        "explore",
+        "g1c",
+        "--database-url",
+        &url,
+        "--junit",
+        junit.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+        "--lang",
+        "tr",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("iç içe geçiş"), "Turkish output: {}", r.stdout);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<testcase").count(), 4, "{xml}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("t1_commit") && page.contains("40001"),
+        "the classes' swimlanes"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let srv = TestServer::start();
+    let url = srv.url();
+    let dir = scratch("bad");
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let no_sessions = write("empty.spec", "setup { SELECT 1; }\n");
+    let big = write(
+        "big.spec",
+        &(0..4)
+            .map(|s| {
+                format!(
+                    "session s{s}\n{}",
+                    (0..5)
+                        .map(|k| format!("step x{s}{k} {{SELECT 1;}}\n"))
+                        .collect::<String>()
+                )
+            })
+            .collect::<String>(),
+    );
+    let bad_setup = write("setup.spec", "setup { SELECT nope; }\nsession a\nstep a1 {SELECT 1;}\n");
+    let with = |args: &[&str]| {
+        let mut all = vec!["explore", "--database-url", url.as_str()];
+        all.extend_from_slice(args);
+        run(&all)
+    };
+    one_line_exit_2(&with(&[&no_sessions]), "expected a session");
+    // 20! / (5!)^4 = 11732745024 interleavings.
+    one_line_exit_2(&with(&[&big]), "11732745024 permutations");
+    one_line_exit_2(&with(&[&bad_setup]), "setup");
+    one_line_exit_2(&with(&[&big, "--level", "snapshot"]), "snapshot");
+    one_line_exit_2(
+        &with(&[&no_sessions, "--format", "isolation", "--level", "serializable"]),
+        "--level",
+    );
+    one_line_exit_2(&with(&["no-such-thing"]), "no-such-thing");
+    one_line_exit_2(&with(&[&big, "--sample", "0"]), "--sample");
+    // A sample of a space too large to list runs.
+    let r = with(&[&big, "--sample", "3", "--level", "read-committed", "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Nothing of lab's left in the database.
+    let client = srv.client();
+    assert_eq!(
+        srv.query_i64(
+            &client,
+            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'lab\\_ex\\_%'"
+        ),
+        0
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
