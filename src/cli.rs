@@ -381,6 +381,15 @@ pub struct ExploreArgs {
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub wait_timeout: f64,
 
+    /// Workshop mode: after exploring, run one class's representative again,
+    /// showing each step and waiting for Enter (needs a terminal and one level).
+    #[arg(long)]
+    pub step: bool,
+
+    /// The class --step walks through (1: the largest).
+    #[arg(long, default_value_t = 1, value_name = "N", requires = "step")]
+    pub class: usize,
+
     /// Lab's specs from edited copies in DIR (a file DIR does not have comes from lab's own).
     #[arg(long, env = "LAB_DIR", value_name = "DIR")]
     pub lab_dir: Option<PathBuf>,

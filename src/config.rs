@@ -319,6 +319,8 @@ impl PhenomenaRun {
 /// A checked `lab explore` command line.
 pub struct ExploreRun {
     pub common: Common,
+    /// `--step --class N`: the class whose representative a person steps through.
+    pub step_class: Option<usize>,
     pub format: SpecFormat,
     pub sample: Option<(usize, u64)>,
     pub explore: crate::explore::ExploreConfig,
@@ -379,12 +381,21 @@ impl ExploreRun {
             wait_timeout,
             lang,
         )?;
+        if args.step {
+            if !std::io::stdin().is_terminal() {
+                bail!(msg::step_needs_terminal());
+            }
+            if explore.levels.len() != 1 || args.class == 0 {
+                bail!(emsg::step_one());
+            }
+        }
         Ok(ExploreRun {
+            step_class: args.step.then_some(args.class),
             common: Common {
                 lang,
                 target: target_of(&args.target_args, env, lang)?,
                 wait_timeout,
-                step: false,
+                step: args.step,
                 junit: junit_path(&args.junit)?,
                 html: html_path(&args.html)?,
             },

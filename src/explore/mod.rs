@@ -379,12 +379,13 @@ impl Explorer {
         if let Some(o) = &self.cfg.options {
             pg.options(o);
         }
-        let env = env.elsewhere(pg, control, schema);
+        let mut env = env.elsewhere(pg, control, schema);
+        // The workers run unattended; only a class's representative is stepped through (`replay`).
+        env.stepper = None;
         let transcript = Arc::new(Transcript::default());
         let recorder = Recorder::default();
         let opener = Opener::new(&env, app, format!("explore/{}", self.cfg.name), recorder.clone())
             .with_transcript(transcript.clone());
-        let names: Vec<&str> = self.cfg.spec.sessions.iter().map(|s| s.name.as_str()).collect();
         let mut open: Option<(Vec<Session>, Session, Option<usize>)> = None;
         while !self.stop.load(Ordering::SeqCst) {
             let k = self.next.fetch_add(1, Ordering::SeqCst);
@@ -394,44 +395,14 @@ impl Explorer {
                 open = None;
             }
             if open.is_none() {
-                let sessions = opener.open_all(&names).await?;
-                if let Some(l) = level {
-                    let set = format!("SET default_transaction_isolation = '{}'", LEVELS[l].1);
-                    for s in &sessions {
-                        s.simple(&set)
-                            .await
-                            .map_err(|e| connect::sql_error(e, msg::level(LEVELS[l].0)))?;
-                    }
-                }
-                open = Some((sessions, opener.open_quiet("setup").await?, level));
+                let (sessions, setup) = self.open_at(&opener, level).await?;
+                open = Some((sessions, setup, level));
             }
             let (sessions, setup, _) = open.as_ref().expect("opened");
-            let plan = &self.cfg.plans[li][pi];
-            let line = plan::line(&self.cfg.spec, plan);
-            transcript.out(format!("\nstarting permutation: {line}\n"));
-            recorder.restart();
             let began = Instant::now();
-            let params: Vec<(&str, Param)> = level
-                .map(|l| ("level", Param::Str(LEVELS[l].1.to_string())))
-                .into_iter()
-                .collect();
-            let o = schedule::run(
-                &env,
-                sessions,
-                setup,
-                schedule::Plan {
-                    spec: &self.cfg.spec,
-                    plan,
-                    params: &params,
-                    expect: &[],
-                    probes: &[],
-                    recorder: &recorder,
-                    transcript: Some(&transcript),
-                    patient: true,
-                    dead_ends: self.cfg.dead_ends,
-                },
-            )
-            .await?;
+            let o = self
+                .run_one(&env, (sessions, setup), &recorder, &transcript, li, pi)
+                .await?;
             // A step lab had to end may have cost its session (terminated): start afresh.
             let lost = o
                 .steps
@@ -466,6 +437,125 @@ impl Explorer {
             }
         }
         Ok(())
+    }
+
+    /// The spec's sessions (and a setup connection), at `level` when lab sets it.
+    async fn open_at(&self, opener: &Opener, level: Option<usize>) -> Result<(Vec<Session>, Session)> {
+        let names: Vec<&str> = self.cfg.spec.sessions.iter().map(|s| s.name.as_str()).collect();
+        let sessions = opener.open_all(&names).await?;
+        if let Some(l) = level {
+            let set = format!("SET default_transaction_isolation = '{}'", LEVELS[l].1);
+            for s in &sessions {
+                s.simple(&set)
+                    .await
+                    .map_err(|e| connect::sql_error(e, msg::level(LEVELS[l].0)))?;
+            }
+        }
+        Ok((sessions, opener.open_quiet("setup").await?))
+    }
+
+    /// Permutation `pi` of level `li` on open sessions: setup, steps, teardown.
+    async fn run_one(
+        &self,
+        env: &Env,
+        (sessions, setup): (&[Session], &Session),
+        recorder: &Recorder,
+        transcript: &Transcript,
+        li: usize,
+        pi: usize,
+    ) -> Result<Observation> {
+        let level = self.cfg.levels[li];
+        let plan = &self.cfg.plans[li][pi];
+        let line = plan::line(&self.cfg.spec, plan);
+        transcript.out(format!("\nstarting permutation: {line}\n"));
+        recorder.restart();
+        let params: Vec<(&str, Param)> = level
+            .map(|l| ("level", Param::Str(LEVELS[l].1.to_string())))
+            .into_iter()
+            .collect();
+        schedule::run(
+            env,
+            sessions,
+            setup,
+            schedule::Plan {
+                spec: &self.cfg.spec,
+                plan,
+                params: &params,
+                expect: &[],
+                probes: &[],
+                recorder,
+                transcript: Some(transcript),
+                patient: true,
+                dead_ends: self.cfg.dead_ends,
+            },
+        )
+        .await
+    }
+
+    /// `--step`: run `k`'s permutation once more, a person pressing Enter
+    /// before each step (the harness's stepper), in a schema of its own.
+    pub async fn replay(&self, env: &Env, k: usize) -> Result<RunResult> {
+        let (li, pi) = self.runs[k];
+        let schema = format!("lab_ex_{}_step", std::process::id());
+        self.schemas.lock().unwrap().push(schema.clone());
+        let made = self.make_schema(env, &schema).await;
+        let replayed = match made {
+            Ok(()) => {
+                let env = env.in_schema(&schema);
+                let transcript = Arc::new(Transcript::default());
+                let recorder = Recorder::default();
+                let opener = Opener::new(
+                    &env,
+                    format!("lab:explore:{}:step/", self.cfg.name),
+                    format!("explore/{}", self.cfg.name),
+                    recorder.clone(),
+                )
+                .with_transcript(transcript.clone());
+                if let Some(st) = &env.stepper {
+                    let whys = self
+                        .cfg
+                        .spec
+                        .steps()
+                        .filter_map(|(id, s)| Some((s.name.clone(), self.cfg.spec.why(id, self.cfg.lang)?)))
+                        .collect();
+                    st.reset(whys);
+                    recorder.set_live(st.live());
+                }
+                let level = self.cfg.levels[li];
+                let (sessions, setup) = self.open_at(&opener, level).await?;
+                let began = Instant::now();
+                let o = self
+                    .run_one(&env, (&sessions, &setup), &recorder, &transcript, li, pi)
+                    .await;
+                let pids: Vec<i32> = sessions.iter().chain([&setup]).map(|s| s.pid()).collect();
+                drop(sessions);
+                drop(setup);
+                for pid in pids {
+                    env.await_gone(pid).await?;
+                }
+                o.map(|observation| RunResult {
+                    observation,
+                    timeline: recorder.take(),
+                    pieces: transcript.take(),
+                    elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
+                })
+            }
+            Err(e) => Err(e),
+        };
+        let dropped = drop_schema(&env.control, &schema).await;
+        self.schemas.lock().unwrap().retain(|s| s != &schema);
+        let r = replayed?;
+        dropped?;
+        Ok(r)
+    }
+
+    /// The run that represents class `class` (1: the largest) of the first
+    /// level, from the runs so far.
+    pub fn representative(&self, class: usize) -> Option<usize> {
+        let results = self.results.lock().unwrap();
+        let outcomes = self.outcomes(&results);
+        let c = outcomes.first()?.classes.get(class.checked_sub(1)?)?;
+        Some(c.representative())
     }
 
     /// Takes the results (each run's, `None` where it did not finish).

@@ -29,6 +29,18 @@ crate::messages! {
         en: "--format isolation runs the spec at its own level, as isolationtester does: leave out --level",
         tr: "--format isolation spec'i isolationtester gibi kendi seviyesinde çalıştırır: --level vermeyin",
     }
+    step_one() {
+        en: "--step walks one class at one level: give --level (and --class N, from 1)",
+        tr: "--step tek bir seviyede tek bir sınıfı adım adım yürütür: --level verin (ve 1'den başlayan --class N)",
+    }
+    stepped(class, permutation) {
+        en: "class {class}, step by step: {permutation}",
+        tr: "sınıf {class}, adım adım: {permutation}",
+    }
+    no_class(class) {
+        en: "there is no class {class}",
+        tr: "{class} diye bir sınıf yok",
+    }
     sample_zero() {
         en: "--sample must be at least 1",
         tr: "--sample en az 1 olmalı",

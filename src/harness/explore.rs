@@ -25,6 +25,9 @@ pub struct Explore {
     /// `--sample N --seed S`, as asked.
     sample: Option<(usize, u64)>,
     explorer: Arc<Explorer>,
+    /// `--step --class N`, and that class's representative as stepped through.
+    step_class: Option<usize>,
+    stepped: std::sync::Mutex<Option<(usize, usize, RunResult)>>,
 }
 
 impl Explore {
@@ -34,6 +37,8 @@ impl Explore {
             format: cfg.format,
             sample: cfg.sample,
             explorer: Arc::new(Explorer::new(cfg.explore)),
+            step_class: cfg.step_class,
+            stepped: std::sync::Mutex::default(),
         }
     }
 
@@ -336,7 +341,16 @@ impl Job for Explore {
     }
 
     async fn work(&self, env: &Arc<Env>) -> Result<()> {
-        self.explorer.run_all(env).await
+        self.explorer.run_all(env).await?;
+        if let Some(class) = self.step_class {
+            let k = self
+                .explorer
+                .representative(class)
+                .ok_or_else(|| anyhow::anyhow!(msg::no_class(class)))?;
+            let r = self.explorer.replay(env, k).await?;
+            *self.stepped.lock().unwrap() = Some((class, k, r));
+        }
+        Ok(())
     }
 
     async fn clean_up(&self, env: &Env, _failed: bool) -> Result<()> {
@@ -354,7 +368,16 @@ impl Job for Explore {
         let done = matches!(stop, Stop::Done);
         let stdout = match self.format {
             SpecFormat::Json if done => self.json(&outcomes, &results, version, as_expected, ms)?,
-            SpecFormat::Table if done => self.table(&outcomes, &style, version, ms / 1000.0),
+            SpecFormat::Table if done => {
+                let mut text = self.table(&outcomes, &style, version, ms / 1000.0);
+                if let Some((class, k, r)) = &*self.stepped.lock().unwrap() {
+                    let (li, pi) = self.explorer.runs[*k];
+                    let line = plan::line(&self.explorer.cfg.spec, &self.explorer.cfg.plans[li][pi]);
+                    text.push_str(&format!("\n── {} ──\n", style.say(&msg::stepped(*class, line))));
+                    text.push_str(&render::timeline(&r.timeline, &style));
+                }
+                text
+            }
             SpecFormat::Isolation => {
                 // As isolationtester prints: the runs that finished, in order, up to the first that did not.
                 let cfg = &self.explorer.cfg;

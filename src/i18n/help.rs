@@ -153,6 +153,14 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ),
     ("arg.explore.wait_timeout", "Bir adım için saniye cinsinden son süre"),
     (
+        "arg.explore.step",
+        "Atölye modu: keşiften sonra bir sınıfın temsilcisini yeniden çalıştır, her adımı göster ve Enter'ı bekle (terminal ve tek seviye gerekir)",
+    ),
+    (
+        "arg.explore.class",
+        "--step'in adım adım yürüttüğü sınıf (1: en büyüğü)",
+    ),
+    (
         "arg.explore.lab_dir",
         "lab'in spec'lerini DIR içindeki düzenlenmiş kopyalardan al (DIR'de olmayan dosya lab'in kendi kopyasından gelir)",
     ),

@@ -412,3 +412,23 @@ fn stepping_at_a_teachers_pace_never_fails_a_timeout_variant() {
         "{text}"
     );
 }
+
+/// `lab explore --step`: after the exploration, a class's representative
+/// runs again, one step per Enter; its timeline follows the classes.
+#[test]
+fn step_walks_through_a_class_representative() {
+    let srv = TestServer::start();
+    let args = format!(
+        "explore g1c --database-url {} --level serializable --step --class 2",
+        srv.url()
+    );
+    let (code, out) = in_pty(&args, "\n\n\n\n\n\n\n\n\n\n", &[("NO_COLOR", "1")]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("next: session T1 runs"), "{out}");
+    let stepped = out.split("class 2, step by step: ").nth(1).expect("the stepped class");
+    // Class 2 of SERIALIZABLE: one of the two transactions aborted at commit.
+    assert!(stepped.contains("40001"), "{out}");
+    let r = run(&["explore", "g1c", "--database-url", &srv.url(), "--step"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--step"), "{}", r.stderr);
+}

@@ -258,9 +258,9 @@ impl<S: Server> Runner<'_, S> {
                 let answer = self.block(Some(i), sql).await?;
                 let name = self.name(i);
                 let now = std::time::Instant::now();
-                self.run
-                    .recorder
-                    .answer(now, name, None, sql.trim(), &answer, None, None);
+                // As sent: its two-way parameters bound (a phenomenon's level).
+                let sent = bind(sql.trim(), self.run.params);
+                self.run.recorder.answer(now, name, None, &sent, &answer, None, None);
                 if let Err(e) = answer {
                     if let Some(t) = self.run.transcript {
                         t.fatal(format!("setup of session {name} failed: {}", error_message(&e)));

@@ -206,6 +206,17 @@ impl Server for Script {
 /// Runs permutation `perm` of `spec` on `script`: what was observed, and
 /// isolationtester's transcript.
 async fn run_script(script: &mut Script, spec: &str, perm: usize, patient: bool) -> (Result<Observation>, String) {
+    run_script_with(script, spec, perm, patient, false).await
+}
+
+/// [`run_script`], with lab explore's cut of dead ends (`dead_ends`).
+async fn run_script_with(
+    script: &mut Script,
+    spec: &str,
+    perm: usize,
+    patient: bool,
+    dead_ends: bool,
+) -> (Result<Observation>, String) {
     let spec = crate::spec::parse(spec).expect("the spec parses");
     let plan = spec.plan(&spec.permutations[perm]).expect("the permutation is valid");
     let recorder = Recorder::default();
@@ -221,7 +232,7 @@ async fn run_script(script: &mut Script, spec: &str, perm: usize, patient: bool)
             recorder: &recorder,
             transcript: Some(&transcript),
             patient,
-            dead_ends: false,
+            dead_ends,
         },
         Timing {
             deadline: Duration::from_secs(10),
@@ -486,6 +497,42 @@ async fn a_spec_is_patient_every_wait_lasts_until_its_deadline() {
     );
     let began = Instant::now();
     let (o, _) = run_script(&mut script, &spec_with(&["a1 b1 a2 b2 ac bc"]), 0, true).await;
+    o.unwrap();
+    assert!(began.elapsed() >= Duration::from_secs(10), "{:?}", began.elapsed());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_wait_only_a_later_step_could_end_is_cut_at_once_when_dead_ends_are() {
+    // B's b1 waits for A, whose next step comes after B's b2: nothing the
+    // server does can end it (A has no step running), so lab explore cuts
+    // it at once; lab spec waits out the deadline as isolationtester does.
+    let mut script = Script::new(&["A", "B", "C"], &[("UPDATE b2;", Act::Stuck { by: 0 })]);
+    let began = Instant::now();
+    let (o, _) = run_script_with(&mut script, &spec_with(&["a1 b1 b2 ac bc"]), 0, true, true).await;
+    let o = o.unwrap();
+    assert!(began.elapsed() < Duration::from_secs(1), "{:?}", began.elapsed());
+    assert!(o.step("b1").unwrap().cancelled_by_lab);
+    assert_eq!(*script.cancels.borrow(), [101]);
+    let mut script = Script::new(&["A", "B", "C"], &[("UPDATE b2;", Act::Stuck { by: 0 })]);
+    let began = Instant::now();
+    let (o, _) = run_script_with(&mut script, &spec_with(&["a1 b1 b2 ac bc"]), 0, true, false).await;
+    o.unwrap();
+    assert!(began.elapsed() >= Duration::from_secs(10), "{:?}", began.elapsed());
+}
+
+#[tokio::test(start_paused = true)]
+async fn waits_in_a_cycle_are_left_to_the_deadlock_detector_even_when_dead_ends_are_cut() {
+    // A waits for B and B for A: the server's deadlock detector can end
+    // that, so it is no dead end; only the deadline does.
+    let mut script = Script::new(
+        &["A", "B", "C"],
+        &[
+            ("UPDATE b;", Act::Stuck { by: 1 }),
+            ("UPDATE a2;", Act::Stuck { by: 0 }),
+        ],
+    );
+    let began = Instant::now();
+    let (o, _) = run_script_with(&mut script, &spec_with(&["a1 b1 a2 b2 ac bc"]), 0, true, true).await;
     o.unwrap();
     assert!(began.elapsed() >= Duration::from_secs(10), "{:?}", began.elapsed());
 }
