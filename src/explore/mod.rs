@@ -278,6 +278,9 @@ pub struct Explorer {
     next: AtomicUsize,
     stop: AtomicBool,
     schemas: Mutex<Vec<String>>,
+    /// The workers, stopped at once when the run is cut short (their
+    /// sessions close, so nothing holds a lock on a schema lab drops).
+    workers: Mutex<Vec<tokio::task::AbortHandle>>,
     pub done: AtomicUsize,
 }
 
@@ -297,6 +300,7 @@ impl Explorer {
             next: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
             schemas: Mutex::default(),
+            workers: Mutex::default(),
             done: AtomicUsize::new(0),
         }
     }
@@ -317,6 +321,10 @@ impl Explorer {
                 })
             })
             .collect();
+        self.workers
+            .lock()
+            .unwrap()
+            .extend(workers.iter().map(|h| h.abort_handle()));
         let mut first = Ok(());
         for h in workers {
             let r = crate::engine::joined(h).await;
@@ -330,6 +338,9 @@ impl Explorer {
     /// The schemas of workers that did not drop their own (a run cut short).
     pub async fn clean_up(&self, control: &tokio_postgres::Client) {
         self.stop.store(true, Ordering::SeqCst);
+        for w in self.workers.lock().unwrap().drain(..) {
+            w.abort();
+        }
         let left: Vec<String> = self.schemas.lock().unwrap().drain(..).collect();
         for s in left {
             let _ = tokio::time::timeout(self.cfg.wait_timeout, drop_schema(control, &s)).await;

@@ -97,14 +97,6 @@ crate::messages! {
         en: "the spec's own",
         tr: "spec'in kendi seviyesi",
     }
-    yes() {
-        en: "yes",
-        tr: "evet",
-    }
-    no() {
-        en: "no",
-        tr: "hayır",
-    }
     heading(name, version, permutations, levels, runs, secs) {
         en: "lab explore {name} on PostgreSQL {version}: {permutations} permutations at {levels} level(s), {runs} runs in {secs} s",
         tr: "lab explore {name}, PostgreSQL {version}: {levels} seviyede {permutations} permütasyon, {secs} sn'de {runs} koşu",

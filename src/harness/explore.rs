@@ -16,7 +16,7 @@ use crate::explore::{Explorer, LevelOutcome, RunResult, msg, plan};
 use crate::i18n::{Text, ui};
 use crate::phenomena::{LEVELS, Verdict};
 use crate::render::{self, Style, html};
-use crate::report::{Check, ScenarioReport, VariantReport, round_ms};
+use crate::report::{Check, RunError, ScenarioReport, VariantReport, round_ms};
 
 /// One `lab explore` run.
 pub struct Explore {
@@ -171,7 +171,7 @@ impl Explore {
                 let mark = if o.marked.is_some_and(|(m, _)| m == i) { "*" } else { "" };
                 let mut row = vec![format!("{}{mark}", i + 1), c.runs.len().to_string()];
                 if let Some(a) = c.signature.anomaly {
-                    row.push(style.say(&if a { msg::yes() } else { msg::no() }));
+                    row.push(style.say(&if a { ui::yes() } else { ui::no() }));
                 }
                 row.push(self.what(c));
                 row.push(self.representative(o, c));
@@ -364,10 +364,28 @@ impl Job for Explore {
         let as_expected = outcomes.iter().all(|o| o.as_expected.unwrap_or(true));
         let ms = round_ms(began.elapsed().as_secs_f64() * 1000.0);
         let style = Style::for_stdout(self.common.lang, false);
-        let (reports, pages) = self.reports(&outcomes, &results, version);
-        let done = matches!(stop, Stop::Done);
+        let (mut reports, pages) = self.reports(&outcomes, &results, version);
+        let stopped = stop.error(self.common.lang);
+        if let (Some((exit, message)), Some(r)) = (&stopped, reports.first_mut()) {
+            // A run cut short: the runs that finished are reported, and why it stopped.
+            r.as_expected = false;
+            r.error = Some(RunError {
+                variant: "-".into(),
+                message: message.clone(),
+                exit_code: *exit as u8,
+            });
+        }
+        let done = stopped.is_none();
         let stdout = match self.format {
-            SpecFormat::Json if done => self.json(&outcomes, &results, version, as_expected, ms)?,
+            SpecFormat::Json => {
+                let mut json = self.json(&outcomes, &results, version, as_expected && done, ms)?;
+                if let Some((exit, message)) = &stopped {
+                    let mut v: serde_json::Value = serde_json::from_str(&json)?;
+                    v["error"] = serde_json::json!({ "message": message, "exit_code": *exit as u8 });
+                    json = render::json(&v)?;
+                }
+                json
+            }
             SpecFormat::Table if done => {
                 let mut text = self.table(&outcomes, &style, version, ms / 1000.0);
                 if let Some((class, k, r)) = &*self.stepped.lock().unwrap() {

@@ -412,3 +412,35 @@ fn bad_input_is_one_line_and_exit_2() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Ctrl-C part-way: exit 130, one line, the runs so far in JSON, a JUnit
+/// error; the workers' schemas and sessions are gone.
+#[test]
+fn interrupted_part_way_it_reports_what_ran_and_leaves_nothing() {
+    let srv = TestServer::start();
+    let args: Vec<&std::ffi::OsStr> = ["explore", "otv"].iter().map(std::ffi::OsStr::new).collect();
+    let (json, err) = crate::support::stopped_part_way(
+        &srv,
+        &args,
+        "SELECT (count(*) > 0)::int::bigint FROM pg_namespace WHERE nspname LIKE 'lab\\_ex\\_%'",
+        |_, pid| unsafe {
+            libc::kill(pid as i32, libc::SIGINT);
+        },
+        130,
+    );
+    assert!(err.contains("interrupted"), "{err}");
+    assert_eq!(json["error"]["exit_code"], 130);
+    assert_eq!(json["as_expected"], false);
+    let client = srv.client();
+    assert_eq!(
+        srv.query_i64(
+            &client,
+            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'lab\\_ex\\_%'"
+        ),
+        0
+    );
+    srv.wait_for_zero(
+        &client,
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:explore:%'",
+    );
+}
