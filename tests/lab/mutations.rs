@@ -690,7 +690,11 @@ fn a_lost_client_with_no_idle_timeout_keeps_its_lock() {
 
 /// The timeout far shorter than the variant says (20 ms, not 200): B's wait,
 /// measured from when A's last statement was sent (so a busy machine can
-/// only lengthen it), is shorter than the setting the variant documents.
+/// only lengthen it), is shorter than the setting the variant documents; or,
+/// on a machine busy enough that lab sends B's UPDATE more than 20 ms after
+/// A's last statement (.ci/run's full suite on PostgreSQL 18 once), the
+/// server has already ended A and B does not wait at all. Either is the
+/// server ending A sooner than documented: exit 1 (`mutated` checks it).
 #[test]
 fn a_lost_client_idle_timeout_far_shorter_than_documented() {
     let (_, _, failed) = mutated(&Mutation {
@@ -701,7 +705,10 @@ fn a_lost_client_idle_timeout_far_shorter_than_documented() {
         to: "SET idle_in_transaction_session_timeout = '20ms'; SELECT :'timeout';",
         args: &[],
     });
-    assert!(failed_with(&failed, "lc.not_sooner"), "{failed:?}");
+    assert!(
+        failed_with(&failed, "lc.not_sooner") || failed_with(&failed, "en.did_not_wait"),
+        "{failed:?}"
+    );
 }
 
 #[test]
