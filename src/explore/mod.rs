@@ -281,7 +281,8 @@ pub struct Explorer {
     /// The workers, stopped at once when the run is cut short (their
     /// sessions close, so nothing holds a lock on a schema lab drops).
     workers: Mutex<Vec<tokio::task::AbortHandle>>,
-    pub done: AtomicUsize,
+    /// Runs done, on stderr (hidden when it is not a terminal).
+    bar: Mutex<Option<indicatif::ProgressBar>>,
 }
 
 impl Explorer {
@@ -301,7 +302,7 @@ impl Explorer {
             stop: AtomicBool::new(false),
             schemas: Mutex::default(),
             workers: Mutex::default(),
-            done: AtomicUsize::new(0),
+            bar: Mutex::default(),
         }
     }
 
@@ -309,6 +310,12 @@ impl Explorer {
     /// something across schemas); the first error stops the others.
     pub async fn run_all(self: &Arc<Self>, env: &Arc<Env>) -> Result<()> {
         let jobs = if self.cfg.alone.is_some() { 1 } else { self.cfg.jobs };
+        let bar = crate::progress::Progress::for_stderr(self.cfg.lang, false).bar(
+            None,
+            self.runs.len() as u64,
+            format!("lab explore {}", self.cfg.name),
+        );
+        *self.bar.lock().unwrap() = Some(bar.clone());
         let workers: Vec<_> = (0..jobs.min(self.runs.len()).max(1))
             .map(|w| {
                 let (me, env) = (self.clone(), env.clone());
@@ -332,6 +339,7 @@ impl Explorer {
                 first = r;
             }
         }
+        bar.finish_and_clear();
         first
     }
 
@@ -428,7 +436,9 @@ impl Explorer {
                     elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
                 });
             }
-            self.done.fetch_add(1, Ordering::SeqCst);
+            if let Some(b) = &*self.bar.lock().unwrap() {
+                b.inc(1);
+            }
             if lost {
                 let (sessions, setup, _) = open.take().expect("opened");
                 let pids: Vec<i32> = sessions.iter().chain([&setup]).map(|s| s.pid()).collect();
