@@ -146,10 +146,19 @@ async fn ended_by_server(cx: &mut Cx<'_>, label: &str, victim: &str, from: &str,
     let o = cx
         .permutation(label)
         .bind("timeout", Param::millis(t))
-        .waits_within("a_lock", &[victim], Some(t * 5 + Duration::from_secs(1)))
+        // Seen if lab looks in time: checked below, with what lab sent late.
+        .may_wait_within("a_lock", &[victim], Some(t * 5 + Duration::from_secs(1)))
         .run()
         .await?;
     let (a, seen, start) = (o.step("a_lock")?, o.step(check)?, o.step(from)?);
+    // A's wait must be seen from the server, unless lab sent A's statement so
+    // late (a loaded runner: half the timeout after the victim's) that the
+    // server could end the victim before lab looked.
+    let late = a.sent.saturating_sub(start.sent) >= t / 2;
+    cx.check(
+        a.waited_for().is_some_and(|by| by == [victim.to_string()]) || (late && !a.waited()),
+        msg::a_waited(victim),
+    );
     let gone = match o.pid_of(victim) {
         Some(pid) => cx.await_gone(pid).await?,
         None => false,
@@ -269,6 +278,10 @@ mod msg {
         rollback_first() {
             en: "B must ROLLBACK first (25P02)",
             tr: "B önce ROLLBACK yapmalıdır (25P02)",
+        }
+        a_waited(victim) {
+            en: "A waits for {victim} (the server says so, unless lab sent A's statement too late to see it)",
+            tr: "A, {victim} oturumunu bekler (sunucu söyler; lab A'nın komutunu görülemeyecek kadar geç göndermediyse)",
         }
         lasted(victim) {
             en: "{victim}'s lock lasted until its timeout, then A got the row",
