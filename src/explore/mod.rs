@@ -282,7 +282,7 @@ pub struct Explorer {
     /// sessions close, so nothing holds a lock on a schema lab drops).
     workers: Mutex<Vec<tokio::task::AbortHandle>>,
     /// Runs done, on stderr (hidden when it is not a terminal).
-    bar: Mutex<Option<indicatif::ProgressBar>>,
+    bar: indicatif::ProgressBar,
 }
 
 impl Explorer {
@@ -294,6 +294,11 @@ impl Explorer {
             .flat_map(|(l, ps)| (0..ps.len()).map(move |p| (l, p)))
             .collect();
         let results = Mutex::new(runs.iter().map(|_| None).collect());
+        let bar = crate::progress::Progress::for_stderr(cfg.lang, false).bar(
+            None,
+            runs.len() as u64,
+            format!("lab explore {}", cfg.name),
+        );
         Explorer {
             cfg,
             runs,
@@ -302,7 +307,7 @@ impl Explorer {
             stop: AtomicBool::new(false),
             schemas: Mutex::default(),
             workers: Mutex::default(),
-            bar: Mutex::default(),
+            bar,
         }
     }
 
@@ -310,12 +315,6 @@ impl Explorer {
     /// something across schemas); the first error stops the others.
     pub async fn run_all(self: &Arc<Self>, env: &Arc<Env>) -> Result<()> {
         let jobs = if self.cfg.alone.is_some() { 1 } else { self.cfg.jobs };
-        let bar = crate::progress::Progress::for_stderr(self.cfg.lang, false).bar(
-            None,
-            self.runs.len() as u64,
-            format!("lab explore {}", self.cfg.name),
-        );
-        *self.bar.lock().unwrap() = Some(bar.clone());
         let workers: Vec<_> = (0..jobs.min(self.runs.len()).max(1))
             .map(|w| {
                 let (me, env) = (self.clone(), env.clone());
@@ -339,7 +338,7 @@ impl Explorer {
                 first = r;
             }
         }
-        bar.finish_and_clear();
+        self.bar.finish_and_clear();
         first
     }
 
@@ -411,7 +410,8 @@ impl Explorer {
             let Some(&(li, pi)) = self.runs.get(k) else { break };
             let level = self.cfg.levels[li];
             if open.as_ref().is_some_and(|(_, _, l)| *l != level) {
-                open = None;
+                let (sessions, setup, _) = open.take().expect("opened");
+                close(&env, sessions, setup).await?;
             }
             if open.is_none() {
                 let (sessions, setup) = self.open_at(&opener, level).await?;
@@ -436,26 +436,14 @@ impl Explorer {
                     elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
                 });
             }
-            if let Some(b) = &*self.bar.lock().unwrap() {
-                b.inc(1);
-            }
+            self.bar.inc(1);
             if lost {
                 let (sessions, setup, _) = open.take().expect("opened");
-                let pids: Vec<i32> = sessions.iter().chain([&setup]).map(|s| s.pid()).collect();
-                drop(sessions);
-                drop(setup);
-                for pid in pids {
-                    env.await_gone(pid).await?;
-                }
+                close(&env, sessions, setup).await?;
             }
         }
         if let Some((sessions, setup, _)) = open {
-            let pids: Vec<i32> = sessions.iter().chain([&setup]).map(|s| s.pid()).collect();
-            drop(sessions);
-            drop(setup);
-            for pid in pids {
-                env.await_gone(pid).await?;
-            }
+            close(&env, sessions, setup).await?;
         }
         Ok(())
     }
@@ -548,12 +536,7 @@ impl Explorer {
                 let o = self
                     .run_one(&env, (&sessions, &setup), &recorder, &transcript, li, pi)
                     .await;
-                let pids: Vec<i32> = sessions.iter().chain([&setup]).map(|s| s.pid()).collect();
-                drop(sessions);
-                drop(setup);
-                for pid in pids {
-                    env.await_gone(pid).await?;
-                }
+                close(&env, sessions, setup).await?;
                 o.map(|observation| RunResult {
                     observation,
                     timeline: recorder.take(),
@@ -659,6 +642,18 @@ fn final_reads(spec: &Spec, plan: &[Planned]) -> Vec<String> {
         return Vec::new();
     }
     plan[cut..].iter().map(|p| spec.step(p.id).name.clone()).collect()
+}
+
+/// Closes a worker's sessions, their backends gone before it goes on (no
+/// lock of theirs outlives them on the worker's schema).
+async fn close(env: &Env, sessions: Vec<Session>, setup: Session) -> Result<()> {
+    let pids: Vec<i32> = sessions.iter().chain([&setup]).map(|s| s.pid()).collect();
+    drop(sessions);
+    drop(setup);
+    for pid in pids {
+        env.await_gone(pid).await?;
+    }
+    Ok(())
 }
 
 fn same_order(a: &[Planned], b: &[Planned]) -> bool {
