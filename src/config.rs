@@ -6,7 +6,9 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use crate::catalogue::{self, Params, RunOpts, Scenario, Variant};
-use crate::cli::{ConnArgs, ExploreArgs, Format, LocalArgs, PhenomenaArgs, RunArgs, SpecArgs, SpecFormat};
+use crate::cli::{
+    ConnArgs, ExploreArgs, Format, HuntArgs, HuntFormat, LocalArgs, PhenomenaArgs, RunArgs, SpecArgs, SpecFormat,
+};
 use crate::files::LabFiles;
 use crate::i18n::{Context, Lang};
 use crate::phenomena::{self, MatrixConfig};
@@ -403,6 +405,142 @@ impl ExploreRun {
             sample,
             explore,
         })
+    }
+}
+
+/// A checked `lab hunt` command line: a run against a server, or a history checked alone.
+pub enum Hunt {
+    Run(HuntRun),
+    Check(HuntCheck),
+}
+
+/// `lab hunt` against a server.
+pub struct HuntRun {
+    pub common: Common,
+    pub levels: Vec<crate::hunt::check::Level>,
+    pub shape: crate::hunt::workload::Shape,
+    pub clients: usize,
+    pub budget: crate::hunt::workload::Budget,
+    pub seed: u64,
+    pub max_connections: Option<usize>,
+    pub history: Option<PathBuf>,
+    pub options: crate::hunt::check::Options,
+    /// Where reproducers go (none: `--no-specs`).
+    pub specs: Option<PathBuf>,
+    pub replays: usize,
+    pub shrink: bool,
+    pub format: HuntFormat,
+}
+
+/// `lab hunt --check FILE`.
+pub struct HuntCheck {
+    pub lang: Lang,
+    pub file: PathBuf,
+    pub level: Option<crate::hunt::check::Level>,
+    pub options: crate::hunt::check::Options,
+    pub format: HuntFormat,
+    pub junit: Option<PathBuf>,
+    pub html: Option<PathBuf>,
+}
+
+/// The throwaway cluster's max_connections less its reserved ones (cluster.rs sets 300).
+const THROWAWAY_ROOM: usize = 296;
+
+impl Hunt {
+    pub fn new(args: &HuntArgs, env: EnvLookup<'_>, lang: Lang) -> Result<Hunt> {
+        use crate::hunt::check::{Level, Options};
+        use crate::hunt::msg as hmsg;
+        use crate::hunt::workload::{Budget, Shape};
+        let mut levels: Vec<Level> = Vec::new();
+        for l in &args.level {
+            if l == "all" {
+                levels.extend([Level::ReadCommitted, Level::RepeatableRead, Level::Serializable]);
+            } else {
+                levels.push(Level::parse(l).ok_or_else(|| anyhow::anyhow!(hmsg::bad_level(l)))?);
+            }
+        }
+        levels.sort();
+        levels.dedup();
+        let options = Options {
+            realtime: args.realtime,
+            sessions: args.session_order,
+            all_cycles: args.all_cycles,
+        };
+        if let Some(file) = &args.check {
+            if levels.len() > 1 {
+                bail!(hmsg::check_one_level());
+            }
+            return Ok(Hunt::Check(HuntCheck {
+                lang,
+                file: file.clone(),
+                level: levels.first().copied(),
+                options,
+                format: args.format,
+                junit: junit_path(&args.junit)?,
+                html: html_path(&args.html)?,
+            }));
+        }
+        if levels.is_empty() {
+            levels = vec![Level::ReadCommitted, Level::RepeatableRead, Level::Serializable];
+        }
+        for (n, flag) in [
+            (args.keys, "--keys"),
+            (args.clients, "--clients"),
+            (args.ops, "--ops"),
+            (args.replays, "--replays"),
+        ] {
+            if n == 0 {
+                bail!(hmsg::at_least_one(flag));
+            }
+        }
+        if args.keys > 1_000_000 || args.ops > 1000 || args.replays > 1000 {
+            bail!(hmsg::too_large());
+        }
+        let budget = match (args.txns, args.seconds) {
+            (Some(0), _) => bail!(hmsg::at_least_one("--txns")),
+            (Some(n), _) => Budget::Txns(n),
+            (None, Some(s)) if !(s.is_finite() && s > 0.0 && s <= 86_400.0) => bail!(hmsg::seconds()),
+            (None, Some(s)) => Budget::Seconds(s),
+            (None, None) => Budget::Txns(2000),
+        };
+        // The sessions, the control connection, and a replay's (a worker's control, a setup one and one per transaction of a cycle).
+        let need = args.clients + 1;
+        if let Some(max) = args.max_connections
+            && need > max
+        {
+            bail!(hmsg::too_many_clients(args.clients, max));
+        }
+        let target = target_of(&args.target_args, env, lang)?;
+        if matches!(target, crate::target::Target::Throwaway { .. }) && need > THROWAWAY_ROOM {
+            bail!(hmsg::too_many_clients(args.clients, THROWAWAY_ROOM));
+        }
+        let wait_timeout = deadline(args.wait_timeout)?;
+        Ok(Hunt::Run(HuntRun {
+            common: Common {
+                lang,
+                target,
+                wait_timeout,
+                step: false,
+                junit: junit_path(&args.junit)?,
+                html: html_path(&args.html)?,
+            },
+            levels,
+            shape: Shape {
+                keys: args.keys,
+                max_ops: args.ops,
+                ..Shape::default()
+            },
+            clients: args.clients,
+            budget,
+            seed: args.seed,
+            max_connections: args.max_connections,
+            history: args.history.clone(),
+            options,
+            specs: (!args.no_specs).then(|| args.specs.clone()),
+            replays: args.replays,
+            shrink: !args.no_shrink,
+            format: args.format,
+        }))
     }
 }
 

@@ -2,7 +2,7 @@
 //! line and calls [`run`], which hands each command to the [`harness`].
 //!
 //! Dependencies point one way (tests/lab/layers.rs checks it): `harness ->
-//! config -> cli -> {catalogue, suite, phenomena, locks} -> {http, retry,
+//! config -> cli -> {catalogue, suite, explore, hunt, phenomena, locks} -> {http, retry,
 //! sql} -> render -> engine -> report`, with `target`, `spec`, `sqltext`,
 //! `i18n`, `files`, `progress` and `output` as leaves.
 pub mod catalogue;
@@ -13,6 +13,7 @@ pub mod explore;
 pub mod files;
 pub mod harness;
 pub mod http;
+pub mod hunt;
 pub mod i18n;
 pub mod locks;
 pub mod output;
@@ -117,6 +118,10 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
                 let cfg = config::ExploreRun::new(&args, env, lang)?;
                 harness::runtime()?.block_on(harness::run(&harness::Explore::new(cfg)))
             }
+            Command::Hunt(args) => match config::Hunt::new(&args, env, lang)? {
+                config::Hunt::Check(cfg) => harness::hunt_check(&cfg),
+                config::Hunt::Run(cfg) => harness::runtime()?.block_on(harness::run(&harness::Hunt::new(cfg))),
+            },
             Command::Spec(args) => {
                 let cfg = config::SpecRun::new(&args, env, lang)?;
                 harness::runtime()?.block_on(harness::run(&harness::Specs::new(cfg)))

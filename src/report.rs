@@ -7,6 +7,14 @@ use serde_json::{Map, Value};
 
 use crate::i18n::{Lang, Text};
 
+/// A cycle of transactions, drawn beside their swimlanes (`lab hunt`):
+/// its nodes in order, and edges (from, to, label) by node position.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CycleFigure {
+    pub nodes: Vec<String>,
+    pub edges: Vec<(usize, usize, String)>,
+}
+
 /// A piece of text that is either a translated message or something quoted
 /// as it is (SQL, values, what the server said).
 #[derive(Debug, Clone, PartialEq)]
@@ -237,6 +245,9 @@ pub struct VariantReport {
     /// for a Gantt chart: the pools' batches.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub spans: std::collections::BTreeMap<String, Vec<[f64; 2]>>,
+    /// A cycle of transactions to draw before the swimlanes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cycle: Option<CycleFigure>,
 }
 
 impl VariantReport {
@@ -259,6 +270,7 @@ impl VariantReport {
             notes: Vec::new(),
             evidence: Vec::new(),
             spans: Default::default(),
+            cycle: None,
         }
     }
 

@@ -6,6 +6,7 @@
 //! run stopped part-way) and the exit code. What runs inside is a [`Job`]:
 //! the scenarios, `lab spec`, `lab phenomena`.
 mod explore;
+mod hunt;
 mod phenomena;
 mod scenarios;
 mod server;
@@ -29,6 +30,7 @@ use crate::target::cluster::Cluster;
 use crate::target::connect;
 
 pub use explore::Explore;
+pub use hunt::{Hunt, check_file as hunt_check};
 pub use phenomena::Matrix;
 pub use scenarios::Scenarios;
 pub use server::serve;

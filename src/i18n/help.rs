@@ -111,6 +111,71 @@ pub static HELP_TR: &[(&str, &str)] = &[
         "Her hücrenin adımlarının her iç içe geçişini de çalıştır (lab explore gibi): her hücre, kendi iç içe geçişinin kararının yanında anomalinin kaçında oluştuğunu, kaçının beklediğini ve kaçının iptal edildiğini söyler",
     ),
     (
+        "cmd.hunt",
+        "Kimsenin yazmadığı anomalileri bul: rastgele list-append işlemleri, geçmişlerinin denetimi, her birini yeniden oynatan bir spec",
+    ),
+    (
+        "after.hunt",
+        "C oturum, bir list-append tablosunun K anahtarı üzerinde üretilmiş işlemler çalıştırır (okuma SELECT v, ekleme INSERT ... ON CONFLICT DO UPDATE SET v = v || x; her eklenen öğe tektir); aynı seed aynı işlemleri verir. Geçmiş Elle'in list-append denetimiyle denetlenir: okumaların döndürdüğünden çıkarılan ww, wr ve rw bağımlılıkları, G0, G1c, G-single, G2-item olarak sınıflanan döngüler ve G1a, G1b, çöp ve iç tutarsız okumalar. PostgreSQL'in READ COMMITTED düzeyi G0, G1a, G1b, G1c'yi yasaklar; REPEATABLE READ G-single'ı da; SERIALIZABLE her döngüyü. Bulunan her döngü için lab onu yeniden oynatan bir isolationtester spec'i yazar, oynatır ve denetleyicinin anomaliyi yeniden görüp görmediğini söyler.\nÇıkış kodları: 0 hiçbir düzeyin yasakladığı anomali yok, 1 yasak bir anomali (ya da istendiği gibi okunmayan bir düzey), 2 çalıştırılamadı, 130 kesildi (o ana kadarki geçmiş denetlenir).",
+    ),
+    (
+        "arg.hunt.level",
+        "read-committed, repeatable-read, serializable ya da all (varsayılan; tekrarlanabilir)",
+    ),
+    (
+        "arg.hunt.keys",
+        "Aynı anda oyundaki anahtar sayısı (bir anahtar 32 ekleme alır, sonra yerini yeni bir anahtar alır)",
+    ),
+    ("arg.hunt.clients", "Aynı anda işlem çalıştıran oturum sayısı"),
+    ("arg.hunt.txns", "Düzey başına işlem sayısı (varsayılan 2000)"),
+    (
+        "arg.hunt.seconds",
+        "Her düzeyi bir işlem sayısı yerine S saniye çalıştır",
+    ),
+    ("arg.hunt.seed", "İşlemlerin üretildiği seed"),
+    ("arg.hunt.ops", "İşlem başına en çok işlem adımı"),
+    (
+        "arg.hunt.max_connections",
+        "Çalıştırmanın kullanabileceği en çok bağlantı, kontrol bağlantısı dahil",
+    ),
+    (
+        "arg.hunt.history",
+        "Geçmişi JSON satırları olarak FILE dosyasına yaz (birden çok düzeyde her biri FILE.DÜZEY.jsonl)",
+    ),
+    (
+        "arg.hunt.check",
+        "Kaydedilmiş bir geçmişi (lab'in JSON satırları ya da Jepsen'in history.edn dosyası) sunucusuz denetle",
+    ),
+    (
+        "arg.hunt.realtime",
+        "İşlemleri gerçek zamana göre de sırala (biri öteki başlamadan bitti)",
+    ),
+    (
+        "arg.hunt.session_order",
+        "Her oturumun işlemlerini çalıştırdığı sırayla da sırala",
+    ),
+    (
+        "arg.hunt.all_cycles",
+        "Sınıf başına bir değil, her güçlü bağlı bileşenin her döngü sınıfı",
+    ),
+    ("arg.hunt.specs", "Yeniden üreticilerin yazılacağı dizin"),
+    ("arg.hunt.no_specs", "Yeniden üretici yazma"),
+    ("arg.hunt.replays", "Her yeniden üreticinin kaç kez oynatılacağı"),
+    (
+        "arg.hunt.no_shrink",
+        "Yeniden üreticide döngünün işlemlerinin her adımını tut",
+    ),
+    ("arg.hunt.format", "Çıktı biçimi"),
+    (
+        "arg.hunt.junit",
+        "Ayrıca FILE dosyasına bir JUnit XML raporu yaz (anomali sınıfı ve düzey başına bir test case)",
+    ),
+    (
+        "arg.hunt.html",
+        "Ayrıca FILE dosyasına kendi içinde tam bir HTML raporu yaz (her anomalinin döngüsü, işlemlerinin swimlane'lerinin yanında)",
+    ),
+    ("arg.hunt.wait_timeout", "Bir ifade için saniye cinsinden son süre"),
+    (
         "cmd.explore",
         "Bir spec'in her iç içe geçişi, her izolasyon seviyesinde, ne olduğuna göre gruplanmış",
     ),

@@ -135,6 +135,7 @@ mod tests {
             notes: vec![],
             evidence: vec![],
             spans: Default::default(),
+            cycle: None,
         }
     }
 

@@ -14,7 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["harness"],
     &["config"],
     &["cli"],
-    &["catalogue", "suite", "explore", "phenomena", "locks"],
+    &["catalogue", "suite", "explore", "hunt", "phenomena", "locks"],
     &["http", "retry", "sql"],
     &["render"],
     &["engine"],

@@ -118,6 +118,7 @@ fn waited() -> VariantReport {
             ],
         }],
         spans: Default::default(),
+        cycle: None,
     }
 }
 
@@ -151,6 +152,7 @@ fn failed() -> VariantReport {
         notes: vec![],
         evidence: vec![],
         spans: Default::default(),
+        cycle: None,
     }
 }
 

@@ -1,0 +1,354 @@
+//! The dependency graph of a history and the two searches the checker
+//! needs: strongly connected components (Tarjan's, iterative: a million
+//! transactions must not overflow the stack) and a shortest path under
+//! edge-kind rules (breadth-first, with visited marks stamped per search so
+//! that one allocation serves them all). Pure; unit-tested on hand-made graphs.
+//! Our own rather than petgraph's: both searches walk edges filtered by a
+//! kind mask over a compressed adjacency, which petgraph's graph types
+//! would hold as separate edges of a larger, slower structure.
+
+pub const WW: u8 = 1;
+pub const WR: u8 = 2;
+pub const RW: u8 = 4;
+pub const PROCESS: u8 = 8;
+pub const REALTIME: u8 = 16;
+
+/// Edges in compressed rows: node u's are `adj[offs[u]..offs[u+1]]`, each
+/// (target, the kinds that hold between them), one entry per target.
+pub struct Graph {
+    offs: Vec<u32>,
+    adj: Vec<(u32, u8)>,
+}
+
+impl Graph {
+    /// From (from, to, kind) triples, in any order, duplicates merged.
+    pub fn new(n: usize, mut edges: Vec<(u32, u32, u8)>) -> Graph {
+        edges.sort_unstable_by_key(|&(a, b, _)| ((a as u64) << 32) | b as u64);
+        let mut offs = vec![0u32; n + 1];
+        let mut adj: Vec<(u32, u8)> = Vec::with_capacity(edges.len());
+        let mut last: Option<(u32, u32)> = None;
+        for (a, b, k) in edges {
+            if last == Some((a, b)) {
+                adj.last_mut().expect("an edge before").1 |= k;
+                continue;
+            }
+            last = Some((a, b));
+            adj.push((b, k));
+            offs[a as usize + 1] += 1;
+        }
+        for i in 0..n {
+            offs[i + 1] += offs[i];
+        }
+        Graph { offs, adj }
+    }
+
+    pub fn len(&self) -> usize {
+        self.offs.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn out(&self, u: u32) -> &[(u32, u8)] {
+        &self.adj[self.offs[u as usize] as usize..self.offs[u as usize + 1] as usize]
+    }
+
+    /// The kinds of the edge u -> v (0: none).
+    pub fn kinds(&self, u: u32, v: u32) -> u8 {
+        self.out(u).iter().find(|(t, _)| *t == v).map_or(0, |(_, k)| *k)
+    }
+
+    /// Strongly connected components over edges having a kind in `mask`,
+    /// among nodes `within` says yes to: each node's component (u32::MAX
+    /// for nodes left out) and the components with more than one node.
+    pub fn components(&self, mask: u8, within: impl Fn(u32) -> bool) -> (Vec<u32>, Vec<Vec<u32>>) {
+        const NONE: u32 = u32::MAX;
+        let n = self.len();
+        let mut index = vec![NONE; n];
+        let mut low = vec![0u32; n];
+        let mut on_stack = vec![false; n];
+        let mut comp = vec![NONE; n];
+        let mut stack: Vec<u32> = Vec::new();
+        let mut big: Vec<Vec<u32>> = Vec::new();
+        let mut next_index = 0u32;
+        let mut next_comp = 0u32;
+        // (node, position in its edge list)
+        let mut call: Vec<(u32, u32)> = Vec::new();
+        for root in 0..n as u32 {
+            if index[root as usize] != NONE || !within(root) {
+                continue;
+            }
+            call.push((root, 0));
+            index[root as usize] = next_index;
+            low[root as usize] = next_index;
+            next_index += 1;
+            stack.push(root);
+            on_stack[root as usize] = true;
+            while let Some(&(u, at)) = call.last() {
+                let edges = self.out(u);
+                let mut pos = at as usize;
+                let mut child = None;
+                while pos < edges.len() {
+                    let (v, k) = edges[pos];
+                    pos += 1;
+                    if k & mask == 0 || !within(v) {
+                        continue;
+                    }
+                    if index[v as usize] == NONE {
+                        child = Some(v);
+                        break;
+                    } else if on_stack[v as usize] {
+                        low[u as usize] = low[u as usize].min(index[v as usize]);
+                    }
+                }
+                call.last_mut().expect("u is on the call stack").1 = pos as u32;
+                if let Some(v) = child {
+                    index[v as usize] = next_index;
+                    low[v as usize] = next_index;
+                    next_index += 1;
+                    stack.push(v);
+                    on_stack[v as usize] = true;
+                    call.push((v, 0));
+                    continue;
+                }
+                call.pop();
+                if let Some(&(parent, _)) = call.last() {
+                    low[parent as usize] = low[parent as usize].min(low[u as usize]);
+                }
+                if low[u as usize] == index[u as usize] {
+                    let mut members = Vec::new();
+                    loop {
+                        let w = stack.pop().expect("u is on the stack");
+                        on_stack[w as usize] = false;
+                        comp[w as usize] = next_comp;
+                        members.push(w);
+                        if w == u {
+                            break;
+                        }
+                    }
+                    if members.len() > 1 {
+                        members.sort_unstable();
+                        big.push(members);
+                    }
+                    next_comp += 1;
+                }
+            }
+        }
+        big.sort_unstable();
+        (comp, big)
+    }
+}
+
+/// Rules for one path search.
+#[derive(Clone, Copy)]
+pub struct Rules {
+    /// Kinds an edge may be walked as.
+    pub allowed: u8,
+    /// The path must walk at least one RW edge (a second anti-dependency).
+    pub need_rw: bool,
+}
+
+/// Breadth-first searches over one graph, sharing their marks.
+pub struct Searcher {
+    /// Per (node, walked an RW edge yet): the search that reached it, and from where.
+    stamp: Vec<u32>,
+    parent: Vec<(u32, u8)>,
+    now: u32,
+    queue: std::collections::VecDeque<u32>,
+}
+
+impl Searcher {
+    pub fn new(n: usize) -> Searcher {
+        Searcher {
+            stamp: vec![0; 2 * n],
+            parent: vec![(0, 0); 2 * n],
+            now: 0,
+            queue: Default::default(),
+        }
+    }
+
+    /// A shortest path from `from` to `to` by `rules`, staying among nodes
+    /// `within` accepts: the edges walked, each (from, to, the kind it was
+    /// walked as). `budget` is spent one per edge looked at; none left, no path.
+    pub fn path(
+        &mut self,
+        g: &Graph,
+        (from, to): (u32, u32),
+        rules: Rules,
+        within: &dyn Fn(u32) -> bool,
+        budget: &mut u64,
+    ) -> Option<Vec<(u32, u32, u8)>> {
+        self.now += 1;
+        let now = self.now;
+        let state = |node: u32, flag: bool| 2 * node as usize + flag as usize;
+        let start = state(from, false);
+        self.stamp[start] = now;
+        self.queue.clear();
+        self.queue.push_back(start as u32);
+        let goal = state(to, rules.need_rw);
+        while let Some(s) = self.queue.pop_front() {
+            if s as usize == goal {
+                return Some(self.walk_back(start, goal));
+            }
+            let (u, flag) = (s / 2, s % 2 == 1);
+            if u == to {
+                continue; // reached without the RW edge it needs: going on would pass it twice
+            }
+            for &(v, kinds) in g.out(u) {
+                if *budget == 0 {
+                    return None;
+                }
+                *budget -= 1;
+                if !within(v) {
+                    continue;
+                }
+                for kind in [WW, WR, PROCESS, REALTIME, RW] {
+                    if kinds & kind & rules.allowed == 0 {
+                        continue;
+                    }
+                    let next = state(v, flag || (kind == RW && rules.need_rw));
+                    if self.stamp[next] != now {
+                        self.stamp[next] = now;
+                        self.parent[next] = (s, kind);
+                        self.queue.push_back(next as u32);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    fn walk_back(&self, start: usize, goal: usize) -> Vec<(u32, u32, u8)> {
+        let mut path = Vec::new();
+        let mut s = goal;
+        while s != start {
+            let (p, kind) = self.parent[s];
+            path.push((p / 2, (s / 2) as u32, kind));
+            s = p as usize;
+        }
+        path.reverse();
+        path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn components_find_cycles_and_leave_chains() {
+        // 0 -> 1 -> 2 -> 0 is a cycle; 2 -> 3 -> 4 a chain; 4 <-> 5 by RW only.
+        let g = Graph::new(
+            6,
+            vec![
+                (0, 1, WW),
+                (1, 2, WR),
+                (2, 0, RW),
+                (2, 3, WW),
+                (3, 4, WW),
+                (4, 5, RW),
+                (5, 4, RW),
+                (0, 1, RW),
+            ],
+        );
+        assert_eq!(g.kinds(0, 1), WW | RW);
+        let (comp, big) = g.components(WW | WR | RW, |_| true);
+        assert_eq!(big, vec![vec![0, 1, 2], vec![4, 5]]);
+        assert_eq!(comp[0], comp[2]);
+        assert_ne!(comp[2], comp[3]);
+        let (_, big) = g.components(WW | WR, |_| true);
+        assert!(big.is_empty());
+        let (_, big) = g.components(WW | WR | RW, |n| n != 1);
+        assert_eq!(big, vec![vec![4, 5]]);
+    }
+
+    #[test]
+    fn a_long_chain_does_not_overflow_the_stack() {
+        let n = 300_000u32;
+        let mut edges: Vec<_> = (0..n - 1).map(|i| (i, i + 1, WW)).collect();
+        edges.push((n - 1, 0, RW));
+        let g = Graph::new(n as usize, edges);
+        let (_, big) = g.components(WW | RW, |_| true);
+        assert_eq!(big.len(), 1);
+        assert_eq!(big[0].len(), n as usize);
+    }
+
+    #[test]
+    fn paths_keep_to_the_rules() {
+        // 1 -> 0 directly by RW, or 1 -> 2 -> 0 by WW then WR.
+        let g = Graph::new(3, vec![(1, 0, RW), (1, 2, WW), (2, 0, WR)]);
+        let mut s = Searcher::new(3);
+        let mut budget = 100;
+        let all = |_: u32| true;
+        let p = s.path(
+            &g,
+            (1, 0),
+            Rules {
+                allowed: WW | WR | RW,
+                need_rw: false,
+            },
+            &all,
+            &mut budget,
+        );
+        assert_eq!(p, Some(vec![(1, 0, RW)]));
+        let p = s.path(
+            &g,
+            (1, 0),
+            Rules {
+                allowed: WW | WR,
+                need_rw: false,
+            },
+            &all,
+            &mut budget,
+        );
+        assert_eq!(p, Some(vec![(1, 2, WW), (2, 0, WR)]));
+        let p = s.path(
+            &g,
+            (1, 0),
+            Rules {
+                allowed: WW | WR | RW,
+                need_rw: true,
+            },
+            &all,
+            &mut budget,
+        );
+        assert_eq!(p, Some(vec![(1, 0, RW)]));
+        let p = s.path(
+            &g,
+            (1, 0),
+            Rules {
+                allowed: WW,
+                need_rw: false,
+            },
+            &all,
+            &mut budget,
+        );
+        assert_eq!(p, None);
+        let p = s.path(
+            &g,
+            (1, 0),
+            Rules {
+                allowed: WW | WR,
+                need_rw: false,
+            },
+            &|n| n != 2,
+            &mut budget,
+        );
+        assert_eq!(p, None);
+        let mut none = 0;
+        assert_eq!(
+            s.path(
+                &g,
+                (1, 0),
+                Rules {
+                    allowed: RW,
+                    need_rw: false
+                },
+                &all,
+                &mut none
+            ),
+            None
+        );
+    }
+}

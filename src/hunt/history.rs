@@ -1,0 +1,453 @@
+//! A list-append history: transactions of appends and reads, each with its
+//! session, start and end, and whether it committed. Written and read as
+//! lab's JSON lines; Jepsen's `history.edn` is read too.
+//!
+//! lab's JSON lines: a header, then one transaction per line:
+//! ```text
+//! {"lab":"hunt","level":"repeatable read","seed":1,"keys":4,"clients":4}
+//! {"index":0,"session":1,"type":"ok","start":1200,"end":5300,"ops":[["append",3,7],["r",3,[1,7]]]}
+//! {"index":1,"session":2,"type":"fail","sqlstate":"40001","start":1300,"end":6100,"ops":[["r",3,[1]],["append",3,8]]}
+//! ```
+//! `type` is ok (committed), fail (did not commit: rolled back, aborted) or
+//! info (unknown: the connection went during COMMIT); times are nanoseconds
+//! on the run's monotonic clock; a read of a missing row is `[]`, an
+//! operation that never ran `null`.
+use std::fmt;
+
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use serde::ser::{SerializeSeq, Serializer};
+use serde::{Deserialize, Serialize};
+
+use super::edn::{self, Value};
+
+pub type Key = i64;
+pub type Elem = i64;
+
+/// One operation of a transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    Append(Key, Elem),
+    /// What the read returned (`None`: it never ran, or the history does not say).
+    Read(Key, Option<Vec<Elem>>),
+}
+
+impl Op {
+    pub fn key(&self) -> Key {
+        match self {
+            Op::Append(k, _) | Op::Read(k, _) => *k,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Committed.
+    Ok,
+    /// Did not commit.
+    Fail,
+    /// Unknown: it may have committed.
+    Info,
+}
+
+/// One transaction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Txn {
+    pub index: u64,
+    pub session: u64,
+    #[serde(rename = "type")]
+    pub status: Status,
+    /// The SQLSTATE it failed with (40001, 40P01: an abort the level allows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqlstate: Option<String>,
+    /// Nanoseconds on the run's monotonic clock.
+    pub start: u64,
+    /// None: it never ended (an info op in Jepsen's history).
+    #[serde(default)]
+    pub end: Option<u64>,
+    pub ops: Vec<Op>,
+    /// When the server answered each operation, nanoseconds on the same
+    /// clock (lab's own histories; a reproducer orders its steps by them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub at: Vec<u64>,
+    /// The line of the file it came from (0: recorded here).
+    #[serde(skip)]
+    pub line: usize,
+}
+
+/// The first line of lab's JSON lines.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    pub lab: String,
+    /// The level the sessions read back from the server.
+    #[serde(default)]
+    pub level: Option<String>,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub keys: Option<usize>,
+    #[serde(default)]
+    pub clients: Option<usize>,
+    #[serde(default)]
+    pub server: Option<String>,
+}
+
+/// A whole history.
+#[derive(Debug, Clone, Default)]
+pub struct History {
+    pub header: Option<Header>,
+    pub txns: Vec<Txn>,
+}
+
+/// A damaged history: where, and what was wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Damage {
+    pub line: usize,
+    pub what: String,
+}
+
+impl Serialize for Op {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(3))?;
+        match self {
+            Op::Append(k, v) => {
+                seq.serialize_element("append")?;
+                seq.serialize_element(k)?;
+                seq.serialize_element(v)?;
+            }
+            Op::Read(k, v) => {
+                seq.serialize_element("r")?;
+                seq.serialize_element(k)?;
+                seq.serialize_element(v)?;
+            }
+        }
+        seq.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Op {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Op, D::Error> {
+        struct OpVisitor;
+        impl<'de> Visitor<'de> for OpVisitor {
+            type Value = Op;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(r#"an operation ["append", KEY, VALUE] or ["r", KEY, [VALUES] | null]"#)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Op, A::Error> {
+                let f: String = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(0, &self))?;
+                let k: Key = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(1, &self))?;
+                let op = match f.as_str() {
+                    "append" => Op::Append(
+                        k,
+                        seq.next_element()?.ok_or_else(|| de::Error::invalid_length(2, &self))?,
+                    ),
+                    "r" => Op::Read(
+                        k,
+                        seq.next_element()?.ok_or_else(|| de::Error::invalid_length(2, &self))?,
+                    ),
+                    other => return Err(de::Error::custom(unknown_op(other))),
+                };
+                if seq.next_element::<de::IgnoredAny>()?.is_some() {
+                    return Err(de::Error::invalid_length(4, &self));
+                }
+                Ok(op)
+            }
+        }
+        d.deserialize_seq(OpVisitor)
+    }
+}
+
+fn unknown_op(f: &str) -> String {
+    format!("the operation {f:?} is not one the checker knows (list-append has append and r)")
+}
+
+impl History {
+    /// lab's JSON lines.
+    pub fn to_json_lines(&self) -> String {
+        let mut out = String::new();
+        if let Some(h) = &self.header {
+            out.push_str(&serde_json::to_string(h).expect("a header serializes"));
+            out.push('\n');
+        }
+        for t in &self.txns {
+            out.push_str(&serde_json::to_string(t).expect("a transaction serializes"));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Reads lab's JSON lines or Jepsen's EDN, whichever `text` is.
+    pub fn parse(text: &str) -> Result<History, Damage> {
+        let first = text.trim_start();
+        if first.starts_with("{\"") || first.is_empty() {
+            Self::from_json_lines(text)
+        } else {
+            Self::from_edn(text)
+        }
+    }
+
+    pub fn from_json_lines(text: &str) -> Result<History, Damage> {
+        let mut h = History::default();
+        for (i, line) in text.lines().enumerate() {
+            let n = i + 1;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let damage = |e: serde_json::Error| Damage {
+                line: n,
+                what: json_what(&e),
+            };
+            if h.txns.is_empty() && h.header.is_none() && line.contains("\"lab\"") {
+                h.header = Some(serde_json::from_str(line).map_err(damage)?);
+                continue;
+            }
+            let mut t: Txn = serde_json::from_str(line).map_err(damage)?;
+            t.line = n;
+            h.txns.push(t);
+        }
+        Ok(h)
+    }
+
+    /// Jepsen's list-append history: invocations paired with their
+    /// completions by process; nemesis and other non-client ops are skipped.
+    pub fn from_edn(text: &str) -> Result<History, Damage> {
+        let mut reader = edn::Reader::new(text);
+        let mut pending: std::collections::HashMap<i64, (usize, u64, Value)> = Default::default();
+        let mut h = History::default();
+        let mut ops: Vec<(usize, Value)> = Vec::new();
+        while let Some((line, form)) = reader.next_form().map_err(|e| Damage {
+            line: e.line,
+            what: e.what,
+        })? {
+            match form {
+                // A whole history in one vector.
+                Value::Seq(items) if ops.is_empty() && items.iter().all(|i| matches!(i, Value::Map(_))) => {
+                    ops.extend(items.into_iter().map(|i| (line, i)))
+                }
+                Value::Map(_) => ops.push((line, form)),
+                other => {
+                    return Err(Damage {
+                        line,
+                        what: format!("expected an operation map, found {}", cut(&other.show())),
+                    });
+                }
+            }
+        }
+        for (line, op) in ops {
+            let bad = |what: String| Damage { line, what };
+            let Some(&Value::Int(process)) = op.get("process") else {
+                continue; // :nemesis and the like
+            };
+            let f = op.get("f").and_then(Value::keyword).unwrap_or("");
+            if f != "txn" {
+                return Err(bad(format!(
+                    "the operation :f :{f} is not one the checker knows (list-append histories have :f :txn)"
+                )));
+            }
+            let kind = op
+                .get("type")
+                .and_then(Value::keyword)
+                .ok_or_else(|| bad("an operation without :type".into()))?;
+            let time = match op.get("time") {
+                Some(&Value::Int(t)) if t >= 0 => t as u64,
+                None => 0,
+                Some(v) => return Err(bad(format!(":time is {}, not a count of nanoseconds", v.show()))),
+            };
+            let value = op.get("value").cloned().unwrap_or(Value::Nil);
+            if kind == "invoke" {
+                if pending.insert(process, (line, time, value)).is_some() {
+                    return Err(bad(format!(
+                        "process {process} invokes again before its last invocation completed"
+                    )));
+                }
+                continue;
+            }
+            let status = match kind {
+                "ok" => Status::Ok,
+                "fail" => Status::Fail,
+                "info" => Status::Info,
+                k => return Err(bad(format!(":type :{k} is not invoke, ok, fail or info"))),
+            };
+            let Some((_, start, invoked)) = pending.remove(&process) else {
+                return Err(bad(format!(
+                    "process {process} completes an operation it never invoked"
+                )));
+            };
+            // A completion carries the reads' values; a failure or an unknown outcome may not.
+            let mops = if matches!(value, Value::Seq(_)) { value } else { invoked };
+            h.txns.push(Txn {
+                index: h.txns.len() as u64,
+                session: process as u64,
+                status,
+                sqlstate: None,
+                start,
+                end: Some(time),
+                ops: micro_ops(&mops, status).map_err(bad)?,
+                at: Vec::new(),
+                line,
+            });
+        }
+        // Invocations that never completed: unknown outcomes.
+        let mut left: Vec<_> = pending.into_iter().collect();
+        left.sort_by_key(|(_, (line, _, _))| *line);
+        for (process, (line, start, invoked)) in left {
+            h.txns.push(Txn {
+                index: h.txns.len() as u64,
+                session: process as u64,
+                status: Status::Info,
+                sqlstate: None,
+                start,
+                end: None,
+                ops: micro_ops(&invoked, Status::Info).map_err(|what| Damage { line, what })?,
+                at: Vec::new(),
+                line,
+            });
+        }
+        Ok(h)
+    }
+}
+
+/// `[[:append 1 2] [:r 1 [1 2]]]` as operations (an unknown outcome's reads say nothing).
+fn micro_ops(value: &Value, status: Status) -> Result<Vec<Op>, String> {
+    let Value::Seq(mops) = value else {
+        return Err(format!(
+            "the transaction's :value is {}, not a vector of operations",
+            cut(&value.show())
+        ));
+    };
+    let int = |v: &Value, what: &str| match v {
+        Value::Int(i) => Ok(*i),
+        other => Err(format!("{what} {} is not an integer", cut(&other.show()))),
+    };
+    mops.iter()
+        .map(|m| {
+            let Value::Seq(parts) = m else {
+                return Err(format!("the operation {} is not a vector", cut(&m.show())));
+            };
+            let [f, k, v] = parts.as_slice() else {
+                return Err(format!("the operation {} does not have three parts", cut(&m.show())));
+            };
+            let k = int(k, "the key")?;
+            match f.keyword() {
+                Some("append") => Ok(Op::Append(k, int(v, "the appended value")?)),
+                Some("r") => match (v, status) {
+                    (_, Status::Info) | (Value::Nil, _) => Ok(Op::Read(k, None)),
+                    (Value::Seq(items), _) => Ok(Op::Read(
+                        k,
+                        Some(
+                            items
+                                .iter()
+                                .map(|i| int(i, "the read element"))
+                                .collect::<Result<_, _>>()?,
+                        ),
+                    )),
+                    (other, _) => Err(format!(
+                        "the read of key {k} returned {}, not a list",
+                        cut(&other.show())
+                    )),
+                },
+                _ => Err(unknown_op(&f.show())),
+            }
+        })
+        .collect()
+}
+
+fn cut(s: &str) -> String {
+    if s.chars().count() > 60 {
+        format!("{}…", s.chars().take(60).collect::<String>())
+    } else {
+        s.to_string()
+    }
+}
+
+/// serde_json's error without its " at line 1 column N" (the line is the file's).
+fn json_what(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" at line ") {
+        Some(i) => format!("{} (column {})", &s[..i], e.column()),
+        None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_lines_round_trip() {
+        let h = History {
+            header: Some(Header {
+                lab: "hunt".into(),
+                level: Some("repeatable read".into()),
+                seed: Some(7),
+                ..Header::default()
+            }),
+            txns: vec![Txn {
+                index: 0,
+                session: 1,
+                status: Status::Fail,
+                sqlstate: Some("40001".into()),
+                start: 10,
+                end: Some(20),
+                ops: vec![Op::Append(3, 7), Op::Read(3, Some(vec![1, 7])), Op::Read(4, None)],
+                at: vec![12, 14],
+                line: 0,
+            }],
+        };
+        let text = h.to_json_lines();
+        assert!(
+            text.contains(r#""ops":[["append",3,7],["r",3,[1,7]],["r",4,null]]"#),
+            "{text}"
+        );
+        let back = History::parse(&text).unwrap();
+        assert_eq!(back.header, h.header);
+        assert_eq!(back.txns[0].ops, h.txns[0].ops);
+        assert_eq!(back.txns[0].line, 2);
+    }
+
+    #[test]
+    fn damaged_json_names_the_line_and_the_operation() {
+        let e = History::parse("{\"lab\":\"hunt\"}\n{\"index\":0,\"session\":1,\"type\":\"ok\",\"start\":0,\"end\":1,\"ops\":[[\"w\",1,2]]}\n")
+            .unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.what.contains("\"w\""), "{}", e.what);
+        let e = History::parse("{\"index\":0,\"session\":1,\"type\":\"ok\",\"start\":0,\"ops\":[]}\n{\"index\":1,")
+            .unwrap_err();
+        assert_eq!(e.line, 2);
+    }
+
+    #[test]
+    fn jepsen_edn_pairs_invocations_with_completions() {
+        let text = "\
+{:type :invoke, :f :txn, :value [[:append 1 2] [:r 1 nil]], :process 0, :time 10, :index 0}
+{:type :invoke, :f :txn, :value [[:r 1 nil]], :process 1, :time 11, :index 1}
+{:type :info, :f :start-partition, :value nil, :process :nemesis, :time 12}
+{:type :ok, :f :txn, :value [[:append 1 2] [:r 1 [2]]], :process 0, :time 20, :index 2}
+{:type :fail, :f :txn, :value [[:r 1 nil]], :process 1, :time 21, :index 3}
+{:type :invoke, :f :txn, :value [[:append 2 5]], :process 0, :time 30, :index 4}
+";
+        let h = History::parse(text).unwrap();
+        assert_eq!(h.txns.len(), 3);
+        assert_eq!(h.txns[0].status, Status::Ok);
+        assert_eq!(h.txns[0].ops, vec![Op::Append(1, 2), Op::Read(1, Some(vec![2]))]);
+        assert_eq!((h.txns[0].start, h.txns[0].end), (10, Some(20)));
+        assert_eq!(h.txns[1].status, Status::Fail);
+        assert_eq!(h.txns[2].status, Status::Info);
+        assert_eq!(h.txns[2].end, None);
+        assert_eq!(h.txns[2].line, 6);
+    }
+
+    #[test]
+    fn edn_errors_name_what_the_checker_does_not_know() {
+        let e = History::parse("{:type :invoke, :f :read, :value nil, :process 0}\n").unwrap_err();
+        assert!(e.what.contains(":read"), "{}", e.what);
+        let e = History::parse(
+            "{:type :invoke, :f :txn, :value [[:w 1 2]], :process 0}\n{:type :ok, :f :txn, :value [[:w 1 2]], :process 0}\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.what.contains(":w"), "{}", e.what);
+        let e = History::parse("{:type :ok, :f :txn, :value [], :process 3}\n").unwrap_err();
+        assert!(e.what.contains("never invoked"), "{}", e.what);
+    }
+}

@@ -1,0 +1,10 @@
+//! `lab hunt`: generated list-append transactions on real sessions, their
+//! history checked for anomalies (Elle's method), and a spec that replays
+//! each one.
+pub mod check;
+pub mod edn;
+pub mod graph;
+pub mod history;
+pub mod msg;
+pub mod reproduce;
+pub mod workload;

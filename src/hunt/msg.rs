@@ -1,0 +1,207 @@
+crate::messages! {
+    prefix "hu";
+    no_answer(secs) {
+        en: "a statement did not answer within {secs} s (--wait-timeout)",
+        tr: "bir ifade {secs} sn içinde yanıt vermedi (--wait-timeout)",
+    }
+    statement() {
+        en: "a hunt statement failed in a way no isolation level explains",
+        tr: "bir hunt ifadesi hiçbir yalıtım düzeyinin açıklamadığı biçimde hata verdi",
+    }
+    level_differs(asked, read) {
+        en: "the sessions asked for {asked} and the server reads back {read}",
+        tr: "oturumlar {asked} istedi, sunucu {read} okuyor",
+    }
+    bad_level(given) {
+        en: "--level {given}: not a level (read-committed, repeatable-read, serializable, all)",
+        tr: "--level {given}: bir düzey değil (read-committed, repeatable-read, serializable, all)",
+    }
+    check_one_level() {
+        en: "--check judges a history at one level: give one --level",
+        tr: "--check bir geçmişi tek bir düzeyde değerlendirir: tek bir --level verin",
+    }
+    at_least_one(flag) {
+        en: "{flag} must be at least 1",
+        tr: "{flag} en az 1 olmalı",
+    }
+    too_large() {
+        en: "--keys is at most 1000000, --ops and --replays at most 1000",
+        tr: "--keys en çok 1000000, --ops ve --replays en çok 1000 olabilir",
+    }
+    seconds() {
+        en: "--seconds must be more than 0 and at most 86400",
+        tr: "--seconds 0'dan büyük ve en çok 86400 olmalı",
+    }
+    too_many_clients(clients, max) {
+        en: "--clients {clients} needs {clients} sessions and a control connection; the server allows {max}",
+        tr: "--clients {clients}, {clients} oturum ve bir kontrol bağlantısı ister; sunucu {max} bağlantıya izin veriyor",
+    }
+    could_not_write(path) {
+        en: "could not write {path}",
+        tr: "{path} yazılamadı",
+    }
+    could_not_read(path, why) {
+        en: "could not read {path}: {why}",
+        tr: "{path} okunamadı: {why}",
+    }
+    damaged(path, line, what) {
+        en: "{path}:{line}: {what}",
+        tr: "{path}:{line}: {what}",
+    }
+    schema(schema) {
+        en: "could not make or drop the hunt's schema {schema}",
+        tr: "hunt'ın şeması {schema} oluşturulamadı ya da silinemedi",
+    }
+    spec_about(name, level, seed, txns) {
+        en: "lab hunt found {name} at {level} (seed {seed}) among transactions {txns}; this spec replays it.",
+        tr: "lab hunt {level} düzeyinde {name} buldu (seed {seed}), işlemler {txns}; bu spec onu yeniden oynatır.",
+    }
+    heading(version, about) {
+        en: "lab hunt on PostgreSQL {version}: {about}",
+        tr: "PostgreSQL {version} üzerinde lab hunt: {about}",
+    }
+    about_run(seed, clients, keys) {
+        en: "seed {seed}, {clients} sessions, {keys} keys",
+        tr: "seed {seed}, {clients} oturum, {keys} anahtar",
+    }
+    col_level() {
+        en: "level",
+        tr: "düzey",
+    }
+    col_txns() {
+        en: "transactions",
+        tr: "işlem",
+    }
+    col_committed() {
+        en: "committed",
+        tr: "commit edilen",
+    }
+    col_aborted() {
+        en: "aborted",
+        tr: "iptal edilen",
+    }
+    col_rate() {
+        en: "txns/s",
+        tr: "işlem/sn",
+    }
+    col_found() {
+        en: "anomalies found",
+        tr: "bulunan anomaliler",
+    }
+    forbidden() {
+        en: "forbidden",
+        tr: "yasak",
+    }
+    allowed() {
+        en: "allowed",
+        tr: "izinli",
+    }
+    none() {
+        en: "none",
+        tr: "yok",
+    }
+    forbidden_at(level) {
+        en: "forbidden at {level}",
+        tr: "{level} düzeyinde yasak",
+    }
+    allowed_at(level) {
+        en: "allowed at {level}",
+        tr: "{level} düzeyinde izinli",
+    }
+    judged_serializable() {
+        en: "The history names no level and none was given (--level): judged as serializable.",
+        tr: "Geçmiş bir düzey belirtmiyor ve --level verilmedi: serializable olarak değerlendirildi.",
+    }
+    partial(level, n) {
+        en: "{level}: stopped part-way; the {n} transactions recorded so far are checked.",
+        tr: "{level}: yarıda durdu; o ana kadar kaydedilen {n} işlem denetlendi.",
+    }
+    cut_short() {
+        en: "A cycle search ran out of its budget: a class may be missing (the history is very entangled).",
+        tr: "Bir döngü araması bütçesini aştı: bir sınıf eksik kalmış olabilir (geçmiş çok iç içe).",
+    }
+    history_at(path) {
+        en: "History: {path}",
+        tr: "Geçmiş: {path}",
+    }
+    blind_spot() {
+        en: "List-append sees dependencies on items only: predicate anti-dependencies (G2 proper, phantoms) are not checked.",
+        tr: "List-append yalnızca öğeler üzerindeki bağımlılıkları görür: yüklem anti-bağımlılıkları (asıl G2, hayaletler) denetlenmez.",
+    }
+    why_ww(from, first, key, to, then) {
+        en: "{from} appended {first} to key {key}, and {to} appended {then} right after it (ww)",
+        tr: "{from} {key} anahtarına {first} ekledi, {to} hemen ardından {then} ekledi (ww)",
+    }
+    why_wr(to, key, seen, from, elem) {
+        en: "{to} read key {key} = {seen}, ending in {from}'s {elem} (wr)",
+        tr: "{to} {key} anahtarını {seen} okudu; sondaki {elem} {from} işleminin (wr)",
+    }
+    why_rw(from, key, seen, elem, to) {
+        en: "{from} read key {key} = {seen}, without {elem}, which {to} appended next (rw)",
+        tr: "{from} {key} anahtarını {seen} okudu; {to} işleminin sonra eklediği {elem} yoktu (rw)",
+    }
+    why_realtime(from, to) {
+        en: "{from} ended before {to} began (real time)",
+        tr: "{from}, {to} başlamadan bitti (gerçek zaman)",
+    }
+    why_session(from, to, session) {
+        en: "{from} ran before {to} on session {session}",
+        tr: "{from}, {session} oturumunda {to} işleminden önce çalıştı",
+    }
+    why_g1a(reader, key, seen, elem, writer) {
+        en: "{reader} read key {key} = {seen}, with {elem}, appended by {writer}, which did not commit",
+        tr: "{reader} {key} anahtarını {seen} okudu; içindeki {elem} commit edilmemiş {writer} işleminin",
+    }
+    why_g1b(reader, key, seen, elem, writer) {
+        en: "{reader} read key {key} = {seen}, ending in {elem}, which {writer} appended to again before committing",
+        tr: "{reader} {key} anahtarını {seen} okudu; sondaki {elem} ara bir durum, {writer} commit etmeden önce yine ekledi",
+    }
+    why_garbage(reader, key, seen, elem) {
+        en: "{reader} read key {key} = {seen}, with {elem}, which nobody appended",
+        tr: "{reader} {key} anahtarını {seen} okudu; içindeki {elem} hiç eklenmedi",
+    }
+    why_duplicate(reader, key, seen, elem) {
+        en: "{reader} read key {key} = {seen}, with {elem} twice",
+        tr: "{reader} {key} anahtarını {seen} okudu; {elem} iki kez var",
+    }
+    why_order(reader, key, seen, other, other_seen) {
+        en: "{reader} read key {key} = {seen}, and {other} read {other_seen}: neither order extends the other",
+        tr: "{reader} {key} anahtarını {seen}, {other} ise {other_seen} okudu: sıralar birbirini sürdürmüyor",
+    }
+    why_internal(reader, key, seen) {
+        en: "{reader} read key {key} = {seen}, which does not show its own earlier reads and appends",
+        tr: "{reader} {key} anahtarını {seen} okudu; kendi önceki okuma ve eklemelerini göstermiyor",
+    }
+    expected_none(level) {
+        en: "none: {level} forbids it",
+        tr: "yok: {level} bunu yasaklar",
+    }
+    expected_allowed(level) {
+        en: "may occur: {level} allows it",
+        tr: "olabilir: {level} buna izin verir",
+    }
+    not_found() {
+        en: "not found",
+        tr: "bulunmadı",
+    }
+    check_class(name, level) {
+        en: "no {name} where {level} forbids it",
+        tr: "{level} yasaklarken {name} yok",
+    }
+    steps(n) {
+        en: "{n} steps",
+        tr: "{n} adım",
+    }
+    steps_shrunk(n, of) {
+        en: "{n} steps, shrunk from {of}",
+        tr: "{n} adım, {of} adımdan küçültüldü",
+    }
+    reproduced(path, k, n, steps) {
+        en: "reproducer {path}: reproduced {k} of {n} replays ({steps})",
+        tr: "yeniden üretici {path}: {n} oynatmanın {k} tanesinde yeniden üretildi ({steps})",
+    }
+    not_reproduced(path, k, n, instead, steps) {
+        en: "reproducer {path}: reproduced {k} of {n} replays; the others showed {instead} ({steps})",
+        tr: "yeniden üretici {path}: {n} oynatmanın {k} tanesinde yeniden üretildi; diğerleri {instead} gösterdi ({steps})",
+    }
+}
