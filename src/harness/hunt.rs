@@ -17,7 +17,7 @@ use crate::engine::Env;
 use crate::explore::{Choice, ExploreConfig, Explorer, Source};
 use crate::hunt::check::{self, Anomaly, Checked, Class, Level, Name, Why, forbidden};
 use crate::hunt::history::{Header, History, Op, Status};
-use crate::hunt::reproduce::{self, Reproducer};
+use crate::hunt::reproduce::{self, Order, Reproducer};
 use crate::hunt::workload::{Budget, CREATE, Workload};
 use crate::hunt::{history, msg};
 use crate::i18n::{Lang, Text, ui};
@@ -216,30 +216,18 @@ impl Hunt {
             let about =
                 msg::spec_about(a.name.text(), level.sql(), self.cfg.seed, txn_list(&f.history, a)).render(Lang::En);
             let mut best: Option<Replayed> = None;
-            for shrink in [true, false] {
-                if !shrink && !self.cfg.shrink && best.is_some() {
-                    break;
-                }
-                if shrink && !self.cfg.shrink {
-                    continue;
-                }
-                let r = reproduce::build(&f.history, a, level, shrink, &about);
-                if !shrink && best.as_ref().is_some_and(|b| b.reproducer.steps == r.steps) {
-                    break;
-                }
-                let replayed = self.replay(env, r, shrink).await?;
-                if std::env::var_os("LAB_HUNT_DEBUG").is_some() {
-                    eprintln!(
-                        "{}\n=> {}/{} {:?}",
-                        replayed.reproducer.text, replayed.showed, replayed.of, replayed.instead
-                    );
-                }
-                let all = replayed.showed == replayed.of;
-                if best.as_ref().is_none_or(|b| replayed.showed > b.showed) {
-                    best = Some(replayed);
-                }
-                if all {
-                    break;
+            let shrinks: &[bool] = if self.cfg.shrink { &[true, false] } else { &[false] };
+            'tries: for &shrink in shrinks {
+                for order in [Order::Derived, Order::Answered, Order::Sent] {
+                    let r = reproduce::build(&f.history, a, level, (shrink, order), &about);
+                    let replayed = self.replay(env, r, shrink).await?;
+                    let all = replayed.showed == replayed.of;
+                    if best.as_ref().is_none_or(|b| replayed.showed > b.showed) {
+                        best = Some(replayed);
+                    }
+                    if all {
+                        break 'tries;
+                    }
                 }
             }
             let Some(mut best) = best else { continue };
@@ -292,11 +280,19 @@ impl Hunt {
         let results = explorer.take();
         let mut showed = 0;
         let mut instead = None;
+        let mut first = None;
         for run in results.iter().flatten() {
             match reproduce::shows(&r, &run.observation, self.cfg.options) {
-                Ok(()) => showed += 1,
+                Ok(()) => {
+                    showed += 1;
+                    first = first.or(Some(&run.observation));
+                }
                 Err(why) => instead = instead.or(Some(why)),
             }
+        }
+        let mut r = r;
+        if let Some(obs) = first {
+            reproduce::with_occurs_if(&mut r, obs);
         }
         Ok(Replayed {
             reproducer: r,

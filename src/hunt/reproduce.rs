@@ -2,7 +2,9 @@
 //! the keys set up as the cycle's first reads saw them, one session per
 //! transaction of the cycle, a step per operation (shrunk to those the
 //! cycle's edges rest on, and each transaction's first, which takes its
-//! snapshot), and one permutation in the order the server answered them.
+//! snapshot), and one permutation: the order the server answered them, or
+//! the order they were sent (a snapshot is taken when its first statement
+//! starts; a write waits between the two), whichever replays the anomaly.
 //! A replay's steps are read back as a history of their own and checked
 //! again: "reproduced" means the checker finds the same anomaly in what
 //! the replay did, not that the steps ran.
@@ -65,15 +67,35 @@ fn answered(t: &Txn, i: usize) -> u64 {
 
 /// The reproducer of `a` (a cycle) found in `h` at `level`; `shrink` keeps
 /// only the operations the cycle's edges rest on.
-pub fn build(h: &History, a: &Anomaly, level: Level, shrink: bool, about: &str) -> Reproducer {
+/// Which of an operation's times orders the permutation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// When the server answered it.
+    Answered,
+    /// When it was sent (its session's previous answer).
+    Sent,
+    /// The answers' order, moved where the history requires: a transaction
+    /// that saw or overwrote another's element after that one's COMMIT; one
+    /// that read a key without another's later element before that one's
+    /// COMMIT (at READ COMMITTED for the statement itself, above it for the
+    /// transaction's first statement, which takes its snapshot).
+    Derived,
+}
+
+/// When op `i` of `t` was sent (`i` = the number of ops: its COMMIT).
+fn sent(t: &Txn, i: usize) -> u64 {
+    if i == 0 { t.start } else { answered(t, i - 1) }
+}
+
+pub fn build(h: &History, a: &Anomaly, level: Level, (shrink, order): (bool, Order), about: &str) -> Reproducer {
     let mut txns: Vec<usize> = Vec::new();
     for t in &a.txns {
         if !txns.contains(t) {
             txns.push(*t);
         }
     }
-    // Each transaction's operations and its COMMIT, and the final read.
-    let unshrunk: usize = txns.iter().map(|t| h.txns[*t].ops.len() + 1).sum::<usize>() + 1;
+    // Each transaction's BEGIN, operations and COMMIT, and the final read.
+    let unshrunk: usize = txns.iter().map(|t| h.txns[*t].ops.len() + 2).sum::<usize>() + 1;
     // The operations kept, per transaction.
     let mut keep: Vec<Vec<usize>> = txns.iter().map(|_| vec![0]).collect();
     for link in &a.cycle {
@@ -138,19 +160,37 @@ pub fn build(h: &History, a: &Anomaly, level: Level, shrink: bool, about: &str) 
                 if matches!(op, Op::Read(..)) { "r" } else { "a" },
                 i + 1
             );
-            events.push((answered(txn, *i), p, name.clone()));
+            let at = match order {
+                Order::Answered | Order::Derived => answered(txn, *i),
+                Order::Sent => sent(txn, *i),
+            };
+            events.push((at, p, name.clone()));
             steps_of.push((name, p, Some(*i)));
         }
         let commit = format!("{}_c", session(p));
-        events.push((txn.end.unwrap_or(u64::MAX), p, commit.clone()));
+        let at = match order {
+            Order::Answered | Order::Derived => txn.end.unwrap_or(u64::MAX),
+            Order::Sent => sent(txn, txn.ops.len()),
+        };
+        events.push((at, p, commit.clone()));
         steps_of.push((commit, p, None));
     }
     events.sort_by_key(|(at, p, _)| (*at, *p));
+    if order == Order::Derived
+        && let Some(moved) = derived(h, &ops, &events, &steps_of, level)
+    {
+        events = moved;
+    }
     let mut text = String::new();
     let _ = writeln!(text, "# {about}");
     let _ = writeln!(
         text,
-        "# Replay: lab spec FILE, or isolationtester. Each session is one transaction of the cycle; the steps are its operations, in the order the server answered them."
+        "# Replay: lab spec FILE, or isolationtester. Each session is one transaction of the cycle; the steps are its operations, in the order {}.",
+        match order {
+            Order::Answered => "the server answered them",
+            Order::Sent => "they were sent",
+            Order::Derived => "the history requires (ties: the order the server answered them)",
+        }
     );
     text.push_str("\nsetup\n{\n  ");
     text.push_str(CREATE);
@@ -170,11 +210,17 @@ pub fn build(h: &History, a: &Anomaly, level: Level, shrink: bool, about: &str) 
     }
     text.push_str("}\n\nteardown\n{\n  DROP TABLE append;\n}\n");
     for (p, t) in txns.iter().enumerate() {
+        // The level as a two-way parameter: isolationtester runs the
+        // literal, `lab explore --level` binds the one it explores. BEGIN is
+        // a step of its own: in the setup block it would share one query
+        // string with the SET, and a transaction begun there keeps the level
+        // it started with (the default before the SET).
         let _ = write!(
             text,
-            "\nsession {}\nsetup {{ BEGIN ISOLATION LEVEL {}; }}\n",
+            "\nsession {}\nsetup {{ SET default_transaction_isolation = /*:level*/'{}'; }}\nstep {}_b {{ BEGIN; }}\n",
             session(p),
-            level.sql().to_uppercase()
+            level.sql(),
+            session(p)
         );
         for (i, op) in &ops[p] {
             let (name, sql) = match op {
@@ -188,14 +234,24 @@ pub fn build(h: &History, a: &Anomaly, level: Level, shrink: bool, about: &str) 
     }
     // The keys read once more at the end: the replay's history needs each key's final order.
     text.push_str("\nsession final\nstep final_read { SELECT k, v FROM append ORDER BY k; }\n");
-    let mut line: Vec<&str> = events.iter().map(|(_, _, n)| n.as_str()).collect();
+    // Each BEGIN right before its session's first step.
+    let begins: Vec<String> = (0..txns.len()).map(|p| format!("{}_b", session(p))).collect();
+    let mut line: Vec<&str> = Vec::new();
+    let mut begun = vec![false; txns.len()];
+    for (_, p, n) in &events {
+        if !begun[*p] {
+            begun[*p] = true;
+            line.push(&begins[*p]);
+        }
+        line.push(n);
+    }
     line.push(FINAL);
     let _ = writeln!(text, "\npermutation {}", line.join(" "));
     Reproducer {
         name: a.name,
         level,
         text,
-        steps: events.len() + 1,
+        steps: line.len(),
         unshrunk,
         steps_of,
         sessions: (0..txns.len()).map(session).collect(),
@@ -203,6 +259,96 @@ pub fn build(h: &History, a: &Anomaly, level: Level, shrink: bool, about: &str) 
         ops,
         initial,
     }
+}
+
+/// The events (time, transaction, step) reordered by what the history
+/// requires between the cycle's transactions (see [`Order::Derived`]), the
+/// answers' order breaking ties; None if the requirements contradict.
+fn derived(
+    h: &History,
+    ops: &[Vec<(usize, Op)>],
+    events: &[(u64, usize, String)],
+    steps_of: &[(String, usize, Option<usize>)],
+    level: Level,
+) -> Option<Vec<(u64, usize, String)>> {
+    let n = events.len();
+    let index = |p: usize, op: Option<usize>| -> Option<usize> {
+        let name = &steps_of.iter().find(|(_, q, o)| *q == p && *o == op)?.0;
+        events.iter().position(|(_, _, e)| e == name)
+    };
+    // The statement whose snapshot decides what op `i` of `p` sees.
+    let snap = |p: usize, i: usize| {
+        let first = ops[p].first().map_or(i, |(j, _)| *j);
+        index(p, Some(if level == Level::ReadCommitted { i } else { first }))
+    };
+    let mut before: Vec<(usize, usize)> = Vec::new();
+    // Each session's steps in order.
+    for p in 0..ops.len() {
+        let mut seq: Vec<usize> = ops[p].iter().filter_map(|(i, _)| index(p, Some(*i))).collect();
+        seq.extend(index(p, None));
+        before.extend(seq.windows(2).map(|w| (w[0], w[1])));
+    }
+    let mut orders: std::collections::HashMap<Key, Vec<Elem>> = Default::default();
+    for (pa, a_ops) in ops.iter().enumerate() {
+        for (pb, b_ops) in ops.iter().enumerate() {
+            if pa == pb {
+                continue;
+            }
+            let a_commit = index(pa, None)?;
+            for (_, oa) in a_ops {
+                let Op::Append(k, ea) = oa else { continue };
+                let order = orders.entry(*k).or_insert_with(|| order_of(h, *k));
+                let pos_a = order.iter().position(|e| e == ea);
+                for (ib, ob) in b_ops {
+                    match ob {
+                        Op::Read(kb, Some(l)) if kb == k => {
+                            if l.contains(ea) {
+                                before.push((a_commit, snap(pb, *ib)?));
+                            } else if pos_a.is_some_and(|pa| pa >= l.len()) {
+                                before.push((snap(pb, *ib)?, a_commit));
+                            }
+                        }
+                        Op::Append(kb, eb) if kb == k => {
+                            let pos_b = order.iter().position(|e| e == eb);
+                            if let (Some(x), Some(y)) = (pos_a, pos_b)
+                                && x < y
+                            {
+                                let at = if level == Level::ReadCommitted {
+                                    index(pb, Some(*ib))?
+                                } else {
+                                    snap(pb, *ib)?
+                                };
+                                before.push((a_commit, at));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    // Kahn's algorithm, the earliest answer first among the steps free to go.
+    let mut preds = vec![0usize; n];
+    let mut next: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &(a, b) in &before {
+        preds[b] += 1;
+        next[a].push(b);
+    }
+    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<(u64, usize, usize)>> = (0..n)
+        .filter(|e| preds[*e] == 0)
+        .map(|e| std::cmp::Reverse((events[e].0, events[e].1, e)))
+        .collect();
+    let mut out = Vec::with_capacity(n);
+    while let Some(std::cmp::Reverse((_, _, e))) = ready.pop() {
+        out.push(events[e].clone());
+        for &m in &next[e] {
+            preds[m] -= 1;
+            if preds[m] == 0 {
+                ready.push(std::cmp::Reverse((events[m].0, events[m].1, m)));
+            }
+        }
+    }
+    (out.len() == n).then_some(out)
 }
 
 /// What a replay did, as a history: a first transaction that appended the
@@ -319,6 +465,34 @@ pub fn replayed(r: &Reproducer, obs: &Observation) -> History {
     History { header: None, txns }
 }
 
+/// The replay's outcome as a `# occurs-if:` line (what each read
+/// returned, each COMMIT committed), put in the spec's header: `lab spec`
+/// and `lab explore` then judge the anomaly in any run of it.
+pub fn with_occurs_if(r: &mut Reproducer, obs: &Observation) {
+    let mut conds: Vec<String> = Vec::new();
+    for run in &obs.steps {
+        let Ok(res) = &run.answer else { return };
+        let is_read = run.name == FINAL || r.steps_of.iter().any(|(n, p, op)| {
+            n == &run.name && op.is_some_and(|i| matches!(r.ops[*p].iter().find(|(j, _)| *j == i), Some((_, Op::Read(..)))))
+        });
+        let is_commit = r.steps_of.iter().any(|(n, _, op)| n == &run.name && op.is_none());
+        if is_commit {
+            conds.push(format!("{} ok", run.name));
+        } else if is_read && let Some(set) = last_set(res) {
+            let values: Vec<&str> = set.rows.iter().filter_map(|row| row.last()?.as_deref()).collect();
+            if values.is_empty() {
+                conds.push(format!("{} rows = 0", run.name));
+            }
+            for v in values {
+                conds.push(format!("{} v = {v}", run.name));
+            }
+        }
+    }
+    let line = format!("# occurs-if: {}\n", conds.join(" and "));
+    let at = r.text.find("\nsetup").map_or(0, |i| i + 1);
+    r.text.insert_str(at, &line);
+}
+
 /// `{1,2,3}` as elements.
 fn parse_array(text: &str) -> Vec<Elem> {
     text.trim_matches(|c| c == '{' || c == '}')
@@ -397,7 +571,7 @@ mod tests {
         };
         let c = check(&h, Options::default()).unwrap();
         let a = c.anomalies.iter().find(|a| a.name.text() == "G2-item").unwrap();
-        let r = build(&h, a, Level::RepeatableRead, true, "G2-item");
+        let r = build(&h, a, Level::RepeatableRead, (true, Order::Answered), "G2-item");
         // (No braces in SQL: isolationtester ends a block at the first '}'.)
         assert!(
             r.text
@@ -407,7 +581,7 @@ mod tests {
         );
         assert!(
             r.text
-                .contains("session t11\nsetup { BEGIN ISOLATION LEVEL REPEATABLE READ; }"),
+                .contains("session t11\nsetup { SET default_transaction_isolation = /*:level*/'repeatable read'; }\nstep t11_b { BEGIN; }"),
             "{}",
             r.text
         );
@@ -421,7 +595,7 @@ mod tests {
         assert!(pos("t11_r1") < pos("t12_r1"));
         assert!(pos("t12_r1") < pos("t11_a3"));
         assert!(pos("t11_c") < pos("t12_c"));
-        let full = build(&h, a, Level::RepeatableRead, false, "G2-item");
+        let full = build(&h, a, Level::RepeatableRead, (false, Order::Sent), "G2-item");
         assert!(full.text.contains("k = 5"));
     }
 
