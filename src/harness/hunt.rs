@@ -694,7 +694,12 @@ impl Outputs<'_> {
     }
 
     pub fn finished(&self, stopped: Option<(Exit, String)>, format: HuntFormat) -> Result<Finished> {
-        let (reports, pages) = self.reports();
+        let (mut reports, pages) = self.reports();
+        if let Some((exit, message)) = &stopped {
+            // The level that was running, else the run as a whole.
+            let at = reports.last().map_or("hunt".to_string(), |r| r.scenario.clone());
+            super::mark_stopped(&mut reports, &at, "-", message.clone(), *exit);
+        }
         let stdout = match format {
             HuntFormat::Json => self.json(stopped)?,
             HuntFormat::Table => self.table(),

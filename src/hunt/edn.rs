@@ -193,13 +193,22 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Forms up to the closing byte.
+    /// Forms up to the closing byte (its opening was on the current line).
     fn items(&mut self, close: u8) -> Result<Vec<Value>, EdnError> {
+        let opened = self.line;
         let mut items = Vec::new();
         loop {
             self.skip_space();
             match self.peek() {
-                None => return self.err(format!("a '{}' is missing at the end", close as char)),
+                None => {
+                    return Err(EdnError {
+                        line: opened,
+                        what: format!(
+                            "the form opened here is never closed (a '{}' is missing)",
+                            close as char
+                        ),
+                    });
+                }
                 Some(c) if c == close => {
                     self.bump();
                     return Ok(items);
@@ -338,8 +347,8 @@ mod tests {
         let e = r.next_form().unwrap_err();
         assert_eq!(e.line, 2);
         assert!(e.what.contains("unmatched"), "{}", e.what);
-        let e = Reader::new("\n\n{:a 1").next_form().unwrap_err();
-        assert_eq!(e.line, 3);
+        let e = Reader::new("\n\n{:a 1\n:b 2").next_form().unwrap_err();
+        assert_eq!(e.line, 3, "the line the unclosed form opens on");
         assert!(e.what.contains("missing"), "{}", e.what);
         let e = Reader::new("{:a}").next_form().unwrap_err();
         assert!(e.what.contains("odd"), "{}", e.what);

@@ -283,8 +283,8 @@ fn derived(
     };
     let mut before: Vec<(usize, usize)> = Vec::new();
     // Each session's steps in order.
-    for p in 0..ops.len() {
-        let mut seq: Vec<usize> = ops[p].iter().filter_map(|(i, _)| index(p, Some(*i))).collect();
+    for (p, mine) in ops.iter().enumerate() {
+        let mut seq: Vec<usize> = mine.iter().filter_map(|(i, _)| index(p, Some(*i))).collect();
         seq.extend(index(p, None));
         before.extend(seq.windows(2).map(|w| (w[0], w[1])));
     }
@@ -472,9 +472,11 @@ pub fn with_occurs_if(r: &mut Reproducer, obs: &Observation) {
     let mut conds: Vec<String> = Vec::new();
     for run in &obs.steps {
         let Ok(res) = &run.answer else { return };
-        let is_read = run.name == FINAL || r.steps_of.iter().any(|(n, p, op)| {
-            n == &run.name && op.is_some_and(|i| matches!(r.ops[*p].iter().find(|(j, _)| *j == i), Some((_, Op::Read(..)))))
-        });
+        let is_read = run.name == FINAL
+            || r.steps_of.iter().any(|(n, p, op)| {
+                n == &run.name
+                    && op.is_some_and(|i| matches!(r.ops[*p].iter().find(|(j, _)| *j == i), Some((_, Op::Read(..)))))
+            });
         let is_commit = r.steps_of.iter().any(|(n, _, op)| n == &run.name && op.is_none());
         if is_commit {
             conds.push(format!("{} ok", run.name));

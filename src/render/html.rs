@@ -218,6 +218,13 @@ fn variant(scenario: &str, v: &VariantReport, style: &Style) -> String {
             esc(&failed.join("; "))
         );
     }
+    if let Some(fig) = &v.cycle {
+        let _ = writeln!(
+            out,
+            "<div class=\"scroll\">{}</div>",
+            cycle(&id(&["cycle", scenario, &v.name]), fig)
+        );
+    }
     if v.timeline.is_empty() && v.spans.is_empty() {
         return out;
     }
@@ -237,6 +244,58 @@ fn variant(scenario: &str, v: &VariantReport, style: &Style) -> String {
         let _ = writeln!(out, "<p class=\"meta\">{}</p>", esc(&style.say(&v.explain)));
     }
     out
+}
+
+/// A cycle of transactions: its nodes on a circle, each edge an arrow to
+/// the next with its label (rw k3: an anti-dependency on key 3).
+fn cycle(svg_id: &str, fig: &crate::report::CycleFigure) -> String {
+    let n = fig.nodes.len().max(1);
+    let (w, h) = (420.0_f64, 300.0_f64);
+    let (cx, cy, r) = (w / 2.0, h / 2.0, 100.0_f64);
+    let at = |i: usize| {
+        let a = -std::f64::consts::FRAC_PI_2 + 2.0 * std::f64::consts::PI * i as f64 / n as f64;
+        (cx + r * a.cos(), cy + r * a.sin())
+    };
+    let mut s = format!(
+        "<svg id=\"{svg_id}\" class=\"cycle\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\">\n"
+    );
+    for (k, (from, to, label)) in fig.edges.iter().enumerate() {
+        let ((x1, y1), (x2, y2)) = (at(*from), at(*to));
+        // Bent outwards (two nodes: one arc each way), stopping short of the circles.
+        let (mx, my) = ((x1 + x2) / 2.0, (y1 + y2) / 2.0);
+        let (dx, dy) = (x2 - x1, y2 - y1);
+        let len = (dx * dx + dy * dy).sqrt().max(1.0);
+        let bend = if n == 2 { 50.0 } else { 25.0 };
+        let (qx, qy) = (mx + dy / len * bend, my - dx / len * bend);
+        let shorten = |(px, py): (f64, f64), (ox, oy): (f64, f64)| {
+            let (ux, uy) = (ox - px, oy - py);
+            let l = (ux * ux + uy * uy).sqrt().max(1.0);
+            (px + ux / l * 26.0, py + uy / l * 26.0)
+        };
+        let (sx, sy) = shorten((x1, y1), (qx, qy));
+        let (ex, ey) = shorten((x2, y2), (qx, qy));
+        let color = if label.starts_with("rw") { "#c62828" } else { "#1565c0" };
+        let _ = writeln!(
+            s,
+            "<path id=\"{svg_id}-e{k}\" d=\"M{sx:.1},{sy:.1} Q{qx:.1},{qy:.1} {ex:.1},{ey:.1}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" marker-end=\"url(#arrow)\"/>"
+        );
+        let _ = writeln!(
+            s,
+            "<text x=\"{qx:.1}\" y=\"{qy:.1}\" text-anchor=\"middle\" font-size=\"12\" fill=\"{color}\">{}</text>",
+            esc(label)
+        );
+    }
+    for (i, name) in fig.nodes.iter().enumerate() {
+        let (x, y) = at(i);
+        let _ = writeln!(
+            s,
+            "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"24\" fill=\"#ede7f6\" stroke=\"#6a1b9a\"/><text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"13\">{}</text>",
+            y + 4.0,
+            esc(name)
+        );
+    }
+    s.push_str("</svg>");
+    s
 }
 
 /// The sessions of a timeline, in the order they first appear.

@@ -39,6 +39,10 @@ mod phenomena;
 /// for byte; class counts; mutations that move runs between classes.
 mod explore;
 
+/// `lab hunt`: anomalies found in generated transactions, their reproducers
+/// replayed by lab and isolationtester, histories checked without a server.
+mod hunt;
+
 /// Mutations: a mechanism broken in an edited copy of a lab file (--lab-dir)
 /// gives a "not as documented" verdict, exit 1, never a hang.
 mod mutations;

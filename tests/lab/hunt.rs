@@ -1,0 +1,486 @@
+//! `lab hunt`: generated transactions on a real server find what each
+//! level allows (G-single at READ COMMITTED, G2-item at REPEATABLE READ)
+//! and nothing at SERIALIZABLE; each cycle found comes back as a spec that
+//! lab's engine and PostgreSQL's isolationtester replay; recorded histories
+//! (lab's and Jepsen's) are checked without a server; tampered histories
+//! are not as documented; bad input is one line; Ctrl-C keeps what was found.
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::{TestServer, one_line_exit_2, run, stopped_part_way};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lab-hunt-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `lab hunt ... --format json` on `srv`, reproducers in `dir`.
+fn hunt(srv: &TestServer, dir: &Path, args: &[&str]) -> (i32, Value) {
+    let url = srv.url();
+    let specs = dir.join("specs");
+    let mut all = vec![
+        "hunt",
+        "--database-url",
+        url.as_str(),
+        "--format",
+        "json",
+        "--specs",
+        specs.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    let r = run(&all);
+    assert!(r.code == 0 || r.code == 1, "exit {}: {}", r.code, r.stderr);
+    (r.code, serde_json::from_str(&r.stdout).expect("JSON"))
+}
+
+fn check(file: &Path, args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["hunt", "--check", file.to_str().unwrap(), "--format", "json"];
+    all.extend_from_slice(args);
+    let r = run(&all);
+    assert!(r.code == 0 || r.code == 1, "exit {}: {}", r.code, r.stderr);
+    (r.code, serde_json::from_str(&r.stdout).expect("JSON"))
+}
+
+/// The anomaly named `name` of the report's only level.
+fn anomaly<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["levels"][0]["anomalies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {}", report["levels"][0]["anomalies"]))
+}
+
+fn names(report: &Value) -> Vec<String> {
+    report["levels"][0]["anomalies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The reproducer of `a` replayed the anomaly every time, and replays it
+/// again: `lab explore` on it at the level finds the anomaly in its one
+/// run (its `# occurs-if:` holds), and PostgreSQL's isolationtester prints
+/// what lab's engine prints.
+fn replays(srv: &TestServer, a: &Value, level: &str) -> String {
+    let r = &a["reproducer"];
+    assert_eq!(r["reproduced"], true, "{a}");
+    assert_eq!(r["showed"], 10, "{a}");
+    assert_eq!(r["replays"], 10, "{a}");
+    let path = r["path"].as_str().unwrap();
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains("# occurs-if: "), "{text}");
+    let url = srv.url();
+    let x = run(&[
+        "explore",
+        path,
+        "--level",
+        level,
+        "--format",
+        "json",
+        "--database-url",
+        url.as_str(),
+    ]);
+    assert_eq!(x.code, 0, "{}", x.stderr);
+    let report: Value = serde_json::from_str(&x.stdout).unwrap();
+    assert_eq!(report["levels"][0]["tally"]["anomaly"], 1, "{}", x.stdout);
+    let theirs = crate::oracle::isolationtester_output(srv, &text, &[]);
+    let ours = run(&["spec", path, "--format", "isolation", "--database-url", url.as_str()]);
+    assert_eq!(ours.code, 0, "{}", ours.stderr);
+    assert_eq!(String::from_utf8_lossy(&theirs.stdout), ours.stdout);
+    text
+}
+
+#[test]
+fn repeatable_read_finds_g2_item_and_hands_back_a_spec_that_replays_it() {
+    let srv = TestServer::start();
+    let dir = scratch("rr");
+    let history = dir.join("rr.jsonl");
+    let junit = dir.join("hunt.xml");
+    let html = dir.join("hunt.html");
+    let (code, report) = hunt(
+        &srv,
+        &dir,
+        &[
+            "--level",
+            "repeatable-read",
+            "--history",
+            history.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{report}");
+    let level = &report["levels"][0];
+    assert_eq!(level["level"], "repeatable read");
+    assert_eq!(level["transactions"], 2000);
+    // Snapshot isolation: write skew is allowed, lost updates are not.
+    let n = names(&report);
+    assert!(n.contains(&"G2-item".to_string()), "{n:?}");
+    for forbidden in ["G0", "G1a", "G1b", "G1c", "G-single"] {
+        assert!(!n.contains(&forbidden.to_string()), "{n:?}");
+    }
+    let a = anomaly(&report, "G2-item");
+    assert_eq!(a["forbidden"], false);
+    assert!(
+        a["cycle"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["why"]["kind"] == "rw")
+            .count()
+            >= 2
+    );
+    assert!(a["explanation"][0].as_str().unwrap().contains("read key"), "{a}");
+    let spec = replays(&srv, a, "repeatable-read");
+    // The same spec explored at SERIALIZABLE: the anomaly is gone.
+    let path = a["reproducer"]["path"].as_str().unwrap();
+    let url = srv.url();
+    let x = run(&[
+        "explore",
+        path,
+        "--level",
+        "serializable",
+        "--format",
+        "json",
+        "--database-url",
+        url.as_str(),
+    ]);
+    let ser: Value = serde_json::from_str(&x.stdout).unwrap();
+    assert_eq!(ser["levels"][0]["tally"]["anomaly"], 0, "{spec}\n{}", x.stdout);
+
+    // The history it recorded, checked as if it came from a serializable run: forbidden, exit 1.
+    let (code, checked) = check(&history, &["--level", "serializable"]);
+    assert_eq!(code, 1);
+    assert!(
+        checked["levels"][0]["forbidden_found"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("G2-item"))
+    );
+    // At its own level (read from the history's header): as documented.
+    let (code, _) = check(&history, &[]);
+    assert_eq!(code, 0);
+
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let cases: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("testcase")).collect();
+    assert_eq!(cases.len(), 10, "a case per anomaly class");
+    assert!(cases.iter().any(|c| c.attribute("name") == Some("G2-item")));
+    assert_eq!(doc.root_element().attribute("failures"), Some("0"));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("class=\"cycle\"") && page.contains("class=\"swimlanes\""));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn read_committed_finds_g_single_and_its_reproducer_replays_it() {
+    let srv = TestServer::start();
+    let dir = scratch("rc");
+    let (code, report) = hunt(&srv, &dir, &["--level", "read-committed", "--seed", "3"]);
+    assert_eq!(code, 0, "{report}");
+    let a = anomaly(&report, "G-single");
+    assert_eq!(a["forbidden"], false);
+    let rw = a["cycle"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["why"]["kind"] == "rw")
+        .count();
+    assert_eq!(rw, 1, "{a}");
+    replays(&srv, a, "read-committed");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn serializable_shows_nothing_and_the_same_seed_runs_the_same_transactions() {
+    let srv = TestServer::start();
+    let dir = scratch("ser");
+    let h1 = dir.join("a.jsonl");
+    let h2 = dir.join("b.jsonl");
+    let (code, report) = hunt(
+        &srv,
+        &dir,
+        &[
+            "--level",
+            "serializable",
+            "--history",
+            h1.to_str().unwrap(),
+            "--seed",
+            "9",
+        ],
+    );
+    assert_eq!(code, 0, "{report}");
+    assert!(names(&report).is_empty(), "{}", report["levels"][0]["anomalies"]);
+    let level = &report["levels"][0];
+    assert!(
+        level["aborted"].as_u64().unwrap() > 0,
+        "SERIALIZABLE aborts some: {level}"
+    );
+    assert_eq!(level["level"], "serializable");
+    // The same seed: the same transactions (their operations, not the
+    // reads' results or which session ran them).
+    let (code, _) = hunt(
+        &srv,
+        &dir,
+        &[
+            "--level",
+            "serializable",
+            "--history",
+            h2.to_str().unwrap(),
+            "--seed",
+            "9",
+            "--no-specs",
+        ],
+    );
+    assert_eq!(code, 0);
+    type Ops = Vec<(String, i64, Option<i64>)>;
+    let shape = |p: &Path| -> Vec<(u64, Ops)> {
+        let mut v: Vec<_> = std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let t: Value = serde_json::from_str(l).unwrap();
+                let ops = t["ops"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|o| {
+                        (
+                            o[0].as_str().unwrap().to_string(),
+                            o[1].as_i64().unwrap(),
+                            o[2].as_i64(),
+                        )
+                    })
+                    .collect();
+                (t["index"].as_u64().unwrap(), ops)
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(shape(&h1), shape(&h2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_jepsen_history_is_checked_without_a_server() {
+    let file = Path::new("tests/hunt/write-skew.edn");
+    let (code, report) = check(file, &["--level", "serializable"]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(names(&report), vec!["G2-item"]);
+    let level = &report["levels"][0];
+    assert_eq!(
+        (level["committed"].as_u64(), level["aborted"].as_u64()),
+        (Some(3), Some(1))
+    );
+    let (code, report) = check(file, &["--level", "repeatable-read"]);
+    assert_eq!(code, 0, "{report}");
+    // Without a level: judged as serializable, and said so.
+    let r = run(&["hunt", "--check", file.to_str().unwrap()]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("judged as serializable"), "{}", r.stdout);
+    assert!(r.stdout.contains("G2-item"), "{}", r.stdout);
+}
+
+/// Mutations of a real history: a serializable run's history, then one
+/// transaction whose elements others read marked as aborted (G1a), or one
+/// read given an element nobody appended (garbage): each forbidden at
+/// every level, exit 1.
+#[test]
+fn a_tampered_history_is_not_as_documented() {
+    let srv = TestServer::start();
+    let dir = scratch("tamper");
+    let history = dir.join("h.jsonl");
+    let (code, _) = hunt(
+        &srv,
+        &dir,
+        &[
+            "--level",
+            "serializable",
+            "--txns",
+            "400",
+            "--history",
+            history.to_str().unwrap(),
+            "--no-specs",
+        ],
+    );
+    assert_eq!(code, 0);
+    let lines: Vec<Value> = std::fs::read_to_string(&history)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let (code, _) = check(&history, &[]);
+    assert_eq!(code, 0, "untouched, the history is clean");
+    // A committed transaction some read saw: claim it aborted.
+    let seen: Vec<i64> = lines[1..]
+        .iter()
+        .filter(|t| t["type"] == "ok")
+        .flat_map(|t| t["ops"].as_array().unwrap().clone())
+        .filter(|o| o[0] == "r")
+        .flat_map(|o| o[2].as_array().cloned().unwrap_or_default())
+        .filter_map(|e| e.as_i64())
+        .collect();
+    let victim = lines[1..]
+        .iter()
+        .position(|t| {
+            t["type"] == "ok"
+                && t["ops"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|o| o[0] == "append" && seen.contains(&o[2].as_i64().unwrap()))
+        })
+        .expect("some append was read")
+        + 1;
+    let write = |lines: &[Value], name: &str| -> PathBuf {
+        let p = dir.join(name);
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let mut aborted = lines.clone();
+    aborted[victim]["type"] = "fail".into();
+    let (code, report) = check(&write(&aborted, "g1a.jsonl"), &[]);
+    assert_eq!(code, 1);
+    assert!(names(&report).contains(&"G1a".to_string()), "{report}");
+    for level in ["read-committed", "repeatable-read"] {
+        assert_eq!(check(&write(&aborted, "g1a.jsonl"), &["--level", level]).0, 1);
+    }
+    let mut garbage = lines.clone();
+    let reader = garbage
+        .iter_mut()
+        .skip(1)
+        .find(|t| {
+            t["type"] == "ok"
+                && t["ops"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|o| o[0] == "r" && o[2].as_array().is_some_and(|l| !l.is_empty()))
+        })
+        .unwrap();
+    for o in reader["ops"].as_array_mut().unwrap() {
+        if o[0] == "r"
+            && let Some(l) = o[2].as_array_mut()
+            && !l.is_empty()
+        {
+            l.push(Value::from(999_999_999i64));
+            break;
+        }
+    }
+    let (code, report) = check(&write(&garbage, "garbage.jsonl"), &[]);
+    assert_eq!(code, 1);
+    assert!(names(&report).contains(&"garbage-read".to_string()), "{report}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let dir = scratch("bad");
+    let damaged = dir.join("damaged.jsonl");
+    std::fs::write(
+        &damaged,
+        "{\"lab\":\"hunt\"}\n{\"index\":0,\"session\":1,\"type\":\"ok\",\"start\":0,\"end\":1,\"ops\":[]}\n{\"index\":1,\n",
+    )
+    .unwrap();
+    one_line_exit_2(
+        &run(&["hunt", "--check", damaged.to_str().unwrap()]),
+        &format!("{}:3:", damaged.display()),
+    );
+    let unknown = dir.join("unknown.jsonl");
+    std::fs::write(
+        &unknown,
+        "{\"index\":0,\"session\":1,\"type\":\"ok\",\"start\":0,\"end\":1,\"ops\":[[\"write\",1,2]]}\n",
+    )
+    .unwrap();
+    one_line_exit_2(&run(&["hunt", "--check", unknown.to_str().unwrap()]), "\"write\"");
+    let edn = dir.join("bad.edn");
+    std::fs::write(
+        &edn,
+        "{:type :invoke, :f :txn, :value [[:append 1 2]], :process 0}\n{:type :ok, :f :txn\n",
+    )
+    .unwrap();
+    one_line_exit_2(
+        &run(&["hunt", "--check", edn.to_str().unwrap()]),
+        &format!("{}:2:", edn.display()),
+    );
+    let twice = dir.join("twice.jsonl");
+    std::fs::write(
+        &twice,
+        "{\"index\":0,\"session\":1,\"type\":\"ok\",\"start\":0,\"end\":1,\"ops\":[[\"append\",1,5]]}\n\
+         {\"index\":1,\"session\":2,\"type\":\"ok\",\"start\":0,\"end\":1,\"ops\":[[\"append\",2,5]]}\n",
+    )
+    .unwrap();
+    one_line_exit_2(&run(&["hunt", "--check", twice.to_str().unwrap()]), "appended twice");
+    one_line_exit_2(&run(&["hunt", "--check", "/nonexistent/h.jsonl"]), "could not read");
+    // Sizes no server can take are refused before one starts.
+    one_line_exit_2(&run(&["hunt", "--keys", "0"]), "--keys");
+    one_line_exit_2(&run(&["hunt", "--clients", "400"]), "--clients 400");
+    one_line_exit_2(
+        &run(&["hunt", "--clients", "5", "--max-connections", "4"]),
+        "--clients 5",
+    );
+    one_line_exit_2(&run(&["hunt", "--level", "snapshot"]), "--level snapshot");
+    one_line_exit_2(&run(&["hunt", "--seconds", "0"]), "--seconds");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn ctrl_c_checks_the_history_recorded_so_far_and_exits_130() {
+    let srv = TestServer::start();
+    let dir = scratch("int");
+    let history = dir.join("h.jsonl");
+    let specs = dir.join("specs");
+    let args: Vec<std::ffi::OsString> = vec![
+        "hunt".into(),
+        "--level".into(),
+        "repeatable-read".into(),
+        "--seconds".into(),
+        "120".into(),
+        "--history".into(),
+        history.clone().into(),
+        "--specs".into(),
+        specs.into(),
+    ];
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    let (json, err) = stopped_part_way(
+        &srv,
+        &args,
+        "SELECT (count(*) > 0)::int::bigint FROM pg_stat_activity WHERE application_name = 'lab:hunt:c1' AND xact_start IS NOT NULL",
+        |_, pid| unsafe {
+            libc::kill(pid as i32, libc::SIGINT);
+        },
+        130,
+    );
+    assert!(err.contains("interrupted"), "{err}");
+    let level = &json["levels"][0];
+    assert_eq!(level["partial"], true, "{json}");
+    assert!(level["transactions"].as_u64().unwrap() > 0, "{json}");
+    assert_eq!(json["error"]["exit_code"], 130);
+    let written = std::fs::read_to_string(&history).unwrap();
+    assert!(written.lines().count() > 1, "the history so far is written");
+    // Nothing of the run is left on the server.
+    let c = srv.client();
+    srv.wait_for_zero(
+        &c,
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:hunt%'",
+    );
+    assert_eq!(
+        srv.query_i64(
+            &c,
+            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'lab_hunt_%' OR nspname LIKE 'lab_ex_%'"
+        ),
+        0
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
