@@ -357,7 +357,8 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
     }
     // Committed: ok, and an unknown outcome whose element a committed read saw.
     let mut committed: Vec<bool> = txns.iter().map(|t| t.status == Status::Ok).collect();
-    for txn in txns.iter().filter(|t| t.status == Status::Ok) {
+    let unknown = txns.iter().any(|t| t.status == Status::Info);
+    for txn in txns.iter().filter(|t| unknown && t.status == Status::Ok) {
         for op in &txn.ops {
             if let Op::Read(_, Some(list)) = op {
                 for e in list {
@@ -401,6 +402,9 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
         }
     };
     let mut edges: Vec<(u32, u32, u8)> = Vec::with_capacity(n * 4);
+    // Per key: where its order first repeats an element, and first holds one
+    // nobody appended or an aborted transaction did.
+    let mut flaws_of: IntMap<Key, (Option<usize>, Option<usize>)> = IntMap::default();
     for (t, txn) in txns.iter().enumerate() {
         if txn.status != Status::Ok {
             continue;
@@ -422,36 +426,43 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
                         other,
                     }),
                 };
-            if let Some(e) = duplicate(l) {
-                note(&mut out, read(Class::DuplicateElements, Some(e), None, None));
+            let at = longest[k];
+            let order = list_at(at);
+            let prefix = order.starts_with(l);
+            // A read that is a prefix of the key's order holds what the
+            // order's first elements hold (each looked at once per key);
+            // another is looked at element by element.
+            let flaws = if prefix {
+                let f = flaws_of.entry(*k).or_insert_with(|| flaws(order, &writers, txns));
+                (f.0.filter(|p| *p < l.len()), f.1.filter(|p| *p < l.len()))
+            } else {
+                flaws(l, &writers, txns)
+            };
+            if let Some(p) = flaws.0 {
+                note(&mut out, read(Class::DuplicateElements, Some(l[p]), None, None));
             }
-            for e in l {
-                match writers.get(e) {
-                    None => note(&mut out, read(Class::Garbage, Some(*e), None, None)),
-                    Some(w) if txns[w.txn as usize].status == Status::Fail => {
-                        note(&mut out, read(Class::G1a, Some(*e), Some(w.txn as usize), None))
-                    }
-                    _ => {}
+            if let Some(p) = flaws.1 {
+                let e = l[p];
+                match writers.get(&e) {
+                    None => note(&mut out, read(Class::Garbage, Some(e), None, None)),
+                    Some(w) => note(&mut out, read(Class::G1a, Some(e), Some(w.txn as usize), None)),
                 }
             }
-            if let Some(e) = l.last()
-                && let Some(w) = writers.get(e)
+            let last = l.last().and_then(|e| writers.get(e));
+            if let (Some(e), Some(w)) = (l.last(), last)
                 && w.txn as usize != t
                 && !w.last
                 && txns[w.txn as usize].status != Status::Fail
             {
                 note(&mut out, read(Class::G1b, Some(*e), Some(w.txn as usize), None));
             }
-            let at = longest[k];
-            let order = list_at(at);
-            if !order.starts_with(l) {
+            if !prefix {
                 let other = Some((at.0 as usize, at.1 as usize));
                 note(&mut out, read(Class::IncompatibleOrder, None, None, other));
                 continue;
             }
             // wr: the last element's writer -> this reader.
-            if let Some(e) = l.last()
-                && let Some(w) = writers.get(e)
+            if let Some(w) = last
                 && w.txn as usize != t
                 && committed[w.txn as usize]
             {
@@ -462,7 +473,7 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
             if let Some(e) = order.get(l.len())
                 && let Some(w) = writers.get(e)
                 && w.txn as usize != t
-                && l.last().and_then(|x| writers.get(x)).is_none_or(|x| x.txn != w.txn)
+                && last.is_none_or(|x| x.txn != w.txn)
                 && committed[w.txn as usize]
             {
                 edges.push((t as u32, w.txn, RW));
@@ -498,19 +509,36 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
     Ok(out)
 }
 
-/// The first element a list holds twice.
-fn duplicate(l: &[Elem]) -> Option<Elem> {
-    if l.len() <= 16 {
-        return l.iter().enumerate().find(|(i, e)| l[..*i].contains(e)).map(|(_, e)| *e);
-    }
-    let mut seen: IntMap<Elem, ()> = IntMap::default();
-    l.iter().find(|e| seen.insert(**e, ()).is_some()).copied()
+/// Where a list first holds an element a second time, and first holds one
+/// nobody appended or an aborted transaction appended.
+fn flaws(l: &[Elem], writers: &IntMap<Elem, Writer>, txns: &[Txn]) -> (Option<usize>, Option<usize>) {
+    let dup = if l.len() <= 16 {
+        (0..l.len()).find(|i| l[..*i].contains(&l[*i]))
+    } else {
+        let mut seen: IntMap<Elem, ()> = IntMap::default();
+        (0..l.len()).find(|i| seen.insert(l[*i], ()).is_some())
+    };
+    let bad = l.iter().position(|e| {
+        writers
+            .get(e)
+            .is_none_or(|w| txns[w.txn as usize].status == Status::Fail)
+    });
+    (dup, bad)
 }
 
 /// A transaction's reads against what it read and appended before: a
 /// later read of a key starts with the earlier one (lists only grow) and
 /// ends with the appends made since.
 fn internal(t: usize, txn: &Txn, note: &mut dyn FnMut(Anomaly)) {
+    // Only a key the transaction touches twice can show it.
+    let ops = &txn.ops;
+    if !ops
+        .iter()
+        .enumerate()
+        .any(|(i, o)| ops[..i].iter().any(|p| p.key() == o.key()))
+    {
+        return;
+    }
     // Per key: the last read (op index), the appends since.
     let mut seen: Vec<(Key, Option<usize>, Vec<Elem>)> = Vec::new();
     for (i, op) in txn.ops.iter().enumerate() {

@@ -22,24 +22,41 @@ pub struct Graph {
 
 impl Graph {
     /// From (from, to, kind) triples, in any order, duplicates merged.
-    pub fn new(n: usize, mut edges: Vec<(u32, u32, u8)>) -> Graph {
-        edges.sort_unstable_by_key(|&(a, b, _)| ((a as u64) << 32) | b as u64);
+    pub fn new(n: usize, edges: Vec<(u32, u32, u8)>) -> Graph {
+        // Counting sort by source (linear), then each node's few targets sorted and merged.
         let mut offs = vec![0u32; n + 1];
-        let mut adj: Vec<(u32, u8)> = Vec::with_capacity(edges.len());
-        let mut last: Option<(u32, u32)> = None;
-        for (a, b, k) in edges {
-            if last == Some((a, b)) {
-                adj.last_mut().expect("an edge before").1 |= k;
-                continue;
-            }
-            last = Some((a, b));
-            adj.push((b, k));
+        for &(a, _, _) in &edges {
             offs[a as usize + 1] += 1;
         }
         for i in 0..n {
             offs[i + 1] += offs[i];
         }
-        Graph { offs, adj }
+        let mut fill = offs.clone();
+        let mut adj: Vec<(u32, u8)> = vec![(0, 0); edges.len()];
+        for (a, b, k) in edges {
+            adj[fill[a as usize] as usize] = (b, k);
+            fill[a as usize] += 1;
+        }
+        let mut merged: Vec<(u32, u8)> = Vec::with_capacity(adj.len());
+        let mut out_offs = vec![0u32; n + 1];
+        for u in 0..n {
+            let row = &mut adj[offs[u] as usize..offs[u + 1] as usize];
+            row.sort_unstable_by_key(|e| e.0);
+            let start = merged.len();
+            for &(b, k) in row.iter() {
+                let len = merged.len();
+                if len > start && merged[len - 1].0 == b {
+                    merged[len - 1].1 |= k;
+                } else {
+                    merged.push((b, k));
+                }
+            }
+            out_offs[u + 1] = merged.len() as u32;
+        }
+        Graph {
+            offs: out_offs,
+            adj: merged,
+        }
     }
 
     pub fn len(&self) -> usize {

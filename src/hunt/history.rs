@@ -187,23 +187,93 @@ impl History {
     }
 
     pub fn from_json_lines(text: &str) -> Result<History, Damage> {
+        Self::read_json_lines(std::io::Cursor::new(text.as_bytes()))
+    }
+
+    /// lab's JSON lines from `input`, a block at a time, each block's lines
+    /// parsed on every core (a history of a million transactions is
+    /// hundreds of megabytes: it is never held whole).
+    pub fn read_json_lines(mut input: impl std::io::Read) -> Result<History, Damage> {
+        const BLOCK: usize = 8 << 20;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let mut h = History::default();
-        for (i, line) in text.lines().enumerate() {
-            let n = i + 1;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let damage = |e: serde_json::Error| Damage {
-                line: n,
-                what: json_what(&e),
+        let mut buf: Vec<u8> = Vec::with_capacity(BLOCK + 4096);
+        let mut line_no = 0usize;
+        let mut done = false;
+        while !done {
+            // Fill a block, then keep its complete lines (the rest waits for the next one).
+            let mut chunk = vec![0u8; BLOCK];
+            let n = input.read(&mut chunk).map_err(|e| Damage {
+                line: line_no + 1,
+                what: e.to_string(),
+            })?;
+            done = n == 0;
+            buf.extend_from_slice(&chunk[..n]);
+            let cut = if done {
+                buf.len()
+            } else {
+                match buf.iter().rposition(|b| *b == b'\n') {
+                    Some(i) => i + 1,
+                    None => continue,
+                }
             };
-            if h.txns.is_empty() && h.header.is_none() && line.contains("\"lab\"") {
-                h.header = Some(serde_json::from_str(line).map_err(damage)?);
-                continue;
+            let block: Vec<u8> = buf.drain(..cut).collect();
+            let text = std::str::from_utf8(&block).map_err(|e| Damage {
+                line: line_no + 1 + block[..e.valid_up_to()].iter().filter(|b| **b == b'\n').count(),
+                what: "not UTF-8".into(),
+            })?;
+            let lines: Vec<&str> = text.lines().collect();
+            let first = line_no + 1;
+            line_no += lines.len();
+            let mut from = 0;
+            if h.header.is_none() && h.txns.is_empty() {
+                // The header, on the first line that is not blank.
+                while from < lines.len() && lines[from].trim().is_empty() {
+                    from += 1;
+                }
+                if let Some(l) = lines.get(from)
+                    && l.contains("\"lab\"")
+                {
+                    h.header = Some(serde_json::from_str(l).map_err(|e| Damage {
+                        line: first + from,
+                        what: json_what(&e),
+                    })?);
+                    from += 1;
+                }
             }
-            let mut t: Txn = serde_json::from_str(line).map_err(damage)?;
-            t.line = n;
-            h.txns.push(t);
+            let part = (lines.len() - from).div_ceil(threads).max(1);
+            let parsed: Vec<Result<Vec<Txn>, Damage>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = (from..lines.len())
+                    .step_by(part)
+                    .map(|start| {
+                        let slice = &lines[start..(start + part).min(lines.len())];
+                        scope.spawn(move || {
+                            let mut out = Vec::with_capacity(slice.len());
+                            for (i, line) in slice.iter().enumerate() {
+                                if line.trim().is_empty() {
+                                    continue;
+                                }
+                                let n = first + start + i;
+                                let mut t: Txn = serde_json::from_str(line).map_err(|e| Damage {
+                                    line: n,
+                                    what: json_what(&e),
+                                })?;
+                                t.line = n;
+                                t.ops.shrink_to_fit();
+                                out.push(t);
+                            }
+                            Ok(out)
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("a parser thread"))
+                    .collect()
+            });
+            for p in parsed {
+                h.txns.extend(p?);
+            }
         }
         Ok(h)
     }
