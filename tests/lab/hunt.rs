@@ -211,6 +211,8 @@ fn serializable_shows_nothing_and_the_same_seed_runs_the_same_transactions() {
         &[
             "--level",
             "serializable",
+            "--txns",
+            "600",
             "--history",
             h1.to_str().unwrap(),
             "--seed",
@@ -233,6 +235,8 @@ fn serializable_shows_nothing_and_the_same_seed_runs_the_same_transactions() {
         &[
             "--level",
             "serializable",
+            "--txns",
+            "600",
             "--history",
             h2.to_str().unwrap(),
             "--seed",
