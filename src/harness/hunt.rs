@@ -250,6 +250,21 @@ impl Hunt {
     /// `r`'s permutation run `replays` times on lab's engine, each run's
     /// steps checked again as a history.
     async fn replay(&self, env: &Arc<Env>, r: Reproducer, shrunk: bool) -> Result<Replayed> {
+        // A session per transaction and the final read's, a setup connection,
+        // the replay's watcher, and the run's control connection.
+        let need = r.sessions.len() + 4;
+        if let Some(max) = self.cfg.max_connections
+            && need > max
+        {
+            return Ok(Replayed {
+                instead: Some(msg::replay_needs(need, max).render(self.cfg.common.lang)),
+                reproducer: r,
+                path: None,
+                showed: 0,
+                of: 0,
+                shrunk,
+            });
+        }
         let spec = crate::spec::parse(&r.text).map_err(|e| anyhow::anyhow!("{}: {}", e.line, e.message))?;
         let name = format!("hunt-{}", r.name.text().to_ascii_lowercase());
         let mut cfg = ExploreConfig::new(
@@ -735,6 +750,8 @@ fn replay_line(r: &Replayed) -> Text {
     };
     if r.showed == r.of && r.of > 0 {
         msg::reproduced(path, r.showed, r.of, steps)
+    } else if r.of == 0 {
+        msg::not_replayed(path, r.instead.clone().unwrap_or_default(), steps)
     } else {
         msg::not_reproduced(path, r.showed, r.of, r.instead.clone().unwrap_or_default(), steps)
     }

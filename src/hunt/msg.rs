@@ -204,4 +204,12 @@ crate::messages! {
         en: "reproducer {path}: reproduced {k} of {n} replays; the others showed {instead} ({steps})",
         tr: "yeniden üretici {path}: {n} oynatmanın {k} tanesinde yeniden üretildi; diğerleri {instead} gösterdi ({steps})",
     }
+    replay_needs(need, max) {
+        en: "a replay needs {need} connections and --max-connections is {max}",
+        tr: "bir oynatma {need} bağlantı ister, --max-connections {max}",
+    }
+    not_replayed(path, why, steps) {
+        en: "reproducer {path}: not replayed: {why} ({steps})",
+        tr: "yeniden üretici {path}: oynatılmadı: {why} ({steps})",
+    }
 }

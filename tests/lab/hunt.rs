@@ -488,3 +488,37 @@ fn ctrl_c_checks_the_history_recorded_so_far_and_exits_130() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_replay_the_connection_limit_cannot_hold_is_written_and_said_not_replayed() {
+    let dir = scratch("maxconn");
+    let specs = dir.join("specs");
+    let r = run(&[
+        "hunt",
+        "--level",
+        "repeatable-read",
+        "--clients",
+        "2",
+        "--max-connections",
+        "3",
+        "--format",
+        "json",
+        "--specs",
+        specs.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    let a = anomaly(&report, "G2-item");
+    let rep = &a["reproducer"];
+    assert_eq!(rep["reproduced"], false, "{a}");
+    assert_eq!(rep["replays"], 0);
+    assert!(
+        rep["instead"].as_str().unwrap().contains("--max-connections is 3"),
+        "{rep}"
+    );
+    assert!(
+        Path::new(rep["path"].as_str().unwrap()).is_file(),
+        "the spec is written all the same"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
