@@ -228,9 +228,11 @@ impl Workload {
         self.read_back.lock().unwrap().push(read);
         let append = client.prepare(APPEND).await?;
         let select = client.prepare(READ).await?;
+        // The level named in every BEGIN too (the session's default, read back above, is the same).
+        let begin = format!("BEGIN ISOLATION LEVEL {}", self.level.sql().to_uppercase());
         while let Some((index, mut ops)) = self.next() {
             let start = self.now();
-            let mut outcome = self.bounded(client.batch_execute("BEGIN")).await;
+            let mut outcome = self.bounded(client.batch_execute(&begin)).await;
             let mut at = Vec::with_capacity(ops.len());
             for op in ops.iter_mut() {
                 if !matches!(outcome, Outcome::Ok(_)) {
