@@ -433,20 +433,6 @@ fn swimlanes(h: &History, a: &Anomaly) -> Vec<Entry> {
     entries
 }
 
-/// Every class a case is made for in JUnit.
-const CLASSES: [Class; 10] = [
-    Class::G0,
-    Class::G1a,
-    Class::G1b,
-    Class::G1c,
-    Class::GSingle,
-    Class::G2Item,
-    Class::DuplicateElements,
-    Class::Garbage,
-    Class::IncompatibleOrder,
-    Class::Internal,
-];
-
 /// The outputs of a hunt or a check.
 pub struct Outputs<'a> {
     pub lang: Lang,
@@ -648,7 +634,7 @@ impl Outputs<'_> {
             let mut suite = ScenarioReport::new(&name, self.version);
             let mut page = ScenarioReport::new(&format!("hunt {}", f.level_name()), self.version);
             suite.elapsed_ms = round_ms(f.secs * 1000.0);
-            for class in CLASSES {
+            for class in Class::ALL {
                 let found: Vec<&Anomaly> = f.checked.anomalies.iter().filter(|a| a.name.class == class).collect();
                 let bad = found.iter().any(|a| forbidden(a.name, at));
                 let expected = if forbidden(Name::of(class), at) {

@@ -55,6 +55,22 @@ pub enum Class {
     Internal,
 }
 
+impl Class {
+    /// Every class, in the order reports list them.
+    pub const ALL: [Class; 10] = [
+        Class::G0,
+        Class::G1a,
+        Class::G1b,
+        Class::G1c,
+        Class::GSingle,
+        Class::G2Item,
+        Class::DuplicateElements,
+        Class::Garbage,
+        Class::IncompatibleOrder,
+        Class::Internal,
+    ];
+}
+
 /// The edges beyond data a cycle needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum Via {
@@ -105,20 +121,7 @@ impl Name {
         } else {
             (s, Via::Data)
         };
-        let class = [
-            Class::G0,
-            Class::G1a,
-            Class::G1b,
-            Class::G1c,
-            Class::GSingle,
-            Class::G2Item,
-            Class::DuplicateElements,
-            Class::Garbage,
-            Class::IncompatibleOrder,
-            Class::Internal,
-        ]
-        .into_iter()
-        .find(|c| Name::of(*c).text() == base)?;
+        let class = Class::ALL.into_iter().find(|c| Name::of(*c).text() == base)?;
         Some(Name { class, via })
     }
 

@@ -296,76 +296,16 @@ mod tests {
         // 1 -> 0 directly by RW, or 1 -> 2 -> 0 by WW then WR.
         let g = Graph::new(3, vec![(1, 0, RW), (1, 2, WW), (2, 0, WR)]);
         let mut s = Searcher::new(3);
-        let mut budget = 100;
         let all = |_: u32| true;
-        let p = s.path(
-            &g,
-            (1, 0),
-            Rules {
-                allowed: WW | WR | RW,
-                need_rw: false,
-            },
-            &all,
-            &mut budget,
-        );
-        assert_eq!(p, Some(vec![(1, 0, RW)]));
-        let p = s.path(
-            &g,
-            (1, 0),
-            Rules {
-                allowed: WW | WR,
-                need_rw: false,
-            },
-            &all,
-            &mut budget,
-        );
-        assert_eq!(p, Some(vec![(1, 2, WW), (2, 0, WR)]));
-        let p = s.path(
-            &g,
-            (1, 0),
-            Rules {
-                allowed: WW | WR | RW,
-                need_rw: true,
-            },
-            &all,
-            &mut budget,
-        );
-        assert_eq!(p, Some(vec![(1, 0, RW)]));
-        let p = s.path(
-            &g,
-            (1, 0),
-            Rules {
-                allowed: WW,
-                need_rw: false,
-            },
-            &all,
-            &mut budget,
-        );
-        assert_eq!(p, None);
-        let p = s.path(
-            &g,
-            (1, 0),
-            Rules {
-                allowed: WW | WR,
-                need_rw: false,
-            },
-            &|n| n != 2,
-            &mut budget,
-        );
-        assert_eq!(p, None);
-        let mut none = 0;
-        assert_eq!(
-            s.path(
-                &g,
-                (1, 0),
-                Rules {
-                    allowed: RW,
-                    need_rw: false
-                },
-                &all,
-                &mut none
-            ),
-            None
-        );
+        let mut path = |allowed: u8, need_rw: bool, within: &dyn Fn(u32) -> bool, budget: u64| {
+            let mut budget = budget;
+            s.path(&g, (1, 0), Rules { allowed, need_rw }, within, &mut budget)
+        };
+        assert_eq!(path(WW | WR | RW, false, &all, 100), Some(vec![(1, 0, RW)]));
+        assert_eq!(path(WW | WR, false, &all, 100), Some(vec![(1, 2, WW), (2, 0, WR)]));
+        assert_eq!(path(WW | WR | RW, true, &all, 100), Some(vec![(1, 0, RW)]));
+        assert_eq!(path(WW, false, &all, 100), None);
+        assert_eq!(path(WW | WR, false, &|n| n != 2, 100), None);
+        assert_eq!(path(RW, false, &all, 0), None, "no budget, no path");
     }
 }
