@@ -322,13 +322,11 @@ impl Hunt {
 
 /// "T12, T40, T41": the transactions of an anomaly, by their numbers.
 fn txn_list(h: &History, a: &Anomaly) -> String {
-    let mut seen: Vec<usize> = Vec::new();
-    for t in &a.txns {
-        if !seen.contains(t) {
-            seen.push(*t);
-        }
-    }
-    seen.iter().map(|t| tname(h, *t)).collect::<Vec<_>>().join(", ")
+    a.distinct_txns()
+        .iter()
+        .map(|t| tname(h, *t))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn tname(h: &History, t: usize) -> String {
@@ -388,12 +386,7 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
 /// The anomaly's transactions as timeline entries (their operations, at
 /// the times the server answered them), for the HTML swimlanes.
 fn swimlanes(h: &History, a: &Anomaly) -> Vec<Entry> {
-    let mut txns: Vec<usize> = Vec::new();
-    for t in &a.txns {
-        if !txns.contains(t) {
-            txns.push(*t);
-        }
-    }
+    let txns = a.distinct_txns();
     let t0 = txns.iter().map(|t| h.txns[*t].start).min().unwrap_or(0);
     let ms = |ns: u64| round_ms(ns.saturating_sub(t0) as f64 / 1e6);
     let mut entries = Vec::new();
@@ -840,7 +833,7 @@ pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
     let mut head = [0u8; 2];
     let n = std::io::Read::read(&mut file, &mut head).map_err(unreadable)?;
     let history = if n == 0 || head[..n].starts_with(b"{\"") {
-        let file = std::fs::File::open(&cfg.file).map_err(unreadable)?;
+        std::io::Seek::rewind(&mut file).map_err(unreadable)?;
         History::read_json_lines(std::io::BufReader::new(file)).map_err(damaged)?
     } else {
         let text = std::fs::read_to_string(&cfg.file).map_err(unreadable)?;

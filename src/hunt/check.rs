@@ -251,6 +251,19 @@ pub struct Anomaly {
     pub read: Option<ReadAt>,
 }
 
+impl Anomaly {
+    /// Its transactions, each once, in the order they first appear.
+    pub fn distinct_txns(&self) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::new();
+        for t in &self.txns {
+            if !out.contains(t) {
+                out.push(*t);
+            }
+        }
+        out
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReadAt {
     pub txn: usize,

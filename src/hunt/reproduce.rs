@@ -88,12 +88,7 @@ fn sent(t: &Txn, i: usize) -> u64 {
 }
 
 pub fn build(h: &History, a: &Anomaly, level: Level, (shrink, order): (bool, Order), about: &str) -> Reproducer {
-    let mut txns: Vec<usize> = Vec::new();
-    for t in &a.txns {
-        if !txns.contains(t) {
-            txns.push(*t);
-        }
-    }
+    let txns = a.distinct_txns();
     // Each transaction's BEGIN, operations and COMMIT, and the final read.
     let unshrunk: usize = txns.iter().map(|t| h.txns[*t].ops.len() + 2).sum::<usize>() + 1;
     // The operations kept, per transaction.
@@ -209,7 +204,7 @@ pub fn build(h: &History, a: &Anomaly, level: Level, (shrink, order): (bool, Ord
         let _ = writeln!(text, "  INSERT INTO append (k, v) VALUES {};", rows.join(", "));
     }
     text.push_str("}\n\nteardown\n{\n  DROP TABLE append;\n}\n");
-    for (p, t) in txns.iter().enumerate() {
+    for (p, kept) in ops.iter().enumerate() {
         // The level as a two-way parameter: isolationtester runs the
         // literal, `lab explore --level` binds the one it explores. BEGIN is
         // a step of its own: in the setup block it would share one query
@@ -222,7 +217,7 @@ pub fn build(h: &History, a: &Anomaly, level: Level, (shrink, order): (bool, Ord
             level.sql(),
             session(p)
         );
-        for (i, op) in &ops[p] {
+        for (i, op) in kept {
             let (name, sql) = match op {
                 Op::Read(k, _) => (format!("{}_r{}", session(p), i + 1), read_sql(*k)),
                 Op::Append(k, e) => (format!("{}_a{}", session(p), i + 1), append_sql(*k, *e)),
@@ -230,7 +225,6 @@ pub fn build(h: &History, a: &Anomaly, level: Level, (shrink, order): (bool, Ord
             let _ = writeln!(text, "step {name} {{ {sql} }}");
         }
         let _ = writeln!(text, "step {}_c {{ COMMIT; }}", session(p));
-        let _ = t;
     }
     // The keys read once more at the end: the replay's history needs each key's final order.
     text.push_str("\nsession final\nstep final_read { SELECT k, v FROM append ORDER BY k; }\n");
