@@ -222,7 +222,10 @@ pub struct LocksArgs {
 #[derive(Debug, Clone, Args)]
 #[command(
     after_help = "Each spec runs in a fresh database of its own, created from template0 and \
-                  dropped afterwards (the role needs CREATEDB on a server you name).\n\
+                  dropped afterwards; a role that cannot create databases (or --in-database) \
+                  runs them one at a time in the database given, as isolationtester does.\n\
+                  With --inputdir/--outputdir/--expecteddir, lab writes pg_regress's layout \
+                  (results/, regression.diffs, regression.out) and prints its lines.\n\
                   Exit codes: 0 every permutation ran to its end (and matched its expected file), \
                   1 one did not, 2 could not run (a spec that does not parse, no server)."
 )]
@@ -244,12 +247,13 @@ pub struct SpecArgs {
     #[arg(long, value_name = "FILE.out")]
     pub expected: Option<PathBuf>,
 
-    /// Compare each spec's output with DIR/NAME.out (or NAME_1.out ... NAME_9.out,
+    /// Compare each spec's output with DIR/NAME.out (or NAME_0.out ... NAME_9.out,
     /// as pg_regress accepts); a difference is printed as a unified diff and exits 1.
     #[arg(long, value_name = "DIR")]
     pub expected_dir: Option<PathBuf>,
 
-    /// Specs run at once, each in its own database (default: the number of cores).
+    /// Specs run at once, each in its own database (default: the number of
+    /// cores; 1 with --repeat).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
 
@@ -262,9 +266,58 @@ pub struct SpecArgs {
     pub html: Option<PathBuf>,
 
     /// Deadline, in seconds, for any one step: a step still running then is
-    /// cancelled, as isolationtester does after PGISOLATIONTIMEOUT.
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
-    pub wait_timeout: f64,
+    /// cancelled, as isolationtester does after PGISOLATIONTIMEOUT (which
+    /// sets it when this is not given; else 10).
+    #[arg(long, value_name = "SECONDS")]
+    pub wait_timeout: Option<f64>,
+
+    /// Run the specs one at a time in the database given (the URL's, or
+    /// --dbname), as isolationtester does, instead of a fresh database each;
+    /// what a spec leaves behind is reported by name. The default for a role
+    /// that cannot create databases.
+    #[arg(long)]
+    pub in_database: bool,
+
+    /// The database the specs run in, one at a time: made by lab as
+    /// pg_regress makes it and dropped afterwards, or with --use-existing
+    /// (--in-database) one that exists.
+    #[arg(long, value_name = "NAME")]
+    pub dbname: Option<String>,
+
+    /// pg_regress's --use-existing: run in the database given as it is
+    /// (the same as --in-database).
+    #[arg(long)]
+    pub use_existing: bool,
+
+    /// In the database given, drop what a spec left behind (exactly what it
+    /// created, never what was there before) and go on.
+    #[arg(long)]
+    pub clean: bool,
+
+    /// pg_regress's --inputdir: tests named on the command line or in a
+    /// schedule are DIR/specs/NAME.spec.
+    #[arg(long, value_name = "DIR")]
+    pub inputdir: Option<PathBuf>,
+
+    /// pg_regress's --expecteddir: expected files are DIR/expected/NAME.out
+    /// (default: --inputdir).
+    #[arg(long, value_name = "DIR")]
+    pub expecteddir: Option<PathBuf>,
+
+    /// pg_regress's --outputdir: results/NAME.out, regression.diffs and
+    /// regression.out are written in DIR (default: .).
+    #[arg(long, value_name = "DIR")]
+    pub outputdir: Option<PathBuf>,
+
+    /// Run every spec N times (one spec at a time unless --jobs) and report
+    /// the permutations whose output differed between runs, with how often
+    /// each output appeared.
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<usize>,
+
+    /// While the specs run, keep every core busy, as a loaded CI runner would.
+    #[arg(long)]
+    pub load: bool,
 
     /// After each permutation, the comments the spec has before its steps.
     #[arg(long)]

@@ -1,6 +1,6 @@
 //! Turns the command line (and the environment) into a checked run
 //! configuration. Everything here is pure, so it is unit-tested without I/O.
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Result, bail};
@@ -202,24 +202,49 @@ pub struct SpecRun {
     /// After each permutation, the comments the spec has before its steps.
     pub explain: bool,
     pub suite: SpecConfig,
+    /// pg_regress's layout (`--inputdir`, `--outputdir`, `--expecteddir`).
+    pub layout: Option<crate::suite::regress::Layout>,
+    /// `--load`: every core kept busy while the specs run.
+    pub load: bool,
 }
 
 impl SpecRun {
     pub fn new(args: &SpecArgs, env: EnvLookup<'_>, lang: Lang) -> Result<SpecRun> {
-        use crate::suite::{files, msg as smsg};
-        let wait_timeout = deadline(args.wait_timeout)?;
-        if args.jobs == Some(0) {
+        use crate::suite::{Place, files, msg as smsg, regress};
+        // isolationtester's PGISOLATIONTIMEOUT, where --wait-timeout is not given.
+        let wait_timeout = match (args.wait_timeout, env("PGISOLATIONTIMEOUT")) {
+            (Some(s), _) => deadline(s)?,
+            (None, Some(v)) => deadline(
+                v.trim()
+                    .parse::<f64>()
+                    .map_err(|_| smsg::bad_isolation_timeout(v.clone()))?,
+            )?,
+            (None, None) => deadline(10.0)?,
+        };
+        if args.jobs == Some(0) || args.repeat == Some(0) {
             bail!(smsg::jobs());
         }
-        let paths = files::collect(&args.paths, &args.schedule)?;
+        for dir in [&args.expected_dir, &args.inputdir, &args.expecteddir]
+            .into_iter()
+            .flatten()
+        {
+            if !dir.is_dir() {
+                bail!(smsg::no_such_dir(dir.display().to_string()));
+            }
+        }
+        let groups = files::collect(&args.paths, &args.schedule, args.inputdir.as_deref())?;
+        let paths: Vec<PathBuf> = groups.iter().flatten().cloned().collect();
         if args.expected.is_some() && paths.len() != 1 {
             bail!(smsg::expected_one());
         }
-        if let Some(dir) = &args.expected_dir
-            && !dir.is_dir()
-        {
-            bail!(smsg::no_such_dir(dir.display().to_string()));
-        }
+        // pg_regress's layout: expected files in EXPECTEDDIR/expected.
+        let layout = (args.inputdir.is_some() || args.outputdir.is_some() || args.expecteddir.is_some())
+            .then(|| regress::Layout::new(args.outputdir.as_deref().unwrap_or(Path::new("."))));
+        let expected_dir = match (&args.expected_dir, &args.expecteddir, &args.inputdir) {
+            (Some(d), _, _) => Some(d.clone()),
+            (None, Some(d), _) | (None, None, Some(d)) => Some(d.join("expected")),
+            _ => None,
+        };
         if let Some(f) = &args.expected
             && !f.is_file()
         {
@@ -232,12 +257,17 @@ impl SpecRun {
             let mut f = files::load(p)?;
             if let Some(e) = &args.expected {
                 f.expected = vec![e.clone()];
-            } else if let Some(dir) = &args.expected_dir {
+            } else if let Some(dir) = &expected_dir {
                 f.expected = files::expected_in(dir, &f.name);
             }
             specs.push(f);
         }
-        let regress = args.expected.is_some() || args.expected_dir.is_some();
+        let regress = args.expected.is_some() || expected_dir.is_some() || layout.is_some();
+        let place = match (&args.dbname, args.in_database || args.use_existing) {
+            (name, true) => Place::Given(name.clone()),
+            (Some(name), false) => Place::Named(name.clone()),
+            (None, false) => Place::Fresh,
+        };
         if args.step && !std::io::stdin().is_terminal() {
             bail!(msg::step_needs_terminal());
         }
@@ -252,11 +282,25 @@ impl SpecRun {
             },
             format: args.format,
             explain: args.explain,
+            layout,
+            load: args.load,
             suite: SpecConfig {
                 lang,
                 specs,
-                // A person steps through one spec at a time.
-                jobs: if args.step { 1 } else { args.jobs.unwrap_or_else(cores) },
+                groups: groups.iter().map(|g| g.len()).collect(),
+                place,
+                clean: args.clean,
+                repeat: args.repeat.unwrap_or(1),
+                // A person steps through one spec at a time; --repeat runs
+                // specs one after another, as PostgreSQL's schedule does
+                // (specs side by side share the server: its statistics,
+                // its CPU), unless --jobs says otherwise.
+                jobs: match (args.step, args.repeat.is_some_and(|n| n > 1), args.jobs) {
+                    (true, _, _) => 1,
+                    (false, _, Some(j)) => j,
+                    (false, true, None) => 1,
+                    (false, false, None) => cores(),
+                },
                 wait_timeout,
                 regress,
                 appname: env("PGAPPNAME"),
@@ -610,7 +654,7 @@ fn lab_files(dir: &Option<PathBuf>) -> Result<LabFiles> {
 }
 
 /// The machine's cores (2 when it cannot tell).
-fn cores() -> usize {
+pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 

@@ -494,6 +494,7 @@ async fn cell(
             transcript: None,
             patient: true,
             dead_ends: false,
+            first_look: None,
         },
     )
     .await;

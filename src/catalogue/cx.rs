@@ -535,6 +535,7 @@ impl Perm<'_, '_> {
                 transcript: None,
                 patient: false,
                 dead_ends: false,
+                first_look: None,
             },
         )
         .await?;

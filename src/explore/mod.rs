@@ -496,6 +496,7 @@ impl Explorer {
                 transcript: Some(transcript),
                 patient: true,
                 dead_ends: self.cfg.dead_ends,
+                first_look: None,
             },
         )
         .await

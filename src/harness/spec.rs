@@ -1,9 +1,9 @@
 //! `lab spec` in the harness: each spec in a fresh database of its own,
 //! shown as it finishes (lab's timeline, or isolationtester's transcript).
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 
 use super::{Finished, Job, Setup, Stop};
 use crate::cli::SpecFormat;
@@ -13,7 +13,8 @@ use crate::engine::transcript::Stream;
 use crate::output::out;
 use crate::render::{self, Style, html};
 use crate::report::{AllReport, round_ms};
-use crate::suite::{self, Outcome, Suite};
+use crate::suite::regress::{self, Layout, TestLine};
+use crate::suite::{self, Outcome, Place, Suite, repeat};
 
 /// The specs of one run.
 pub struct Specs {
@@ -21,6 +22,18 @@ pub struct Specs {
     format: SpecFormat,
     style: Style,
     suite: Arc<Suite>,
+    /// pg_regress's layout, and the lines of the schedule group being run.
+    layout: Option<Layout>,
+    lines: Mutex<Lines>,
+    load: bool,
+}
+
+/// pg_regress's test lines: every one so far, and where the current group starts.
+#[derive(Default)]
+struct Lines {
+    all: Vec<TestLine>,
+    group: usize,
+    group_start: usize,
 }
 
 impl Specs {
@@ -30,11 +43,30 @@ impl Specs {
             common: cfg.common,
             format: cfg.format,
             suite: Arc::new(Suite::new(cfg.suite)),
+            layout: cfg.layout,
+            lines: Mutex::default(),
+            load: cfg.load,
         }
     }
 
-    /// A spec's outcome as it finishes, in the run's format.
+    /// pg_regress's lines go to stdout (unless it is JSON's).
+    fn prints_regress(&self) -> bool {
+        self.layout.is_some() && self.format != SpecFormat::Json
+    }
+
+    /// A spec's outcome as it finishes, in the run's format; in pg_regress's
+    /// layout, its result file, its diff, and its group's lines once the
+    /// group is done. Repeated runs are shown at the end, compared.
     fn show(&self, o: &Outcome) -> Result<()> {
+        if o.round > 0 {
+            return Ok(());
+        }
+        if let Some(layout) = &self.layout {
+            return self.show_regress(layout, o);
+        }
+        if self.suite.cfg.repeat > 1 {
+            return Ok(());
+        }
         match self.format {
             SpecFormat::Isolation => {
                 // stdout and stderr as isolationtester writes them.
@@ -47,6 +79,7 @@ impl Specs {
                 if let Some(d) = &o.diff {
                     eprint!("{d}");
                 }
+                self.say_what_else_failed(o);
             }
             SpecFormat::Table => {
                 out(&render::scenario(&o.report, &self.style))?;
@@ -59,6 +92,92 @@ impl Specs {
         }
         Ok(())
     }
+
+    /// On stderr, where the output is isolationtester's or pg_regress's:
+    /// what failed that the output does not show (a spec that left objects
+    /// behind in the database given).
+    fn say_what_else_failed(&self, o: &Outcome) {
+        let database = suite::msg::database_variant().render(crate::i18n::Lang::En);
+        for v in o
+            .report
+            .variants
+            .iter()
+            .filter(|v| !v.as_expected && v.name == database)
+        {
+            for line in &v.observed {
+                eprintln!("{}: {}", o.report.scenario, line.render(self.common.lang));
+            }
+        }
+    }
+
+    fn show_regress(&self, layout: &Layout, o: &Outcome) -> Result<()> {
+        layout.record(&o.report.scenario, &o.transcript.combined(), o.best.as_deref())?;
+        let ok = o.report.as_expected;
+        if self.format != SpecFormat::Json {
+            self.say_what_else_failed(o);
+        }
+        let mut lines = self.lines.lock().unwrap();
+        lines.all.push(TestLine {
+            name: o.report.scenario.clone(),
+            ok,
+            ms: o.report.elapsed_ms.round() as u64,
+        });
+        let size = self.suite.cfg.groups.get(lines.group).copied().unwrap_or(1);
+        if lines.all.len() - lines.group_start == size {
+            let text = regress::group_lines(&lines.all[lines.group_start..]);
+            layout.log_lines(&text)?;
+            if self.prints_regress() {
+                out(&text)?;
+            }
+            lines.group += 1;
+            lines.group_start = lines.all.len();
+        }
+        Ok(())
+    }
+}
+
+/// `--repeat`: one report per spec (its first run's), with a part saying
+/// whether every run printed the same, and the flaky permutations' diffs.
+fn repeated(
+    suite: &Suite,
+    outcomes: &[Outcome],
+    lang: crate::i18n::Lang,
+) -> (Vec<crate::report::ScenarioReport>, String) {
+    let n = suite.cfg.repeat;
+    let mut reports = Vec::new();
+    let mut text = String::new();
+    for (i, file) in suite.cfg.specs.iter().enumerate() {
+        let runs: Vec<&Outcome> = outcomes.iter().filter(|o| o.spec == i).collect();
+        let Some(first) = runs.first() else { continue };
+        let transcripts: Vec<String> = runs.iter().map(|o| o.transcript.combined()).collect();
+        let refs: Vec<&str> = transcripts.iter().map(String::as_str).collect();
+        let flaky = repeat::flaky(&refs);
+        let mut report = first.report.clone();
+        let v = suite::repeat_report(runs.len(), n, &flaky);
+        report.as_expected = runs.iter().all(|o| o.report.as_expected) && v.as_expected;
+        report.variants.push(v);
+        reports.push(report);
+        if flaky.is_empty() {
+            text.push_str(&suite::msg::steady(&file.name, runs.len()).render(lang));
+            text.push('\n');
+        }
+        for f in &flaky {
+            let counts: Vec<String> = f.outputs.iter().map(|(_, c)| c.to_string()).collect();
+            text.push_str(
+                &suite::msg::flaky(
+                    &file.name,
+                    &f.permutation,
+                    f.outputs.len(),
+                    runs.len(),
+                    counts.join(" + "),
+                )
+                .render(lang),
+            );
+            text.push('\n');
+            text.push_str(&f.diffs());
+        }
+    }
+    (reports, text)
 }
 
 impl Job for Specs {
@@ -78,7 +197,55 @@ impl Job for Specs {
         }
     }
 
+    /// Where the specs run, once the role is known: a role that cannot
+    /// create databases runs them in the database given; a database lab is
+    /// to make must not exist yet.
+    async fn prepare(&self, env: Env) -> Result<Env> {
+        let can_create: bool = env
+            .control
+            .query_one(
+                "SELECT rolsuper OR rolcreatedb FROM pg_roles WHERE rolname = current_user",
+                &[],
+            )
+            .await?
+            .get(0);
+        let place = self.suite.place();
+        match (&place, can_create) {
+            (Place::Fresh | Place::Named(_), false) => {
+                let name = match place {
+                    Place::Named(n) => Some(n),
+                    _ => None,
+                };
+                let shown = match &name {
+                    Some(n) => n.clone(),
+                    None => env.control.query_one("SELECT current_database()", &[]).await?.get(0),
+                };
+                eprintln!("{}", suite::msg::in_database(shown).render(self.common.lang));
+                self.suite.set_place(Place::Given(name));
+            }
+            (Place::Named(n), true) => {
+                let exists = env
+                    .control
+                    .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[n])
+                    .await?
+                    .is_some();
+                if exists {
+                    bail!(suite::msg::db_exists(n));
+                }
+            }
+            _ => {}
+        }
+        Ok(env)
+    }
+
     async fn work(&self, env: &Arc<Env>) -> Result<()> {
+        if let Some(layout) = &self.layout {
+            layout.prepare()?;
+            if self.prints_regress() {
+                out(regress::RUNNING)?;
+            }
+        }
+        let _load = self.load.then(|| repeat::Load::start(crate::config::cores()));
         self.suite.run_all(env, |o| self.show(o)).await
     }
 
@@ -88,7 +255,15 @@ impl Job for Specs {
     }
 
     fn finish(&self, stop: &Stop, version: &str, began: Instant) -> Result<Finished> {
-        let (reports, outcomes) = self.suite.results(stop.error(self.common.lang), version);
+        let (mut reports, outcomes) = self.suite.results(stop.error(self.common.lang), version);
+        let mut flaky_text = String::new();
+        if self.suite.cfg.repeat > 1 {
+            let errors: Vec<_> = reports.iter().filter(|r| r.error.is_some()).cloned().collect();
+            let (merged, text) = repeated(&self.suite, &outcomes, self.common.lang);
+            reports = merged;
+            reports.extend(errors);
+            flaky_text = text;
+        }
         let as_expected = reports.iter().all(|r| r.as_expected);
         let all = AllReport {
             server_version: version.to_string(),
@@ -96,13 +271,24 @@ impl Job for Specs {
             elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
             scenarios: reports.clone(),
         };
-        let stdout = match self.format {
+        let mut stdout = match self.format {
             SpecFormat::Json => render::json(&all)?,
-            SpecFormat::Table if outcomes.len() > 1 => render::all_summary(&all, &self.style),
+            _ if self.layout.is_some() => String::new(),
+            SpecFormat::Table if reports.len() > 1 => render::all_summary(&all, &self.style),
             _ => String::new(),
         };
+        if self.format != SpecFormat::Json {
+            stdout.push_str(&flaky_text);
+        }
+        if let Some(layout) = &self.layout {
+            let lines = std::mem::take(&mut self.lines.lock().unwrap().all);
+            let summary = layout.summary(&lines);
+            if self.prints_regress() {
+                stdout.push_str(&summary);
+            }
+        }
         let mut stderr = Vec::new();
-        if self.suite.cfg.regress && self.format != SpecFormat::Json {
+        if self.suite.cfg.regress && self.layout.is_none() && self.format != SpecFormat::Json {
             let matched = outcomes.iter().filter(|o| o.diff.is_none()).count();
             let secs = format!("{:.1}", began.elapsed().as_secs_f64());
             stderr.push(suite::msg::matched(matched, outcomes.len(), secs).render(self.common.lang));

@@ -30,7 +30,7 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ),
     (
         "after.spec",
-        "Her spec kendi yeni veritabanında çalışır: template0'dan oluşturulur, sonra silinir (adı verilen bir sunucuda rolün CREATEDB yetkisi olmalı).\nÇıkış kodları: 0 her permütasyon sonuna kadar çalıştı (ve beklenen dosyasıyla aynı), 1 biri çalışmadı, 2 çalıştırılamadı (ayrıştırılamayan bir spec, sunucu yok).",
+        "Her spec kendi yeni veritabanında çalışır: template0'dan oluşturulur, sonra silinir; veritabanı oluşturamayan bir rol (ya da --in-database) onları isolationtester'daki gibi verilen veritabanında birer birer çalıştırır.\n--inputdir/--outputdir/--expecteddir ile lab pg_regress'in düzenini yazar (results/, regression.diffs, regression.out) ve onun satırlarını basar.\nÇıkış kodları: 0 her permütasyon sonuna kadar çalıştı (ve beklenen dosyasıyla aynı), 1 biri çalışmadı, 2 çalıştırılamadı (ayrıştırılamayan bir spec, sunucu yok).",
     ),
     (
         "arg.spec.paths",
@@ -50,11 +50,11 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ),
     (
         "arg.spec.expected_dir",
-        "Her spec'in çıktısını DIR/AD.out (ya da pg_regress'in kabul ettiği gibi AD_1.out ... AD_9.out) ile karşılaştır; fark birleşik diff olarak yazılır ve çıkış kodu 1 olur",
+        "Her spec'in çıktısını DIR/AD.out (ya da pg_regress'in kabul ettiği gibi AD_0.out ... AD_9.out) ile karşılaştır; fark birleşik diff olarak yazılır ve çıkış kodu 1 olur",
     ),
     (
         "arg.spec.jobs",
-        "Aynı anda çalışan spec sayısı, her biri kendi veritabanında (varsayılan: çekirdek sayısı)",
+        "Aynı anda çalışan spec sayısı, her biri kendi veritabanında (varsayılan: çekirdek sayısı; --repeat ile 1)",
     ),
     (
         "arg.spec.junit",
@@ -66,7 +66,43 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ),
     (
         "arg.spec.wait_timeout",
-        "Bir adım için saniye cinsinden son süre: o zaman hâlâ çalışan adım iptal edilir, isolationtester'ın PGISOLATIONTIMEOUT'tan sonra yaptığı gibi",
+        "Bir adım için saniye cinsinden son süre: o zaman hâlâ çalışan adım iptal edilir, isolationtester'ın PGISOLATIONTIMEOUT'tan sonra yaptığı gibi (bu verilmezse PGISOLATIONTIMEOUT belirler; yoksa 10)",
+    ),
+    (
+        "arg.spec.in_database",
+        "Spec'leri her biri için yeni bir veritabanı yerine, isolationtester'daki gibi verilen veritabanında (URL'ninki ya da --dbname) birer birer çalıştır; bir spec'in geride bıraktıkları adıyla bildirilir. Veritabanı oluşturamayan bir rol için varsayılan",
+    ),
+    (
+        "arg.spec.dbname",
+        "Spec'lerin birer birer çalıştığı veritabanı: lab onu pg_regress'in yaptığı gibi oluşturur ve sonra siler; --use-existing (--in-database) ile var olan bir veritabanı",
+    ),
+    (
+        "arg.spec.use_existing",
+        "pg_regress'in --use-existing'i: verilen veritabanında olduğu gibi çalıştır (--in-database ile aynı)",
+    ),
+    (
+        "arg.spec.clean",
+        "Verilen veritabanında bir spec'in geride bıraktıklarını sil (tam olarak onun oluşturduklarını, önceden var olanı asla) ve devam et",
+    ),
+    (
+        "arg.spec.inputdir",
+        "pg_regress'in --inputdir'i: komut satırında ya da schedule'da adı geçen testler DIR/specs/AD.spec dosyalarıdır",
+    ),
+    (
+        "arg.spec.expecteddir",
+        "pg_regress'in --expecteddir'i: beklenen dosyalar DIR/expected/AD.out (varsayılan: --inputdir)",
+    ),
+    (
+        "arg.spec.outputdir",
+        "pg_regress'in --outputdir'i: results/AD.out, regression.diffs ve regression.out DIR içine yazılır (varsayılan: .)",
+    ),
+    (
+        "arg.spec.repeat",
+        "Her spec'i N kez çalıştır (--jobs verilmedikçe birer birer) ve çıktısı çalıştırmadan çalıştırmaya değişen permütasyonları, her çıktının ne sıklıkla geldiğiyle bildir",
+    ),
+    (
+        "arg.spec.load",
+        "Spec'ler çalışırken her çekirdeği meşgul tut, yüklü bir CI makinesinin yapacağı gibi",
     ),
     (
         "arg.spec.explain",

@@ -23,9 +23,15 @@ pub struct SpecFile {
     pub bookstore: bool,
 }
 
+/// The specs to run, in schedule groups: a plain path is a group of its
+/// own, a schedule's `test: a b c` line one group (pg_regress runs it at once).
+pub type Groups = Vec<Vec<PathBuf>>;
+
 /// Reads and checks every spec the paths and schedules name, in order.
-pub fn collect(paths: &[PathBuf], schedules: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
+/// With `inputdir` (pg_regress's `--inputdir`), a name that is not a file
+/// is a test: `inputdir/specs/NAME.spec`, and schedules look there too.
+pub fn collect(paths: &[PathBuf], schedules: &[PathBuf], inputdir: Option<&Path>) -> Result<Groups> {
+    let mut groups = Vec::new();
     for p in paths {
         if p.is_dir() {
             let mut in_dir: Vec<PathBuf> = std::fs::read_dir(p)
@@ -37,27 +43,36 @@ pub fn collect(paths: &[PathBuf], schedules: &[PathBuf]) -> Result<Vec<PathBuf>>
                 bail!(msg::no_specs_in(p.display().to_string()));
             }
             in_dir.sort();
-            files.extend(in_dir);
+            groups.extend(in_dir.into_iter().map(|f| vec![f]));
         } else if p.exists() {
-            files.push(p.clone());
+            groups.push(vec![p.clone()]);
+        } else if let Some(found) = inputdir.and_then(|d| test_in(d, &p.to_string_lossy())) {
+            groups.push(vec![found]);
         } else {
             bail!(msg::no_such_file(p.display().to_string()));
         }
     }
     for s in schedules {
-        files.extend(schedule(s)?);
+        groups.extend(schedule(s, inputdir)?);
     }
-    if files.is_empty() {
+    if groups.is_empty() {
         bail!(msg::nothing_to_run());
     }
-    Ok(files)
+    Ok(groups)
+}
+
+/// A test's spec under a pg_regress input directory: DIR/specs/NAME.spec.
+fn test_in(dir: &Path, name: &str) -> Option<PathBuf> {
+    let p = dir.join("specs").join(format!("{name}.spec"));
+    p.is_file().then_some(p)
 }
 
 /// pg_regress's schedule: `test: a b c` lines (a group pg_regress runs at
-/// once), `#` comments; NAME is specs/NAME.spec (or NAME.spec) beside it.
-pub fn schedule(path: &Path) -> Result<Vec<PathBuf>> {
+/// once), `#` comments; NAME is specs/NAME.spec (or NAME.spec) beside it,
+/// or under `inputdir` when given.
+pub fn schedule(path: &Path, inputdir: Option<&Path>) -> Result<Groups> {
     let text = std::fs::read_to_string(path).map_err(|e| msg::unreadable(path.display().to_string(), e.to_string()))?;
-    let dir = path.parent().unwrap_or(Path::new("."));
+    let dir = inputdir.unwrap_or_else(|| path.parent().unwrap_or(Path::new(".")));
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -67,17 +82,19 @@ pub fn schedule(path: &Path) -> Result<Vec<PathBuf>> {
         let Some(names) = line.strip_prefix("test:") else {
             bail!(msg::bad_schedule_line(path.display().to_string(), i + 1, line));
         };
+        let mut group = Vec::new();
         for name in names.split_whitespace() {
-            let found = [
-                dir.join("specs").join(format!("{name}.spec")),
-                dir.join(format!("{name}.spec")),
-            ]
-            .into_iter()
-            .find(|p| p.is_file());
+            let found = test_in(dir, name).or_else(|| {
+                let p = dir.join(format!("{name}.spec"));
+                p.is_file().then_some(p)
+            });
             match found {
-                Some(p) => out.push(p),
+                Some(p) => group.push(p),
                 None => bail!(msg::schedule_missing(path.display().to_string(), i + 1, name)),
             }
+        }
+        if !group.is_empty() {
+            out.push(group);
         }
     }
     Ok(out)
@@ -111,10 +128,10 @@ pub fn parsed(path: &Path, text: &str) -> Result<SpecFile> {
 }
 
 /// The expected files a test may match, as pg_regress looks for them:
-/// NAME.out, then NAME_1.out ... NAME_9.out.
+/// NAME.out, then NAME_0.out ... NAME_9.out.
 pub fn expected_in(dir: &Path, name: &str) -> Vec<PathBuf> {
     std::iter::once(dir.join(format!("{name}.out")))
-        .chain((1..=9).map(|i| dir.join(format!("{name}_{i}.out"))))
+        .chain((0..=9).map(|i| dir.join(format!("{name}_{i}.out"))))
         .filter(|p| p.is_file())
         .collect()
 }

@@ -3,8 +3,11 @@
 //! scenarios). Each spec's outcome is lab's timeline per permutation and
 //! isolationtester's own transcript, which can be compared with expected
 //! files as pg_regress does. The harness prints and writes them.
+pub mod catalogue;
 pub mod files;
 pub mod msg;
+pub mod regress;
+pub mod repeat;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -22,10 +25,31 @@ use crate::report::{Check, ScenarioReport, VariantReport, round_ms};
 use crate::target::connect;
 use files::SpecFile;
 
+/// Where specs run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// Each in a fresh database of its own, several at once (`lab_spec_<pid>_<n>`).
+    Fresh,
+    /// One at a time in a database of this name, made by lab as pg_regress
+    /// makes it (made again after a spec that changed it), dropped at the end.
+    Named(String),
+    /// One at a time in the database given (this one, or the URL's), as
+    /// isolationtester runs: what a spec leaves behind is found by name.
+    Given(Option<String>),
+}
+
 /// A checked `lab spec` run: the specs and how their sessions connect.
 pub struct SpecConfig {
     pub lang: Lang,
     pub specs: Vec<SpecFile>,
+    /// The schedule's groups, as sizes (specs in order): pg_regress's lines.
+    pub groups: Vec<usize>,
+    pub place: Place,
+    /// In the database given, drop what a spec left behind and go on.
+    pub clean: bool,
+    /// Each spec runs this many times (`--repeat`); more than once, the
+    /// permutations whose output differed are reported.
+    pub repeat: usize,
     pub jobs: usize,
     pub wait_timeout: std::time::Duration,
     /// Compared with expected files: sessions get pg_regress's settings.
@@ -76,10 +100,15 @@ pub fn startup_options(
 
 /// What one spec produced.
 pub struct Outcome {
+    /// Which spec (an index into the config's specs) and which of its `--repeat` rounds.
+    pub spec: usize,
+    pub round: usize,
     pub report: ScenarioReport,
     pub transcript: Arc<Transcript>,
     /// The unified diff against the closest expected file, when none matched.
     pub diff: Option<String>,
+    /// That closest expected file.
+    pub best: Option<std::path::PathBuf>,
 }
 
 /// Where each spec is: not started, running, or done with its outcome.
@@ -92,6 +121,12 @@ enum Progress {
 /// A `lab spec` run: the specs' outcomes as they finish, the databases made for them.
 pub struct Suite {
     pub cfg: SpecConfig,
+    /// Where the specs run (the harness may move them into the database
+    /// given, when the role cannot create databases).
+    place: Mutex<Place>,
+    /// In the database given: the spec whose leftovers keep the rest from
+    /// running on top of them, and what it left.
+    blocked: Mutex<Option<(String, Vec<String>)>>,
     /// Databases made and not yet dropped.
     created: Mutex<Vec<String>>,
     /// Databases as fresh as when they were made, for the next spec.
@@ -100,29 +135,70 @@ pub struct Suite {
     progress: Mutex<Vec<Progress>>,
     /// The spec whose failure stopped the run.
     failed: Mutex<Option<usize>>,
+    /// The runs' tasks, stopped at clean-up (a run cut short must not go
+    /// on making databases in the background).
+    tasks: Mutex<Vec<tokio::task::AbortHandle>>,
+    /// Per spec: held while one of its rounds runs.
+    one_at_a_time: Vec<tokio::sync::Mutex<()>>,
 }
 
 impl Suite {
     pub fn new(cfg: SpecConfig) -> Suite {
-        let progress = cfg.specs.iter().map(|_| Progress::Waiting).collect();
+        let progress = (0..cfg.specs.len() * cfg.repeat.max(1))
+            .map(|_| Progress::Waiting)
+            .collect();
+        let one_at_a_time = cfg.specs.iter().map(|_| tokio::sync::Mutex::new(())).collect();
         Suite {
+            place: Mutex::new(cfg.place.clone()),
+            blocked: Mutex::default(),
             cfg,
             created: Mutex::default(),
             pool: Mutex::default(),
             made: Default::default(),
             progress: Mutex::new(progress),
             failed: Mutex::default(),
+            tasks: Mutex::default(),
+            one_at_a_time,
         }
     }
 
-    /// Runs the specs, `jobs` at once, started in their order; each one's
-    /// outcome is kept as it finishes and `show`n in order. On an error, the
-    /// spec that failed is remembered.
+    pub fn place(&self) -> Place {
+        self.place.lock().unwrap().clone()
+    }
+
+    pub fn set_place(&self, place: Place) {
+        *self.place.lock().unwrap() = place;
+    }
+
+    fn rounds(&self) -> usize {
+        self.cfg.repeat.max(1)
+    }
+
+    /// Run `r`'s spec and round: every spec's first round, then every
+    /// spec's second, ... (runs side by side are of different specs, as
+    /// without --repeat).
+    fn run_of(&self, r: usize) -> (usize, usize) {
+        let n = self.cfg.specs.len().max(1);
+        (r % n, r / n)
+    }
+
+    /// Runs the specs (each `repeat` times), `jobs` at once where each has a
+    /// database of its own, else one by one, started in their order; each
+    /// outcome is kept as it finishes and `show`n in order. On an error,
+    /// the run that failed is remembered.
     pub async fn run_all(self: &Arc<Self>, env: &Arc<Env>, show: impl Fn(&Outcome) -> Result<()>) -> Result<()> {
-        let tasks: Vec<engine::Task<()>> = (0..self.cfg.specs.len())
+        let jobs = match self.place() {
+            Place::Fresh => self.cfg.jobs,
+            _ => 1,
+        };
+        let runs = self.cfg.specs.len() * self.rounds();
+        let tasks: Vec<engine::Task<()>> = (0..runs)
             .map(|i| {
                 let (suite, env) = (self.clone(), env.clone());
                 Box::pin(async move {
+                    // Two rounds of one spec never run at once: a spec may
+                    // make what the whole server shares (a role).
+                    let _alone = suite.one_at_a_time[suite.run_of(i).0].lock().await;
                     // (After a stop the run has taken the list: a spec still going is not recorded.)
                     suite.set(i, Progress::Running);
                     let o = run_spec(&suite, &env, i).await?;
@@ -131,7 +207,12 @@ impl Suite {
                 }) as engine::Task<()>
             })
             .collect();
-        for (i, h) in engine::spawn_in_order(self.cfg.jobs, tasks).into_iter().enumerate() {
+        let handles = engine::spawn_in_order(jobs, tasks);
+        self.tasks
+            .lock()
+            .unwrap()
+            .extend(handles.iter().map(|h| h.abort_handle()));
+        for (i, h) in handles.into_iter().enumerate() {
             let shown = match engine::joined(h).await {
                 Ok(()) => match self.progress.lock().unwrap().get(i) {
                     Some(Progress::Done(o)) => show(o),
@@ -153,8 +234,18 @@ impl Suite {
         }
     }
 
-    /// Whatever happened, the databases lab made go.
+    /// Whatever happened, the runs still going stop and the databases lab made go.
     pub async fn clean_up(&self, control: &tokio_postgres::Client) {
+        let tasks: Vec<tokio::task::AbortHandle> = self.tasks.lock().unwrap().drain(..).collect();
+        for t in &tasks {
+            t.abort();
+        }
+        // A task stops at its next await: until then it may still send a
+        // CREATE DATABASE, which must come before the DROPs below.
+        let deadline = Instant::now() + self.cfg.wait_timeout;
+        while tasks.iter().any(|t| !t.is_finished()) && Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
         let created: Vec<String> = self.created.lock().unwrap().drain(..).collect();
         for db in created {
             let _ = tokio::time::timeout(self.cfg.wait_timeout, drop_database(control, &db)).await;
@@ -187,7 +278,7 @@ impl Suite {
                 }
                 _ if at == Some(i) => {
                     let (exit, message) = stop.clone().expect("stopped");
-                    let name = self.cfg.specs[i].name.clone();
+                    let name = self.cfg.specs[self.run_of(i).0].name.clone();
                     let mut r = ScenarioReport::new(&name, version);
                     r.as_expected = false;
                     r.error = Some(crate::report::RunError {
@@ -285,7 +376,10 @@ impl Suite {
             return Ok(db);
         }
         let n = self.made.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let name = format!("lab_spec_{}_{n}", std::process::id());
+        let name = match self.place() {
+            Place::Named(name) => name,
+            _ => format!("lab_spec_{}_{n}", std::process::id()),
+        };
         self.created.lock().unwrap().push(name.clone());
         let q = quote_ident(&name);
         // As pg_regress makes its database (the settings any role may set).
@@ -319,14 +413,45 @@ impl Suite {
     }
 }
 
-/// One spec, start to end, in a fresh database.
-async fn run_spec(suite: &Suite, env: &Env, i: usize) -> Result<Outcome> {
+/// `--repeat`: how long each round gives a step to answer before first
+/// asking whether it waits: lab's own 2 ms, isolationtester's 10 ms, and
+/// moments around them. A spec whose output does not depend on timing
+/// prints the same at every one; one that does shows it in fewer rounds.
+const FIRST_LOOKS: [std::time::Duration; 7] = [
+    std::time::Duration::from_millis(2),
+    std::time::Duration::from_millis(10),
+    std::time::Duration::from_micros(200),
+    std::time::Duration::from_millis(5),
+    std::time::Duration::from_millis(20),
+    std::time::Duration::from_millis(1),
+    std::time::Duration::from_millis(50),
+];
+
+/// How a spec's database is watched for what the spec changed.
+enum Watch<'a> {
+    /// A database lab made: its fingerprint, to keep it for the next spec.
+    Made(&'a mut Db),
+    /// The database given: what the spec created, by name; dropped with `clean`.
+    Given { clean: bool },
+}
+
+/// What the watch saw after the spec.
+enum Seen {
+    Fingerprint(Option<String>),
+    /// What the spec left behind, and of it what could not be dropped (with why).
+    Left(Vec<catalogue::Object>, Vec<(catalogue::Object, String)>),
+}
+
+/// One run of a spec, start to end: in a fresh database, or in the one given.
+async fn run_spec(suite: &Suite, env: &Env, run: usize) -> Result<Outcome> {
     let cfg = &suite.cfg;
+    let (i, round) = suite.run_of(run);
     let file = &cfg.specs[i];
     let began = Instant::now();
-    let mut db = suite.database(&env.control).await?;
+    if let Some((by, left)) = suite.blocked.lock().unwrap().clone() {
+        return Ok(not_run(file, env, i, round, by, left));
+    }
     let mut pg = env.pg.clone();
-    pg.dbname(&db.name);
     let options = [
         cfg.startup_options(),
         file.bookstore.then(|| format!("-c search_path={BOOKSTORE}")),
@@ -335,15 +460,42 @@ async fn run_spec(suite: &Suite, env: &Env, i: usize) -> Result<Outcome> {
     if !options.is_empty() {
         pg.options(options.join(" "));
     }
-    let result = run_in(cfg, env, file, pg, &mut db).await;
-    let now = match &result {
-        Ok((_, _, now)) => now.clone(),
-        Err(_) => None,
+    let (result, given) = match suite.place() {
+        Place::Given(name) => {
+            if let Some(n) = name {
+                pg.dbname(&n);
+            }
+            let result = run_in(cfg, env, file, pg, Watch::Given { clean: cfg.clean }, round).await;
+            (result, Ok(()))
+        }
+        _ => {
+            let mut db = suite.database(&env.control).await?;
+            pg.dbname(&db.name);
+            let result = run_in(cfg, env, file, pg, Watch::Made(&mut db), round).await;
+            let now = match &result {
+                Ok((_, _, Seen::Fingerprint(now))) => now.clone(),
+                _ => None,
+            };
+            let given = suite.give_back(&env.control, db, now).await;
+            (result, given)
+        }
     };
-    let given = suite.give_back(&env.control, db, now).await;
-    let (mut variants, transcript, _) = result?;
+    let (mut variants, transcript, seen) = result?;
     given?;
-    let diff = compare(file, &transcript.combined());
+    if let Seen::Left(left, failed) = seen
+        && !left.is_empty()
+    {
+        if !cfg.clean || !failed.is_empty() {
+            let names = if cfg.clean {
+                failed.iter().map(|(o, why)| format!("{o} ({why})")).collect()
+            } else {
+                left.iter().map(|o| o.to_string()).collect()
+            };
+            *suite.blocked.lock().unwrap() = Some((file.name.clone(), names));
+        }
+        variants.push(left_behind(cfg.clean, &left, &failed));
+    }
+    let (diff, best) = compare(file, &transcript.combined()).unzip();
     if !file.expected.is_empty() {
         let shown = file.expected[0].display().to_string();
         let ok = diff.is_none();
@@ -363,10 +515,93 @@ async fn run_spec(suite: &Suite, env: &Env, i: usize) -> Result<Outcome> {
     report.elapsed_ms = round_ms(began.elapsed().as_secs_f64() * 1000.0);
     report.variants = variants;
     Ok(Outcome {
+        spec: i,
+        round,
         report,
         transcript,
         diff,
+        best,
     })
+}
+
+/// The report of what a spec left in the database given: passed when it
+/// left nothing, or `--clean` dropped all of it.
+fn left_behind(clean: bool, left: &[catalogue::Object], failed: &[(catalogue::Object, String)]) -> VariantReport {
+    let names: Vec<String> = left.iter().map(|o| o.to_string()).collect();
+    let ok = clean && failed.is_empty();
+    let mut observed = vec![msg::left(names.join(", "))];
+    if clean {
+        observed.push(if failed.is_empty() {
+            msg::cleaned()
+        } else {
+            let f: Vec<String> = failed.iter().map(|(o, why)| format!("{o} ({why})")).collect();
+            msg::not_cleaned(f.join(", "))
+        });
+    }
+    VariantReport {
+        as_expected: ok,
+        observed,
+        checks: vec![check(ok, msg::leaves_nothing())],
+        ..VariantReport::new(
+            msg::database_variant().render(Lang::En),
+            msg::leaves_nothing(),
+            msg::leaves_nothing_why(),
+        )
+    }
+}
+
+/// A spec not run because an earlier one left objects in the database given.
+fn not_run(file: &SpecFile, env: &Env, spec: usize, round: usize, by: String, left: Vec<String>) -> Outcome {
+    let mut report = ScenarioReport::new(&file.name, &env.server.version);
+    report.as_expected = false;
+    let text = msg::not_run(by, left.join(", "));
+    report.variants = vec![VariantReport {
+        as_expected: false,
+        observed: vec![text.clone()],
+        checks: vec![check(false, msg::leaves_nothing())],
+        ..VariantReport::new(
+            msg::not_run_variant().render(Lang::En),
+            msg::leaves_nothing(),
+            msg::leaves_nothing_why(),
+        )
+    }];
+    let transcript = Arc::new(Transcript::default());
+    transcript.fatal(format!("{}\n", text.render(Lang::En)));
+    Outcome {
+        spec,
+        round,
+        report,
+        transcript,
+        diff: None,
+        best: None,
+    }
+}
+
+/// `--repeat`'s part of a spec's report: the runs made of the `asked`, and
+/// the permutations whose output was not the same in all of them.
+pub fn repeat_report(runs: usize, asked: usize, flaky: &[repeat::Flaky]) -> VariantReport {
+    let ok = flaky.is_empty() && runs == asked;
+    let observed = if flaky.is_empty() {
+        vec![msg::same_in(runs)]
+    } else {
+        flaky
+            .iter()
+            .map(|f| {
+                let counts: Vec<String> = f.outputs.iter().map(|(_, c)| c.to_string()).collect();
+                msg::outputs_of(f.permutation.clone(), f.outputs.len(), counts.join(" + "))
+            })
+            .collect()
+    };
+    VariantReport {
+        as_expected: ok,
+        observed,
+        checks: vec![check(ok, msg::same_in(asked))],
+        ..VariantReport::new(
+            msg::repeat_variant(asked).render(Lang::En),
+            msg::same_in(asked),
+            msg::same_in_why(),
+        )
+    }
 }
 
 fn check(ok: bool, text: Text) -> Check {
@@ -384,8 +619,9 @@ async fn run_in(
     env: &Env,
     file: &SpecFile,
     pg: Config,
-    db: &mut Db,
-) -> Result<(Vec<VariantReport>, Arc<Transcript>, Option<String>)> {
+    mut watch: Watch<'_>,
+    round: usize,
+) -> Result<(Vec<VariantReport>, Arc<Transcript>, Seen)> {
     let spec = &file.spec;
     let transcript = Arc::new(Transcript::default());
     for name in &file.unused {
@@ -402,9 +638,19 @@ async fn run_in(
     let control = connect::connect(&pg, &format!("{app}control connection"), None, None)
         .await?
         .client;
-    if db.baseline.is_none() {
-        db.baseline = fingerprint(&control).await;
-    }
+    let before = match &mut watch {
+        Watch::Made(db) => {
+            if db.baseline.is_none() {
+                db.baseline = fingerprint(&control).await;
+            }
+            None
+        }
+        Watch::Given { .. } => Some(
+            catalogue::snapshot(&control)
+                .await
+                .map_err(|e| connect::sql_error(e, msg::snapshot()))?,
+        ),
+    };
     if file.bookstore {
         let files = crate::files::LabFiles::embedded();
         connect::rebuild_schema(
@@ -434,6 +680,7 @@ async fn run_in(
             .collect::<Result<_, _>>()
             .map_err(|e| msg::invalid(file.path.display().to_string(), e.to_string()))?
     };
+    let suite_first_look = (cfg.repeat > 1).then(|| FIRST_LOOKS[round % FIRST_LOOKS.len()]);
     let mut variants = Vec::new();
     for (k, plan) in plans.iter().enumerate() {
         let names: Vec<&str> = plan.iter().map(|p| spec.step(p.id).name.as_str()).collect();
@@ -454,6 +701,7 @@ async fn run_in(
                 transcript: Some(&transcript),
                 patient: true,
                 dead_ends: false,
+                first_look: suite_first_look,
             },
         )
         .await;
@@ -476,8 +724,26 @@ async fn run_in(
     for (_, pid) in opener.pids() {
         gone &= env.await_gone(pid).await.unwrap_or(false);
     }
-    let now = if gone { fingerprint(&env.control).await } else { None };
-    Ok((variants, transcript, now))
+    let seen = match (watch, before) {
+        (Watch::Given { clean }, Some(before)) => {
+            // lab's own schema, built for a lab spec, goes with the spec.
+            if file.bookstore {
+                connect::drop_schema(&env.control, BOOKSTORE).await?;
+            }
+            let after = catalogue::snapshot(&env.control)
+                .await
+                .map_err(|e| connect::sql_error(e, msg::snapshot()))?;
+            let left = catalogue::left_behind(&before, &after);
+            let failed = if clean && !left.is_empty() {
+                catalogue::clean(&env.control, &left).await
+            } else {
+                Vec::new()
+            };
+            Seen::Left(left, failed)
+        }
+        _ => Seen::Fingerprint(if gone { fingerprint(&env.control).await } else { None }),
+    };
+    Ok((variants, transcript, seen))
 }
 
 /// A permutation's report from what the scheduler observed (its timeline
@@ -576,15 +842,15 @@ fn comments(header: &[String], notes: &[String]) -> String {
 
 /// None when the output equals one of the expected files; else the
 /// unified diff against the closest one (the fewest changed lines, as pg_regress picks).
-fn compare(file: &SpecFile, got: &str) -> Option<String> {
+fn compare(file: &SpecFile, got: &str) -> Option<(String, std::path::PathBuf)> {
     if file.expected.is_empty() {
         return None;
     }
-    let mut best: Option<(usize, String)> = None;
+    let mut best: Option<(usize, String, &std::path::Path)> = None;
     for path in &file.expected {
         let want = match std::fs::read_to_string(path) {
             Ok(w) => w,
-            Err(e) => return Some(format!("{}: {e}\n", path.display())),
+            Err(e) => return Some((format!("{}: {e}\n", path.display()), path.clone())),
         };
         if want == got {
             return None;
@@ -594,14 +860,14 @@ fn compare(file: &SpecFile, got: &str) -> Option<String> {
             .iter_all_changes()
             .filter(|c| c.tag() != similar::ChangeTag::Equal)
             .count();
-        if best.as_ref().is_none_or(|(n, _)| changed < *n) {
+        if best.as_ref().is_none_or(|(n, _, _)| changed < *n) {
             let text = diff
                 .unified_diff()
                 .context_radius(3)
                 .header(&path.display().to_string(), &format!("{} (lab)", file.name))
                 .to_string();
-            best = Some((changed, text));
+            best = Some((changed, text, path));
         }
     }
-    best.map(|(_, d)| d)
+    best.map(|(_, d, p)| (d, p.to_path_buf()))
 }

@@ -101,4 +101,80 @@ crate::messages! {
         en: "{matched} of {total} specs match their expected output ({secs} s)",
         tr: "{total} spec'ten {matched} tanesi beklenen çıktısıyla aynı ({secs} sn)",
     }
+    snapshot() {
+        en: "could not read what the database holds (pg_identify_object over the catalogue)",
+        tr: "veritabanında ne olduğu okunamadı (katalog üzerinde pg_identify_object)",
+    }
+    left(objects) {
+        en: "left behind: {objects}",
+        tr: "geride bıraktı: {objects}",
+    }
+    cleaned() {
+        en: "--clean dropped all of it",
+        tr: "--clean hepsini sildi",
+    }
+    not_cleaned(objects) {
+        en: "--clean could not drop: {objects}",
+        tr: "--clean şunları silemedi: {objects}",
+    }
+    leaves_nothing() {
+        en: "the spec leaves nothing behind in the database",
+        tr: "spec veritabanında geride bir şey bırakmaz",
+    }
+    leaves_nothing_why() {
+        en: "specs run one after another in the database given; the next must not run on top of what this one created",
+        tr: "spec'ler verilen veritabanında art arda çalışır; sonraki, bunun oluşturdukları üzerinde çalışmamalı",
+    }
+    not_run_variant() {
+        en: "not run",
+        tr: "çalıştırılmadı",
+    }
+    database_variant() {
+        en: "database",
+        tr: "veritabanı",
+    }
+    not_run(by, objects) {
+        en: "not run: the database holds what {by} left behind ({objects}); --clean drops exactly that",
+        tr: "çalıştırılmadı: veritabanında {by} spec'inin geride bıraktıkları var ({objects}); --clean tam olarak bunları siler",
+    }
+    in_database(db) {
+        en: "the role cannot create databases: the specs run one at a time in {db}, as isolationtester runs them",
+        tr: "rol veritabanı oluşturamıyor: spec'ler isolationtester'daki gibi {db} içinde birer birer çalışır",
+    }
+    db_exists(db) {
+        en: "the database {db} exists: --use-existing runs the specs in it as it is (lab drops only databases it made)",
+        tr: "{db} veritabanı zaten var: --use-existing spec'leri onun içinde olduğu gibi çalıştırır (lab yalnızca kendi oluşturduğu veritabanlarını siler)",
+    }
+    unwritable(path, error) {
+        en: "{path}: cannot write it: {error}",
+        tr: "{path}: yazılamıyor: {error}",
+    }
+    bad_isolation_timeout(value) {
+        en: "PGISOLATIONTIMEOUT: not a number of seconds: {value}",
+        tr: "PGISOLATIONTIMEOUT: saniye cinsinden bir sayı değil: {value}",
+    }
+    same_in(runs) {
+        en: "every permutation prints the same in all {runs} runs",
+        tr: "her permütasyon {runs} çalıştırmanın hepsinde aynı çıktıyı verir",
+    }
+    same_in_why() {
+        en: "an isolation test is deterministic only if nothing in its output depends on timing",
+        tr: "bir izolasyon testi ancak çıktısındaki hiçbir şey zamanlamaya bağlı değilse belirlenimcidir",
+    }
+    outputs_of(permutation, outputs, counts) {
+        en: "permutation {permutation}: {outputs} different outputs ({counts} runs)",
+        tr: "{permutation} permütasyonu: {outputs} farklı çıktı ({counts} çalıştırma)",
+    }
+    repeat_variant(runs) {
+        en: "repeated {runs} times",
+        tr: "{runs} kez tekrarlandı",
+    }
+    steady(spec, runs) {
+        en: "{spec}: the same output in all {runs} runs",
+        tr: "{spec}: {runs} çalıştırmanın hepsinde aynı çıktı",
+    }
+    flaky(spec, permutation, outputs, runs, counts) {
+        en: "FLAKY {spec}: permutation {permutation}: {outputs} different outputs in {runs} runs ({counts}); the diffs from the most frequent:",
+        tr: "KARARSIZ {spec}: {permutation} permütasyonu: {runs} çalıştırmada {outputs} farklı çıktı ({counts}); en sık görülene göre farklar:",
+    }
 }

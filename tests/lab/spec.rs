@@ -79,11 +79,57 @@ fn assert_rate(what: &str, total: usize, differ: &[String], known: &[(&str, &str
     eprintln!("{what}: {matched} of {total} specs byte-equal");
 }
 
+/// The specs of PostgreSQL's schedule that a role without superuser cannot
+/// run as written (their output differs under isolationtester too), and why.
+const SUPERUSER_ONLY: &[(&str, &str)] = &[
+    ("deadlock-hard", "SET deadlock_timeout"),
+    ("deadlock-soft", "SET deadlock_timeout"),
+    ("deadlock-soft-2", "SET deadlock_timeout"),
+    ("deadlock-parallel", "SET deadlock_timeout"),
+    ("fk-deadlock", "SET deadlock_timeout"),
+    ("fk-deadlock2", "SET deadlock_timeout"),
+    ("eval-plan-qual", "a step locks pg_class"),
+    ("intra-grant-inplace", "SET deadlock_timeout"),
+    ("intra-grant-inplace-db", "CREATE ROLE"),
+    ("reindex-concurrently-toast", "SET allow_system_table_mods"),
+    ("vacuum-conflict", "CREATE ROLE"),
+    ("stats", "SET track_functions"),
+    ("cluster-conflict", "CREATE ROLE"),
+    ("cluster-conflict-partition", "CREATE ROLE"),
+    ("truncate-conflict", "CREATE ROLE"),
+];
+
+/// pg_regress's test lines, timings aside: (name, ok or FAILED).
+fn test_lines(stdout: &str) -> Vec<(String, String)> {
+    stdout
+        .lines()
+        .filter(|l| l.contains(" ... "))
+        .map(|l| {
+            let (name, rest) = l.split_once(" ... ").unwrap();
+            let name = name.trim().trim_start_matches("test ").trim().to_string();
+            (name, rest.split_whitespace().next().unwrap().to_string())
+        })
+        .collect()
+}
+
+/// The tests regression.diffs has a diff for.
+fn diffed(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.strip_prefix("diff -U3 "))
+        .map(|l| l.rsplit('/').next().unwrap().trim_end_matches(".out").to_string())
+        .collect()
+}
+
 /// PostgreSQL's isolation schedule, run first by pg_isolation_regress (the
 /// real harness: isolationtester, serially) and then by lab, on one server:
 /// lab's transcript is byte for byte what isolationtester printed, for every
 /// spec but the known ones; on PostgreSQL 15 it is also what PostgreSQL's
-/// expected files hold.
+/// expected files hold. Then as pg_isolation_regress's drop-in, in a
+/// database of the name the specs expect: the same files, lines and diffs,
+/// every result byte for byte; and as a role that cannot create databases,
+/// in its own: every spec that needs no superuser.
 #[test]
 fn postgresql_isolation_schedule_byte_for_byte() {
     let srv = TestServer::start();
@@ -91,7 +137,7 @@ fn postgresql_isolation_schedule_byte_for_byte() {
     srv.exec(&client, "CREATE DATABASE isolation_regression");
     let out = scratch("regress");
     let regress = isolationtester().with_file_name("pg_isolation_regress");
-    let status = Command::new(&regress)
+    let theirs = Command::new(&regress)
         .args([
             &format!("--inputdir={SUITE}"),
             &format!("--outputdir={}", out.display()),
@@ -102,10 +148,15 @@ fn postgresql_isolation_schedule_byte_for_byte() {
             "--dbname=isolation_regression",
             &format!("--schedule={SUITE}/isolation_schedule"),
         ])
-        .stdout(std::process::Stdio::null())
-        .status()
+        .output()
         .expect("pg_isolation_regress runs (postgresql-client installs it; .ci/run does)");
-    assert!(status.code().is_some_and(|c| c <= 1), "pg_isolation_regress: {status}");
+    assert!(
+        theirs.status.code().is_some_and(|c| c <= 1),
+        "pg_isolation_regress: {}",
+        theirs.status
+    );
+    let their_lines = test_lines(&String::from_utf8_lossy(&theirs.stdout));
+    assert_eq!(their_lines.len(), 115, "the schedule has 115 tests");
 
     let (total, differ) = schedule_against(&srv, &out.join("results"));
     assert_eq!(total, 115, "the schedule has 115 tests");
@@ -126,7 +177,106 @@ fn postgresql_isolation_schedule_byte_for_byte() {
         "SELECT count(*) FROM pg_database WHERE datname LIKE 'lab\\_spec\\_%'",
     );
     assert_eq!(left, 0, "lab spec left databases behind");
+
+    // pg_isolation_regress's drop-in: lab makes the database (it must not exist).
+    srv.exec(&client, "DROP DATABASE isolation_regression");
+    let mine = scratch("layout");
+    let r = run(&[
+        "spec",
+        "--database-url",
+        &srv.url(),
+        &format!("--inputdir={SUITE}"),
+        &format!("--outputdir={}", mine.display()),
+        &format!("--schedule={SUITE}/isolation_schedule"),
+        "--dbname=isolation_regression",
+    ]);
+    assert!(r.code == 0 || r.code == 1, "lab spec: exit {}: {}", r.code, r.stderr);
+    assert_eq!(r.code, theirs.status.code().unwrap(), "{}", r.stdout);
+    assert_eq!(test_lines(&r.stdout), their_lines, "pg_regress's lines");
+    let names = |dir: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(&mine.join("results")), names(&out.join("results")));
+    let same = names(&out.join("results"))
+        .iter()
+        .filter(|n| {
+            std::fs::read(out.join("results").join(n)).unwrap() == std::fs::read(mine.join("results").join(n)).unwrap()
+        })
+        .count();
+    assert_eq!(same, 115, "results/ byte for byte isolationtester's");
+    assert_eq!(
+        diffed(&mine.join("regression.diffs")),
+        diffed(&out.join("regression.diffs"))
+    );
+    assert_eq!(
+        mine.join("regression.out").exists(),
+        out.join("regression.out").exists(),
+        "regression.out is kept only when a test failed"
+    );
+    let left = srv.query_i64(
+        &client,
+        "SELECT count(*) FROM pg_database WHERE datname = 'isolation_regression'",
+    );
+    assert_eq!(left, 0, "lab drops the database it made");
+
+    // A role that owns its database and may not create one: the specs run
+    // in it, one at a time, each one's leftovers dropped by --clean.
+    srv.exec(&client, "CREATE ROLE lab_owner LOGIN");
+    srv.exec(&client, "CREATE DATABASE lab_owner OWNER lab_owner");
+    let url = format!("postgres://lab_owner@127.0.0.1:{}/lab_owner", srv.cluster.port);
+    let r = run(&[
+        "spec",
+        "--database-url",
+        &url,
+        "--schedule",
+        &format!("{SUITE}/isolation_schedule"),
+        "--expected-dir",
+        out.join("results").to_str().unwrap(),
+        "--clean",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 1, "the superuser's specs differ: {}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("the role cannot create databases: the specs run one at a time in lab_owner"),
+        "{}",
+        r.stderr
+    );
+    let report: Value = serde_json::from_str(&r.stdout).expect("JSON");
+    let differ = differing(&report);
+    let unexplained: Vec<&String> = differ
+        .iter()
+        .filter(|d| !SUPERUSER_ONLY.iter().any(|(k, _)| k == d))
+        .collect();
+    assert!(unexplained.is_empty(), "{unexplained:?} differ as a plain role");
+    assert!(
+        115 - differ.len() >= 100,
+        "only {} of 115 byte-equal",
+        115 - differ.len()
+    );
+    eprintln!("as a role without CREATEDB: {} of 115 byte-equal", 115 - differ.len());
+    // What each spec left, --clean dropped, and it said so.
+    let mut cleaned = 0;
+    for s in report["scenarios"].as_array().unwrap() {
+        for v in s["variants"].as_array().unwrap() {
+            if v["name"] == "database" {
+                assert_eq!(v["as_expected"], true, "{v}");
+                cleaned += 1;
+            }
+        }
+    }
+    assert!(
+        cleaned >= 5,
+        "specs that leave tables behind (deadlock-hard ...): {cleaned}"
+    );
     let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&mine);
 }
 
 /// lab's own specs under `lab spec --format isolation` print what
@@ -474,5 +624,267 @@ fn a_spec_run_stopped_by_ctrl_c_keeps_every_finished_spec() {
             unsafe { libc::kill(pid as i32, libc::SIGINT) };
         },
         130,
+    );
+}
+
+/// A spec that leaves a table behind in the database given: reported by
+/// name, exit 1, and the next spec is not run on top of it; with --clean,
+/// lab drops exactly what the spec made (a view on a table that was there
+/// before goes, the table stays) and the next spec runs.
+#[test]
+fn in_the_database_given_what_a_spec_leaves_is_named_and_only_that_is_cleaned() {
+    let srv = TestServer::start();
+    let client = srv.client();
+    srv.exec(&client, "CREATE TABLE mine (i int)");
+    let dir = scratch("leftovers");
+    let leaky = write_spec(
+        &dir,
+        "leaky.spec",
+        "setup { CREATE TABLE leaky (i int); CREATE VIEW leaky_view AS SELECT i FROM mine; \
+         CREATE ROLE lab_leaky_role; }\n\
+         session s1\nstep r { SELECT count(*) FROM leaky; }\n",
+    );
+    let next = write_spec(
+        &dir,
+        "next.spec",
+        "setup { CREATE TABLE next (i int); }\nteardown { DROP TABLE next; }\n\
+         session s1\nstep r { SELECT count(*) FROM next; }\n",
+    );
+    let count = |sql: &str| srv.query_i64(&client, sql);
+    let r = run(&[
+        "spec",
+        "--database-url",
+        &srv.url(),
+        "--in-database",
+        &leaky,
+        &next,
+        "--format",
+        "isolation",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.why());
+    assert!(
+        r.stderr
+            .contains("leaky: left behind: role lab_leaky_role, table public.leaky, view public.leaky_view"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("not run: the database holds what leaky left behind"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM pg_class WHERE relname = 'next'"),
+        0,
+        "next did not run"
+    );
+    assert_eq!(count("SELECT count(*) FROM pg_class WHERE relname = 'leaky'"), 1);
+    srv.exec(
+        &client,
+        "DROP VIEW leaky_view; DROP TABLE leaky; DROP ROLE lab_leaky_role",
+    );
+
+    let r = run(&[
+        "spec",
+        "--database-url",
+        &srv.url(),
+        "--in-database",
+        "--clean",
+        &leaky,
+        &next,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.why());
+    assert!(r.stdout.contains("--clean dropped all of it"), "{}", r.stdout);
+    assert_eq!(
+        count(
+            "SELECT (SELECT count(*) FROM pg_class WHERE relname IN ('leaky', 'leaky_view', 'next')) \
+             + (SELECT count(*) FROM pg_roles WHERE rolname = 'lab_leaky_role')"
+        ),
+        0
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM pg_class WHERE relname = 'mine'"),
+        1,
+        "what was there stays"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--repeat 20` on a spec made flaky on purpose (two steps finishing
+/// together, no blocker marker) reports it, exit 1, with both outputs and
+/// how often each came; a spec whose output does not depend on timing is
+/// the same in all 20 runs, exit 0.
+#[test]
+fn repeat_finds_the_spec_made_flaky_on_purpose() {
+    let srv = TestServer::start();
+    let r = run(&[
+        "spec",
+        "--database-url",
+        &srv.url(),
+        "--repeat",
+        "20",
+        "tests/spec/flaky.spec",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.why());
+    assert!(
+        r.stdout
+            .contains("FLAKY flaky: permutation s2w s1x s1end s2end: 2 different outputs in 20 runs"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("step s1x: SELECT pg_advisory_unlock(1), pg_advisory_lock(2); <waiting ...>"),
+        "{}",
+        r.stdout
+    );
+    let r = run(&[
+        "spec",
+        "--database-url",
+        &srv.url(),
+        "--repeat",
+        "20",
+        &format!("{SUITE}/specs/deadlock-simple.spec"),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.why());
+    assert!(
+        r.stdout.contains("deadlock-simple: the same output in all 20 runs"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// PGISOLATIONTIMEOUT sets the step deadline when --wait-timeout is not
+/// given, and the step is cancelled with isolationtester's own line: the
+/// transcript is byte for byte isolationtester's under the same setting.
+#[test]
+fn pgisolationtimeout_is_honoured_as_isolationtester_does() {
+    let srv = TestServer::start();
+    let text = "session s1\nstep s1sleep { SELECT pg_sleep(3); }\nstep s1after { SELECT 1 AS after; }\n";
+    let iso = isolationtester_output(&srv, text, &[("PGISOLATIONTIMEOUT", "1")]);
+    let mut want = iso.stdout;
+    want.extend(iso.stderr);
+    let want = String::from_utf8(want).unwrap();
+    assert!(
+        want.contains("isolationtester: canceling step s1sleep after 1 seconds"),
+        "{want}"
+    );
+    let dir = scratch("timeout");
+    let spec = write_spec(&dir, "slow.spec", text);
+    let r = run_cmd(
+        crate::support::lab()
+            .args(["spec", "--database-url", &srv.url(), &spec, "--format", "isolation"])
+            .env("PGISOLATIONTIMEOUT", "1"),
+    );
+    assert_eq!(r.stdout + &r.stderr, want);
+    let r = run_cmd(
+        crate::support::lab()
+            .args(["spec", "--database-url", &srv.url(), &spec])
+            .env("PGISOLATIONTIMEOUT", "soon"),
+    );
+    assert_eq!(r.code, 2);
+    assert_eq!(r.stderr, "error: PGISOLATIONTIMEOUT: not a number of seconds: soon\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An extension's Makefile line: tests named as pg_regress names them,
+/// under --inputdir, results and diffs in pg_regress's layout, its lines on
+/// stdout; a test that differs from its expected file is FAILED, its diff
+/// in regression.diffs, exit 1; when all pass, the summary files go.
+#[test]
+fn tests_named_under_inputdir_write_pg_regress_layout() {
+    let srv = TestServer::start();
+    let input = scratch("ext-input");
+    std::fs::create_dir_all(input.join("specs")).unwrap();
+    std::fs::create_dir_all(input.join("expected")).unwrap();
+    for name in ["deadlock-simple", "lock-update-delete"] {
+        std::fs::copy(
+            format!("{SUITE}/specs/{name}.spec"),
+            input.join("specs").join(format!("{name}.spec")),
+        )
+        .unwrap();
+        std::fs::copy(
+            format!("{SUITE}/expected/{name}.out"),
+            input.join("expected").join(format!("{name}.out")),
+        )
+        .unwrap();
+    }
+    let output = input.join("output_iso");
+    let lab_in = |args: &[&str]| {
+        let mut cmd = crate::support::lab();
+        cmd.current_dir(&input)
+            .args([
+                "spec",
+                "--database-url",
+                &srv.url(),
+                "--inputdir=.",
+                "--outputdir=output_iso",
+            ])
+            .args(args);
+        run_cmd(&mut cmd)
+    };
+    let r = lab_in(&["deadlock-simple", "lock-update-delete"]);
+    assert_eq!(r.code, 0, "{}", r.why());
+    assert_eq!(
+        test_lines(&r.stdout),
+        vec![
+            ("deadlock-simple".to_string(), "ok".to_string()),
+            ("lock-update-delete".to_string(), "ok".to_string())
+        ]
+    );
+    assert!(r.stdout.contains(" All 2 tests passed. "), "{}", r.stdout);
+    assert!(output.join("results/lock-update-delete.out").is_file());
+    assert!(
+        !output.join("regression.diffs").exists(),
+        "removed when every test passed"
+    );
+
+    let expected = input.join("expected/deadlock-simple.out");
+    let text = std::fs::read_to_string(&expected).unwrap();
+    std::fs::write(&expected, text.replace("deadlock detected", "no deadlock")).unwrap();
+    let r = lab_in(&["deadlock-simple", "lock-update-delete"]);
+    assert_eq!(r.code, 1, "{}", r.why());
+    assert!(
+        r.stdout.contains("test deadlock-simple              ... FAILED"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains(" 1 of 2 tests failed. "), "{}", r.stdout);
+    let diffs = std::fs::read_to_string(output.join("regression.diffs")).unwrap();
+    assert!(diffs.starts_with("diff -U3 "), "{diffs}");
+    assert!(
+        diffs.contains("-ERROR:  no deadlock\n+ERROR:  deadlock detected\n"),
+        "{diffs}"
+    );
+    let log = std::fs::read_to_string(output.join("regression.out")).unwrap();
+    assert_eq!(test_lines(&log).len(), 2, "{log}");
+    let _ = std::fs::remove_dir_all(&input);
+}
+
+/// Ctrl-C while specs run side by side: exit 130, and nothing is left
+/// behind (no database of lab's, no session), whatever the runs still
+/// going were doing (one may have been creating its database).
+#[test]
+fn interrupted_side_by_side_it_leaves_no_database_behind() {
+    let srv = TestServer::start();
+    let schedule = format!("{SUITE}/isolation_schedule");
+    let (_, err) = crate::support::stopped_part_way(
+        &srv,
+        &["spec", "--schedule", &schedule, "--repeat", "3", "--jobs", "2"].map(std::ffi::OsStr::new),
+        "SELECT count(*) FROM (SELECT 1 FROM pg_database WHERE datname LIKE 'lab\\_spec\\_%' OFFSET 1 LIMIT 1) d",
+        |_, pid| unsafe {
+            libc::kill(pid as i32, libc::SIGINT);
+        },
+        130,
+    );
+    assert!(err.contains("interrupted"), "{err}");
+    let c = srv.client();
+    assert_eq!(
+        srv.query_i64(
+            &c,
+            "SELECT (SELECT count(*) FROM pg_database WHERE datname LIKE 'lab\\_spec\\_%') \
+             + (SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:spec:%')"
+        ),
+        0
     );
 }

@@ -132,6 +132,11 @@ pub struct Plan<'a> {
     /// is cancelled at once rather than at the deadline (`lab explore`,
     /// where such permutations are a class of their own).
     pub dead_ends: bool,
+    /// How long a step sent is given to answer before lab first asks the
+    /// server whether it waits (default: 2 ms for a spec, 1 ms otherwise).
+    /// `lab spec --repeat` varies it from run to run, so that a step whose
+    /// being seen waiting depends on that moment shows it.
+    pub first_look: Option<Duration>,
 }
 
 /// The deadlines a run keeps.
@@ -327,7 +332,7 @@ impl<S: Server> Runner<'_, S> {
                 }
                 self.try_complete_steps(true, true).await?;
                 if self.active[s].is_some() {
-                    self.annotations_overdue(s, began)?;
+                    self.annotations_overdue(s, began, true)?;
                 }
             }
             self.send(pos).await;
@@ -343,7 +348,7 @@ impl<S: Server> Runner<'_, S> {
         while !self.waiting.is_empty() {
             self.try_complete_steps(false, true).await?;
             if let Some(&s) = self.waiting.first() {
-                self.annotations_overdue(s, began)?;
+                self.annotations_overdue(s, began, false)?;
             }
         }
         Ok(())
@@ -352,9 +357,28 @@ impl<S: Server> Runner<'_, S> {
     /// A step held back only by its blocker annotations for longer than the
     /// deadline: the annotations can never be satisfied (isolationtester
     /// gives up there too).
-    fn annotations_overdue(&self, s: usize, began: Instant) -> Result<()> {
+    /// (`before_send`: waiting to send the session's next step, where
+    /// isolationtester also lists the steps still running.)
+    fn annotations_overdue(&self, s: usize, began: Instant, before_send: bool) -> Result<()> {
         if began.elapsed() > self.deadline * 2 {
             let pos = self.active[s].as_ref().map_or(0, |a| a.pos);
+            if let Some(tr) = self.run.transcript {
+                // As isolationtester says it, with the steps still running.
+                let mut text = format!(
+                    "step {} timed out after {} seconds\n",
+                    self.step_name(pos),
+                    began.elapsed().as_secs()
+                );
+                if before_send {
+                    text.push_str("active steps are:");
+                    for a in self.active.iter().flatten() {
+                        text.push(' ');
+                        text.push_str(self.step_name(a.pos));
+                    }
+                    text.push('\n');
+                }
+                tr.fatal(text);
+            }
             bail!(msg::never_completed(self.step_name(pos)));
         }
         Ok(())
@@ -442,6 +466,7 @@ impl<S: Server> Runner<'_, S> {
         if !retry {
             // Most steps answer within a millisecond: asking the server
             // whether they wait would only slow them down.
+            let first = self.run.first_look.unwrap_or(first);
             self.active_mut(s).sent.ready_within(first).await;
         }
         loop {
@@ -692,6 +717,14 @@ impl<S: Server> Runner<'_, S> {
                 Ok(())
             }
             (Some(_), Some(t)) if t.elapsed() > deadline / 2 => {
+                if let Some(tr) = self.run.transcript {
+                    // isolationtester's last words at twice its PGISOLATIONTIMEOUT.
+                    tr.fatal(format!(
+                        "step {} timed out after {} seconds\n",
+                        self.step_name(a.pos),
+                        a.began.elapsed().as_secs()
+                    ));
+                }
                 let at = self.server.at(Some(s), &a.sql);
                 bail!(msg::step_lost(self.step_name(a.pos), at, secs(deadline * 2)))
             }

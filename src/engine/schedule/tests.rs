@@ -233,6 +233,7 @@ async fn run_script_with(
             transcript: Some(&transcript),
             patient,
             dead_ends,
+            first_look: None,
         },
         Timing {
             deadline: Duration::from_secs(10),

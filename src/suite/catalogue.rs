@@ -1,0 +1,166 @@
+//! What a database holds, by name, for specs run in a database lab did not
+//! make (`--in-database`, `--use-existing`, a role without CREATEDB): a
+//! snapshot before each spec and one after say what the spec left behind,
+//! and `--clean` drops exactly that (never anything that was there before).
+use std::collections::BTreeSet;
+
+/// One object, as `pg_identify_object` names it: its kind (`table`,
+/// `function`, `role` ...) and its identity (`public.t`, `public.f(integer)`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Object {
+    pub kind: String,
+    pub identity: String,
+}
+
+impl Object {
+    /// The statement that drops this object alone (no CASCADE: what depends
+    /// on it must go first, or it stays).
+    pub fn drop_sql(&self) -> String {
+        match self.kind.as_str() {
+            "prepared transaction" => format!("ROLLBACK PREPARED {}", crate::sqltext::literal(&self.identity)),
+            "foreign-data wrapper" => format!("DROP FOREIGN DATA WRAPPER {}", self.identity),
+            kind => format!("DROP {} {}", kind.to_uppercase(), self.identity),
+        }
+    }
+}
+
+impl std::fmt::Display for Object {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.kind, self.identity)
+    }
+}
+
+/// Every object a spec can create and leave behind: relations, types,
+/// functions, schemas, operators and the like in this database (not the
+/// parts that go with another: indexes, a table's row type, an array type,
+/// a serial's sequence, an extension's members; not the sessions'
+/// temporary schemas), the roles the server has, prepared transactions here.
+const SNAPSHOT: &str = "\
+WITH objs(classid, objid) AS (
+    SELECT 'pg_class'::regclass, oid FROM pg_class WHERE relkind IN ('r', 'v', 'm', 'S', 'f', 'p')
+    UNION ALL SELECT 'pg_type'::regclass, oid FROM pg_type
+    UNION ALL SELECT 'pg_proc'::regclass, oid FROM pg_proc
+    UNION ALL SELECT 'pg_namespace'::regclass, oid FROM pg_namespace
+    UNION ALL SELECT 'pg_operator'::regclass, oid FROM pg_operator
+    UNION ALL SELECT 'pg_opclass'::regclass, oid FROM pg_opclass
+    UNION ALL SELECT 'pg_opfamily'::regclass, oid FROM pg_opfamily
+    UNION ALL SELECT 'pg_collation'::regclass, oid FROM pg_collation
+    UNION ALL SELECT 'pg_conversion'::regclass, oid FROM pg_conversion
+    UNION ALL SELECT 'pg_ts_config'::regclass, oid FROM pg_ts_config
+    UNION ALL SELECT 'pg_ts_dict'::regclass, oid FROM pg_ts_dict
+    UNION ALL SELECT 'pg_extension'::regclass, oid FROM pg_extension
+    UNION ALL SELECT 'pg_event_trigger'::regclass, oid FROM pg_event_trigger
+    UNION ALL SELECT 'pg_publication'::regclass, oid FROM pg_publication
+    UNION ALL SELECT 'pg_foreign_data_wrapper'::regclass, oid FROM pg_foreign_data_wrapper
+    UNION ALL SELECT 'pg_foreign_server'::regclass, oid FROM pg_foreign_server
+    UNION ALL SELECT 'pg_language'::regclass, oid FROM pg_language
+    UNION ALL SELECT 'pg_authid'::regclass, oid FROM pg_roles
+)
+SELECT o.type, o.identity
+  FROM objs, pg_identify_object(objs.classid, objs.objid, 0) o
+ WHERE objs.objid >= 16384
+   AND NOT EXISTS (SELECT 1 FROM pg_depend d
+                    WHERE d.classid = objs.classid AND d.objid = objs.objid
+                      AND d.deptype IN ('i', 'a', 'e')
+                      -- (a partitioned table depends on its own key columns)
+                      AND NOT (d.refclassid = d.classid AND d.refobjid = d.objid))
+   AND coalesce(o.schema, o.identity) NOT LIKE 'pg\\_temp\\_%'
+   AND coalesce(o.schema, o.identity) NOT LIKE 'pg\\_toast\\_temp\\_%'
+UNION ALL
+SELECT 'prepared transaction', gid FROM pg_prepared_xacts WHERE database = current_database()";
+
+pub async fn snapshot(client: &tokio_postgres::Client) -> Result<BTreeSet<Object>, tokio_postgres::Error> {
+    Ok(client
+        .query(SNAPSHOT, &[])
+        .await?
+        .iter()
+        .map(|r| Object {
+            kind: r.get(0),
+            identity: r.get(1),
+        })
+        .collect())
+}
+
+/// What is in `after` and was not in `before`, in creation order as far as
+/// the names tell (the drop order is worked out by [`clean`]).
+pub fn left_behind(before: &BTreeSet<Object>, after: &BTreeSet<Object>) -> Vec<Object> {
+    after.difference(before).cloned().collect()
+}
+
+/// Drops the objects one by one, without CASCADE, going round again while
+/// a round drops something (an object another one depends on goes after
+/// it); the ones that could not be dropped, with the server's reason. A
+/// role first loses what it owns and was granted here (DROP OWNED BY:
+/// a role the spec made owns only what the spec made).
+pub async fn clean(client: &tokio_postgres::Client, objects: &[Object]) -> Vec<(Object, String)> {
+    // Prepared transactions first (they may hold locks on the rest), roles last.
+    let rank = |o: &Object| match o.kind.as_str() {
+        "prepared transaction" => 0,
+        "role" => 2,
+        _ => 1,
+    };
+    let mut left: Vec<Object> = objects.to_vec();
+    left.sort_by_key(|o| rank(o));
+    loop {
+        let mut failed = Vec::new();
+        let before = left.len();
+        for o in left {
+            let sql = if o.kind == "role" {
+                format!("DROP OWNED BY {0}; {1}", o.identity, o.drop_sql())
+            } else {
+                o.drop_sql()
+            };
+            if let Err(e) = client.batch_execute(&sql).await {
+                let why = e
+                    .as_db_error()
+                    .map(|d| d.message().to_string())
+                    .unwrap_or_else(|| e.to_string());
+                failed.push((o, why));
+            }
+        }
+        if failed.is_empty() || failed.len() == before {
+            return failed;
+        }
+        left = failed.into_iter().map(|(o, _)| o).collect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn o(kind: &str, identity: &str) -> Object {
+        Object {
+            kind: kind.into(),
+            identity: identity.into(),
+        }
+    }
+
+    #[test]
+    fn drops_name_the_kind_as_sql_spells_it() {
+        assert_eq!(o("table", "public.t").drop_sql(), "DROP TABLE public.t");
+        assert_eq!(
+            o("materialized view", "public.mv").drop_sql(),
+            "DROP MATERIALIZED VIEW public.mv"
+        );
+        assert_eq!(
+            o("function", "public.f(integer)").drop_sql(),
+            "DROP FUNCTION public.f(integer)"
+        );
+        assert_eq!(o("foreign-data wrapper", "w").drop_sql(), "DROP FOREIGN DATA WRAPPER w");
+        assert_eq!(
+            o("prepared transaction", "it's").drop_sql(),
+            "ROLLBACK PREPARED 'it''s'"
+        );
+    }
+
+    #[test]
+    fn only_what_was_not_there_before_is_left_behind() {
+        let before: BTreeSet<Object> = [o("table", "public.mine"), o("role", "alice")].into();
+        let after: BTreeSet<Object> = [o("table", "public.mine"), o("table", "public.new"), o("role", "bob")].into();
+        assert_eq!(
+            left_behind(&before, &after),
+            vec![o("role", "bob"), o("table", "public.new")]
+        );
+    }
+}
