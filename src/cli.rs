@@ -130,6 +130,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
 
+    /// Compare with an earlier run's JSON (`--format json`, say on the
+    /// version in production) instead of with the documentation: exit 1 only
+    /// where a verdict, a wait, a SQLSTATE or a counted metric differs.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
     /// Also write a self-contained HTML report (swimlanes, Gantt charts) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -318,6 +324,19 @@ pub struct SpecArgs {
     /// While the specs run, keep every core busy, as a loaded CI runner would.
     #[arg(long)]
     pub load: bool,
+
+    /// Compare with an earlier run's JSON (`--format json`) instead of with
+    /// the expected output: exit 1 only where a verdict, a wait, a SQLSTATE
+    /// or a counted metric differs.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
+    /// Run every session through lab's own PgBouncer in transaction mode, in
+    /// front of the server (a pool per spec database), as an application
+    /// behind a pooled port does; needs pgbouncer installed. (A pooler of
+    /// your own: --in-database with its URL.)
+    #[arg(long)]
+    pub pooler: bool,
 
     /// After each permutation, the comments the spec has before its steps.
     #[arg(long)]

@@ -36,6 +36,16 @@ pub struct Common {
     pub step: bool,
     pub junit: Option<PathBuf>,
     pub html: Option<PathBuf>,
+    /// `--baseline FILE`: the run is compared with that earlier run.
+    pub baseline: Option<std::sync::Arc<crate::baseline::Baseline>>,
+}
+
+/// `--baseline FILE`, read and checked against the names the run will report.
+fn baseline_of(path: &Option<PathBuf>, names: &[String]) -> Result<Option<std::sync::Arc<crate::baseline::Baseline>>> {
+    let Some(p) = path else { return Ok(None) };
+    let b = crate::baseline::Baseline::load(p)?;
+    b.check_names(names)?;
+    Ok(Some(std::sync::Arc::new(b)))
 }
 
 /// A checked configuration for one `lab <scenario>` or `lab all` run.
@@ -155,6 +165,10 @@ impl RunConfig {
                 // An unwritable path is refused now, not found after the whole run.
                 junit: junit_path(&args.junit)?,
                 html: html_path(&args.html)?,
+                baseline: baseline_of(
+                    &args.baseline,
+                    &plan.iter().map(|p| p.scenario.name.to_string()).collect::<Vec<_>>(),
+                )?,
             },
             explain: args.explain,
             schema: check_schema(&args.conn.local.schema)?,
@@ -206,6 +220,8 @@ pub struct SpecRun {
     pub layout: Option<crate::suite::regress::Layout>,
     /// `--load`: every core kept busy while the specs run.
     pub load: bool,
+    /// `--pooler`: sessions through lab's PgBouncer.
+    pub pooler: bool,
 }
 
 impl SpecRun {
@@ -279,11 +295,16 @@ impl SpecRun {
                 step: args.step,
                 junit,
                 html,
+                baseline: baseline_of(
+                    &args.baseline,
+                    &specs.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
+                )?,
             },
             format: args.format,
             explain: args.explain,
             layout,
             load: args.load,
+            pooler: args.pooler,
             suite: SpecConfig {
                 lang,
                 specs,
@@ -346,6 +367,7 @@ impl PhenomenaRun {
                 step: false,
                 junit,
                 html,
+                baseline: None,
             },
             format: args.format,
             show: args.show.is_some(),
@@ -444,6 +466,7 @@ impl ExploreRun {
                 step: args.step,
                 junit: junit_path(&args.junit)?,
                 html: html_path(&args.html)?,
+                baseline: None,
             },
             format: args.format,
             sample,
@@ -567,6 +590,7 @@ impl Hunt {
                 step: false,
                 junit: junit_path(&args.junit)?,
                 html: html_path(&args.html)?,
+                baseline: None,
             },
             levels,
             shape: Shape {

@@ -2,9 +2,10 @@
 //! line and calls [`run`], which hands each command to the [`harness`].
 //!
 //! Dependencies point one way (tests/lab/layers.rs checks it): `harness ->
-//! config -> cli -> {catalogue, suite, explore, hunt, phenomena, locks} -> {http, retry,
+//! config -> cli -> {catalogue, suite, explore, hunt, phenomena, locks, baseline} -> {http, retry,
 //! sql} -> render -> engine -> report`, with `target`, `spec`, `sqltext`,
 //! `i18n`, `files`, `progress` and `output` as leaves.
+pub mod baseline;
 pub mod catalogue;
 pub mod cli;
 pub mod config;

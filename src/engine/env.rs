@@ -144,8 +144,20 @@ impl Env {
     pub fn session_pg(&self) -> Config {
         match &self.pooler {
             // A pool per schema: see Front.
-            Some(p) => p.bouncer.config(&self.schema),
+            Some(p) => p.bouncer.config(&self.pool()),
             None => self.pg.clone(),
+        }
+    }
+
+    /// The pool of lab's pooler this run's sessions use: the schema's, or
+    /// where the pooler has a pool per database (`lab spec`), the
+    /// database's (PgBouncer makes it on first use).
+    fn pool(&self) -> String {
+        let by_database = self.schema.is_empty() || self.pooler.as_ref().is_some_and(|p| p.any_database);
+        if by_database {
+            self.pg.get_dbname().unwrap_or("postgres").to_string()
+        } else {
+            self.schema.clone()
         }
     }
 
@@ -271,7 +283,7 @@ impl Env {
         };
         let deadline = Instant::now() + self.wait_timeout;
         loop {
-            let held = crate::target::pgbouncer::server_pids(&pooler.admin, &self.schema).await?;
+            let held = crate::target::pgbouncer::server_pids(&pooler.admin, &self.pool()).await?;
             if !held.iter().any(|p| pids.contains(p)) {
                 return Ok(true);
             }

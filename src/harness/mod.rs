@@ -104,7 +104,24 @@ pub async fn run<J: Job>(job: &J) -> Result<Exit> {
     let began = Instant::now();
     let mut signals = Signals::new()?;
     let (stop, version) = execute(job, &mut signals).await;
-    let finished = job.finish(&stop, &version, began)?;
+    let mut finished = job.finish(&stop, &version, began)?;
+    if let (Some(base), Stop::Done) = (&job.common().baseline, &stop) {
+        // Compared with the earlier run, not with the documentation.
+        let now: Vec<serde_json::Value> = finished
+            .reports
+            .iter()
+            .map(|r| serde_json::to_value(r).expect("a report serializes"))
+            .collect();
+        let (diffs, skipped) = crate::baseline::compare(base, &now);
+        finished.stderr.push(crate::baseline::render(
+            base,
+            &version,
+            &diffs,
+            &skipped,
+            &finished.style,
+        ));
+        finished.as_expected = diffs.is_empty();
+    }
     deliver(job.common(), finished, stop)
 }
 

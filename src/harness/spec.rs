@@ -15,6 +15,7 @@ use crate::render::{self, Style, html};
 use crate::report::{AllReport, round_ms};
 use crate::suite::regress::{self, Layout, TestLine};
 use crate::suite::{self, Outcome, Place, Suite, repeat};
+use crate::target::{connect, pgbouncer};
 
 /// The specs of one run.
 pub struct Specs {
@@ -26,6 +27,7 @@ pub struct Specs {
     layout: Option<Layout>,
     lines: Mutex<Lines>,
     load: bool,
+    pooler: bool,
 }
 
 /// pg_regress's test lines: every one so far, and where the current group starts.
@@ -46,6 +48,7 @@ impl Specs {
             layout: cfg.layout,
             lines: Mutex::default(),
             load: cfg.load,
+            pooler: cfg.pooler,
         }
     }
 
@@ -235,7 +238,15 @@ impl Job for Specs {
             }
             _ => {}
         }
-        Ok(env)
+        if !self.pooler {
+            return Ok(env);
+        }
+        // lab's PgBouncer, a pool for each database the specs run in, as
+        // large as the connections the server has free (lab's own sessions
+        // never queue).
+        let size = connect::free_connections(&env.control).await?.clamp(1, 150) as u32;
+        let front = pgbouncer::Front::start(&env.pg, &[pgbouncer::ANY_DATABASE.to_string()], size).await?;
+        Ok(env.with_pooler(front))
     }
 
     async fn work(&self, env: &Arc<Env>) -> Result<()> {

@@ -105,6 +105,10 @@ pub static HELP_TR: &[(&str, &str)] = &[
         "Spec'ler çalışırken her çekirdeği meşgul tut, yüklü bir CI makinesinin yapacağı gibi",
     ),
     (
+        "arg.spec.baseline",
+        "Beklenen çıktı yerine daha önceki bir çalıştırmanın JSON'uyla (`--format json`) karşılaştır: çıkış kodu yalnızca bir hüküm, bir bekleme, bir SQLSTATE ya da sayılan bir metrik farklıysa 1 olur",
+    ),
+    (
         "arg.spec.explain",
         "Her permütasyondan sonra, spec'in adımlarından önceki yorumlar",
     ),
@@ -307,6 +311,10 @@ pub static HELP_TR: &[(&str, &str)] = &[
     (
         "arg.junit",
         "Ayrıca FILE dosyasına bir JUnit XML raporu yaz (varyant başına bir test case)",
+    ),
+    (
+        "arg.baseline",
+        "Belgelerle değil, daha önceki bir çalıştırmanın JSON'uyla (`--format json`, örneğin üretimdeki sürümde) karşılaştır: çıkış kodu yalnızca bir hüküm, bir bekleme, bir SQLSTATE ya da sayılan bir metrik farklıysa 1 olur",
     ),
     (
         "arg.html",

@@ -476,7 +476,17 @@ async fn run_spec(suite: &Suite, env: &Env, run: usize) -> Result<Outcome> {
                 Ok((_, _, Seen::Fingerprint(now))) => now.clone(),
                 _ => None,
             };
+            // Behind lab's pooler, its server connections to the database go
+            // first (the server would wait 5 s for them before refusing the DROP).
+            let pooler = env.pooler.as_ref().filter(|_| now.is_none() || now != db.baseline);
+            if let Some(p) = pooler {
+                let _ = p.admin.simple_query(&format!("KILL {}", db.name)).await;
+            }
+            let name = db.name.clone();
             let given = suite.give_back(&env.control, db, now).await;
+            if let Some(p) = pooler {
+                let _ = p.admin.simple_query(&format!("RESUME {name}")).await;
+            }
             (result, given)
         }
     };
@@ -661,7 +671,14 @@ async fn run_in(
         )
         .await?;
     }
-    let env = env.elsewhere(pg, control, "");
+    // Behind lab's pooler the `options` startup parameter does not get
+    // through: lab's specs get their search_path as the scenarios do.
+    let schema = if file.bookstore && env.pooler.is_some() {
+        BOOKSTORE
+    } else {
+        ""
+    };
+    let env = env.elsewhere(pg, control, schema);
     let recorder = Recorder::default();
     let opener = Opener::new(&env, app, file.name.clone(), recorder.clone()).with_transcript(transcript.clone());
     if let Some(st) = &env.stepper {
@@ -720,9 +737,13 @@ async fn run_in(
     drop(setup);
     // The sessions' backends must be gone before the database is looked at
     // (their temporary objects go with them).
-    let mut gone = true;
-    for (_, pid) in opener.pids() {
-        gone &= env.await_gone(pid).await.unwrap_or(false);
+    // (Behind lab's pooler the server connections stay in its pool: the
+    // database, not as fresh as made, is dropped.)
+    let mut gone = env.pooler.is_none();
+    if gone {
+        for (_, pid) in opener.pids() {
+            gone &= env.await_gone(pid).await.unwrap_or(false);
+        }
     }
     let seen = match (watch, before) {
         (Watch::Given { clean }, Some(before)) => {

@@ -33,6 +33,9 @@ impl Pool {
     }
 }
 
+/// The pool name that stands for every database a client asks for.
+pub const ANY_DATABASE: &str = "*";
+
 pub struct PgBouncer {
     dir: PathBuf,
     child: Option<Child>,
@@ -114,11 +117,17 @@ impl PgBouncer {
             .unwrap_or_default();
         let mut databases = String::new();
         for p in pools {
+            // `*`: a pool for whichever database a client names (PgBouncer's
+            // fallback), so no dbname of its own.
+            let db = if p.name == ANY_DATABASE {
+                String::new()
+            } else {
+                format!(" dbname={}", quoted(&dbname))
+            };
             databases.push_str(&format!(
-                "{} = host={} port={port} dbname={} user={}{password} pool_mode={} pool_size={}\n",
+                "{} = host={} port={port}{db} user={}{password} pool_mode={} pool_size={}\n",
                 p.name,
                 quoted(&host),
-                quoted(&dbname),
                 quoted(&user),
                 p.mode,
                 p.size
@@ -252,6 +261,8 @@ pub struct Front {
     pub bouncer: PgBouncer,
     pub admin: tokio_postgres::Client,
     pub size: u32,
+    /// Its one pool is [`ANY_DATABASE`]: a pool per database clients name.
+    pub any_database: bool,
 }
 
 impl Front {
@@ -263,7 +274,13 @@ impl Front {
         let admin = super::connect::connect(&bouncer.admin(), "lab-admin", None, None)
             .await?
             .client;
-        Ok(Front { bouncer, admin, size })
+        let any_database = pools.iter().any(|p| p.name == ANY_DATABASE);
+        Ok(Front {
+            bouncer,
+            admin,
+            size,
+            any_database,
+        })
     }
 
     /// Transactions PgBouncer has pooled in `pool` so far (SHOW STATS' total_xact_count).

@@ -32,6 +32,9 @@ mod oracle;
 /// harness; lab's specs; bad input; the deadline; JSON and JUnit.
 mod spec;
 
+/// `--baseline`: a run compared with an earlier run's JSON.
+mod baseline;
+
 /// `lab phenomena`: the anomaly matrix, measured and as documented.
 mod phenomena;
 

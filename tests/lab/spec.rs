@@ -888,3 +888,49 @@ fn interrupted_side_by_side_it_leaves_no_database_behind() {
         0
     );
 }
+
+/// `lab spec --pooler`: through lab's PgBouncer in transaction mode a
+/// spec of transactions prints what it prints on the server itself, and a
+/// session-level advisory lock is lost between transactions, as a
+/// transaction pooler is documented to lose it: the other session gets it.
+#[test]
+fn through_lab_pooler_a_session_lock_is_lost_and_nothing_else_changes() {
+    let srv = TestServer::start();
+    let url = srv.url();
+    let output = |spec: &str, pooler: bool| {
+        let mut args = vec!["spec", "--database-url", &url, spec, "--format", "isolation"];
+        if pooler {
+            args.push("--pooler");
+        }
+        let r = run_cmd(
+            crate::support::lab()
+                .args(&args)
+                .env("PGTZ", "UTC")
+                .env("PGDATESTYLE", "ISO, MDY"),
+        );
+        assert_eq!(r.code, 0, "{spec} pooler={pooler}: {}", r.why());
+        r.stdout
+    };
+    assert_eq!(
+        output("lab/lost-update.spec", true),
+        output("lab/lost-update.spec", false)
+    );
+    let (pooled, direct) = (
+        output("lab/advisory-lock.spec", true),
+        output("lab/advisory-lock.spec", false),
+    );
+    let other_try = |out: &str| {
+        let at = out.find("step other_try:").expect("other_try ran");
+        out[at..].lines().nth(3).unwrap().trim().to_string()
+    };
+    assert_eq!(other_try(&direct), "f", "on the server the lock is held: {direct}");
+    assert_eq!(other_try(&pooled), "t", "behind the pooler it is not: {pooled}");
+    let c = srv.client();
+    assert_eq!(
+        srv.query_i64(
+            &c,
+            "SELECT count(*) FROM pg_database WHERE datname LIKE 'lab\\_spec\\_%'"
+        ),
+        0
+    );
+}

@@ -1,0 +1,435 @@
+//! `--baseline FILE`: a run compared with an earlier run's JSON (the
+//! version in production, the provider used today) instead of with the
+//! documentation. What is compared, per variant, is what an application
+//! relies on and what does not depend on timing: the verdict, whether the
+//! anomaly showed, who waited for whom, which SQLSTATEs were raised, and the
+//! metrics that count outcomes (not the ones that measure time, sizes or
+//! backends), as none, some or below zero: how many duplicates eight
+//! workers make depends on the machine, whether they make any does not.
+//! A variant one side lacks or skipped is listed, not failed.
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Result, bail};
+use serde_json::Value;
+
+use crate::render::Style;
+
+/// An earlier run's JSON, checked: its server and its scenarios.
+#[derive(Debug, Clone)]
+pub struct Baseline {
+    pub path: String,
+    pub server_version: String,
+    scenarios: Vec<Value>,
+}
+
+impl Baseline {
+    /// Reads FILE: `lab all --format json` (or `lab spec`'s), or one
+    /// scenario's `--format json`. Anything else is refused in one line.
+    pub fn load(path: &Path) -> Result<Baseline> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| msg::unreadable(shown.clone(), e.to_string()))?;
+        let value: Value = serde_json::from_str(&text).map_err(|e| msg::not_json(shown.clone(), e.to_string()))?;
+        Baseline::from_value(&shown, value)
+    }
+
+    pub fn from_value(shown: &str, value: Value) -> Result<Baseline> {
+        if value.get("phenomena").is_some() || value.get("anomalies").is_some() || value.get("classes").is_some() {
+            bail!(msg::other_command(shown));
+        }
+        let scenarios = match (value.get("scenarios"), value.get("variants")) {
+            (Some(Value::Array(s)), _) => s.clone(),
+            (None, Some(Value::Array(_))) => vec![value.clone()],
+            _ => bail!(msg::not_lab(shown)),
+        };
+        let well_formed = |s: &Value| {
+            s.get("scenario").is_some_and(Value::is_string)
+                && s.get("variants").and_then(Value::as_array).is_some_and(|vs| {
+                    vs.iter()
+                        .all(|v| v.get("name").is_some_and(Value::is_string) && v.get("as_expected").is_some())
+                })
+        };
+        if !scenarios.iter().all(well_formed) {
+            bail!(msg::not_lab(shown));
+        }
+        Ok(Baseline {
+            path: shown.to_string(),
+            server_version: value
+                .get("server_version")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_string(),
+            scenarios,
+        })
+    }
+
+    /// Refuses a baseline of other scenarios (or specs) than the run's:
+    /// another command's JSON, most likely.
+    pub fn check_names(&self, names: &[String]) -> Result<()> {
+        let theirs: Vec<&str> = self.scenarios.iter().filter_map(|s| s["scenario"].as_str()).collect();
+        if !theirs.is_empty() && !theirs.iter().any(|t| names.iter().any(|n| n == t)) {
+            bail!(msg::no_common(self.path.clone(), theirs.join(", ")));
+        }
+        Ok(())
+    }
+}
+
+/// What is compared of one variant.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Facts {
+    pub skipped: Option<String>,
+    pub verdict: bool,
+    pub anomaly: bool,
+    /// `session waited for A, B` per waiting step, in timeline order.
+    pub waits: Vec<String>,
+    /// The distinct SQLSTATEs raised, sorted (how many times depends on
+    /// retries and workers: not compared).
+    pub sqlstates: Vec<String>,
+    /// Counted outcomes, by name: (as shown, as compared).
+    pub metrics: BTreeMap<String, (String, String)>,
+}
+
+/// A metric that measures rather than counts: times, sizes, backends,
+/// tokens, attempts and retries (which a loaded machine changes).
+fn measures(name: &str) -> bool {
+    const PARTS: &[&str] = &[
+        "_ms", "ms_", "_bytes", "bytes", "backend", "pid", "token", "lag", "attempt", "retr", "elapsed", "per_s",
+        "rate", "latency", "lsn", "xid", "_at",
+    ];
+    PARTS.iter().any(|p| name.contains(p))
+}
+
+pub fn facts(variant: &Value) -> Facts {
+    let skipped = variant["skipped"]
+        .as_bool()
+        .unwrap_or(false)
+        .then(|| variant["skip_reason"].as_str().unwrap_or("").to_string());
+    let waits = variant["timeline"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(|e| {
+                    let by: Vec<&str> = e["blocked_by"].as_array()?.iter().filter_map(Value::as_str).collect();
+                    (!by.is_empty()).then(|| {
+                        let step = e["step"].as_str().map(|s| format!(" ({s})")).unwrap_or_default();
+                        format!(
+                            "{}{step} waited for {}",
+                            e["session"].as_str().unwrap_or("?"),
+                            by.join(", ")
+                        )
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut sqlstates: Vec<String> = variant["sqlstates"]
+        .as_array()
+        .map(|s| s.iter().filter_map(|c| c.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    sqlstates.sort();
+    sqlstates.dedup();
+    let metrics = variant["metrics"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter(|(k, v)| !measures(k) && (v.is_boolean() || v.is_i64() || v.is_u64() || v.is_string()))
+                .map(|(k, v)| {
+                    let class = match v.as_i64() {
+                        Some(0) => "0".to_string(),
+                        Some(n) if n < 0 => "< 0".to_string(),
+                        Some(_) => "> 0".to_string(),
+                        None if v.is_u64() => "> 0".to_string(),
+                        None => v.to_string(),
+                    };
+                    (k.clone(), (v.to_string(), class))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Facts {
+        skipped,
+        verdict: variant["as_expected"].as_bool().unwrap_or(false),
+        anomaly: variant["anomaly"].as_bool().unwrap_or(false),
+        waits,
+        sqlstates,
+        metrics,
+    }
+}
+
+/// One difference: where, what, the baseline's value and the run's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Difference {
+    pub scenario: String,
+    pub variant: String,
+    pub what: String,
+    pub was: String,
+    pub now: String,
+}
+
+/// A variant not compared, and why (listed, never failed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotCompared {
+    pub scenario: String,
+    pub variant: String,
+    pub why: String,
+}
+
+/// The run's scenarios (as JSON) against the baseline's.
+pub fn compare(base: &Baseline, now: &[Value]) -> (Vec<Difference>, Vec<NotCompared>) {
+    let mut diffs = Vec::new();
+    let mut skipped = Vec::new();
+    let index = |scenarios: &[Value]| -> BTreeMap<(String, String), Value> {
+        scenarios
+            .iter()
+            .flat_map(|s| {
+                let name = s["scenario"].as_str().unwrap_or("").to_string();
+                s["variants"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(move |v| ((name.clone(), v["name"].as_str().unwrap_or("").to_string()), v))
+            })
+            .collect()
+    };
+    let theirs = index(&base.scenarios);
+    let ours = index(now);
+    let not = |(s, v): &(String, String), why: String| NotCompared {
+        scenario: s.clone(),
+        variant: v.clone(),
+        why,
+    };
+    for (key, v) in &ours {
+        let Some(b) = theirs.get(key) else {
+            skipped.push(not(key, "not in the baseline".into()));
+            continue;
+        };
+        let (was, is) = (facts(b), facts(v));
+        match (&was.skipped, &is.skipped) {
+            (Some(r), _) => {
+                skipped.push(not(key, format!("skipped in the baseline: {r}")));
+                continue;
+            }
+            (_, Some(r)) => {
+                skipped.push(not(key, format!("skipped now: {r}")));
+                continue;
+            }
+            _ => {}
+        }
+        let mut differ = |what: &str, a: String, b: String| {
+            if a != b {
+                diffs.push(Difference {
+                    scenario: key.0.clone(),
+                    variant: key.1.clone(),
+                    what: what.to_string(),
+                    was: a,
+                    now: b,
+                });
+            }
+        };
+        let verdict = |ok: bool| if ok { "as documented" } else { "NOT as documented" }.to_string();
+        let listed = |l: &[String]| if l.is_empty() { "none".to_string() } else { l.join("; ") };
+        differ("verdict", verdict(was.verdict), verdict(is.verdict));
+        differ("anomaly", was.anomaly.to_string(), is.anomaly.to_string());
+        differ("waits", listed(&was.waits), listed(&is.waits));
+        differ("SQLSTATEs", listed(&was.sqlstates), listed(&is.sqlstates));
+        let names: std::collections::BTreeSet<&String> = was.metrics.keys().chain(is.metrics.keys()).collect();
+        for name in names {
+            let (a, b) = (was.metrics.get(name), is.metrics.get(name));
+            if a.map(|m| &m.1) != b.map(|m| &m.1) {
+                let shown = |m: Option<&(String, String)>| m.map(|m| m.0.clone()).unwrap_or_else(|| "-".into());
+                diffs.push(Difference {
+                    scenario: key.0.clone(),
+                    variant: key.1.clone(),
+                    what: format!("metric {name}"),
+                    was: shown(a),
+                    now: shown(b),
+                });
+            }
+        }
+    }
+    for key in theirs.keys().filter(|k| !ours.contains_key(*k)) {
+        skipped.push(not(key, "in the baseline, not run now".into()));
+    }
+    (diffs, skipped)
+}
+
+/// The comparison as a person reads it: each difference side by side,
+/// then what was not compared.
+pub fn render(
+    base: &Baseline,
+    now_version: &str,
+    diffs: &[Difference],
+    skipped: &[NotCompared],
+    style: &Style,
+) -> String {
+    let lang = style.lang;
+    let mut out = String::new();
+    if diffs.is_empty() {
+        out.push_str(&msg::same(base.path.clone(), base.server_version.clone(), now_version).render(lang));
+        out.push('\n');
+    } else {
+        out.push_str(
+            &msg::differs(diffs.len(), base.path.clone(), base.server_version.clone(), now_version).render(lang),
+        );
+        out.push('\n');
+        let mut t = crate::render::table(
+            vec![
+                "scenario / variant".to_string(),
+                "what".to_string(),
+                format!("baseline ({})", base.server_version),
+                format!("now ({now_version})"),
+            ],
+            style,
+        );
+        for d in diffs {
+            t.add_row(vec![
+                format!("{} / {}", d.scenario, d.variant),
+                d.what.clone(),
+                d.was.clone(),
+                d.now.clone(),
+            ]);
+        }
+        out.push_str(&t.to_string());
+        out.push('\n');
+    }
+    for s in skipped {
+        out.push_str(&msg::not_compared(format!("{} / {}", s.scenario, s.variant), s.why.clone()).render(lang));
+        out.push('\n');
+    }
+    out
+}
+
+pub mod msg {
+    crate::messages! {
+        prefix "bl";
+        unreadable(path, error) {
+            en: "--baseline {path}: cannot read it: {error}",
+            tr: "--baseline {path}: okunamıyor: {error}",
+        }
+        not_json(path, error) {
+            en: "--baseline {path}: not JSON: {error}",
+            tr: "--baseline {path}: JSON değil: {error}",
+        }
+        not_lab(path) {
+            en: "--baseline {path}: not the JSON of a lab run (`lab all --format json`, a scenario's or `lab spec`'s)",
+            tr: "--baseline {path}: bir lab çalıştırmasının JSON'u değil (`lab all --format json`, bir senaryonun ya da `lab spec`'inki)",
+        }
+        other_command(path) {
+            en: "--baseline {path}: the JSON of another command (lab phenomena, hunt or explore): compare a run with one of its own kind",
+            tr: "--baseline {path}: başka bir komutun JSON'u (lab phenomena, hunt ya da explore): bir çalıştırmayı kendi türünden biriyle karşılaştırın",
+        }
+        no_common(path, names) {
+            en: "--baseline {path}: none of its scenarios ({names}) is in this run: the JSON of another command?",
+            tr: "--baseline {path}: senaryolarının hiçbiri ({names}) bu çalıştırmada yok: başka bir komutun JSON'u mu?",
+        }
+        same(path, was, now) {
+            en: "the same as the baseline {path} (PostgreSQL {was}; now {now}): verdicts, waits, SQLSTATEs and counted metrics",
+            tr: "{path} taban çizgisiyle aynı (PostgreSQL {was}; şimdi {now}): hükümler, beklemeler, SQLSTATE'ler ve sayılan metrikler",
+        }
+        differs(n, path, was, now) {
+            en: "{n} differences from the baseline {path} (PostgreSQL {was}; now {now}):",
+            tr: "{path} taban çizgisinden {n} fark (PostgreSQL {was}; şimdi {now}):",
+        }
+        not_compared(variant, why) {
+            en: "not compared: {variant}: {why}",
+            tr: "karşılaştırılmadı: {variant}: {why}",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(variants: Value) -> Value {
+        json!({"server_version": "15.18", "as_expected": true, "elapsed_ms": 1.0,
+               "scenarios": [{"scenario": "lost-update", "server_version": "15.18", "as_expected": true,
+                              "elapsed_ms": 1.0, "variants": variants}]})
+    }
+
+    fn variant(name: &str, ok: bool, blocked: Option<&str>, codes: &[&str], metrics: Value) -> Value {
+        let mut timeline = vec![json!({"t_ms": 1.0, "session": "A", "step": "a1", "sql": "UPDATE", "result": "ok"})];
+        if let Some(by) = blocked {
+            timeline.push(
+                json!({"t_ms": 2.0, "session": "B", "step": "b1", "sql": "UPDATE", "result": "ok", "blocked_by": [by]}),
+            );
+        }
+        json!({"name": name, "as_expected": ok, "anomaly": !ok, "sqlstates": codes, "metrics": metrics,
+               "timeline": timeline, "skipped": false})
+    }
+
+    fn scenarios(v: &Value) -> Vec<Value> {
+        v["scenarios"].as_array().unwrap().clone()
+    }
+
+    #[test]
+    fn the_same_run_differs_in_nothing_timing_aside() {
+        let a = run(json!([variant(
+            "anomaly",
+            true,
+            Some("A"),
+            &["40001", "40001"],
+            json!({"lost": 1, "duplicates": 32, "b_wait_ms": 12.5, "a_backend": 123})
+        )]));
+        let b = run(json!([variant(
+            "anomaly",
+            true,
+            Some("A"),
+            &["40001"],
+            json!({"lost": 1, "duplicates": 30, "b_wait_ms": 99.0, "a_backend": 456})
+        )]));
+        let base = Baseline::from_value("a.json", a).unwrap();
+        let (d, s) = compare(&base, &scenarios(&b));
+        assert!(d.is_empty(), "{d:?}");
+        assert!(s.is_empty(), "{s:?}");
+    }
+
+    #[test]
+    fn a_verdict_a_wait_a_sqlstate_and_a_count_that_changed_are_each_listed() {
+        let a = run(json!([variant("fix", true, Some("A"), &["40001"], json!({"lost": 0}))]));
+        let b = run(json!([variant("fix", false, None, &[], json!({"lost": 1}))]));
+        let base = Baseline::from_value("a.json", a).unwrap();
+        let (d, _) = compare(&base, &scenarios(&b));
+        let what: Vec<&str> = d.iter().map(|d| d.what.as_str()).collect();
+        assert_eq!(what, vec!["verdict", "anomaly", "waits", "SQLSTATEs", "metric lost"]);
+        assert_eq!(d[2].was, "B (b1) waited for A");
+        assert_eq!(d[2].now, "none");
+    }
+
+    #[test]
+    fn a_variant_one_side_lacks_or_skipped_is_listed_not_failed() {
+        let mut skipped = variant("timeout", true, None, &[], json!({}));
+        skipped["skipped"] = json!(true);
+        skipped["skip_reason"] = json!("PostgreSQL 17 and later");
+        let a = run(json!([skipped, variant("old", true, None, &[], json!({}))]));
+        let b = run(json!([
+            variant("timeout", false, None, &[], json!({})),
+            variant("new", true, None, &[], json!({}))
+        ]));
+        let base = Baseline::from_value("a.json", a).unwrap();
+        let (d, s) = compare(&base, &scenarios(&b));
+        assert!(d.is_empty(), "{d:?}");
+        let why: Vec<String> = s.iter().map(|n| format!("{}: {}", n.variant, n.why)).collect();
+        assert_eq!(
+            why,
+            vec![
+                "new: not in the baseline",
+                "timeout: skipped in the baseline: PostgreSQL 17 and later",
+                "old: in the baseline, not run now"
+            ]
+        );
+    }
+
+    #[test]
+    fn other_json_is_refused() {
+        assert!(Baseline::from_value("x", json!({"phenomena": []})).is_err());
+        assert!(Baseline::from_value("x", json!([1, 2])).is_err());
+        assert!(Baseline::from_value("x", json!({"scenarios": [{"scenario": 1}]})).is_err());
+        let one = json!({"scenario": "lost-update", "server_version": "15", "variants": [{"name": "a", "as_expected": true}]});
+        let b = Baseline::from_value("x", one).unwrap();
+        assert!(b.check_names(&["lost-update".into()]).is_ok());
+        assert!(b.check_names(&["g0".into()]).is_err());
+    }
+}

@@ -1,0 +1,101 @@
+//! `--baseline FILE`: a run compared with an earlier run's JSON; the same
+//! server twice differs in nothing, a baseline whose waits and counts were
+//! other is listed difference by difference (exit 1), bad baselines are one
+//! line (exit 2).
+use serde_json::Value;
+
+use crate::support::{TestServer, one_line_exit_2, run};
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("lab-baseline-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn a_second_run_is_the_same_and_a_changed_baseline_is_listed() {
+    let srv = TestServer::start();
+    let dir = scratch("lost-update");
+    let first = run(&["lost-update", "--database-url", &srv.url(), "--format", "json"]);
+    assert_eq!(first.code, 0, "{}", first.why());
+    let path = dir.join("base.json");
+    std::fs::write(&path, &first.stdout).unwrap();
+    let base = path.to_str().unwrap();
+
+    let r = run(&["lost-update", "--database-url", &srv.url(), "--baseline", base]);
+    assert_eq!(r.code, 0, "{}", r.why());
+    assert!(r.stderr.contains("the same as the baseline"), "{}", r.stderr);
+
+    // A baseline where B never waited for A and no decrement was lost: the
+    // server that made it behaved otherwise, and each difference is named.
+    let mut edited: Value = serde_json::from_str(&first.stdout).unwrap();
+    for v in edited["variants"].as_array_mut().unwrap() {
+        if v["name"] == "atomic-update" {
+            for e in v["timeline"].as_array_mut().unwrap() {
+                e.as_object_mut().unwrap().remove("blocked_by");
+            }
+        }
+        if v["name"] == "read-committed" {
+            v["metrics"]["lost_decrements"] = 0.into();
+        }
+    }
+    std::fs::write(&path, serde_json::to_string(&edited).unwrap()).unwrap();
+    let r = run(&["lost-update", "--database-url", &srv.url(), "--baseline", base]);
+    assert_eq!(r.code, 1, "{}", r.why());
+    assert!(r.stderr.contains("2 differences from the baseline"), "{}", r.stderr);
+    let row = |variant: &str, what: &str| {
+        r.stderr
+            .lines()
+            .any(|l| l.contains(&format!("lost-update / {variant}")) && l.contains(what))
+    };
+    assert!(row("atomic-update", "waits"), "{}", r.stderr);
+    assert!(r.stderr.contains("waited for A"), "{}", r.stderr);
+    assert!(row("read-committed", "metric lost_decrements"), "{}", r.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_baselines_are_one_line_and_exit_2() {
+    let dir = scratch("bad");
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let cases = [
+        (vec!["lost-update"], write("text.json", "not json"), "not JSON"),
+        (
+            vec!["lost-update"],
+            write(
+                "matrix.json",
+                r#"{"server_version": "15", "levels": [], "phenomena": []}"#,
+            ),
+            "the JSON of another command",
+        ),
+        (
+            vec!["lost-update"],
+            write("other.json", r#"{"rows": [1, 2]}"#),
+            "not the JSON of a lab run",
+        ),
+        (
+            vec!["spec", "lab/nowait.spec"],
+            write(
+                "all.json",
+                r#"{"server_version": "15", "scenarios": [{"scenario": "lost-update", "variants": [{"name": "a", "as_expected": true}]}]}"#,
+            ),
+            "none of its scenarios (lost-update) is in this run",
+        ),
+        (
+            vec!["lost-update"],
+            dir.join("missing.json").to_str().unwrap().to_string(),
+            "cannot read it",
+        ),
+    ];
+    for (args, file, want) in cases {
+        let mut a: Vec<&str> = args.clone();
+        a.extend(["--baseline", &file]);
+        one_line_exit_2(&run(&a), want);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
