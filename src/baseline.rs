@@ -15,11 +15,22 @@ use serde_json::Value;
 
 use crate::render::Style;
 
+/// Which command's JSON a baseline is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Scenarios or specs: `lab all`, `lab <scenario>`, `lab spec`.
+    Runs,
+    /// `lab phenomena`'s matrix, read as a scenario per phenomenon
+    /// (`phenomena.<id>`) with a variant per level, as its JUnit has it.
+    Phenomena,
+}
+
 /// An earlier run's JSON, checked: its server and its scenarios.
 #[derive(Debug, Clone)]
 pub struct Baseline {
     pub path: String,
     pub server_version: String,
+    pub kind: Kind,
     scenarios: Vec<Value>,
 }
 
@@ -34,12 +45,16 @@ impl Baseline {
     }
 
     pub fn from_value(shown: &str, value: Value) -> Result<Baseline> {
-        if value.get("phenomena").is_some() || value.get("anomalies").is_some() || value.get("classes").is_some() {
+        if value.get("anomalies").is_some() || value.get("classes").is_some() {
             bail!(msg::other_command(shown));
         }
-        let scenarios = match (value.get("scenarios"), value.get("variants")) {
-            (Some(Value::Array(s)), _) => s.clone(),
-            (None, Some(Value::Array(_))) => vec![value.clone()],
+        let (kind, scenarios) = match (value.get("phenomena"), value.get("scenarios"), value.get("variants")) {
+            (Some(Value::Array(rows)), _, _) => (
+                Kind::Phenomena,
+                phenomena_as_scenarios(rows).ok_or_else(|| msg::not_lab(shown))?,
+            ),
+            (None, Some(Value::Array(s)), _) => (Kind::Runs, s.clone()),
+            (None, None, Some(Value::Array(_))) => (Kind::Runs, vec![value.clone()]),
             _ => bail!(msg::not_lab(shown)),
         };
         let well_formed = |s: &Value| {
@@ -59,8 +74,17 @@ impl Baseline {
                 .and_then(Value::as_str)
                 .unwrap_or("?")
                 .to_string(),
+            kind,
             scenarios,
         })
+    }
+
+    /// Refuses another command's JSON.
+    pub fn check_kind(&self, kind: Kind) -> Result<()> {
+        if self.kind != kind {
+            bail!(msg::other_command(self.path.clone()));
+        }
+        Ok(())
     }
 
     /// Refuses a baseline of other scenarios (or specs) than the run's:
@@ -72,6 +96,32 @@ impl Baseline {
         }
         Ok(())
     }
+}
+
+/// `lab phenomena`'s rows (`{id, cells: {level: cell}}`) as scenarios of
+/// variants, the shape its reports have: what a cell's verdict, SQLSTATE
+/// and timeline say, under its level's name.
+fn phenomena_as_scenarios(rows: &[Value]) -> Option<Vec<Value>> {
+    rows.iter()
+        .map(|row| {
+            let id = row.get("id")?.as_str()?;
+            let variants: Vec<Value> = row
+                .get("cells")?
+                .as_object()?
+                .iter()
+                .map(|(level, cell)| {
+                    serde_json::json!({
+                        "name": level,
+                        "as_expected": cell["as_expected"],
+                        "anomaly": cell["verdict"] == "occurs",
+                        "sqlstates": cell["sqlstate"].as_str().into_iter().collect::<Vec<_>>(),
+                        "timeline": cell["timeline"],
+                    })
+                })
+                .collect();
+            Some(serde_json::json!({"scenario": format!("phenomena.{id}"), "variants": variants}))
+        })
+        .collect()
 }
 
 /// What is compared of one variant.
@@ -316,8 +366,8 @@ pub mod msg {
             tr: "--baseline {path}: bir lab çalıştırmasının JSON'u değil (`lab all --format json`, bir senaryonun ya da `lab spec`'inki)",
         }
         other_command(path) {
-            en: "--baseline {path}: the JSON of another command (lab phenomena, hunt or explore): compare a run with one of its own kind",
-            tr: "--baseline {path}: başka bir komutun JSON'u (lab phenomena, hunt ya da explore): bir çalıştırmayı kendi türünden biriyle karşılaştırın",
+            en: "--baseline {path}: the JSON of another command: compare a run with one of its own kind (lab all, a scenario or lab spec; lab phenomena)",
+            tr: "--baseline {path}: başka bir komutun JSON'u: bir çalıştırmayı kendi türünden biriyle karşılaştırın (lab all, bir senaryo ya da lab spec; lab phenomena)",
         }
         no_common(path, names) {
             en: "--baseline {path}: none of its scenarios ({names}) is in this run: the JSON of another command?",
@@ -340,6 +390,23 @@ pub mod msg {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_matrix_cell_is_a_variant_of_its_phenomenon() {
+        let m = json!({"server_version": "15.18", "levels": ["read-committed"], "phenomena": [
+            {"id": "g0", "name": "Dirty write", "cells": {"read-committed": {
+                "verdict": "prevented", "how": "blocked", "sqlstate": null, "as_expected": true,
+                "timeline": [{"session": "T2", "step": "t2_w", "blocked_by": ["T1"]}]}}}]});
+        let base = Baseline::from_value("m.json", m).unwrap();
+        let now = vec![
+            json!({"scenario": "phenomena.g0", "variants": [{"name": "read-committed",
+            "as_expected": true, "anomaly": true, "sqlstates": [], "timeline": []}]}),
+        ];
+        let (d, _) = compare(&base, &now);
+        let what: Vec<&str> = d.iter().map(|d| d.what.as_str()).collect();
+        assert_eq!(what, vec!["anomaly", "waits"]);
+        assert_eq!(d[1].was, "T2 (t2_w) waited for T1");
+    }
+
     use super::*;
     use serde_json::json;
 
@@ -424,7 +491,10 @@ mod tests {
 
     #[test]
     fn other_json_is_refused() {
-        assert!(Baseline::from_value("x", json!({"phenomena": []})).is_err());
+        let matrix = Baseline::from_value("x", json!({"phenomena": []})).unwrap();
+        assert!(matrix.check_kind(Kind::Runs).is_err());
+        assert!(matrix.check_kind(Kind::Phenomena).is_ok());
+        assert!(Baseline::from_value("x", json!({"classes": []})).is_err());
         assert!(Baseline::from_value("x", json!([1, 2])).is_err());
         assert!(Baseline::from_value("x", json!({"scenarios": [{"scenario": 1}]})).is_err());
         let one = json!({"scenario": "lost-update", "server_version": "15", "variants": [{"name": "a", "as_expected": true}]});

@@ -383,6 +383,12 @@ pub struct PhenomenaArgs {
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
 
+    /// Compare with an earlier run's JSON (`lab phenomena --format json`)
+    /// instead of with the documentation: exit 1 only where a cell's verdict,
+    /// wait or SQLSTATE differs.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
     /// Also write a self-contained HTML report (the matrix as a coloured grid, each cell's swimlanes) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,

@@ -41,9 +41,14 @@ pub struct Common {
 }
 
 /// `--baseline FILE`, read and checked against the names the run will report.
-fn baseline_of(path: &Option<PathBuf>, names: &[String]) -> Result<Option<std::sync::Arc<crate::baseline::Baseline>>> {
+fn baseline_of(
+    path: &Option<PathBuf>,
+    names: &[String],
+    kind: crate::baseline::Kind,
+) -> Result<Option<std::sync::Arc<crate::baseline::Baseline>>> {
     let Some(p) = path else { return Ok(None) };
     let b = crate::baseline::Baseline::load(p)?;
+    b.check_kind(kind)?;
     b.check_names(names)?;
     Ok(Some(std::sync::Arc::new(b)))
 }
@@ -168,6 +173,7 @@ impl RunConfig {
                 baseline: baseline_of(
                     &args.baseline,
                     &plan.iter().map(|p| p.scenario.name.to_string()).collect::<Vec<_>>(),
+                    crate::baseline::Kind::Runs,
                 )?,
             },
             explain: args.explain,
@@ -298,6 +304,7 @@ impl SpecRun {
                 baseline: baseline_of(
                     &args.baseline,
                     &specs.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
+                    crate::baseline::Kind::Runs,
                 )?,
             },
             format: args.format,
@@ -367,7 +374,11 @@ impl PhenomenaRun {
                 step: false,
                 junit,
                 html,
-                baseline: None,
+                baseline: baseline_of(
+                    &args.baseline,
+                    &chosen.iter().map(|p| format!("phenomena.{}", p.id)).collect::<Vec<_>>(),
+                    crate::baseline::Kind::Phenomena,
+                )?,
             },
             format: args.format,
             show: args.show.is_some(),

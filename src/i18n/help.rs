@@ -135,6 +135,10 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ),
     ("arg.phenomena.wait_timeout", "Bir adım için saniye cinsinden son süre"),
     (
+        "arg.phenomena.baseline",
+        "Belgelerle değil, daha önceki bir çalıştırmanın JSON'uyla (`lab phenomena --format json`) karşılaştır: çıkış kodu yalnızca bir hücrenin hükmü, beklemesi ya da SQLSTATE'i farklıysa 1 olur",
+    ),
+    (
         "arg.phenomena.junit",
         "Ayrıca FILE dosyasına bir JUnit XML raporu yaz (hücre başına bir test case)",
     ),

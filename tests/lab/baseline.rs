@@ -99,3 +99,58 @@ fn bad_baselines_are_one_line_and_exit_2() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `lab phenomena --baseline`: each cell compared as a variant of its
+/// phenomenon; a baseline where G0 occurred at READ COMMITTED is one
+/// difference, exit 1; `lab all`'s JSON is another command's, exit 2.
+#[test]
+fn the_matrix_compares_cell_by_cell() {
+    let srv = TestServer::start();
+    let dir = scratch("matrix");
+    let args = [
+        "phenomena",
+        "--database-url",
+        &srv.url(),
+        "--show",
+        "g0",
+        "--level",
+        "read-committed",
+    ];
+    let mut first = args.to_vec();
+    first.extend(["--format", "json"]);
+    let r = run(&first);
+    assert_eq!(r.code, 0, "{}", r.why());
+    let path = dir.join("matrix.json");
+    std::fs::write(&path, &r.stdout).unwrap();
+    let base = path.to_str().unwrap();
+    let mut again = args.to_vec();
+    again.extend(["--baseline", base]);
+    let r = run(&again);
+    assert_eq!(r.code, 0, "{}", r.why());
+    assert!(r.stderr.contains("the same as the baseline"), "{}", r.stderr);
+
+    let mut edited: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    edited["phenomena"][0]["cells"]["read-committed"]["verdict"] = "occurs".into();
+    std::fs::write(&path, serde_json::to_string(&edited).unwrap()).unwrap();
+    let r = run(&again);
+    assert_eq!(r.code, 1, "{}", r.why());
+    assert!(r.stderr.contains("1 differences from the baseline"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .lines()
+            .any(|l| l.contains("phenomena.g0 / read-committed") && l.contains("anomaly")),
+        "{}",
+        r.stderr
+    );
+
+    let all = dir.join("all.json");
+    std::fs::write(
+        &all,
+        r#"{"server_version": "15", "scenarios": [{"scenario": "lost-update", "variants": [{"name": "a", "as_expected": true}]}]}"#,
+    )
+    .unwrap();
+    let mut wrong = args.to_vec();
+    wrong.extend(["--baseline", all.to_str().unwrap()]);
+    one_line_exit_2(&run(&wrong), "the JSON of another command");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -713,7 +713,7 @@ fn in_the_database_given_what_a_spec_leaves_is_named_and_only_that_is_cleaned() 
 /// `--repeat 20` on a spec made flaky on purpose (two steps finishing
 /// together, no blocker marker) reports it, exit 1, with both outputs and
 /// how often each came; a spec whose output does not depend on timing is
-/// the same in all 20 runs, exit 0.
+/// the same in all 20 runs, exit 0, even with every core kept busy.
 #[test]
 fn repeat_finds_the_spec_made_flaky_on_purpose() {
     let srv = TestServer::start();
@@ -738,12 +738,14 @@ fn repeat_finds_the_spec_made_flaky_on_purpose() {
         "{}",
         r.stdout
     );
+    // With every core kept busy too (--load), as on a loaded CI runner.
     let r = run(&[
         "spec",
         "--database-url",
         &srv.url(),
         "--repeat",
         "20",
+        "--load",
         &format!("{SUITE}/specs/deadlock-simple.spec"),
     ]);
     assert_eq!(r.code, 0, "{}", r.why());
