@@ -1,5 +1,6 @@
-//! `lab spec` in the harness: each spec in a fresh database of its own,
-//! shown as it finishes (lab's timeline, or isolationtester's transcript).
+//! `lab spec` in the harness: each spec in a fresh database of its own (or
+//! one at a time in the database given), shown as it finishes (lab's
+//! timeline, isolationtester's transcript, or pg_regress's lines and files).
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 

@@ -1,8 +1,9 @@
 //! `lab spec`: runs isolationtester spec files, each in a fresh database
-//! of its own, several at once, on lab's engine (the same scheduler as the
-//! scenarios). Each spec's outcome is lab's timeline per permutation and
-//! isolationtester's own transcript, which can be compared with expected
-//! files as pg_regress does. The harness prints and writes them.
+//! of its own, several at once (or one at a time in the database given),
+//! on lab's engine (the same scheduler as the scenarios). Each spec's
+//! outcome is lab's timeline per permutation and isolationtester's own
+//! transcript, which can be compared with expected files as pg_regress
+//! does. The harness prints and writes them.
 pub mod catalogue;
 pub mod files;
 pub mod msg;
