@@ -266,36 +266,35 @@ pub fn compare(base: &Baseline, now: &[Value]) -> (Vec<Difference>, Vec<NotCompa
             }
             _ => {}
         }
-        let mut differ = |what: &str, a: String, b: String| {
-            if a != b {
+        // Each fact as (shown, compared): a count is shown as it was and
+        // compared as none, some or below zero.
+        let mut differ = |what: String, (was, was_key): (String, String), (now, now_key): (String, String)| {
+            if was_key != now_key {
                 diffs.push(Difference {
                     scenario: key.0.clone(),
                     variant: key.1.clone(),
-                    what: what.to_string(),
-                    was: a,
-                    now: b,
+                    what,
+                    was,
+                    now,
                 });
             }
         };
-        let verdict = |ok: bool| if ok { "as documented" } else { "NOT as documented" }.to_string();
-        let listed = |l: &[String]| if l.is_empty() { "none".to_string() } else { l.join("; ") };
-        differ("verdict", verdict(was.verdict), verdict(is.verdict));
-        differ("anomaly", was.anomaly.to_string(), is.anomaly.to_string());
-        differ("waits", listed(&was.waits), listed(&is.waits));
-        differ("SQLSTATEs", listed(&was.sqlstates), listed(&is.sqlstates));
+        let plain = |s: String| (s.clone(), s);
+        let verdict = |ok: bool| plain(if ok { "as documented" } else { "NOT as documented" }.to_string());
+        let listed = |l: &[String]| plain(if l.is_empty() { "none".to_string() } else { l.join("; ") });
+        differ("verdict".into(), verdict(was.verdict), verdict(is.verdict));
+        differ(
+            "anomaly".into(),
+            plain(was.anomaly.to_string()),
+            plain(is.anomaly.to_string()),
+        );
+        differ("waits".into(), listed(&was.waits), listed(&is.waits));
+        differ("SQLSTATEs".into(), listed(&was.sqlstates), listed(&is.sqlstates));
         let names: std::collections::BTreeSet<&String> = was.metrics.keys().chain(is.metrics.keys()).collect();
         for name in names {
-            let (a, b) = (was.metrics.get(name), is.metrics.get(name));
-            if a.map(|m| &m.1) != b.map(|m| &m.1) {
-                let shown = |m: Option<&(String, String)>| m.map(|m| m.0.clone()).unwrap_or_else(|| "-".into());
-                diffs.push(Difference {
-                    scenario: key.0.clone(),
-                    variant: key.1.clone(),
-                    what: format!("metric {name}"),
-                    was: shown(a),
-                    now: shown(b),
-                });
-            }
+            let get =
+                |m: &BTreeMap<String, (String, String)>| m.get(name).cloned().unwrap_or_else(|| plain("-".into()));
+            differ(format!("metric {name}"), get(&was.metrics), get(&is.metrics));
         }
     }
     for key in theirs.keys().filter(|k| !ours.contains_key(*k)) {

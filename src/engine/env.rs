@@ -153,8 +153,7 @@ impl Env {
     /// where the pooler has a pool per database (`lab spec`), the
     /// database's (PgBouncer makes it on first use).
     fn pool(&self) -> String {
-        let by_database = self.schema.is_empty() || self.pooler.as_ref().is_some_and(|p| p.any_database);
-        if by_database {
+        if self.pooler.as_ref().is_some_and(|p| p.any_database) {
             self.pg.get_dbname().unwrap_or("postgres").to_string()
         } else {
             self.schema.clone()

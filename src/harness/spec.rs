@@ -166,16 +166,8 @@ fn repeated(
             text.push('\n');
         }
         for f in &flaky {
-            let counts: Vec<String> = f.outputs.iter().map(|(_, c)| c.to_string()).collect();
             text.push_str(
-                &suite::msg::flaky(
-                    &file.name,
-                    &f.permutation,
-                    f.outputs.len(),
-                    runs.len(),
-                    counts.join(" + "),
-                )
-                .render(lang),
+                &suite::msg::flaky(&file.name, &f.permutation, f.outputs.len(), runs.len(), f.counts()).render(lang),
             );
             text.push('\n');
             text.push_str(&f.diffs());
@@ -294,7 +286,7 @@ impl Job for Specs {
         }
         if let Some(layout) = &self.layout {
             let lines = std::mem::take(&mut self.lines.lock().unwrap().all);
-            let summary = layout.summary(&lines);
+            let summary = layout.close(&lines);
             if self.prints_regress() {
                 stdout.push_str(&summary);
             }

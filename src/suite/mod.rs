@@ -139,6 +139,8 @@ pub struct Suite {
     /// The runs' tasks, stopped at clean-up (a run cut short must not go
     /// on making databases in the background).
     tasks: Mutex<Vec<tokio::task::AbortHandle>>,
+    /// How many runs are under way (a run aborted mid-way counts down as it is dropped).
+    live: tokio::sync::watch::Sender<usize>,
     /// Per spec: held while one of its rounds runs.
     one_at_a_time: Vec<tokio::sync::Mutex<()>>,
 }
@@ -159,6 +161,7 @@ impl Suite {
             progress: Mutex::new(progress),
             failed: Mutex::default(),
             tasks: Mutex::default(),
+            live: tokio::sync::watch::Sender::new(0),
             one_at_a_time,
         }
     }
@@ -200,6 +203,7 @@ impl Suite {
                     // Two rounds of one spec never run at once: a spec may
                     // make what the whole server shares (a role).
                     let _alone = suite.one_at_a_time[suite.run_of(i).0].lock().await;
+                    let _live = Live::new(&suite.live);
                     // (After a stop the run has taken the list: a spec still going is not recorded.)
                     suite.set(i, Progress::Running);
                     let o = run_spec(&suite, &env, i).await?;
@@ -237,16 +241,13 @@ impl Suite {
 
     /// Whatever happened, the runs still going stop and the databases lab made go.
     pub async fn clean_up(&self, control: &tokio_postgres::Client) {
-        let tasks: Vec<tokio::task::AbortHandle> = self.tasks.lock().unwrap().drain(..).collect();
-        for t in &tasks {
+        for t in self.tasks.lock().unwrap().drain(..) {
             t.abort();
         }
         // A task stops at its next await: until then it may still send a
         // CREATE DATABASE, which must come before the DROPs below.
-        let deadline = Instant::now() + self.cfg.wait_timeout;
-        while tasks.iter().any(|t| !t.is_finished()) && Instant::now() < deadline {
-            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-        }
+        let mut live = self.live.subscribe();
+        let _ = tokio::time::timeout(self.cfg.wait_timeout, live.wait_for(|n| *n == 0)).await;
         let created: Vec<String> = self.created.lock().unwrap().drain(..).collect();
         for db in created {
             let _ = tokio::time::timeout(self.cfg.wait_timeout, drop_database(control, &db)).await;
@@ -414,6 +415,22 @@ impl Suite {
     }
 }
 
+/// One run under way, counted in [`Suite::live`] until it ends or is dropped.
+struct Live<'a>(&'a tokio::sync::watch::Sender<usize>);
+
+impl<'a> Live<'a> {
+    fn new(live: &'a tokio::sync::watch::Sender<usize>) -> Live<'a> {
+        live.send_modify(|n| *n += 1);
+        Live(live)
+    }
+}
+
+impl Drop for Live<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n -= 1);
+    }
+}
+
 /// `--repeat`: how long each round gives a step to answer before first
 /// asking whether it waits: lab's own 2 ms, isolationtester's 10 ms, and
 /// moments around them. A spec whose output does not depend on timing
@@ -432,8 +449,8 @@ const FIRST_LOOKS: [std::time::Duration; 7] = [
 enum Watch<'a> {
     /// A database lab made: its fingerprint, to keep it for the next spec.
     Made(&'a mut Db),
-    /// The database given: what the spec created, by name; dropped with `clean`.
-    Given { clean: bool },
+    /// The database given: what the spec created, by name (dropped with `--clean`).
+    Given,
 }
 
 /// What the watch saw after the spec.
@@ -466,7 +483,7 @@ async fn run_spec(suite: &Suite, env: &Env, run: usize) -> Result<Outcome> {
             if let Some(n) = name {
                 pg.dbname(&n);
             }
-            let result = run_in(cfg, env, file, pg, Watch::Given { clean: cfg.clean }, round).await;
+            let result = run_in(cfg, env, file, pg, Watch::Given, round).await;
             (result, Ok(()))
         }
         _ => {
@@ -477,9 +494,10 @@ async fn run_spec(suite: &Suite, env: &Env, run: usize) -> Result<Outcome> {
                 Ok((_, _, Seen::Fingerprint(now))) => now.clone(),
                 _ => None,
             };
-            // Behind lab's pooler, its server connections to the database go
-            // first (the server would wait 5 s for them before refusing the DROP).
-            let pooler = env.pooler.as_ref().filter(|_| now.is_none() || now != db.baseline);
+            // Behind lab's pooler (where the database is never kept: see
+            // run_in), its server connections to it go first (the server would
+            // wait 5 s for them before refusing the DROP).
+            let pooler = env.pooler.as_ref();
             if let Some(p) = pooler {
                 let _ = p.admin.simple_query(&format!("KILL {}", db.name)).await;
             }
@@ -498,7 +516,7 @@ async fn run_spec(suite: &Suite, env: &Env, run: usize) -> Result<Outcome> {
     {
         if !cfg.clean || !failed.is_empty() {
             let names = if cfg.clean {
-                failed.iter().map(|(o, why)| format!("{o} ({why})")).collect()
+                not_dropped(&failed)
             } else {
                 left.iter().map(|o| o.to_string()).collect()
             };
@@ -545,8 +563,7 @@ fn left_behind(clean: bool, left: &[catalogue::Object], failed: &[(catalogue::Ob
         observed.push(if failed.is_empty() {
             msg::cleaned()
         } else {
-            let f: Vec<String> = failed.iter().map(|(o, why)| format!("{o} ({why})")).collect();
-            msg::not_cleaned(f.join(", "))
+            msg::not_cleaned(not_dropped(failed).join(", "))
         });
     }
     VariantReport {
@@ -559,6 +576,18 @@ fn left_behind(clean: bool, left: &[catalogue::Object], failed: &[(catalogue::Ob
             msg::leaves_nothing_why(),
         )
     }
+}
+
+/// What --clean could not drop, each with the server's reason.
+fn not_dropped(failed: &[(catalogue::Object, String)]) -> Vec<String> {
+    failed.iter().map(|(o, why)| format!("{o} ({why})")).collect()
+}
+
+/// What the database given holds, by name (an error says what lab was reading).
+async fn snapshot(client: &tokio_postgres::Client) -> Result<std::collections::BTreeSet<catalogue::Object>> {
+    catalogue::snapshot(client)
+        .await
+        .map_err(|e| connect::sql_error(e, msg::snapshot()))
 }
 
 /// A spec not run because an earlier one left objects in the database given.
@@ -597,10 +626,7 @@ pub fn repeat_report(runs: usize, asked: usize, flaky: &[repeat::Flaky]) -> Vari
     } else {
         flaky
             .iter()
-            .map(|f| {
-                let counts: Vec<String> = f.outputs.iter().map(|(_, c)| c.to_string()).collect();
-                msg::outputs_of(f.permutation.clone(), f.outputs.len(), counts.join(" + "))
-            })
+            .map(|f| msg::outputs_of(f.permutation.clone(), f.outputs.len(), f.counts()))
             .collect()
     };
     VariantReport {
@@ -656,11 +682,7 @@ async fn run_in(
             }
             None
         }
-        Watch::Given { .. } => Some(
-            catalogue::snapshot(&control)
-                .await
-                .map_err(|e| connect::sql_error(e, msg::snapshot()))?,
-        ),
+        Watch::Given => Some(snapshot(&control).await?),
     };
     if file.bookstore {
         let files = crate::files::LabFiles::embedded();
@@ -747,16 +769,14 @@ async fn run_in(
         }
     }
     let seen = match (watch, before) {
-        (Watch::Given { clean }, Some(before)) => {
+        (Watch::Given, Some(before)) => {
             // lab's own schema, built for a lab spec, goes with the spec.
             if file.bookstore {
                 connect::drop_schema(&env.control, BOOKSTORE).await?;
             }
-            let after = catalogue::snapshot(&env.control)
-                .await
-                .map_err(|e| connect::sql_error(e, msg::snapshot()))?;
+            let after = snapshot(&env.control).await?;
             let left = catalogue::left_behind(&before, &after);
-            let failed = if clean && !left.is_empty() {
+            let failed = if cfg.clean && !left.is_empty() {
                 catalogue::clean(&env.control, &left).await
             } else {
                 Vec::new()

@@ -88,7 +88,7 @@ impl Layout {
 
     /// pg_regress's closing words, after which (every test passed) the two
     /// summary files are removed.
-    pub fn summary(&self, lines: &[TestLine]) -> String {
+    pub fn close(&self, lines: &[TestLine]) -> String {
         let failed = lines.iter().filter(|l| !l.ok).count();
         let text = summary(lines.len(), failed);
         let mut out = text.clone();

@@ -16,6 +16,12 @@ pub struct Flaky {
 }
 
 impl Flaky {
+    /// How many runs printed each output, most frequent first: `16 + 4`.
+    pub fn counts(&self) -> String {
+        let counts: Vec<String> = self.outputs.iter().map(|(_, n)| n.to_string()).collect();
+        counts.join(" + ")
+    }
+
     /// A unified diff from the most frequent output to each other one.
     pub fn diffs(&self) -> String {
         let (first, n) = &self.outputs[0];
