@@ -48,6 +48,8 @@ pub enum Command {
     Explore(ExploreArgs),
     /// Find anomalies nobody scripted: random list-append transactions, their history checked, a spec replaying each.
     Hunt(HuntArgs),
+    /// Several sessions in one terminal: waits shown live as the server confirms them, what ran saved as a spec.
+    Shell(ShellArgs),
     /// Print shell completions.
     Completions {
         /// The shell to write completions for.
@@ -125,6 +127,12 @@ pub struct RunArgs {
     /// and why, and wait for Enter (needs a terminal).
     #[arg(long)]
     pub step: bool,
+
+    /// With --step: guess first. Each prompt asks what the statement will do
+    /// (runs at once, waits for whom, fails with which error, which value),
+    /// then shows the guess beside what the server did, with a tally.
+    #[arg(long, requires = "step")]
+    pub predict: bool,
 
     /// Also write a JUnit XML report (one test case per variant) to FILE.
     #[arg(long, value_name = "FILE")]
@@ -605,6 +613,30 @@ pub enum SpecFormat {
     Table,
     Json,
     Isolation,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(
+    after_help = "Statements end with ';' and go to the current session; `B: <sql>;` sends one to B. \
+                  A statement that waits gives the prompt back at once, with whom it waits for; \
+                  its answer is printed when it comes. \\? lists the commands (\\s B, \\timeline, \\locks, \\save FILE.spec, \\run STEP, \\predict); \
+                  Ctrl-C cancels the current session's statement; \\q or Ctrl-D leaves."
+)]
+pub struct ShellArgs {
+    /// The sessions, each on its own connection (default A,B).
+    #[arg(long, value_name = "A,B,...")]
+    pub sessions: Option<String>,
+
+    /// Load a spec: its setup runs, its sessions are the shell's, `\run STEP` runs its steps.
+    #[arg(long, value_name = "FILE")]
+    pub spec: Option<PathBuf>,
+
+    /// Guess first: before each statement, say what it will do; a tally at the end.
+    #[arg(long)]
+    pub predict: bool,
+
+    #[command(flatten)]
+    pub conn: ConnArgs,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -34,6 +34,8 @@ pub struct Common {
     pub wait_timeout: Duration,
     /// A person presses Enter before each statement.
     pub step: bool,
+    /// With `step`: the person guesses what each statement will do first.
+    pub predict: bool,
     pub junit: Option<PathBuf>,
     pub html: Option<PathBuf>,
     /// `--baseline FILE`: the run is compared with that earlier run.
@@ -167,6 +169,7 @@ impl RunConfig {
                 target: target(&args.conn, env, lang)?,
                 wait_timeout,
                 step: args.step,
+                predict: args.predict,
                 // An unwritable path is refused now, not found after the whole run.
                 junit: junit_path(&args.junit)?,
                 html: html_path(&args.html)?,
@@ -299,6 +302,7 @@ impl SpecRun {
                 target: target_of(&args.target, env, lang)?,
                 wait_timeout,
                 step: args.step,
+                predict: false,
                 junit,
                 html,
                 baseline: baseline_of(
@@ -372,6 +376,7 @@ impl PhenomenaRun {
                 target: target_of(&args.target, env, lang)?,
                 wait_timeout,
                 step: false,
+                predict: false,
                 junit,
                 html,
                 baseline: baseline_of(
@@ -475,6 +480,7 @@ impl ExploreRun {
                 target: target_of(&args.target_args, env, lang)?,
                 wait_timeout,
                 step: args.step,
+                predict: false,
                 junit: junit_path(&args.junit)?,
                 html: html_path(&args.html)?,
                 baseline: None,
@@ -599,6 +605,7 @@ impl Hunt {
                 target,
                 wait_timeout,
                 step: false,
+                predict: false,
                 junit: junit_path(&args.junit)?,
                 html: html_path(&args.html)?,
                 baseline: None,
@@ -769,6 +776,57 @@ pub fn target(args: &ConnArgs, env: EnvLookup<'_>, lang: Lang) -> Result<Target>
 /// The target of `lab spec` and `lab phenomena` (no lab schema of their own).
 pub fn target_of(args: &crate::cli::TargetArgs, env: EnvLookup<'_>, lang: Lang) -> Result<Target> {
     crate::target::server::resolve(args.database_url.as_deref(), args.pg_bin.as_deref(), env, lang)
+}
+
+/// A checked `lab shell` run.
+pub struct ShellRun {
+    pub common: Common,
+    pub schema: String,
+    pub keep_schema: bool,
+    pub shell: crate::shell::Config,
+}
+
+/// A checked `lab shell` command line.
+pub fn shell(args: &crate::cli::ShellArgs, env: EnvLookup<'_>, lang: Lang) -> Result<ShellRun> {
+    use crate::shell::msg as smsg;
+    if args.spec.is_some() && args.sessions.is_some() {
+        bail!(smsg::spec_sessions());
+    }
+    let spec = match &args.spec {
+        Some(path) => {
+            let f = crate::suite::files::load(path)?;
+            Some(crate::shell::Loaded {
+                path: path.clone(),
+                spec: f.spec,
+                bookstore: f.bookstore,
+            })
+        }
+        None => None,
+    };
+    let sessions = match &spec {
+        Some(l) => l.spec.sessions.iter().map(|s| s.name.clone()).collect(),
+        None => crate::shell::session_names(args.sessions.as_deref())?,
+    };
+    Ok(ShellRun {
+        common: Common {
+            lang,
+            target: target(&args.conn, env, lang)?,
+            wait_timeout: std::time::Duration::from_secs(10),
+            step: false,
+            predict: false,
+            junit: None,
+            html: None,
+            baseline: None,
+        },
+        schema: check_schema(&args.conn.local.schema)?,
+        keep_schema: args.conn.keep_schema,
+        shell: crate::shell::Config {
+            sessions,
+            spec,
+            predict: args.predict,
+            lang,
+        },
+    })
 }
 
 /// The throwaway cluster's options, for `lab server`.

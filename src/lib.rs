@@ -2,7 +2,7 @@
 //! line and calls [`run`], which hands each command to the [`harness`].
 //!
 //! Dependencies point one way (tests/lab/layers.rs checks it): `harness ->
-//! config -> cli -> {catalogue, suite, explore, hunt, phenomena, locks, baseline} -> {http, retry,
+//! config -> cli -> {catalogue, suite, explore, hunt, shell, phenomena, locks, baseline} -> {http, retry,
 //! sql} -> render -> engine -> report`, with `target`, `spec`, `sqltext`,
 //! `i18n`, `files`, `progress` and `output` as leaves.
 pub mod baseline;
@@ -23,6 +23,7 @@ pub mod progress;
 pub mod render;
 pub mod report;
 pub mod retry;
+pub mod shell;
 pub mod spec;
 pub mod sql;
 pub mod sqltext;
@@ -123,6 +124,10 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
                 config::Hunt::Check(cfg) => harness::hunt_check(&cfg),
                 config::Hunt::Run(cfg) => harness::runtime()?.block_on(harness::run(&harness::Hunt::new(cfg))),
             },
+            Command::Shell(args) => {
+                let cfg = config::shell(&args, env, lang)?;
+                harness::runtime()?.block_on(harness::run(&harness::Shell::new(cfg)))
+            }
             Command::Spec(args) => {
                 let cfg = config::SpecRun::new(&args, env, lang)?;
                 harness::runtime()?.block_on(harness::run(&harness::Specs::new(cfg)))

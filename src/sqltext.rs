@@ -6,6 +6,11 @@
 /// Where a quoted string or identifier starting at `start` ends ('' and ""
 /// inside it are the quote doubled).
 pub fn skip_quoted(b: &[u8], start: usize) -> usize {
+    quoted_end(b, start).unwrap_or(b.len())
+}
+
+/// Where a quoted string or identifier starting at `start` ends; none if it does not.
+fn quoted_end(b: &[u8], start: usize) -> Option<usize> {
     let q = b[start];
     let mut i = start + 1;
     while i < b.len() {
@@ -14,16 +19,22 @@ pub fn skip_quoted(b: &[u8], start: usize) -> usize {
                 i += 2;
                 continue;
             }
-            return i + 1;
+            return Some(i + 1);
         }
         i += 1;
     }
-    b.len()
+    None
 }
 
 /// Where a dollar-quoted string `$tag$ ... $tag$` starting at `start` ends;
 /// `start + 1` when the `$` starts none (a positional `$1`).
 pub fn skip_dollar(b: &[u8], start: usize) -> usize {
+    dollar_end(b, start).unwrap_or(b.len())
+}
+
+/// Where a dollar quote starting at `start` ends (`start + 1` when it is
+/// none); none if it does not.
+fn dollar_end(b: &[u8], start: usize) -> Option<usize> {
     let tag_end = b[start + 1..]
         .iter()
         .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_'))
@@ -35,9 +46,9 @@ pub fn skip_dollar(b: &[u8], start: usize) -> usize {
             b[body..]
                 .windows(tag.len())
                 .position(|w| w == tag)
-                .map_or(b.len(), |p| body + p + tag.len())
+                .map(|p| body + p + tag.len())
         }
-        _ => start + 1,
+        _ => Some(start + 1),
     }
 }
 
@@ -51,10 +62,45 @@ pub fn skip_line_comment(b: &[u8], start: usize) -> usize {
 
 /// Where a `/* comment */` starting at `start` ends (after its `*/`).
 pub fn skip_block_comment(b: &[u8], start: usize) -> usize {
+    block_comment_end(b, start).unwrap_or(b.len())
+}
+
+fn block_comment_end(b: &[u8], start: usize) -> Option<usize> {
     b[start + 2..]
         .windows(2)
         .position(|w| w == b"*/")
-        .map_or(b.len(), |p| start + 2 + p + 2)
+        .map(|p| start + 2 + p + 2)
+}
+
+/// Whether `sql` ends a statement, as psql sees it: its last character
+/// outside quotes and comments is a `;`, and no quote, dollar quote or
+/// block comment is left open.
+pub fn ends_statement(sql: &str) -> bool {
+    let b = sql.as_bytes();
+    let (mut i, mut ends) = (0, false);
+    while i < b.len() {
+        let next = match b[i] {
+            b'\'' | b'"' => {
+                ends = false;
+                quoted_end(b, i)
+            }
+            b'$' => {
+                ends = false;
+                dollar_end(b, i)
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => Some(skip_line_comment(b, i)),
+            b'/' if b.get(i + 1) == Some(&b'*') => block_comment_end(b, i),
+            c => {
+                if !c.is_ascii_whitespace() {
+                    ends = c == b';';
+                }
+                Some(i + 1)
+            }
+        };
+        let Some(n) = next else { return false };
+        i = n;
+    }
+    ends
 }
 
 /// A statement on one line, its whitespace runs made single spaces.
@@ -203,6 +249,23 @@ pub fn command_tag(stmt: &str, count: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_statement_ends_at_a_semicolon_outside_quotes_and_comments() {
+        use super::ends_statement;
+        assert!(ends_statement("SELECT 1;"));
+        assert!(ends_statement("SELECT 1; -- done\n"));
+        assert!(ends_statement("UPDATE t SET v = 'a;b'; /* c */ "));
+        assert!(!ends_statement("SELECT 1"));
+        assert!(!ends_statement("SELECT 'a;"));
+        assert!(!ends_statement("SELECT $$ a; $$"));
+        assert!(!ends_statement("DO $$ BEGIN PERFORM 1; "));
+        assert!(ends_statement("DO $$ BEGIN PERFORM 1; END $$;"));
+        assert!(!ends_statement("SELECT 1 /* ; "));
+        assert!(!ends_statement("SELECT 1 -- ;"));
+        assert!(!ends_statement(""));
+        assert!(ends_statement("SELECT $1;"));
+    }
+
     use super::*;
 
     #[test]

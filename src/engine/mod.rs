@@ -9,6 +9,7 @@
 //! - [`step`]: workshop stepping.
 pub mod answer;
 pub mod env;
+pub mod guess;
 pub mod msg;
 pub mod observe;
 pub mod schedule;

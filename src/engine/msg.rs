@@ -133,6 +133,10 @@ crate::messages! {
         en: "[Enter] run it   [s Enter] run the rest of this variant without stopping",
         tr: "[Enter] çalıştır   [s Enter] bu varyantın kalanını durmadan çalıştır",
     }
+    step_guess() {
+        en: "your guess, then Enter: [Enter] runs at once   [wait A]   [error 40001]   [value 5]   [-] no guess   [s] run the rest without stopping",
+        tr: "tahmininiz, sonra Enter: [Enter] hemen çalışır   [wait A]   [error 40001]   [value 5]   [-] tahmin yok   [s] kalanı durmadan çalıştır",
+    }
     step_unattended(setting, value) {
         en: "{setting} = {value} now counts while the room reads: the rest of this variant runs on its own (each statement is shown)",
         tr: "{setting} = {value} artık salon okurken de sayıyor: bu varyantın kalanı kendi kendine çalışır (her komut gösterilir)",

@@ -217,6 +217,11 @@ impl Recorder {
             .collect()
     }
 
+    /// The entries so far, left in place.
+    pub fn entries(&self) -> Vec<Entry> {
+        self.entries.lock().unwrap().clone()
+    }
+
     pub fn take(&self) -> Vec<Entry> {
         std::mem::take(&mut *self.entries.lock().unwrap())
     }

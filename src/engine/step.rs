@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::guess::{self, Guess, Tally};
 use super::msg;
 use crate::i18n::Lang;
 use crate::sqltext;
@@ -25,6 +26,11 @@ pub struct Stepper {
     /// Why each step runs, by step name, in the run's language (from the
     /// `# why:` comments of the spec and the SQL files).
     whys: Mutex<HashMap<String, String>>,
+    /// `--predict`: the prompt asks what the statement will do.
+    predict: bool,
+    /// Each session's guess for the statement it runs now, until judged.
+    guesses: Mutex<HashMap<String, Guess>>,
+    tally: Mutex<Tally>,
 }
 
 impl Stepper {
@@ -36,7 +42,16 @@ impl Stepper {
             unattended: AtomicBool::new(false),
             input: tokio::sync::Mutex::new(()),
             whys: Mutex::default(),
+            predict: false,
+            guesses: Mutex::default(),
+            tally: Mutex::default(),
         }
+    }
+
+    /// Asks for a guess at each prompt (guess first), judged when the server answers.
+    pub fn predicting(mut self, on: bool) -> Stepper {
+        self.predict = on;
+        self
     }
 
     /// A new variant: stop before each step again, with its steps' reasons.
@@ -69,7 +84,18 @@ impl Stepper {
             if watching.active() {
                 eprintln!("    {}: {}", e.session, (watching.outcome)(e, watching.lang));
             }
+            watching.judge(e);
         })
+    }
+
+    /// A session's guess against what its statement did, once the server said.
+    fn judge(&self, e: &crate::report::Entry) {
+        let Some(did) = guess::did(e) else { return };
+        let Some(g) = self.guesses.lock().unwrap().remove(&e.session) else {
+            return;
+        };
+        let mut tally = self.tally.lock().unwrap();
+        eprintln!("    {}", tally.judge(&g, &did, self.lang));
     }
 
     /// A new variant begins: say which, and what it should show, before its first prompt.
@@ -115,11 +141,16 @@ impl Stepper {
             return;
         }
         let why = why.unwrap_or_else(|| self.why(step, sql));
+        let prompt = if self.predict {
+            msg::step_guess()
+        } else {
+            msg::step_prompt()
+        };
         eprintln!(
             "\n{}\n    {statement}\n    {}: {why}\n{}",
             msg::step_next(session).render(lang),
             crate::i18n::ui::why().render(lang),
-            msg::step_prompt().render(lang),
+            prompt.render(lang),
         );
         let line = tokio::task::spawn_blocking(|| {
             let mut line = String::new();
@@ -128,11 +159,23 @@ impl Stepper {
                 .map(|n| if n == 0 { None } else { Some(line) })
         })
         .await;
-        let skip = match line {
+        let skip = match &line {
             Ok(Ok(Some(l))) => l.trim().eq_ignore_ascii_case("s"),
             // End of input: nobody is there to press Enter any more.
             _ => true,
         };
+        if self.predict
+            && !skip
+            && let Ok(Ok(Some(l))) = &line
+        {
+            match guess::guess(l) {
+                Some(Ok(g)) => {
+                    self.guesses.lock().unwrap().insert(session.to_string(), g);
+                }
+                Some(Err(())) => eprintln!("{}", guess::msg::predict_bad().render(lang)),
+                None => {}
+            }
+        }
         if skip {
             self.skipping.store(true, Ordering::SeqCst);
             eprintln!("{}", msg::step_skipping().render(lang));

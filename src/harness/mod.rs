@@ -10,6 +10,7 @@ mod hunt;
 mod phenomena;
 mod scenarios;
 mod server;
+mod shell;
 mod spec;
 
 use std::sync::Arc;
@@ -34,6 +35,7 @@ pub use hunt::{Hunt, check_file as hunt_check};
 pub use phenomena::Matrix;
 pub use scenarios::Scenarios;
 pub use server::serve;
+pub use shell::Shell;
 pub use spec::Specs;
 
 /// How a run's environment is made on its control connection.
@@ -91,6 +93,11 @@ pub trait Job {
     async fn prepare(&self, env: Env) -> Result<Env> {
         Ok(env)
     }
+    /// Whether Ctrl-C (SIGINT) stops the work; a command that reads its own
+    /// Ctrl-C (the shell) says no, and SIGTERM and SIGHUP still stop it.
+    fn interrupts(&self) -> bool {
+        true
+    }
     /// The work; what it finds is kept as it comes, so a run stopped part-way still reports it.
     async fn work(&self, env: &Arc<Env>) -> Result<()>;
     /// After the work, whatever happened (`failed`: it did not finish): what only this command made.
@@ -144,7 +151,7 @@ async fn execute<J: Job>(job: &J, signals: &mut Signals) -> (Stop, String) {
     let version = env.server.version.clone();
     let result = tokio::select! {
         r = job.work(&env) => Some(r),
-        _ = signals.recv() => None,
+        _ = signals.recv_stop(job.interrupts()) => None,
     };
     let failed = !matches!(result, Some(Ok(_)));
     let cleaned = tokio::time::timeout(common.wait_timeout, job.clean_up(&env, failed)).await;
@@ -177,7 +184,7 @@ async fn environment<J: Job>(job: &J, pg: tokio_postgres::Config, cluster: Optio
             neutral: setup.neutral,
             stepper: common
                 .step
-                .then(|| Arc::new(Stepper::new(common.lang, render::outcome_in))),
+                .then(|| Arc::new(Stepper::new(common.lang, render::outcome_in).predicting(common.predict))),
             max_connections: setup.max_connections,
             throwaway: cluster.map(|c| (c.bin.clone(), c.port)),
         },
@@ -240,8 +247,13 @@ impl Signals {
     }
 
     pub async fn recv(&mut self) {
+        self.recv_stop(true).await
+    }
+
+    /// SIGTERM or SIGHUP, and SIGINT where `int`.
+    pub async fn recv_stop(&mut self, int: bool) {
         tokio::select! {
-            _ = self.int.recv() => {}
+            _ = self.int.recv(), if int => {}
             _ = self.term.recv() => {}
             _ = self.hup.recv() => {}
         }

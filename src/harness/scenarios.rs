@@ -183,7 +183,7 @@ impl Job for Scenarios {
 /// within `within`, until they are gone: a statement a dropped session had
 /// already sent (a scenario's schema being built) ends with its backend,
 /// before what it made is dropped.
-async fn end_sessions(env: &Env, control: &tokio_postgres::Client, within: Duration) -> Result<()> {
+pub(super) async fn end_sessions(env: &Env, control: &tokio_postgres::Client, within: Duration) -> Result<()> {
     env.terminate_sessions_via(control).await?;
     let deadline = Instant::now() + within;
     while Instant::now() < deadline {

@@ -155,6 +155,30 @@ pub static HELP_TR: &[(&str, &str)] = &[
         "Her hücrenin adımlarının her iç içe geçişini de çalıştır (lab explore gibi): her hücre, kendi iç içe geçişinin kararının yanında anomalinin kaçında oluştuğunu, kaçının beklediğini ve kaçının iptal edildiğini söyler",
     ),
     (
+        "arg.predict",
+        "--step ile: önce tahmin. Her istem ifadenin ne yapacağını sorar (hemen çalışır, kimi bekler, hangi hatayla başarısız olur, hangi değer), sonra tahmini sunucunun yaptığının yanında bir sayımla gösterir",
+    ),
+    (
+        "cmd.shell",
+        "Tek bir terminalde birkaç oturum: beklemeler sunucu onayladıkça canlı gösterilir, çalışanlar bir spec olarak kaydedilir",
+    ),
+    (
+        "after.shell",
+        "İfadeler ';' ile biter ve geçerli oturuma gider; `B: <sql>;` birini B'ye gönderir. Bekleyen bir ifade istemi hemen geri verir, kimi beklediğiyle birlikte; cevabı geldiğinde yazılır. \\? komutları listeler (\\s B, \\timeline, \\locks, \\save FILE.spec, \\run STEP, \\predict); Ctrl-C geçerli oturumun ifadesini iptal eder; \\q ya da Ctrl-D çıkar.",
+    ),
+    (
+        "arg.shell.sessions",
+        "Oturumlar, her biri kendi bağlantısında (varsayılan A,B)",
+    ),
+    (
+        "arg.shell.spec",
+        "Bir spec yükle: setup'ı çalışır, oturumları kabuğun oturumları olur, `\\run STEP` adımlarını çalıştırır",
+    ),
+    (
+        "arg.shell.predict",
+        "Önce tahmin: her ifadeden önce ne yapacağını söyleyin; sonunda bir sayım",
+    ),
+    (
         "cmd.hunt",
         "Kimsenin yazmadığı anomalileri bul: rastgele list-append işlemleri, geçmişlerinin denetimi, her birini yeniden oynatan bir spec",
     ),

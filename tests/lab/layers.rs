@@ -19,6 +19,7 @@ const LAYERS: &[&[&str]] = &[
         "suite",
         "explore",
         "hunt",
+        "shell",
         "phenomena",
         "locks",
         "baseline",

@@ -68,6 +68,9 @@ mod report;
 /// Snapshots of every text renderer from hand-made reports, in both languages.
 mod snapshots;
 
+/// `lab shell` in a pseudo-terminal: live waits, Ctrl-C, deadlocks, guesses,
+/// a saved spec replayed by lab and isolationtester.
+mod shell;
 /// Workshop mode: --step in a pseudo-terminal, --explain, both languages, colour, lab locks, completions.
 mod workshop;
 

@@ -432,3 +432,26 @@ fn step_walks_through_a_class_representative() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("--step"), "{}", r.stderr);
 }
+
+#[test]
+fn step_predict_asks_first_and_keeps_the_tally() {
+    // Three guesses of "runs at once", B's wait for A, then a wrong one for A's COMMIT, then "s".
+    let (code, out) = in_pty(
+        "lost-update --variant atomic-update --step --predict",
+        "\n\n\nwait A\nerror\ns\n",
+        &[("NO_COLOR", "1")],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("your guess, then Enter"), "{out}");
+    assert!(
+        out.contains("guessed: waited for A | the server: waited for A ✔ right (guesses: 4 of 4 right)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("guessed: failed | the server: ran at once ✖ not so (guesses: 4 of 5 right)"),
+        "{out}"
+    );
+    // --predict without --step is a usage error.
+    let r = run(&["lost-update", "--predict"]);
+    assert_eq!(r.code, 2, "{}", r.why());
+}

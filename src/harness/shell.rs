@@ -1,0 +1,94 @@
+//! `lab shell` in the harness: the run's schema claimed and (unless a
+//! loaded spec builds its own) the lab schema built in it; the shell runs
+//! until the person leaves; its sessions end and the schema goes, as after
+//! every lab command. Ctrl-C belongs to the shell (it cancels a statement):
+//! only SIGTERM and SIGHUP stop the run.
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Result, bail};
+
+use super::{Finished, Job, Setup, Stop, msg};
+use crate::config::{Common, ShellRun};
+use crate::engine::Env;
+use crate::files;
+use crate::render::{Style, html};
+use crate::target::connect;
+
+pub struct Shell {
+    cfg: ShellRun,
+}
+
+impl Shell {
+    pub fn new(cfg: ShellRun) -> Shell {
+        Shell { cfg }
+    }
+}
+
+impl Job for Shell {
+    fn common(&self) -> &Common {
+        &self.cfg.common
+    }
+
+    fn setup(&self) -> Setup {
+        Setup {
+            control_app: format!("lab:{}:control", self.cfg.schema),
+            run: self.cfg.schema.clone(),
+            schema: self.cfg.schema.clone(),
+            neutral: true,
+            max_connections: None,
+        }
+    }
+
+    fn interrupts(&self) -> bool {
+        false
+    }
+
+    async fn prepare(&self, env: Env) -> Result<Env> {
+        let need = self.cfg.shell.sessions.len() + 1;
+        let free = connect::free_connections(&env.control).await?;
+        if free < need as i64 {
+            bail!(msg::server_full(free, need));
+        }
+        connect::claim_schema(&env.control, &self.cfg.schema).await?;
+        let files = files::LabFiles::embedded();
+        let schema_sql = files.read("schema.sql")?;
+        let (schema_sql, seed_sql) = if self.cfg.shell.bookstore() {
+            (schema_sql.to_string(), files.read("seed.sql")?.to_string())
+        } else {
+            // A spec's setup makes its own tables: the schema alone, marked as lab's.
+            let upto = schema_sql.find("COMMENT ON SCHEMA").unwrap_or(0);
+            let end = schema_sql[upto..].find('\n').map_or(schema_sql.len(), |e| upto + e);
+            (schema_sql[..end].to_string(), String::new())
+        };
+        connect::rebuild_schema(&env.control, &self.cfg.schema, &schema_sql, &seed_sql).await?;
+        Ok(env)
+    }
+
+    async fn work(&self, env: &Arc<Env>) -> Result<()> {
+        crate::shell::run(env, &self.cfg.shell).await
+    }
+
+    async fn clean_up(&self, env: &Env, _failed: bool) -> Result<()> {
+        if env.throwaway.is_some() {
+            return Ok(());
+        }
+        super::scenarios::end_sessions(env, &env.control, self.cfg.common.wait_timeout / 2).await?;
+        if !self.cfg.keep_schema {
+            connect::drop_schema(&env.control, &self.cfg.schema).await?;
+        }
+        connect::release_schema(&env.control, &self.cfg.schema).await
+    }
+
+    fn finish(&self, _stop: &Stop, _version: &str, _began: Instant) -> Result<Finished> {
+        Ok(Finished {
+            reports: Vec::new(),
+            html_reports: None,
+            html: html::Kind::Runs,
+            style: Style::for_stdout(self.cfg.common.lang, false),
+            stdout: String::new(),
+            stderr: Vec::new(),
+            as_expected: true,
+        })
+    }
+}

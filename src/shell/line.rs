@@ -1,0 +1,202 @@
+//! What a person types into `lab shell`, read without a server: a
+//! backslash command, or SQL for a session (the current one, or the one a
+//! `B:` prefix names), gathered over lines until a statement ends with `;`.
+use std::path::PathBuf;
+
+use crate::sqltext;
+
+/// A backslash command.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    Help,
+    Quit,
+    /// `\s B`: B becomes the current session.
+    Switch(String),
+    Timeline,
+    Locks,
+    Save(PathBuf),
+    Html(PathBuf),
+    /// `\run STEP [STEP ...]`: a loaded spec's steps, each on its own session.
+    Run(Vec<String>),
+    /// `\steps`: the loaded spec's steps.
+    Steps,
+    /// `\setup SQL`: run on lab's own connection, saved as the spec's setup.
+    Setup(String),
+    /// `\predict [on|off]`: guess first.
+    Predict(Option<bool>),
+    /// A command lab does not know, or one missing its argument (its usage).
+    Bad(String),
+}
+
+/// What a complete input is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    Command(Command),
+    /// Statements for a session (`None`: the current one).
+    Sql {
+        session: Option<String>,
+        statements: Vec<String>,
+    },
+}
+
+/// Lines typed so far, until they make an input.
+#[derive(Debug, Default)]
+pub struct Buffer {
+    text: String,
+    session: Option<String>,
+}
+
+impl Buffer {
+    /// Whether a statement is part-way typed (the prompt says so).
+    pub fn is_empty(&self) -> bool {
+        self.text.trim().is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.session = None;
+    }
+
+    /// Takes one typed line; an input once the line completes one.
+    /// `sessions` are the names a `B:` prefix may give.
+    pub fn push(&mut self, line: &str, sessions: &[String]) -> Option<Input> {
+        if self.is_empty() {
+            self.clear();
+            let t = line.trim();
+            if t.is_empty() {
+                return None;
+            }
+            if let Some(rest) = t.strip_prefix('\\') {
+                return Some(Input::Command(command(rest)));
+            }
+            if let Some((name, rest)) = t.split_once(':')
+                && let Some(s) = sessions.iter().find(|s| s.eq_ignore_ascii_case(name.trim()))
+            {
+                self.session = Some(s.clone());
+                return self.add(rest);
+            }
+        }
+        self.add(line)
+    }
+
+    fn add(&mut self, line: &str) -> Option<Input> {
+        if !self.text.is_empty() {
+            self.text.push('\n');
+        }
+        self.text.push_str(line);
+        if !sqltext::ends_statement(&self.text) {
+            return None;
+        }
+        let statements = sqltext::statements(&self.text)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        let session = self.session.take();
+        self.text.clear();
+        Some(Input::Sql { session, statements })
+    }
+}
+
+fn command(text: &str) -> Command {
+    let (name, arg) = match text.split_once(char::is_whitespace) {
+        Some((n, a)) => (n, a.trim()),
+        None => (text.trim(), ""),
+    };
+    let path = |c: fn(PathBuf) -> Command| {
+        if arg.is_empty() {
+            Command::Bad(format!("\\{name} FILE"))
+        } else {
+            c(PathBuf::from(arg))
+        }
+    };
+    match name {
+        "?" | "help" => Command::Help,
+        "q" | "quit" => Command::Quit,
+        "s" if !arg.is_empty() => Command::Switch(arg.to_string()),
+        "s" => Command::Bad("\\s SESSION".into()),
+        "timeline" | "t" => Command::Timeline,
+        "locks" | "l" => Command::Locks,
+        "save" => path(Command::Save),
+        "html" => path(Command::Html),
+        "run" | "r" if !arg.is_empty() => Command::Run(arg.split_whitespace().map(str::to_string).collect()),
+        "run" | "r" => Command::Bad("\\run STEP".into()),
+        "steps" => Command::Steps,
+        "setup" if !arg.is_empty() => Command::Setup(arg.trim_end_matches(';').trim().to_string()),
+        "setup" => Command::Bad("\\setup SQL".into()),
+        "predict" => match arg {
+            "" => Command::Predict(None),
+            "on" => Command::Predict(Some(true)),
+            "off" => Command::Predict(Some(false)),
+            _ => Command::Bad("\\predict [on|off]".into()),
+        },
+        other => Command::Bad(format!("\\{other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> Vec<String> {
+        vec!["A".into(), "B".into()]
+    }
+
+    #[test]
+    fn a_statement_is_gathered_over_lines_until_its_semicolon() {
+        let mut b = Buffer::default();
+        assert_eq!(b.push("UPDATE stock_items", &names()), None);
+        assert!(!b.is_empty());
+        assert_eq!(
+            b.push("   SET qty = qty - 1;", &names()),
+            Some(Input::Sql {
+                session: None,
+                statements: vec!["UPDATE stock_items\n   SET qty = qty - 1".into()],
+            })
+        );
+        assert!(b.is_empty());
+    }
+
+    #[test]
+    fn a_prefix_names_the_session_and_a_line_may_hold_several_statements() {
+        let mut b = Buffer::default();
+        assert_eq!(
+            b.push("b: BEGIN; SELECT 'a;b';", &names()),
+            Some(Input::Sql {
+                session: Some("B".into()),
+                statements: vec!["BEGIN".into(), "SELECT 'a;b'".into()],
+            })
+        );
+        // Not a session's name: SQL as typed (it does not end, so it waits for more).
+        assert_eq!(b.push("C: SELECT 1", &names()), None);
+        b.clear();
+        assert_eq!(
+            b.push("SELECT '\\q';", &names()),
+            Some(Input::Sql {
+                session: None,
+                statements: vec!["SELECT '\\q'".into()]
+            })
+        );
+    }
+
+    #[test]
+    fn backslash_commands_start_a_line_and_say_what_they_lack() {
+        let mut b = Buffer::default();
+        let cmd = |b: &mut Buffer, l: &str| match b.push(l, &names()) {
+            Some(Input::Command(c)) => c,
+            other => panic!("{l}: {other:?}"),
+        };
+        assert_eq!(cmd(&mut b, "\\s B"), Command::Switch("B".into()));
+        assert_eq!(cmd(&mut b, "\\save /tmp/x.spec"), Command::Save("/tmp/x.spec".into()));
+        assert_eq!(cmd(&mut b, "\\save"), Command::Bad("\\save FILE".into()));
+        assert_eq!(cmd(&mut b, "\\run a1 b1"), Command::Run(vec!["a1".into(), "b1".into()]));
+        assert_eq!(
+            cmd(&mut b, "\\setup INSERT INTO t VALUES (1);"),
+            Command::Setup("INSERT INTO t VALUES (1)".into())
+        );
+        assert_eq!(cmd(&mut b, "\\predict off"), Command::Predict(Some(false)));
+        assert_eq!(cmd(&mut b, "\\frob"), Command::Bad("\\frob".into()));
+        // Inside a statement, a backslash is the statement's.
+        assert_eq!(b.push("SELECT", &names()), None);
+        assert!(matches!(b.push("\\q;", &names()), Some(Input::Sql { .. })));
+    }
+}

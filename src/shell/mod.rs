@@ -1,0 +1,796 @@
+//! `lab shell`: several sessions in one terminal. A statement goes to its
+//! session's connection and the prompt comes back as soon as the server
+//! says what became of it: answered, or waiting (`pg_blocking_pids`,
+//! `pg_safe_snapshot_blocking_pids`, `pg_locks`, confirmed before the
+//! prompt returns, never guessed from time). A waiting statement's answer
+//! is printed above the line being typed when it comes. What ran is kept as
+//! the scenarios keep it (the timeline), and `\save` writes it as an
+//! isolationtester spec that `lab spec` and isolationtester replay.
+//!
+//! A person's pace has no deadline: nothing here cancels a wait. Leaving
+//! ends the sessions whatever they are doing.
+pub mod line;
+pub mod msg;
+pub mod save;
+pub mod term;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use tokio::signal::unix::{SignalKind, signal};
+use tokio_postgres::Statement;
+
+use crate::engine::guess::{self, Did, Guess, Tally};
+use crate::engine::observe::{Waited, deadlock_pairs, name_processes};
+use crate::engine::schedule::{Blocking, Live, Server};
+use crate::engine::session::Sent;
+use crate::engine::{Answer, Env, Opener, PgError, Recorder, Session};
+use crate::i18n::{Context, Lang, Text};
+use crate::render::{self, Style, html};
+use crate::report::{ResultSet, ScenarioReport, VariantReport, WaitKind};
+use crate::spec::Spec;
+use crate::sqltext;
+use line::{Buffer, Command, Input};
+use save::{Ran, Recording};
+use term::{Read, Term};
+
+/// How long the prompt waits for a statement that neither answers nor
+/// waits for a lock (a long query), before it comes back anyway; its
+/// answer is printed when it comes.
+const RUNNING: Duration = Duration::from_millis(1500);
+/// How often the server is asked again while a statement is on its way.
+const POLL: Duration = Duration::from_millis(2);
+
+/// A spec walked with `\run`.
+pub struct Loaded {
+    pub path: PathBuf,
+    pub spec: Spec,
+    /// Its header says `# uses: bookstore`.
+    pub bookstore: bool,
+}
+
+/// A checked `lab shell` configuration.
+pub struct Config {
+    pub sessions: Vec<String>,
+    pub spec: Option<Loaded>,
+    pub predict: bool,
+    pub lang: Lang,
+}
+
+impl Config {
+    /// Whether the lab schema is built for the sessions.
+    pub fn bookstore(&self) -> bool {
+        self.spec.as_ref().is_none_or(|l| l.bookstore)
+    }
+}
+
+/// A statement sent and not yet answered.
+struct Pending {
+    sent: Sent,
+    step: String,
+    sql: String,
+    /// The wait the server confirmed, if it did.
+    waited: Option<Waited>,
+    said_running: bool,
+    guess: Option<Guess>,
+    /// Its place in the recording.
+    index: usize,
+}
+
+/// Runs the shell on `env` until `\q`, Ctrl-D or the end of the input.
+pub async fn run(env: &Env, cfg: &Config) -> Result<()> {
+    let style = Style::for_stdout(cfg.lang, false);
+    let recorder = Recorder::default();
+    let opener = Opener::new(env, env.app_prefix(), "shell".into(), recorder.clone());
+    let setup = opener.open_quiet("setup").await?;
+    let names: Vec<&str> = cfg.sessions.iter().map(String::as_str).collect();
+    let sessions = opener.open_all(&names).await?;
+    let live = Live::new(env, &sessions, &setup, true).await?;
+    let control = &env.control;
+    let lock_q = control
+        .prepare(
+            "SELECT l.mode || ' on ' || CASE l.locktype \
+                 WHEN 'transactionid' THEN 'transaction ' || l.transactionid \
+                 WHEN 'virtualxid' THEN 'virtual transaction ' || l.virtualxid \
+                 WHEN 'tuple' THEN 'tuple (' || l.page || ',' || l.tuple || ') of ' || c.relname \
+                 WHEN 'relation' THEN 'relation ' || c.relname \
+                 ELSE l.locktype END \
+              || coalesce((SELECT ', tuple (' || t.page || ',' || t.tuple || ') of ' || tc.relname \
+                             FROM pg_locks t JOIN pg_class tc ON tc.oid = t.relation \
+                            WHERE t.pid = l.pid AND t.locktype = 'tuple' AND t.granted LIMIT 1), '') \
+               FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation \
+              WHERE l.pid = $1::int AND NOT l.granted LIMIT 1",
+        )
+        .await
+        .ctx(crate::engine::msg::read_blocking)?;
+    let state_q = control
+        .prepare("SELECT state FROM pg_stat_activity WHERE pid = $1::int")
+        .await
+        .ctx(crate::engine::msg::read_blocking)?;
+    let mut shell = Shell {
+        env,
+        live,
+        sessions: &sessions,
+        setup: &setup,
+        current: 0,
+        pending: sessions.iter().map(|_| None).collect(),
+        rec: Recording {
+            sessions: cfg.sessions.clone(),
+            bookstore: cfg.bookstore(),
+            ..Recording::default()
+        },
+        recorder,
+        term: Term::start(),
+        style,
+        lang: cfg.lang,
+        spec: cfg.spec.as_ref(),
+        predict: cfg.predict,
+        tally: Tally::default(),
+        lock_q,
+        state_q,
+        last_step: None,
+        levels: sessions.iter().map(|_| None).collect(),
+        buffer: Buffer::default(),
+    };
+    shell.begin().await?;
+    let result = shell.repl().await;
+    shell.end().await;
+    result
+}
+
+struct Shell<'a> {
+    env: &'a Env,
+    live: Live<'a>,
+    sessions: &'a [Session],
+    setup: &'a Session,
+    current: usize,
+    pending: Vec<Option<Pending>>,
+    rec: Recording,
+    recorder: Recorder,
+    term: Term,
+    style: Style,
+    lang: Lang,
+    spec: Option<&'a Loaded>,
+    predict: bool,
+    tally: Tally,
+    lock_q: Statement,
+    state_q: Statement,
+    /// The last statement sent: its session and step (a wait it ends is marked with it).
+    last_step: Option<(usize, String)>,
+    /// Each session's isolation level, as read back after its transaction
+    /// began (read then, so the prompt sends the session nothing of its own).
+    levels: Vec<Option<String>>,
+    buffer: Buffer,
+}
+
+impl Shell<'_> {
+    fn say(&self, text: &str) {
+        self.term.printer.say(text);
+    }
+
+    fn said(&self, t: Text) {
+        self.say(&t.render(self.lang));
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.sessions.iter().map(|s| s.name().to_string()).collect()
+    }
+
+    /// The banner; a loaded spec's setup blocks and its sessions' own.
+    async fn begin(&mut self) -> Result<()> {
+        self.said(msg::banner(self.names().join(", "), &self.env.server.version));
+        if let Some(l) = self.spec {
+            self.rec.setup = l.spec.setup.clone();
+            self.rec.teardown = l.spec.teardown.clone();
+            for sql in &l.spec.setup {
+                self.setup_sql(sql, false).await;
+            }
+            for s in &l.spec.sessions {
+                self.rec
+                    .session_blocks
+                    .push((s.name.clone(), s.setup.clone(), s.teardown.clone()));
+                if let (Some(sql), Some(i)) = (&s.setup, self.index_of(&s.name)) {
+                    let answer = self.sessions[i].simple(sql).await;
+                    if let Err(e) = answer {
+                        self.said(msg::setup_failed(e.to_string()));
+                    }
+                }
+            }
+        }
+        if self.predict {
+            self.said(guess::msg::predict_on());
+        }
+        Ok(())
+    }
+
+    /// Every running statement cancelled and the sessions ended; the tally.
+    async fn end(&mut self) {
+        for (i, p) in self.pending.iter().enumerate() {
+            if p.is_some() {
+                let _ = self.live.cancel(self.sessions[i].pid()).await;
+            }
+        }
+        let _ = self.env.terminate_sessions_via(&self.env.control).await;
+        if self.tally.made > 0 {
+            self.said(self.tally.line());
+        }
+        self.said(msg::left());
+    }
+
+    fn index_of(&self, name: &str) -> Option<usize> {
+        self.sessions.iter().position(|s| s.name().eq_ignore_ascii_case(name))
+    }
+
+    async fn repl(&mut self) -> Result<()> {
+        loop {
+            let prompt = self.prompt().await?;
+            match self.read(prompt).await? {
+                Read::Eof => return Ok(()),
+                Read::Interrupted => self.interrupt().await?,
+                Read::Line(l) => {
+                    let names = self.names();
+                    match self.buffer.push(&l, &names) {
+                        None => {}
+                        Some(Input::Command(Command::Quit)) => return Ok(()),
+                        Some(Input::Command(c)) => self.command(c).await?,
+                        Some(Input::Sql { session, statements }) => {
+                            let s = match session {
+                                Some(n) => self.index_of(&n).expect("a session's name"),
+                                None => self.current,
+                            };
+                            for sql in statements {
+                                let taken = self.spec_steps();
+                                let step = self.rec.step_name(self.sessions[s].name(), &taken);
+                                self.send(s, &sql, step).await?;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A line read at `prompt`, while answers are watched for and printed
+    /// as they come; SIGINT (Ctrl-C while the editor is not reading) counts
+    /// as Ctrl-C at the prompt.
+    async fn read(&mut self, prompt: String) -> Result<Read> {
+        let mut sigint = signal(SignalKind::interrupt()).ctx(msg::sigint)?;
+        self.term.ask(prompt);
+        let mut tick = tokio::time::interval(Duration::from_millis(10));
+        loop {
+            tokio::select! {
+                r = self.term.next() => return Ok(r),
+                _ = tick.tick(), if self.pending.iter().any(Option::is_some) => {
+                    self.pass(None).await?;
+                }
+                _ = sigint.recv() => self.interrupt().await?,
+            }
+        }
+    }
+
+    /// The prompt: the current session and its transaction, as the server says.
+    async fn prompt(&self) -> Result<String> {
+        let s = &self.sessions[self.current];
+        let name = s.name();
+        if !self.buffer.is_empty() {
+            return Ok(format!("{name}-> "));
+        }
+        let state = match &self.pending[self.current] {
+            Some(Pending { waited: Some(w), .. }) => Some(msg::waiting_state(w.by.join(", "))),
+            Some(_) => Some(msg::running_state()),
+            None => {
+                let row = self
+                    .env
+                    .control
+                    .query_opt(&self.state_q, &[&s.pid()])
+                    .await
+                    .ctx(crate::engine::msg::read_blocking)?;
+                match row.and_then(|r| r.get::<_, Option<String>>(0)).as_deref() {
+                    Some("idle in transaction") => {
+                        Some(msg::in_tx(self.levels[self.current].clone().unwrap_or_default()))
+                    }
+                    Some("idle in transaction (aborted)") => Some(msg::failed_tx()),
+                    _ => None,
+                }
+            }
+        };
+        Ok(match state {
+            Some(t) => format!("{name} ({})> ", t.render(self.lang)),
+            None => format!("{name}> "),
+        })
+    }
+
+    fn spec_steps(&self) -> Vec<String> {
+        self.spec
+            .map(|l| l.spec.steps().map(|(_, st)| st.name.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    async fn command(&mut self, c: Command) -> Result<()> {
+        match c {
+            Command::Help => self.said(msg::help()),
+            Command::Quit => {}
+            Command::Switch(name) => match self.index_of(&name) {
+                Some(i) => self.current = i,
+                None => self.said(msg::no_session(name, self.names().join(", "))),
+            },
+            Command::Timeline => {
+                let entries = self.recorder.entries();
+                if entries.is_empty() {
+                    self.said(msg::empty_timeline());
+                } else {
+                    self.say(render::timeline(&entries, &self.style).trim_end());
+                }
+            }
+            Command::Locks => {
+                let view = crate::locks::View {
+                    all: false,
+                    once: true,
+                    every: Duration::from_secs(1),
+                };
+                let text =
+                    crate::locks::snapshot(&self.env.control, &self.env.server.version, view, &self.style).await?;
+                self.say(text.trim_end());
+            }
+            Command::Save(path) => self.save(&path),
+            Command::Html(path) => self.html(&path),
+            Command::Run(steps) => {
+                let Some(l) = self.spec else {
+                    self.said(msg::no_spec());
+                    return Ok(());
+                };
+                for name in steps {
+                    let Some(id) = l.spec.find(&name) else {
+                        self.said(msg::no_step(name, self.spec_steps().join(", ")));
+                        return Ok(());
+                    };
+                    let s = self
+                        .index_of(&l.spec.session_of(id).name)
+                        .expect("the spec's sessions are the shell's");
+                    let sql = l.spec.step(id).sql.clone();
+                    self.send(s, &sql, name).await?;
+                }
+            }
+            Command::Steps => match self.spec {
+                None => self.said(msg::no_spec()),
+                Some(l) => {
+                    for s in &l.spec.sessions {
+                        let steps: Vec<&str> = s.steps.iter().map(|st| st.name.as_str()).collect();
+                        self.said(msg::steps_of(&s.name, steps.join(" ")));
+                    }
+                }
+            },
+            Command::Setup(sql) => {
+                if self.pending.iter().any(Option::is_some) {
+                    self.said(msg::setup_busy());
+                } else {
+                    self.setup_sql(&sql, true).await;
+                }
+            }
+            Command::Predict(on) => {
+                self.predict = on.unwrap_or(!self.predict);
+                if self.predict {
+                    self.said(guess::msg::predict_on());
+                } else if self.tally.made > 0 {
+                    self.said(self.tally.line());
+                }
+            }
+            Command::Bad(usage) if usage.contains(' ') => self.said(msg::usage(usage)),
+            Command::Bad(name) => self.said(msg::unknown(name)),
+        }
+        Ok(())
+    }
+
+    /// Runs `sql` on lab's own connection; `keep`: it goes into the saved spec's setup.
+    async fn setup_sql(&mut self, sql: &str, keep: bool) {
+        match self.setup.simple(sql).await {
+            Ok(results) => {
+                if keep {
+                    self.rec.setup.push(sql.to_string());
+                }
+                let tag = results.last().map(|r| r.tag.clone()).unwrap_or_default();
+                self.said(msg::setup_done(tag));
+            }
+            Err(e) => {
+                let line = e.as_db_error().map_or_else(
+                    || e.to_string(),
+                    |d| format!("{} {}: {}", d.severity(), d.code().code(), d.message()),
+                );
+                self.said(msg::setup_failed(line));
+            }
+        }
+    }
+
+    /// Ctrl-C: the current session's running statement is cancelled; with
+    /// none, a statement part-way typed is dropped.
+    async fn interrupt(&mut self) -> Result<()> {
+        let s = self.current;
+        let name = self.sessions[s].name().to_string();
+        if self.pending[s].is_some() {
+            self.said(msg::cancelling(&name));
+            self.live.cancel(self.sessions[s].pid()).await?;
+            self.settle(Some(s)).await?;
+        } else if !self.buffer.is_empty() {
+            self.buffer.clear();
+        } else {
+            self.said(msg::nothing_running(name));
+        }
+        Ok(())
+    }
+
+    /// Sends one statement on session `s` as step `step`, then gives the
+    /// prompt back once the server says what became of it.
+    async fn send(&mut self, s: usize, sql: &str, step: String) -> Result<()> {
+        let name = self.sessions[s].name().to_string();
+        if self.pending[s].is_some() {
+            self.said(msg::busy(name));
+            return Ok(());
+        }
+        let guess = if self.predict {
+            self.ask_guess(&name).await?
+        } else {
+            None
+        };
+        let index = self.rec.ran.len();
+        if index == 0 {
+            // The timeline starts at the first statement.
+            self.recorder.restart();
+        }
+        self.rec.ran.push(Ran {
+            session: name,
+            step: step.clone(),
+            sql: sql.to_string(),
+            released_by: None,
+        });
+        let sent = self.sessions[s].send(sql);
+        self.pending[s] = Some(Pending {
+            sent,
+            step: step.clone(),
+            sql: sql.to_string(),
+            waited: None,
+            said_running: false,
+            guess,
+            index,
+        });
+        self.last_step = Some((s, step));
+        self.settle(Some(s)).await
+    }
+
+    async fn ask_guess(&mut self, who: &str) -> Result<Option<Guess>> {
+        loop {
+            let prompt = msg::predict_ask(who).render(self.lang);
+            match self.read(prompt).await? {
+                Read::Line(l) => match guess::guess(&l) {
+                    None => return Ok(None),
+                    Some(Ok(g)) => return Ok(Some(g)),
+                    Some(Err(())) => self.said(guess::msg::predict_bad()),
+                },
+                Read::Interrupted | Read::Eof => return Ok(None),
+            }
+        }
+    }
+
+    /// Until every running statement has answered or the server says it
+    /// waits (or, for one that does neither, [`RUNNING`] passed).
+    async fn settle(&mut self, first: Option<usize>) -> Result<()> {
+        let began = Instant::now();
+        loop {
+            let moving = self.pass(first).await?;
+            if moving.is_empty() {
+                return Ok(());
+            }
+            if began.elapsed() > RUNNING {
+                for s in moving {
+                    if let Some(p) = self.pending[s].as_mut().filter(|p| !p.said_running) {
+                        p.said_running = true;
+                        let who = self.sessions[s].name().to_string();
+                        self.said(msg::running(who));
+                    }
+                }
+                return Ok(());
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// One look at every running statement: answers are recorded and
+    /// printed, new waits too; the sessions whose statement neither
+    /// answered nor waits.
+    ///
+    /// The statement just sent (`first`) is looked at alone until it has
+    /// answered or waits, as isolationtester reports a step before the
+    /// waits it ended: a COMMIT's answer comes before that of the
+    /// statement it let go, though the server may send the latter first.
+    async fn pass(&mut self, first: Option<usize>) -> Result<Vec<usize>> {
+        let mut moving = Vec::new();
+        let order: Vec<usize> = first
+            .into_iter()
+            .chain((0..self.sessions.len()).filter(|s| Some(*s) != first))
+            .collect();
+        for s in order {
+            if !moving.is_empty() && first.is_some() {
+                // The statement just sent is still on its way.
+                break;
+            }
+            let Some(p) = self.pending[s].as_mut() else { continue };
+            if p.sent.ready() {
+                self.finish(s).await?;
+                continue;
+            }
+            let pid = self.sessions[s].pid();
+            let b = self.live.blocking(pid).await?;
+            match self.wait_of(s, &b).await? {
+                Some(w) => {
+                    let p = self.pending[s].as_mut().expect("pending");
+                    if p.waited.as_ref().is_none_or(|old| old.by != w.by) {
+                        self.recorder
+                            .waiting(p.sent.at, self.sessions[s].name(), Some(&p.step), &p.sql, &w);
+                        p.waited = Some(w.clone());
+                        let who = self.sessions[s].name().to_string();
+                        self.said(match &w.lock {
+                            Some(lock) => msg::waits(who, w.by.join(", "), lock),
+                            None => msg::waits_for(who, w.by.join(", ")),
+                        });
+                        self.judge_wait(s);
+                    }
+                }
+                // Not waiting (yet, or any more): its answer is on its way.
+                None => moving.push(s),
+            }
+        }
+        Ok(moving)
+    }
+
+    /// What the server says session `s`'s statement waits for, if anything.
+    async fn wait_of(&self, s: usize, b: &Blocking) -> Result<Option<Waited>> {
+        let name_of = |pid: i32| {
+            if pid == self.setup.pid() {
+                return "setup".to_string();
+            }
+            match self.sessions.iter().find(|x| x.pid() == pid) {
+                Some(x) => x.name().to_string(),
+                None => msg::outside(pid as i64).render(self.lang),
+            }
+        };
+        let pid = self.sessions[s].pid();
+        if !b.locks.is_empty() {
+            let lock = self
+                .env
+                .control
+                .query_opt(&self.lock_q, &[&pid])
+                .await
+                .ctx(crate::engine::msg::read_blocking)?
+                .and_then(|r| r.get::<_, Option<String>>(0));
+            return Ok(Some(Waited {
+                by: b.locks.iter().map(|p| name_of(*p)).collect(),
+                kind: WaitKind::Lock,
+                lock,
+            }));
+        }
+        if !b.snapshot.is_empty() {
+            return Ok(Some(Waited {
+                by: b.snapshot.iter().map(|p| name_of(*p)).collect(),
+                kind: WaitKind::SafeSnapshot,
+                lock: Some(msg::safe_snapshot().render(self.lang)),
+            }));
+        }
+        if b.event.as_deref() == Some("SyncRep") {
+            return Ok(Some(Waited {
+                by: Vec::new(),
+                kind: WaitKind::SyncRep,
+                lock: Some(msg::sync_rep().render(self.lang)),
+            }));
+        }
+        Ok(None)
+    }
+
+    /// Session `s`'s answer: recorded, printed, its guess judged.
+    async fn finish(&mut self, s: usize) -> Result<()> {
+        let mut p = self.pending[s].take().expect("pending");
+        let Some((mut answer, at)) = p.sent.take() else {
+            return Ok(());
+        };
+        let sessions = self.sessions;
+        let session = &sessions[s];
+        let began = session.track(&p.sql, &mut answer);
+        // Read back when a transaction began, or its level was set.
+        let sets_level = sqltext::statements(&p.sql)
+            .iter()
+            .any(|st| sqltext::words(st, 2).join(" ") == "SET TRANSACTION");
+        let isolation = match &answer {
+            Ok(_) if began || sets_level => session.isolation().await,
+            _ => None,
+        };
+        if isolation.is_some() {
+            self.levels[s] = isolation.clone();
+        }
+        let took = at.saturating_duration_since(p.sent.at);
+        self.recorder.answer(
+            at,
+            session.name(),
+            Some(&p.step),
+            &p.sql,
+            &answer,
+            p.waited.as_ref().map(|w| (w, took)),
+            isolation.clone(),
+        );
+        if let Err(e) = &answer
+            && e.is("40P01")
+        {
+            // The deadlock's other sides, as the server's DETAIL names them.
+            let pairs = deadlock_pairs(e.detail.as_deref().unwrap_or_default());
+            for pid in pairs.iter().flat_map(|(a, b)| [*a, *b]) {
+                if let Some(other) = self
+                    .sessions
+                    .iter()
+                    .find(|x| x.pid() == pid && x.pid() != session.pid())
+                    && !self.rec.survivors.iter().any(|n| n == other.name())
+                {
+                    self.rec.survivors.push(other.name().to_string());
+                }
+            }
+        }
+        if p.waited.is_some()
+            && let Some((last, step)) = &self.last_step
+            && *last != s
+        {
+            self.rec.ran[p.index].released_by = Some(step.clone());
+        }
+        self.show(s, &answer, p.waited.is_some().then_some(took), isolation);
+        if p.waited.is_none()
+            && let Some(g) = p.guess.take()
+        {
+            let did = match &answer {
+                Ok(r) => Did::RanAtOnce {
+                    value: crate::engine::answer::last_set(r).and_then(|set| set.rows.first()?.first()?.clone()),
+                },
+                Err(e) => Did::Failed { code: e.code.clone() },
+            };
+            self.judged(&g, &did);
+        }
+        Ok(())
+    }
+
+    /// A guess against a wait the server just confirmed.
+    fn judge_wait(&mut self, s: usize) {
+        let p = self.pending[s].as_mut().expect("pending");
+        if let (Some(g), Some(w)) = (p.guess.take(), &p.waited) {
+            let did = Did::Waited { by: w.by.clone() };
+            self.judged(&g, &did);
+        }
+    }
+
+    fn judged(&mut self, g: &Guess, did: &Did) {
+        let line = self.tally.judge(g, did, self.lang);
+        self.say(&line);
+    }
+
+    /// An answer as a person reads it: rows as a table, then the tag or the error.
+    fn show(&self, s: usize, answer: &Answer, waited: Option<Duration>, isolation: Option<String>) {
+        let who = self.sessions[s].name().to_string();
+        let secs = waited.map(|d| took(d, self.lang));
+        match answer {
+            Ok(results) => {
+                for set in results.iter().filter_map(|r| r.set.as_ref()) {
+                    self.say(&rows(set, &self.style));
+                }
+                let mut tag: Vec<String> = results.iter().map(|r| r.tag.clone()).collect();
+                if let Some(l) = isolation {
+                    tag.push(format!("({l})"));
+                }
+                let tag = tag.join(" ");
+                self.said(match secs {
+                    Some(secs) => msg::done_after(who, secs, tag),
+                    None => msg::done(who, tag),
+                });
+            }
+            Err(e) => {
+                let line = self.error_text(e);
+                self.said(match secs {
+                    Some(secs) => msg::failed_after(who, secs, line),
+                    None => msg::failed(who, line),
+                });
+            }
+        }
+    }
+
+    /// The server's error as psql shows it, backends named by session.
+    fn error_text(&self, e: &PgError) -> String {
+        let pids: Vec<(String, i32)> = self.sessions.iter().map(|s| (s.name().to_string(), s.pid())).collect();
+        let mut t = match &e.code {
+            Some(code) => format!("{} {code}: {}", e.severity, e.message),
+            None => e.message.clone(),
+        };
+        for (label, part) in [("DETAIL", &e.detail), ("HINT", &e.hint)] {
+            if let Some(p) = part {
+                t.push_str(&format!(
+                    "\n  {label}: {}",
+                    name_processes(p, &pids).replace('\n', "\n    ")
+                ));
+            }
+        }
+        t
+    }
+
+    fn save(&self, path: &Path) {
+        if self.rec.ran.is_empty() {
+            self.said(msg::nothing_ran());
+            return;
+        }
+        let about = [
+            msg::about_saved(&self.env.server.version).render(Lang::En),
+            msg::about_replay().render(Lang::En),
+        ];
+        match std::fs::write(path, self.rec.spec(&about)) {
+            Ok(()) => self.said(msg::saved(path.display().to_string(), self.rec.ran.len() as u64)),
+            Err(e) => self.said(msg::not_written(path.display().to_string(), e.to_string())),
+        }
+    }
+
+    fn html(&self, path: &Path) {
+        let mut report = ScenarioReport::new("shell", &self.env.server.version);
+        let mut v = VariantReport::new("session", msg::about_saved(&self.env.server.version), msg::help());
+        v.timeline = self.recorder.entries();
+        v.sqlstates = v.timeline.iter().filter_map(|e| e.sqlstate.clone()).collect();
+        report.variants.push(v);
+        let page = html::page(&[report], html::Kind::Runs, &self.style);
+        match std::fs::write(path, page) {
+            Ok(()) => self.said(msg::html_written(path.display().to_string())),
+            Err(e) => self.said(msg::not_written(path.display().to_string(), e.to_string())),
+        }
+    }
+}
+
+/// How long a statement waited, for a person: milliseconds under a second.
+fn took(d: Duration, lang: Lang) -> String {
+    if d < Duration::from_secs(1) {
+        msg::millis(d.as_millis() as u64).render(lang)
+    } else {
+        msg::seconds(format!("{:.1}", d.as_secs_f64())).render(lang)
+    }
+}
+
+/// A result set as psql would print it, in a table.
+fn rows(set: &ResultSet, style: &Style) -> String {
+    let mut t = render::table(set.columns.clone(), style);
+    for r in &set.rows {
+        t.add_row(r.iter().map(|v| v.clone().unwrap_or_default()).collect::<Vec<_>>());
+    }
+    let n = set.rows.len();
+    let count = if n == 1 { msg::one_row() } else { msg::rows(n as u64) };
+    format!("{t}\n{}", count.render(style.lang))
+}
+
+/// The sessions `--sessions` names: one to eight, letters, digits and `_`, each once.
+pub fn session_names(given: Option<&str>) -> Result<Vec<String>> {
+    let names: Vec<String> = given
+        .unwrap_or("A,B")
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .collect();
+    let ok = (1..=8).contains(&names.len())
+        && names.iter().enumerate().all(|(i, n)| {
+            !n.is_empty()
+                && n.len() <= 32
+                && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !names[..i].iter().any(|m| m.eq_ignore_ascii_case(n))
+                && !n.eq_ignore_ascii_case("setup")
+        });
+    if !ok {
+        bail!(msg::no_sessions());
+    }
+    Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn session_names_are_checked() {
+        assert_eq!(super::session_names(None).unwrap(), ["A", "B"]);
+        assert_eq!(super::session_names(Some("a, b,C")).unwrap(), ["a", "b", "C"]);
+        for bad in ["", "A,a", "A,,B", "A B", "A,setup", "1,2,3,4,5,6,7,8,9", "A;DROP"] {
+            assert!(super::session_names(Some(bad)).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! What `lab shell` says, in English and Turkish.
+crate::messages! {
+    prefix "sh";
+    banner(sessions, version) {
+        en: "lab shell: sessions {sessions} on PostgreSQL {version}, each on its own connection. Statements end with ';'. \\? for help, \\q to leave.",
+        tr: "lab shell: {sessions} oturumları PostgreSQL {version} üzerinde, her biri kendi bağlantısında. İfadeler ';' ile biter. Yardım için \\?, çıkmak için \\q.",
+    }
+    help() {
+        en: "  B: <sql>;        run one statement on B without switching\n  \\s B             B becomes the current session\n  \\timeline        what each session did so far, in time order\n  \\locks           who waits for whom, as the server says\n  \\save FILE.spec  write what ran as an isolationtester spec (lab spec FILE replays it)\n  \\html FILE       write the HTML report of what happened\n  \\run STEP ...    run a loaded spec's step on its session (--spec FILE); \\steps lists them\n  \\setup <sql>     run on lab's own connection, saved as the spec's setup\n  \\predict [on|off] guess first: before each statement, say what it will do\n  Ctrl-C           cancel the current session's running statement\n  \\q or Ctrl-D     leave (sessions ended, the lab schema dropped)",
+        tr: "  B: <sql>;        geçiş yapmadan B'de tek bir ifade çalıştır\n  \\s B             B geçerli oturum olur\n  \\timeline        her oturumun şimdiye kadar yaptıkları, zaman sırasıyla\n  \\locks           sunucuya göre kim kimi bekliyor\n  \\save FILE.spec  çalışanları isolationtester spec'i olarak yaz (lab spec FILE yeniden oynatır)\n  \\html FILE       olanların HTML raporunu yaz\n  \\run STEP ...    yüklenen spec'in adımını kendi oturumunda çalıştır (--spec FILE); \\steps listeler\n  \\setup <sql>     lab'in kendi bağlantısında çalıştır, spec'in setup'ı olarak kaydedilir\n  \\predict [on|off] önce tahmin et: her ifadeden önce ne yapacağını söyleyin\n  Ctrl-C           geçerli oturumun çalışan ifadesini iptal et\n  \\q ya da Ctrl-D  çık (oturumlar kapanır, lab şeması silinir)",
+    }
+    waits(who, by, lock) {
+        en: "⏳ {who} waits for {by} ({lock})",
+        tr: "⏳ {who}, {by} oturumunu bekliyor ({lock})",
+    }
+    waits_for(who, by) {
+        en: "⏳ {who} waits for {by}",
+        tr: "⏳ {who}, {by} oturumunu bekliyor",
+    }
+    safe_snapshot() {
+        en: "a safe snapshot: SERIALIZABLE READ ONLY DEFERRABLE",
+        tr: "güvenli bir snapshot: SERIALIZABLE READ ONLY DEFERRABLE",
+    }
+    outside(pids) {
+        en: "backend {pids}, not a session of this shell",
+        tr: "{pids} backend'i, bu kabuğun oturumu değil",
+    }
+    sync_rep() {
+        en: "a synchronous standby's confirmation (SyncRep)",
+        tr: "senkron standby'ın onayı (SyncRep)",
+    }
+    done(who, result) {
+        en: "{who} → {result}",
+        tr: "{who} → {result}",
+    }
+    done_after(who, took, result) {
+        en: "✔ {who} after {took} → {result}",
+        tr: "✔ {who} {took} sonra → {result}",
+    }
+    millis(ms) {
+        en: "{ms} ms",
+        tr: "{ms} milisaniye",
+    }
+    seconds(secs) {
+        en: "{secs} s",
+        tr: "{secs} saniye",
+    }
+    failed(who, error) {
+        en: "✖ {who} {error}",
+        tr: "✖ {who} {error}",
+    }
+    failed_after(who, took, error) {
+        en: "✖ {who} after {took}: {error}",
+        tr: "✖ {who} {took} sonra: {error}",
+    }
+    rows(count) {
+        en: "({count} rows)",
+        tr: "({count} satır)",
+    }
+    one_row() {
+        en: "(1 row)",
+        tr: "(1 satır)",
+    }
+    running(who) {
+        en: "… {who} is still running (it waits for no lock): its answer will show here when it comes",
+        tr: "… {who} hâlâ çalışıyor (bir kilit beklemiyor): cevabı geldiğinde burada görünecek",
+    }
+    busy(who) {
+        en: "{who} has not finished its last statement: it must end first (\\s {who}, then Ctrl-C cancels it)",
+        tr: "{who} son ifadesini bitirmedi: önce o bitmeli (\\s {who}, sonra Ctrl-C onu iptal eder)",
+    }
+    no_session(name, sessions) {
+        en: "no session {name} (the sessions: {sessions})",
+        tr: "{name} diye bir oturum yok (oturumlar: {sessions})",
+    }
+    usage(usage) {
+        en: "usage: {usage} (\\? lists the commands)",
+        tr: "kullanım: {usage} (\\? komutları listeler)",
+    }
+    unknown(command) {
+        en: "unknown command {command}: \\? lists the commands",
+        tr: "bilinmeyen komut {command}: \\? komutları listeler",
+    }
+    cancelling(who) {
+        en: "cancelling {who}'s statement (pg_cancel_backend)",
+        tr: "{who} oturumunun ifadesi iptal ediliyor (pg_cancel_backend)",
+    }
+    nothing_running(who) {
+        en: "{who} runs nothing to cancel; \\q or Ctrl-D leaves",
+        tr: "{who} iptal edilecek bir şey çalıştırmıyor; \\q ya da Ctrl-D çıkar",
+    }
+    saved(path, steps) {
+        en: "saved {steps} step(s) to {path}: `lab spec {path}` replays them",
+        tr: "{steps} adım {path} dosyasına kaydedildi: `lab spec {path}` yeniden oynatır",
+    }
+    nothing_ran() {
+        en: "nothing ran yet: nothing to save",
+        tr: "henüz hiçbir şey çalışmadı: kaydedilecek bir şey yok",
+    }
+    not_written(path, error) {
+        en: "could not write {path}: {error}",
+        tr: "{path} yazılamadı: {error}",
+    }
+    html_written(path) {
+        en: "wrote the HTML report to {path}",
+        tr: "HTML raporu {path} dosyasına yazıldı",
+    }
+    no_spec() {
+        en: "no spec is loaded: start the shell with --spec FILE",
+        tr: "yüklü spec yok: kabuğu --spec FILE ile başlatın",
+    }
+    no_step(step, steps) {
+        en: "the spec has no step {step} (its steps: {steps})",
+        tr: "spec'te {step} adımı yok (adımları: {steps})",
+    }
+    steps_of(session, steps) {
+        en: "  {session}: {steps}",
+        tr: "  {session}: {steps}",
+    }
+    setup_failed(error) {
+        en: "the setup statement failed: {error}",
+        tr: "setup ifadesi başarısız: {error}",
+    }
+    setup_done(result) {
+        en: "setup → {result}",
+        tr: "setup → {result}",
+    }
+    setup_busy() {
+        en: "a statement is still running: \\setup runs when every session is idle",
+        tr: "hâlâ çalışan bir ifade var: \\setup her oturum boştayken çalışır",
+    }
+    in_tx(level) {
+        en: "in transaction, {level}",
+        tr: "transaction içinde, {level}",
+    }
+    failed_tx() {
+        en: "in failed transaction",
+        tr: "başarısız transaction içinde",
+    }
+    waiting_state(by) {
+        en: "waiting for {by}",
+        tr: "{by} bekleniyor",
+    }
+    running_state() {
+        en: "running",
+        tr: "çalışıyor",
+    }
+    empty_timeline() {
+        en: "nothing ran yet",
+        tr: "henüz hiçbir şey çalışmadı",
+    }
+    predict_ask(who) {
+        en: "guess for {who}> ",
+        tr: "{who} için tahmin> ",
+    }
+    sigint() {
+        en: "could not watch for Ctrl-C (SIGINT)",
+        tr: "Ctrl-C (SIGINT) izlenemedi",
+    }
+    left() {
+        en: "bye: the sessions are ended",
+        tr: "görüşmek üzere: oturumlar kapatıldı",
+    }
+    no_sessions() {
+        en: "--sessions needs one to eight names, like A,B,C (letters, digits and _, each once)",
+        tr: "--sessions bir ile sekiz arası ad ister, örneğin A,B,C (harf, rakam ve _, her biri bir kez)",
+    }
+    spec_sessions() {
+        en: "--spec gives the sessions (the spec's own): leave out --sessions",
+        tr: "--spec oturumları verir (spec'in kendi oturumları): --sessions vermeyin",
+    }
+    about_saved(version) {
+        en: "Recorded by `lab shell` on PostgreSQL {version}: one step per statement, one permutation in the order they ran.",
+        tr: "`lab shell` ile PostgreSQL {version} üzerinde kaydedildi: her ifade bir adım, çalıştıkları sırayla tek bir permütasyon.",
+    }
+    about_replay() {
+        en: "Replay: lab spec FILE (or isolationtester against `lab server`, with PGOPTIONS='-c search_path=lab').",
+        tr: "Yeniden oynatma: lab spec FILE (ya da `lab server`'a karşı isolationtester, PGOPTIONS='-c search_path=lab' ile).",
+    }
+}

@@ -1,0 +1,368 @@
+use std::io::{Read as _, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::oracle::{build_bookstore, isolationtester_output};
+use crate::support::{TestServer, one_line_exit_2, run, run_cmd};
+
+/// `lab shell` in a pseudo-terminal (util-linux `script`), typed at line by
+/// line: each line goes in once what it answers has been printed.
+struct Pty {
+    child: Child,
+    stdin: ChildStdin,
+    out: Arc<Mutex<String>>,
+    /// How far `expect` has read.
+    seen: usize,
+}
+
+impl Pty {
+    fn start(args: &[&str]) -> Pty {
+        let cmd = format!("{} shell {}", env!("CARGO_BIN_EXE_lab"), args.join(" "));
+        let mut child = Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .env("LANG", "C")
+            .env("NO_COLOR", "1")
+            .env_remove("LC_ALL")
+            .env_remove("DATABASE_URL")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("script (util-linux) runs");
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let out = Arc::new(Mutex::new(String::new()));
+        let sink = out.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Pty {
+            child,
+            stdin,
+            out,
+            seen: 0,
+        }
+    }
+
+    /// Types `line` and Enter.
+    fn send(&mut self, line: &str) {
+        self.stdin.write_all(format!("{line}\r").as_bytes()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn ctrl_c(&mut self) {
+        self.stdin.write_all(b"\x03").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Waits (with a deadline) until lab prints `needle` after what was
+    /// already read; what came before it, and it.
+    fn expect(&mut self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            {
+                let out = self.out.lock().unwrap();
+                if let Some(i) = out[self.seen..].find(needle) {
+                    let got = out[self.seen..self.seen + i + needle.len()].to_string();
+                    self.seen += i + needle.len();
+                    return got;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no {needle:?} within 60 s; lab printed:\n{}",
+                self.out.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// `\q`, then the exit code and everything printed.
+    fn quit(mut self) -> (i32, String) {
+        self.send("\\q");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "lab shell did not leave after \\q");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let code = self.child.wait().unwrap().code().unwrap_or(-1);
+        std::thread::sleep(Duration::from_millis(50));
+        let out = self.out.lock().unwrap().clone();
+        (code, out)
+    }
+}
+
+const UPDATE_1: &str = "UPDATE stock_items SET quantity_on_hand = quantity_on_hand - 1 WHERE book_id = 1;";
+const UPDATE_2: &str = "UPDATE stock_items SET quantity_on_hand = quantity_on_hand - 1 WHERE book_id = 2;";
+
+fn on(srv: &TestServer, schema: &str) -> Vec<String> {
+    vec![
+        "--database-url".into(),
+        format!("'{}'", srv.url()),
+        "--schema".into(),
+        schema.into(),
+    ]
+}
+
+/// Nothing of the shell's is left on the server: no session, no schema.
+fn nothing_left(srv: &TestServer, schema: &str) {
+    let c = srv.client();
+    srv.wait_for_zero(
+        &c,
+        &format!("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:{schema}:%'"),
+    );
+    assert_eq!(
+        srv.query_i64(
+            &c,
+            &format!("SELECT count(*) FROM pg_namespace WHERE nspname = '{schema}'")
+        ),
+        0
+    );
+}
+
+#[test]
+fn a_wait_shows_live_and_the_saved_spec_replays_it_in_lab_and_isolationtester() {
+    let srv = TestServer::start();
+    let args = on(&srv, "shell_wait");
+    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    sh.expect("lab shell: sessions A, B on PostgreSQL");
+    sh.send("BEGIN;");
+    sh.expect("A → BEGIN (read committed)");
+    sh.expect("A (in transaction, read committed)> ");
+    sh.send(UPDATE_1);
+    sh.expect("A → UPDATE 1");
+    sh.send("B: BEGIN ISOLATION LEVEL READ COMMITTED;");
+    sh.expect("B → BEGIN (read committed)");
+    sh.send(&format!("B: {UPDATE_1}"));
+    // The prompt is back, B's wait confirmed by the server, naming A and the lock.
+    let wait = sh.expect("of stock_items)");
+    assert!(
+        wait.contains("⏳ B waits for A (ShareLock on transaction ") && wait.contains("tuple (0,1) of stock_items)"),
+        "{wait}"
+    );
+    sh.send("\\s B");
+    sh.expect("B (waiting for A)> ");
+    sh.send("A: COMMIT;");
+    sh.expect("A → COMMIT");
+    let done = sh.expect("→ UPDATE 1");
+    assert!(done.contains("✔ B after "), "{done}");
+    sh.send("SELECT quantity_on_hand FROM stock_items WHERE book_id = 1;");
+    let rows = sh.expect("(1 row)");
+    assert!(rows.contains(" 34 "), "36 in the seed, less A's and B's: {rows}");
+    sh.send("COMMIT;");
+    sh.expect("B → COMMIT");
+    sh.send("\\timeline");
+    sh.expect("⏳ waiting for A (ShareLock on transaction");
+    let spec = std::env::temp_dir().join(format!("lab-shell-{}.spec", std::process::id()));
+    sh.send(&format!("\\save {}", spec.display()));
+    sh.expect("saved 7 step(s)");
+    let (code, out) = sh.quit();
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("bye: the sessions are ended"), "{out}");
+    nothing_left(&srv, "shell_wait");
+
+    let text = std::fs::read_to_string(&spec).unwrap();
+    assert!(text.contains("# uses: bookstore"), "{text}");
+    assert!(text.contains("\npermutation a1 a2 b1 b2(a3) a3 b3 b4\n"), "{text}");
+    // lab replays it: the same wait, completion and value.
+    let r = run(&[
+        "spec",
+        spec.to_str().unwrap(),
+        "--format",
+        "isolation",
+        "--database-url",
+        &srv.url(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.why());
+    let expected_steps = [
+        "step b2: UPDATE stock_items SET quantity_on_hand = quantity_on_hand - 1 WHERE book_id = 1; <waiting ...>",
+        "step a3: COMMIT;",
+        "step b2: <... completed>",
+        "step b3: SELECT quantity_on_hand FROM stock_items WHERE book_id = 1;",
+    ];
+    let mut at = 0;
+    for s in expected_steps {
+        let i = r.stdout[at..]
+            .find(s)
+            .unwrap_or_else(|| panic!("{s} in order:\n{}", r.stdout));
+        at += i + s.len();
+    }
+    assert!(r.stdout[at..].contains("              34\n(1 row)"), "{}", r.stdout);
+    // And so does PostgreSQL's isolationtester, against the lab schema.
+    build_bookstore(&srv, &srv.client());
+    let iso = isolationtester_output(&srv, &text, &[("PGOPTIONS", "-c search_path=lab")]);
+    assert!(iso.status.success());
+    let iso = String::from_utf8_lossy(&iso.stdout);
+    let lab_out = r.stdout.split_once("starting permutation").unwrap().1;
+    let iso_out = iso.split_once("starting permutation").unwrap().1;
+    assert_eq!(lab_out, iso_out);
+    let _ = std::fs::remove_file(&spec);
+}
+
+#[test]
+fn ctrl_c_cancels_the_waiting_statement_of_its_session_only() {
+    let srv = TestServer::start();
+    let args = on(&srv, "shell_cancel");
+    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    sh.expect("A> ");
+    sh.send("BEGIN;");
+    sh.expect("A → BEGIN");
+    sh.send(UPDATE_1);
+    sh.expect("A → UPDATE 1");
+    sh.send("B: BEGIN;");
+    sh.expect("B → BEGIN");
+    sh.send(&format!("B: {UPDATE_1}"));
+    sh.expect("⏳ B waits for A");
+    sh.send("\\s B");
+    sh.expect("B (waiting for A)> ");
+    sh.ctrl_c();
+    let cancelled = sh.expect("canceling statement due to user request");
+    assert!(
+        cancelled.contains("✖ B after ") && cancelled.contains(": ERROR 57014"),
+        "{cancelled}"
+    );
+    sh.expect("B (in failed transaction)> ");
+    // A keeps its transaction and its row.
+    sh.send("A: SELECT quantity_on_hand FROM stock_items WHERE book_id = 1;");
+    let a = sh.expect("A → SELECT 1");
+    assert!(a.contains(" 35 "), "36 in the seed, less A's own: {a}");
+    sh.send("\\s A");
+    sh.expect("A (in transaction, read committed)> ");
+    sh.send("COMMIT;");
+    sh.expect("A → COMMIT");
+    // Ctrl-C with nothing running keeps the shell.
+    sh.ctrl_c();
+    sh.expect("A runs nothing to cancel");
+    let (code, out) = sh.quit();
+    assert_eq!(code, 0, "{out}");
+    nothing_left(&srv, "shell_cancel");
+}
+
+#[test]
+fn a_deadlock_shows_its_victim_and_the_other_side_going_on() {
+    let srv = TestServer::start();
+    let args = on(&srv, "shell_deadlock");
+    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    sh.expect("A> ");
+    for (who, sql, answer) in [
+        ("A", "BEGIN;", "A → BEGIN"),
+        ("A", UPDATE_1, "A → UPDATE 1"),
+        ("B", "BEGIN;", "B → BEGIN"),
+        ("B", UPDATE_2, "B → UPDATE 1"),
+        ("A", UPDATE_2, "⏳ A waits for B"),
+        ("B", UPDATE_1, "⏳ B waits for A"),
+    ] {
+        sh.send(&format!("{who}: {sql}"));
+        sh.expect(answer);
+    }
+    // The deadlock detector (deadlock_timeout, 1 s) picks a victim; the other goes on.
+    let shown = sh.expect("deadlock detected");
+    let victim = if shown.contains("✖ A after") { "A" } else { "B" };
+    assert!(
+        shown.contains(&format!("✖ {victim} after")) && shown.contains("ERROR 40P01"),
+        "{shown}"
+    );
+    let other = if victim == "A" { "B" } else { "A" };
+    let rest = sh.expect("→ UPDATE 1");
+    assert!(rest.contains(&format!("✔ {other} after")), "{rest}");
+    assert!(
+        rest.contains("DETAIL: Process") && rest.contains("(A)") && rest.contains("(B)"),
+        "the DETAIL names both sessions: {rest}"
+    );
+    let spec = std::env::temp_dir().join(format!("lab-shell-deadlock-{}.spec", std::process::id()));
+    sh.send(&format!("\\save {}", spec.display()));
+    sh.expect("saved 6 step(s)");
+    let (code, out) = sh.quit();
+    assert_eq!(code, 0, "{out}");
+    nothing_left(&srv, "shell_deadlock");
+    // The replay fails the same victim: the other side's deadlock_timeout is long in the spec.
+    let text = std::fs::read_to_string(&spec).unwrap();
+    assert!(
+        text.contains(&format!("session {other}\nsetup {{ SET deadlock_timeout = '10s'; }}")),
+        "{text}"
+    );
+    let r = run(&[
+        "spec",
+        spec.to_str().unwrap(),
+        "--format",
+        "isolation",
+        "--database-url",
+        &srv.url(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.why());
+    let before = r.stdout.split("ERROR:  deadlock detected").next().unwrap();
+    let failed_step = before.lines().rev().find_map(|l| l.strip_prefix("step ")).unwrap();
+    let victim_step = if victim == "A" { "a3" } else { "b3" };
+    assert!(failed_step.starts_with(&format!("{victim_step}:")), "{}", r.stdout);
+    let _ = std::fs::remove_file(&spec);
+}
+
+#[test]
+fn predict_asks_first_and_tallies_in_turkish_too() {
+    let srv = TestServer::start();
+    let mut args = on(&srv, "shell_predict");
+    args.extend(["--predict".into(), "--lang".into(), "tr".into()]);
+    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    sh.expect("önce tahmin");
+    for (sql, guess, judged) in [
+        ("A: BEGIN;", "", "✔ doğru"),
+        (&*format!("A: {UPDATE_1}"), "", "✔ doğru"),
+        ("B: BEGIN;", "-", "B → BEGIN"),
+        (&*format!("B: {UPDATE_1}"), "wait A", "✔ doğru"),
+        ("A: SELECT 1 / 0;", "value 1", "✖ öyle değil"),
+    ] {
+        sh.send(sql);
+        sh.expect("için tahmin> ");
+        sh.send(guess);
+        sh.expect(judged);
+    }
+    let (code, out) = sh.quit();
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("⏳ B, A oturumunu bekliyor"), "{out}");
+    assert!(out.contains("tahminler: 4 tahminden 3 doğru"), "{out}");
+    nothing_left(&srv, "shell_predict");
+}
+
+#[test]
+fn a_spec_is_walked_step_by_step_and_serializable_aborts_one() {
+    let srv = TestServer::start();
+    let mut args = on(&srv, "shell_spec");
+    args.extend(["--spec".into(), "lab/write-skew.spec".into()]);
+    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    sh.expect("sessions A, B");
+    sh.send("\\steps");
+    sh.expect("a_begin_rc a_begin_rr a_begin_s a_check");
+    sh.send("\\run a_begin_s b_begin_s a_check b_check a_insert b_insert a_commit");
+    sh.expect("A → COMMIT");
+    sh.send("\\run b_commit");
+    let b = sh.expect("40001");
+    assert!(b.contains("✖ B ERROR 40001"), "{b}");
+    sh.send("\\run nope");
+    sh.expect("the spec has no step nope");
+    let (code, out) = sh.quit();
+    assert_eq!(code, 0, "{out}");
+    nothing_left(&srv, "shell_spec");
+}
+
+#[test]
+fn bad_shell_input_is_one_line_and_exit_2() {
+    one_line_exit_2(
+        &run(&["shell", "--sessions", "A,a"]),
+        "--sessions needs one to eight names",
+    );
+    one_line_exit_2(&run(&["shell", "--spec", "no/such.spec"]), "no/such.spec");
+    one_line_exit_2(
+        &run(&["shell", "--spec", "lab/write-skew.spec", "--sessions", "A"]),
+        "leave out --sessions",
+    );
+    let r = run_cmd(crate::support::lab().args(["shell", "--database-url", "postgresql://lab:secret@127.0.0.1:1/x"]));
+    assert_eq!(r.code, 2, "{}", r.why());
+    assert!(!r.stderr.contains("secret"), "{}", r.stderr);
+}
