@@ -188,6 +188,15 @@ impl Sent {
         (sent, tx)
     }
 
+    /// The answer and when it came, if it is here (without waiting or taking it).
+    pub fn peek(&mut self) -> Option<(&Answer, Instant)> {
+        if self.ready() {
+            self.answer.as_ref().map(|(a, at)| (a, *at))
+        } else {
+            None
+        }
+    }
+
     /// Whether the answer is here (without waiting).
     pub fn ready(&mut self) -> bool {
         if self.answer.is_none()

@@ -39,6 +39,8 @@ use term::{Read, Term};
 /// waits for a lock (a long query), before it comes back anyway; its
 /// answer is printed when it comes.
 const RUNNING: Duration = Duration::from_millis(1500);
+/// How long a cancelled statement has to answer before the prompt comes back anyway.
+const CANCELLED: Duration = Duration::from_secs(5);
 /// How often the server is asked again while a statement is on its way.
 const POLL: Duration = Duration::from_millis(2);
 
@@ -410,6 +412,12 @@ impl Shell<'_> {
         if self.pending[s].is_some() {
             self.said(msg::cancelling(&name));
             self.live.cancel(self.sessions[s].pid()).await?;
+            // The server takes the cancel in its own time, and until then the
+            // statement still shows as waiting: its answer (57014, or its
+            // result if it finished first) is what says the cancel arrived.
+            if let Some(p) = self.pending[s].as_mut() {
+                p.sent.ready_within(CANCELLED).await;
+            }
             self.settle(Some(s)).await?;
         } else if !self.buffer.is_empty() {
             self.buffer.clear();
@@ -495,8 +503,8 @@ impl Shell<'_> {
     }
 
     /// One look at every running statement: answers are recorded and
-    /// printed, new waits too; the sessions whose statement neither
-    /// answered nor waits.
+    /// printed in the order they came, new waits too; the sessions whose
+    /// statement neither answered nor waits.
     ///
     /// The statement just sent (`first`) is looked at alone until it has
     /// answered or waits, as isolationtester reports a step before the
@@ -504,18 +512,36 @@ impl Shell<'_> {
     /// statement it let go, though the server may send the latter first.
     async fn pass(&mut self, first: Option<usize>) -> Result<Vec<usize>> {
         let mut moving = Vec::new();
-        let order: Vec<usize> = first
-            .into_iter()
-            .chain((0..self.sessions.len()).filter(|s| Some(*s) != first))
+        // The others' answers: errors first (a deadlock's victim before the
+        // side its end let go: the victim's answer comes only after its
+        // transaction is aborted, so it may reach lab second), then in the
+        // order they came; then those still out.
+        let mut others: Vec<(Option<(bool, Instant)>, usize)> = (0..self.sessions.len())
+            .filter(|s| Some(*s) != first)
+            .map(|s| {
+                let done = self.pending[s].as_mut().and_then(|p| p.sent.peek());
+                (done.map(|(a, at)| (a.is_ok(), at)), s)
+            })
             .collect();
+        others.sort_by_key(|(done, s)| (done.is_none(), *done, *s));
+        let order: Vec<usize> = first.into_iter().chain(others.into_iter().map(|(_, s)| s)).collect();
         for s in order {
             if !moving.is_empty() && first.is_some() {
                 // The statement just sent is still on its way.
                 break;
             }
             let Some(p) = self.pending[s].as_mut() else { continue };
-            if p.sent.ready() {
-                self.finish(s).await?;
+            if let Some((answer, _)) = p.sent.peek() {
+                // An error ends a statement by itself; an answer after a wait
+                // waits for the answer of what let it go.
+                let waited = p.waited.clone().filter(|_| answer.is_ok());
+                if let Some(w) = waited
+                    && self.releaser_out(s, &w).await?
+                {
+                    moving.push(s);
+                } else {
+                    self.finish(s).await?;
+                }
                 continue;
             }
             let pid = self.sessions[s].pid();
@@ -540,6 +566,26 @@ impl Shell<'_> {
             }
         }
         Ok(moving)
+    }
+
+    /// Whether a session that `s` waited for has a statement whose answer
+    /// has not reached lab though the server no longer keeps it waiting:
+    /// what let `s` go (a deadlock's victim, aborted) is reported first.
+    async fn releaser_out(&mut self, s: usize, w: &Waited) -> Result<bool> {
+        for t in 0..self.sessions.len() {
+            if t == s || !w.by.iter().any(|b| b == self.sessions[t].name()) {
+                continue;
+            }
+            let Some(p) = self.pending[t].as_mut() else { continue };
+            if p.sent.ready() {
+                return Ok(true);
+            }
+            let b = self.live.blocking(self.sessions[t].pid()).await?;
+            if self.wait_of(t, &b).await?.is_none() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// What the server says session `s`'s statement waits for, if anything.

@@ -87,6 +87,17 @@ impl Pty {
     /// `\q`, then the exit code and everything printed.
     fn quit(mut self) -> (i32, String) {
         self.send("\\q");
+        self.exit()
+    }
+
+    /// Ctrl-D at an empty prompt, then the exit code and everything printed.
+    fn ctrl_d(mut self) -> (i32, String) {
+        self.stdin.write_all(b"\x04").unwrap();
+        self.stdin.flush().unwrap();
+        self.exit()
+    }
+
+    fn exit(mut self) -> (i32, String) {
         let deadline = Instant::now() + Duration::from_secs(30);
         while self.child.try_wait().unwrap().is_none() {
             assert!(Instant::now() < deadline, "lab shell did not leave after \\q");
@@ -163,6 +174,15 @@ fn a_wait_shows_live_and_the_saved_spec_replays_it_in_lab_and_isolationtester() 
     let spec = std::env::temp_dir().join(format!("lab-shell-{}.spec", std::process::id()));
     sh.send(&format!("\\save {}", spec.display()));
     sh.expect("saved 7 step(s)");
+    let page = spec.with_extension("html");
+    sh.send(&format!("\\html {}", page.display()));
+    sh.expect("wrote the HTML report");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<svg") && html.contains("ShareLock"),
+        "the swimlanes and the wait"
+    );
+    let _ = std::fs::remove_file(&page);
     let (code, out) = sh.quit();
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("bye: the sessions are ended"), "{out}");
@@ -237,10 +257,13 @@ fn ctrl_c_cancels_the_waiting_statement_of_its_session_only() {
     sh.expect("A (in transaction, read committed)> ");
     sh.send("COMMIT;");
     sh.expect("A → COMMIT");
-    // Ctrl-C with nothing running keeps the shell.
+    // Ctrl-C with nothing running keeps the shell; Ctrl-D leaves it.
     sh.ctrl_c();
     sh.expect("A runs nothing to cancel");
-    let (code, out) = sh.quit();
+    // Control keys go to the line editor once its prompt is up.
+    sh.expect("A> ");
+    let (code, out) = sh.ctrl_d();
+    assert!(out.contains("bye: the sessions are ended"), "{out}");
     assert_eq!(code, 0, "{out}");
     nothing_left(&srv, "shell_cancel");
 }
