@@ -29,6 +29,8 @@ pub enum Kind {
 #[derive(Debug, Clone)]
 pub struct Baseline {
     pub path: String,
+    /// How errors name it: `--baseline FILE`, `lab compare FILE`.
+    label: String,
     pub server_version: String,
     pub kind: Kind,
     scenarios: Vec<Value>,
@@ -38,12 +40,22 @@ impl Baseline {
     /// Reads FILE: `lab all --format json` (or `lab spec`'s), or one
     /// scenario's `--format json`. Anything else is refused in one line.
     pub fn load(path: &Path) -> Result<Baseline> {
-        let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| msg::unreadable(shown.clone(), e.to_string()))?;
-        let value: Value = serde_json::from_str(&text).map_err(|e| msg::not_json(shown.clone(), e.to_string()))?;
-        Baseline::from_value(&shown, value)
+        Baseline::load_for("--baseline", path)
     }
 
+    /// Reads FILE for `what` (an option, or `lab compare`), which errors name.
+    pub fn load_for(what: &str, path: &Path) -> Result<Baseline> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| msg::unreadable(what, shown.clone(), e.to_string()))?;
+        let value: Value =
+            serde_json::from_str(&text).map_err(|e| msg::not_json(what, shown.clone(), e.to_string()))?;
+        let label = format!("{what} {shown}");
+        let mut b = Baseline::from_value(&label, value)?;
+        (b.path, b.label) = (shown, label);
+        Ok(b)
+    }
+
+    /// `shown` names it in errors.
     pub fn from_value(shown: &str, value: Value) -> Result<Baseline> {
         if value.get("anomalies").is_some() || value.get("classes").is_some() {
             bail!(msg::other_command(shown));
@@ -69,6 +81,7 @@ impl Baseline {
         }
         Ok(Baseline {
             path: shown.to_string(),
+            label: shown.to_string(),
             server_version: value
                 .get("server_version")
                 .and_then(Value::as_str)
@@ -82,7 +95,7 @@ impl Baseline {
     /// Refuses another command's JSON.
     pub fn check_kind(&self, kind: Kind) -> Result<()> {
         if self.kind != kind {
-            bail!(msg::other_command(self.path.clone()));
+            bail!(msg::other_command(self.label.clone()));
         }
         Ok(())
     }
@@ -92,7 +105,7 @@ impl Baseline {
     pub fn check_names(&self, names: &[String]) -> Result<()> {
         let theirs: Vec<&str> = self.scenarios.iter().filter_map(|s| s["scenario"].as_str()).collect();
         if !theirs.is_empty() && !theirs.iter().any(|t| names.iter().any(|n| n == t)) {
-            bail!(msg::no_common(self.path.clone(), theirs.join(", ")));
+            bail!(msg::no_common(self.label.clone(), theirs.join(", ")));
         }
         Ok(())
     }
@@ -349,28 +362,202 @@ pub fn render(
     out
 }
 
+/// Several runs side by side (one per server version, or per provider):
+/// a row per variant, a column per run with its verdict, anomaly and
+/// SQLSTATEs, and the rows where the runs differ marked with what differs
+/// and on which servers. `only_differences` leaves out the rows that agree.
+pub struct SideBySide {
+    pub header: Vec<String>,
+    /// Scenario / variant, a cell per run, and what differs ("" if nothing).
+    pub rows: Vec<Vec<String>>,
+    /// Rows whose runs differ (skips included).
+    pub differing: usize,
+}
+
+pub fn side_by_side(runs: &[Baseline], only_differences: bool) -> SideBySide {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    let mut cells: BTreeMap<(String, String), Vec<Option<Facts>>> = BTreeMap::new();
+    for (i, run) in runs.iter().enumerate() {
+        for sc in &run.scenarios {
+            let name = sc["scenario"].as_str().unwrap_or("").to_string();
+            for v in sc["variants"].as_array().into_iter().flatten() {
+                let key = (name.clone(), v["name"].as_str().unwrap_or("").to_string());
+                if !cells.contains_key(&key) {
+                    keys.push(key.clone());
+                }
+                cells.entry(key).or_insert_with(|| vec![None; runs.len()])[i] = Some(facts(v));
+            }
+        }
+    }
+    let versions: Vec<String> = runs.iter().map(|r| r.server_version.clone()).collect();
+    let mut header = vec!["scenario / variant".to_string()];
+    header.extend(versions.iter().cloned());
+    header.push("differs".to_string());
+    let mut rows = Vec::new();
+    let mut differing = 0;
+    for key in keys {
+        let facts = &cells[&key];
+        let why = differences(facts, &versions);
+        if !why.is_empty() {
+            differing += 1;
+        } else if only_differences {
+            continue;
+        }
+        let mut row = vec![format!("{} / {}", key.0, key.1)];
+        row.extend(facts.iter().map(|f| match f {
+            None => "-".to_string(),
+            Some(f) if f.skipped.is_some() => "skipped".to_string(),
+            Some(f) => {
+                let mut c = String::from(if f.verdict { "✔" } else { "✖" });
+                if f.anomaly {
+                    c.push_str(" anomaly");
+                }
+                if !f.sqlstates.is_empty() {
+                    c.push(' ');
+                    c.push_str(&f.sqlstates.join(","));
+                }
+                c
+            }
+        }));
+        row.push(why);
+        rows.push(row);
+    }
+    SideBySide {
+        header,
+        rows,
+        differing,
+    }
+}
+
+/// What differs between the runs of one variant, each aspect with its
+/// values and the servers that gave each: `SQLSTATEs: none (12.22) | 40001 (13.23, 14.23)`.
+fn differences(facts: &[Option<Facts>], versions: &[String]) -> String {
+    // Each aspect of a run that ran (a skipped run has only the first).
+    type Aspect = fn(&Facts) -> String;
+    let aspects: [(&str, Aspect); 6] = [
+        ("runs", |f| {
+            if f.skipped.is_some() { "skipped" } else { "runs" }.to_string()
+        }),
+        ("verdict", |f| {
+            if f.verdict {
+                "as documented"
+            } else {
+                "NOT as documented"
+            }
+            .to_string()
+        }),
+        ("anomaly", |f| f.anomaly.to_string()),
+        ("waits", |f| {
+            if f.waits.is_empty() {
+                "none".into()
+            } else {
+                f.waits.join("; ")
+            }
+        }),
+        ("SQLSTATEs", |f| {
+            if f.sqlstates.is_empty() {
+                "none".into()
+            } else {
+                f.sqlstates.join(", ")
+            }
+        }),
+        ("metrics", |f| {
+            f.metrics
+                .iter()
+                .map(|(k, (_, class))| format!("{k} {class}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }),
+    ];
+    let mut out = Vec::new();
+    for (i, (name, aspect)) in aspects.iter().enumerate() {
+        // Values in the order first seen, each with the servers that gave it.
+        let mut seen: Vec<(String, Vec<&str>)> = Vec::new();
+        for (f, v) in facts.iter().zip(versions) {
+            let Some(f) = f.as_ref().filter(|f| i == 0 || f.skipped.is_none()) else {
+                continue;
+            };
+            let value = aspect(f);
+            match seen.iter_mut().find(|(x, _)| *x == value) {
+                Some((_, vs)) => vs.push(v),
+                None => seen.push((value, vec![v])),
+            }
+        }
+        if seen.len() > 1 {
+            let parts: Vec<String> = seen
+                .iter()
+                .map(|(value, vs)| format!("{value} ({})", vs.join(", ")))
+                .collect();
+            let mut line = format!("{name}: {}", parts.join(" | "));
+            // Why, in the words of the first run that skipped it.
+            if let Some(why) = (i == 0)
+                .then(|| facts.iter().flatten().find_map(|f| f.skipped.clone()))
+                .flatten()
+                .filter(|w| !w.is_empty())
+            {
+                line.push_str(&format!(": {why}"));
+            }
+            out.push(line);
+        }
+    }
+    out.join("; ")
+}
+
+impl SideBySide {
+    /// As a table for a terminal.
+    pub fn table(&self, style: &Style) -> String {
+        let mut t = crate::render::table(self.header.clone(), style);
+        for r in &self.rows {
+            t.add_row(r.clone());
+        }
+        t.to_string()
+    }
+
+    /// As a Markdown table (the README's version table).
+    pub fn markdown(&self) -> String {
+        let line = |cells: &[String]| {
+            format!(
+                "| {} |\n",
+                cells
+                    .iter()
+                    .map(|c| c.replace('|', "\\|"))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            )
+        };
+        let mut out = line(&self.header);
+        out.push_str(&line(
+            &self.header.iter().map(|_| "---".to_string()).collect::<Vec<_>>(),
+        ));
+        for r in &self.rows {
+            out.push_str(&line(r));
+        }
+        out
+    }
+}
+
 pub mod msg {
     crate::messages! {
         prefix "bl";
-        unreadable(path, error) {
-            en: "--baseline {path}: cannot read it: {error}",
-            tr: "--baseline {path}: okunamıyor: {error}",
+        unreadable(what, path, error) {
+            en: "{what} {path}: cannot read it: {error}",
+            tr: "{what} {path}: okunamıyor: {error}",
         }
-        not_json(path, error) {
-            en: "--baseline {path}: not JSON: {error}",
-            tr: "--baseline {path}: JSON değil: {error}",
+        not_json(what, path, error) {
+            en: "{what} {path}: not JSON: {error}",
+            tr: "{what} {path}: JSON değil: {error}",
         }
         not_lab(path) {
-            en: "--baseline {path}: not the JSON of a lab run (`lab all --format json`, a scenario's or `lab spec`'s)",
-            tr: "--baseline {path}: bir lab çalıştırmasının JSON'u değil (`lab all --format json`, bir senaryonun ya da `lab spec`'inki)",
+            en: "{path}: not the JSON of a lab run (`lab all --format json`, a scenario's or `lab spec`'s)",
+            tr: "{path}: bir lab çalıştırmasının JSON'u değil (`lab all --format json`, bir senaryonun ya da `lab spec`'inki)",
         }
         other_command(path) {
-            en: "--baseline {path}: the JSON of another command: compare a run with one of its own kind (lab all, a scenario or lab spec; lab phenomena)",
-            tr: "--baseline {path}: başka bir komutun JSON'u: bir çalıştırmayı kendi türünden biriyle karşılaştırın (lab all, bir senaryo ya da lab spec; lab phenomena)",
+            en: "{path}: the JSON of another command: compare a run with one of its own kind (lab all, a scenario or lab spec; lab phenomena)",
+            tr: "{path}: başka bir komutun JSON'u: bir çalıştırmayı kendi türünden biriyle karşılaştırın (lab all, bir senaryo ya da lab spec; lab phenomena)",
         }
         no_common(path, names) {
-            en: "--baseline {path}: none of its scenarios ({names}) is in this run: the JSON of another command?",
-            tr: "--baseline {path}: senaryolarının hiçbiri ({names}) bu çalıştırmada yok: başka bir komutun JSON'u mu?",
+            en: "{path}: none of its scenarios ({names}) is in this run: the JSON of another command?",
+            tr: "{path}: senaryolarının hiçbiri ({names}) bu çalıştırmada yok: başka bir komutun JSON'u mu?",
         }
         same(path, was, now) {
             en: "the same as the baseline {path} (PostgreSQL {was}; now {now}): verdicts, waits, SQLSTATEs and counted metrics",
@@ -379,6 +566,14 @@ pub mod msg {
         differs(n, path, was, now) {
             en: "{n} differences from the baseline {path} (PostgreSQL {was}; now {now}):",
             tr: "{path} taban çizgisinden {n} fark (PostgreSQL {was}; şimdi {now}):",
+        }
+        mixed(a, b) {
+            en: "lab compare: {a} and {b} are runs of different commands (lab all, a scenario or lab spec; lab phenomena): compare runs of one kind",
+            tr: "lab compare: {a} ve {b} farklı komutların çalıştırmaları (lab all, bir senaryo ya da lab spec; lab phenomena): tek türden çalıştırmaları karşılaştırın",
+        }
+        compared(runs, differing) {
+            en: "{runs} runs compared: {differing} variant(s) differ",
+            tr: "{runs} çalıştırma karşılaştırıldı: {differing} varyant farklı",
         }
         not_compared(variant, why) {
             en: "not compared: {variant}: {why}",
@@ -462,6 +657,41 @@ mod tests {
         assert_eq!(what, vec!["verdict", "anomaly", "waits", "SQLSTATEs", "metric lost"]);
         assert_eq!(d[2].was, "B (b1) waited for A");
         assert_eq!(d[2].now, "none");
+    }
+
+    #[test]
+    fn runs_side_by_side_mark_what_differs_and_where() {
+        let at = |version: &str, v: Value| {
+            let mut r = run(json!([v, variant("same", true, None, &[], json!({}))]));
+            r["server_version"] = json!(version);
+            Baseline::from_value("x.json", r).unwrap()
+        };
+        let mut skipped = variant("fix", true, None, &[], json!({}));
+        skipped["skipped"] = json!(true);
+        skipped["skip_reason"] = json!("needs PostgreSQL 17");
+        let runs = [
+            at("12.22", skipped),
+            at("13.23", variant("fix", true, Some("A"), &["40001"], json!({}))),
+            at("14.23", variant("fix", true, Some("A"), &["40P01"], json!({}))),
+        ];
+        let all = side_by_side(&runs, false);
+        assert_eq!(all.header, ["scenario / variant", "12.22", "13.23", "14.23", "differs"]);
+        assert_eq!(all.differing, 1);
+        assert_eq!(all.rows.len(), 2);
+        let fix = &all.rows[0];
+        assert_eq!(fix[..4], ["lost-update / fix", "skipped", "✔ 40001", "✔ 40P01"]);
+        assert_eq!(
+            fix[4],
+            "runs: skipped (12.22) | runs (13.23, 14.23): needs PostgreSQL 17; SQLSTATEs: 40001 (13.23) | 40P01 (14.23)"
+        );
+        assert_eq!(all.rows[1][4], "", "the variant that agrees");
+        let only = side_by_side(&runs, true);
+        assert_eq!(only.rows.len(), 1);
+        let md = only.markdown();
+        assert!(
+            md.starts_with("| scenario / variant | 12.22 | 13.23 | 14.23 | differs |\n| --- |"),
+            "{md}"
+        );
     }
 
     #[test]

@@ -48,6 +48,8 @@ pub enum Command {
     Explore(ExploreArgs),
     /// Find anomalies nobody scripted: random list-append transactions, their history checked, a spec replaying each.
     Hunt(HuntArgs),
+    /// Runs side by side (versions, providers): each variant's verdict, waits and SQLSTATEs per run, and where they differ.
+    Compare(CompareArgs),
     /// Several sessions in one terminal: waits shown live as the server confirms them, what ran saved as a spec.
     Shell(ShellArgs),
     /// Print shell completions.
@@ -613,6 +615,34 @@ pub enum SpecFormat {
     Table,
     Json,
     Isolation,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(
+    after_help = "Each FILE is the JSON of a run of one kind: `lab all --format json` (or a scenario's, or `lab spec`'s), \
+                  or `lab phenomena --format json`. A row per variant (per phenomenon and level), a column per run \
+                  headed by its server's version; `differs` says what differs (runs or skipped, verdict, anomaly, \
+                  waits, SQLSTATEs, counted metrics) and on which servers.\n\
+                  Exit codes: 0 compared, 2 could not read them."
+)]
+pub struct CompareArgs {
+    /// The runs' JSON files, in the order of their columns (two or more).
+    #[arg(value_name = "FILE", required = true, num_args = 2..)]
+    pub files: Vec<PathBuf>,
+
+    /// Output format (markdown: a table for a README or an issue).
+    #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
+    pub format: CompareFormat,
+
+    /// Only the rows where the runs differ.
+    #[arg(long)]
+    pub differences: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Table,
+    Markdown,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -124,6 +124,24 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
                 config::Hunt::Check(cfg) => harness::hunt_check(&cfg),
                 config::Hunt::Run(cfg) => harness::runtime()?.block_on(harness::run(&harness::Hunt::new(cfg))),
             },
+            Command::Compare(args) => {
+                let runs = args
+                    .files
+                    .iter()
+                    .map(|f| baseline::Baseline::load_for("lab compare", f))
+                    .collect::<Result<Vec<_>>>()?;
+                if let Some(other) = runs.iter().find(|r| r.kind != runs[0].kind) {
+                    bail!(baseline::msg::mixed(&runs[0].path, &other.path));
+                }
+                let sbs = baseline::side_by_side(&runs, args.differences);
+                let text = match args.format {
+                    cli::CompareFormat::Table => sbs.table(&Style::for_stdout(lang, false)),
+                    cli::CompareFormat::Markdown => sbs.markdown(),
+                };
+                output::out(&format!("{}\n", text.trim_end()))?;
+                eprintln!("{}", baseline::msg::compared(runs.len(), sbs.differing).render(lang));
+                Ok(output::Exit::Ok)
+            }
             Command::Shell(args) => {
                 let cfg = config::shell(&args, env, lang)?;
                 harness::runtime()?.block_on(harness::run(&harness::Shell::new(cfg)))

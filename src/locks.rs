@@ -56,9 +56,15 @@ pub fn wrap(text: &str, width: usize, indent: usize) -> Vec<String> {
 /// One snapshot of the view, as text: a block per session, wrapped at 80 columns.
 pub async fn snapshot(client: &tokio_postgres::Client, version: &str, view: View, style: &Style) -> Result<String> {
     let sql = SqlFile::load(&LabFiles::embedded(), "locks.sql")?;
-    let query = sql.get(if view.all { "all_sessions" } else { "lab_sessions" })?;
+    let mut query = sql
+        .get(if view.all { "all_sessions" } else { "lab_sessions" })?
+        .to_string();
+    if version.split('.').next().and_then(|m| m.parse::<u32>().ok()) < Some(14) {
+        // pg_locks.waitstart came in 14: before it, how long is not shown.
+        query = query.replace("min(l.waitstart)", "NULL::timestamptz");
+    }
     let rows = client
-        .query(query, &[])
+        .query(&query, &[])
         .await
         .map_err(|e| connect::sql_error(e, crate::engine::msg::read_activity()))?;
     let names: Vec<(i32, String)> = rows

@@ -183,6 +183,10 @@ impl Standby {
                 }
                 (None, server::parse_url(&url, &server::process_env, cx.opts.lang)?)
             }
+            (None, Some((bin, _))) if crate::target::cluster::basebackup_for(&bin).is_none() => {
+                cx.skip(msg::no_basebackup(bin.display().to_string()));
+                return Ok(None);
+            }
             (None, Some((bin, port))) => {
                 let settings = settings.to_string();
                 // On this thread, as the throwaway cluster: the standby's
@@ -895,8 +899,8 @@ fn not_removable(infos: &[String]) -> i64 {
         .iter()
         .filter_map(|l| {
             let words: Vec<&str> = l.split(|c: char| c.is_whitespace() || c == ',').collect();
-            // PostgreSQL 15+: "... N are dead but not yet removable"; 13-14:
-            // "N dead row versions cannot be removed yet".
+            // PostgreSQL 14+: "... N are dead but not yet removable"; 12-13,
+            // in the DETAIL: "N dead row versions cannot be removed yet".
             words.windows(5).find_map(|w| {
                 if w[1..] == ["are", "dead", "but", "not"] || w[1..4] == ["dead", "row", "versions"] {
                     w[0].parse::<i64>().ok()
@@ -956,6 +960,10 @@ async fn hot_standby_feedback(cx: &mut Cx<'_>) -> Result<()> {
 mod msg {
     crate::messages! {
         prefix "rp";
+        no_basebackup(bin) {
+            en: "lab makes its standby with pg_basebackup: none is beside postgres in {bin}, nor one of its version or later where lab looks for server programs; give --standby-url, or binaries that have it",
+            tr: "lab standby'ını pg_basebackup ile yapar: {bin} içinde postgres'in yanında yok, lab'in sunucu programlarına baktığı yerlerde de bu sürümden ya da sonrasından biri yok; --standby-url verin ya da onu içeren programlar kullanın",
+        }
         about() {
             en: "Read replicas: stale reads, LSN tokens, remote_apply, time-based stickiness, recovery conflicts",
             tr: "Okuma replikaları: bayat okumalar, LSN jetonları, remote_apply, zamana dayalı yapışkanlık, kurtarma çakışmaları",

@@ -376,7 +376,11 @@ impl Opener {
                     recorder.now_ms(),
                     &name,
                     StepResult::Notice,
-                    Phrase::Plain(format!("{}: {}", n.severity(), n.message())),
+                    // Its DETAIL too: VACUUM VERBOSE before 14 says there how many dead rows it kept.
+                    Phrase::Plain(match n.detail() {
+                        Some(d) => format!("{}: {} (DETAIL: {d})", n.severity(), n.message()),
+                        None => format!("{}: {}", n.severity(), n.message()),
+                    }),
                 );
                 e.sqlstate = Some(n.code().code().to_string());
                 recorder.push(e);

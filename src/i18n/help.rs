@@ -159,6 +159,26 @@ pub static HELP_TR: &[(&str, &str)] = &[
         "--step ile: önce tahmin. Her istem ifadenin ne yapacağını sorar (hemen çalışır, kimi bekler, hangi hatayla başarısız olur, hangi değer), sonra tahmini sunucunun yaptığının yanında bir sayımla gösterir",
     ),
     (
+        "cmd.compare",
+        "Çalıştırmalar yan yana (sürümler, sağlayıcılar): her varyantın çalıştırma başına hükmü, beklemeleri ve SQLSTATE'leri, ve nerede farklı oldukları",
+    ),
+    (
+        "after.compare",
+        "Her FILE tek türden bir çalıştırmanın JSON'udur: `lab all --format json` (ya da bir senaryonunki, ya da `lab spec`'inki) veya `lab phenomena --format json`. Her varyant (her fenomen ve seviye) bir satır, her çalıştırma sunucusunun sürümüyle başlıklı bir sütun; `differs` neyin (çalışıp çalışmadığı, hüküm, anomali, beklemeler, SQLSTATE'ler, sayılan metrikler) hangi sunucularda farklı olduğunu söyler.\nÇıkış kodları: 0 karşılaştırıldı, 2 okunamadı.",
+    ),
+    (
+        "arg.compare.files",
+        "Çalıştırmaların JSON dosyaları, sütunlarının sırasıyla (iki ya da daha fazla)",
+    ),
+    (
+        "arg.compare.format",
+        "Çıktı biçimi (markdown: bir README ya da issue için tablo)",
+    ),
+    (
+        "arg.compare.differences",
+        "Yalnızca çalıştırmaların farklı olduğu satırlar",
+    ),
+    (
         "cmd.shell",
         "Tek bir terminalde birkaç oturum: beklemeler sunucu onayladıkça canlı gösterilir, çalışanlar bir spec olarak kaydedilir",
     ),

@@ -310,19 +310,8 @@ impl Suite {
     }
 }
 
-/// Drops a database lab made. Plainly first: the server then stops its
-/// autovacuum workers there itself, which FORCE, for a role that is not a
-/// superuser, may not; FORCE when sessions are still connected (a run cut short).
 async fn drop_database(control: &tokio_postgres::Client, db: &str) -> Result<()> {
-    let q = quote_ident(db);
-    match control.batch_execute(&format!("DROP DATABASE IF EXISTS {q}")).await {
-        Ok(()) => Ok(()),
-        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::OBJECT_IN_USE) => control
-            .batch_execute(&format!("DROP DATABASE IF EXISTS {q} WITH (FORCE)"))
-            .await
-            .map_err(|e| connect::sql_error(e, msg::drop_db(db))),
-        Err(e) => Err(connect::sql_error(e, msg::drop_db(db))),
-    }
+    connect::drop_database(control, db).await
 }
 
 fn quote_ident(s: &str) -> String {

@@ -113,7 +113,7 @@ impl Cluster {
         };
         owner.chown(&standby.dir)?;
         let data = standby.dir.join("data");
-        let basebackup = bin.join("pg_basebackup");
+        let basebackup = basebackup_for(bin).unwrap_or_else(|| bin.join("pg_basebackup"));
         let mut cmd = Command::new(&basebackup);
         cmd.arg("-D")
             .arg(&data)
@@ -130,6 +130,15 @@ impl Cluster {
             let err = String::from_utf8_lossy(&out.stderr);
             bail!(msg::basebackup_failed(err.trim().lines().last().unwrap_or("-")));
         }
+        // What -R wrote names every option its own libpq knows; an older
+        // server's walreceiver refuses those it does not (channel_binding
+        // before 13, sslsni before 14): the options that matter, again, last.
+        let auto = data.join("postgresql.auto.conf");
+        let mut text = fs::read_to_string(&auto).ctx(|| msg::create(auto.display().to_string()))?;
+        text.push_str(&format!(
+            "primary_conninfo = 'host=127.0.0.1 port={port} user=postgres'\n"
+        ));
+        fs::write(&auto, text).ctx(|| msg::create(auto.display().to_string()))?;
         if !settings.is_empty() {
             let conf = data.join("postgresql.conf");
             let mut text = fs::read_to_string(&conf).ctx(|| msg::create(conf.display().to_string()))?;
@@ -319,6 +328,59 @@ pub fn find_bin_dir(explicit: Option<&Path>) -> Result<PathBuf> {
         .into_iter()
         .find(|d| is_server_dir(d))
         .ctx(|| msg::no_binaries(msg::install_help()))
+}
+
+/// The pg_basebackup that can copy a server of `bin`'s version: its own,
+/// else one of the same or a later major (pg_basebackup copies older
+/// servers) where lab looks for server programs; some builds (npm's
+/// embedded-postgres) ship only initdb, pg_ctl and postgres.
+pub fn basebackup_for(bin: &Path) -> Option<PathBuf> {
+    let own = bin.join("pg_basebackup");
+    if own.is_file() {
+        return Some(own);
+    }
+    let major = |program: &Path| -> Option<u32> {
+        let out = Command::new(program)
+            .arg("--version")
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut words = text.split_whitespace().skip_while(|w| *w != "(PostgreSQL)");
+        words.nth(1)?.split(['.', 'b', 'r']).next()?.parse().ok()
+    };
+    let server = major(&bin.join("postgres"))?;
+    candidates()
+        .into_iter()
+        .chain(fetched())
+        .map(|d| d.join("pg_basebackup"))
+        .filter(|p| p.is_file())
+        .find(|p| major(p).is_some_and(|m| m >= server))
+}
+
+/// The bin directories of the versions scripts/fetch-pg.sh fetched, newest
+/// first, in its caches (`LAB_PG_CACHE`, /var/cache/lab/pg, ~/.cache/lab/pg).
+fn fetched() -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = std::env::var_os("LAB_PG_CACHE")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    roots.push(PathBuf::from("/var/cache/lab/pg"));
+    roots.extend(std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/lab/pg")));
+    let mut out: Vec<(Vec<u32>, PathBuf)> = Vec::new();
+    for root in roots {
+        for e in fs::read_dir(&root).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Ok(version) = name.split('.').map(str::parse).collect::<Result<Vec<u32>, _>>() else {
+                continue;
+            };
+            for sub in ["package/native/bin", "embedded_postgres/pginstall/bin"] {
+                out.push((version.clone(), e.path().join(sub)));
+            }
+        }
+    }
+    out.sort_by(|a, b| b.0.cmp(&a.0));
+    out.into_iter().map(|(_, p)| p).collect()
 }
 
 fn candidates() -> Vec<PathBuf> {

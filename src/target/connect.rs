@@ -5,7 +5,7 @@ use std::task::{Context as TaskContext, Poll, Waker};
 use std::time::Duration;
 
 use anyhow::{Result, bail};
-use tokio_postgres::error::DbError;
+use tokio_postgres::error::{DbError, SqlState};
 use tokio_postgres::{AsyncMessage, Client, Config, NoTls};
 
 use crate::i18n::{Context, Text};
@@ -13,7 +13,7 @@ use crate::i18n::{Context, Text};
 /// The comment lab puts on its schema; a schema without it is never dropped.
 const SCHEMA_MARK: &str = "lab: PostgreSQL concurrency lab schema";
 /// The oldest server the scenarios are written for.
-pub const MIN_SERVER_VERSION_NUM: i32 = 130000;
+pub const MIN_SERVER_VERSION_NUM: i32 = 120000;
 
 /// What the server sends a session outside any answer.
 pub enum Async<'a> {
@@ -349,7 +349,6 @@ async fn refuse_transaction_pooler(first: &Client, config: &Config) -> Result<()
 /// own (26000), or meeting another client's of the same name there (42P05):
 /// what only a transaction pooler between lab and the server does.
 fn prepared_elsewhere(e: &tokio_postgres::Error) -> bool {
-    use tokio_postgres::error::SqlState;
     matches!(
         e.code(),
         Some(&SqlState::INVALID_SQL_STATEMENT_NAME | &SqlState::DUPLICATE_PSTATEMENT)
@@ -497,13 +496,34 @@ pub async fn create_database(control: &Client, name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Drops it, ending any connection still in it (PostgreSQL 13+).
+/// Drops a database lab made. Plainly first: the server then stops its
+/// autovacuum workers there itself, which FORCE, for a role that is not a
+/// superuser, may not; FORCE when sessions are still connected (a run cut
+/// short); on PostgreSQL 12, which has no FORCE, those sessions are
+/// terminated first.
 pub async fn drop_database(control: &Client, name: &str) -> Result<()> {
-    control
-        .batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-        .await
-        .map_err(|e| sql_error(e, msg::drop_database(name)))?;
-    Ok(())
+    let q = format!("\"{}\"", name.replace('"', "\"\""));
+    let plain = format!("DROP DATABASE IF EXISTS {q}");
+    let failed = |e| sql_error(e, msg::drop_database(name));
+    let Err(e) = control.batch_execute(&plain).await else {
+        return Ok(());
+    };
+    if e.code() != Some(&SqlState::OBJECT_IN_USE) {
+        return Err(failed(e));
+    }
+    match control.batch_execute(&format!("{plain} WITH (FORCE)")).await {
+        Err(e) if e.code() == Some(&SqlState::SYNTAX_ERROR) => {
+            control
+                .execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
+                    &[&name],
+                )
+                .await
+                .map_err(failed)?;
+            control.batch_execute(&plain).await.map_err(failed)
+        }
+        r => r.map_err(failed),
+    }
 }
 
 pub async fn drop_schema(control: &Client, schema: &str) -> Result<()> {
@@ -634,12 +654,12 @@ mod tests {
 
     #[test]
     fn old_servers_are_refused_by_version() {
-        let err = check_version("12.20".into(), 120020).err().unwrap();
+        let err = check_version("11.22".into(), 110022).err().unwrap();
         assert_eq!(
             crate::i18n::error_line(&err, Lang::En),
-            "PostgreSQL 12.20 is older than the oldest version lab supports (13)"
+            "PostgreSQL 11.22 is older than the oldest version lab supports (12)"
         );
-        assert_eq!(check_version("13.0".into(), 130000).unwrap().version, "13.0");
+        assert_eq!(check_version("12.22".into(), 120022).unwrap().version, "12.22");
         assert_eq!(
             check_version("18.6 (Debian 18.6-1)".into(), 180006).unwrap().version,
             "18.6"

@@ -154,3 +154,71 @@ fn the_matrix_compares_cell_by_cell() {
     one_line_exit_2(&run(&wrong), "the JSON of another command");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `lab compare`: runs side by side, a column per run; what differs is named
+/// with the servers that gave each value; bad input is one line, exit 2.
+#[test]
+fn compare_puts_runs_side_by_side_and_names_what_differs() {
+    let srv = TestServer::start();
+    let dir = scratch("compare");
+    let first = run(&["lost-update", "--database-url", &srv.url(), "--format", "json"]);
+    assert_eq!(first.code, 0, "{}", first.why());
+    let a = dir.join("a.json");
+    std::fs::write(&a, &first.stdout).unwrap();
+    // The same run as another server would have made it: B never waited in atomic-update.
+    let mut edited: Value = serde_json::from_str(&first.stdout).unwrap();
+    edited["server_version"] = "99.0".into();
+    for v in edited["variants"].as_array_mut().unwrap() {
+        if v["name"] == "atomic-update" {
+            for e in v["timeline"].as_array_mut().unwrap() {
+                e.as_object_mut().unwrap().remove("blocked_by");
+            }
+        }
+    }
+    let b = dir.join("b.json");
+    std::fs::write(&b, serde_json::to_string(&edited).unwrap()).unwrap();
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let version = first.stdout.split("\"server_version\":").nth(1).unwrap();
+    let version = version.trim_start().trim_start_matches('"').split('"').next().unwrap();
+
+    let r = run(&["compare", a, b, "--differences", "--format", "markdown"]);
+    assert_eq!(r.code, 0, "{}", r.why());
+    assert!(
+        r.stdout
+            .starts_with(&format!("| scenario / variant | {version} | 99.0 | differs |")),
+        "{}",
+        r.stdout
+    );
+    let rows: Vec<&str> = r.stdout.lines().skip(2).collect();
+    assert_eq!(rows.len(), 1, "{}", r.stdout);
+    assert!(rows[0].starts_with("| lost-update / atomic-update |"), "{}", rows[0]);
+    assert!(
+        rows[0].contains("waits: B (") && rows[0].contains("| none (99.0)"),
+        "{}",
+        rows[0]
+    );
+    assert!(
+        r.stderr.contains("2 runs compared: 1 variant(s) differ"),
+        "{}",
+        r.stderr
+    );
+    // Every row without --differences.
+    let all = run(&["compare", a, a]);
+    assert_eq!(all.code, 0, "{}", all.why());
+    assert!(all.stdout.contains("lost-update / read-committed"), "{}", all.stdout);
+
+    one_line_exit_2(&run(&["compare", a]), "");
+    let junk = dir.join("junk.json");
+    std::fs::write(&junk, "[1, 2]").unwrap();
+    one_line_exit_2(
+        &run(&["compare", a, junk.to_str().unwrap()]),
+        "not the JSON of a lab run",
+    );
+    let matrix = dir.join("m.json");
+    std::fs::write(&matrix, r#"{"server_version": "15.18", "levels": [], "phenomena": []}"#).unwrap();
+    one_line_exit_2(
+        &run(&["compare", a, matrix.to_str().unwrap()]),
+        "runs of different commands",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
