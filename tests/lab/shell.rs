@@ -1,10 +1,10 @@
 use std::io::{Read as _, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::oracle::{build_bookstore, isolationtester_output};
-use crate::support::{TestServer, one_line_exit_2, run, run_cmd};
+use crate::support::{Run, TestServer, in_script, one_line_exit_2, run, run_cmd};
 
 /// `lab shell` in a pseudo-terminal (util-linux `script`), typed at line by
 /// line: each line goes in once what it answers has been printed.
@@ -18,16 +18,8 @@ struct Pty {
 
 impl Pty {
     fn start(args: &[&str]) -> Pty {
-        let cmd = format!("{} shell {}", env!("CARGO_BIN_EXE_lab"), args.join(" "));
-        let mut child = Command::new("script")
-            .args(["-qec", &cmd, "/dev/null"])
-            .env("LANG", "C")
+        let mut child = in_script(&format!("shell {}", args.join(" ")))
             .env("NO_COLOR", "1")
-            .env_remove("LC_ALL")
-            .env_remove("DATABASE_URL")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
             .spawn()
             .expect("script (util-linux) runs");
         let stdin = child.stdin.take().unwrap();
@@ -108,6 +100,18 @@ impl Pty {
         let out = self.out.lock().unwrap().clone();
         (code, out)
     }
+}
+
+/// `lab spec FILE --format isolation` on the test server.
+fn replay(srv: &TestServer, spec: &std::path::Path) -> Run {
+    run(&[
+        "spec",
+        spec.to_str().unwrap(),
+        "--format",
+        "isolation",
+        "--database-url",
+        &srv.url(),
+    ])
 }
 
 const UPDATE_1: &str = "UPDATE stock_items SET quantity_on_hand = quantity_on_hand - 1 WHERE book_id = 1;";
@@ -192,14 +196,7 @@ fn a_wait_shows_live_and_the_saved_spec_replays_it_in_lab_and_isolationtester() 
     assert!(text.contains("# uses: bookstore"), "{text}");
     assert!(text.contains("\npermutation a1 a2 b1 b2(a3) a3 b3 b4\n"), "{text}");
     // lab replays it: the same wait, completion and value.
-    let r = run(&[
-        "spec",
-        spec.to_str().unwrap(),
-        "--format",
-        "isolation",
-        "--database-url",
-        &srv.url(),
-    ]);
+    let r = replay(&srv, &spec);
     assert_eq!(r.code, 0, "{}", r.why());
     let expected_steps = [
         "step b2: UPDATE stock_items SET quantity_on_hand = quantity_on_hand - 1 WHERE book_id = 1; <waiting ...>",
@@ -311,14 +308,7 @@ fn a_deadlock_shows_its_victim_and_the_other_side_going_on() {
         text.contains(&format!("session {other}\nsetup {{ SET deadlock_timeout = '10s'; }}")),
         "{text}"
     );
-    let r = run(&[
-        "spec",
-        spec.to_str().unwrap(),
-        "--format",
-        "isolation",
-        "--database-url",
-        &srv.url(),
-    ]);
+    let r = replay(&srv, &spec);
     assert_eq!(r.code, 0, "{}", r.why());
     let before = r.stdout.split("ERROR:  deadlock detected").next().unwrap();
     let failed_step = before.lines().rev().find_map(|l| l.strip_prefix("step ")).unwrap();

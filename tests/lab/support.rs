@@ -353,3 +353,18 @@ pub fn stdout_of(child: &mut std::process::Child) -> std::thread::JoinHandle<Str
         s
     })
 }
+
+/// `lab ARGS` in a pseudo-terminal (util-linux `script`), its stdio piped,
+/// in the C locale, without the caller's DATABASE_URL or NO_COLOR.
+pub fn in_script(args: &str) -> Command {
+    let mut c = Command::new("script");
+    c.args(["-qec", &format!("{} {args}", env!("CARGO_BIN_EXE_lab")), "/dev/null"])
+        .env("LANG", "C")
+        .env_remove("LC_ALL")
+        .env_remove("DATABASE_URL")
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}

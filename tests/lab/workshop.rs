@@ -1,21 +1,12 @@
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::support::{TestServer, lab, run};
+use crate::support::{TestServer, in_script, lab, run};
 
 /// Runs lab inside a pseudo-terminal (util-linux `script`), typing `input`.
 fn in_pty(args: &str, input: &str, env: &[(&str, &str)]) -> (i32, String) {
-    let cmd = format!("{} {args}", env!("CARGO_BIN_EXE_lab"));
-    let mut c = Command::new("script");
-    c.args(["-qec", &cmd, "/dev/null"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c.env("LANG", "C")
-        .env_remove("LC_ALL")
-        .env_remove("DATABASE_URL")
-        .env_remove("NO_COLOR");
+    let mut c = in_script(args);
     for (k, v) in env {
         c.env(k, v);
     }
@@ -375,18 +366,8 @@ fn step_shows_each_outcome_and_each_verdict_before_the_next_variant() {
 #[test]
 fn stepping_at_a_teachers_pace_never_fails_a_timeout_variant() {
     // Enter every 1.5 s: longer than the 300 ms idle_in_transaction_session_timeout.
-    let cmd = format!(
-        "{} timeouts --variant idle-in-transaction --timeout-ms 300 --step",
-        env!("CARGO_BIN_EXE_lab")
-    );
-    let mut child = Command::new("script")
-        .args(["-qec", &cmd, "/dev/null"])
+    let mut child = in_script("timeouts --variant idle-in-transaction --timeout-ms 300 --step")
         .env("NO_COLOR", "1")
-        .env("LANG", "C")
-        .env_remove("DATABASE_URL")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .spawn()
         .expect("script (util-linux) runs");
     let mut stdin = child.stdin.take().unwrap();
