@@ -359,9 +359,28 @@ fn a_spec_is_walked_step_by_step_and_serializable_aborts_one() {
     assert!(b.contains("✖ B ERROR 40001"), "{b}");
     sh.send("\\run nope");
     sh.expect("the spec has no step nope");
+    let spec = std::env::temp_dir().join(format!("lab-shell-walked-{}.spec", std::process::id()));
+    sh.send(&format!("\\save {}", spec.display()));
+    sh.expect("saved 8 step(s)");
     let (code, out) = sh.quit();
     assert_eq!(code, 0, "{out}");
     nothing_left(&srv, "shell_spec");
+    // The walk, saved: the spec's own setup and step names, in the order run.
+    let text = std::fs::read_to_string(&spec).unwrap();
+    assert!(text.contains("DELETE FROM orders WHERE status = 'Pending'"), "{text}");
+    assert!(
+        text.contains("\npermutation a_begin_s b_begin_s a_check b_check a_insert b_insert a_commit b_commit\n"),
+        "{text}"
+    );
+    let r = replay(&srv, &spec);
+    assert_eq!(r.code, 0, "{}", r.why());
+    assert!(
+        r.stdout
+            .contains("step b_commit: COMMIT;\nERROR:  could not serialize access"),
+        "{}",
+        r.stdout
+    );
+    let _ = std::fs::remove_file(&spec);
 }
 
 #[test]
