@@ -796,7 +796,6 @@ pub fn shell(args: &crate::cli::ShellArgs, env: EnvLookup<'_>, lang: Lang) -> Re
         Some(path) => {
             let f = crate::suite::files::load(path)?;
             Some(crate::shell::Loaded {
-                path: path.clone(),
                 spec: f.spec,
                 bookstore: f.bookstore,
             })

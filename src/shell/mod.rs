@@ -14,7 +14,7 @@ pub mod msg;
 pub mod save;
 pub mod term;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -23,7 +23,7 @@ use tokio_postgres::Statement;
 
 use crate::engine::guess::{self, Did, Guess, Tally};
 use crate::engine::observe::{Waited, deadlock_pairs, name_processes};
-use crate::engine::schedule::{Blocking, Live, Server};
+use crate::engine::schedule::{Live, Server, waited_of};
 use crate::engine::session::Sent;
 use crate::engine::{Answer, Env, Opener, PgError, Recorder, Session};
 use crate::i18n::{Context, Lang, Text};
@@ -46,7 +46,6 @@ const POLL: Duration = Duration::from_millis(2);
 
 /// A spec walked with `\run`.
 pub struct Loaded {
-    pub path: PathBuf,
     pub spec: Spec,
     /// Its header says `# uses: bookstore`.
     pub bookstore: bool,
@@ -544,12 +543,13 @@ impl Shell<'_> {
                 }
                 continue;
             }
-            let pid = self.sessions[s].pid();
-            let b = self.live.blocking(pid).await?;
-            match self.wait_of(s, &b).await? {
+            let known = p.waited.as_ref().map(|old| old.by.clone());
+            match self.wait_of(s).await? {
                 Some(w) => {
-                    let p = self.pending[s].as_mut().expect("pending");
-                    if p.waited.as_ref().is_none_or(|old| old.by != w.by) {
+                    if known.as_ref() != Some(&w.by) {
+                        // A new wait (or one for others): its lock, once.
+                        let w = self.described(s, w).await?;
+                        let p = self.pending[s].as_mut().expect("pending");
                         self.recorder
                             .waiting(p.sent.at, self.sessions[s].name(), Some(&p.step), &p.sql, &w);
                         p.waited = Some(w.clone());
@@ -580,55 +580,46 @@ impl Shell<'_> {
             if p.sent.ready() {
                 return Ok(true);
             }
-            let b = self.live.blocking(self.sessions[t].pid()).await?;
-            if self.wait_of(t, &b).await?.is_none() {
+            if self.wait_of(t).await?.is_none() {
                 return Ok(true);
             }
         }
         Ok(false)
     }
 
-    /// What the server says session `s`'s statement waits for, if anything.
-    async fn wait_of(&self, s: usize, b: &Blocking) -> Result<Option<Waited>> {
-        let name_of = |pid: i32| {
-            if pid == self.setup.pid() {
-                return "setup".to_string();
-            }
-            match self.sessions.iter().find(|x| x.pid() == pid) {
-                Some(x) => x.name().to_string(),
-                None => msg::outside(pid as i64).render(self.lang),
-            }
-        };
-        let pid = self.sessions[s].pid();
-        if !b.locks.is_empty() {
-            let lock = self
+    /// What the server says session `s`'s statement waits for, if
+    /// anything (whom: the shell's sessions, lab's setup connection, or
+    /// any other backend, named by pid).
+    async fn wait_of(&self, s: usize) -> Result<Option<Waited>> {
+        let b = self.live.blocking(self.sessions[s].pid()).await?;
+        Ok(waited_of(&b, |pid| {
+            Some(if pid == self.setup.pid() {
+                "setup".to_string()
+            } else {
+                match self.sessions.iter().find(|x| x.pid() == pid) {
+                    Some(x) => x.name().to_string(),
+                    None => msg::outside(pid as i64).render(self.lang),
+                }
+            })
+        }))
+    }
+
+    /// What a wait is for, in words: the lock (`ShareLock on transaction
+    /// 725, tuple (0,1) of stock_items`), a safe snapshot, a standby.
+    async fn described(&self, s: usize, mut w: Waited) -> Result<Waited> {
+        w.lock = match w.kind {
+            WaitKind::Lock => self
                 .env
                 .control
-                .query_opt(&self.lock_q, &[&pid])
+                .query_opt(&self.lock_q, &[&self.sessions[s].pid()])
                 .await
                 .ctx(crate::engine::msg::read_blocking)?
-                .and_then(|r| r.get::<_, Option<String>>(0));
-            return Ok(Some(Waited {
-                by: b.locks.iter().map(|p| name_of(*p)).collect(),
-                kind: WaitKind::Lock,
-                lock,
-            }));
-        }
-        if !b.snapshot.is_empty() {
-            return Ok(Some(Waited {
-                by: b.snapshot.iter().map(|p| name_of(*p)).collect(),
-                kind: WaitKind::SafeSnapshot,
-                lock: Some(msg::safe_snapshot().render(self.lang)),
-            }));
-        }
-        if b.event.as_deref() == Some("SyncRep") {
-            return Ok(Some(Waited {
-                by: Vec::new(),
-                kind: WaitKind::SyncRep,
-                lock: Some(msg::sync_rep().render(self.lang)),
-            }));
-        }
-        Ok(None)
+                .and_then(|r| r.get::<_, Option<String>>(0)),
+            WaitKind::SafeSnapshot => Some(msg::safe_snapshot().render(self.lang)),
+            WaitKind::SyncRep => Some(msg::sync_rep().render(self.lang)),
+            _ => None,
+        };
+        Ok(w)
     }
 
     /// Session `s`'s answer: recorded, printed, its guess judged.
@@ -652,7 +643,7 @@ impl Shell<'_> {
             self.levels[s] = isolation.clone();
         }
         let took = at.saturating_duration_since(p.sent.at);
-        self.recorder.answer(
+        let entry = self.recorder.entry(
             at,
             session.name(),
             Some(&p.step),
@@ -661,6 +652,8 @@ impl Shell<'_> {
             p.waited.as_ref().map(|w| (w, took)),
             isolation.clone(),
         );
+        let did = guess::did(&entry);
+        self.recorder.push(entry);
         if let Err(e) = &answer
             && e.is("40P01")
         {
@@ -685,14 +678,8 @@ impl Shell<'_> {
         }
         self.show(s, &answer, p.waited.is_some().then_some(took), isolation);
         if p.waited.is_none()
-            && let Some(g) = p.guess.take()
+            && let (Some(g), Some(did)) = (p.guess.take(), did)
         {
-            let did = match &answer {
-                Ok(r) => Did::RanAtOnce {
-                    value: crate::engine::answer::last_set(r).and_then(|set| set.rows.first()?.first()?.clone()),
-                },
-                Err(e) => Did::Failed { code: e.code.clone() },
-            };
             self.judged(&g, &did);
         }
         Ok(())

@@ -926,23 +926,30 @@ impl<S: Server> Runner<'_, S> {
 /// connection; a lock wait on a backend that is not the spec's (autovacuum)
 /// does not count, as isolationtester does not count it.
 fn judge_wait(b: &Blocking, pids: &[i32], names: &[String]) -> Status {
-    let ours = |of: &[i32]| -> Vec<String> {
-        of.iter()
-            .filter_map(|p| pids.iter().position(|q| q == p))
-            .map(|i| names[i].clone())
-            .collect()
-    };
-    let by = ours(&b.locks);
-    let waited = |by: Vec<String>, kind: WaitKind| Status::Blocked(Waited { by, kind, lock: None });
+    let name = |p: i32| pids.iter().position(|q| *q == p).map(|i| names[i].clone());
+    match waited_of(b, name) {
+        Some(w) => Status::Blocked(w),
+        None => Status::Running,
+    }
+}
+
+/// What a backend waits for, from what the server says of it, the backends
+/// named by `name`: a lock one of the named holds or awaits, a safe
+/// snapshot, a synchronous standby, a pooler's server connection; none if
+/// it does not wait. A lock held by a backend `name` leaves out does not count.
+pub fn waited_of(b: &Blocking, name: impl Fn(i32) -> Option<String>) -> Option<Waited> {
+    let named = |of: &[i32]| -> Vec<String> { of.iter().filter_map(|p| name(*p)).collect() };
+    let by = named(&b.locks);
+    let waited = |by: Vec<String>, kind: WaitKind| Some(Waited { by, kind, lock: None });
     if !by.is_empty() {
         waited(by, WaitKind::Lock)
     } else if !b.snapshot.is_empty() {
-        waited(ours(&b.snapshot), WaitKind::SafeSnapshot)
+        waited(named(&b.snapshot), WaitKind::SafeSnapshot)
     } else if b.event.as_deref() == Some("SyncRep") {
         waited(Vec::new(), WaitKind::SyncRep)
     } else if b.pooler_queued {
         waited(Vec::new(), WaitKind::Pooler)
     } else {
-        Status::Running
+        None
     }
 }
