@@ -1,4 +1,4 @@
-//! Embeds every file under lab/ (specs and SQL) in the binary, so `lab` runs
+//! Embeds every file under lab/ (specs, SQL, pgpool.conf) in the binary, so `lab` runs
 //! without its source tree and a new file needs no list of its own. The
 //! scenarios' files only: lab/examples/ holds specs a person runs with
 //! `lab spec`, read from disk.
@@ -13,7 +13,10 @@ fn walk(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
             if path != root.join("examples") {
                 walk(&path, root, out);
             }
-        } else if path.extension().is_some_and(|x| x == "spec" || x == "sql") {
+        } else if path
+            .extension()
+            .is_some_and(|x| x == "spec" || x == "sql" || x == "conf")
+        {
             let name = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
             out.push((name, path.canonicalize().unwrap().to_string_lossy().into_owned()));
         }

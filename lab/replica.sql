@@ -152,3 +152,44 @@ SELECT confl_snapshot, confl_lock FROM pg_stat_database_conflicts WHERE datname 
 -- why: the dead rows VACUUM left in customers
 -- why-tr: VACUUM'un customers'ta bıraktığı ölü satırlar
 SELECT n_dead_tup AS dead FROM pg_stat_user_tables WHERE relid = 'customers'::regclass;
+
+-- Through pgpool-II (lab replica --via pgpool, lab/pgpool.conf): one
+-- connection string for the application; pgpool sends writes to the
+-- primary and balances reads to the standby. Each read says which server
+-- answered it.
+
+-- name: read_where
+-- why: read book 1's price through pgpool-II, and which server answered it (on_standby)
+-- why-tr: 1 numaralı kitabın fiyatını pgpool-II üzerinden oku; hangi sunucunun cevap verdiği de (on_standby)
+SELECT price, pg_is_in_recovery() AS on_standby FROM books WHERE book_id = 1;
+
+-- name: read_primary
+-- why: the same read with pgpool-II's hint: a query that starts with /*NO LOAD BALANCE*/ goes to the primary
+-- why-tr: aynı okuma pgpool-II'nin ipucuyla: /*NO LOAD BALANCE*/ ile başlayan bir sorgu primary'ye gider
+/*NO LOAD BALANCE*/ SELECT price, pg_is_in_recovery() AS on_standby FROM books WHERE book_id = 1;
+
+-- name: token_reached
+-- why: the read carries the token: has the server pgpool-II balances reads to replayed up to it?
+-- why-tr: okuma jetonu taşır: pgpool-II'nin okumaları gönderdiği sunucu ona kadar uygulamış mı?
+SELECT pg_last_wal_replay_lsn() >= :'lsn'::pg_lsn AS replayed, pg_is_in_recovery() AS on_standby;
+
+-- name: begin_rr_app
+-- why: the application's transaction, REPEATABLE READ: on one server its read and its write would see one snapshot
+-- why-tr: uygulamanın işlemi, REPEATABLE READ: tek sunucuda okuması ve yazması tek bir snapshot görürdü
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+
+-- name: read_in_txn
+-- why: the transaction reads the price (no write yet in it: pgpool-II balances the read), with the level the server answering it runs
+-- why-tr: işlem fiyatı okur (içinde henüz yazma yok: pgpool-II okumayı dengeler); cevap veren sunucunun çalıştırdığı seviyeyle birlikte
+SELECT price, pg_is_in_recovery() AS on_standby, current_setting('transaction_isolation') AS isolation FROM books WHERE book_id = 1;
+
+-- name: add_to_read
+-- why: the application writes what it read plus 1.00 (a write: pgpool-II sends it to the primary)
+-- why-tr: uygulama okuduğunun 1.00 fazlasını yazar (bir yazma: pgpool-II onu primary'ye gönderir)
+UPDATE books SET price = :'price'::numeric + 1.00 WHERE book_id = 1
+  RETURNING price, pg_is_in_recovery() AS on_standby;
+
+-- name: commit
+-- why: commit the application's transaction
+-- why-tr: uygulamanın işlemini commit et
+COMMIT;

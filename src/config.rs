@@ -86,7 +86,18 @@ impl RunConfig {
         env: EnvLookup<'_>,
         lang: Lang,
     ) -> Result<RunConfig> {
-        let variants = select_variants(scenario, &args.variants)?;
+        let mut variants = select_variants(scenario, &args.variants)?;
+        if let Some(o) = &scenario.options {
+            let runs = |v: &&Variant| (o.selects)(&params, v.name);
+            // A variant named with --variant that the options leave out is a contradiction.
+            if let Some(v) = variants.iter().find(|v| !runs(v))
+                && !args.variants.is_empty()
+            {
+                let kept: Vec<&str> = scenario.variants.iter().filter(runs).map(|v| v.name).collect();
+                bail!(msg::not_selected(v.name, scenario.name, kept.join(", ")));
+            }
+            variants.retain(runs);
+        }
         RunConfig::new(
             args,
             vec![Planned {
@@ -855,6 +866,10 @@ pub(crate) mod msg {
         step_needs_terminal() {
             en: "--step waits for Enter before each step, so it needs a terminal on stdin; run it without --step or from a terminal",
             tr: "--step her adımdan önce Enter bekler, bu yüzden stdin'de bir terminal ister; --step olmadan ya da bir terminalden çalıştırın",
+        }
+        not_selected(variant, scenario, variants) {
+            en: "variant '{variant}' of {scenario} is not one its options run (they run: {variants})",
+            tr: "{scenario} senaryosunun '{variant}' varyantı seçeneklerinin çalıştırdıklarından değil (çalıştırdıkları: {variants})",
         }
         unknown_variant(variant, scenario, variants) {
             en: "unknown variant '{variant}' of {scenario} (its variants: {variants})",

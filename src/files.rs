@@ -105,7 +105,7 @@ mod tests {
                 let p = e.path();
                 if p.is_dir() {
                     go(&p, root, out);
-                } else if p.extension().is_some_and(|x| x == "spec" || x == "sql") {
+                } else if p.extension().is_some_and(|x| x == "spec" || x == "sql" || x == "conf") {
                     out.push(p.strip_prefix(root).unwrap().to_string_lossy().into_owned());
                 }
             }

@@ -129,12 +129,20 @@ pub struct Variant {
 pub trait ScenarioOptions: Args + FromArgMatches + Clone + Send + Sync + 'static {
     /// Refuses values the scenario cannot run with (a usage error, exit 2).
     fn check(&self) -> Result<()>;
+
+    /// Whether these options run `variant` (an option may narrow the
+    /// scenario to some of its variants); all by default.
+    fn selects(&self, _variant: &str) -> bool {
+        true
+    }
 }
 
 /// A scenario's options as the catalogue holds them.
 pub struct Options {
     pub augment: fn(clap::Command) -> clap::Command,
     pub parse: fn(&ArgMatches) -> Result<Params>,
+    /// Whether the parsed options run a variant ([`ScenarioOptions::selects`]).
+    pub selects: fn(&Params, &str) -> bool,
     /// Turkish help for each option, by its id (English is on the type's doc comments).
     pub help_tr: &'static [(&'static str, &'static str)],
 }
@@ -144,6 +152,7 @@ impl Options {
         Options {
             augment: <T as Args>::augment_args,
             parse: parse::<T>,
+            selects: selects::<T>,
             help_tr,
         }
     }
@@ -153,6 +162,10 @@ fn parse<T: ScenarioOptions>(m: &ArgMatches) -> Result<Params> {
     let o = T::from_arg_matches(m)?;
     o.check()?;
     Ok(Arc::new(o))
+}
+
+fn selects<T: ScenarioOptions>(p: &Params, variant: &str) -> bool {
+    p.downcast_ref::<T>().is_none_or(|o| o.selects(variant))
 }
 
 impl std::fmt::Debug for Variant {

@@ -256,6 +256,12 @@ pub struct Opener {
     /// Sessions open with the run's settings (search_path, neutral SETs);
     /// raw ones as a client of the pooler would, with none.
     raw: bool,
+    /// `pg` is a load balancer (pgpool-II), which sends a query of several
+    /// statements to the primary only and may take any statement it does
+    /// not balance (a SET, pg_backend_pid()) for a write: the settings go in
+    /// the startup packet, and the session does not ask its pid (the
+    /// variant's close finds its backends by application_name).
+    balanced: bool,
 }
 
 impl Opener {
@@ -276,6 +282,7 @@ impl Opener {
             max_sessions: env.max_connections.map(|n| n.saturating_sub(1)),
             pooled: env.pooler.is_some(),
             raw: false,
+            balanced: false,
         }
     }
 
@@ -306,6 +313,15 @@ impl Opener {
             pg,
             pooled: false,
             ..self.clone()
+        }
+    }
+
+    /// Sessions through a load balancer (see `balanced`): reached another
+    /// way, as [`Opener::via`].
+    pub fn balanced(&self, pg: Config) -> Opener {
+        Opener {
+            balanced: true,
+            ..self.via(pg)
         }
     }
 
@@ -405,6 +421,18 @@ impl Opener {
                 // Nothing set now would stay: the setup goes with each transaction.
                 let conn = connect::connect(&self.pg, &app, None, Some(sink)).await.ctx(what)?;
                 return Ok::<_, anyhow::Error>((conn, 0));
+            }
+            if self.balanced {
+                // The settings travel in the startup packet, which pgpool-II
+                // hands to both servers: no statement it would take for a write.
+                let mut pg = self.pg.clone();
+                let ours = connect::startup_options(self.schema.as_deref(), &self.settings);
+                pg.options(&match self.pg.get_options() {
+                    Some(given) => format!("{given} {ours}"),
+                    None => ours,
+                });
+                let conn = connect::connect(&pg, &app, None, Some(sink)).await.ctx(what)?;
+                return Ok((conn, 0));
             }
             let conn = connect::connect(&self.pg, &app, Some(&setup), Some(sink))
                 .await

@@ -419,6 +419,27 @@ pub fn session_setup(schema: Option<&str>, settings: &str) -> String {
     format!("{path}{settings}")
 }
 
+/// The same as [`session_setup`], as a startup packet's `options`
+/// (`-c search_path=... -c name=value`): for a connection through a load
+/// balancer, where a SET is a statement it may take for a write. `settings`
+/// is lab's own `SET name = 'value';` list.
+pub fn startup_options(schema: Option<&str>, settings: &str) -> String {
+    // In options, a space inside a value is escaped with a backslash.
+    let escape = |v: &str| v.replace('\\', "\\\\").replace(' ', "\\ ");
+    let mut out: Vec<String> = schema
+        .map(|s| format!("-c search_path={}", escape(s)))
+        .into_iter()
+        .collect();
+    for statement in crate::sqltext::statements(settings) {
+        let rest = statement.trim().strip_prefix("SET ").unwrap_or(statement);
+        if let Some((name, value)) = rest.split_once(" = ") {
+            let value = value.trim().trim_matches('\'');
+            out.push(format!("-c {}={}", name.trim(), escape(value)));
+        }
+    }
+    out.join(" ")
+}
+
 /// The neutral settings on a connection already open (the control connection,
 /// opened before the server's version was known).
 pub async fn neutralize(client: &Client, version_num: i32) -> Result<()> {
@@ -651,6 +672,18 @@ pub mod msg {
 mod tests {
     use super::*;
     use crate::i18n::Lang;
+
+    #[test]
+    fn startup_options_carry_every_neutral_setting_and_the_schema() {
+        let settings = neutral_sql(180000);
+        let o = startup_options(Some("lab_x"), &settings);
+        assert!(o.starts_with("-c search_path=lab_x -c lock_timeout=0 "), "{o}");
+        // A space in a value is escaped, as the server reads options.
+        assert!(o.contains("-c default_transaction_isolation=read\\ committed "), "{o}");
+        assert_eq!(o.matches("-c ").count(), 1 + neutral_settings(180000).len(), "{o}");
+        assert!(o.ends_with("-c transaction_timeout=0"), "{o}");
+        assert_eq!(startup_options(None, ""), "");
+    }
 
     #[test]
     fn old_servers_are_refused_by_version() {

@@ -5,6 +5,8 @@ pub mod connect;
 pub mod faults;
 pub mod libpq;
 pub mod pgbouncer;
+pub mod pgpool;
 pub mod server;
+pub mod sidecar;
 
 pub use server::Target;

@@ -3,17 +3,15 @@
 //! started on a free loopback port in front of a server, and stopped like
 //! the throwaway cluster (also when lab is killed: PR_SET_PDEATHSIG).
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 use tokio_postgres::config::Host;
 
-use super::cluster::{Owner, free_port, log_tail, make_run_dir, stop_child};
-use crate::i18n::Context;
+use super::cluster::{Owner, free_port, log_tail, make_run_dir};
+use super::sidecar::{self, Found, NotReady, Sidecar};
 
 /// One pool: its name (the database clients ask for), mode and size.
 #[derive(Debug, Clone)]
@@ -38,7 +36,7 @@ pub const ANY_DATABASE: &str = "*";
 
 pub struct PgBouncer {
     dir: PathBuf,
-    child: Option<Child>,
+    child: Option<Sidecar>,
     pub port: u16,
     pub version: String,
     user: String,
@@ -47,29 +45,15 @@ pub struct PgBouncer {
 /// The pgbouncer program: `LAB_PGBOUNCER_BIN`, then PATH, then where the
 /// Debian package installs it.
 pub fn find_bin() -> Result<PathBuf> {
-    if let Some(p) = std::env::var_os("LAB_PGBOUNCER_BIN").filter(|p| !p.is_empty()) {
-        let p = PathBuf::from(p);
-        if is_exe(&p) {
-            return Ok(p);
-        }
-        bail!(msg::not_a_program(p.display().to_string(), msg::install()));
+    match sidecar::find(
+        "LAB_PGBOUNCER_BIN",
+        "pgbouncer",
+        &["/usr/sbin/pgbouncer", "/usr/bin/pgbouncer"],
+    ) {
+        Found::At(p) => Ok(p),
+        Found::NotAProgram(p) => bail!(msg::not_a_program(p.display().to_string(), msg::install())),
+        Found::Missing => bail!(msg::not_found(msg::install())),
     }
-    let on_path = std::env::var_os("PATH")
-        .map(|p| {
-            std::env::split_paths(&p)
-                .map(|d| d.join("pgbouncer"))
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
-    on_path
-        .into_iter()
-        .chain(["/usr/sbin/pgbouncer", "/usr/bin/pgbouncer"].map(PathBuf::from))
-        .find(|p| is_exe(p))
-        .ctx(|| msg::not_found(msg::install()))
-}
-
-fn is_exe(p: &Path) -> bool {
-    fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// A value in pgbouncer.ini's connection strings (single-quoted when needed).
@@ -93,7 +77,7 @@ impl PgBouncer {
     /// ... with `extra` lines in its [pgbouncer] section (tests: server_round_robin...).
     pub fn start_with(server: &tokio_postgres::Config, pools: &[Pool], extra: &str) -> Result<PgBouncer> {
         let bin = find_bin()?;
-        let version = pgbouncer_version(&bin)?;
+        let version = sidecar::version(&bin, "pgbouncer")?;
         let owner = Owner::for_server()?;
         let dir = make_run_dir()?;
         let user = server.get_user().unwrap_or("postgres").to_string();
@@ -175,45 +159,15 @@ impl PgBouncer {
 
     fn spawn_and_wait(&mut self, bin: &Path, owner: &Owner, ini: &Path, log: &Path) -> Result<()> {
         let mut cmd = Command::new(bin);
-        cmd.arg(ini)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0);
-        owner.apply(&mut cmd);
-        let parent = std::process::id() as libc::pid_t;
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                // If lab dies, even by SIGKILL, the kernel ends PgBouncer (immediate shutdown).
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                if libc::getppid() != parent {
-                    libc::_exit(1);
-                }
+        cmd.arg(ini);
+        // SIGTERM: PgBouncer's immediate shutdown.
+        match Sidecar::start(cmd, owner, None, self.port, libc::SIGTERM)? {
+            Ok(s) => {
+                self.child = Some(s);
                 Ok(())
-            });
-        }
-        let child = cmd
-            .spawn()
-            .ctx(|| super::cluster::msg::could_not_start(bin.display().to_string()))?;
-        self.child = Some(child);
-        // Ready once it accepts a connection on its port.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let mut pause = Duration::from_millis(1);
-        loop {
-            if let Some(status) = self.child.as_mut().expect("spawned").try_wait()? {
-                self.child = None;
-                bail!(msg::exited(status.to_string(), log_tail(log)));
             }
-            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
-                return Ok(());
-            }
-            if Instant::now() > deadline {
-                self.stop();
-                bail!(msg::not_ready(log_tail(log)));
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(10));
+            Err(NotReady::Exited(status)) => bail!(msg::exited(status, log_tail(log))),
+            Err(NotReady::Late) => bail!(msg::not_ready(log_tail(log))),
         }
     }
 
@@ -237,18 +191,12 @@ impl PgBouncer {
     pub fn log(&self) -> String {
         fs::read_to_string(self.dir.join("pgbouncer.log")).unwrap_or_default()
     }
-
-    fn stop(&mut self) {
-        if let Some(child) = self.child.take() {
-            // Immediate shutdown: its server connections close with it.
-            stop_child(child, libc::SIGTERM);
-        }
-    }
 }
 
 impl Drop for PgBouncer {
     fn drop(&mut self) {
-        self.stop();
+        // Stopped before its directory goes: its server connections close with it.
+        drop(self.child.take());
         let _ = fs::remove_dir_all(&self.dir);
     }
 }
@@ -346,22 +294,6 @@ pub fn value(row: &[(String, String)], col: &str) -> i64 {
         .find(|(c, _)| c == col)
         .and_then(|(_, v)| v.parse().ok())
         .unwrap_or(0)
-}
-
-/// `PgBouncer 1.18.0` from `pgbouncer --version`.
-fn pgbouncer_version(bin: &Path) -> Result<String> {
-    let out = Command::new(bin)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .ctx(|| super::cluster::msg::could_not_run(bin.display().to_string()))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    Ok(text
-        .lines()
-        .find(|l| l.to_ascii_lowercase().starts_with("pgbouncer"))
-        .unwrap_or("PgBouncer ?")
-        .trim()
-        .to_string())
 }
 
 pub mod msg {

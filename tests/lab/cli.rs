@@ -372,6 +372,23 @@ fn mermaid_shows_each_variant_as_a_sequence_diagram() {
 }
 
 #[test]
+fn replica_via_pgpool_is_checked_before_any_server_starts() {
+    // Asked for through pgpool-II: a program that is not there is a setup error, not a skip.
+    let r = crate::support::run_cmd(
+        crate::support::lab()
+            .args(["replica", "--via", "pgpool"])
+            .env("LAB_PGPOOL_BIN", "/nonexistent/pgpool")
+            .env("LAB_PG_BIN", "/nonexistent/bin"),
+    );
+    crate::support::one_line_exit_2(&r, "apt-get install pgpool2");
+    // A variant --via leaves out is a contradiction, said with what --via runs.
+    let r = crate::support::run(&["replica", "--via", "pgpool", "--variant", "stale-read"]);
+    crate::support::one_line_exit_2(&r, "they run: pgpool-stale-read, pgpool-write-sticky");
+    let r = crate::support::run(&["replica", "--via", "pgbouncer"]);
+    crate::support::one_line_exit_2(&r, "possible values: standby, pgpool");
+}
+
+#[test]
 fn a_pgbouncer_setting_that_names_no_program_is_one_line_with_how_to_install() {
     let r = crate::support::run_cmd(
         crate::support::lab()

@@ -482,11 +482,42 @@ fn processes_with(needle: &str) -> Vec<String> {
         .collect()
 }
 
+/// The processes whose parent is one of `parents`.
+fn children_of(parents: &[u32]) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // After the command's `)`: state, then the parent's pid.
+            let mut after = stat.rsplit(')').next()?.split_whitespace();
+            let (state, ppid) = (after.next()?, after.next()?.parse::<u32>().ok()?);
+            (state != "Z" && parents.contains(&ppid)).then_some(pid)
+        })
+        .collect()
+}
+
+/// The pids of the processes whose command line holds `needle`.
+fn pids_with(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            String::from_utf8_lossy(&cmd).contains(needle).then_some(pid)
+        })
+        .collect()
+}
+
 #[test]
-fn a_sigkilled_lab_takes_its_standby_and_its_pgbouncer_with_it() {
+fn a_sigkilled_lab_takes_its_standby_its_pgbouncer_and_its_pgpool_with_them() {
     for (args, program) in [
         ("replica --variant stale-read --step", "postgres"),
         ("pooler --variant set-leak --step", "pgbouncer"),
+        // pgpool-II's children name themselves (`pgpool: wait for connection request`): followed by pid.
+        ("replica --variant pgpool-stale-read --step", "pgpool"),
     ] {
         // Stepping in a terminal, stopped at the first prompt: the extra server runs.
         let cmd = format!("{} {args}", env!("CARGO_BIN_EXE_lab"));
@@ -518,13 +549,29 @@ fn a_sigkilled_lab_takes_its_standby_and_its_pgbouncer_with_it() {
             assert!(Instant::now() < deadline, "{args}: the servers never started");
             std::thread::sleep(Duration::from_millis(20));
         };
+        let mains: Vec<u32> = pids_with(&prefix);
+        let children = children_of(&mains);
+        assert!(
+            program != "pgpool" || children.len() > 1,
+            "{args}: pgpool-II's children: {children:?}"
+        );
         unsafe { libc::kill(lab_pid as i32, libc::SIGKILL) };
         let deadline = Instant::now() + Duration::from_secs(15);
-        while !processes_with(&prefix).is_empty() {
+        let alive = |pids: &[u32]| -> Vec<u32> {
+            pids.iter()
+                .copied()
+                .filter(|p| {
+                    std::fs::read_to_string(format!("/proc/{p}/stat"))
+                        .is_ok_and(|s| !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+                })
+                .collect()
+        };
+        while !processes_with(&prefix).is_empty() || !alive(&children).is_empty() {
             assert!(
                 Instant::now() < deadline,
-                "{args}: outlived a SIGKILLed lab: {:?}",
-                processes_with(&prefix)
+                "{args}: outlived a SIGKILLed lab: {:?} {:?}",
+                processes_with(&prefix),
+                alive(&children)
             );
             std::thread::sleep(Duration::from_millis(20));
         }

@@ -488,6 +488,42 @@ fn replay_that_never_pauses_is_a_verdict_not_a_hang() {
     assert!(failed.iter().any(|f| f.contains("did not pause")), "{failed:?}");
 }
 
+/// pgpool-II with load balancing off sends every read to the primary: the
+/// stale read through it disappears, and so does the evidence that reads
+/// were balanced at all.
+#[test]
+fn pgpool_without_load_balancing_has_no_stale_read() {
+    let (v, _, failed) = mutated(&Mutation {
+        scenario: "replica",
+        variant: "pgpool-stale-read",
+        file: "pgpool.conf",
+        from: "load_balance_mode = on",
+        to: "load_balance_mode = off",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "rp.balanced"), "{failed:?}");
+    assert!(failed_with(&failed, "rp.pgpool_stale"), "{failed:?}");
+    assert_eq!(v["anomaly"], false);
+    assert_eq!(v["metrics"]["read_after_write_by"], "primary");
+}
+
+/// Reads weighted to the primary instead: the transaction's read is fresh,
+/// its write is based on W's 45.00, nothing is lost.
+#[test]
+fn pgpool_weighted_to_the_primary_loses_no_update() {
+    let (v, _, failed) = mutated(&Mutation {
+        scenario: "replica",
+        variant: "pgpool-txn-split",
+        file: "pgpool.conf",
+        from: "backend_weight0 = 0\nbackend_weight1 = 1",
+        to: "backend_weight0 = 1\nbackend_weight1 = 0",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "rp.txn_lost"), "{failed:?}");
+    assert_eq!(v["anomaly"], false);
+    assert_eq!(v["metrics"]["read_by"], "primary");
+}
+
 #[test]
 fn a_report_that_holds_no_lock_is_not_cancelled() {
     let (_, _, failed) = mutated(&Mutation {

@@ -62,12 +62,7 @@ fn variant_selection_runs_only_those() {
         "lost-update",
         &["--variant", "optimistic-version", "--variant", "read-committed"],
     );
-    let names: Vec<&str> = r["variants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["name"].as_str().unwrap())
-        .collect();
+    let names = variant_names(&r);
     assert_eq!(names, vec!["read-committed", "optimistic-version"]);
 }
 
@@ -664,9 +659,23 @@ fn pooler() {
     );
 }
 
+fn variant_names(report: &serde_json::Value) -> Vec<&str> {
+    report["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect()
+}
+
 #[test]
 fn replica() {
-    let r = scenario_json("replica", &[]);
+    let r = scenario_json("replica", &["--via", "standby"]);
+    let names = variant_names(&r);
+    assert!(
+        names.len() == 7 && names.iter().all(|n| !n.starts_with("pgpool-")),
+        "{names:?}"
+    );
     for v in r["variants"].as_array().unwrap() {
         assert_documented(v);
         assert_eq!(v["skipped"], false, "{}", v["skip_reason"]);
@@ -690,4 +699,78 @@ fn replica() {
     let feedback = variant(&r, "hot-standby-feedback");
     assert!(metric(feedback, "dead_not_removable").as_i64().unwrap() > 0);
     assert!(feedback["sqlstates"].as_array().unwrap().is_empty());
+}
+
+/// Through lab's own pgpool-II: which server answered each read is the
+/// server's own word (pg_is_in_recovery()), and the sessions reach the
+/// servers through pgpool only.
+#[test]
+fn replica_via_pgpool() {
+    let r = scenario_json("replica", &["--via", "pgpool"]);
+    let names = variant_names(&r);
+    assert_eq!(
+        names,
+        [
+            "pgpool-stale-read",
+            "pgpool-write-sticky",
+            "pgpool-lsn-token",
+            "pgpool-txn-split"
+        ]
+    );
+    for v in r["variants"].as_array().unwrap() {
+        assert_documented(v);
+        assert_eq!(v["skipped"], false, "{}", v["skip_reason"]);
+        assert!(metric(v, "pgpool").as_str().unwrap().starts_with("pgpool-II"));
+    }
+    let answered = |v: &serde_json::Value| -> Vec<String> {
+        v["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|e| {
+                let d = e["detail"].as_str()?;
+                d.contains("on_standby=").then(|| d.to_string())
+            })
+            .collect()
+    };
+    let stale = variant(&r, "pgpool-stale-read");
+    assert_eq!(metric(stale, "read_after_write_by"), "standby");
+    assert_eq!(stale["anomaly"], true);
+    let reads = answered(stale);
+    assert!(
+        reads.len() == 3 && reads.iter().all(|d| d.contains("on_standby=t")),
+        "{reads:?}"
+    );
+    let sticky = variant(&r, "pgpool-write-sticky");
+    assert_eq!(
+        (
+            metric(sticky, "read_after_write_by"),
+            metric(sticky, "read_after_catch_up_by")
+        ),
+        ("primary".into(), "primary".into())
+    );
+    // The read before the write was balanced to the standby: 'always' is what moved the others.
+    assert!(answered(sticky)[0].contains("on_standby=t"), "{:?}", answered(sticky));
+    let token = variant(&r, "pgpool-lsn-token");
+    assert_eq!(token["anomaly"], false);
+    let split = variant(&r, "pgpool-txn-split");
+    assert_eq!(
+        (metric(split, "read_by"), metric(split, "isolation")),
+        ("standby".into(), "repeatable read".into())
+    );
+    assert!(
+        split["sqlstates"].as_array().unwrap().is_empty(),
+        "no 40001: {}",
+        split["sqlstates"]
+    );
+    for v in r["variants"].as_array().unwrap() {
+        for e in v["timeline"].as_array().unwrap() {
+            let s = e["session"].as_str().unwrap_or("");
+            assert!(
+                ["C", "W", "standby", "lab", ""].contains(&s),
+                "{}: session {s}",
+                v["name"]
+            );
+        }
+    }
 }

@@ -126,6 +126,7 @@ fn with_passwords(srv: &TestServer) {
         &hba,
         "local all all trust\n\
          host all postgres 127.0.0.1/32 trust\n\
+         host replication postgres 127.0.0.1/32 trust\n\
          host all all 127.0.0.1/32 scram-sha-256\n",
     )
     .unwrap();
@@ -466,6 +467,57 @@ fn pooler_without_pgbouncer_is_one_line_before_any_server_starts() {
     one_line_exit_2(&r, "LAB_PGBOUNCER_BIN=/nonexistent/pgbouncer is not a program");
 }
 
+/// Through lab's pgpool-II in front of a pair that wants passwords: the
+/// client and pgpool-II's own server connections authenticate with the
+/// URL's password (SCRAM), which no output shows. A password pgpool-II's
+/// pool_passwd cannot hold (a colon) skips the variants, with why.
+#[test]
+fn lab_replica_via_pgpool_on_a_pair_that_wants_passwords() {
+    let srv = TestServer::start();
+    with_passwords(&srv);
+    // Its standby copies the primary's pg_hba.conf, as a real pair's does:
+    // pgpool-II wants the same authentication from both.
+    let standby = srv.cluster.standby().expect("a streaming standby starts");
+    let c = srv.client();
+    // Pausing replay needs a superuser (or a grant); the role still logs in with its password.
+    srv.exec(&c, "ALTER ROLE app SUPERUSER");
+    let run_with = |password: &str| {
+        let url = |port: u16| format!("postgres://app:{password}@127.0.0.1:{port}/postgres");
+        let r = run(&[
+            "replica",
+            "--via",
+            "pgpool",
+            "--format",
+            "json",
+            "--database-url",
+            &url(srv.cluster.port),
+            "--standby-url",
+            &url(standby.port),
+        ]);
+        assert_eq!(r.code, 0, "{}", r.why());
+        let report: Value = serde_json::from_str(&r.stdout).unwrap();
+        (report["variants"].as_array().unwrap().clone(), r)
+    };
+    // 'pw:with\colon', as with_passwords sets it.
+    let (variants, r) = run_with("pw%3Awith%5Ccolon");
+    assert_eq!(variants.len(), 4);
+    for v in &variants {
+        assert!(v["skipped"] == true, "{v}");
+        assert!(v["skip_reason"].as_str().unwrap().contains("colon"), "{v}");
+    }
+    assert!(!r.stdout.contains("with\\colon") && !r.stderr.contains("with\\colon"));
+    srv.exec(&c, "ALTER ROLE app PASSWORD 'pgpool-secret'");
+    let (variants, r) = run_with("pgpool-secret");
+    for v in &variants {
+        assert!(v["skipped"] == false && v["as_expected"] == true, "{v}");
+    }
+    assert!(!r.stdout.contains("pgpool-secret") && !r.stderr.contains("pgpool-secret"));
+    assert_eq!(
+        srv.query_i64(&c, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'lab%'"),
+        0
+    );
+}
+
 #[test]
 fn lab_replica_on_the_users_own_pair() {
     let srv = TestServer::start();
@@ -483,8 +535,9 @@ fn lab_replica_on_the_users_own_pair() {
     let report: Value = serde_json::from_str(&r.stdout).unwrap();
     for v in report["variants"].as_array().unwrap() {
         let name = v["name"].as_str().unwrap();
-        if ["stale-read", "lsn-token", "sticky-by-time"].contains(&name) {
-            // Replay paused and resumed on the user's standby; nothing else changed there.
+        if ["stale-read", "lsn-token", "sticky-by-time"].contains(&name) || name.starts_with("pgpool-") {
+            // Replay paused and resumed on the user's standby (read through
+            // lab's own pgpool-II in front of the pair); nothing else changed there.
             assert!(v["skipped"] == false && v["as_expected"] == true, "{v}");
         } else {
             // They would change the user's settings: skipped, with why.

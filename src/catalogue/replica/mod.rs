@@ -7,15 +7,21 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::{Cx, Options, Params, Scenario, ScenarioOptions};
+use super::{Cx, Options, Scenario};
+
+mod msg;
+mod opts;
+mod standby;
+mod through_pgpool;
 use crate::engine::answer::{PgError, last_set};
 use crate::engine::observe::Waited;
-use crate::engine::{Deviation, Opener, Session, secs};
+use crate::engine::{Deviation, Session, secs};
 use crate::report::{ResultSet, StepResult, WaitKind};
 use crate::sql::SqlFile;
-use crate::target::cluster::Cluster;
-use crate::target::connect;
-use crate::target::server;
+use opts::ReplicaOpts;
+use opts::opts;
+use standby::{Standby, primary_lsn, waits_for_standby};
+use through_pgpool::{pgpool_lsn_token, pgpool_stale_read, pgpool_txn_split, pgpool_write_sticky};
 
 pub static SCENARIO: Scenario = Scenario {
     name: "replica",
@@ -25,7 +31,10 @@ pub static SCENARIO: Scenario = Scenario {
              staleness deterministic: a read on the standby misses the user's own write while `replay_lag` \
              says nothing; an LSN token read waits or goes to the primary; `remote_apply` makes COMMIT wait \
              (SyncRep); \"primary for N ms after a write\" serves a stale read once the lag is longer; a standby \
-             query is cancelled by the primary's VACUUM (snapshot) or DDL (lock), not with hot_standby_feedback.",
+             query is cancelled by the primary's VACUUM (snapshot) or DDL (lock), not with hot_standby_feedback. \
+             Through lab's own pgpool-II (`--via pgpool`): a read after the session's own write is balanced to the \
+             stale standby; `disable_load_balance_on_write = 'always'` and an LSN token fix it; a transaction's read \
+             on the standby and its write on the primary lose an update at REPEATABLE READ.",
     spec: None,
     variants: VARIANTS,
     options: Some(Options::of::<ReplicaOpts>(&[
@@ -40,6 +49,10 @@ pub static SCENARIO: Scenario = Scenario {
         (
             "sticky_ms",
             "sticky-by-time: bir yazmadan sonra okumaların kaç ms primary'ye gittiği",
+        ),
+        (
+            "via",
+            "yalnızca standby'dan doğrudan okuyan varyantlar (`standby`) ya da yalnızca lab'in yük dengelemeli kendi pgpool-II'si üzerinden olanlar (`pgpool`, o zaman kurulu olmalı); varsayılan ikisi de",
         ),
     ])),
 };
@@ -116,251 +129,51 @@ crate::variants! {
             tr: "hot_standby_feedback standby'ın en eski snapshot'ını primary'ye bildirmesini sağlar; primary de o snapshot'ın ihtiyaç duyduğu satırları tutar: snapshot çakışması olmaz, ama standby'daki uzun bir rapor primary'deki VACUUM'u geri tutar (şişme), tıpkı primary'deki uzun bir işlem gibi.",
         },
     }
-}
-
-/// `lab replica`'s own options.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ReplicaOpts {
-    /// A standby of --database-url's server (your own pair); without it lab
-    /// makes a standby of its throwaway server.
-    #[arg(long, env = "LAB_STANDBY_URL", hide_env_values = true, value_name = "URL")]
-    pub standby_url: Option<String>,
-
-    /// lsn-token: how long a read waits for the standby to reach the token
-    /// before it goes to the primary (ms).
-    #[arg(long, default_value_t = 100, value_name = "MS")]
-    pub lsn_wait_ms: u64,
-
-    /// sticky-by-time: for how many ms after a write reads go to the primary.
-    #[arg(long, default_value_t = 200, value_name = "MS")]
-    pub sticky_ms: u64,
-}
-
-impl ScenarioOptions for ReplicaOpts {
-    fn check(&self) -> Result<()> {
-        if !(1..=10_000).contains(&self.lsn_wait_ms) {
-            anyhow::bail!(super::cx::msg::between("--lsn-wait-ms", 1, 10_000));
-        }
-        if !(1..=10_000).contains(&self.sticky_ms) {
-            anyhow::bail!(super::cx::msg::between("--sticky-ms", 1, 10_000));
-        }
-        Ok(())
+    pgpool_stale_read "pgpool-stale-read" {
+        expected => {
+            en: "through pgpool-II (load balancing on) the session's read goes to the standby (on_standby true); right after its own write, committed on the primary, the same session reads the old price 42.00 from the paused standby (anomaly); after resume 45.00, still from the standby",
+            tr: "pgpool-II üzerinden (yük dengeleme açık) oturumun okuması standby'a gider (on_standby true); primary'de commit edilen kendi yazmasından hemen sonra aynı oturum duraklatılmış standby'dan eski fiyatı 42.00 okur (anomali); devam edince 45.00, yine standby'dan",
+        },
+        explain => {
+            en: "pgpool-II gives the application one connection string and sends each SELECT it may balance to the node the session was given (by backend_weight), writes to the primary. With disable_load_balance_on_write = 'transaction' (its default) a write holds reads on the primary only until its transaction ends; an autocommit write ends at once, so the next read goes back to the standby, which may not have replayed it: the user's own write disappears one layer above where `lab replica` shows it.",
+            tr: "pgpool-II uygulamaya tek bir bağlantı adresi verir; dengeleyebildiği her SELECT'i oturuma verilen düğüme (backend_weight'e göre), yazmaları primary'ye gönderir. disable_load_balance_on_write = 'transaction' (varsayılanı) ile bir yazma okumaları yalnızca işlemi bitene kadar primary'de tutar; autocommit bir yazma hemen biter, sonraki okuma onu henüz uygulamamış olabilecek standby'a döner: kullanıcının kendi yazması `lab replica`'nın gösterdiğinin bir katman üstünde kaybolur.",
+        },
     }
-}
-
-fn opts(p: &Params) -> &ReplicaOpts {
-    p.downcast_ref().expect("replica options")
+    pgpool_write_sticky "pgpool-write-sticky" {
+        expected => {
+            en: "with disable_load_balance_on_write = 'always' the read before the write goes to the standby; after the write every read of the session goes to the primary: 45.00 right away, and still the primary once the standby has caught up (the cost)",
+            tr: "disable_load_balance_on_write = 'always' ile yazmadan önceki okuma standby'a gider; yazmadan sonra oturumun her okuması primary'ye gider: hemen 45.00 ve standby yetiştikten sonra da primary (bedeli)",
+        },
+        explain => {
+            en: "pgpool-II's own fix: once a session has written, 'always' stops balancing its reads for the rest of the session, so it reads its writes; the standby serves that session nothing more, even when it has caught up. pgpool-II takes any statement it does not balance for a write, a SET included: a session that sets anything when it connects (many drivers and ORMs do) never reads from the standby under 'always' (lab's sessions send their settings in the startup packet). 'trans_transaction' stops balancing after a write in an explicit transaction, 'dml_adaptive' per table written.",
+            tr: "pgpool-II'nin kendi çözümü: bir oturum yazdıktan sonra 'always' oturumun geri kalanında okumalarını dengelemez; böylece oturum kendi yazmalarını okur; standby yetişse bile o oturuma artık hiçbir şey sunmaz. pgpool-II dengelemediği her ifadeyi, SET dahil, yazma sayar: bağlanırken bir şey ayarlayan oturum (birçok sürücü ve ORM bunu yapar) 'always' altında standby'dan hiç okumaz (lab'in oturumları ayarlarını başlangıç paketinde gönderir). 'trans_transaction' açık bir işlemdeki yazmadan sonra, 'dml_adaptive' yazılan tablo başına dengelemeyi durdurur.",
+        },
+    }
+    pgpool_lsn_token "pgpool-lsn-token" {
+        expected => {
+            en: "the application keeps the commit's LSN (pg_current_wal_lsn() through pgpool-II, answered by the primary); its check on the paused standby says not replayed, so it reads with /*NO LOAD BALANCE*/ from the primary: 45.00; after resume the check passes on the standby, which serves 45.00",
+            tr: "uygulama commit'in LSN'ini tutar (pgpool-II üzerinden pg_current_wal_lsn(), primary cevaplar); duraklatılmış standby'daki denetimi uygulanmadı der, bu yüzden /*NO LOAD BALANCE*/ ile primary'den okur: 45.00; devam edince denetim standby'da geçer ve standby 45.00 sunar",
+        },
+        explain => {
+            en: "The fix in the application, through the same pooler: after a write it keeps the LSN, and before a read it asks the balanced node whether pg_last_wal_replay_lsn() has reached it; if not, the read goes to the primary with pgpool-II's /*NO LOAD BALANCE*/ hint. Reads use the standby as soon as it has the user's write, and never before.",
+            tr: "Aynı pooler üzerinden uygulamadaki çözüm: bir yazmadan sonra LSN'i tutar, bir okumadan önce dengelenen düğüme pg_last_wal_replay_lsn()'in ona ulaşıp ulaşmadığını sorar; ulaşmadıysa okuma pgpool-II'nin /*NO LOAD BALANCE*/ ipucuyla primary'ye gider. Okumalar kullanıcının yazmasına sahip olur olmaz standby'ı kullanır, daha önce asla.",
+        },
+    }
+    pgpool_txn_split "pgpool-txn-split" {
+        expected => {
+            en: "a REPEATABLE READ transaction through pgpool-II reads the price on the paused standby (42.00, after W's 45.00 committed on the primary); its write, price + 1.00 from what it read, goes to the primary, returns 43.00 and commits without 40001: W's 45.00 is lost (anomaly)",
+            tr: "pgpool-II üzerinden bir REPEATABLE READ işlem fiyatı duraklatılmış standby'da okur (W'nin 45.00'ı primary'de commit edildikten sonra 42.00); okuduğunun 1.00 fazlası olan yazması primary'ye gider, 43.00 döndürür ve 40001 olmadan commit edilir: W'nin 45.00'ı kaybolur (anomali)",
+        },
+        explain => {
+            en: "pgpool-II balances a SELECT in a transaction until the transaction has written: the read runs on the standby with the standby's snapshot, the write on the primary with another. The transaction is two transactions on two servers, so its isolation level protects neither: no 40001, and a write based on a stale read overwrites a committed one. Read what you will write with SELECT ... FOR UPDATE (pgpool-II sends it to the primary), or use SERIALIZABLE (which pgpool-II does not balance).",
+            tr: "pgpool-II bir işlemdeki SELECT'i işlem yazana kadar dengeler: okuma standby'da standby'ın snapshot'ıyla, yazma primary'de başka bir snapshot'la çalışır. İşlem iki sunucuda iki işlemdir; izolasyon seviyesi ikisini de korumaz: 40001 yok ve bayat bir okumaya dayanan yazma commit edilmiş birinin üzerine yazar. Yazacağınızı SELECT ... FOR UPDATE ile okuyun (pgpool-II onu primary'ye gönderir) ya da SERIALIZABLE kullanın (pgpool-II onu dengelemez).",
+        },
+    }
 }
 
 /// Settings of lab's standby for the conflict variants: a short delay
 /// before the standby cancels what blocks replay.
 const CONFLICT: &str = "max_standby_streaming_delay = 100ms";
-
-/// The standby a variant reads from, and how to open sessions on it.
-struct Standby {
-    /// lab's own standby, removed when dropped; none for the user's.
-    own: Option<Cluster>,
-    opener: Opener,
-    sql: SqlFile,
-    /// lab's session on the standby (pause, resume, what it has replayed).
-    admin: Session,
-    version_num: i32,
-    /// How long lab waits for the standby (the run's --wait-timeout).
-    deadline: Duration,
-}
-
-impl Standby {
-    /// The standby for this variant, with `settings` if lab makes it; none
-    /// (and the variant skipped, with why) where it cannot run.
-    async fn start(cx: &mut Cx<'_>, settings: &str) -> Result<Option<Standby>> {
-        let sql = cx.sql("replica.sql")?;
-        let url = cx.options::<ReplicaOpts>().standby_url.clone();
-        let (own, cfg) = match (url, cx.env.throwaway.clone()) {
-            (Some(url), _) => {
-                if !settings.is_empty() {
-                    cx.skip(msg::needs_own_standby(settings));
-                    return Ok(None);
-                }
-                (None, server::parse_url(&url, &server::process_env, cx.opts.lang)?)
-            }
-            (None, Some((bin, _))) if crate::target::cluster::basebackup_for(&bin).is_none() => {
-                cx.skip(msg::no_basebackup(bin.display().to_string()));
-                return Ok(None);
-            }
-            (None, Some((bin, port))) => {
-                let settings = settings.to_string();
-                // On this thread, as the throwaway cluster: the standby's
-                // parent-death signal is tied to the thread that starts it.
-                let standby = tokio::task::block_in_place(|| Cluster::standby_of(&bin, port, &settings))?;
-                let mut cfg = standby.config();
-                // The database the variant runs in (its own, beside other scenarios).
-                cfg.dbname(cx.env.pg.get_dbname().unwrap_or("postgres"));
-                (Some(standby), cfg)
-            }
-            (None, None) => {
-                cx.skip(msg::needs_standby_url());
-                return Ok(None);
-            }
-        };
-        // Its sessions are the standby's: the variant's close looks for its
-        // own on the primary; lab's pooler (--pooler) is in front of the primary only.
-        let opener = cx.opener().elsewhere(cfg.clone());
-        let admin = opener.open_quiet("standby").await?;
-        let is_standby = admin
-            .value("SELECT pg_is_in_recovery()::text", msg::standby_check)
-            .await?;
-        if is_standby.as_deref() != Some("true") {
-            anyhow::bail!(msg::not_a_standby(connect::where_of(&cfg)));
-        }
-        let ident = "SELECT system_identifier::text FROM pg_control_system()";
-        let theirs = admin.value(ident, msg::standby_check).await?;
-        let ours = cx.env.value(ident, msg::standby_check).await?;
-        // Copies of one cluster share a system identifier (lab's throwaway
-        // servers all come from one template): the port it streams from tells too.
-        let sender = admin
-            .value("SELECT sender_port::text FROM pg_stat_wal_receiver", msg::standby_check)
-            .await?;
-        let port = cx
-            .env
-            .value("SELECT current_setting('port')", msg::standby_check)
-            .await?;
-        if theirs != ours || sender.is_some_and(|s| Some(s) != port) {
-            anyhow::bail!(msg::not_our_standby(connect::where_of(&cfg)));
-        }
-        if let Some(s) = &own {
-            cx.narrate(msg::made(s.port, s.startup.as_millis() as u64));
-        }
-        // Where the variant runs, as the standby says (beside other
-        // scenarios, lab's throwaway server gives replica a database of its own).
-        let database = admin.value("SELECT current_database()", msg::standby_check).await?;
-        cx.metric("database", database);
-        let st = Standby {
-            own,
-            opener,
-            sql,
-            admin,
-            version_num: cx.env.server.version_num,
-            deadline: cx.env.wait_timeout,
-        };
-        // The schema the variant just built must be on the standby first.
-        let lsn = cx
-            .env
-            .value("SELECT pg_current_wal_lsn()::text", msg::standby_check)
-            .await?
-            .unwrap_or_default();
-        if !st.until("replayed", &lsn, cx.env.wait_timeout).await? {
-            return Err(Deviation(msg::never_caught_up(&lsn, secs(cx.env.wait_timeout))).into());
-        }
-        Ok(Some(st))
-    }
-
-    async fn open(&self, name: &str) -> Result<Session> {
-        self.opener.open(name).await
-    }
-
-    /// Polls a boolean statement of lab/replica.sql on the standby (quietly)
-    /// until it is true or `within` has passed.
-    async fn until(&self, step: &str, lsn: &str, within: Duration) -> Result<bool> {
-        let sql = self.sql.bind(step, &[("lsn", &lsn)])?;
-        self.admin.until(&sql, within, msg::standby_check).await
-    }
-
-    /// Pauses replay and waits until the standby says it is paused.
-    async fn pause(&self, cx: &Cx<'_>) -> Result<()> {
-        self.admin.exec("pause", self.sql.get("pause")?).await?;
-        self.paused(cx).await?;
-        self.admin.note(msg::paused());
-        Ok(())
-    }
-
-    /// Waits until the standby says replay is paused.
-    async fn paused(&self, cx: &Cx<'_>) -> Result<()> {
-        let check = if self.version_num >= 140000 {
-            "SELECT pg_get_wal_replay_pause_state() = 'paused'"
-        } else {
-            "SELECT pg_is_wal_replay_paused()"
-        };
-        if !self.admin.until(check, cx.env.wait_timeout, msg::standby_check).await? {
-            return Err(Deviation(msg::never_paused(secs(cx.env.wait_timeout))).into());
-        }
-        Ok(())
-    }
-
-    /// Whether commits wait for the standby yet: lab's own probe, not in the
-    /// timeline. pg_stat_replication says sync once the walsender has read
-    /// the new synchronous_standby_names, but a commit waits only once the
-    /// checkpointer has too (it sets the flag commits look at). With replay
-    /// paused, the probe's commit (`sync_probe`, remote_apply) must be seen
-    /// waiting in SyncRep; resuming replay lets it go. Asked again until it
-    /// waits, within the deadline.
-    async fn commits_wait(&self, cx: &Cx<'_>) -> Result<bool> {
-        let probe = cx.opener().open_quiet("probe").await?;
-        let deadline = Instant::now() + cx.env.wait_timeout;
-        loop {
-            self.admin.value(self.sql.get("pause")?, msg::standby_check).await?;
-            self.paused(cx).await?;
-            let mut sent = probe.send(self.sql.get("sync_probe")?);
-            let waited = waits_for_standby(cx, &probe, &mut sent, deadline).await?;
-            self.admin.value(self.sql.get("resume")?, msg::standby_check).await?;
-            if !sent.ready_within(cx.env.wait_timeout).await {
-                return Ok(false);
-            }
-            if waited || Instant::now() > deadline {
-                return Ok(waited);
-            }
-        }
-    }
-
-    async fn resume(&self) -> Result<()> {
-        self.admin.exec("resume", self.sql.get("resume")?).await?;
-        Ok(())
-    }
-
-    /// Resumes replay (if paused) and stops lab's standby, once the
-    /// variant's sessions (dropped before) have left it, as the standby
-    /// says: one still there would hear the shutdown, sometimes in time to
-    /// put it in the timeline.
-    async fn stop(self) -> Result<()> {
-        let _ = self
-            .admin
-            .value("SELECT pg_wal_replay_resume()::text", msg::standby_check)
-            .await;
-        if self.own.is_some() {
-            let alone = "SELECT count(*) = 0 FROM pg_stat_activity \
-                         WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()";
-            let _ = self.admin.until(alone, self.deadline, msg::standby_check).await;
-        }
-        drop(self.admin);
-        if let Some(s) = self.own {
-            tokio::task::spawn_blocking(move || drop(s)).await?;
-        }
-        Ok(())
-    }
-}
-
-/// Whether the primary shows `s`'s commit (`sent`) waiting for the standby
-/// (wait_event SyncRep, which pg_blocking_pids does not show) before it
-/// answers or `deadline` passes.
-async fn waits_for_standby(
-    cx: &Cx<'_>,
-    s: &Session,
-    sent: &mut crate::engine::session::Sent,
-    deadline: Instant,
-) -> Result<bool> {
-    loop {
-        // Behind lab's pooler (--pooler): the backend the commit runs on.
-        crate::engine::session::refresh_pids(&cx.env.control, std::slice::from_ref(s)).await?;
-        let sql = format!("SELECT wait_event FROM pg_stat_activity WHERE pid = {}", s.pid());
-        let ev = cx.env.value(&sql, msg::standby_check).await?;
-        if ev.as_deref() == Some("SyncRep") {
-            return Ok(true);
-        }
-        if sent.ready() || Instant::now() > deadline {
-            return Ok(false);
-        }
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
-}
 
 fn price(set: &ResultSet) -> String {
     set.get(0, "price").unwrap_or("-").to_string()
@@ -680,17 +493,6 @@ fn release(st: &Standby, h: Session) {
     drop(h);
 }
 
-/// The primary's WAL position now (written, maybe not yet flushed: a
-/// VACUUM commits without flushing, and the standby is sent WAL once the
-/// WAL writer has flushed it).
-async fn primary_lsn(cx: &Cx<'_>) -> Result<String> {
-    Ok(cx
-        .env
-        .value("SELECT pg_current_wal_lsn()::text", msg::standby_check)
-        .await?
-        .unwrap_or_default())
-}
-
 /// What became of the report once the primary's conflicting work was done.
 enum Report {
     /// It answered (or did not within the deadline).
@@ -955,204 +757,6 @@ async fn hot_standby_feedback(cx: &mut Cx<'_>) -> Result<()> {
     cx.observe(msg::observed_feedback(kept));
     cx.anomaly(kept > 0);
     Ok(())
-}
-
-mod msg {
-    crate::messages! {
-        prefix "rp";
-        no_basebackup(bin) {
-            en: "lab makes its standby with pg_basebackup: none is beside postgres in {bin}, nor one of its version or later where lab looks for server programs; give --standby-url, or binaries that have it",
-            tr: "lab standby'ını pg_basebackup ile yapar: {bin} içinde postgres'in yanında yok, lab'in sunucu programlarına baktığı yerlerde de bu sürümden ya da sonrasından biri yok; --standby-url verin ya da onu içeren programlar kullanın",
-        }
-        about() {
-            en: "Read replicas: stale reads, LSN tokens, remote_apply, time-based stickiness, recovery conflicts",
-            tr: "Okuma replikaları: bayat okumalar, LSN jetonları, remote_apply, zamana dayalı yapışkanlık, kurtarma çakışmaları",
-        }
-        summary() {
-            en: "a write on the primary and reads on a streaming standby with replay paused",
-            tr: "primary'de bir yazma ve replay'i duraklatılmış bir streaming standby'da okumalar",
-        }
-        h_leaves() {
-            en: "H disconnects: its advisory lock goes with its session",
-            tr: "H bağlantıyı kapatır: advisory kilidi oturumuyla birlikte gider",
-        }
-        needs_standby_url() {
-            en: "needs a standby: give --standby-url (a standby of --database-url), or run without --database-url and lab makes one",
-            tr: "bir standby gerekir: --standby-url verin (--database-url'in standby'ı) ya da --database-url olmadan çalıştırın, lab bir tane yapar",
-        }
-        needs_own_standby(settings) {
-            en: "runs on lab's own standby only (it needs {settings}); run without --database-url",
-            tr: "yalnızca lab'in kendi standby'ında çalışır ({settings} gerekir); --database-url olmadan çalıştırın",
-        }
-        needs_own_primary() {
-            en: "runs on lab's own primary only (it changes synchronous_standby_names); run without --database-url",
-            tr: "yalnızca lab'in kendi primary'sinde çalışır (synchronous_standby_names'i değiştirir); --database-url olmadan çalıştırın",
-        }
-        standby_check() {
-            en: "checking the standby",
-            tr: "standby denetleniyor",
-        }
-        not_a_standby(place) {
-            en: "--standby-url: the server at {place} is not a standby (pg_is_in_recovery() is false)",
-            tr: "--standby-url: {place} adresindeki sunucu bir standby değil (pg_is_in_recovery() false)",
-        }
-        not_our_standby(place) {
-            en: "--standby-url: the standby at {place} does not replicate from --database-url's server (their system identifiers differ)",
-            tr: "--standby-url: {place} adresindeki standby --database-url'in sunucusundan replike etmiyor (sistem tanımlayıcıları farklı)",
-        }
-        made(port, ms) {
-            en: "a streaming standby made with pg_basebackup -R on 127.0.0.1:{port} ({ms} ms)",
-            tr: "127.0.0.1:{port} üzerinde pg_basebackup -R ile yapılmış bir streaming standby ({ms} ms)",
-        }
-        never_caught_up(lsn, deadline) {
-            en: "the standby did not replay up to {lsn} within {deadline} s",
-            tr: "standby {deadline} sn içinde {lsn} konumuna kadar uygulamadı",
-        }
-        never_paused(deadline) {
-            en: "replay on the standby did not pause within {deadline} s",
-            tr: "standby'daki replay {deadline} sn içinde durmadı",
-        }
-        never_sync(deadline) {
-            en: "the standby did not become synchronous within {deadline} s",
-            tr: "standby {deadline} sn içinde senkron olmadı",
-        }
-        report_never_waited(deadline) {
-            en: "the standby's report query did not wait for H's lock within {deadline} s",
-            tr: "standby'daki rapor sorgusu {deadline} sn içinde H'nin kilidini beklemedi",
-        }
-        paused() {
-            en: "replay paused (pg_get_wal_replay_pause_state: paused)",
-            tr: "replay duraklatıldı (pg_get_wal_replay_pause_state: paused)",
-        }
-        received() {
-            en: "the standby has received the write's WAL (pg_last_wal_receive_lsn)",
-            tr: "standby yazmanın WAL'ını almış (pg_last_wal_receive_lsn)",
-        }
-        standby_stale(price) {
-            en: "the standby reads the old price 42.00 after the commit (read: {price})",
-            tr: "standby commit'ten sonra eski fiyatı 42.00 okur (okunan: {price})",
-        }
-        lag_bytes(bytes) {
-            en: "the primary reports bytes not replayed (lag_bytes: {bytes})",
-            tr: "primary uygulanmamış baytları bildirir (lag_bytes: {bytes})",
-        }
-        replay_lag_says_nothing(lag) {
-            en: "replay_lag shows no lag at the same time (replay_lag: {lag})",
-            tr: "aynı anda replay_lag gecikme göstermez (replay_lag: {lag})",
-        }
-        caught_up(price) {
-            en: "after resume the standby reads 45.00 (read: {price})",
-            tr: "devam edince standby 45.00 okur (okunan: {price})",
-        }
-        observed_stale(price, bytes, lag) {
-            en: "standby read {price}; lag_bytes {bytes}, replay_lag {lag}",
-            tr: "standby {price} okudu; lag_bytes {bytes}, replay_lag {lag}",
-        }
-        token_reached(lsn) {
-            en: "the standby has replayed {lsn}: read here",
-            tr: "standby {lsn} konumunu uygulamış: burada oku",
-        }
-        token_not_reached(lsn, ms) {
-            en: "the standby did not reach {lsn} within {ms} ms: read from the primary",
-            tr: "standby {ms} ms içinde {lsn} konumuna ulaşmadı: primary'den oku",
-        }
-        fell_back(price) {
-            en: "while replay is paused the read goes to the primary and sees the write (read: {price})",
-            tr: "replay duraklatılmışken okuma primary'ye gider ve yazmayı görür (okunan: {price})",
-        }
-        standby_after_token(price) {
-            en: "once the standby reaches the token it serves the write (read: {price})",
-            tr: "standby jetona ulaşınca yazmayı sunar (okunan: {price})",
-        }
-        observed_token(first, second) {
-            en: "first read {first} (primary), second read {second} (standby)",
-            tr: "ilk okuma {first} (primary), ikinci okuma {second} (standby)",
-        }
-        commit_waited() {
-            en: "the COMMIT waits for the standby (wait_event SyncRep)",
-            tr: "COMMIT standby'ı bekler (wait_event SyncRep)",
-        }
-        not_applied_yet(price) {
-            en: "while it waits the standby still reads 42.00 (read: {price})",
-            tr: "beklerken standby hâlâ 42.00 okur (okunan: {price})",
-        }
-        commit_returned() {
-            en: "the COMMIT returns once replay resumes",
-            tr: "replay devam edince COMMIT döner",
-        }
-        applied_on_return(price) {
-            en: "right after the COMMIT returns the standby reads 45.00 (read: {price})",
-            tr: "COMMIT döner dönmez standby 45.00 okur (okunan: {price})",
-        }
-        observed_remote_apply(during, after) {
-            en: "standby read {during} during the COMMIT, {after} after it",
-            tr: "standby COMMIT sırasında {during}, sonrasında {after} okudu",
-        }
-        within_window(ms) {
-            en: "within {ms} ms of the write: read from the primary",
-            tr: "yazmadan sonraki {ms} ms içinde: primary'den oku",
-        }
-        after_window(ms) {
-            en: "{ms} ms after the write: read from the standby",
-            tr: "yazmadan {ms} ms sonra: standby'dan oku",
-        }
-        sticky_fresh(price) {
-            en: "within the window the read sees the write (read: {price})",
-            tr: "pencere içinde okuma yazmayı görür (okunan: {price})",
-        }
-        sticky_stale(price) {
-            en: "after the window the standby serves the old price 42.00 (read: {price})",
-            tr: "pencereden sonra standby eski fiyatı 42.00 sunar (okunan: {price})",
-        }
-        observed_sticky(first, second) {
-            en: "read {first} within the window, {second} after it",
-            tr: "pencere içinde {first}, sonrasında {second} okundu",
-        }
-        report_cancelled(code, message) {
-            en: "the standby's report is cancelled with 40001, conflict with recovery (got: {code} {message})",
-            tr: "standby'daki rapor 40001 ile iptal edilir, conflict with recovery (alınan: {code} {message})",
-        }
-        detail_says(detail) {
-            en: "the server's DETAIL names the conflict (DETAIL: {detail})",
-            tr: "sunucunun DETAIL'i çakışmayı adlandırır (DETAIL: {detail})",
-        }
-        confl_rose(counter, before, after) {
-            en: "pg_stat_database_conflicts.{counter} rises ({before} → {after})",
-            tr: "pg_stat_database_conflicts.{counter} artar ({before} → {after})",
-        }
-        other_conflict_first(detail) {
-            en: "R was first cancelled by another recovery conflict (DETAIL: {detail}), replayed before the DDL's lock: the DDL is undone and the report run again",
-            tr: "R önce başka bir kurtarma çakışmasıyla iptal edildi (DETAIL: {detail}), DDL'in kilidinden önce yeniden oynatılan: DDL geri alınır ve rapor yeniden çalıştırılır",
-        }
-        observed_conflict(code, detail) {
-            en: "report: {code}; {detail}",
-            tr: "rapor: {code}; {detail}",
-        }
-        feedback_seen() {
-            en: "the primary has the standby's xmin (pg_stat_replication.backend_xmin)",
-            tr: "primary standby'ın xmin'ine sahip (pg_stat_replication.backend_xmin)",
-        }
-        report_completed(code) {
-            en: "the standby's report completes, not cancelled (error: {code})",
-            tr: "standby'daki rapor tamamlanır, iptal edilmez (hata: {code})",
-        }
-        replay_went_on() {
-            en: "the vacuum is replayed while the report still runs",
-            tr: "rapor sürerken vacuum yeniden oynatılır",
-        }
-        vacuum_kept(rows) {
-            en: "the primary's VACUUM reports dead rows it could not remove ({rows})",
-            tr: "primary'nin VACUUM'u kaldıramadığı ölü satırları bildirir ({rows})",
-        }
-        no_conflict(before, after) {
-            en: "no snapshot conflict on the standby (confl_snapshot {before} → {after})",
-            tr: "standby'da snapshot çakışması yok (confl_snapshot {before} → {after})",
-        }
-        observed_feedback(rows) {
-            en: "report completed; VACUUM left {rows} dead row(s) on the primary",
-            tr: "rapor tamamlandı; VACUUM primary'de {rows} ölü satır bıraktı",
-        }
-    }
 }
 
 #[cfg(test)]

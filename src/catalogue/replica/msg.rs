@@ -1,0 +1,268 @@
+//! What `lab replica` says, in English and Turkish.
+crate::messages! {
+    prefix "rp";
+    no_basebackup(bin) {
+        en: "lab makes its standby with pg_basebackup: none is beside postgres in {bin}, nor one of its version or later where lab looks for server programs; give --standby-url, or binaries that have it",
+        tr: "lab standby'ını pg_basebackup ile yapar: {bin} içinde postgres'in yanında yok, lab'in sunucu programlarına baktığı yerlerde de bu sürümden ya da sonrasından biri yok; --standby-url verin ya da onu içeren programlar kullanın",
+    }
+    about() {
+        en: "Read replicas: stale reads, LSN tokens, remote_apply, time-based stickiness, recovery conflicts",
+        tr: "Okuma replikaları: bayat okumalar, LSN jetonları, remote_apply, zamana dayalı yapışkanlık, kurtarma çakışmaları",
+    }
+    summary() {
+        en: "a write on the primary and reads on a streaming standby with replay paused",
+        tr: "primary'de bir yazma ve replay'i duraklatılmış bir streaming standby'da okumalar",
+    }
+    h_leaves() {
+        en: "H disconnects: its advisory lock goes with its session",
+        tr: "H bağlantıyı kapatır: advisory kilidi oturumuyla birlikte gider",
+    }
+    needs_standby_url() {
+        en: "needs a standby: give --standby-url (a standby of --database-url), or run without --database-url and lab makes one",
+        tr: "bir standby gerekir: --standby-url verin (--database-url'in standby'ı) ya da --database-url olmadan çalıştırın, lab bir tane yapar",
+    }
+    needs_own_standby(settings) {
+        en: "runs on lab's own standby only (it needs {settings}); run without --database-url",
+        tr: "yalnızca lab'in kendi standby'ında çalışır ({settings} gerekir); --database-url olmadan çalıştırın",
+    }
+    needs_own_primary() {
+        en: "runs on lab's own primary only (it changes synchronous_standby_names); run without --database-url",
+        tr: "yalnızca lab'in kendi primary'sinde çalışır (synchronous_standby_names'i değiştirir); --database-url olmadan çalıştırın",
+    }
+    standby_check() {
+        en: "checking the standby",
+        tr: "standby denetleniyor",
+    }
+    not_a_standby(place) {
+        en: "--standby-url: the server at {place} is not a standby (pg_is_in_recovery() is false)",
+        tr: "--standby-url: {place} adresindeki sunucu bir standby değil (pg_is_in_recovery() false)",
+    }
+    not_our_standby(place) {
+        en: "--standby-url: the standby at {place} does not replicate from --database-url's server (their system identifiers differ)",
+        tr: "--standby-url: {place} adresindeki standby --database-url'in sunucusundan replike etmiyor (sistem tanımlayıcıları farklı)",
+    }
+    made(port, ms) {
+        en: "a streaming standby made with pg_basebackup -R on 127.0.0.1:{port} ({ms} ms)",
+        tr: "127.0.0.1:{port} üzerinde pg_basebackup -R ile yapılmış bir streaming standby ({ms} ms)",
+    }
+    never_caught_up(lsn, deadline) {
+        en: "the standby did not replay up to {lsn} within {deadline} s",
+        tr: "standby {deadline} sn içinde {lsn} konumuna kadar uygulamadı",
+    }
+    never_paused(deadline) {
+        en: "replay on the standby did not pause within {deadline} s",
+        tr: "standby'daki replay {deadline} sn içinde durmadı",
+    }
+    never_sync(deadline) {
+        en: "the standby did not become synchronous within {deadline} s",
+        tr: "standby {deadline} sn içinde senkron olmadı",
+    }
+    report_never_waited(deadline) {
+        en: "the standby's report query did not wait for H's lock within {deadline} s",
+        tr: "standby'daki rapor sorgusu {deadline} sn içinde H'nin kilidini beklemedi",
+    }
+    paused() {
+        en: "replay paused (pg_get_wal_replay_pause_state: paused)",
+        tr: "replay duraklatıldı (pg_get_wal_replay_pause_state: paused)",
+    }
+    pgpool_password() {
+        en: "pgpool-II keeps the servers' password in its pool_passwd as user:password, and refuses a login whose password has a colon in it: give the role another password to run it",
+        tr: "pgpool-II sunucuların parolasını pool_passwd içinde kullanıcı:parola olarak tutar ve parolasında iki nokta üst üste olan girişi reddeder: çalıştırmak için role başka bir parola verin",
+    }
+    no_pgpool(install) {
+        en: "needs pgpool-II: {install}",
+        tr: "pgpool-II gerekir: {install}",
+    }
+    pgpool_started(version, port, setting) {
+        en: "lab's {version} on 127.0.0.1:{port} in front of the primary (backend 0) and the standby (backend 1), load balancing on; set for this variant: {setting}",
+        tr: "lab'in {version}'i 127.0.0.1:{port} üzerinde primary'nin (backend 0) ve standby'ın (backend 1) önünde, yük dengeleme açık; bu varyant için ayarlanan: {setting}",
+    }
+    balanced(by) {
+        en: "pgpool-II balances the session's read to the standby (answered by: {by})",
+        tr: "pgpool-II oturumun okumasını standby'a dengeler (cevap veren: {by})",
+    }
+    pgpool_stale(price, by) {
+        en: "right after the session's own write the read is answered by the standby with the old price 42.00 (read {price}, answered by: {by})",
+        tr: "oturumun kendi yazmasından hemen sonra okumayı standby eski fiyatla 42.00 cevaplar (okunan {price}, cevap veren: {by})",
+    }
+    pgpool_caught_up(price, by) {
+        en: "after resume the standby has replayed the write and answers 45.00 (read {price}, answered by: {by})",
+        tr: "devam edince standby yazmayı uygulamış ve 45.00 cevaplar (okunan {price}, cevap veren: {by})",
+    }
+    observed_pgpool_stale(price, by) {
+        en: "the read after the write: {price}, answered by the {by}",
+        tr: "yazmadan sonraki okuma: {price}, cevap veren: {by}",
+    }
+    sticky_after_write(price, by) {
+        en: "after the write the read goes to the primary: 45.00 (read {price}, answered by: {by})",
+        tr: "yazmadan sonra okuma primary'ye gider: 45.00 (okunan {price}, cevap veren: {by})",
+    }
+    sticky_later(price, by) {
+        en: "once the standby has caught up the session still reads from the primary (read {price}, answered by: {by})",
+        tr: "standby yetiştikten sonra da oturum primary'den okur (okunan {price}, cevap veren: {by})",
+    }
+    observed_pgpool_sticky(price, by, later) {
+        en: "the read after the write: {price}, answered by the {by}; after catch-up answered by the {later}",
+        tr: "yazmadan sonraki okuma: {price}, cevap veren: {by}; yetiştikten sonra cevap veren: {later}",
+    }
+    token_check_paused(by) {
+        en: "with replay paused the token check, balanced to the standby, says not replayed (answered by: {by})",
+        tr: "replay duraklatılmışken standby'a dengelenen jeton denetimi uygulanmadı der (cevap veren: {by})",
+    }
+    pgpool_fell_back(price, by) {
+        en: "the read with /*NO LOAD BALANCE*/ is answered by the primary: 45.00 (read {price}, answered by: {by})",
+        tr: "/*NO LOAD BALANCE*/ ile okumayı primary cevaplar: 45.00 (okunan {price}, cevap veren: {by})",
+    }
+    pgpool_token_standby(price, by) {
+        en: "after resume the check passes on the standby, which serves 45.00 (read {price}, answered by: {by})",
+        tr: "devam edince denetim standby'da geçer ve standby 45.00 sunar (okunan {price}, cevap veren: {by})",
+    }
+    observed_pgpool_token(first, first_by, second, second_by) {
+        en: "while paused {first} from the {first_by}; after catch-up {second} from the {second_by}",
+        tr: "duraklatılmışken {first} (cevap veren: {first_by}); yetiştikten sonra {second} (cevap veren: {second_by})",
+    }
+    txn_read_on_standby(price, by, level) {
+        en: "the transaction's read is answered by the standby with 42.00 at repeatable read (read {price}, answered by: {by}, level: {level})",
+        tr: "işlemin okumasını standby repeatable read seviyesinde 42.00 ile cevaplar (okunan {price}, cevap veren: {by}, seviye: {level})",
+    }
+    txn_wrote_on_primary(wrote) {
+        en: "its write, 42.00 + 1.00, runs on the primary, returns 43.00 and commits, no 40001 (returned: {wrote})",
+        tr: "yazması, 42.00 + 1.00, primary'de çalışır, 43.00 döndürür ve commit edilir, 40001 yok (dönen: {wrote})",
+    }
+    txn_lost(price) {
+        en: "the primary now has 43.00: W's committed 45.00 is lost (read {price})",
+        tr: "primary'de artık 43.00 var: W'nin commit edilmiş 45.00'ı kayboldu (okunan {price})",
+    }
+    observed_txn_split(price, by, last) {
+        en: "read {price} from the {by}, wrote from it on the primary, which ends with {last}",
+        tr: "{price} okudu (cevap veren: {by}), ona göre primary'ye yazdı; primary'de sonuç {last}",
+    }
+    received() {
+        en: "the standby has received the write's WAL (pg_last_wal_receive_lsn)",
+        tr: "standby yazmanın WAL'ını almış (pg_last_wal_receive_lsn)",
+    }
+    standby_stale(price) {
+        en: "the standby reads the old price 42.00 after the commit (read: {price})",
+        tr: "standby commit'ten sonra eski fiyatı 42.00 okur (okunan: {price})",
+    }
+    lag_bytes(bytes) {
+        en: "the primary reports bytes not replayed (lag_bytes: {bytes})",
+        tr: "primary uygulanmamış baytları bildirir (lag_bytes: {bytes})",
+    }
+    replay_lag_says_nothing(lag) {
+        en: "replay_lag shows no lag at the same time (replay_lag: {lag})",
+        tr: "aynı anda replay_lag gecikme göstermez (replay_lag: {lag})",
+    }
+    caught_up(price) {
+        en: "after resume the standby reads 45.00 (read: {price})",
+        tr: "devam edince standby 45.00 okur (okunan: {price})",
+    }
+    observed_stale(price, bytes, lag) {
+        en: "standby read {price}; lag_bytes {bytes}, replay_lag {lag}",
+        tr: "standby {price} okudu; lag_bytes {bytes}, replay_lag {lag}",
+    }
+    token_reached(lsn) {
+        en: "the standby has replayed {lsn}: read here",
+        tr: "standby {lsn} konumunu uygulamış: burada oku",
+    }
+    token_not_reached(lsn, ms) {
+        en: "the standby did not reach {lsn} within {ms} ms: read from the primary",
+        tr: "standby {ms} ms içinde {lsn} konumuna ulaşmadı: primary'den oku",
+    }
+    fell_back(price) {
+        en: "while replay is paused the read goes to the primary and sees the write (read: {price})",
+        tr: "replay duraklatılmışken okuma primary'ye gider ve yazmayı görür (okunan: {price})",
+    }
+    standby_after_token(price) {
+        en: "once the standby reaches the token it serves the write (read: {price})",
+        tr: "standby jetona ulaşınca yazmayı sunar (okunan: {price})",
+    }
+    observed_token(first, second) {
+        en: "first read {first} (primary), second read {second} (standby)",
+        tr: "ilk okuma {first} (primary), ikinci okuma {second} (standby)",
+    }
+    commit_waited() {
+        en: "the COMMIT waits for the standby (wait_event SyncRep)",
+        tr: "COMMIT standby'ı bekler (wait_event SyncRep)",
+    }
+    not_applied_yet(price) {
+        en: "while it waits the standby still reads 42.00 (read: {price})",
+        tr: "beklerken standby hâlâ 42.00 okur (okunan: {price})",
+    }
+    commit_returned() {
+        en: "the COMMIT returns once replay resumes",
+        tr: "replay devam edince COMMIT döner",
+    }
+    applied_on_return(price) {
+        en: "right after the COMMIT returns the standby reads 45.00 (read: {price})",
+        tr: "COMMIT döner dönmez standby 45.00 okur (okunan: {price})",
+    }
+    observed_remote_apply(during, after) {
+        en: "standby read {during} during the COMMIT, {after} after it",
+        tr: "standby COMMIT sırasında {during}, sonrasında {after} okudu",
+    }
+    within_window(ms) {
+        en: "within {ms} ms of the write: read from the primary",
+        tr: "yazmadan sonraki {ms} ms içinde: primary'den oku",
+    }
+    after_window(ms) {
+        en: "{ms} ms after the write: read from the standby",
+        tr: "yazmadan {ms} ms sonra: standby'dan oku",
+    }
+    sticky_fresh(price) {
+        en: "within the window the read sees the write (read: {price})",
+        tr: "pencere içinde okuma yazmayı görür (okunan: {price})",
+    }
+    sticky_stale(price) {
+        en: "after the window the standby serves the old price 42.00 (read: {price})",
+        tr: "pencereden sonra standby eski fiyatı 42.00 sunar (okunan: {price})",
+    }
+    observed_sticky(first, second) {
+        en: "read {first} within the window, {second} after it",
+        tr: "pencere içinde {first}, sonrasında {second} okundu",
+    }
+    report_cancelled(code, message) {
+        en: "the standby's report is cancelled with 40001, conflict with recovery (got: {code} {message})",
+        tr: "standby'daki rapor 40001 ile iptal edilir, conflict with recovery (alınan: {code} {message})",
+    }
+    detail_says(detail) {
+        en: "the server's DETAIL names the conflict (DETAIL: {detail})",
+        tr: "sunucunun DETAIL'i çakışmayı adlandırır (DETAIL: {detail})",
+    }
+    confl_rose(counter, before, after) {
+        en: "pg_stat_database_conflicts.{counter} rises ({before} → {after})",
+        tr: "pg_stat_database_conflicts.{counter} artar ({before} → {after})",
+    }
+    other_conflict_first(detail) {
+        en: "R was first cancelled by another recovery conflict (DETAIL: {detail}), replayed before the DDL's lock: the DDL is undone and the report run again",
+        tr: "R önce başka bir kurtarma çakışmasıyla iptal edildi (DETAIL: {detail}), DDL'in kilidinden önce yeniden oynatılan: DDL geri alınır ve rapor yeniden çalıştırılır",
+    }
+    observed_conflict(code, detail) {
+        en: "report: {code}; {detail}",
+        tr: "rapor: {code}; {detail}",
+    }
+    feedback_seen() {
+        en: "the primary has the standby's xmin (pg_stat_replication.backend_xmin)",
+        tr: "primary standby'ın xmin'ine sahip (pg_stat_replication.backend_xmin)",
+    }
+    report_completed(code) {
+        en: "the standby's report completes, not cancelled (error: {code})",
+        tr: "standby'daki rapor tamamlanır, iptal edilmez (hata: {code})",
+    }
+    replay_went_on() {
+        en: "the vacuum is replayed while the report still runs",
+        tr: "rapor sürerken vacuum yeniden oynatılır",
+    }
+    vacuum_kept(rows) {
+        en: "the primary's VACUUM reports dead rows it could not remove ({rows})",
+        tr: "primary'nin VACUUM'u kaldıramadığı ölü satırları bildirir ({rows})",
+    }
+    no_conflict(before, after) {
+        en: "no snapshot conflict on the standby (confl_snapshot {before} → {after})",
+        tr: "standby'da snapshot çakışması yok (confl_snapshot {before} → {after})",
+    }
+    observed_feedback(rows) {
+        en: "report completed; VACUUM left {rows} dead row(s) on the primary",
+        tr: "rapor tamamlandı; VACUUM primary'de {rows} ölü satır bıraktı",
+    }
+}
