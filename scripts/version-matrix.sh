@@ -8,6 +8,9 @@
 #   scripts/version-matrix.sh 12 18           # some versions
 #   scripts/version-matrix.sh /usr/lib/postgresql/15/bin 18   # a bin dir of your own too
 #   OUT=/tmp/matrix scripts/version-matrix.sh # keep the JSON and the tables there
+#   SAVE=tests/versions scripts/version-matrix.sh   # and the runs the README's
+#       version table and the baseline test are made from (needs jq), then
+#       LAB_BLESS=1 cargo test contract rewrites the table
 #
 # It exits 1 when lab says a server is not as documented (a run exits 1),
 # 2 when a run could not run; the tables are written either way:
@@ -42,6 +45,26 @@ for v in "${versions[@]}"; do
         if [ "$cmd" = all ]; then all+=("$json"); else phen+=("$json"); fi
     done
 done
+
+# What `lab compare` and `--baseline` read of a run, nothing else (the
+# timelines' waits, not their statements): small enough to keep in the repository.
+if [ -n "${SAVE:-}" ]; then
+    command -v jq >/dev/null || { echo "version-matrix: SAVE needs jq" >&2; exit 2; }
+    mkdir -p "$SAVE"
+    waits='[.timeline[]? | select((.blocked_by // []) | length > 0) | {session, step, blocked_by}]'
+    for json in "${all[@]}"; do
+        v=$(jq -r .server_version "$json")
+        jq --indent 1 "{server_version, as_expected, scenarios: [.scenarios[] | {scenario, variants: [.variants[] |
+            {name, as_expected, anomaly, skipped, skip_reason, sqlstates, metrics, timeline: $waits}]}]}" \
+            "$json" >"$SAVE/all-$v.json"
+    done
+    for json in "${phen[@]}"; do
+        v=$(jq -r .server_version "$json")
+        jq --indent 1 "{server_version, levels, phenomena: [.phenomena[] | {id, name, cells: (.cells | map_values(
+            {verdict, how, sqlstate, as_expected, timeline: $waits}))}]}" "$json" >"$SAVE/phenomena-$v.json"
+    done
+    echo "version-matrix: the runs, as compared, in $SAVE" >&2
+fi
 
 for kind in all phenomena; do
     if [ "$kind" = all ]; then files=("${all[@]}"); else files=("${phen[@]}"); fi

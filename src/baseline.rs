@@ -153,11 +153,29 @@ pub struct Facts {
 }
 
 /// A metric that measures rather than counts: times, sizes, backends,
-/// tokens, attempts and retries (which a loaded machine changes).
+/// tokens, attempts and retries (which a loaded machine changes), and what
+/// finished before what by lab's clock (`sent_before_*`: which of two
+/// workers' calls returned first, where the server ordered neither).
 fn measures(name: &str) -> bool {
     const PARTS: &[&str] = &[
-        "_ms", "ms_", "_bytes", "bytes", "backend", "pid", "token", "lag", "attempt", "retr", "elapsed", "per_s",
-        "rate", "latency", "lsn", "xid", "_at",
+        "_ms",
+        "ms_",
+        "_bytes",
+        "bytes",
+        "backend",
+        "pid",
+        "token",
+        "lag",
+        "attempt",
+        "retr",
+        "elapsed",
+        "per_s",
+        "rate",
+        "latency",
+        "lsn",
+        "xid",
+        "_at",
+        "sent_before",
     ];
     PARTS.iter().any(|p| name.contains(p))
 }

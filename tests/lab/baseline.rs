@@ -222,3 +222,78 @@ fn compare_puts_runs_side_by_side_and_names_what_differs() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `lab all --baseline` on the server under test, against the run of
+/// another major the version matrix saved (tests/versions: 18 for any
+/// server but 18, 15 for 18), lists exactly the variants the matrix shows
+/// differing between the two majors, and against the saved run of its own
+/// major lists none.
+#[test]
+fn a_baseline_of_another_major_lists_what_the_version_matrix_shows() {
+    let dir = scratch("versions");
+    let probe = run(&["nowait", "--variant", "nowait", "--format", "json"]);
+    assert_eq!(probe.code, 0, "{}", probe.why());
+    let version: Value = serde_json::from_str(&probe.stdout).unwrap();
+    let major: u32 = version["server_version"]
+        .as_str()
+        .unwrap()
+        .split('.')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let saved = crate::support::version_runs("all");
+    let of = |m: u32| {
+        saved
+            .iter()
+            .find(|(v, _)| v[0] == m)
+            .map(|(_, p)| p.display().to_string())
+            .unwrap()
+    };
+    let (same, other) = (of(major), of(if major == 18 { 15 } else { 18 }));
+    // What the matrix shows between the two majors, variant by variant.
+    let matrix = run(&["compare", &same, &other, "--differences", "--format", "markdown"]);
+    assert_eq!(matrix.code, 0, "{}", matrix.why());
+    let shown: Vec<String> = matrix
+        .stdout
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.strip_prefix("| ")?.split(" | ").next().map(str::to_string))
+        .collect();
+    assert!(!shown.is_empty(), "the majors differ somewhere: {}", matrix.stdout);
+
+    let r = run(&["all", "--format", "json", "--baseline", &other]);
+    // Skipped on one side only: listed, never failed.
+    let verdicts_differ = matrix.stdout.lines().skip(2).any(|l| !l.contains("| runs: "));
+    assert_eq!(r.code, if verdicts_differ { 1 } else { 0 }, "{}", r.why());
+    let listed: Vec<String> = r
+        .stderr
+        .lines()
+        .filter_map(|l| {
+            let l = l.strip_prefix("not compared: ").or_else(|| l.strip_prefix("│ "))?;
+            let key = l.split(": ").next()?.split(" ┆ ").next()?.trim();
+            key.contains(" / ").then(|| key.to_string())
+        })
+        .collect();
+    let (mut a, mut b) = (shown.clone(), listed.clone());
+    a.sort();
+    b.sort();
+    assert_eq!(
+        b, a,
+        "--baseline listed {listed:?}, the matrix shows {shown:?}:\n{}",
+        r.stderr
+    );
+
+    // The same run against the saved run of its own major: nothing differs.
+    let now = dir.join("now.json");
+    std::fs::write(&now, &r.stdout).unwrap();
+    let again = run(&["compare", &same, now.to_str().unwrap(), "--differences"]);
+    assert_eq!(again.code, 0, "{}", again.why());
+    assert!(
+        again.stderr.contains("2 runs compared: 0 variant(s) differ"),
+        "{}{}",
+        again.stdout,
+        again.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -145,6 +145,55 @@ fn the_readme_scenario_table_is_what_lab_list_prints() {
     );
 }
 
+/// The README's version table is `lab compare` over the seven versions' runs
+/// as the version matrix saved them, and every one of them was as documented.
+#[test]
+fn the_readme_version_table_is_what_the_saved_matrix_compares_to() {
+    for kind in ["all", "phenomena"] {
+        let runs = crate::support::version_runs(kind);
+        let majors: Vec<u32> = runs.iter().map(|(v, _)| v[0]).collect();
+        assert_eq!(majors, [12, 13, 14, 15, 16, 17, 18], "tests/versions/{kind}-*.json");
+        for (_, path) in &runs {
+            let run: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            assert!(run["as_expected"].as_bool().unwrap_or(true), "{}", path.display());
+            if kind == "phenomena" {
+                for p in run["phenomena"].as_array().unwrap() {
+                    for (level, cell) in p["cells"].as_object().unwrap() {
+                        assert_eq!(cell["as_expected"], true, "{} {} {level}", path.display(), p["id"]);
+                    }
+                }
+            }
+        }
+    }
+    // `lab compare` over the saved runs of `kind`, oldest first.
+    let compare = |kind: &str, more: &[&str]| {
+        let files: Vec<String> = crate::support::version_runs(kind)
+            .iter()
+            .map(|(_, p)| p.display().to_string())
+            .collect();
+        let mut args = vec!["compare"];
+        args.extend(files.iter().map(String::as_str));
+        args.extend(more);
+        let r = run(&args);
+        assert_eq!(r.code, 0, "{}", r.why());
+        r
+    };
+    let r = compare("all", &["--differences", "--format", "markdown"]);
+    check_section(
+        "<!-- generated: lab compare tests/versions/all-*.json --differences --format markdown -->",
+        "<!-- end generated -->",
+        &r.stdout,
+        |a, b| a == b,
+    );
+    // The matrix's cells are the same on all seven.
+    let r = compare("phenomena", &["--differences"]);
+    assert!(
+        r.stderr.contains("7 runs compared: 0 variant(s) differ"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// A rendered run as the cells of each logical row of each table (wrapped
 /// lines joined, whitespace dropped, numbers zeroed) and the lines between
 /// tables: what stays the same between two runs on two machines.

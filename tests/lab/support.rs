@@ -368,3 +368,24 @@ pub fn in_script(args: &str) -> Command {
         .stderr(Stdio::piped());
     c
 }
+
+/// The runs `scripts/version-matrix.sh` saved (SAVE=tests/versions) of
+/// `kind` (`all`, `phenomena`), oldest version first.
+pub fn version_runs(kind: &str) -> Vec<(Vec<u32>, std::path::PathBuf)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/versions");
+    let mut runs: Vec<(Vec<u32>, std::path::PathBuf)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_str()?.to_string();
+            let version = name.strip_prefix(&format!("{kind}-"))?.strip_suffix(".json")?;
+            let parts = version
+                .split('.')
+                .map(|p| p.parse().ok())
+                .collect::<Option<Vec<u32>>>()?;
+            Some((parts, e.path()))
+        })
+        .collect();
+    runs.sort();
+    runs
+}
