@@ -59,6 +59,19 @@ pub struct Env {
     /// lab's PgBouncer in front of the server (`--pooler`): sessions connect
     /// through it; the control connection does not.
     pub pooler: Option<Arc<Front>>,
+    /// The questions the scheduler asks the control connection about a
+    /// session that has not answered, prepared once per connection.
+    watch: Arc<tokio::sync::OnceCell<WatchQueries>>,
+}
+
+/// See [`Env::watch_queries`].
+pub struct WatchQueries {
+    /// Who blocks a backend, and the safe-snapshot wait (a spec's steps).
+    pub blocked: tokio_postgres::Statement,
+    /// The same and its wait_event (scenarios: synchronous standbys too).
+    pub blocked_or_event: tokio_postgres::Statement,
+    /// The lock a backend waits for.
+    pub lock: tokio_postgres::Statement,
 }
 
 impl Env {
@@ -93,6 +106,7 @@ impl Env {
             settings,
             throwaway: spec.throwaway,
             pooler: None,
+            watch: Arc::default(),
         })
     }
 
@@ -119,6 +133,16 @@ impl Env {
             pg,
             control: Arc::new(control),
             schema: schema.to_string(),
+            watch: Arc::default(),
+            ..self.derived()
+        }
+    }
+
+    /// The same run on `pg` in `schema`, watched by the same control connection.
+    pub fn elsewhere_watched(&self, pg: Config, schema: &str) -> Env {
+        Env {
+            pg,
+            schema: schema.to_string(),
             ..self.derived()
         }
     }
@@ -137,7 +161,37 @@ impl Env {
             settings: self.settings.clone(),
             throwaway: self.throwaway.clone(),
             pooler: self.pooler.clone(),
+            watch: self.watch.clone(),
         }
+    }
+
+    /// The scheduler's questions about a waiting session, prepared on the
+    /// control connection the first time they are needed and kept: a
+    /// permutation's run asks them without preparing them again.
+    pub async fn watch_queries(&self) -> Result<&WatchQueries> {
+        self.watch
+            .get_or_try_init(|| async {
+                let prepare = |sql: &'static str| self.control.prepare(sql);
+                Ok::<_, tokio_postgres::Error>(WatchQueries {
+                    blocked: prepare(
+                        "SELECT pg_blocking_pids($1::int), pg_safe_snapshot_blocking_pids($1::int), NULL::text",
+                    )
+                    .await?,
+                    blocked_or_event: prepare(
+                        "SELECT pg_blocking_pids($1::int), pg_safe_snapshot_blocking_pids($1::int), \
+                                (SELECT wait_event FROM pg_stat_activity WHERE pid = $1::int)",
+                    )
+                    .await?,
+                    lock: prepare(
+                        "SELECT l.mode || ' on ' || l.locktype || coalesce(' ' || c.relname, '') \
+                           FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation \
+                          WHERE l.pid = $1::int AND NOT l.granted LIMIT 1",
+                    )
+                    .await?,
+                })
+            })
+            .await
+            .ctx(msg::read_blocking)
     }
 
     /// Where sessions connect: lab's PgBouncer under `--pooler`, else the server.

@@ -389,15 +389,11 @@ impl Explorer {
     /// again after a run lab had to cancel a step of).
     async fn work_in(&self, env: &Env, schema: &str, w: usize) -> Result<()> {
         let app = format!("lab:explore:{}:{w}/", self.cfg.name);
-        // Its own watcher: the workers do not queue behind one connection.
-        let control = connect::connect(&env.pg, &format!("{app}control"), None, None)
-            .await?
-            .client;
         let mut pg = env.pg.clone();
         if let Some(o) = &self.cfg.options {
             pg.options(o);
         }
-        let mut env = env.elsewhere(pg, control, schema);
+        let mut env = env.elsewhere_watched(pg, schema);
         // The workers run unattended; only a class's representative is stepped through (`replay`).
         env.stepper = None;
         let transcript = Arc::new(Transcript::default());

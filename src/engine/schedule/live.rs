@@ -26,25 +26,15 @@ impl<'a> Live<'a> {
     /// `patient`: a spec's steps wait as isolationtester sees it (locks,
     /// safe snapshots); lab's scenarios also wait for synchronous standbys.
     pub async fn new(env: &'a Env, sessions: &'a [Session], setup: &'a Session, patient: bool) -> Result<Live<'a>> {
-        let blocked_q = env
-            .control
-            .prepare(if patient {
-                "SELECT pg_blocking_pids($1::int), pg_safe_snapshot_blocking_pids($1::int), NULL::text"
+        let q = env.watch_queries().await?;
+        let (blocked_q, lock_q) = (
+            if patient {
+                q.blocked.clone()
             } else {
-                "SELECT pg_blocking_pids($1::int), pg_safe_snapshot_blocking_pids($1::int), \
-                        (SELECT wait_event FROM pg_stat_activity WHERE pid = $1::int)"
-            })
-            .await
-            .ctx(msg::read_blocking)?;
-        let lock_q = env
-            .control
-            .prepare(
-                "SELECT l.mode || ' on ' || l.locktype || coalesce(' ' || c.relname, '') \
-                   FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation \
-                  WHERE l.pid = $1::int AND NOT l.granted LIMIT 1",
-            )
-            .await
-            .ctx(msg::read_blocking)?;
+                q.blocked_or_event.clone()
+            },
+            q.lock.clone(),
+        );
         Ok(Live {
             env,
             sessions,
