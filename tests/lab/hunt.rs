@@ -307,6 +307,33 @@ fn a_jepsen_history_is_checked_without_a_server() {
     assert!(r.stdout.contains("G2-item"), "{}", r.stdout);
 }
 
+/// A history PostgreSQL 18.6 gave at SERIALIZABLE (lab hunt, seed 31, 15
+/// minutes, 4.98 million transactions), cut to the transactions that touched
+/// keys 263 to 271 and to their operations on them (each key's history
+/// whole): the one G2-item of that run, three committed transactions
+/// (T6789 read key 269 before T6790's append; T6793 read T6790's append to
+/// key 270 and key 267 without T6789's), and nothing else. The README's hunt
+/// section says why it may be PostgreSQL's and not lab's.
+#[test]
+fn postgresql_18s_serializable_g2_item_is_checked_from_its_history() {
+    let file = Path::new("tests/hunt/pg18-serializable-g2-item.jsonl");
+    let (code, report) = check(file, &["--level", "serializable"]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(names(&report), vec!["G2-item"]);
+    let anomaly = &report["levels"][0]["anomalies"][0];
+    assert_eq!(anomaly["transactions"], serde_json::json!([6789, 6790, 6793]));
+    let kinds: Vec<&str> = anomaly["cycle"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["why"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["rw", "wr", "rw"]);
+    // Snapshot isolation allows it: at REPEATABLE READ the same history is as documented.
+    let (code, report) = check(file, &["--level", "repeatable-read"]);
+    assert_eq!(code, 0, "{report}");
+}
+
 /// Mutations of a real history: a serializable run's history, then one
 /// transaction whose elements others read marked as aborted (G1a), or one
 /// read given an element nobody appended (garbage): each forbidden at
