@@ -5,7 +5,7 @@
 //! backends, the settings a variant asks for), started on a free loopback
 //! port, and stopped with lab (SIGKILL included: PR_SET_PDEATHSIG).
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
@@ -181,15 +181,6 @@ impl Pgpool {
             c.password(pw.clone());
         }
         c
-    }
-
-    /// What pgpool-II has logged so far.
-    pub fn log(&self) -> String {
-        fs::read_to_string(self.dir.join("pgpool.log")).unwrap_or_default()
-    }
-
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 }
 

@@ -234,14 +234,7 @@ fn a_baseline_of_another_major_lists_what_the_version_matrix_shows() {
     let probe = run(&["nowait", "--variant", "nowait", "--format", "json"]);
     assert_eq!(probe.code, 0, "{}", probe.why());
     let version: Value = serde_json::from_str(&probe.stdout).unwrap();
-    let major: u32 = version["server_version"]
-        .as_str()
-        .unwrap()
-        .split('.')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let major = crate::support::server_major(&version);
     let saved = crate::support::version_runs("all");
     let of = |m: u32| {
         saved

@@ -464,26 +464,16 @@ fn ctrl_c_part_way_keeps_every_finished_variant_in_json_and_junit() {
     assert_partial(&json, &xml, 130);
 }
 
-/// The processes whose command line holds `needle` (a lab run's temp dir).
-fn processes_with(needle: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| {
-            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            // A zombie has exited; only its parent has not reaped it yet.
-            if stat.rsplit(')').next()?.trim_start().starts_with('Z') {
-                return None;
-            }
-            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            cmd.contains(needle).then_some(cmd)
-        })
-        .collect()
+/// A process as /proc shows it: its pid, its parent's and its command line.
+struct Proc {
+    pid: u32,
+    ppid: u32,
+    cmd: String,
 }
 
-/// The processes whose parent is one of `parents`.
-fn children_of(parents: &[u32]) -> Vec<u32> {
+/// The processes running now (a zombie has exited; only its parent has
+/// not reaped it yet: left out).
+fn processes() -> Vec<Proc> {
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
@@ -492,22 +482,20 @@ fn children_of(parents: &[u32]) -> Vec<u32> {
             let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
             // After the command's `)`: state, then the parent's pid.
             let mut after = stat.rsplit(')').next()?.split_whitespace();
-            let (state, ppid) = (after.next()?, after.next()?.parse::<u32>().ok()?);
-            (state != "Z" && parents.contains(&ppid)).then_some(pid)
+            let (state, ppid) = (after.next()?, after.next()?.parse().ok()?);
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            (state != "Z").then_some(Proc { pid, ppid, cmd })
         })
         .collect()
 }
 
-/// The pids of the processes whose command line holds `needle`.
-fn pids_with(needle: &str) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| {
-            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
-            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
-            String::from_utf8_lossy(&cmd).contains(needle).then_some(pid)
-        })
+/// The command lines holding `needle` (a lab run's temp dir).
+fn processes_with(needle: &str) -> Vec<String> {
+    processes()
+        .into_iter()
+        .filter(|p| p.cmd.contains(needle))
+        .map(|p| p.cmd)
         .collect()
 }
 
@@ -531,13 +519,8 @@ fn a_sigkilled_lab_takes_its_standby_its_pgbouncer_and_its_pgpool_with_them() {
             .expect("script (util-linux) runs");
         let deadline = Instant::now() + Duration::from_secs(30);
         let (lab_pid, prefix) = loop {
-            let found = std::fs::read_dir("/proc").unwrap().flatten().find_map(|e| {
-                let pid: u32 = e.file_name().to_str()?.parse().ok()?;
-                let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
-                let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-                // This test's lab, not another test's running at the same time.
-                (cmd.trim_end() == format!("{} {args}", env!("CARGO_BIN_EXE_lab"))).then_some(pid)
-            });
+            // This test's lab, not another test's running at the same time.
+            let found = processes().into_iter().find(|p| p.cmd.trim_end() == cmd).map(|p| p.pid);
             if let Some(pid) = found {
                 let prefix = format!("lab-pg-{pid}-");
                 // Two servers for replica (primary and standby), PgBouncer for pooler.
@@ -549,23 +532,24 @@ fn a_sigkilled_lab_takes_its_standby_its_pgbouncer_and_its_pgpool_with_them() {
             assert!(Instant::now() < deadline, "{args}: the servers never started");
             std::thread::sleep(Duration::from_millis(20));
         };
-        let mains: Vec<u32> = pids_with(&prefix);
-        let children = children_of(&mains);
+        let mains: Vec<u32> = processes()
+            .iter()
+            .filter(|p| p.cmd.contains(&prefix))
+            .map(|p| p.pid)
+            .collect();
+        let children: Vec<u32> = processes()
+            .iter()
+            .filter(|p| mains.contains(&p.ppid))
+            .map(|p| p.pid)
+            .collect();
         assert!(
             program != "pgpool" || children.len() > 1,
             "{args}: pgpool-II's children: {children:?}"
         );
         unsafe { libc::kill(lab_pid as i32, libc::SIGKILL) };
         let deadline = Instant::now() + Duration::from_secs(15);
-        let alive = |pids: &[u32]| -> Vec<u32> {
-            pids.iter()
-                .copied()
-                .filter(|p| {
-                    std::fs::read_to_string(format!("/proc/{p}/stat"))
-                        .is_ok_and(|s| !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
-                })
-                .collect()
-        };
+        let alive =
+            |pids: &[u32]| -> Vec<u32> { processes().iter().map(|p| p.pid).filter(|p| pids.contains(p)).collect() };
         while !processes_with(&prefix).is_empty() || !alive(&children).is_empty() {
             assert!(
                 Instant::now() < deadline,

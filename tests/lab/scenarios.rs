@@ -311,15 +311,7 @@ fn timeouts() {
     assert_eq!(metric(idle, "b_terminated"), true);
     assert!(metric(idle, "a_waited_ms").as_f64().unwrap() >= 100.0);
     let tt = variant(&r, "transaction-timeout");
-    let version: f64 = r["server_version"]
-        .as_str()
-        .unwrap()
-        .split('.')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    if version >= 17.0 {
+    if crate::support::server_major(&r) >= 17 {
         assert_documented(tt);
         assert_eq!(metric(tt, "b_terminated"), true);
     } else {

@@ -389,3 +389,13 @@ pub fn version_runs(kind: &str) -> Vec<(Vec<u32>, std::path::PathBuf)> {
     runs.sort();
     runs
 }
+
+/// The major version of the server a report (lab's JSON) was made on.
+pub fn server_major(report: &Value) -> u32 {
+    let version = report["server_version"].as_str().expect("server_version");
+    version
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .expect("a major version")
+}

@@ -83,14 +83,14 @@ async fn start(cx: &mut Cx<'_>, extra: &str) -> Result<Option<(Standby, Balanced
     cx.narrate(msg::pgpool_started(&pool.version, pool.port, &setting));
     cx.metric("pgpool", &pool.version);
     let database = cx.env.pg.get_dbname().unwrap_or("postgres").to_string();
-    // Listed with the variant's sessions: its end makes sure their
-    // backends on the primary are gone too.
     // As on a real server, COMMIT flushes its WAL, which is what the
     // standby is sent (lab's throwaway server runs with it off); set in the
     // startup packet, as every setting of these sessions: pgpool-II may
     // take a SET for a write.
     let mut cfg = pool.config(&database);
     cfg.options("-c synchronous_commit=on");
+    // Listed with the variant's sessions: its end makes sure their
+    // backends on the primary are gone too.
     let opener = cx.opener().balanced(cfg);
     Ok(Some((st, Balanced { pool, opener })))
 }
@@ -140,9 +140,13 @@ async fn read(s: &Session, sql: &SqlFile, step: &str) -> Result<Answered> {
     Ok(Answered::of(&s.rows(step, sql.get(step)?).await?))
 }
 
-/// The session through pgpool-II.
-async fn client(b: &Balanced, name: &str) -> Result<Session> {
-    b.open(name).await
+/// The application's check of its token, through pgpool-II: whether the
+/// server that answered has replayed up to it, and which server that was.
+async fn token_check(c: &Session, sql: &SqlFile, token: &str) -> Result<(bool, &'static str)> {
+    let set = c
+        .rows("token_reached", &sql.bind("token_reached", &[("lsn", &token)])?)
+        .await?;
+    Ok((set.get(0, "replayed") == Some("t"), by(on_standby(&set))))
 }
 
 /// The write through pgpool-II and, once the standby has received it
@@ -158,7 +162,7 @@ pub(super) async fn pgpool_stale_read(cx: &mut Cx<'_>) -> Result<()> {
     let Some((st, b)) = start(cx, "").await? else {
         return Ok(());
     };
-    let c = client(&b, "C").await?;
+    let c = b.open("C").await?;
     st.pause(cx).await?;
     let before = read(&c, &st.sql, "read_where").await?;
     let (lsn, received) = write_received(cx, &st, &c).await?;
@@ -185,7 +189,7 @@ pub(super) async fn pgpool_write_sticky(cx: &mut Cx<'_>) -> Result<()> {
     let Some((st, b)) = start(cx, "disable_load_balance_on_write = 'always'").await? else {
         return Ok(());
     };
-    let c = client(&b, "C").await?;
+    let c = b.open("C").await?;
     st.pause(cx).await?;
     let before = read(&c, &st.sql, "read_where").await?;
     let (lsn, received) = write_received(cx, &st, &c).await?;
@@ -217,7 +221,7 @@ pub(super) async fn pgpool_lsn_token(cx: &mut Cx<'_>) -> Result<()> {
         return Ok(());
     };
     let bound = std::time::Duration::from_millis(cx.options::<ReplicaOpts>().lsn_wait_ms);
-    let c = client(&b, "C").await?;
+    let c = b.open("C").await?;
     st.pause(cx).await?;
     c.exec("write", st.sql.get("write")?).await?;
     // The token, asked through pgpool-II: pg_current_wal_lsn() is volatile
@@ -231,10 +235,7 @@ pub(super) async fn pgpool_lsn_token(cx: &mut Cx<'_>) -> Result<()> {
         .to_string();
     // The application waits (bounded) for the node reads are balanced to.
     let reached_in_time = st.until("replayed", &token, bound).await?;
-    let check = c
-        .rows("token_reached", &st.sql.bind("token_reached", &[("lsn", &token)])?)
-        .await?;
-    let (reached, check_by) = (check.get(0, "replayed") == Some("t"), by(on_standby(&check)));
+    let (reached, check_by) = token_check(&c, &st.sql, &token).await?;
     let first = if reached {
         c.note(msg::token_reached(&token));
         read(&c, &st.sql, "read_where").await?
@@ -244,10 +245,7 @@ pub(super) async fn pgpool_lsn_token(cx: &mut Cx<'_>) -> Result<()> {
     };
     st.resume().await?;
     let later = st.until("replayed", &token, cx.env.wait_timeout).await?;
-    let again = c
-        .rows("token_reached", &st.sql.bind("token_reached", &[("lsn", &token)])?)
-        .await?;
-    let (reached_later, again_by) = (again.get(0, "replayed") == Some("t"), by(on_standby(&again)));
+    let (reached_later, again_by) = token_check(&c, &st.sql, &token).await?;
     if reached_later {
         c.note(msg::token_reached(&token));
     }
@@ -281,8 +279,8 @@ pub(super) async fn pgpool_txn_split(cx: &mut Cx<'_>) -> Result<()> {
     let Some((st, b)) = start(cx, "").await? else {
         return Ok(());
     };
-    let w = client(&b, "W").await?;
-    let c = client(&b, "C").await?;
+    let w = b.open("W").await?;
+    let c = b.open("C").await?;
     st.pause(cx).await?;
     let (_, received) = write_received(cx, &st, &w).await?;
     c.exec("begin", st.sql.get("begin_rr_app")?).await?;
