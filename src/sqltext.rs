@@ -199,17 +199,47 @@ pub enum SettingEffect {
 }
 
 /// Whether the statement cannot run inside a transaction block (VACUUM,
-/// ALTER SYSTEM, CREATE INDEX CONCURRENTLY...): behind a transaction pooler
-/// it is sent alone, without the SETs that would put it in one.
+/// ALTER SYSTEM, CREATE INDEX CONCURRENTLY, COMMIT PREPARED...: the
+/// statements PostgreSQL passes to PreventInTransactionBlock): behind a
+/// transaction pooler it is sent alone, without the SETs that would put it
+/// in one.
 pub fn outside_transaction(stmt: &str) -> bool {
     let w = words(stmt, 4);
     let w: Vec<&str> = w.iter().map(String::as_str).collect();
     match w.as_slice() {
         ["VACUUM", ..] | ["ALTER", "SYSTEM", ..] | ["CREATE" | "DROP", "DATABASE" | "TABLESPACE", ..] => true,
-        ["CREATE", "INDEX" | "UNIQUE", ..] | ["DROP" | "REINDEX", ..] => w.contains(&"CONCURRENTLY"),
+        ["COMMIT" | "ROLLBACK", "PREPARED", ..] | ["DISCARD", "ALL", ..] => true,
+        ["CREATE", "INDEX" | "UNIQUE", ..] | ["DROP", ..] => w.contains(&"CONCURRENTLY"),
+        ["REINDEX", kind, ..] => w.contains(&"CONCURRENTLY") || matches!(*kind, "SCHEMA" | "DATABASE" | "SYSTEM"),
+        // DETACH PARTITION ... CONCURRENTLY comes after the table's name.
+        ["ALTER", "TABLE", ..] => {
+            let all = words(stmt, usize::MAX);
+            all.iter().any(|w| w == "DETACH") && all.last().is_some_and(|w| w == "CONCURRENTLY")
+        }
         ["CLUSTER"] => true,
         _ => false,
     }
+}
+
+/// Whether a statement sent alone does something else than the same
+/// statement after others in one message, where it runs in the message's
+/// implicit transaction block: ANALYZE of several tables commits after
+/// each one only outside a block, CLUSTER and REINDEX of a partitioned
+/// table refuse a block, LOCK, SAVEPOINT, DECLARE and SET LOCAL fail or
+/// warn outside one. Behind a transaction pooler such a statement, when it
+/// is a step of its own, goes without the SETs that would put it in a block.
+pub fn block_sensitive(stmt: &str) -> bool {
+    let w = words(stmt, 2);
+    let w: Vec<&str> = w.iter().map(String::as_str).collect();
+    matches!(
+        w.as_slice(),
+        [
+            "ANALYZE" | "ANALYSE" | "CLUSTER" | "REINDEX" | "LOCK" | "SAVEPOINT" | "RELEASE" | "DECLARE",
+            ..
+        ] | ["ROLLBACK" | "ABORT", "TO", ..]
+            | ["SET", "LOCAL" | "TRANSACTION" | "CONSTRAINTS", ..]
+            | ["COMMIT" | "ROLLBACK" | "END" | "ABORT", "AND", ..]
+    )
 }
 
 pub fn setting_effect(stmt: &str) -> SettingEffect {
@@ -322,6 +352,26 @@ mod tests {
         assert!(outside_transaction("CREATE INDEX CONCURRENTLY i ON t (x)"));
         assert!(outside_transaction("DROP INDEX CONCURRENTLY i"));
         assert!(!outside_transaction("CREATE INDEX i ON t (x)"));
+        assert!(outside_transaction("COMMIT PREPARED 'a'"));
+        assert!(block_sensitive("ANALYZE parted"));
+        assert!(block_sensitive("lock part1 in share mode"));
+        assert!(block_sensitive("ROLLBACK TO f"));
+        assert!(block_sensitive("SET LOCAL x = 1"));
+        assert!(!block_sensitive("SET x = 1"));
+        assert!(!block_sensitive("ROLLBACK"));
+        assert!(!block_sensitive("SELECT 1"));
+        assert!(outside_transaction("rollback prepared 'a'"));
+        assert!(!outside_transaction("COMMIT"));
+        assert!(outside_transaction("REINDEX SCHEMA CONCURRENTLY s"));
+        assert!(outside_transaction("REINDEX SCHEMA s"));
+        assert!(!outside_transaction("REINDEX TABLE t"));
+        assert!(outside_transaction(
+            "ALTER TABLE d_listp DETACH PARTITION d_listp2 CONCURRENTLY"
+        ));
+        assert!(!outside_transaction("ALTER TABLE d_listp DETACH PARTITION d_listp2"));
+        assert!(!outside_transaction(
+            "ALTER TABLE d_listp DETACH PARTITION d_listp2 FINALIZE"
+        ));
         assert!(!outside_transaction("ALTER TABLE books ADD COLUMN s text"));
         assert!(!outside_transaction("SELECT 1"));
     }

@@ -224,7 +224,9 @@ impl<'e> Cx<'e> {
             return Ok(self.pid_of(name));
         }
         let app = crate::target::connect::app_name(&format!("{}{name}", self.opener.app()));
-        let serving = crate::engine::session::backends_by_app(&self.env.control, &[&app]).await?;
+        let serving = crate::engine::session::backends_by_app(&self.env.control, &[&app])
+            .await
+            .ctx(crate::engine::msg::read_blocking)?;
         Ok(serving.first().map(|(_, pid)| *pid))
     }
 

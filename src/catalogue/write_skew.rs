@@ -510,7 +510,9 @@ async fn serializable_no_index(cx: &mut Cx<'_>) -> Result<()> {
         // before either insert, it reads the predicate locks they hold.
         requests.checked.wait("lab").await?;
         // Behind a transaction pooler: the backends their open transactions run on.
-        crate::engine::session::refresh_pids(&cx.env.control, &[a.clone(), b.clone()]).await?;
+        crate::engine::session::refresh_pids(&cx.env.control, &[a.clone(), b.clone()])
+            .await
+            .map_err(anyhow::Error::from)?;
         let pids = format!("ARRAY[{}, {}]", a.pid(), b.pid());
         let locks = cx.env.rows(&sql.bind("siread_locks", &[("pids", &pids)])?).await?;
         go.wait("lab").await?;

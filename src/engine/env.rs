@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
+use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Config};
 
 use super::answer::{last_set, results_of};
@@ -64,15 +65,58 @@ pub struct Env {
     watch: Arc<tokio::sync::OnceCell<WatchQueries>>,
 }
 
+/// What puts a server connection of the user's transaction pooler back to
+/// the role's own state before lab's control connection asks anything
+/// there: a session's SETs stay on the server connection it used (a `SET
+/// ROLE` to a role its spec then drops breaks every later query there),
+/// and `RESET ALL` leaves the role and the session authorization.
+pub const POOLED_RESET: &str = "RESET ALL;RESET SESSION AUTHORIZATION;RESET ROLE;";
+
+/// `{1,2}`, as the server writes an int array in text.
+fn parse_int_array(text: Option<&str>) -> Vec<i32> {
+    text.unwrap_or("{}")
+        .trim_matches(|c| c == '{' || c == '}')
+        .split(',')
+        .filter_map(|p| p.trim().parse().ok())
+        .collect()
+}
+
+/// `ARRAY[1,2]::int[]`, for a simple query.
+fn int_array(pids: &[i32]) -> String {
+    let items: Vec<String> = pids.iter().map(i32::to_string).collect();
+    format!("ARRAY[{}]::int[]", items.join(","))
+}
+
+fn first_int(rows: &[Vec<Option<String>>]) -> Option<i64> {
+    rows.first()?.first().cloned().flatten()?.parse().ok()
+}
+
 /// See [`Env::watch_queries`].
 pub struct WatchQueries {
     /// Who blocks a backend, and the safe-snapshot wait (a spec's steps).
-    pub blocked: tokio_postgres::Statement,
+    pub blocked: Watched,
     /// The same and its wait_event (scenarios: synchronous standbys too).
-    pub blocked_or_event: tokio_postgres::Statement,
+    pub blocked_or_event: Watched,
     /// The lock a backend waits for.
-    pub lock: tokio_postgres::Statement,
+    pub lock: Watched,
 }
+
+/// One of the scheduler's questions about a backend (`$1`, its pid):
+/// prepared once on a control connection that reaches the server itself;
+/// sent whole as the protocol's unnamed statement each time through a
+/// transaction pooler (which would lose a prepared one between transactions).
+#[derive(Clone)]
+pub enum Watched {
+    Prepared(tokio_postgres::Statement),
+    Unnamed(&'static str),
+}
+
+const BLOCKED: &str = "SELECT pg_blocking_pids($1::int), pg_safe_snapshot_blocking_pids($1::int), NULL::text";
+const BLOCKED_OR_EVENT: &str = "SELECT pg_blocking_pids($1::int), pg_safe_snapshot_blocking_pids($1::int), \
+                                (SELECT wait_event FROM pg_stat_activity WHERE pid = $1::int)";
+const LOCK: &str = "SELECT l.mode || ' on ' || l.locktype || coalesce(' ' || c.relname, '') \
+                      FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation \
+                     WHERE l.pid = $1::int AND NOT l.granted LIMIT 1";
 
 impl Env {
     /// The one constructor: the run's environment on its control
@@ -85,14 +129,14 @@ impl Env {
         } else {
             String::new()
         };
-        let deadlock_ms: i64 = control
-            .query_one(
-                "SELECT setting::bigint FROM pg_settings WHERE name = 'deadlock_timeout'",
-                &[],
-            )
-            .await
-            .ctx(connect::msg::version)?
-            .get(0);
+        let deadlock_ms: i64 = connect::simple_value(
+            &control,
+            "SELECT setting FROM pg_settings WHERE name = 'deadlock_timeout'",
+        )
+        .await
+        .ctx(connect::msg::version)?
+        .and_then(|v| v.parse().ok())
+        .ctx(connect::msg::version)?;
         Ok(Env {
             pg: spec.pg,
             schema: spec.schema,
@@ -167,31 +211,109 @@ impl Env {
 
     /// The scheduler's questions about a waiting session, prepared on the
     /// control connection the first time they are needed and kept: a
-    /// permutation's run asks them without preparing them again.
+    /// permutation's run asks them without preparing them again. Through a
+    /// transaction pooler they are not prepared (see [`Watched`]).
     pub async fn watch_queries(&self) -> Result<&WatchQueries> {
         self.watch
             .get_or_try_init(|| async {
-                let prepare = |sql: &'static str| self.control.prepare(sql);
+                let prepare = |sql: &'static str| async move {
+                    if self.server.behind_pooler {
+                        return Ok(Watched::Unnamed(sql));
+                    }
+                    self.control.prepare(sql).await.map(Watched::Prepared)
+                };
                 Ok::<_, tokio_postgres::Error>(WatchQueries {
-                    blocked: prepare(
-                        "SELECT pg_blocking_pids($1::int), pg_safe_snapshot_blocking_pids($1::int), NULL::text",
-                    )
-                    .await?,
-                    blocked_or_event: prepare(
-                        "SELECT pg_blocking_pids($1::int), pg_safe_snapshot_blocking_pids($1::int), \
-                                (SELECT wait_event FROM pg_stat_activity WHERE pid = $1::int)",
-                    )
-                    .await?,
-                    lock: prepare(
-                        "SELECT l.mode || ' on ' || l.locktype || coalesce(' ' || c.relname, '') \
-                           FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation \
-                          WHERE l.pid = $1::int AND NOT l.granted LIMIT 1",
-                    )
-                    .await?,
+                    blocked: prepare(BLOCKED).await?,
+                    blocked_or_event: prepare(BLOCKED_OR_EVENT).await?,
+                    lock: prepare(LOCK).await?,
                 })
             })
             .await
             .ctx(msg::read_blocking)
+    }
+
+    /// Who blocks backend `pid` (its locks, a safe snapshot) and what it
+    /// waits for: one of the scheduler's questions (`blocked` or
+    /// `blocked_or_event`).
+    pub async fn blocked(&self, q: &Watched, pid: i32) -> Result<(Vec<i32>, Vec<i32>, Option<String>)> {
+        match q {
+            Watched::Prepared(st) => {
+                let row = self.control.query_one(st, &[&pid]).await.ctx(msg::read_blocking)?;
+                Ok((row.get(0), row.get(1), row.get(2)))
+            }
+            Watched::Unnamed(sql) => {
+                let rows = self.pooled_rows(&sql.replace("$1", &pid.to_string())).await?;
+                let row = rows.first().ctx(msg::read_blocking)?;
+                let col = |i: usize| row.get(i).cloned().flatten();
+                Ok((
+                    parse_int_array(col(0).as_deref()),
+                    parse_int_array(col(1).as_deref()),
+                    col(2),
+                ))
+            }
+        }
+    }
+
+    /// The lock backend `pid` waits for (the `lock` question).
+    pub async fn waiting_lock(&self, q: &Watched, pid: i32) -> Result<Option<String>> {
+        match q {
+            Watched::Prepared(st) => {
+                let rows = self.control.query(st, &[&pid]).await.ctx(msg::read_blocking)?;
+                Ok(rows.first().and_then(|r| r.get::<_, Option<String>>(0)))
+            }
+            Watched::Unnamed(sql) => {
+                let rows = self.pooled_rows(&sql.replace("$1", &pid.to_string())).await?;
+                Ok(rows.first().and_then(|r| r.first().cloned().flatten()))
+            }
+        }
+    }
+
+    /// A question on the control connection through a transaction pooler
+    /// of the user's, as a simple query after [`POOLED_RESET`] in the same
+    /// message (the pooler runs a message on one server connection): its
+    /// rows as text. It waits for a free server connection like any
+    /// client's: within the deadline, or the run stops saying the pool is
+    /// too small.
+    pub async fn pooled_rows(&self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
+        let full = format!("{POOLED_RESET}{sql}");
+        let msgs = match tokio::time::timeout(self.wait_timeout, self.control.simple_query(&full)).await {
+            Ok(r) => r.ctx(msg::read_blocking)?,
+            Err(_) => anyhow::bail!(msg::pool_full(self.wait_timeout.as_secs())),
+        };
+        Ok(msgs
+            .iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => {
+                    Some((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
+                }
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// Cancels (or terminates) backend `pid` from the control connection.
+    pub async fn signal_backend(&self, pid: i32, terminate: bool) -> Result<()> {
+        let f = if terminate {
+            "pg_terminate_backend"
+        } else {
+            "pg_cancel_backend"
+        };
+        if self.server.behind_pooler {
+            self.pooled_rows(&format!("SELECT {f}({pid})")).await?;
+        } else {
+            self.control
+                .query_typed(&format!("SELECT {f}($1)"), &[(&pid, Type::INT4)])
+                .await
+                .ctx(msg::read_blocking)?;
+        }
+        Ok(())
+    }
+
+    /// Whether sessions reach the server through a transaction pooler
+    /// (lab's own, or the user's): they then carry their state with every
+    /// transaction, and their backends are found by application_name.
+    pub fn pooled_sessions(&self) -> bool {
+        self.pooler.is_some() || self.server.behind_pooler
     }
 
     /// Where sessions connect: lab's PgBouncer under `--pooler`, else the server.
@@ -223,10 +345,10 @@ impl Env {
     /// connection aside), through `client`.
     pub async fn terminate_sessions_via(&self, client: &Client) -> Result<()> {
         client
-            .execute(
+            .query_typed(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
                  WHERE application_name LIKE $1 || '%' AND pid <> pg_backend_pid() AND usename = current_user",
-                &[&self.app_prefix()],
+                &[(&self.app_prefix(), Type::TEXT)],
             )
             .await
             .ctx(msg::terminate)?;
@@ -272,12 +394,23 @@ impl Env {
 
     /// How many of these backends the server still lists.
     pub async fn backends_left(&self, pids: &[i32]) -> Result<i64> {
-        let row = self
+        if self.server.behind_pooler {
+            let sql = format!(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY({})",
+                int_array(pids)
+            );
+            let rows = self.pooled_rows(&sql).await?;
+            return Ok(first_int(&rows).unwrap_or(0));
+        }
+        let rows = self
             .control
-            .query_one("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)", &[&pids])
+            .query_typed(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)",
+                &[(&pids, Type::INT4_ARRAY)],
+            )
             .await
             .ctx(msg::read_activity)?;
-        Ok(row.get(0))
+        Ok(rows.first().map_or(0, |r| r.get(0)))
     }
 
     /// How many of these backends still serve this variant: listed by the
@@ -286,15 +419,15 @@ impl Env {
     pub async fn backends_serving(&self, pids: &[i32], app: &str) -> Result<i64> {
         // Names are cut at 63 bytes (see connect()); the prefix is compared as stored.
         let app = crate::target::connect::app_name(app);
-        let row = self
+        let rows = self
             .control
-            .query_one(
+            .query_typed(
                 "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1) AND starts_with(application_name, $2)",
-                &[&pids, &app],
+                &[(&pids, Type::INT4_ARRAY), (&app, Type::TEXT)],
             )
             .await
             .ctx(msg::read_activity)?;
-        Ok(row.get(0))
+        Ok(rows.first().map_or(0, |r| r.get(0)))
     }
 
     /// Waits (with the deadline) until the server no longer lists the
@@ -347,11 +480,61 @@ impl Env {
         }
     }
 
+    /// Through a transaction pooler of the user's, once a run's sessions
+    /// have closed: ends the server connections whose last client was one
+    /// of them (named `app...`, as the sessions set it) and that no client
+    /// uses now, and waits until they are gone. What a session left on
+    /// them (temporary tables, SETs, session advisory locks) would
+    /// otherwise stay in the pool for the next client; the pooler opens new
+    /// ones as it needs them. How many there were.
+    pub async fn end_pooled_leftovers(&self, app: &str) -> Result<usize> {
+        if !self.server.behind_pooler {
+            return Ok(0);
+        }
+        let app = crate::target::connect::app_name(app);
+        // In the target list: evaluated only for the rows kept.
+        let sql = format!(
+            "SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity \
+              WHERE starts_with(application_name, {}) AND state = 'idle' \
+                AND usename = current_user AND pid <> pg_backend_pid()",
+            crate::sqltext::literal(&app)
+        );
+        let rows = self.pooled_rows(&sql).await?;
+        let pids: Vec<i32> = rows
+            .iter()
+            .filter(|r| r.get(1).cloned().flatten().as_deref() == Some("t"))
+            .filter_map(|r| r.first().cloned().flatten()?.parse().ok())
+            .collect();
+        for pid in &pids {
+            self.await_gone(*pid).await?;
+        }
+        Ok(pids.len())
+    }
+
     /// Ends backends (best effort: some may be gone already).
     pub async fn terminate(&self, pids: &[i32]) {
         let _ = self
             .control
-            .execute("SELECT pg_terminate_backend(p) FROM unnest($1::int[]) p", &[&pids])
+            .query_typed(
+                "SELECT pg_terminate_backend(p) FROM unnest($1::int[]) p",
+                &[(&pids, Type::INT4_ARRAY)],
+            )
             .await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_arrays_go_both_ways_as_text() {
+        assert_eq!(parse_int_array(Some("{12,345}")), vec![12, 345]);
+        assert_eq!(parse_int_array(Some("{}")), Vec::<i32>::new());
+        assert_eq!(parse_int_array(None), Vec::<i32>::new());
+        assert_eq!(int_array(&[7, 8]), "ARRAY[7,8]::int[]");
+        assert_eq!(int_array(&[]), "ARRAY[]::int[]");
+        assert_eq!(first_int(&[vec![Some("3".into())]]), Some(3));
+        assert_eq!(first_int(&[]), None);
     }
 }

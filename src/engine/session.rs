@@ -280,7 +280,7 @@ impl Opener {
             opened: Arc::default(),
             transcript: None,
             max_sessions: env.max_connections.map(|n| n.saturating_sub(1)),
-            pooled: env.pooler.is_some(),
+            pooled: env.pooled_sessions(),
             raw: false,
             balanced: false,
         }
@@ -520,7 +520,9 @@ impl Session {
     /// statement, in the same message (the pooler keeps one server
     /// connection for a message). `RESET ALL` first (another client's SETs
     /// may be there; role and database defaults come back with it, the
-    /// setup overrides them), then the application_name that wait detection
+    /// setup overrides them), and the role and session authorization,
+    /// which `RESET ALL` leaves (another session's `SET ROLE` would
+    /// otherwise run this one's statements), then the application_name that wait detection
     /// looks for. It ends with `COMMIT`: several statements in one message
     /// share an implicit transaction, whose isolation level and read-only
     /// state were fixed when it began, before the SETs; the session's
@@ -533,9 +535,14 @@ impl Session {
             // In a transaction the pooler keeps the server connection.
             return None;
         }
-        if sqltext::statements(sql).iter().any(|s| sqltext::outside_transaction(s)) {
-            // It cannot run in the transaction block the SETs would open
-            // (lab's files name the schema for such statements).
+        let statements = sqltext::statements(sql);
+        if statements.iter().any(|s| sqltext::outside_transaction(s))
+            || matches!(statements.as_slice(), [one] if sqltext::block_sensitive(one))
+        {
+            // It cannot run in the transaction block the SETs would open,
+            // or would do something else there (lab's files name the
+            // schema for such statements; the pooler gives the server
+            // connection the session's application_name).
             return None;
         }
         let kept: String = pooled
@@ -547,7 +554,8 @@ impl Session {
             .map(|s| format!("{s};"))
             .collect();
         Some(format!(
-            "RESET ALL;SET application_name = {};{}{kept}SET LOCAL client_min_messages = error;COMMIT;",
+            "RESET ALL;RESET SESSION AUTHORIZATION;RESET ROLE;SET application_name = {};{}{kept}\
+             SET LOCAL client_min_messages = error;COMMIT;",
             sqltext::literal(&self.inner.app),
             pooled.setup
         ))
@@ -906,7 +914,7 @@ impl Session {
             // Behind a transaction pooler, the backends serving them now.
             let mut all = vec![self.clone()];
             all.extend(on.iter().map(|s| (*s).clone()));
-            refresh_pids(watcher, &all).await?;
+            refresh_pids(watcher, &all).await.ctx(msg::read_blocking)?;
             let blockers: Vec<i32> = watcher
                 .query_one("SELECT pg_blocking_pids($1)", &[&self.pid()])
                 .await
@@ -984,36 +992,72 @@ fn recovery_conflict(e: &tokio_postgres::Error) -> bool {
 /// on, looked up through `control` by the session's application_name (the
 /// pooler sets it on the server connection it hands out; the prelude sets
 /// it again). A session no backend serves right now gets 0.
-pub async fn refresh_pids(control: &Client, sessions: &[Session]) -> Result<()> {
+pub async fn refresh_pids(control: &Client, sessions: &[Session]) -> Result<(), tokio_postgres::Error> {
     let pooled: Vec<&Session> = sessions.iter().filter(|s| s.pooled()).collect();
     if pooled.is_empty() {
         return Ok(());
     }
     let names: Vec<&str> = pooled.iter().map(|s| s.app()).collect();
     let serving = backends_by_app(control, &names).await?;
-    for s in pooled {
+    assign_pids(sessions, &serving);
+    Ok(())
+}
+
+/// Behind a transaction pooler, which backend serves each of `env`'s
+/// sessions' transaction now ([`refresh_pids`] on a control connection
+/// that reaches the server itself, simple queries through the user's pooler).
+pub async fn refresh_pids_of(env: &Env, sessions: &[Session]) -> Result<()> {
+    if !env.server.behind_pooler {
+        return refresh_pids(&env.control, sessions).await.ctx(msg::read_blocking);
+    }
+    let names: Vec<String> = sessions
+        .iter()
+        .filter(|s| s.pooled())
+        .map(|s| crate::sqltext::literal(s.app()))
+        .collect();
+    if names.is_empty() {
+        return Ok(());
+    }
+    let sql = format!(
+        "SELECT application_name, pid FROM pg_stat_activity \
+          WHERE application_name IN ({}) AND state <> 'idle'",
+        names.join(",")
+    );
+    let serving: Vec<(String, i32)> = env
+        .pooled_rows(&sql)
+        .await?
+        .into_iter()
+        .filter_map(|r| Some((r.first().cloned()??, r.get(1).cloned()??.parse().ok()?)))
+        .collect();
+    assign_pids(sessions, &serving);
+    Ok(())
+}
+
+/// Gives each pooled session the backend serving it in `serving`
+/// (application_name, pid), or 0.
+fn assign_pids(sessions: &[Session], serving: &[(String, i32)]) {
+    for s in sessions.iter().filter(|s| s.pooled()) {
         let pid = serving
             .iter()
             .find(|(app, _)| app == s.app())
             .map_or(0, |(_, pid)| *pid);
         s.inner.pid.store(pid, Ordering::SeqCst);
     }
-    Ok(())
 }
 
 /// The backends running a statement or a transaction for these
 /// application_names (as the server stores them), as (name, pid). Behind a
 /// transaction pooler an idle server connection may still carry the name
 /// of its last client: it serves nobody, and is left out.
-pub async fn backends_by_app(control: &Client, apps: &[&str]) -> Result<Vec<(String, i32)>> {
+pub async fn backends_by_app(control: &Client, apps: &[&str]) -> Result<Vec<(String, i32)>, tokio_postgres::Error> {
+    // An unnamed statement: the control connection may be a transaction pooler's client.
     let rows = control
-        .query(
+        .query_typed(
             "SELECT application_name, pid FROM pg_stat_activity \
               WHERE application_name = ANY($1) AND state <> 'idle'",
-            &[&apps],
+            &[(&apps, tokio_postgres::types::Type::TEXT_ARRAY)],
         )
-        .await
-        .ctx(super::msg::read_blocking)?;
+        .await?;
     Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
 }
 

@@ -337,6 +337,7 @@ impl Job for Explore {
             schema: String::new(),
             neutral: self.explorer.cfg.neutral,
             max_connections: None,
+            through_pooler: false,
         }
     }
 

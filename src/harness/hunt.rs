@@ -748,6 +748,7 @@ impl Job for Hunt {
             schema: self.schema.clone(),
             neutral: true,
             max_connections: self.cfg.max_connections,
+            through_pooler: false,
         }
     }
 

@@ -49,6 +49,10 @@ pub struct Setup {
     /// lab's neutral settings on every connection (the spec runner keeps the server's, as isolationtester does).
     pub neutral: bool,
     pub max_connections: Option<usize>,
+    /// The job can run through a transaction pooler of the user's (its
+    /// sessions then carry their state with every transaction); any other
+    /// refuses one before it starts.
+    pub through_pooler: bool,
 }
 
 /// How a run ended, before its outputs are written.
@@ -172,7 +176,7 @@ async fn execute<J: Job>(job: &J, signals: &mut Signals) -> (Stop, String) {
 async fn environment<J: Job>(job: &J, pg: tokio_postgres::Config, cluster: Option<&Cluster>) -> Result<Env> {
     let common = job.common();
     let setup = job.setup();
-    let (control, server) = connect::control(&common.target, &pg, &setup.control_app).await?;
+    let (control, server) = connect::control(&common.target, &pg, &setup.control_app, setup.through_pooler).await?;
     let env = Env::new(
         control,
         server,

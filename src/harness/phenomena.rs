@@ -160,6 +160,7 @@ impl Job for Matrix {
             schema: String::new(),
             neutral: true,
             max_connections: None,
+            through_pooler: false,
         }
     }
 

@@ -59,6 +59,7 @@ impl Job for Scenarios {
             schema: self.cfg.schema.clone(),
             neutral: true,
             max_connections: self.cfg.max_connections,
+            through_pooler: false,
         }
     }
 

@@ -37,6 +37,7 @@ impl Job for Shell {
             schema: self.cfg.schema.clone(),
             neutral: true,
             max_connections: None,
+            through_pooler: false,
         }
     }
 

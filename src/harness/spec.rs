@@ -190,6 +190,9 @@ impl Job for Specs {
             schema: String::new(),
             neutral: false,
             max_connections: None,
+            // A transaction pooler of the user's is accepted: specs then run in
+            // the database given (see prepare).
+            through_pooler: true,
         }
     }
 
@@ -197,14 +200,14 @@ impl Job for Specs {
     /// create databases runs them in the database given; a database lab is
     /// to make must not exist yet.
     async fn prepare(&self, env: Env) -> Result<Env> {
-        let can_create: bool = env
-            .control
-            .query_one(
-                "SELECT rolsuper OR rolcreatedb FROM pg_roles WHERE rolname = current_user",
-                &[],
-            )
-            .await?
-            .get(0);
+        // Simple queries and unnamed statements: the control connection
+        // may be a transaction pooler's client.
+        let can_create = connect::simple_value(
+            &env.control,
+            "SELECT rolsuper OR rolcreatedb FROM pg_roles WHERE rolname = current_user",
+        )
+        .await?
+            == Some("t".into());
         let place = self.suite.place();
         match (&place, can_create) {
             (Place::Fresh | Place::Named(_), false) => {
@@ -214,22 +217,40 @@ impl Job for Specs {
                 };
                 let shown = match &name {
                     Some(n) => n.clone(),
-                    None => env.control.query_one("SELECT current_database()", &[]).await?.get(0),
+                    None => connect::simple_value(&env.control, "SELECT current_database()")
+                        .await?
+                        .unwrap_or_default(),
                 };
                 eprintln!("{}", suite::msg::in_database(shown).render(self.common.lang));
                 self.suite.set_place(Place::Given(name));
             }
             (Place::Named(n), true) => {
-                let exists = env
+                let exists = !env
                     .control
-                    .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[n])
+                    .query_typed(
+                        "SELECT 1 FROM pg_database WHERE datname = $1",
+                        &[(n, tokio_postgres::types::Type::TEXT)],
+                    )
                     .await?
-                    .is_some();
+                    .is_empty();
                 if exists {
                     bail!(suite::msg::db_exists(n));
                 }
             }
             _ => {}
+        }
+        if env.server.behind_pooler {
+            // The user's transaction pooler: specs run in the database
+            // given (a database lab made would need the pooler to know it,
+            // and a pooler keeps server connections open in it, so it could
+            // not be dropped), and lab's own pooler is not put in front of it.
+            let place = connect::where_of(&env.pg);
+            if self.pooler {
+                bail!(suite::msg::pooler_twice(place));
+            }
+            if !matches!(self.suite.place(), Place::Given(_)) {
+                bail!(suite::msg::pooler_in_database(place));
+            }
         }
         if !self.pooler {
             return Ok(env);

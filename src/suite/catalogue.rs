@@ -4,6 +4,8 @@
 //! and `--clean` drops exactly that (never anything that was there before).
 use std::collections::BTreeSet;
 
+use crate::engine::env::POOLED_RESET;
+
 /// One object, as `pg_identify_object` names it: its kind (`table`,
 /// `function`, `role` ...) and its identity (`public.t`, `public.f(integer)`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -64,19 +66,30 @@ SELECT o.type, o.identity
                       AND d.deptype IN ('i', 'a', 'e')
                       -- (a partitioned table depends on its own key columns)
                       AND NOT (d.refclassid = d.classid AND d.refobjid = d.objid))
+   -- (pg_temp: the connection's own, named so from inside)
+   AND coalesce(o.schema, o.identity) <> 'pg_temp'
    AND coalesce(o.schema, o.identity) NOT LIKE 'pg\\_temp\\_%'
    AND coalesce(o.schema, o.identity) NOT LIKE 'pg\\_toast\\_temp\\_%'
 UNION ALL
 SELECT 'prepared transaction', gid FROM pg_prepared_xacts WHERE database = current_database()";
 
-pub async fn snapshot(client: &tokio_postgres::Client) -> Result<BTreeSet<Object>, tokio_postgres::Error> {
-    Ok(client
-        .query(SNAPSHOT, &[])
-        .await?
+/// What the database holds, by name. `pooled`: the client is a transaction
+/// pooler's, whose server connection may carry a session's SETs: they are
+/// reset in the same message first.
+pub async fn snapshot(
+    client: &tokio_postgres::Client,
+    pooled: bool,
+) -> Result<BTreeSet<Object>, tokio_postgres::Error> {
+    let reset = if pooled { POOLED_RESET } else { "" };
+    let msgs = client.simple_query(&format!("{reset}{SNAPSHOT}")).await?;
+    Ok(msgs
         .iter()
-        .map(|r| Object {
-            kind: r.get(0),
-            identity: r.get(1),
+        .filter_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(r) => Some(Object {
+                kind: r.get(0).unwrap_or_default().to_string(),
+                identity: r.get(1).unwrap_or_default().to_string(),
+            }),
+            _ => None,
         })
         .collect())
 }
@@ -92,7 +105,8 @@ pub fn left_behind(before: &BTreeSet<Object>, after: &BTreeSet<Object>) -> Vec<O
 /// it); the ones that could not be dropped, with the server's reason. A
 /// role first loses what it owns and was granted here (DROP OWNED BY:
 /// a role the spec made owns only what the spec made).
-pub async fn clean(client: &tokio_postgres::Client, objects: &[Object]) -> Vec<(Object, String)> {
+pub async fn clean(client: &tokio_postgres::Client, objects: &[Object], pooled: bool) -> Vec<(Object, String)> {
+    let reset = if pooled { POOLED_RESET } else { "" };
     // Prepared transactions first (they may hold locks on the rest), roles last.
     let rank = |o: &Object| match o.kind.as_str() {
         "prepared transaction" => 0,
@@ -106,9 +120,9 @@ pub async fn clean(client: &tokio_postgres::Client, objects: &[Object]) -> Vec<(
         let before = left.len();
         for o in left {
             let sql = if o.kind == "role" {
-                format!("DROP OWNED BY {0}; {1}", o.identity, o.drop_sql())
+                format!("{reset}DROP OWNED BY {0}; {1}", o.identity, o.drop_sql())
             } else {
-                o.drop_sql()
+                format!("{reset}{}", o.drop_sql())
             };
             if let Err(e) = client.batch_execute(&sql).await {
                 let why = e

@@ -356,7 +356,7 @@ const FRESH: &str = "SELECT concat_ws(' ', \
        (SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database()))";
 
 async fn fingerprint(client: &tokio_postgres::Client) -> Option<String> {
-    client.query_one(FRESH, &[]).await.ok().map(|r| r.get(0))
+    connect::simple_value(client, FRESH).await.ok().flatten()
 }
 
 impl Suite {
@@ -464,7 +464,10 @@ async fn run_spec(suite: &Suite, env: &Env, run: usize) -> Result<Outcome> {
         file.bookstore.then(|| format!("-c search_path={BOOKSTORE}")),
     ];
     let options: Vec<String> = options.into_iter().flatten().collect();
-    if !options.is_empty() {
+    // Through a transaction pooler the `options` startup parameter does
+    // not get through (PgBouncer refuses it, or ignores it where told to):
+    // the sessions set the same with each transaction (see run_in).
+    if !options.is_empty() && !env.pooled_sessions() {
         pg.options(options.join(" "));
     }
     let (result, given) = match suite.place() {
@@ -573,8 +576,11 @@ fn not_dropped(failed: &[(catalogue::Object, String)]) -> Vec<String> {
 }
 
 /// What the database given holds, by name (an error says what lab was reading).
-async fn snapshot(client: &tokio_postgres::Client) -> Result<std::collections::BTreeSet<catalogue::Object>> {
-    catalogue::snapshot(client)
+async fn snapshot(
+    client: &tokio_postgres::Client,
+    pooled: bool,
+) -> Result<std::collections::BTreeSet<catalogue::Object>> {
+    catalogue::snapshot(client, pooled)
         .await
         .map_err(|e| connect::sql_error(e, msg::snapshot()))
 }
@@ -671,7 +677,7 @@ async fn run_in(
             }
             None
         }
-        Watch::Given => Some(snapshot(&control).await?),
+        Watch::Given => Some(snapshot(&control, env.server.behind_pooler).await?),
     };
     if file.bookstore {
         let files = crate::files::LabFiles::embedded();
@@ -683,15 +689,18 @@ async fn run_in(
         )
         .await?;
     }
-    // Behind lab's pooler the `options` startup parameter does not get
-    // through: lab's specs get their search_path as the scenarios do.
-    let schema = if file.bookstore && env.pooler.is_some() {
-        BOOKSTORE
-    } else {
-        ""
-    };
-    let env = env.elsewhere(pg, control, schema);
+    // Behind a transaction pooler the `options` startup parameter does not
+    // get through: lab's specs get their search_path as the scenarios do,
+    // and PGDATESTYLE, PGTZ, PGOPTIONS (and pg_regress's intervalstyle)
+    // become SETs the sessions send with each transaction.
+    let pooled = env.pooled_sessions();
+    let schema = if file.bookstore && pooled { BOOKSTORE } else { "" };
+    let mut env = env.elsewhere(pg, control, schema);
+    if pooled && let Some(options) = cfg.startup_options() {
+        env.settings = connect::options_as_sets(&options)?;
+    }
     let recorder = Recorder::default();
+    let app_prefix = app.clone();
     let opener = Opener::new(&env, app, file.name.clone(), recorder.clone()).with_transcript(transcript.clone());
     if let Some(st) = &env.stepper {
         st.reset(whys(file, cfg.lang));
@@ -747,6 +756,10 @@ async fn run_in(
     }
     drop(sessions);
     drop(setup);
+    // Through the user's pooler, the server connections the sessions used
+    // go with what they left on them (temporary tables among it, which
+    // the spec's own tables may not be dropped without).
+    env.end_pooled_leftovers(&app_prefix).await?;
     // The sessions' backends must be gone before the database is looked at
     // (their temporary objects go with them).
     // (Behind lab's pooler the server connections stay in its pool: the
@@ -763,10 +776,10 @@ async fn run_in(
             if file.bookstore {
                 connect::drop_schema(&env.control, BOOKSTORE).await?;
             }
-            let after = snapshot(&env.control).await?;
+            let after = snapshot(&env.control, env.server.behind_pooler).await?;
             let left = catalogue::left_behind(&before, &after);
             let failed = if cfg.clean && !left.is_empty() {
-                catalogue::clean(&env.control, &left).await
+                catalogue::clean(&env.control, &left, env.server.behind_pooler).await
             } else {
                 Vec::new()
             };

@@ -37,6 +37,10 @@ crate::messages! {
         en: "{path}: {message}",
         tr: "{path}: {message}",
     }
+    no_expected(path, spec) {
+        en: "{path}: no such file: spec {spec} has no expected output to be compared with (pg_regress stops with \"diff command failed\" there too)",
+        tr: "{path}: böyle bir dosya yok: {spec} spec'inin karşılaştırılacak beklenen çıktısı yok (pg_regress de orada \"diff command failed\" ile durur)",
+    }
     expected_one() {
         en: "--expected compares one spec: give exactly one spec file (or use --expected-dir)",
         tr: "--expected tek bir spec'i karşılaştırır: tam olarak bir spec dosyası verin (ya da --expected-dir kullanın)",
@@ -140,6 +144,14 @@ crate::messages! {
     in_database(db) {
         en: "the role cannot create databases: the specs run one at a time in {db}, as isolationtester runs them",
         tr: "rol veritabanı oluşturamıyor: spec'ler isolationtester'daki gibi {db} içinde birer birer çalışır",
+    }
+    pooler_in_database(place) {
+        en: "{place} is a transaction pooler: lab spec runs through it only in the database given, as isolationtester does (add --in-database, or --use-existing with --dbname NAME); a database lab made would have to be known to the pooler, and could not be dropped while the pooler keeps server connections in it",
+        tr: "{place} bir transaction pooler: lab spec onun üzerinden yalnızca verilen veritabanında, isolationtester gibi çalışır (--in-database ekleyin, ya da --dbname NAME ile --use-existing); lab'in oluşturacağı bir veritabanını pooler'ın tanıması gerekirdi ve pooler orada sunucu bağlantıları tuttukça silinemezdi",
+    }
+    pooler_twice(place) {
+        en: "{place} is a transaction pooler already: --pooler puts lab's own PgBouncer in front of a server, not of another pooler; leave --pooler out to run through this one",
+        tr: "{place} zaten bir transaction pooler: --pooler lab'in kendi PgBouncer'ını bir sunucunun önüne koyar, başka bir pooler'ın değil; bunun üzerinden çalıştırmak için --pooler'ı kaldırın",
     }
     db_exists(db) {
         en: "the database {db} exists: --use-existing runs the specs in it as it is (lab drops only databases it made)",

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 use tokio_postgres::error::{DbError, SqlState};
+use tokio_postgres::types::Type;
 use tokio_postgres::{AsyncMessage, Client, Config, NoTls};
 
 use crate::i18n::{Context, Text};
@@ -235,46 +236,76 @@ pub struct ServerInfo {
     pub superuser: bool,
     /// A standby in recovery: read-only, nothing can be created on it.
     pub in_recovery: bool,
+    /// lab reaches the server through a transaction pooler of the user's
+    /// (accepted only where the run asked for it, see [`control`]): the
+    /// control connection asks with unnamed statements only, and sessions
+    /// carry their state with every transaction.
+    pub behind_pooler: bool,
 }
 
+/// What the server is, in one simple query (no prepared statement: what
+/// a transaction pooler between lab and the server cannot lose).
 pub async fn server_info(client: &Client) -> Result<ServerInfo> {
-    let row = client
-        .query_one(
-            "SELECT current_setting('server_version'), current_setting('server_version_num')::int, \
-                    coalesce((SELECT rolsuper FROM pg_roles WHERE rolname = current_user), false), \
-                    pg_is_in_recovery()",
-            &[],
-        )
-        .await;
-    if let Err(e) = &row
-        && prepared_elsewhere(e)
-    {
-        bail!(msg::transaction_pooler_prepared());
-    }
-    let row = row.ctx(msg::version)?;
-    let mut info = check_version(row.get(0), row.get(1))?;
-    info.superuser = row.get(2);
-    info.in_recovery = row.get(3);
+    let row = simple_row(
+        client,
+        "SELECT current_setting('server_version'), current_setting('server_version_num'), \
+                coalesce((SELECT rolsuper FROM pg_roles WHERE rolname = current_user), false), \
+                pg_is_in_recovery()",
+    )
+    .await
+    .ctx(msg::version)?;
+    let field = |i: usize| row.get(i).cloned().flatten().ctx(msg::version);
+    let num: i32 = field(1)?.parse().ctx(msg::version)?;
+    let mut info = check_version(field(0)?, num)?;
+    info.superuser = field(2)? == "t";
+    info.in_recovery = field(3)? == "t";
     Ok(info)
 }
 
 /// A run's control connection and what the server is, checked before
-/// anything is created: not behind a transaction pooler, not a standby. When
-/// connecting fails, the error also says where lab found the server's address.
-pub async fn control(target: &crate::target::Target, pg: &Config, app_name: &str) -> Result<(Client, ServerInfo)> {
+/// anything is created: not a standby, and not behind a transaction pooler
+/// unless `pooler_ok` (then [`ServerInfo::behind_pooler`] says whether it
+/// is). When connecting fails, the error also says where lab found the
+/// server's address.
+pub async fn control(
+    target: &crate::target::Target,
+    pg: &Config,
+    app_name: &str,
+    pooler_ok: bool,
+) -> Result<(Client, ServerInfo)> {
     let r = connect(pg, app_name, None, None).await;
-    let client = match target {
+    let (client, pooler) = match target {
         crate::target::Target::Server(_, origin) => {
             let client = r.ctx(|| msg::named_by(origin))?.client;
-            refuse_transaction_pooler(&client, pg).await?;
-            client
+            let pooler = transaction_pooler(&client, pg).await?;
+            match pooler {
+                Some(why) if !pooler_ok => bail!(why),
+                _ => (client, pooler.is_some()),
+            }
         }
         // lab started it: nothing stands between lab and its own server.
-        crate::target::Target::Throwaway { .. } => r?.client,
+        crate::target::Target::Throwaway { .. } => (r?.client, false),
     };
-    let server = server_info(&client).await?;
+    let mut server = server_info(&client).await?;
+    server.behind_pooler = pooler;
     refuse_standby(&server, pg)?;
     Ok((client, server))
+}
+
+/// The first row of a simple query, as text (NULL as None); empty when
+/// it returned no row.
+pub async fn simple_row(client: &Client, sql: &str) -> Result<Vec<Option<String>>, tokio_postgres::Error> {
+    Ok(client
+        .simple_query(sql)
+        .await?
+        .iter()
+        .find_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(r) => {
+                Some((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
+            }
+            _ => None,
+        })
+        .unwrap_or_default())
 }
 
 /// The first column of the first row of a simple query (no prepared
@@ -301,15 +332,16 @@ pub async fn free_connections(client: &Client) -> Result<i64> {
 }
 
 /// A transaction pooler (PgBouncer's `pool_mode = transaction`, a managed
-/// database's pooled port) between lab and the server is refused before any
-/// session starts: lab's sessions keep state on their connection (the
-/// search_path, SETs, session advisory locks, the backend pid that wait
-/// detection watches), and a transaction pooler hands each transaction to
-/// whichever server connection is free. Seen from the server: a second client
+/// database's pooled port) between lab and the server, found before any
+/// session starts (why, as the line a run that cannot work through one
+/// gives): lab's sessions keep state on their connection (the search_path,
+/// SETs, session advisory locks, the backend pid that wait detection
+/// watches), and a transaction pooler hands each transaction to whichever
+/// server connection is free. Seen from the server: a second client
 /// connection is served by the backend the first one just used, or the first
 /// comes back on another backend. Simple queries only: such a pooler loses
 /// prepared statements between transactions.
-async fn refuse_transaction_pooler(first: &Client, config: &Config) -> Result<()> {
+async fn transaction_pooler(first: &Client, config: &Config) -> Result<Option<Text>> {
     async fn pid(c: &Client) -> Result<String> {
         simple_value(c, "SELECT pg_backend_pid()")
             .await
@@ -326,7 +358,7 @@ async fn refuse_transaction_pooler(first: &Client, config: &Config) -> Result<()
     }
     let _ = second.batch_execute("ROLLBACK").await;
     if p2 == p1 || again.iter().any(|p| *p != p1) {
-        bail!(msg::transaction_pooler(where_of(config), p1));
+        return Ok(Some(msg::transaction_pooler(where_of(config), p1)));
     }
     // A pooler that hands out its idle server connections in turn keeps
     // giving a lone client the same one; a prepared statement run in a
@@ -338,11 +370,11 @@ async fn refuse_transaction_pooler(first: &Client, config: &Config) -> Result<()
             Err(e) => Err(e),
         };
         match ran {
-            Err(e) if prepared_elsewhere(&e) => bail!(msg::transaction_pooler_prepared()),
+            Err(e) if prepared_elsewhere(&e) => return Ok(Some(msg::transaction_pooler_prepared())),
             other => other.ctx(msg::version)?,
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// A prepared statement looked for on another server connection than its
@@ -440,6 +472,54 @@ pub fn startup_options(schema: Option<&str>, settings: &str) -> String {
     out.join(" ")
 }
 
+/// The `options` startup parameter (`-c name=value`, `--name=value`, as
+/// libpq sends PGOPTIONS) as SET statements, for sessions behind a
+/// transaction pooler, which does not pass `options` on. A backslash
+/// escapes the next character (a space), as the server reads options; any
+/// other switch has no SET and is refused with the option named.
+pub fn options_as_sets(options: &str) -> Result<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut chars = options.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => word.extend(chars.next()),
+            c if c.is_whitespace() => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    let mut sets = String::new();
+    let mut words = words.into_iter();
+    while let Some(w) = words.next() {
+        let setting = if w == "-c" {
+            match words.next() {
+                Some(s) => s,
+                None => bail!(msg::option_without_setting(w)),
+            }
+        } else if let Some(rest) = w.strip_prefix("-c").or_else(|| w.strip_prefix("--")) {
+            rest.to_string()
+        } else {
+            bail!(msg::option_not_a_setting(w));
+        };
+        let Some((name, value)) = setting.split_once('=') else {
+            bail!(msg::option_without_setting(setting));
+        };
+        let name = name.replace('-', "_");
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+            bail!(msg::option_without_setting(setting));
+        }
+        sets.push_str(&format!("SET {name} = {};", crate::sqltext::literal(value)));
+    }
+    Ok(sets)
+}
+
 /// The neutral settings on a connection already open (the control connection,
 /// opened before the server's version was known).
 pub async fn neutralize(client: &Client, version_num: i32) -> Result<()> {
@@ -460,6 +540,7 @@ pub fn check_version(version: String, version_num: i32) -> Result<ServerInfo> {
         version_num,
         superuser: false,
         in_recovery: false,
+        behind_pooler: false,
     })
 }
 
@@ -559,13 +640,14 @@ pub async fn drop_schema(control: &Client, schema: &str) -> Result<()> {
 
 /// Ok(true) if the schema exists and is lab's, Ok(false) if it does not exist.
 async fn ensure_ours(control: &Client, schema: &str) -> Result<bool> {
-    let row = control
-        .query_opt(
+    // An unnamed statement: the control connection may be a transaction pooler's client.
+    let rows = control
+        .query_typed(
             "SELECT coalesce(obj_description(oid, 'pg_namespace'), '') FROM pg_namespace WHERE nspname = $1",
-            &[&schema],
+            &[(&schema, Type::TEXT)],
         )
         .await?;
-    match row {
+    match rows.first() {
         None => Ok(false),
         Some(r) if r.get::<_, String>(0).starts_with(SCHEMA_MARK) => Ok(true),
         Some(_) => bail!(msg::not_ours(schema)),
@@ -661,6 +743,14 @@ pub mod msg {
             en: "the server at {place} is a read-only standby (pg_is_in_recovery() is true): give lab the primary's URL",
             tr: "{place} adresindeki sunucu salt okunur bir standby (pg_is_in_recovery() doğru): lab'e primary'nin URL'sini verin",
         }
+        option_not_a_setting(option) {
+            en: "startup option {option}: only settings (-c name=value) can reach the server through a transaction pooler, which does not pass the options on",
+            tr: "başlangıç seçeneği {option}: transaction pooler seçenekleri iletmediği için sunucuya yalnızca ayarlar (-c name=value) ulaştırılabilir",
+        }
+        option_without_setting(option) {
+            en: "startup option {option}: not a setting of the form name=value",
+            tr: "başlangıç seçeneği {option}: name=value biçiminde bir ayar değil",
+        }
         error(message, code) {
             en: "{message} (SQLSTATE {code})",
             tr: "{message} (SQLSTATE {code})",
@@ -683,6 +773,33 @@ mod tests {
         assert_eq!(o.matches("-c ").count(), 1 + neutral_settings(180000).len(), "{o}");
         assert!(o.ends_with("-c transaction_timeout=0"), "{o}");
         assert_eq!(startup_options(None, ""), "");
+    }
+
+    #[test]
+    fn startup_options_become_sets_for_a_transaction_pooler() {
+        let sets = options_as_sets(
+            "-c datestyle=Postgres,\\ MDY -c timezone=PST8PDT --intervalstyle=postgres_verbose -cwork-mem=1MB",
+        )
+        .unwrap();
+        assert_eq!(
+            sets,
+            "SET datestyle = 'Postgres, MDY';SET timezone = 'PST8PDT';\
+             SET intervalstyle = 'postgres_verbose';SET work_mem = '1MB';"
+        );
+        assert_eq!(options_as_sets("-c x.y='a'").unwrap(), "SET x.y = '''a''';");
+        assert_eq!(options_as_sets("  ").unwrap(), "");
+        let line = |o: &str| crate::i18n::error_line(&options_as_sets(o).unwrap_err(), Lang::En);
+        assert!(
+            line("-B 100").starts_with("startup option -B: only settings"),
+            "{}",
+            line("-B 100")
+        );
+        assert_eq!(line("-c"), "startup option -c: not a setting of the form name=value");
+        assert_eq!(
+            line("-c fsync"),
+            "startup option fsync: not a setting of the form name=value"
+        );
+        assert!(line("-c a;b=1").contains("a;b=1"));
     }
 
     #[test]

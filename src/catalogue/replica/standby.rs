@@ -211,7 +211,9 @@ pub(super) async fn waits_for_standby(
 ) -> Result<bool> {
     loop {
         // Behind lab's pooler (--pooler): the backend the commit runs on.
-        crate::engine::session::refresh_pids(&cx.env.control, std::slice::from_ref(s)).await?;
+        crate::engine::session::refresh_pids(&cx.env.control, std::slice::from_ref(s))
+            .await
+            .map_err(anyhow::Error::from)?;
         let sql = format!("SELECT wait_event FROM pg_stat_activity WHERE pid = {}", s.pid());
         let ev = cx.env.value(&sql, msg::standby_check).await?;
         if ev.as_deref() == Some("SyncRep") {

@@ -4,13 +4,13 @@
 //! `pg_stat_activity.wait_event`, `pg_locks`), cancels and terminations
 //! are sent from it.
 use anyhow::Result;
-use tokio_postgres::Statement;
 
 use super::{Blocking, Server};
+use crate::engine::Env;
 use crate::engine::answer::{Answer, last_set};
-use crate::engine::session::{Sent, Session, refresh_pids};
-use crate::engine::{Env, msg};
-use crate::i18n::{Context, Text};
+use crate::engine::env::Watched;
+use crate::engine::session::{Sent, Session, refresh_pids_of};
+use crate::i18n::Text;
 use crate::report::ResultSet;
 
 /// A permutation's sessions and the control connection that watches them.
@@ -18,8 +18,8 @@ pub struct Live<'a> {
     env: &'a Env,
     sessions: &'a [Session],
     setup: &'a Session,
-    blocked_q: Statement,
-    lock_q: Statement,
+    blocked_q: Watched,
+    lock_q: Watched,
 }
 
 impl<'a> Live<'a> {
@@ -47,11 +47,6 @@ impl<'a> Live<'a> {
     fn session(&self, s: Option<usize>) -> &Session {
         s.map_or(self.setup, |i| &self.sessions[i])
     }
-
-    async fn control(&self, sql: &str, pid: i32) -> Result<()> {
-        self.env.control.execute(sql, &[&pid]).await.ctx(msg::read_blocking)?;
-        Ok(())
-    }
 }
 
 impl Server for Live<'_> {
@@ -65,7 +60,7 @@ impl Server for Live<'_> {
 
     async fn refresh(&mut self) -> Result<()> {
         if self.sessions.iter().any(Session::pooled) {
-            refresh_pids(&self.env.control, self.sessions).await?;
+            refresh_pids_of(self.env, self.sessions).await?;
         }
         Ok(())
     }
@@ -95,12 +90,7 @@ impl Server for Live<'_> {
     }
 
     async fn blocking(&self, pid: i32) -> Result<Blocking> {
-        let row = self
-            .env
-            .control
-            .query_one(&self.blocked_q, &[&pid])
-            .await
-            .ctx(msg::read_blocking)?;
+        let (locks, snapshot, event) = self.env.blocked(&self.blocked_q, pid).await?;
         // Behind lab's pooler, a statement with no backend yet while the
         // pool is full and a client waits for a server connection.
         let pooler_queued = match &self.env.pooler {
@@ -108,29 +98,23 @@ impl Server for Live<'_> {
             _ => false,
         };
         Ok(Blocking {
-            locks: row.get(0),
-            snapshot: row.get(1),
-            event: row.get(2),
+            locks,
+            snapshot,
+            event,
             pooler_queued,
         })
     }
 
     async fn lock(&self, pid: i32) -> Result<Option<String>> {
-        let rows = self
-            .env
-            .control
-            .query(&self.lock_q, &[&pid])
-            .await
-            .ctx(msg::read_blocking)?;
-        Ok(rows.first().and_then(|r| r.get::<_, Option<String>>(0)))
+        self.env.waiting_lock(&self.lock_q, pid).await
     }
 
     async fn cancel(&self, pid: i32) -> Result<()> {
-        self.control("SELECT pg_cancel_backend($1)", pid).await
+        self.env.signal_backend(pid, false).await
     }
 
     async fn terminate(&self, pid: i32) -> Result<()> {
-        self.control("SELECT pg_terminate_backend($1)", pid).await
+        self.env.signal_backend(pid, true).await
     }
 
     async fn read(&self, sql: &str) -> Result<ResultSet, tokio_postgres::Error> {
