@@ -280,15 +280,7 @@ impl Env {
             Ok(r) => r.ctx(msg::read_blocking)?,
             Err(_) => anyhow::bail!(msg::pool_full(self.wait_timeout.as_secs())),
         };
-        Ok(msgs
-            .iter()
-            .filter_map(|m| match m {
-                tokio_postgres::SimpleQueryMessage::Row(r) => {
-                    Some((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
-                }
-                _ => None,
-            })
-            .collect())
+        Ok(connect::text_rows(&msgs))
     }
 
     /// Cancels (or terminates) backend `pid` from the control connection.

@@ -82,14 +82,14 @@ pub async fn snapshot(
 ) -> Result<BTreeSet<Object>, tokio_postgres::Error> {
     let reset = if pooled { POOLED_RESET } else { "" };
     let msgs = client.simple_query(&format!("{reset}{SNAPSHOT}")).await?;
-    Ok(msgs
-        .iter()
-        .filter_map(|m| match m {
-            tokio_postgres::SimpleQueryMessage::Row(r) => Some(Object {
-                kind: r.get(0).unwrap_or_default().to_string(),
-                identity: r.get(1).unwrap_or_default().to_string(),
-            }),
-            _ => None,
+    Ok(crate::target::connect::text_rows(&msgs)
+        .into_iter()
+        .map(|r| {
+            let col = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
+            Object {
+                kind: col(0),
+                identity: col(1),
+            }
         })
         .collect())
 }

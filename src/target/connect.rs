@@ -295,17 +295,22 @@ pub async fn control(
 /// The first row of a simple query, as text (NULL as None); empty when
 /// it returned no row.
 pub async fn simple_row(client: &Client, sql: &str) -> Result<Vec<Option<String>>, tokio_postgres::Error> {
-    Ok(client
-        .simple_query(sql)
-        .await?
-        .iter()
-        .find_map(|m| match m {
+    Ok(text_rows(&client.simple_query(sql).await?)
+        .into_iter()
+        .next()
+        .unwrap_or_default())
+}
+
+/// The rows a simple query returned, as text (NULL as None).
+pub fn text_rows(msgs: &[tokio_postgres::SimpleQueryMessage]) -> Vec<Vec<Option<String>>> {
+    msgs.iter()
+        .filter_map(|m| match m {
             tokio_postgres::SimpleQueryMessage::Row(r) => {
                 Some((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
             }
             _ => None,
         })
-        .unwrap_or_default())
+        .collect()
 }
 
 /// The first column of the first row of a simple query (no prepared

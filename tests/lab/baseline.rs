@@ -6,11 +6,8 @@ use serde_json::Value;
 
 use crate::support::{TestServer, one_line_exit_2, run};
 
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("lab-baseline-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> crate::support::Scratch {
+    crate::support::scratch("lab-baseline", name)
 }
 
 #[test]

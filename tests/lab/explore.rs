@@ -8,11 +8,8 @@ use crate::support::{TestServer, one_line_exit_2, run};
 
 const SUITE: &str = "tests/pg15-isolation";
 
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("lab-explore-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> crate::support::Scratch {
+    crate::support::scratch("lab-explore-test", name)
 }
 
 /// `lab explore ... --format json` on `srv`; exit 0 or 1 expected.

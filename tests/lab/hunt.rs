@@ -10,11 +10,8 @@ use serde_json::Value;
 
 use crate::support::{TestServer, one_line_exit_2, run, stopped_part_way};
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lab-hunt-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> crate::support::Scratch {
+    crate::support::scratch("lab-hunt-test", name)
 }
 
 /// `lab hunt ... --format json` on `srv`, reproducers in `dir`.

@@ -399,3 +399,35 @@ pub fn server_major(report: &Value) -> u32 {
         .and_then(|m| m.parse().ok())
         .expect("a major version")
 }
+
+/// A directory of a test's own under the temporary directory, removed when
+/// the test ends, passed or failed (a failing assertion prints what it
+/// needs from it first).
+pub struct Scratch(std::path::PathBuf);
+
+/// `<tmp>/<prefix>-<pid>-<name>`, empty.
+pub fn scratch(prefix: &str, name: &str) -> Scratch {
+    let dir = std::env::temp_dir().join(format!("{prefix}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    Scratch(dir)
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for Scratch {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
