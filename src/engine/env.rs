@@ -63,6 +63,9 @@ pub struct Env {
     /// The questions the scheduler asks the control connection about a
     /// session that has not answered, prepared once per connection.
     watch: Arc<tokio::sync::OnceCell<WatchQueries>>,
+    /// The control connection's application_name (behind a transaction
+    /// pooler of the user's, set again with every question).
+    pub control_app: String,
 }
 
 /// What puts a server connection of the user's transaction pooler back to
@@ -70,7 +73,22 @@ pub struct Env {
 /// there: a session's SETs stay on the server connection it used (a `SET
 /// ROLE` to a role its spec then drops breaks every later query there),
 /// and `RESET ALL` leaves the role and the session authorization.
-pub const POOLED_RESET: &str = "RESET ALL;RESET SESSION AUTHORIZATION;RESET ROLE;";
+const POOLED_RESET: &str = "RESET ALL;RESET SESSION AUTHORIZATION;RESET ROLE;";
+
+/// [`POOLED_RESET`], then the control client's `application_name` again:
+/// `RESET ALL` would take it off the server connection too, and the
+/// pooler, which set it when it handed the connection over, does not know;
+/// a connection left nameless could not be told apart at the spec's end
+/// (see [`Env::end_pooled_leftovers`]).
+pub fn pooled_reset(control_app: &str) -> String {
+    if control_app.is_empty() {
+        return POOLED_RESET.to_string();
+    }
+    format!(
+        "{POOLED_RESET}SET application_name = {};",
+        crate::sqltext::literal(&connect::app_name(control_app))
+    )
+}
 
 /// `{1,2}`, as the server writes an int array in text.
 fn parse_int_array(text: Option<&str>) -> Vec<i32> {
@@ -151,6 +169,7 @@ impl Env {
             throwaway: spec.throwaway,
             pooler: None,
             watch: Arc::default(),
+            control_app: String::new(),
         })
     }
 
@@ -178,6 +197,7 @@ impl Env {
             control: Arc::new(control),
             schema: schema.to_string(),
             watch: Arc::default(),
+            control_app: String::new(),
             ..self.derived()
         }
     }
@@ -206,6 +226,7 @@ impl Env {
             throwaway: self.throwaway.clone(),
             pooler: self.pooler.clone(),
             watch: self.watch.clone(),
+            control_app: self.control_app.clone(),
         }
     }
 
@@ -275,7 +296,7 @@ impl Env {
     /// client's: within the deadline, or the run stops saying the pool is
     /// too small.
     pub async fn pooled_rows(&self, sql: &str) -> Result<Vec<Vec<Option<String>>>> {
-        let full = format!("{POOLED_RESET}{sql}");
+        let full = format!("{}{sql}", pooled_reset(&self.control_app));
         let msgs = match tokio::time::timeout(self.wait_timeout, self.control.simple_query(&full)).await {
             Ok(r) => r.ctx(msg::read_blocking)?,
             Err(_) => anyhow::bail!(msg::pool_full(self.wait_timeout.as_secs())),
@@ -484,23 +505,47 @@ impl Env {
             return Ok(0);
         }
         let app = crate::target::connect::app_name(app);
-        // In the target list: evaluated only for the rows kept.
+        // In the target list: evaluated only for the rows kept. The server
+        // connection the question itself runs on may be one of them (the
+        // pooler names it after whichever client it serves): it cannot end
+        // itself and answer, so it is cleaned in place, as DISCARD ALL would
+        // (which cannot run in the message's transaction block; RESET ALL
+        // and the role are in the prelude).
         let sql = format!(
             "SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity \
               WHERE starts_with(application_name, {}) AND state = 'idle' \
-                AND usename = current_user AND pid <> pg_backend_pid()",
+                AND usename = current_user AND pid <> pg_backend_pid();\
+             DISCARD TEMP;DISCARD PLANS;DISCARD SEQUENCES;DEALLOCATE ALL;UNLISTEN *;\
+             SELECT pg_advisory_unlock_all();",
             crate::sqltext::literal(&app)
         );
-        let rows = self.pooled_rows(&sql).await?;
-        let pids: Vec<i32> = rows
-            .iter()
-            .filter(|r| r.get(1).cloned().flatten().as_deref() == Some("t"))
-            .filter_map(|r| r.first().cloned().flatten()?.parse().ok())
-            .collect();
-        for pid in &pids {
-            self.await_gone(*pid).await?;
+        let mut ended = 0;
+        // A server connection busy at that moment (the pooler handing it
+        // to a client) is not idle: a second look, within the deadline.
+        let deadline = Instant::now() + self.wait_timeout.min(Duration::from_secs(5));
+        loop {
+            let rows = self.pooled_rows(&sql).await?;
+            let pids: Vec<i32> = rows
+                .iter()
+                .filter(|r| r.get(1).cloned().flatten().as_deref() == Some("t"))
+                .filter_map(|r| r.first().cloned().flatten()?.parse().ok())
+                .collect();
+            for pid in &pids {
+                self.await_gone(*pid).await?;
+            }
+            ended += pids.len();
+            let busy = self
+                .pooled_rows(&format!(
+                    "SELECT count(*) FROM pg_stat_activity WHERE starts_with(application_name, {}) \
+                      AND state <> 'idle' AND usename = current_user AND pid <> pg_backend_pid()",
+                    crate::sqltext::literal(&app)
+                ))
+                .await?;
+            if first_int(&busy).unwrap_or(0) == 0 || Instant::now() > deadline {
+                return Ok(ended);
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        Ok(pids.len())
     }
 
     /// Ends backends (best effort: some may be gone already).

@@ -2,6 +2,7 @@
 //! its own (its `readline` blocks), asked for one line at a time with the
 //! prompt of the moment, and a printer that writes above the line being
 //! typed (rustyline's external printer) or, without a terminal, plainly.
+use std::io::Write;
 use std::sync::{Arc, Mutex, mpsc};
 
 use rustyline::error::ReadlineError;
@@ -22,17 +23,28 @@ type Boxed = Box<dyn ExternalPrinter + Send>;
 
 /// Prints whole lines while a prompt may be showing.
 #[derive(Clone)]
-pub struct Printer(Arc<Mutex<Option<Boxed>>>);
+pub struct Printer {
+    editor: Arc<Mutex<Option<Boxed>>>,
+    /// A prompt is up (the editor is reading a line). Held while a line is
+    /// printed, so the prompt comes after it or the editor prints it.
+    reading: Arc<Mutex<bool>>,
+}
 
 impl Printer {
+    /// Through the editor while its prompt is up (above the prompt); else
+    /// straight away (the editor would keep it until its next prompt, and
+    /// a Ctrl-C at the prompt could lose it).
     pub fn say(&self, text: &str) {
-        let mut p = self.0.lock().unwrap();
-        if let Some(p) = p.as_mut()
+        let reading = self.reading.lock().unwrap();
+        if *reading
+            && let Some(p) = self.editor.lock().unwrap().as_mut()
             && p.print(format!("{text}\n")).is_ok()
         {
             return;
         }
-        println!("{text}");
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
     }
 }
 
@@ -52,6 +64,8 @@ impl Term {
         let (ask, asked) = mpsc::channel::<String>();
         let (lines_tx, lines) = amp::unbounded_channel();
         let (printer_tx, printer_rx) = mpsc::channel::<Option<Boxed>>();
+        let reading = Arc::new(Mutex::new(false));
+        let prompt_up = reading.clone();
         std::thread::spawn(move || {
             let mut editor = match DefaultEditor::new() {
                 Ok(e) => e,
@@ -64,7 +78,10 @@ impl Term {
             let printer = editor.create_external_printer().ok().map(|p| Box::new(p) as Boxed);
             let _ = printer_tx.send(printer);
             while let Ok(prompt) = asked.recv() {
-                let read = match editor.readline(&prompt) {
+                *prompt_up.lock().unwrap() = true;
+                let line = editor.readline(&prompt);
+                *prompt_up.lock().unwrap() = false;
+                let read = match line {
                     Ok(line) => {
                         if !line.trim().is_empty() {
                             let _ = editor.add_history_entry(line.as_str());
@@ -83,7 +100,10 @@ impl Term {
         Term {
             ask: Some(ask),
             lines,
-            printer: Printer(Arc::new(Mutex::new(printer))),
+            printer: Printer {
+                editor: Arc::new(Mutex::new(printer)),
+                reading,
+            },
             saved,
         }
     }

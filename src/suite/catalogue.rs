@@ -4,8 +4,6 @@
 //! and `--clean` drops exactly that (never anything that was there before).
 use std::collections::BTreeSet;
 
-use crate::engine::env::POOLED_RESET;
-
 /// One object, as `pg_identify_object` names it: its kind (`table`,
 /// `function`, `role` ...) and its identity (`public.t`, `public.f(integer)`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -73,14 +71,10 @@ SELECT o.type, o.identity
 UNION ALL
 SELECT 'prepared transaction', gid FROM pg_prepared_xacts WHERE database = current_database()";
 
-/// What the database holds, by name. `pooled`: the client is a transaction
-/// pooler's, whose server connection may carry a session's SETs: they are
-/// reset in the same message first.
-pub async fn snapshot(
-    client: &tokio_postgres::Client,
-    pooled: bool,
-) -> Result<BTreeSet<Object>, tokio_postgres::Error> {
-    let reset = if pooled { POOLED_RESET } else { "" };
+/// What the database holds, by name. `reset`: sent ahead in the same
+/// message (through a transaction pooler, whose server connection may carry
+/// a session's SETs: [`crate::engine::env::pooled_reset`]; else empty).
+pub async fn snapshot(client: &tokio_postgres::Client, reset: &str) -> Result<BTreeSet<Object>, tokio_postgres::Error> {
     let msgs = client.simple_query(&format!("{reset}{SNAPSHOT}")).await?;
     Ok(crate::target::connect::text_rows(&msgs)
         .into_iter()
@@ -105,8 +99,7 @@ pub fn left_behind(before: &BTreeSet<Object>, after: &BTreeSet<Object>) -> Vec<O
 /// it); the ones that could not be dropped, with the server's reason. A
 /// role first loses what it owns and was granted here (DROP OWNED BY:
 /// a role the spec made owns only what the spec made).
-pub async fn clean(client: &tokio_postgres::Client, objects: &[Object], pooled: bool) -> Vec<(Object, String)> {
-    let reset = if pooled { POOLED_RESET } else { "" };
+pub async fn clean(client: &tokio_postgres::Client, objects: &[Object], reset: &str) -> Vec<(Object, String)> {
     // Prepared transactions first (they may hold locks on the rest), roles last.
     let rank = |o: &Object| match o.kind.as_str() {
         "prepared transaction" => 0,

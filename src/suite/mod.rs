@@ -578,9 +578,9 @@ fn not_dropped(failed: &[(catalogue::Object, String)]) -> Vec<String> {
 /// What the database given holds, by name (an error says what lab was reading).
 async fn snapshot(
     client: &tokio_postgres::Client,
-    pooled: bool,
+    reset: &str,
 ) -> Result<std::collections::BTreeSet<catalogue::Object>> {
-    catalogue::snapshot(client, pooled)
+    catalogue::snapshot(client, reset)
         .await
         .map_err(|e| connect::sql_error(e, msg::snapshot()))
 }
@@ -667,9 +667,13 @@ async fn run_in(
         (None, true) => format!("isolation/{}/", file.name),
         (None, false) => format!("lab:spec:{}/", file.name),
     };
-    let control = connect::connect(&pg, &format!("{app}control connection"), None, None)
-        .await?
-        .client;
+    let control_app = format!("{app}control connection");
+    let control = connect::connect(&pg, &control_app, None, None).await?.client;
+    let reset = if env.server.behind_pooler {
+        crate::engine::env::pooled_reset(&control_app)
+    } else {
+        String::new()
+    };
     let before = match &mut watch {
         Watch::Made(db) => {
             if db.baseline.is_none() {
@@ -677,7 +681,7 @@ async fn run_in(
             }
             None
         }
-        Watch::Given => Some(snapshot(&control, env.server.behind_pooler).await?),
+        Watch::Given => Some(snapshot(&control, &reset).await?),
     };
     if file.bookstore {
         let files = crate::files::LabFiles::embedded();
@@ -696,6 +700,7 @@ async fn run_in(
     let pooled = env.pooled_sessions();
     let schema = if file.bookstore && pooled { BOOKSTORE } else { "" };
     let mut env = env.elsewhere(pg, control, schema);
+    env.control_app = control_app;
     if pooled && let Some(options) = cfg.startup_options() {
         env.settings = connect::options_as_sets(&options)?;
     }
@@ -776,10 +781,10 @@ async fn run_in(
             if file.bookstore {
                 connect::drop_schema(&env.control, BOOKSTORE).await?;
             }
-            let after = snapshot(&env.control, env.server.behind_pooler).await?;
+            let after = snapshot(&env.control, &reset).await?;
             let left = catalogue::left_behind(&before, &after);
             let failed = if cfg.clean && !left.is_empty() {
-                catalogue::clean(&env.control, &left, env.server.behind_pooler).await
+                catalogue::clean(&env.control, &left, &reset).await
             } else {
                 Vec::new()
             };

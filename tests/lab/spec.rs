@@ -998,6 +998,11 @@ const POOLER_MAY_CHANGE: &[(&str, &str)] = &[
         "a session's setup creates a temporary table its later steps use",
     ),
     (
+        "vacuum-conflict",
+        "SET ROLE in one step, VACUUM (no transaction block, so no prelude) in the next: \
+         whether it runs on the server connection with the role depends on the pooler's timing",
+    ),
+    (
         "deadlock-parallel",
         "on a loaded machine its deadlock may wait for d1's 10 s deadlock_timeout \
          (the spec's own comment), past the 3 s step deadline this run uses",
@@ -1078,9 +1083,17 @@ fn through_a_users_transaction_pooler_specs_run_in_the_database_given() {
         .iter()
         .filter(|d| !expected.contains(d) && !POOLER_MAY_CHANGE.iter().any(|(k, _)| k == d))
         .collect();
+    let entries: Vec<String> = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| unexplained.iter().any(|u| s["scenario"].as_str() == Some(u.as_str())))
+        .map(|s| s.to_string().chars().take(3000).collect())
+        .collect();
     assert!(
         unexplained.is_empty(),
-        "{unexplained:?} differ through the pooler:\n{diffs}"
+        "{unexplained:?} differ through the pooler:\n{diffs}\n{entries:#?}\nlab said:\n{}",
+        r.stderr
     );
     if version / 10000 == 15 {
         // On the server the suite was written for, each documented change shows.
@@ -1089,14 +1102,31 @@ fn through_a_users_transaction_pooler_specs_run_in_the_database_given() {
     }
     eprintln!("through a transaction pooler: {} of 115 byte-equal", 115 - differ.len());
     let c = srv.client();
+    // (The one lab's control connection asked its last question on is
+    // cleaned in place, and keeps the control's name.)
     assert_eq!(
         srv.query_i64(
             &c,
             "SELECT count(*) FROM pg_stat_activity \
-              WHERE application_name LIKE 'lab:spec:%' OR application_name LIKE 'isolation/%'"
+              WHERE (application_name LIKE 'lab:spec:%' OR application_name LIKE 'isolation/%') \
+                AND application_name NOT LIKE '%/control connection'"
         ),
         0,
         "server connections lab's sessions used are ended"
+    );
+    assert_eq!(
+        srv.query_i64(
+            &c,
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' OR pid IN \
+               (SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'isolation/%')"
+        ),
+        0,
+        "no lock held on the pooler's server connections"
+    );
+    assert_eq!(
+        srv.query_i64(&c, "SELECT count(*) FROM pg_class WHERE relpersistence = 't'"),
+        0,
+        "no temporary table left on them"
     );
     assert_eq!(
         srv.query_i64(
@@ -1106,7 +1136,4 @@ fn through_a_users_transaction_pooler_specs_run_in_the_database_given() {
         0,
         "nothing left in the database"
     );
-    let _ = std::fs::remove_dir_all(&out);
-    let _ = std::fs::remove_dir_all(&direct);
-    let _ = std::fs::remove_dir_all(&direct);
 }
