@@ -162,12 +162,13 @@ impl Hunt {
         let differs = crate::hunt::workload::level_read_back(&read_back, level)
             .err()
             .map(|e| e.to_string());
-        let history = History {
+        let mut history = History {
             header: Some(self.header(level, &env.server.version)),
             txns: std::mem::take(&mut *w.recorded.lock().unwrap()),
         };
-        let file = self.write_history(&history, level)?;
         let checked = check::check(&history, self.cfg.options).map_err(|d| anyhow::anyhow!(d.what))?;
+        commit_times(env, &mut history, &checked).await?;
+        let file = self.write_history(&history, level)?;
         let mut found = Found {
             level: Some(level),
             history,
@@ -343,6 +344,45 @@ fn list(l: &[i64]) -> String {
     }
 }
 
+/// When the server says each committed transaction of an anomaly committed
+/// (`pg_xact_commit_timestamp`), where it keeps commit timestamps
+/// (`track_commit_timestamp`, on in lab's throwaway cluster): the server's
+/// own commit order, beside the order its answers reached lab.
+async fn commit_times(env: &Env, h: &mut History, checked: &Checked) -> Result<()> {
+    let wanted: Vec<(usize, i64)> = checked
+        .anomalies
+        .iter()
+        .flat_map(|a| a.distinct_txns())
+        .filter_map(|t| h.txns[t].xid.map(|x| (t, x as i64)))
+        .collect();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let on = connect::simple_row(&env.control, "SHOW track_commit_timestamp")
+        .await
+        .map_err(|e| connect::sql_error(e, msg::statement()))?;
+    if on.first().cloned().flatten().as_deref() != Some("on") {
+        return Ok(());
+    }
+    let xids: Vec<i64> = wanted.iter().map(|(_, x)| *x).collect();
+    let rows = env
+        .control
+        .query(
+            "SELECT x, to_char(pg_xact_commit_timestamp((x % 4294967296)::text::xid) AT TIME ZONE 'UTC', \
+             'YYYY-MM-DD HH24:MI:SS.US') FROM unnest($1::bigint[]) x",
+            &[&xids],
+        )
+        .await
+        .map_err(|e| connect::sql_error(e, msg::statement()))?;
+    for r in rows {
+        let (x, at): (i64, Option<String>) = (r.get(0), r.get(1));
+        for (t, _) in wanted.iter().filter(|(_, w)| *w == x) {
+            h.txns[*t].committed_at = at.clone();
+        }
+    }
+    Ok(())
+}
+
 /// What an anomaly is, edge by edge or read by read, in words.
 pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
     let read_of = |t: usize, op: usize| match &h.txns[t].ops.get(op) {
@@ -363,6 +403,7 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
                     Why::Session => msg::why_session(&x, &y, h.txns[l.from].session),
                 }
             })
+            .chain(commit_order(h, a))
             .collect();
     }
     let Some(r) = &a.read else { return Vec::new() };
@@ -381,6 +422,29 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
         }
         _ => msg::why_internal(&reader, r.key, &seen),
     }]
+}
+
+/// The order the server committed an anomaly's transactions in, when it
+/// said when (every one of them that wrote and committed).
+fn commit_order(h: &History, a: &Anomaly) -> Option<Text> {
+    let mut at: Vec<(&str, usize)> = Vec::new();
+    for t in a.distinct_txns() {
+        let txn = &h.txns[t];
+        match (&txn.committed_at, txn.xid) {
+            (Some(c), _) => at.push((c, t)),
+            (None, Some(_)) => return None,
+            (None, None) => {}
+        }
+    }
+    if at.len() < 2 {
+        return None;
+    }
+    at.sort();
+    let order: Vec<String> = at
+        .iter()
+        .map(|(c, t)| format!("{} ({})", tname(h, *t), c.rsplit(' ').next().unwrap_or(c)))
+        .collect();
+    Some(msg::commit_order(order.join(", ")))
 }
 
 /// The anomaly's transactions as timeline entries (their operations, at

@@ -895,6 +895,9 @@ mod tests {
             end: Some(start + 1),
             ops,
             at: Vec::new(),
+            xid: None,
+            backend: None,
+            committed_at: None,
             line: 0,
         }
     }

@@ -70,6 +70,19 @@ pub struct Txn {
     /// clock (lab's own histories; a reproducer orders its steps by them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub at: Vec<u64>,
+    /// The server's transaction id (txid_current_if_assigned() read in
+    /// the COMMIT's message; lab's histories, transactions that wrote).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xid: Option<u64>,
+    /// The backend that ran it (pg_backend_pid() of its session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<i32>,
+    /// When the server says it committed (pg_xact_commit_timestamp, where
+    /// the server has track_commit_timestamp on), for the transactions of
+    /// an anomaly found: the server's commit order, beside the order its
+    /// answers came in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub committed_at: Option<String>,
     /// The line of the file it came from (0: recorded here).
     #[serde(skip)]
     pub line: usize,
@@ -354,6 +367,9 @@ impl History {
                 end: Some(time),
                 ops: micro_ops(&mops, status).map_err(bad)?,
                 at: Vec::new(),
+                xid: None,
+                backend: None,
+                committed_at: None,
                 line,
             });
         }
@@ -370,6 +386,9 @@ impl History {
                 end: None,
                 ops: micro_ops(&invoked, Status::Info).map_err(|what| Damage { line, what })?,
                 at: Vec::new(),
+                xid: None,
+                backend: None,
+                committed_at: None,
                 line,
             });
         }
@@ -461,6 +480,9 @@ mod tests {
                 end: Some(20),
                 ops: vec![Op::Append(3, 7), Op::Read(3, Some(vec![1, 7])), Op::Read(4, None)],
                 at: vec![12, 14],
+                xid: None,
+                backend: None,
+                committed_at: None,
                 line: 0,
             }],
         };

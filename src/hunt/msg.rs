@@ -148,6 +148,10 @@ crate::messages! {
         en: "{from} ran before {to} on session {session}",
         tr: "{from}, {session} oturumunda {to} işleminden önce çalıştı",
     }
+    commit_order(order) {
+        en: "the server committed them in this order (pg_xact_commit_timestamp, UTC): {order}",
+        tr: "sunucu bunları şu sırayla commit etti (pg_xact_commit_timestamp, UTC): {order}",
+    }
     why_g1a(reader, key, seen, elem, writer) {
         en: "{reader} read key {key} = {seen}, with {elem}, appended by {writer}, which did not commit",
         tr: "{reader} {key} anahtarını {seen} okudu; içindeki {elem} commit edilmemiş {writer} işleminin",

@@ -361,6 +361,9 @@ pub fn replayed(r: &Reproducer, obs: &Observation) -> History {
             .flat_map(|(k, l)| l.iter().map(move |e| Op::Append(*k, *e)))
             .collect(),
         at: Vec::new(),
+        xid: None,
+        backend: None,
+        committed_at: None,
         line: 0,
     }];
     for (p, ops) in r.ops.iter().enumerate() {
@@ -373,6 +376,9 @@ pub fn replayed(r: &Reproducer, obs: &Observation) -> History {
             end: None,
             ops: Vec::new(),
             at: Vec::new(),
+            xid: None,
+            backend: None,
+            committed_at: None,
             line: 0,
         };
         let mut failed = false;
@@ -453,6 +459,9 @@ pub fn replayed(r: &Reproducer, obs: &Observation) -> History {
             end: Some(at),
             ops,
             at: Vec::new(),
+            xid: None,
+            backend: None,
+            committed_at: None,
             line: 0,
         });
     }
@@ -539,6 +548,9 @@ mod tests {
             end: Some(start + 10),
             ops,
             at,
+            xid: None,
+            backend: None,
+            committed_at: None,
             line: 0,
         }
     }

@@ -226,6 +226,7 @@ impl Workload {
             })
             .unwrap_or_default();
         self.read_back.lock().unwrap().push(read);
+        let backend = client.query_one("SELECT pg_backend_pid()", &[]).await?.get::<_, i32>(0);
         let append = client.prepare(APPEND).await?;
         let select = client.prepare(READ).await?;
         // The level named in every BEGIN too (the session's default, read back above, is the same).
@@ -248,9 +249,15 @@ impl Workload {
                     at.push(self.now());
                 }
             }
+            let mut xid = None;
             let ended = match outcome {
-                Outcome::Ok(()) => match self.bounded(client.batch_execute("COMMIT")).await {
-                    Outcome::Ok(()) => Ok((Status::Ok, None)),
+                // The transaction's id, read in the COMMIT's own message (no
+                // round trip more): the server's commit order can be asked later.
+                Outcome::Ok(()) => match self.bounded(client.simple_query(COMMIT)).await {
+                    Outcome::Ok(answer) => {
+                        xid = assigned_xid(&answer);
+                        Ok((Status::Ok, None))
+                    }
                     Outcome::Abort(c) => Ok((Status::Fail, Some(c))),
                     // The outcome of a COMMIT whose answer never came is unknown.
                     Outcome::Error(e) => Err((Status::Info, None, e)),
@@ -271,6 +278,9 @@ impl Workload {
                 end: (status != Status::Info).then_some(end),
                 ops,
                 at,
+                xid,
+                backend: Some(backend),
+                committed_at: None,
                 line: 0,
             };
             match ended {
@@ -305,6 +315,15 @@ impl Workload {
             },
         }
     }
+}
+
+/// A transaction's COMMIT, its id (if it has one: it wrote) read first.
+const COMMIT: &str = "SELECT txid_current_if_assigned(); COMMIT";
+
+/// The id `COMMIT` read (none for a transaction that wrote nothing).
+fn assigned_xid(answer: &[tokio_postgres::SimpleQueryMessage]) -> Option<u64> {
+    let row = crate::target::connect::text_rows(answer).into_iter().next()?;
+    row.into_iter().next().flatten()?.parse().ok()
 }
 
 /// The level every session read back, or why not.

@@ -17,7 +17,7 @@ use anyhow::{Result, bail};
 use crate::i18n::{Context, Lang};
 
 /// Bump when the template's settings change, so old caches are not reused.
-const TEMPLATE_FORMAT: &str = "t2";
+const TEMPLATE_FORMAT: &str = "t3";
 /// The file that marks a template as finished.
 const TEMPLATE_DONE: &str = "lab-template-done";
 const DIR_PREFIX: &str = "lab-pg-";
@@ -35,6 +35,8 @@ lc_messages = 'C'
 log_min_messages = warning
 log_checkpoints = off
 max_locks_per_transaction = 128
+# lab hunt asks when an anomaly's transactions committed
+track_commit_timestamp = on
 ";
 
 /// A running throwaway cluster. Dropping it stops the server and removes its directory.

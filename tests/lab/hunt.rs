@@ -136,6 +136,59 @@ fn repeatable_read_finds_g2_item_and_hands_back_a_spec_that_replays_it() {
             >= 2
     );
     assert!(a["explanation"][0].as_str().unwrap().contains("read key"), "{a}");
+    // The server's own commit order of the cycle's writers, from the ids
+    // their COMMITs read and the commit timestamps the server kept.
+    let recorded: Vec<Value> = std::fs::read_to_string(&history)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(recorded.iter().all(|t| t["backend"].as_i64().unwrap_or(0) > 0));
+    let wrote = |t: &Value| t["type"] == "ok" && t["ops"].to_string().contains("append");
+    assert!(
+        recorded
+            .iter()
+            .filter(|t| wrote(t))
+            .all(|t| t["xid"].as_u64().is_some())
+    );
+    let writers_of = |a: &Value| -> Vec<&Value> {
+        let mut ids: Vec<u64> = a["transactions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i.as_u64().unwrap())
+            .collect();
+        ids.sort();
+        ids.dedup();
+        ids.iter()
+            .map(|i| recorded.iter().find(|t| t["index"] == *i).unwrap())
+            .filter(|t| wrote(t))
+            .collect()
+    };
+    let in_cycle = writers_of(a);
+    assert!(in_cycle.len() >= 2, "{a}");
+    assert!(in_cycle.iter().all(|t| t["committed_at"].is_string()), "{in_cycle:?}");
+    let last = a["explanation"].as_array().unwrap().last().unwrap().as_str().unwrap();
+    assert!(last.starts_with("the server committed them in this order"), "{a}");
+    for t in &in_cycle {
+        assert!(last.contains(&format!("T{} (", t["index"])), "{last}");
+    }
+    let mut all_writers: Vec<u64> = report["levels"][0]["anomalies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|a| writers_of(a).into_iter().map(|t| t["index"].as_u64().unwrap()))
+        .collect();
+    all_writers.sort();
+    all_writers.dedup();
+    let mut timed: Vec<u64> = recorded
+        .iter()
+        .filter(|t| t["committed_at"].is_string())
+        .map(|t| t["index"].as_u64().unwrap())
+        .collect();
+    timed.sort();
+    assert_eq!(timed, all_writers, "commit times for the anomalies' writers only");
     let spec = replays(&srv, a, "repeatable-read");
     // The same spec explored at SERIALIZABLE: the anomaly is gone.
     let path = a["reproducer"]["path"].as_str().unwrap();
