@@ -15,10 +15,13 @@
 # the server's ReleasePredicateLocks is an exported symbol, so no debug
 # symbols are needed.
 #
-# The transactions (table t, keys 1 to 3, each a list):
-#   P: BEGIN; read key 1;                      ... append to key 2; COMMIT
+# The transactions (table t, keys 1 to 3, each a list), in this order:
+#   P: BEGIN; read key 1; append 20 to key 2
 #   O: BEGIN; append 10 to key 1; COMMIT
-#   I: BEGIN; read key 1 (sees O's 10); read key 2 (without P's 20); append to key 3; COMMIT
+#   I: BEGIN; read key 1 (sees O's 10)
+#   P: COMMIT
+#   I: read key 2 (without P's 20, committed after I's snapshot);
+#      append 30 to key 3; COMMIT
 # I →rw P →rw O, and O →wr I: a cycle no serial order has (G2-item). The
 # script prints who committed and exits 0 when each run ends as SSI
 # documents (one of them aborts with 40001), 1 when a run lets all three
@@ -91,6 +94,7 @@ run() {
     done
     send P "BEGIN ISOLATION LEVEL SERIALIZABLE"
     send P "SELECT v FROM t WHERE k = 1"
+    send P "UPDATE t SET v = v || 20 WHERE k = 2"
     send O "BEGIN ISOLATION LEVEL SERIALIZABLE"
     send O "UPDATE t SET v = v || 10 WHERE k = 1"
     if [ "$hold" = yes ]; then
@@ -98,6 +102,7 @@ run() {
         pid=$("$psql" -X -At "$url" -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'O'")
         mkfifo "$work/gdb.in"
         gdb -q -nx -p "$pid" <"$work/gdb.in" >"$work/gdb.out" 2>&1 &
+        local debugger=$!
         exec {g}>"$work/gdb.in"
         printf 'handle SIGUSR1 SIGUSR2 SIGINT SIGTERM SIGQUIT nostop noprint pass\nbreak ReleasePredicateLocks\necho @@armed\\n\ncontinue\n' >&$g
         wait_for "$work/gdb.out" "@@armed" "gdb attaching to $pid"
@@ -108,16 +113,15 @@ run() {
     fi
     send I "BEGIN ISOLATION LEVEL SERIALIZABLE"
     send I "SELECT v FROM t WHERE k = 1"
-    send I "SELECT v FROM t WHERE k = 2"
-    send P "UPDATE t SET v = v || 20 WHERE k = 2"
     send P "COMMIT"
     if [ "$hold" = yes ]; then
         printf 'delete\ndetach\nquit\n' >&$g
         wait_for "$work/O.out" "@@$posted" "O's COMMIT after gdb let it go"
         exec {g}>&-
-        wait
+        wait "$debugger" || true
         rm -f "$work/gdb.in"
     fi
+    send I "SELECT v FROM t WHERE k = 2"
     send I "UPDATE t SET v = v || 30 WHERE k = 3"
     send I "COMMIT"
     echo "  P: $(answers P)"
@@ -138,6 +142,6 @@ echo "PostgreSQL $version, SERIALIZABLE"
 status=0
 echo "1. O's COMMIT runs through:"
 run no || status=1
-echo "2. O's COMMIT held at ReleasePredicateLocks (visible, not yet committed for SSI) while I reads and P commits:"
+echo "2. O's COMMIT held at ReleasePredicateLocks (visible, not yet committed for SSI) while I reads key 1 and P commits:"
 run yes || status=1
 exit $status
