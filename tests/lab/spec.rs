@@ -1003,6 +1003,14 @@ const POOLER_MAY_CHANGE: &[(&str, &str)] = &[
          whether it runs on the server connection with the role depends on the pooler's timing",
     ),
     (
+        "cluster-conflict",
+        "SET ROLE, then CLUSTER sent alone (block-sensitive, so no prelude): as vacuum-conflict",
+    ),
+    (
+        "cluster-conflict-partition",
+        "SET ROLE, then CLUSTER of a partitioned table (no transaction block): as vacuum-conflict",
+    ),
+    (
         "deadlock-parallel",
         "on a loaded machine its deadlock may wait for d1's 10 s deadlock_timeout \
          (the spec's own comment), past the 3 s step deadline this run uses",
