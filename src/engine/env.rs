@@ -505,43 +505,38 @@ impl Env {
             return Ok(0);
         }
         let app = crate::target::connect::app_name(app);
-        // In the target list: evaluated only for the rows kept. The server
-        // connection the question itself runs on may be one of them (the
-        // pooler names it after whichever client it serves): it cannot end
-        // itself and answer, so it is cleaned in place, as DISCARD ALL would
-        // (which cannot run in the message's transaction block; RESET ALL
-        // and the role are in the prelude).
+        // The idle ones are ended (in the target list: evaluated only for
+        // the rows kept); a busy one (the pooler handing it to a client)
+        // answers NULL and gets a second look, within the deadline. The
+        // server connection the question itself runs on may be one of them
+        // (the pooler names it after whichever client it serves): it cannot
+        // end itself and answer, so it is cleaned in place, as DISCARD ALL
+        // would (which cannot run in the message's transaction block; RESET
+        // ALL and the role are in the prelude).
         let sql = format!(
-            "SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity \
-              WHERE starts_with(application_name, {}) AND state = 'idle' \
+            "SELECT pid, CASE WHEN state = 'idle' THEN pg_terminate_backend(pid) END \
+               FROM pg_stat_activity WHERE starts_with(application_name, {}) \
                 AND usename = current_user AND pid <> pg_backend_pid();\
              DISCARD TEMP;DISCARD PLANS;DISCARD SEQUENCES;DEALLOCATE ALL;UNLISTEN *;\
              SELECT pg_advisory_unlock_all();",
             crate::sqltext::literal(&app)
         );
         let mut ended = 0;
-        // A server connection busy at that moment (the pooler handing it
-        // to a client) is not idle: a second look, within the deadline.
         let deadline = Instant::now() + self.wait_timeout.min(Duration::from_secs(5));
         loop {
             let rows = self.pooled_rows(&sql).await?;
-            let pids: Vec<i32> = rows
+            // The pg_stat_activity rows: two columns (the last row is the unlock's).
+            let backends: Vec<(i32, Option<String>)> = rows
                 .iter()
-                .filter(|r| r.get(1).cloned().flatten().as_deref() == Some("t"))
-                .filter_map(|r| r.first().cloned().flatten()?.parse().ok())
+                .filter(|r| r.len() == 2)
+                .filter_map(|r| Some((r[0].as_deref()?.parse().ok()?, r[1].clone())))
                 .collect();
-            for pid in &pids {
+            for (pid, _) in backends.iter().filter(|(_, t)| t.as_deref() == Some("t")) {
                 self.await_gone(*pid).await?;
+                ended += 1;
             }
-            ended += pids.len();
-            let busy = self
-                .pooled_rows(&format!(
-                    "SELECT count(*) FROM pg_stat_activity WHERE starts_with(application_name, {}) \
-                      AND state <> 'idle' AND usename = current_user AND pid <> pg_backend_pid()",
-                    crate::sqltext::literal(&app)
-                ))
-                .await?;
-            if first_int(&busy).unwrap_or(0) == 0 || Instant::now() > deadline {
+            let busy = backends.iter().any(|(_, t)| t.is_none());
+            if !busy || Instant::now() > deadline {
                 return Ok(ended);
             }
             tokio::time::sleep(Duration::from_millis(5)).await;

@@ -358,10 +358,10 @@ async fn commit_times(env: &Env, h: &mut History, checked: &Checked) -> Result<(
     if wanted.is_empty() {
         return Ok(());
     }
-    let on = connect::simple_row(&env.control, "SHOW track_commit_timestamp")
+    let on = connect::simple_value(&env.control, "SHOW track_commit_timestamp")
         .await
         .map_err(|e| connect::sql_error(e, msg::statement()))?;
-    if on.first().cloned().flatten().as_deref() != Some("on") {
+    if on.as_deref() != Some("on") {
         return Ok(());
     }
     let xids: Vec<i64> = wanted.iter().map(|(_, x)| *x).collect();
