@@ -337,8 +337,17 @@ impl<S: Server> Runner<'_, S> {
             }
             self.send(pos).await;
             let mustwait = self.try_complete(s, true, false).await?;
+            // isolationtester looks at a step it just saw waiting only after
+            // sending the next one. lab's own scenarios look once more first:
+            // a wait that ended while lab asked about it (a lock_timeout
+            // firing just then, on a loaded machine) is taken in before the
+            // next step goes, as it is when lab asks a moment later.
+            let settle = mustwait && !self.run.patient;
+            if settle {
+                self.waiting.push(s);
+            }
             self.try_complete_steps(true, true).await?;
-            if mustwait {
+            if mustwait && !settle {
                 self.waiting.push(s);
             }
             self.probes_after(pos).await?;

@@ -30,6 +30,10 @@ enum Act {
     Deaf { by: usize },
     /// Waits on a lock of a backend that is not the spec's, answering after this long.
     Outsider(Duration),
+    /// Waits on a lock session `by` holds, and gives up (55P03, its
+    /// lock_timeout) while lab asks whether another session waits: that
+    /// session is still seen waiting for it, and is let go at once.
+    GivesWay { by: usize },
 }
 
 struct Pending {
@@ -156,15 +160,30 @@ impl Server for Script {
     fn drain(&self, _: usize) {}
 
     async fn blocking(&self, of: i32) -> Result<Blocking> {
-        let pending = self.pending.borrow();
-        let locks = pending
+        let locks = self
+            .pending
+            .borrow()
             .iter()
             .filter(|p| pid(p.session) == of)
             .map(|p| match p.act {
-                Act::Waits { by, .. } | Act::Stuck { by } | Act::Deaf { by } => pid(by),
+                Act::Waits { by, .. } | Act::Stuck { by } | Act::Deaf { by } | Act::GivesWay { by } => pid(by),
                 _ => OUTSIDER,
             })
             .collect();
+        let giving_way: Vec<usize> = self
+            .pending
+            .borrow()
+            .iter()
+            .filter(|p| matches!(p.act, Act::GivesWay { .. }) && pid(p.session) != of)
+            .map(|p| p.session)
+            .collect();
+        for g in giving_way {
+            self.end(
+                |p| p.session == g,
+                || error("55P03", "canceling statement due to lock timeout", "", false),
+            );
+            self.end(|p| matches!(p.act, Act::Waits { by, .. } if by == g), ok);
+        }
         Ok(Blocking {
             locks,
             ..Blocking::default()
@@ -562,4 +581,41 @@ async fn a_deadlock_names_who_waited_for_whom_even_a_wait_too_short_to_see() {
     let b2 = o.step("b2").unwrap();
     assert_eq!(b2.waited_for(), Some(&["A".to_string()][..]));
     assert_eq!(b2.waited.as_ref().unwrap().kind, WaitKind::ServerError);
+}
+
+/// ddl-lock-queue's lock-timeout-retry on a loaded machine: lab sees C wait
+/// for B just as B's lock_timeout fires (which lets C go). isolationtester
+/// (and `lab spec`) sends B's next step before looking at C again; lab's own
+/// scenarios take in C's answer first, as they do when B gives way later.
+#[tokio::test(start_paused = true)]
+async fn a_wait_that_ends_while_lab_asks_is_taken_in_before_the_next_step_in_scenarios() {
+    let spec = "
+session A
+step a1 { LOCK t; }
+step ac { COMMIT; }
+session B
+step b1 { ALTER t; }
+step b2 { SELECT pause; }
+session C
+step c1 { SELECT t; }
+permutation a1 b1 c1 b2 ac
+";
+    let acts = [
+        ("ALTER t;", Act::GivesWay { by: 0 }),
+        ("SELECT t;", Act::Waits { by: 1, until: "" }),
+    ];
+    let scenario = "step a1: LOCK t;\nstep b1: ALTER t; <waiting ...>\nstep c1: SELECT t; <waiting ...>\n\
+                    step b1: <... completed>\nERROR:  canceling statement due to lock timeout\n\
+                    step c1: <... completed>\nstep b2: SELECT pause;\nstep ac: COMMIT;\n";
+    let isolationtester = "step a1: LOCK t;\nstep b1: ALTER t; <waiting ...>\nstep c1: SELECT t; <waiting ...>\n\
+                           step b1: <... completed>\nERROR:  canceling statement due to lock timeout\n\
+                           step b2: SELECT pause;\nstep c1: <... completed>\nstep ac: COMMIT;\n";
+    for (patient, want) in [(false, scenario), (true, isolationtester)] {
+        let mut script = Script::new(&["A", "B", "C"], &acts);
+        let (o, t) = run_script(&mut script, spec, 0, patient).await;
+        let o = o.unwrap();
+        assert_eq!(t, want, "patient: {patient}");
+        assert!(o.step("b1").unwrap().failed_with("55P03"));
+        assert_eq!(o.step("c1").unwrap().waited_for(), Some(&["B".to_string()][..]));
+    }
 }
