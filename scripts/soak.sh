@@ -17,11 +17,13 @@
 #                   flipped or changed order are kept (default: a new
 #                   directory under the temp dir, printed at the end)
 # SOAK_BURNERS: CPU burners (default: the number of cores; 0 for none).
+# SOAK_TIMEOUT_MS: the scenarios' timeouts (lab all --timeout-ms; default 300,
+# a third of lab's own default, so a late look shows sooner).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q
 exec python3 - "$@" <<'PY'
-import json, os, shutil, signal, subprocess, sys, tempfile, time
+import json, os, shutil, signal, subprocess, sys, tempfile, threading, time
 
 args = sys.argv[1:]
 concurrent, shared, keep, extra = 1, False, None, []
@@ -44,6 +46,21 @@ os.makedirs(keep, exist_ok=True)
 
 burners = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(burn)]
 server = None
+
+# The machine's stalls: a thread that sleeps 1 ms at a time notes how late
+# it wakes. A timer of the scenarios' (SOAK_TIMEOUT_MS) that fires while lab
+# cannot run looks to lab like a wait it never saw: a run's worst stall says
+# how close the machine came to that.
+stall = {"worst": 0.0}
+def probe():
+    t = time.monotonic()
+    while True:
+        time.sleep(0.001)
+        n = time.monotonic()
+        stall["worst"] = max(stall["worst"], n - t - 0.001)
+        t = n
+threading.Thread(target=probe, daemon=True).start()
+stalls = {}
 def stop():
     for p in burners:
         p.kill()
@@ -53,7 +70,7 @@ def stop():
         server.wait(timeout=30)
 
 try:
-    base_cmd = [lab, "all", "--format", "json", "--timeout-ms", "300"] + extra
+    base_cmd = [lab, "all", "--format", "json", "--timeout-ms", os.environ.get("SOAK_TIMEOUT_MS", "300")] + extra
     if shared:
         server = subprocess.Popen([lab, "server", "--schema", "soak_server"], stdout=subprocess.PIPE, text=True)
         url = None
@@ -72,6 +89,7 @@ try:
     i = 0
     while i < runs:
         batch = []
+        stall["worst"] = 0.0
         for k in range(min(concurrent, runs - i)):
             n = i + k + 1
             cmd = list(base_cmd)
@@ -85,7 +103,8 @@ try:
             o.close()
             e.close()
             codes[n] = code
-            print(f"run {n}: exit {code}", file=sys.stderr)
+            stalls[n] = stall["worst"] * 1000
+            print(f"run {n}: exit {code}; worst stall {stalls[n]:.0f} ms", file=sys.stderr)
             if code >= 2:
                 sys.stderr.write(open(os.path.join(out, f"{n}.err")).read())
         i += len(batch)
@@ -147,14 +166,18 @@ by_code = {}
 for n, c in codes.items():
     by_code.setdefault(c, []).append(n)
 print(f"runs: {runs}; exit codes: " + ", ".join(f"{c}: {len(ns)}" + (f" (runs {ns})" if c != 0 else "") for c, ns in sorted(by_code.items())))
+worst = sorted(stalls.values())
+if worst:
+    print(f"worst stall per run (a sleeping process woken late; timeouts {base_cmd[base_cmd.index('--timeout-ms') + 1]} ms): "
+          f"median {worst[len(worst) // 2]:.0f} ms, max {worst[-1]:.0f} ms")
 print(f"verdict flips: {sum(len(x) for x in flips.values())}")
 for k, xs in sorted(flips.items()):
     for n, verdict, failed in xs:
-        print(f"  {k}: run {n}: {verdict} (baseline run {base_run}: {base[0].get(k)}); failed checks: {', '.join(failed) or '-'}")
+        print(f"  {k}: run {n}: {verdict} (baseline run {base_run}: {base[0].get(k)}); failed checks: {', '.join(failed) or '-'}; worst stall {stalls[n]:.0f} ms")
 print(f"timeline-order changes: {sum(len(x) for x in changes.values())}")
 for k, xs in sorted(changes.items()):
     for n, at, was, got in xs:
-        print(f"  {k}: run {n}: entry {at} is {got}, in run {base_run} {was}")
+        print(f"  {k}: run {n}: entry {at} is {got}, in run {base_run} {was}; worst stall {stalls[n]:.0f} ms (baseline {stalls[base_run]:.0f} ms)")
 print(f"kept: {keep} ({len(kept)} run(s) and the baseline)" if kept else f"kept: nothing to keep ({keep} is empty)")
 sys.exit(1 if flips or changes or any(c != 0 for c in codes.values()) else 0)
 PY

@@ -148,6 +148,17 @@ impl Stage {
         Ok(sent)
     }
 
+    /// A takes the row, then sets `setting` inside its transaction: a timer
+    /// it starts counts from there, with the row held (a loaded machine's
+    /// pause between A's statements cannot end A before it locks). When the
+    /// SET was sent.
+    async fn a_holds_the_row_then(&self, (name, sql): (&str, &str)) -> Result<Instant> {
+        self.a_holds_the_row(&[]).await?;
+        let sent = Instant::now();
+        self.a.exec(name, sql).await?;
+        Ok(sent)
+    }
+
     /// A's client vanishes (or goes away): the proxy's fault on A's connection.
     fn cut(&self, cx: &Cx<'_>, fault: Fault) {
         self.proxy.set(self.a.app(), fault);
@@ -247,7 +258,7 @@ async fn idle_in_transaction_timeout(cx: &mut Cx<'_>) -> Result<()> {
     let set = st
         .sql
         .bind("idle_timeout", &[("timeout", &format!("{}ms", t.as_millis()))])?;
-    let idle_from = st.a_holds_the_row(&[("idle_timeout", set)]).await?;
+    let idle_from = st.a_holds_the_row_then(("idle_timeout", &set)).await?;
     st.cut(cx, Fault::BlackHole);
     let (got, _, gone) = b_after_a(cx, &st, t * 5 + Duration::from_secs(1)).await?;
     // Measured from A's last statement (sent): its idle time began later.

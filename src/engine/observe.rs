@@ -261,6 +261,9 @@ pub struct StepRun {
     pub cancelled_by_lab: bool,
     /// The isolation level of the transaction this step began, read back.
     pub isolation: Option<String>,
+    /// When the server first answered whether it waited (from the start of
+    /// the variant); none if it answered before lab asked.
+    pub looked: Option<Duration>,
 }
 
 impl StepRun {

@@ -268,6 +268,7 @@ mod tests {
             answer,
             cancelled_by_lab: false,
             isolation: None,
+            looked: None,
         }
     }
 

@@ -160,6 +160,8 @@ struct Active {
     blocked: bool,
     cancelled: Option<Instant>,
     terminated: Option<Instant>,
+    /// When the server first answered whether it waits.
+    looked: Option<std::time::Instant>,
     /// For `(step notices N)` blockers: (session, notices to reach).
     notice_targets: Vec<(usize, usize)>,
 }
@@ -417,6 +419,7 @@ impl<S: Server> Runner<'_, S> {
             blocked: false,
             cancelled: None,
             terminated: None,
+            looked: None,
             notice_targets,
         });
     }
@@ -590,7 +593,9 @@ impl<S: Server> Runner<'_, S> {
     /// Asks the server whether session `s` waits, and on whom.
     async fn status(&mut self, s: usize) -> Result<Status> {
         self.refresh_pids().await?;
-        self.status_now(s).await
+        let status = self.status_now(s).await?;
+        self.active_mut(s).looked.get_or_insert_with(std::time::Instant::now);
+        Ok(status)
     }
 
     /// [`Runner::status`] with the backends as last looked up. Like
@@ -632,6 +637,7 @@ impl<S: Server> Runner<'_, S> {
             }
             any = true;
             let blocked = matches!(self.status_now(s).await?, Status::Blocked(_));
+            self.active_mut(s).looked.get_or_insert_with(std::time::Instant::now);
             self.active_mut(s).blocked = blocked;
             all_blocked &= blocked;
         }
@@ -819,6 +825,7 @@ impl<S: Server> Runner<'_, S> {
             answer,
             cancelled_by_lab: a.cancelled.is_some(),
             isolation,
+            looked: a.looked.map(|l| l.saturating_duration_since(t0)),
         });
         Ok(())
     }

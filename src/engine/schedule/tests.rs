@@ -307,6 +307,9 @@ async fn a_waiting_step_lets_the_next_one_go_and_completes_after_its_blocker() {
     assert_eq!(b1.waited_for(), Some(&["A".to_string()][..]));
     assert!(!o.step("a1").unwrap().waited() && !o.step("ac").unwrap().waited());
     assert!(!b1.cancelled_by_lab);
+    // lab asked the server about b1 only: a1 and ac answered before it would.
+    assert!(b1.looked.is_some_and(|l| l >= b1.sent));
+    assert!(o.step("a1").unwrap().looked.is_none() && o.step("ac").unwrap().looked.is_none());
 }
 
 #[tokio::test(start_paused = true)]
