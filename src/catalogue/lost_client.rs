@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use super::{Cx, Scenario};
+use crate::engine::session::Waiting;
 use crate::engine::{Answer, Deviation, Session};
 
 use crate::report::millis;
@@ -148,17 +149,6 @@ impl Stage {
         Ok(sent)
     }
 
-    /// A takes the row, then sets `setting` inside its transaction: a timer
-    /// it starts counts from there, with the row held (a loaded machine's
-    /// pause between A's statements cannot end A before it locks). When the
-    /// SET was sent.
-    async fn a_holds_the_row_then(&self, (name, sql): (&str, &str)) -> Result<Instant> {
-        self.a_holds_the_row(&[]).await?;
-        let sent = Instant::now();
-        self.a.exec(name, sql).await?;
-        Ok(sent)
-    }
-
     /// A's client vanishes (or goes away): the proxy's fault on A's connection.
     fn cut(&self, cx: &Cx<'_>, fault: Fault) {
         self.proxy.set(self.a.app(), fault);
@@ -182,10 +172,24 @@ async fn backend_state(cx: &Cx<'_>, sql: &SqlFile, pid: i32) -> Result<String> {
 /// backend is gone then. A run past `within` ends A's backend itself (lab
 /// must leave nothing behind) and B's answer follows.
 async fn b_after_a(cx: &mut Cx<'_>, st: &Stage, within: Duration) -> Result<(Option<Answer>, Duration, bool)> {
+    let waiting = b_waits(cx, st).await?;
+    b_gets(cx, st, waiting, within).await
+}
+
+/// B begins and updates A's row: lab sees it wait for A.
+async fn b_waits(cx: &Cx<'_>, st: &Stage) -> Result<Waiting> {
     st.b.exec("b_begin", st.sql.get("b_begin")?).await?;
-    let mut waiting =
-        st.b.send_until_waiting(&cx.env.control, "b_update", st.sql.get("b_update")?, &[&st.a])
-            .await?;
+    st.b.send_until_waiting(&cx.env.control, "b_update", st.sql.get("b_update")?, &[&st.a])
+        .await
+}
+
+/// B's answer within `within`, as [`b_after_a`] has it.
+async fn b_gets(
+    cx: &mut Cx<'_>,
+    st: &Stage,
+    mut waiting: Waiting,
+    within: Duration,
+) -> Result<(Option<Answer>, Duration, bool)> {
     let answer = waiting.answer_within(within).await;
     let waited = waiting.sent_at().elapsed();
     let a_pid = st.a.pid();
@@ -258,9 +262,15 @@ async fn idle_in_transaction_timeout(cx: &mut Cx<'_>) -> Result<()> {
     let set = st
         .sql
         .bind("idle_timeout", &[("timeout", &format!("{}ms", t.as_millis()))])?;
-    let idle_from = st.a_holds_the_row_then(("idle_timeout", &set)).await?;
+    st.a_holds_the_row(&[]).await?;
+    // B waits for A's row before A's timer starts (A sets it, then its
+    // client vanishes): a loaded machine's pause cannot let the timer end A
+    // before lab has seen B wait.
+    let waiting = b_waits(cx, &st).await?;
+    let idle_from = Instant::now();
+    st.a.exec("idle_timeout", &set).await?;
     st.cut(cx, Fault::BlackHole);
-    let (got, _, gone) = b_after_a(cx, &st, t * 5 + Duration::from_secs(1)).await?;
+    let (got, _, gone) = b_gets(cx, &st, waiting, t * 5 + Duration::from_secs(1)).await?;
     // Measured from A's last statement (sent): its idle time began later.
     ended(cx, &got, idle_from.elapsed(), gone, t);
     st.proxy.stop().await;
