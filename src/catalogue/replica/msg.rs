@@ -149,10 +149,6 @@ crate::messages! {
         en: "the primary reports bytes not replayed (lag_bytes: {bytes})",
         tr: "primary uygulanmamış baytları bildirir (lag_bytes: {bytes})",
     }
-    replay_lag_says_nothing(lag) {
-        en: "replay_lag shows no lag at the same time (replay_lag: {lag})",
-        tr: "aynı anda replay_lag gecikme göstermez (replay_lag: {lag})",
-    }
     caught_up(price) {
         en: "after resume the standby reads 45.00 (read: {price})",
         tr: "devam edince standby 45.00 okur (okunan: {price})",
