@@ -29,8 +29,8 @@ pub static SCENARIO: Scenario = Scenario {
     summary: msg::summary,
     readme: "A streaming standby of the run's server (lab's own, or `--standby-url`), replay paused to make \
              staleness deterministic: a read on the standby misses the user's own write, which the bytes \
-             not replayed show and `replay_lag` (a duration) cannot; an LSN token read waits or goes to the primary; `remote_apply` makes COMMIT wait \
-             (SyncRep); \"primary for N ms after a write\" serves a stale read once the lag is longer; a standby \
+             not replayed show and `replay_lag` (a duration) cannot; an LSN token read waits or goes to the \
+             primary; `remote_apply` makes COMMIT wait (SyncRep); \"primary for N ms after a write\" serves a stale read once the lag is longer; a standby \
              query is cancelled by the primary's VACUUM (snapshot) or DDL (lock), not with hot_standby_feedback. \
              Through lab's own pgpool-II (`--via pgpool`): a read after the session's own write is balanced to the \
              stale standby; `disable_load_balance_on_write = 'always'` and an LSN token fix it; a transaction's read \

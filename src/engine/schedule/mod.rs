@@ -344,12 +344,12 @@ impl<S: Server> Runner<'_, S> {
             // a wait that ended while lab asked about it (a lock_timeout
             // firing just then, on a loaded machine) is taken in before the
             // next step goes, as it is when lab asks a moment later.
-            let settle = mustwait && !self.run.patient;
-            if settle {
+            let settle_first = !self.run.patient;
+            if mustwait && settle_first {
                 self.waiting.push(s);
             }
             self.try_complete_steps(true, true).await?;
-            if mustwait && !settle {
+            if mustwait && !settle_first {
                 self.waiting.push(s);
             }
             self.probes_after(pos).await?;
@@ -594,8 +594,13 @@ impl<S: Server> Runner<'_, S> {
     async fn status(&mut self, s: usize) -> Result<Status> {
         self.refresh_pids().await?;
         let status = self.status_now(s).await?;
-        self.active_mut(s).looked.get_or_insert_with(std::time::Instant::now);
+        self.looked(s);
         Ok(status)
+    }
+
+    /// The server has just answered whether `s` waits: the first such answer is kept.
+    fn looked(&mut self, s: usize) {
+        self.active_mut(s).looked.get_or_insert_with(std::time::Instant::now);
     }
 
     /// [`Runner::status`] with the backends as last looked up. Like
@@ -637,7 +642,7 @@ impl<S: Server> Runner<'_, S> {
             }
             any = true;
             let blocked = matches!(self.status_now(s).await?, Status::Blocked(_));
-            self.active_mut(s).looked.get_or_insert_with(std::time::Instant::now);
+            self.looked(s);
             self.active_mut(s).blocked = blocked;
             all_blocked &= blocked;
         }
