@@ -18,7 +18,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
-use tokio::signal::unix::{SignalKind, signal};
+use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio_postgres::Statement;
 
 use crate::engine::guess::{self, Did, Guess, Tally};
@@ -109,6 +109,9 @@ pub async fn run(env: &Env, cfg: &Config) -> Result<()> {
         .prepare("SELECT state FROM pg_stat_activity WHERE pid = $1::int")
         .await
         .ctx(crate::engine::msg::read_blocking)?;
+    // Listened to for the whole shell: a Ctrl-C typed between two prompts
+    // (while a prompt is drawn, say) is kept until the next prompt reads it.
+    let sigint = signal(SignalKind::interrupt()).ctx(msg::sigint)?;
     let mut shell = Shell {
         env,
         live,
@@ -133,6 +136,7 @@ pub async fn run(env: &Env, cfg: &Config) -> Result<()> {
         last_step: None,
         levels: sessions.iter().map(|_| None).collect(),
         buffer: Buffer::default(),
+        sigint,
     };
     shell.begin().await?;
     let result = shell.repl().await;
@@ -163,6 +167,8 @@ struct Shell<'a> {
     /// began (read then, so the prompt sends the session nothing of its own).
     levels: Vec<Option<String>>,
     buffer: Buffer,
+    /// SIGINT: Ctrl-C while the line editor is not reading.
+    sigint: Signal,
 }
 
 impl Shell<'_> {
@@ -256,7 +262,6 @@ impl Shell<'_> {
     /// as they come; SIGINT (Ctrl-C while the editor is not reading) counts
     /// as Ctrl-C at the prompt.
     async fn read(&mut self, prompt: String) -> Result<Read> {
-        let mut sigint = signal(SignalKind::interrupt()).ctx(msg::sigint)?;
         self.term.ask(prompt);
         let mut tick = tokio::time::interval(Duration::from_millis(10));
         loop {
@@ -265,7 +270,7 @@ impl Shell<'_> {
                 _ = tick.tick(), if self.pending.iter().any(Option::is_some) => {
                     self.pass(None).await?;
                 }
-                _ = sigint.recv() => self.interrupt().await?,
+                _ = self.sigint.recv() => self.interrupt().await?,
             }
         }
     }
@@ -497,8 +502,27 @@ impl Shell<'_> {
                 }
                 return Ok(());
             }
-            tokio::time::sleep(POLL).await;
+            tokio::select! {
+                _ = tokio::time::sleep(POLL) => {}
+                // Ctrl-C while the statement is out and no prompt is up: it is
+                // cancelled, and its answer (57014) is taken in by the next look.
+                _ = self.sigint.recv() => self.cancel_in_flight(first).await?,
+            }
         }
+    }
+
+    /// Ctrl-C before the prompt came back: the statement being sent on
+    /// `s` is cancelled, or, when it has just answered, that is said.
+    async fn cancel_in_flight(&mut self, s: Option<usize>) -> Result<()> {
+        let s = s.unwrap_or(self.current);
+        let name = self.sessions[s].name().to_string();
+        if self.pending[s].is_some() {
+            self.said(msg::cancelling(&name));
+            self.live.cancel(self.sessions[s].pid()).await?;
+        } else {
+            self.said(msg::nothing_running(name));
+        }
+        Ok(())
     }
 
     /// One look at every running statement: answers are recorded and

@@ -67,11 +67,11 @@ impl Pty {
                     return got;
                 }
             }
-            assert!(
-                Instant::now() < deadline,
-                "no {needle:?} within 60 s; lab printed:\n{}",
-                self.out.lock().unwrap()
-            );
+            if Instant::now() >= deadline {
+                // Copied first: a panic while the lock is held would poison it.
+                let printed = self.out.lock().unwrap().clone();
+                panic!("no {needle:?} within 60 s; lab printed:\n{printed}");
+            }
             std::thread::sleep(Duration::from_millis(10));
         }
     }
@@ -263,6 +263,31 @@ fn ctrl_c_cancels_the_waiting_statement_of_its_session_only() {
     assert!(out.contains("bye: the sessions are ended"), "{out}");
     assert_eq!(code, 0, "{out}");
     nothing_left(&srv, "shell_cancel");
+}
+
+#[test]
+fn ctrl_c_before_the_prompt_comes_back_cancels_the_statement_out() {
+    let srv = TestServer::start();
+    let args = on(&srv, "shell_cancel_early");
+    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    sh.expect("A> ");
+    // Typed, and Ctrl-C straight after: the editor has given the line up and
+    // lab is watching the statement (the prompt comes back only after 1.5 s),
+    // so the key is a SIGINT that must not be lost.
+    sh.send("SELECT pg_sleep(60);");
+    sh.expect("pg_sleep(60);");
+    sh.ctrl_c();
+    let cancelled = sh.expect("canceling statement due to user request");
+    assert!(
+        cancelled.contains("cancelling A's statement") && cancelled.contains("✖ A ERROR 57014"),
+        "{cancelled}"
+    );
+    sh.expect("A> ");
+    sh.send("SELECT 1 AS one;");
+    sh.expect("A → SELECT 1");
+    let (code, out) = sh.quit();
+    assert_eq!(code, 0, "{out}");
+    nothing_left(&srv, "shell_cancel_early");
 }
 
 #[test]
