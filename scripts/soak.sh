@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Soak: runs `lab all` RUNS times (50) while every core is kept busy by a CPU
-# load, and compares every run with the first: verdict flips (with the
-# checks that failed) and timeline-order changes per variant, and every exit
-# code. The timeline order of a variant is its sequence of (session, result,
-# statement verb), notes aside (they narrate concurrent workers whose order
-# is not part of any interleaving). The worker-pool scenarios (queue,
-# stock-race, invoice-numbering) are compared by verdict only: which worker
-# takes which job is the point of those, not a fixed order.
+# load, and compares every run with the first that exited 0: verdict flips
+# (with the checks that failed) and timeline-order changes per variant, and
+# every exit code. The timeline order of a variant is its sequence of
+# (session, result, statement verb), notes aside (they narrate concurrent
+# workers whose order is not part of any interleaving). The worker-pool
+# scenarios (queue, stock-race, invoice-numbering) are compared by verdict
+# only: which worker takes which job is the point of those, not a fixed order.
 #
 #   RUNS=50 scripts/soak.sh [--concurrent K] [--shared] [--keep DIR] [lab all options]
 #
@@ -132,18 +132,20 @@ def shape(r):
             verdicts[k] = "error: " + s["error"]["message"]
     return verdicts, orders, failed
 
-base, base_run = None, None
+# The baseline is the first run that exited 0 (a failed first run would
+# otherwise make every later, clean run look like a flip).
+clean = [n for n in sorted(codes) if codes[n] == 0 and load(n) is not None]
+loaded = [n for n in sorted(codes) if load(n) is not None]
+base_run = (clean or loaded or [None])[0]
+base = shape(load(base_run))[:2] if base_run is not None else None
 flips, changes, kept = {}, {}, set()
 for n in sorted(codes):
     r = load(n)
     if codes[n] != 0 or r is None:
         kept.add(n)
-    if r is None:
+    if r is None or n == base_run:
         continue
     v, o, f = shape(r)
-    if base is None:
-        base, base_run = (v, o), n
-        continue
     for k in sorted(set(v) | set(base[0])):
         if v.get(k) != base[0].get(k):
             flips.setdefault(k, []).append((n, v.get(k), f.get(k, [])))

@@ -314,6 +314,8 @@ struct Shared {
     /// Every take that got an invoice: (invoice, take sent, take answered).
     takes: Mutex<Vec<(i64, Instant, Instant)>>,
     sql: Arc<SqlFile>,
+    /// How many invoices were queued: the most duplicates one invoice can meet.
+    invoices: u32,
 }
 
 async fn max_plus_one(cx: &mut Cx<'_>) -> Result<()> {
@@ -381,6 +383,7 @@ async fn numbering(cx: &mut Cx<'_>, strategy: Strategy, orphans: bool) -> Result
         sent_at: Mutex::default(),
         takes: Mutex::default(),
         sql: sql.clone(),
+        invoices: p.invoices,
     });
 
     let (workers, tallies, elapsed) = send_all(cx, "W", &shared, &p).await?;
@@ -486,7 +489,11 @@ async fn process(
 ) -> Result<()> {
     let keeps_tx = sh.strategy.keeps_tx();
     let mut reserved = reserved;
-    for attempt in 1..=20i64 {
+    let mut budget = Retries::new(sh.invoices);
+    for attempt in 1i64.. {
+        if budget.spent() {
+            break;
+        }
         if keeps_tx {
             // A failed call undoes the numbering but keeps the invoice locked (and so ours).
             w.exec("", "SAVEPOINT numbering").await?;
@@ -529,6 +536,7 @@ async fn process(
                 return Ok(());
             }
             Reply::Duplicate | Reply::Transient => {
+                budget.count(&reply);
                 if keeps_tx {
                     undo_numbering(w, hold_from, tally).await?;
                 } else {
@@ -541,9 +549,46 @@ async fn process(
             }
         }
     }
-    w.note(msg::not_sent(id));
+    w.note(msg::not_sent(id, budget.transients, budget.duplicates));
     tally.unsent.push(id);
     Ok(())
+}
+
+/// How often one invoice may be sent again before it is left unsent. Two
+/// budgets: the integrator's transient failures, at most [`Retries::TRANSIENTS`];
+/// and duplicates, each meaning another invoice was accepted with that number
+/// first, so bounded by the other invoices however often a loaded machine
+/// lets the others' calls win the MAX()+1 race.
+struct Retries {
+    transients: u32,
+    duplicates: u32,
+    others: u32,
+}
+
+impl Retries {
+    const TRANSIENTS: u32 = 20;
+
+    /// For one of `invoices` queued invoices.
+    fn new(invoices: u32) -> Retries {
+        Retries {
+            transients: 0,
+            duplicates: 0,
+            others: invoices.saturating_sub(1),
+        }
+    }
+
+    fn count(&mut self, reply: &Reply) {
+        match reply {
+            Reply::Duplicate => self.duplicates += 1,
+            Reply::Transient => self.transients += 1,
+            Reply::Accepted | Reply::Rejected => {}
+        }
+    }
+
+    /// No further attempt.
+    fn spent(&self) -> bool {
+        self.transients >= Self::TRANSIENTS || self.duplicates > self.others
+    }
 }
 
 /// The invoice's number for this attempt the strategy's way, and when the
@@ -1040,6 +1085,7 @@ async fn priority(cx: &mut Cx<'_>) -> Result<()> {
             sent_at: Mutex::default(),
             takes: Mutex::default(),
             sql: sql.clone(),
+            invoices: batch + 1,
         });
         let queued = Instant::now();
         send_all(cx, if ordered { "PW" } else { "FW" }, &shared, &p).await?;
@@ -1170,9 +1216,9 @@ mod msg {
             en: "the orphan sweep found none of the {n} invoice(s) the server says have been in SENDING longer than {ms} ms",
             tr: "yetim taraması, sunucuya göre {ms} ms'den uzun süredir SENDING'de olan {n} faturanın hiçbirini bulmadı",
         }
-        not_sent(id) {
-            en: "invoice-numbering: invoice {id} was not sent in 20 attempts",
-            tr: "invoice-numbering: fatura {id} 20 denemede gönderilemedi",
+        not_sent(id, transients, duplicates) {
+            en: "invoice-numbering: invoice {id} was not sent ({transients} transient failures, {duplicates} duplicates)",
+            tr: "invoice-numbering: fatura {id} gönderilemedi ({transients} geçici hata, {duplicates} mükerrer)",
         }
         sweep(ms) {
             en: "orphan sweep every {ms} ms for invoices in SENDING longer than {ms} ms; the integrator is failing for a while",
@@ -1360,6 +1406,37 @@ mod msg {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Soak, e5126f1: with four workers an invoice lost the MAX()+1 race 20
+    /// times and was left unsent although every other invoice went out.
+    #[test]
+    fn duplicates_are_bounded_by_the_other_invoices_not_by_the_transient_budget() {
+        let mut r = Retries::new(40);
+        for _ in 0..25 {
+            r.count(&Reply::Duplicate);
+        }
+        assert!(!r.spent(), "25 duplicates among 40 invoices: still sent again");
+        for _ in 25..40 {
+            r.count(&Reply::Duplicate);
+        }
+        assert!(
+            r.spent(),
+            "40 duplicates among 40 invoices: more than the others could win"
+        );
+        let mut r = Retries::new(40);
+        for _ in 0..19 {
+            r.count(&Reply::Transient);
+        }
+        r.count(&Reply::Duplicate);
+        assert!(!r.spent());
+        r.count(&Reply::Transient);
+        assert!(r.spent(), "the 20th transient failure ends it");
+        let mut r = Retries::new(1);
+        r.count(&Reply::Accepted);
+        assert!(!r.spent());
+        r.count(&Reply::Duplicate);
+        assert!(r.spent(), "a lone invoice has no one to lose a number to");
+    }
 
     /// (invoice, take sent, take answered), in ms from `t0`.
     fn takes(t0: Instant, spans: &[(i64, u64, u64)]) -> Vec<(i64, Instant, Instant)> {
