@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use tokio_postgres::Config;
 
 use crate::engine::schedule;
@@ -129,7 +129,7 @@ pub struct Suite {
     /// running on top of them, and what it left.
     blocked: Mutex<Option<(String, Vec<String>)>>,
     /// Databases made and not yet dropped.
-    created: Mutex<Vec<String>>,
+    created: tokio::sync::Mutex<Created>,
     /// Databases as fresh as when they were made, for the next spec.
     pool: Mutex<Vec<Db>>,
     made: std::sync::atomic::AtomicUsize,
@@ -155,7 +155,7 @@ impl Suite {
             place: Mutex::new(cfg.place.clone()),
             blocked: Mutex::default(),
             cfg,
-            created: Mutex::default(),
+            created: tokio::sync::Mutex::default(),
             pool: Mutex::default(),
             made: Default::default(),
             progress: Mutex::new(progress),
@@ -248,8 +248,16 @@ impl Suite {
         // CREATE DATABASE, which must come before the DROPs below.
         let mut live = self.live.subscribe();
         let _ = tokio::time::timeout(self.cfg.wait_timeout, live.wait_for(|n| *n == 0)).await;
-        let created: Vec<String> = self.created.lock().unwrap().drain(..).collect();
-        for db in created {
+        // A run being polled as it was aborted may still have got as far as
+        // making a database (CI saw one left): once this is closed none is
+        // made, and a CREATE sent before was answered before the DROPs go.
+        let Ok(mut created) = tokio::time::timeout(self.cfg.wait_timeout, self.created.lock()).await else {
+            return;
+        };
+        created.closed = true;
+        let names = std::mem::take(&mut created.names);
+        drop(created);
+        for db in names {
             let _ = tokio::time::timeout(self.cfg.wait_timeout, drop_database(control, &db)).await;
         }
     }
@@ -321,6 +329,14 @@ fn quote_ident(s: &str) -> String {
 /// The schema lab's own specs run against (`# uses: bookstore`).
 const BOOKSTORE: &str = "lab";
 
+/// The databases lab made for specs and has not dropped; closed once the
+/// clean-up has taken them.
+#[derive(Default)]
+struct Created {
+    names: Vec<String>,
+    closed: bool,
+}
+
 /// A database lab made for specs, and what it held when it was made.
 struct Db {
     name: String,
@@ -371,7 +387,13 @@ impl Suite {
             Place::Named(name) => name,
             _ => format!("lab_spec_{}_{n}", std::process::id()),
         };
-        self.created.lock().unwrap().push(name.clone());
+        // Held until the database is made: clean-up takes it before its
+        // DROPs (see there).
+        let mut created = self.created.lock().await;
+        if created.closed {
+            bail!(msg::create_db(&name));
+        }
+        created.names.push(name.clone());
         let q = quote_ident(&name);
         // As pg_regress makes its database (the settings any role may set).
         let sql = [
@@ -399,7 +421,10 @@ impl Suite {
             return Ok(());
         }
         let dropped = drop_database(control, &db.name).await;
-        self.created.lock().unwrap().retain(|d| d != &db.name);
+        if dropped.is_ok() {
+            // (One not dropped is tried again at clean-up.)
+            self.created.lock().await.names.retain(|d| d != &db.name);
+        }
         dropped
     }
 }
