@@ -250,7 +250,8 @@ impl Suite {
         let _ = tokio::time::timeout(self.cfg.wait_timeout, live.wait_for(|n| *n == 0)).await;
         // A run being polled as it was aborted may still have got as far as
         // making a database (CI saw one left): once this is closed none is
-        // made, and a CREATE sent before was answered before the DROPs go.
+        // made, and a CREATE sent before it closed is ahead of the DROPs on
+        // the one control connection (answered, or queued as its run ended).
         let Ok(mut created) = tokio::time::timeout(self.cfg.wait_timeout, self.created.lock()).await else {
             return;
         };
