@@ -137,6 +137,7 @@ pub async fn run(env: &Env, cfg: &Config) -> Result<()> {
         levels: sessions.iter().map(|_| None).collect(),
         buffer: Buffer::default(),
         sigint,
+        stopped: false,
     };
     shell.begin().await?;
     let result = shell.repl().await;
@@ -169,6 +170,9 @@ struct Shell<'a> {
     buffer: Buffer,
     /// SIGINT: Ctrl-C while the line editor is not reading.
     sigint: Signal,
+    /// A Ctrl-C came before the prompt was back: what is left of the line
+    /// (or of `\run`'s steps) is not sent.
+    stopped: bool,
 }
 
 impl Shell<'_> {
@@ -246,10 +250,16 @@ impl Shell<'_> {
                                 Some(n) => self.index_of(&n).expect("a session's name"),
                                 None => self.current,
                             };
-                            for sql in statements {
+                            self.stopped = false;
+                            let n = statements.len();
+                            for (i, sql) in statements.into_iter().enumerate() {
                                 let taken = self.spec_steps();
                                 let step = self.rec.step_name(self.sessions[s].name(), &taken);
                                 self.send(s, &sql, step).await?;
+                                if self.stopped && i + 1 < n {
+                                    self.said(msg::rest_not_sent(n - i - 1));
+                                    break;
+                                }
                             }
                         }
                     }
@@ -346,7 +356,13 @@ impl Shell<'_> {
                     self.said(msg::no_spec());
                     return Ok(());
                 };
-                for name in steps {
+                self.stopped = false;
+                let n = steps.len();
+                for (i, name) in steps.into_iter().enumerate() {
+                    if self.stopped {
+                        self.said(msg::rest_not_sent(n - i));
+                        break;
+                    }
                     let Some(id) = l.spec.find(&name) else {
                         self.said(msg::no_step(name, self.spec_steps().join(", ")));
                         return Ok(());
@@ -512,9 +528,12 @@ impl Shell<'_> {
     }
 
     /// Ctrl-C before the prompt came back: the statement being sent on
-    /// `s` is cancelled, or, when it has just answered, that is said.
+    /// `s` is cancelled (once it has answered, the current session's, as at
+    /// the prompt), or that nothing runs is said; nothing more of the line
+    /// is sent.
     async fn cancel_in_flight(&mut self, s: Option<usize>) -> Result<()> {
-        let s = s.unwrap_or(self.current);
+        self.stopped = true;
+        let s = s.filter(|s| self.pending[*s].is_some()).unwrap_or(self.current);
         let name = self.sessions[s].name().to_string();
         if self.pending[s].is_some() {
             self.said(msg::cancelling(&name));

@@ -85,6 +85,10 @@ crate::messages! {
         en: "cancelling {who}'s statement (pg_cancel_backend)",
         tr: "{who} oturumunun ifadesi iptal ediliyor (pg_cancel_backend)",
     }
+    rest_not_sent(n) {
+        en: "Ctrl-C: the {n} statement(s) after it are not sent",
+        tr: "Ctrl-C: ondan sonraki {n} ifade gönderilmiyor",
+    }
     nothing_running(who) {
         en: "{who} runs nothing to cancel; \\q or Ctrl-D leaves",
         tr: "{who} iptal edilecek bir şey çalıştırmıyor; \\q ya da Ctrl-D çıkar",

@@ -274,17 +274,20 @@ fn ctrl_c_before_the_prompt_comes_back_cancels_the_statement_out() {
     // Typed, and Ctrl-C straight after: the editor has given the line up and
     // lab is watching the statement (the prompt comes back only after 1.5 s),
     // so the key is a SIGINT that must not be lost.
-    sh.send("SELECT pg_sleep(60);");
-    sh.expect("pg_sleep(60);");
+    // What is left of the line is not sent.
+    sh.send("SELECT pg_sleep(60); SELECT 42 AS answer;");
+    sh.expect("SELECT 42 AS answer;");
     sh.ctrl_c();
     let cancelled = sh.expect("canceling statement due to user request");
     assert!(
         cancelled.contains("cancelling A's statement") && cancelled.contains("✖ A ERROR 57014"),
         "{cancelled}"
     );
-    sh.expect("A> ");
+    sh.expect("the 1 statement(s) after it are not sent");
+    let mut next = sh.expect("A> ");
     sh.send("SELECT 1 AS one;");
-    sh.expect("A → SELECT 1");
+    next += &sh.expect("A → SELECT 1");
+    assert!(!next.contains("answer"), "the second statement was not sent: {next}");
     let (code, out) = sh.quit();
     assert_eq!(code, 0, "{out}");
     nothing_left(&srv, "shell_cancel_early");
