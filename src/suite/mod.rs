@@ -129,7 +129,9 @@ pub struct Suite {
     /// running on top of them, and what it left.
     blocked: Mutex<Option<(String, Vec<String>)>>,
     /// Databases made and not yet dropped.
-    created: tokio::sync::Mutex<Created>,
+    created: Mutex<Created>,
+    /// Held while a database is made (see [`Suite::clean_up`]).
+    creating: tokio::sync::Mutex<()>,
     /// Databases as fresh as when they were made, for the next spec.
     pool: Mutex<Vec<Db>>,
     made: std::sync::atomic::AtomicUsize,
@@ -155,7 +157,8 @@ impl Suite {
             place: Mutex::new(cfg.place.clone()),
             blocked: Mutex::default(),
             cfg,
-            created: tokio::sync::Mutex::default(),
+            created: Mutex::default(),
+            creating: tokio::sync::Mutex::default(),
             pool: Mutex::default(),
             made: Default::default(),
             progress: Mutex::new(progress),
@@ -249,15 +252,16 @@ impl Suite {
         let mut live = self.live.subscribe();
         let _ = tokio::time::timeout(self.cfg.wait_timeout, live.wait_for(|n| *n == 0)).await;
         // A run being polled as it was aborted may still have got as far as
-        // making a database (CI saw one left): once this is closed none is
-        // made, and a CREATE sent before it closed is ahead of the DROPs on
-        // the one control connection (answered, or queued as its run ended).
-        let Ok(mut created) = tokio::time::timeout(self.cfg.wait_timeout, self.created.lock()).await else {
-            return;
+        // making a database (CI saw one left): once the list is closed none
+        // is made, and one being made is listed already; waiting for it to
+        // be sent puts its CREATE ahead of the DROPs on the one control
+        // connection (answered, or queued as its run ended).
+        let names = {
+            let mut created = self.created.lock().unwrap();
+            created.closed = true;
+            std::mem::take(&mut created.names)
         };
-        created.closed = true;
-        let names = std::mem::take(&mut created.names);
-        drop(created);
+        let _ = tokio::time::timeout(self.cfg.wait_timeout, self.creating.lock()).await;
         for db in names {
             let _ = tokio::time::timeout(self.cfg.wait_timeout, drop_database(control, &db)).await;
         }
@@ -388,13 +392,15 @@ impl Suite {
             Place::Named(name) => name,
             _ => format!("lab_spec_{}_{n}", std::process::id()),
         };
-        // Held until the database is made: clean-up takes it before its
-        // DROPs (see there).
-        let mut created = self.created.lock().await;
-        if created.closed {
-            bail!(msg::create_db(&name));
+        // Held until the database is made (see clean-up).
+        let _creating = self.creating.lock().await;
+        {
+            let mut created = self.created.lock().unwrap();
+            if created.closed {
+                bail!(msg::create_db(&name));
+            }
+            created.names.push(name.clone());
         }
-        created.names.push(name.clone());
         let q = quote_ident(&name);
         // As pg_regress makes its database (the settings any role may set).
         let sql = [
@@ -424,7 +430,7 @@ impl Suite {
         let dropped = drop_database(control, &db.name).await;
         if dropped.is_ok() {
             // (One not dropped is tried again at clean-up.)
-            self.created.lock().await.names.retain(|d| d != &db.name);
+            self.created.lock().unwrap().names.retain(|d| d != &db.name);
         }
         dropped
     }
