@@ -40,9 +40,10 @@ COMMIT;
 SELECT pg_try_advisory_lock(:key) AS got_lock;
 
 -- name: begin
--- why: a transaction: the pooler keeps this client on one server connection until it ends
--- why-tr: bir işlem: pooler bu istemciyi işlem bitene kadar tek bir sunucu bağlantısında tutar
+-- why: a transaction: the pooler keeps this client on one server connection until it ends (held open on purpose: no idle timeout of the role's ends it)
+-- why-tr: bir işlem: pooler bu istemciyi işlem bitene kadar tek bir sunucu bağlantısında tutar (bilerek açık tutulur: rolün boşta zaman aşımı onu bitirmez)
 BEGIN;
+SET LOCAL idle_in_transaction_session_timeout = 0;
 
 -- name: lock_xact
 -- why: a transaction-level advisory lock: held until COMMIT, on this client's own server connection

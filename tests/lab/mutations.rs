@@ -468,7 +468,7 @@ fn pool_exhaustion_without_open_transactions_has_no_wait() {
         scenario: "pooler",
         variant: "pool-exhaustion",
         file: "pooler.sql",
-        from: "-- name: begin\n-- why: a transaction: the pooler keeps this client on one server connection until it ends\n-- why-tr: bir işlem: pooler bu istemciyi işlem bitene kadar tek bir sunucu bağlantısında tutar\nBEGIN;",
+        from: "-- name: begin\n-- why: a transaction: the pooler keeps this client on one server connection until it ends (held open on purpose: no idle timeout of the role's ends it)\n-- why-tr: bir işlem: pooler bu istemciyi işlem bitene kadar tek bir sunucu bağlantısında tutar (bilerek açık tutulur: rolün boşta zaman aşımı onu bitirmez)\nBEGIN;\nSET LOCAL idle_in_transaction_session_timeout = 0;",
         to: "-- name: begin\nSELECT 1;",
         args: &[],
     });

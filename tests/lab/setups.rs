@@ -119,6 +119,29 @@ fn hostile_role_defaults_do_not_change_the_results() {
     srv.wait_for_zero(&c, LAB_BACKENDS);
 }
 
+/// `lab pooler`'s clients set nothing (as an application's would not), so
+/// their server connections carry the role's defaults: the transactions
+/// pool-exhaustion and xact-advisory-lock hold open must not be ended by the
+/// role's idle-in-transaction timeout (CI saw A ended by a 300 ms one on a
+/// loaded runner; at 1 ms it ends them every time unless they turn it off).
+#[test]
+fn a_roles_idle_in_transaction_timeout_does_not_end_the_pooler_transactions() {
+    let srv = TestServer::start();
+    let c = srv.client();
+    srv.exec(
+        &c,
+        "CREATE ROLE impatient LOGIN;
+         GRANT CREATE ON DATABASE postgres TO impatient;
+         ALTER ROLE impatient SET idle_in_transaction_session_timeout = '1ms';",
+    );
+    let url = format!("postgres://impatient@127.0.0.1:{}/postgres", srv.cluster.port);
+    for variant in ["pool-exhaustion", "xact-advisory-lock"] {
+        let r = run(&["pooler", "--variant", variant, "--database-url", &url]);
+        assert_eq!(r.code, 0, "{variant}: {}{}", r.stdout, r.stderr);
+    }
+    srv.wait_for_zero(&c, LAB_BACKENDS);
+}
+
 /// The test server with password authentication for every role but postgres.
 fn with_passwords(srv: &TestServer) {
     let hba = srv.data_dir().join("pg_hba.conf");
