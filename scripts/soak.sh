@@ -136,10 +136,10 @@ def shape(r):
 
 # Verdicts are compared with the first run that exited 0 (a failed first
 # run would otherwise make every later, clean run look like a flip).
-clean = [n for n in sorted(codes) if codes[n] == 0 and load(n) is not None]
-loaded = [n for n in sorted(codes) if load(n) is not None]
-base_run = (clean or loaded or [None])[0]
-shapes = {n: shape(load(n)) for n in loaded}
+docs = {n: load(n) for n in sorted(codes)}
+shapes = {n: shape(r) for n, r in docs.items() if r is not None}
+clean = [n for n in shapes if codes[n] == 0]
+base_run = (clean or list(shapes) or [None])[0]
 base = shapes[base_run][:2] if base_run is not None else None
 flips, changes, unseen, kept = {}, {}, {}, set()
 for n in sorted(codes):
@@ -168,9 +168,9 @@ for k in sorted({k for n in shapes for k in shapes[n][1]}):
     for n, seq in seqs:
         counts.setdefault(tuple(seq), []).append(n)
     best = max(counts.items(), key=lambda kv: (len(kv[1]), -kv[1][0]))
-    usual[k] = (list(best[0]), best[1][0], len(best[1]), len(seqs))
+    want = list(best[0])
+    usual[k] = (best[1][0], len(best[1]), len(seqs))
     for n, seq in seqs:
-        want = usual[k][0]
         if seq == want:
             continue
         first = next(j for j in range(max(len(seq), len(want)))
@@ -202,7 +202,7 @@ for k, xs in sorted(flips.items()):
 for title, found in (("timeline-order changes", changes), ("the same order but a wait seen differently (not failed)", unseen)):
     print(f"{title}: {sum(len(x) for x in found.values())}")
     for k, xs in sorted(found.items()):
-        order, like, same, of = usual[k]
+        like, same, of = usual[k]
         for n, at, was, got in xs:
             print(f"  {k}: run {n}: entry {at} is {got}, in the usual order ({same} of {of} runs, e.g. run {like}) {was}; worst stall {stalls[n]:.0f} ms")
 print(f"kept: {keep} ({len(kept)} run(s) and the baseline)" if kept else f"kept: nothing to keep ({keep} is empty)")

@@ -253,13 +253,12 @@ impl Shell<'_> {
                             self.stopped = false;
                             let n = statements.len();
                             for (i, sql) in statements.into_iter().enumerate() {
+                                if self.stopped_before(n - i) {
+                                    break;
+                                }
                                 let taken = self.spec_steps();
                                 let step = self.rec.step_name(self.sessions[s].name(), &taken);
                                 self.send(s, &sql, step).await?;
-                                if self.stopped && i + 1 < n {
-                                    self.said(msg::rest_not_sent(n - i - 1));
-                                    break;
-                                }
                             }
                         }
                     }
@@ -359,8 +358,7 @@ impl Shell<'_> {
                 self.stopped = false;
                 let n = steps.len();
                 for (i, name) in steps.into_iter().enumerate() {
-                    if self.stopped {
-                        self.said(msg::rest_not_sent(n - i));
+                    if self.stopped_before(n - i) {
                         break;
                     }
                     let Some(id) = l.spec.find(&name) else {
@@ -525,6 +523,15 @@ impl Shell<'_> {
                 _ = self.sigint.recv() => self.cancel_in_flight(first).await?,
             }
         }
+    }
+
+    /// Whether a Ctrl-C before the prompt came back stops the line here,
+    /// with `left` of its statements (or `\run`'s steps) not sent; it says so.
+    fn stopped_before(&self, left: usize) -> bool {
+        if self.stopped {
+            self.said(msg::rest_not_sent(left));
+        }
+        self.stopped
     }
 
     /// Ctrl-C before the prompt came back: the statement being sent on
