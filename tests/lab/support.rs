@@ -358,14 +358,24 @@ pub fn stdout_of(child: &mut std::process::Child) -> std::thread::JoinHandle<Str
 /// in the C locale, without the caller's DATABASE_URL or NO_COLOR.
 pub fn in_script(args: &str) -> Command {
     let mut c = Command::new("script");
-    c.args(["-qec", &format!("{} {args}", env!("CARGO_BIN_EXE_lab")), "/dev/null"])
-        .env("LANG", "C")
-        .env_remove("LC_ALL")
-        .env_remove("DATABASE_URL")
-        .env_remove("NO_COLOR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    // `exec`: lab alone is the terminal's foreground process group, as when
+    // a user's shell starts it. Left in it, the `sh -c` that script starts
+    // (dash, where SHELL is unset or /bin/sh) takes a Ctrl-C typed while lab
+    // handles it, and dies of it once lab exits: exit 130 that is not lab's.
+    c.args([
+        "-qec",
+        &format!("exec {} {args}", env!("CARGO_BIN_EXE_lab")),
+        "/dev/null",
+    ])
+    // The same shell for script to start wherever the tests run.
+    .env("SHELL", "/bin/sh")
+    .env("LANG", "C")
+    .env_remove("LC_ALL")
+    .env_remove("DATABASE_URL")
+    .env_remove("NO_COLOR")
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     c
 }
 
