@@ -347,16 +347,17 @@ pub async fn free_connections(client: &Client) -> Result<i64> {
 /// comes back on another backend. Simple queries only: such a pooler loses
 /// prepared statements between transactions.
 async fn transaction_pooler(first: &Client, config: &Config) -> Result<Option<Text>> {
-    async fn pid(c: &Client) -> Result<String> {
-        simple_value(c, "SELECT pg_backend_pid()")
-            .await
-            .ctx(msg::version)?
-            .ctx(msg::version)
+    async fn pid_of(c: &Client, sql: &str) -> Result<String> {
+        simple_value(c, sql).await.ctx(msg::version)?.ctx(msg::version)
     }
+    let pid = |c| pid_of(c, "SELECT pg_backend_pid()");
     let p1 = pid(first).await?;
     let second = connect(config, "lab:pooler-probe", None, None).await?.client;
-    second.batch_execute("BEGIN").await.ctx(msg::version)?;
-    let p2 = pid(&second).await?;
+    // BEGIN and the question in one message: the probe carries the role's
+    // defaults, and an idle_in_transaction_session_timeout shorter than a
+    // round trip would end it in between (CI saw 1 ms do so on a loaded
+    // runner). Ended afterwards, it has already answered.
+    let p2 = pid_of(&second, "BEGIN; SELECT pg_backend_pid()").await?;
     let mut again = Vec::new();
     for _ in 0..3 {
         again.push(pid(first).await?);
