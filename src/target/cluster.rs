@@ -17,7 +17,7 @@ use anyhow::{Result, bail};
 use crate::i18n::{Context, Lang};
 
 /// Bump when the template's settings change, so old caches are not reused.
-const TEMPLATE_FORMAT: &str = "t3";
+const TEMPLATE_FORMAT: &str = "t4";
 /// The file that marks a template as finished.
 const TEMPLATE_DONE: &str = "lab-template-done";
 const DIR_PREFIX: &str = "lab-pg-";
@@ -33,6 +33,8 @@ synchronous_commit = off
 full_page_writes = off
 lc_messages = 'C'
 log_min_messages = warning
+# whose connection a FATAL line ended (a timeout, pg_terminate_backend)
+log_line_prefix = '%m [%p] %a '
 log_checkpoints = off
 max_locks_per_transaction = 128
 # lab hunt asks when an anomaly's transactions committed

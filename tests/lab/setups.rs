@@ -100,7 +100,7 @@ fn hostile_role_defaults_do_not_change_the_results() {
     drop(h);
 
     let r = run(&["all", "--database-url", &url, "--format", "json"]);
-    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.code, 0, "{}{}{}", r.stdout, r.stderr, srv.ended_connections());
     let report: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(report["as_expected"], true);
     // Each transaction ran at the level its scenario chose, not the role's serializable.
@@ -137,7 +137,14 @@ fn a_roles_idle_in_transaction_timeout_does_not_end_the_pooler_transactions() {
     let url = format!("postgres://impatient@127.0.0.1:{}/postgres", srv.cluster.port);
     for variant in ["pool-exhaustion", "xact-advisory-lock"] {
         let r = run(&["pooler", "--variant", variant, "--database-url", &url]);
-        assert_eq!(r.code, 0, "{variant}: {}{}", r.stdout, r.stderr);
+        assert_eq!(
+            r.code,
+            0,
+            "{variant}: {}{}{}",
+            r.stdout,
+            r.stderr,
+            srv.ended_connections()
+        );
     }
     srv.wait_for_zero(&c, LAB_BACKENDS);
 }
@@ -388,7 +395,7 @@ fn every_scenario_through_labs_own_transaction_pooler() {
     let c = srv.client();
     let url = hostile_role(&srv, &c, "pooled");
     let r = run(&["all", "--pooler", "--database-url", &url, "--format", "json"]);
-    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.code, 0, "{}{}{}", r.stdout, r.stderr, srv.ended_connections());
     let report: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(report["as_expected"], true);
     let mut differs = Vec::new();

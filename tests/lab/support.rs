@@ -264,6 +264,15 @@ impl TestServer {
         self.cluster.socket_dir().join("data")
     }
 
+    /// The server's log lines about connections it ended (FATAL: a
+    /// timeout, pg_terminate_backend...), for the message of a test whose
+    /// run lost a session: the server says why, where lab only saw it close.
+    pub fn ended_connections(&self) -> String {
+        let log = std::fs::read_to_string(self.cluster.socket_dir().join("server.log")).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().filter(|l| l.contains("FATAL")).collect();
+        format!("\nthe server's FATAL lines:\n{}", lines.join("\n"))
+    }
+
     /// The server goes away at once (SIGQUIT to the postmaster: an
     /// immediate shutdown), as a crashed or failed-over server does.
     pub fn crash(&self) {
