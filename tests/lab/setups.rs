@@ -54,23 +54,36 @@ fn a_standby_is_refused_before_anything_is_created() {
     srv.wait_for_zero(&c, LAB_BACKENDS);
 }
 
+/// A role that may create in the test database, with `defaults` (`ALTER
+/// ROLE ... SET name = value`); its URL.
+fn role_with_defaults(srv: &TestServer, c: &tokio_postgres::Client, role: &str, defaults: &[(&str, &str)]) -> String {
+    let sets: String = defaults
+        .iter()
+        .map(|(k, v)| format!("ALTER ROLE {role} SET {k} = {v};"))
+        .collect();
+    srv.exec(
+        c,
+        &format!("CREATE ROLE {role} LOGIN; GRANT CREATE ON DATABASE postgres TO {role}; {sets}"),
+    );
+    format!("postgres://{role}@127.0.0.1:{}/postgres", srv.cluster.port)
+}
+
 /// A shared server's role, with defaults that break every scenario that
 /// waits, retries or writes if a session inherits them; its URL.
 fn hostile_role(srv: &TestServer, c: &tokio_postgres::Client, role: &str) -> String {
-    srv.exec(
+    role_with_defaults(
+        srv,
         c,
-        &format!(
-            "CREATE ROLE {role} LOGIN;
-             GRANT CREATE ON DATABASE postgres TO {role};
-             ALTER ROLE {role} SET lock_timeout = '200ms';
-             ALTER ROLE {role} SET statement_timeout = '1500ms';
-             ALTER ROLE {role} SET idle_in_transaction_session_timeout = '300ms';
-             ALTER ROLE {role} SET idle_session_timeout = '700ms';
-             ALTER ROLE {role} SET default_transaction_isolation = 'serializable';
-             ALTER ROLE {role} SET default_transaction_read_only = on;"
-        ),
-    );
-    format!("postgres://{role}@127.0.0.1:{}/postgres", srv.cluster.port)
+        role,
+        &[
+            ("lock_timeout", "'200ms'"),
+            ("statement_timeout", "'1500ms'"),
+            ("idle_in_transaction_session_timeout", "'300ms'"),
+            ("idle_session_timeout", "'700ms'"),
+            ("default_transaction_isolation", "'serializable'"),
+            ("default_transaction_read_only", "on"),
+        ],
+    )
 }
 
 #[test]
@@ -128,13 +141,12 @@ fn hostile_role_defaults_do_not_change_the_results() {
 fn a_roles_idle_in_transaction_timeout_does_not_end_the_pooler_transactions() {
     let srv = TestServer::start();
     let c = srv.client();
-    srv.exec(
+    let url = role_with_defaults(
+        &srv,
         &c,
-        "CREATE ROLE impatient LOGIN;
-         GRANT CREATE ON DATABASE postgres TO impatient;
-         ALTER ROLE impatient SET idle_in_transaction_session_timeout = '1ms';",
+        "impatient",
+        &[("idle_in_transaction_session_timeout", "'1ms'")],
     );
-    let url = format!("postgres://impatient@127.0.0.1:{}/postgres", srv.cluster.port);
     for variant in ["pool-exhaustion", "xact-advisory-lock"] {
         let r = run(&["pooler", "--variant", variant, "--database-url", &url]);
         assert_eq!(
