@@ -403,7 +403,7 @@ impl<'e> Cx<'e> {
             self.opener.pids().into_iter().map(|(_, p)| p).collect()
         };
         if failed || pooled {
-            self.env.terminate(&pids).await;
+            self.env.terminate(&pids, self.opener.app()).await;
         }
         let wait = self.env.wait_timeout;
         let deadline = Instant::now() + wait;
@@ -411,7 +411,7 @@ impl<'e> Cx<'e> {
         while self.env.backends_serving(&pids, self.opener.app()).await? > 0 {
             if !terminated && Instant::now() + wait / 2 > deadline {
                 // A session still busy (a task that kept its connection): end it.
-                self.env.terminate(&pids).await;
+                self.env.terminate(&pids, self.opener.app()).await;
                 terminated = true;
             }
             if Instant::now() > deadline {

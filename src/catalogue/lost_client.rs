@@ -207,7 +207,7 @@ async fn b_gets(
     if answer.is_none() {
         // Still waiting: the evidence, then lab ends A's session itself.
         cx.metric("a_backend", backend_state(cx, &st.sql, a_pid).await?);
-        cx.env.terminate(&[a_pid]).await;
+        cx.env.terminate(&[a_pid], st.a.app()).await;
         cx.narrate(msg::lab_ends_a());
         if waiting.answer_within(cx.env.wait_timeout).await.is_none() {
             return Err(Deviation(msg::b_never(crate::engine::secs(cx.env.wait_timeout))).into());

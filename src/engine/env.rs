@@ -543,13 +543,20 @@ impl Env {
         }
     }
 
-    /// Ends backends (best effort: some may be gone already).
-    pub async fn terminate(&self, pids: &[i32]) {
+    /// Ends these backends while they are still named with `app` (best
+    /// effort: some may be gone already). A pid kept after its backend
+    /// ended may name another backend by now (process ids wrap around, at
+    /// 32768 on many machines): that one, not lab's, is left alone.
+    pub async fn terminate(&self, pids: &[i32], app: &str) {
         let _ = self
             .control
             .query_typed(
-                "SELECT pg_terminate_backend(p) FROM unnest($1::int[]) p",
-                &[(&pids, Type::INT4_ARRAY)],
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                  WHERE pid = ANY($1) AND starts_with(application_name, $2)",
+                &[
+                    (&pids, Type::INT4_ARRAY),
+                    (&crate::target::connect::app_name(app), Type::TEXT),
+                ],
             )
             .await;
     }
