@@ -321,9 +321,13 @@ async fn client_connection_check(cx: &mut Cx<'_>) -> Result<()> {
         return Err(Deviation(msg::a_not_running()).into());
     }
     st.a.note(msg::a_running());
+    // B waits for A's row before A's client goes: the check interval starts
+    // with the cut, and a loaded machine's pause between the cut and B's
+    // UPDATE could otherwise let the server end A before B ever waited.
+    let waiting = b_waits(cx, &st).await?;
     let gone_from = Instant::now();
     st.cut(cx, Fault::Close);
-    let (got, _, gone) = b_after_a(cx, &st, window).await?;
+    let (got, _, gone) = b_gets(cx, &st, waiting, window).await?;
     if a_long.ready_within(Duration::from_millis(1)).await
         && let Some((answer, at)) = a_long.take()
     {
