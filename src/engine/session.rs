@@ -201,26 +201,42 @@ impl Sent {
     pub fn ready(&mut self) -> bool {
         if self.answer.is_none()
             && let Some(rx) = &mut self.rx
-            && let Ok(a) = rx.try_recv()
         {
-            self.answer = Some(a);
-            self.rx = None;
+            match rx.try_recv() {
+                Ok(a) => {
+                    self.answer = Some(a);
+                    self.rx = None;
+                }
+                Err(oneshot::error::TryRecvError::Closed) => self.rx = None,
+                Err(oneshot::error::TryRecvError::Empty) => {}
+            }
         }
         self.answer.is_some()
     }
 
-    /// Waits at most `d` for the answer; says whether it is here.
+    /// Waits at most `d` for the answer; says whether it is here. An answer
+    /// that can no longer come (the task sending it is gone, as when a run
+    /// is interrupted) is waited for as one not come yet, `d` in full (a
+    /// caller asking in a loop does not spin); its receiver, completed, is
+    /// not polled again (tokio panics then).
     pub async fn ready_within(&mut self, d: Duration) -> bool {
         if self.ready() {
             return true;
         }
-        if let Some(rx) = &mut self.rx
-            && let Ok(Ok(a)) = tokio::time::timeout(d, rx).await
-        {
-            self.answer = Some(a);
-            self.rx = None;
+        let until = tokio::time::Instant::now() + d;
+        if let Some(rx) = &mut self.rx {
+            match tokio::time::timeout_at(until, rx).await {
+                Ok(Ok(a)) => {
+                    self.answer = Some(a);
+                    self.rx = None;
+                    return true;
+                }
+                Ok(Err(_)) => self.rx = None,
+                Err(_) => return false,
+            }
         }
-        self.answer.is_some()
+        tokio::time::sleep_until(until).await;
+        false
     }
 
     /// The answer and when it came (call once [`Sent::ready`] says so).
@@ -1071,6 +1087,27 @@ mod tests {
             s.follow(sql, *tx, *ran, *failed);
         }
         s.kept
+    }
+
+    /// The sender gone (the task answering was dropped, as on Ctrl-C):
+    /// asked again and again, the statement is just not answered. (A
+    /// completed receiver polled again panics: phenomena's Ctrl-C test met it.)
+    #[tokio::test]
+    async fn an_answer_that_cannot_come_is_not_awaited_twice() {
+        let (mut sent, tx) = Sent::channel();
+        drop(tx);
+        for _ in 0..3 {
+            assert!(!sent.ready_within(Duration::from_millis(1)).await);
+            assert!(!sent.ready());
+        }
+        assert!(sent.take().is_none());
+        let (mut sent, tx) = Sent::channel();
+        drop(tx);
+        assert!(!sent.ready());
+        // Waited for as an answer not come yet: a caller's loop does not spin.
+        let from = Instant::now();
+        assert!(!sent.ready_within(Duration::from_millis(20)).await);
+        assert!(from.elapsed() >= Duration::from_millis(20));
     }
 
     #[test]
