@@ -995,6 +995,15 @@ impl Session {
     pub fn note(&self, text: Text) {
         self.inner.recorder.note(self.name(), text);
     }
+
+    /// What ended the session's connection, as the server said it (the
+    /// FATAL it sent before closing), once the connection is closed.
+    pub async fn ended(&self) -> Option<connect::Ended> {
+        if !self.inner.client.is_closed() {
+            return None;
+        }
+        self.inner.end.ended(Duration::from_secs(1)).await
+    }
 }
 
 /// A statement cancelled on a standby because WAL replay needed what it held

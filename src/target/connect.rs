@@ -35,6 +35,14 @@ pub struct Ended {
     pub message: String,
 }
 
+impl Ended {
+    /// Ended by a conflict with WAL replay on a standby (FATAL 40001,
+    /// "terminating connection due to conflict with recovery").
+    pub fn recovery_conflict(&self) -> bool {
+        self.code == "40001" && self.message.contains("conflict with recovery")
+    }
+}
+
 /// A connection: the client, and the task that drives it.
 pub struct Conn {
     pub client: Client,
@@ -768,6 +776,19 @@ pub mod msg {
 mod tests {
     use super::*;
     use crate::i18n::Lang;
+
+    #[test]
+    fn only_a_conflict_with_recovery_is_a_recovery_conflict_end() {
+        let end = |code: &str, message: &str| Ended {
+            code: code.into(),
+            severity: "FATAL".into(),
+            message: message.into(),
+        };
+        assert!(end("40001", "terminating connection due to conflict with recovery").recovery_conflict());
+        // A serialization failure has the same SQLSTATE; a terminated backend, another.
+        assert!(!end("40001", "could not serialize access due to concurrent update").recovery_conflict());
+        assert!(!end("57P01", "terminating connection due to administrator command").recovery_conflict());
+    }
 
     #[test]
     fn startup_options_carry_every_neutral_setting_and_the_schema() {

@@ -599,6 +599,39 @@ END $$;",
     assert_eq!(v["metrics"]["attempts"], 3, "{}", v["timeline"]);
 }
 
+/// lab's own session on the standby ended by a recovery conflict (FATAL
+/// 40001) while it polls during the variant's conflict: it is opened again,
+/// the timeline says so, and the verdict stands. Here made certain: its
+/// read of the counters leaves it idle in a REPEATABLE READ transaction
+/// whose snapshot the vacuum's cleanup conflicts with. (In the soak a race
+/// of PostgreSQL 12 to 16 did it, 1 run in 15; the run ended with exit 2,
+/// "checking the standby: connection closed".)
+#[test]
+fn labs_standby_session_ended_by_a_recovery_conflict_is_opened_again() {
+    let r = edited(&Mutation {
+        scenario: "replica",
+        variant: "snapshot-conflict",
+        file: "replica.sql",
+        from: "SELECT confl_snapshot, confl_lock FROM pg_stat_database_conflicts",
+        to: "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT confl_snapshot, confl_lock FROM pg_stat_database_conflicts",
+        args: &[],
+    });
+    assert_eq!(r.code, 0, "{}", r.why());
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    let v = variant(&report, "snapshot-conflict");
+    let reopened: Vec<&str> = v["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["session"] == "standby" && e["result"] == "note")
+        .filter_map(|e| e["detail"].as_str())
+        .filter(|d| d.contains("opened it again"))
+        .collect();
+    assert_eq!(reopened.len(), 1, "{}", v["timeline"]);
+    assert!(reopened[0].contains("FATAL 40001"), "{reopened:?}");
+    assert!(reopened[0].contains("conflict with recovery"), "{reopened:?}");
+}
+
 /// P's commit made local: lab's probe still finds commits waiting for the
 /// standby (it sets remote_apply itself), and P's COMMIT, which does not
 /// wait, is the deviation.

@@ -385,8 +385,11 @@ async fn conflicts(st: &Standby) -> Result<(i64, i64)> {
 async fn conflicts_after(cx: &Cx<'_>, st: &Standby, before: (i64, i64)) -> Result<(i64, i64)> {
     let deadline = Instant::now() + cx.env.wait_timeout;
     loop {
-        let set = st.admin.value("SELECT confl_snapshot || ',' || confl_lock FROM pg_stat_database_conflicts WHERE datname = current_database()", msg::standby_check).await?
-        .unwrap_or_default();
+        let set = st
+            .admin
+            .value("SELECT confl_snapshot || ',' || confl_lock FROM pg_stat_database_conflicts WHERE datname = current_database()")
+            .await?
+            .unwrap_or_default();
         let mut it = set.split(',').map(|v| v.parse::<i64>().unwrap_or(-1));
         let now = (it.next().unwrap_or(-1), it.next().unwrap_or(-1));
         if now != before || Instant::now() > deadline {
@@ -414,11 +417,7 @@ async fn long_report(
     let sql = st.sql.get("long_read")?;
     let sent = r.send(sql);
     let blocked = format!("SELECT {} = ANY(pg_blocking_pids({}))", h.pid(), r.pid());
-    if !st
-        .admin
-        .until(&blocked, cx.env.wait_timeout, msg::standby_check)
-        .await?
-    {
+    if !st.admin.until(&blocked, cx.env.wait_timeout).await? {
         return Err(Deviation(msg::report_never_waited(secs(cx.env.wait_timeout))).into());
     }
     let w = Waited {
@@ -465,10 +464,7 @@ async fn report_answer(
 async fn delay_of(cx: &mut Cx<'_>, st: &Standby) -> Result<Duration> {
     let ms = st
         .admin
-        .value(
-            "SELECT setting FROM pg_settings WHERE name = 'max_standby_streaming_delay'",
-            msg::standby_check,
-        )
+        .value("SELECT setting FROM pg_settings WHERE name = 'max_standby_streaming_delay'")
         .await?
         .and_then(|v| v.parse::<i64>().ok())
         .unwrap_or(-1);
@@ -515,9 +511,9 @@ async fn report_or_replay(
     );
     let deadline = Instant::now() + delay + cx.env.wait_timeout;
     while !sent.ready() && Instant::now() < deadline {
-        let done = st.admin.value(&replayed, msg::standby_check).await?;
+        let done = st.admin.value(&replayed).await?;
         if matches!(done.as_deref(), Some("t" | "true")) {
-            let still = st.admin.value(&waiting, msg::standby_check).await?;
+            let still = st.admin.value(&waiting).await?;
             if matches!(still.as_deref(), Some("t" | "true")) {
                 return Ok(Report::StillWaiting(sent));
             }

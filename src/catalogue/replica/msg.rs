@@ -61,6 +61,10 @@ crate::messages! {
         en: "the standby's report query did not wait for H's lock within {deadline} s",
         tr: "standby'daki rapor sorgusu {deadline} sn içinde H'nin kilidini beklemedi",
     }
+    admin_reopened(severity, code, message) {
+        en: "lab's own session on the standby was ended by the server ({severity} {code}: {message}); lab opened it again",
+        tr: "lab'ın standby'daki kendi oturumunu sunucu sonlandırdı ({severity} {code}: {message}); lab onu yeniden açtı",
+    }
     paused() {
         en: "replay paused (pg_get_wal_replay_pause_state: paused)",
         tr: "replay duraklatıldı (pg_get_wal_replay_pause_state: paused)",

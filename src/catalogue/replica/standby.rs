@@ -9,7 +9,10 @@ use anyhow::Result;
 use super::msg;
 use super::opts::ReplicaOpts;
 use crate::catalogue::Cx;
-use crate::engine::{Deviation, Opener, Session, secs};
+use crate::engine::answer::Res;
+use crate::engine::{Deviation, Opener, Recorder, Session, secs};
+use crate::i18n::Text;
+use crate::report::ResultSet;
 use crate::sql::SqlFile;
 use crate::target::cluster::Cluster;
 use crate::target::connect;
@@ -24,7 +27,7 @@ pub(super) struct Standby {
     pub(super) opener: Opener,
     pub(super) sql: SqlFile,
     /// lab's session on the standby (pause, resume, what it has replayed).
-    pub(super) admin: Session,
+    pub(super) admin: Admin,
     pub(super) version_num: i32,
     /// How long lab waits for the standby (the run's --wait-timeout).
     pub(super) deadline: Duration,
@@ -66,20 +69,18 @@ impl Standby {
         // Its sessions are the standby's: the variant's close looks for its
         // own on the primary; lab's pooler (--pooler) is in front of the primary only.
         let opener = cx.opener().elsewhere(cfg.clone());
-        let admin = opener.open_quiet("standby").await?;
-        let is_standby = admin
-            .value("SELECT pg_is_in_recovery()::text", msg::standby_check)
-            .await?;
+        let admin = Admin::open(opener.clone(), cx.env.wait_timeout).await?;
+        let is_standby = admin.value("SELECT pg_is_in_recovery()::text").await?;
         if is_standby.as_deref() != Some("true") {
             anyhow::bail!(msg::not_a_standby(connect::where_of(&cfg)));
         }
         let ident = "SELECT system_identifier::text FROM pg_control_system()";
-        let theirs = admin.value(ident, msg::standby_check).await?;
+        let theirs = admin.value(ident).await?;
         let ours = cx.env.value(ident, msg::standby_check).await?;
         // Copies of one cluster share a system identifier (lab's throwaway
         // servers all come from one template): the port it streams from tells too.
         let sender = admin
-            .value("SELECT sender_port::text FROM pg_stat_wal_receiver", msg::standby_check)
+            .value("SELECT sender_port::text FROM pg_stat_wal_receiver")
             .await?;
         let port = cx
             .env
@@ -93,7 +94,7 @@ impl Standby {
         }
         // Where the variant runs, as the standby says (beside other
         // scenarios, lab's throwaway server gives replica a database of its own).
-        let database = admin.value("SELECT current_database()", msg::standby_check).await?;
+        let database = admin.value("SELECT current_database()").await?;
         cx.metric("database", database);
         let st = Standby {
             own,
@@ -124,7 +125,7 @@ impl Standby {
     /// until it is true or `within` has passed.
     pub(super) async fn until(&self, step: &str, lsn: &str, within: Duration) -> Result<bool> {
         let sql = self.sql.bind(step, &[("lsn", &lsn)])?;
-        self.admin.until(&sql, within, msg::standby_check).await
+        self.admin.until(&sql, within).await
     }
 
     /// Pauses replay and waits until the standby says it is paused.
@@ -142,7 +143,7 @@ impl Standby {
         } else {
             "SELECT pg_is_wal_replay_paused()"
         };
-        if !self.admin.until(check, cx.env.wait_timeout, msg::standby_check).await? {
+        if !self.admin.until(check, cx.env.wait_timeout).await? {
             return Err(Deviation(msg::never_paused(secs(cx.env.wait_timeout))).into());
         }
         Ok(())
@@ -159,11 +160,11 @@ impl Standby {
         let probe = cx.opener().open_quiet("probe").await?;
         let deadline = Instant::now() + cx.env.wait_timeout;
         loop {
-            self.admin.value(self.sql.get("pause")?, msg::standby_check).await?;
+            self.admin.value(self.sql.get("pause")?).await?;
             self.paused(cx).await?;
             let mut sent = probe.send(self.sql.get("sync_probe")?);
             let waited = waits_for_standby(cx, &probe, &mut sent, deadline).await?;
-            self.admin.value(self.sql.get("resume")?, msg::standby_check).await?;
+            self.admin.value(self.sql.get("resume")?).await?;
             if !sent.ready_within(cx.env.wait_timeout).await {
                 return Ok(false);
             }
@@ -183,14 +184,11 @@ impl Standby {
     /// says: one still there would hear the shutdown, sometimes in time to
     /// put it in the timeline.
     pub(super) async fn stop(self) -> Result<()> {
-        let _ = self
-            .admin
-            .value("SELECT pg_wal_replay_resume()::text", msg::standby_check)
-            .await;
+        let _ = self.admin.value("SELECT pg_wal_replay_resume()::text").await;
         if self.own.is_some() {
             let alone = "SELECT count(*) = 0 FROM pg_stat_activity \
                          WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()";
-            let _ = self.admin.until(alone, self.deadline, msg::standby_check).await;
+            let _ = self.admin.until(alone, self.deadline).await;
         }
         drop(self.admin);
         if let Some(s) = self.own {
@@ -199,6 +197,94 @@ impl Standby {
         Ok(())
     }
 }
+
+/// lab's own session on the standby. A recovery conflict can end it: on
+/// PostgreSQL 12 to 16 a conflict signalled while one of its reads runs, but
+/// handled only once the read has answered, ends the session with FATAL
+/// 40001 ("terminating connection due to conflict with recovery"), as it
+/// ends a session idle in a transaction (soak: 1 run in 15, a read of the
+/// snapshot-conflict variant's own conflict; on a loaded machine the read
+/// outlived max_standby_streaming_delay). Its statements change nothing
+/// twice (reads, pause, resume): it is opened again, the statement asked
+/// again, and the timeline says so. Any other end stands.
+pub(super) struct Admin {
+    opener: Opener,
+    session: std::sync::Mutex<Session>,
+    recorder: Recorder,
+    /// How long it is opened again for (the run's --wait-timeout).
+    deadline: Duration,
+}
+
+impl Admin {
+    async fn open(opener: Opener, deadline: Duration) -> Result<Admin> {
+        let session = opener.open_quiet(ADMIN).await?;
+        Ok(Admin {
+            recorder: opener.recorder().clone(),
+            opener,
+            session: std::sync::Mutex::new(session),
+            deadline,
+        })
+    }
+
+    fn session(&self) -> Session {
+        self.session.lock().unwrap().clone()
+    }
+
+    /// `ask` on the session; asked again on a new one while a recovery
+    /// conflict is what ended it, within the deadline.
+    async fn again<T, F, Fut>(&self, ask: F) -> Result<T>
+    where
+        F: Fn(Session) -> Fut,
+        Fut: std::future::Future<Output = Result<T>>,
+    {
+        let deadline = Instant::now() + self.deadline;
+        loop {
+            let s = self.session();
+            let answer = ask(s.clone()).await;
+            if answer.is_ok() || Instant::now() > deadline {
+                return answer;
+            }
+            match s.ended().await {
+                Some(end) if end.recovery_conflict() => {
+                    let fresh = self.opener.open_quiet(ADMIN).await?;
+                    fresh.note(msg::admin_reopened(end.severity, end.code, end.message));
+                    *self.session.lock().unwrap() = fresh;
+                }
+                _ => return answer,
+            }
+        }
+    }
+
+    /// One value `sql` reads (not recorded).
+    pub(super) async fn value(&self, sql: &str) -> Result<Option<String>> {
+        self.again(|s| async move { s.value(sql, msg::standby_check).await })
+            .await
+    }
+
+    /// Asks a yes-or-no question until the standby says yes or `within` has passed.
+    pub(super) async fn until(&self, sql: &str, within: Duration) -> Result<bool> {
+        crate::engine::until_yes(within, || self.value(sql)).await
+    }
+
+    pub(super) async fn exec(&self, step: &str, sql: &str) -> Result<Vec<Res>> {
+        self.again(|s| async move { s.exec(step, sql).await }).await
+    }
+
+    pub(super) async fn rows(&self, step: &str, sql: &str) -> Result<ResultSet> {
+        self.again(|s| async move { s.rows(step, sql).await }).await
+    }
+
+    pub(super) fn note(&self, text: Text) {
+        self.session().note(text);
+    }
+
+    pub(super) fn recorder(&self) -> &Recorder {
+        &self.recorder
+    }
+}
+
+/// The admin session's name.
+const ADMIN: &str = "standby";
 
 /// Whether the primary shows `s`'s commit (`sent`) waiting for the standby
 /// (wait_event SyncRep, which pg_blocking_pids does not show) before it
