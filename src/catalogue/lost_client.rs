@@ -283,9 +283,15 @@ async fn tcp_keepalives(cx: &mut Cx<'_>) -> Result<()> {
     };
     let set = st.sql.get("keepalives")?.to_string();
     let silent_from = st.a_holds_the_row(&[("keepalives", set)]).await?;
+    // B waits for A's row before A's client vanishes, as in the variants
+    // above: A's idle time counts from its last statement, and a loaded
+    // machine's pause before B's UPDATE must not let the server end A
+    // before lab has seen B wait. (A probe sent before the cut is answered
+    // and A's idle time starts again: later, never sooner.)
+    let waiting = b_waits(cx, &st).await?;
     st.cut(cx, Fault::BlackHole);
     // idle 1 s, then 2 probes 1 s apart: about 3 s; the deadline on top.
-    let (got, _, gone) = b_after_a(cx, &st, Duration::from_secs(3) + cx.env.wait_timeout).await?;
+    let (got, _, gone) = b_gets(cx, &st, waiting, Duration::from_secs(3) + cx.env.wait_timeout).await?;
     ended(cx, &got, silent_from.elapsed(), gone, Duration::from_secs(1));
     st.proxy.stop().await;
     Ok(())
