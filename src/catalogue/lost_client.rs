@@ -333,13 +333,16 @@ async fn client_connection_check(cx: &mut Cx<'_>) -> Result<()> {
     let waiting = b_waits(cx, &st).await?;
     let gone_from = Instant::now();
     st.cut(cx, Fault::Close);
-    let (got, _, gone) = b_gets(cx, &st, waiting, window).await?;
-    if a_long.ready_within(Duration::from_millis(1)).await
+    // A's client hears at once that its connection is gone: recorded then,
+    // before B's answer (the timeline is in the order things are recorded).
+    // B's wait is measured from its own UPDATE, whatever this takes.
+    if a_long.ready_within(cx.env.wait_timeout).await
         && let Some((answer, at)) = a_long.take()
     {
         cx.recorder()
             .answer(at, "A", Some("a_long"), &long, &answer, None, None);
     }
+    let (got, _, gone) = b_gets(cx, &st, waiting, window).await?;
     ended(cx, &got, gone_from.elapsed(), gone, Duration::ZERO);
     st.proxy.stop().await;
     Ok(())
