@@ -304,20 +304,15 @@ impl Env {
         Ok(connect::text_rows(&msgs))
     }
 
-    /// Cancels (or terminates) backend `pid` from the control connection.
-    pub async fn signal_backend(&self, pid: i32, terminate: bool) -> Result<()> {
-        let f = if terminate {
-            "pg_terminate_backend"
-        } else {
-            "pg_cancel_backend"
-        };
+    /// Cancels (or terminates) backend `pid` from the control connection;
+    /// with `since` (see [`signal_sql`]), only while the backend holding
+    /// the pid is the one it was read from.
+    pub async fn signal_backend(&self, pid: i32, since: Option<&str>, terminate: bool) -> Result<()> {
+        let sql = signal_sql(terminate, pid, since);
         if self.server.behind_pooler {
-            self.pooled_rows(&format!("SELECT {f}({pid})")).await?;
+            self.pooled_rows(&sql).await?;
         } else {
-            self.control
-                .query_typed(&format!("SELECT {f}($1)"), &[(&pid, Type::INT4)])
-                .await
-                .ctx(msg::read_blocking)?;
+            self.control.simple_query(&sql).await.ctx(msg::read_blocking)?;
         }
         Ok(())
     }
@@ -559,6 +554,29 @@ impl Env {
                 ],
             )
             .await;
+    }
+}
+
+/// The statement that cancels (`terminate`: terminates) backend `pid`. With
+/// `since`, the server's clock in epoch seconds when the pid was read from
+/// its backend, only a backend that had started by then: pids are reused
+/// (kernel.pid_max wraps), and a backend that started later holds the pid
+/// only because the one lab meant ended, perhaps another user's. (Not by
+/// application_name: a spec may SET its own.) A backend another role owns
+/// shows no backend_start, and is not signalled either.
+pub fn signal_sql(terminate: bool, pid: i32, since: Option<&str>) -> String {
+    let f = if terminate {
+        "pg_terminate_backend"
+    } else {
+        "pg_cancel_backend"
+    };
+    // The server's own number, read back as text: put in the statement as it is.
+    let number = |t: &&str| !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.');
+    match since.filter(number) {
+        Some(t) => format!(
+            "SELECT {f}(pid) FROM pg_stat_activity WHERE pid = {pid} AND extract(epoch FROM backend_start)::numeric <= {t}"
+        ),
+        None => format!("SELECT {f}({pid})"),
     }
 }
 

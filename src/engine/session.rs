@@ -86,6 +86,11 @@ struct Inner {
     /// The backend serving the session: read once when it opened; behind a
     /// transaction pooler, looked up per transaction ([`refresh_pids`]), 0 while none serves it.
     pid: AtomicI32,
+    /// The server's clock (epoch seconds) when that pid was read, from
+    /// its backend: the backend started no later. A backend that started
+    /// later holds the pid only because ours ended and the number came
+    /// round again. None for a pid looked up later (pooled sessions).
+    since: Option<String>,
     /// Its application_name, as the server stores it.
     app: String,
     /// Behind a transaction pooler: the settings the session opened with,
@@ -436,7 +441,7 @@ impl Opener {
             if self.pooled || self.raw {
                 // Nothing set now would stay: the setup goes with each transaction.
                 let conn = connect::connect(&self.pg, &app, None, Some(sink)).await.ctx(what)?;
-                return Ok::<_, anyhow::Error>((conn, 0));
+                return Ok::<_, anyhow::Error>((conn, 0, None));
             }
             if self.balanced {
                 // The settings travel in the startup packet, which pgpool-II
@@ -448,29 +453,28 @@ impl Opener {
                     None => ours,
                 });
                 let conn = connect::connect(&pg, &app, None, Some(sink)).await.ctx(what)?;
-                return Ok((conn, 0));
+                return Ok((conn, 0, None));
             }
             let conn = connect::connect(&self.pg, &app, Some(&setup), Some(sink))
                 .await
                 .ctx(what)?;
-            let pid: i32 = conn
+            let row = conn
                 .client
-                .query_one("SELECT pg_backend_pid()", &[])
+                .query_one("SELECT pg_backend_pid(), extract(epoch FROM now())::text", &[])
                 .await
-                .ctx(what)?
-                .get(0);
-            Ok((conn, pid))
+                .ctx(what)?;
+            Ok((conn, row.get(0), Some(row.get(1))))
         }
         .await;
-        let (conn, pid) = {
+        let (conn, pid, since) = {
             let mut opened = self.opened.lock().unwrap();
             let slot = opened.iter().position(|(n, p)| n == name && *p == 0);
             match connected {
-                Ok((conn, pid)) => {
+                Ok((conn, pid, since)) => {
                     if let Some(i) = slot {
                         opened[i].1 = pid;
                     }
-                    (conn, pid)
+                    (conn, pid, since)
                 }
                 Err(e) => {
                     if let Some(i) = slot {
@@ -486,6 +490,7 @@ impl Opener {
                 name: name.to_string(),
                 label: self.label.clone(),
                 pid: AtomicI32::new(pid),
+                since,
                 app,
                 pooled: self.pooled.then(|| Pooled {
                     setup,
@@ -524,6 +529,12 @@ impl Session {
 
     pub fn pid(&self) -> i32 {
         self.inner.pid.load(Ordering::SeqCst)
+    }
+
+    /// The session's backend as a signal may name it: its pid and, read
+    /// with the pid, the server's clock then (see [`Inner::since`]).
+    pub fn backend(&self) -> (i32, Option<&str>) {
+        (self.pid(), self.inner.since.as_deref())
     }
 
     /// Whether the session reaches the server through a transaction pooler.

@@ -1,4 +1,5 @@
 use crate::support::{TestServer, assert_documented, metric, run, variant};
+use std::time::{Duration, Instant};
 
 const LAB_BACKENDS: &str = "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:%'";
 
@@ -340,4 +341,54 @@ fn ctrl_c_while_scenarios_run_side_by_side_leaves_nothing() {
         .map(|r| r.get(0))
         .collect();
     assert!(left.is_empty(), "schemas left: {left:?}");
+}
+
+/// A step overdue is cancelled (or terminated) by its backend's pid, read
+/// when the session opened. Pids come round again: the signal reaches the
+/// backend holding the pid only if it had started by the time the pid was
+/// read from it. A backend that started later (here: a "since" long before
+/// it) is not signalled at all, as the server says (no row); the backend
+/// the pid was read from is.
+#[test]
+fn a_signal_reaches_only_the_backend_its_pid_was_read_from() {
+    use lab::engine::env::signal_sql;
+    use lab::engine::{Opener, Recorder};
+    let srv = TestServer::start();
+    srv.rt.block_on(async {
+        let env = srv.env("public").await;
+        let opener = Opener::new(
+            &env,
+            "lab:signal-test:".into(),
+            "signal-test".into(),
+            Recorder::default(),
+        );
+        let s = opener.open("A").await.unwrap();
+        let (pid, since) = s.backend();
+        let since = since.expect("read with the pid").to_string();
+        let mut sent = s.send("SELECT pg_sleep(60)");
+        let running = format!("SELECT state FROM pg_stat_activity WHERE pid = {pid}");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let rows = lab::target::connect::text_rows(&env.control.simple_query(&running).await.unwrap());
+            if rows.first().and_then(|r| r[0].as_deref()) == Some("active") {
+                break;
+            }
+            assert!(Instant::now() < deadline, "A's statement never ran");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let signalled = |sql: String| {
+            let control = env.control.clone();
+            async move { lab::target::connect::text_rows(&control.simple_query(&sql).await.unwrap()) }
+        };
+        // 1970: the backend holding the pid started after that.
+        assert!(signalled(signal_sql(false, pid, Some("1"))).await.is_empty());
+        assert!(!sent.ready(), "a backend newer than the pid's reading was cancelled");
+        let rows = signalled(signal_sql(false, pid, Some(&since))).await;
+        assert_eq!(rows, [[Some("t".to_string())]]);
+        assert!(sent.ready_within(Duration::from_secs(10)).await, "not cancelled");
+        let (answer, _) = sent.take().unwrap();
+        assert_eq!(answer.unwrap_err().code.as_deref(), Some("57014"));
+        // What is not a number is not put in the statement: no guard then.
+        assert_eq!(signal_sql(true, 7, Some("1; DROP")), "SELECT pg_terminate_backend(7)");
+    });
 }

@@ -47,6 +47,15 @@ impl<'a> Live<'a> {
     fn session(&self, s: Option<usize>) -> &Session {
         s.map_or(self.setup, |i| &self.sessions[i])
     }
+
+    /// When the backend `pid` names was read from it, for the session it serves.
+    fn since(&self, pid: i32) -> Option<&str> {
+        self.sessions
+            .iter()
+            .map(Session::backend)
+            .find(|(p, _)| *p == pid)
+            .and_then(|(_, since)| since)
+    }
 }
 
 impl Server for Live<'_> {
@@ -110,11 +119,11 @@ impl Server for Live<'_> {
     }
 
     async fn cancel(&self, pid: i32) -> Result<()> {
-        self.env.signal_backend(pid, false).await
+        self.env.signal_backend(pid, self.since(pid), false).await
     }
 
     async fn terminate(&self, pid: i32) -> Result<()> {
-        self.env.signal_backend(pid, true).await
+        self.env.signal_backend(pid, self.since(pid), true).await
     }
 
     async fn read(&self, sql: &str) -> Result<ResultSet, tokio_postgres::Error> {
