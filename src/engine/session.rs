@@ -100,6 +100,9 @@ struct Inner {
     pooled: Option<Pooled>,
     client: Client,
     end: EndWatch,
+    /// A FATAL the server answered a statement with (the connection ends
+    /// then, and its task has nothing more to say).
+    fatal: Mutex<Option<connect::Ended>>,
     driver: connect::Drain,
     recorder: Recorder,
     tx: Mutex<Tx>,
@@ -498,6 +501,7 @@ impl Opener {
                 }),
                 client: conn.client,
                 end,
+                fatal: Mutex::default(),
                 driver: conn.driver,
                 recorder: self.recorder.clone(),
                 tx: Mutex::new(Tx::Idle),
@@ -725,6 +729,7 @@ impl Session {
 
     /// What went wrong, in the server's words where it gave any.
     async fn failure(&self, e: tokio_postgres::Error) -> PgError {
+        self.keep_fatal(&e);
         if let Some(db) = e.as_db_error() {
             let fatal = matches!(db.severity(), "FATAL" | "PANIC");
             return PgError {
@@ -900,8 +905,13 @@ impl Session {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match tokio::time::timeout(left, connect::simple_value(&self.inner.client, sql)).await {
-                Ok(Err(e)) if recovery_conflict(&e) && Instant::now() < deadline => continue,
-                Ok(r) => return r.map_err(|e| connect::sql_error(e, what())),
+                Ok(Err(e)) if recovery_conflict(&e) && !self.keep_fatal(&e) && Instant::now() < deadline => continue,
+                Ok(r) => {
+                    return r.map_err(|e| {
+                        self.keep_fatal(&e);
+                        connect::sql_error(e, what())
+                    });
+                }
                 Err(_) => {
                     self.cancel().await;
                     return Err(Deviation(msg::no_answer(self.at(sql), secs(self.inner.deadline))).into());
@@ -1013,7 +1023,24 @@ impl Session {
         if !self.inner.client.is_closed() {
             return None;
         }
-        self.inner.end.ended(Duration::from_secs(1)).await
+        let kept = self.inner.fatal.lock().unwrap().clone();
+        match kept {
+            Some(fatal) => Some(fatal),
+            None => self.inner.end.ended(Duration::from_secs(1)).await,
+        }
+    }
+
+    /// Keeps a FATAL the server answered with; whether `e` is one.
+    fn keep_fatal(&self, e: &tokio_postgres::Error) -> bool {
+        let Some(db) = e.as_db_error().filter(|db| matches!(db.severity(), "FATAL" | "PANIC")) else {
+            return false;
+        };
+        *self.inner.fatal.lock().unwrap() = Some(connect::Ended {
+            code: db.code().code().to_string(),
+            severity: db.severity().to_string(),
+            message: db.message().to_string(),
+        });
+        true
     }
 }
 
