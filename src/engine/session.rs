@@ -1035,11 +1035,7 @@ impl Session {
         let Some(db) = e.as_db_error().filter(|db| matches!(db.severity(), "FATAL" | "PANIC")) else {
             return false;
         };
-        *self.inner.fatal.lock().unwrap() = Some(connect::Ended {
-            code: db.code().code().to_string(),
-            severity: db.severity().to_string(),
-            message: db.message().to_string(),
-        });
+        *self.inner.fatal.lock().unwrap() = Some(db.into());
         true
     }
 }
@@ -1048,7 +1044,7 @@ impl Session {
 /// (40001, "canceling statement due to conflict with recovery").
 fn recovery_conflict(e: &tokio_postgres::Error) -> bool {
     e.as_db_error()
-        .is_some_and(|db| db.code().code() == "40001" && db.message().contains("conflict with recovery"))
+        .is_some_and(|db| connect::Ended::from(db).recovery_conflict())
 }
 
 /// Behind a transaction pooler, the backend each session's transaction runs

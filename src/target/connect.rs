@@ -35,6 +35,16 @@ pub struct Ended {
     pub message: String,
 }
 
+impl From<&DbError> for Ended {
+    fn from(db: &DbError) -> Ended {
+        Ended {
+            code: db.code().code().to_string(),
+            severity: db.severity().to_string(),
+            message: db.message().to_string(),
+        }
+    }
+}
+
 impl Ended {
     /// Ended by a conflict with WAL replay on a standby (FATAL 40001,
     /// "terminating connection due to conflict with recovery").
@@ -181,11 +191,7 @@ impl Driver {
                 Poll::Ready(Some(Ok(_))) => {}
                 // The server's last word (a FATAL such as 25P03) before it closed the connection.
                 Poll::Ready(Some(Err(e))) => {
-                    return Poll::Ready(e.as_db_error().map(|db| Ended {
-                        code: db.code().code().to_string(),
-                        severity: db.severity().to_string(),
-                        message: db.message().to_string(),
-                    }));
+                    return Poll::Ready(e.as_db_error().map(Ended::from));
                 }
                 Poll::Ready(None) => return Poll::Ready(None),
                 Poll::Pending => return Poll::Pending,

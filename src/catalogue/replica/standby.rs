@@ -210,7 +210,6 @@ impl Standby {
 pub(super) struct Admin {
     opener: Opener,
     session: std::sync::Mutex<Session>,
-    recorder: Recorder,
     /// How long it is opened again for (the run's --wait-timeout).
     deadline: Duration,
 }
@@ -219,7 +218,6 @@ impl Admin {
     async fn open(opener: Opener, deadline: Duration) -> Result<Admin> {
         let session = opener.open_quiet(ADMIN).await?;
         Ok(Admin {
-            recorder: opener.recorder().clone(),
             opener,
             session: std::sync::Mutex::new(session),
             deadline,
@@ -279,7 +277,7 @@ impl Admin {
     }
 
     pub(super) fn recorder(&self) -> &Recorder {
-        &self.recorder
+        self.opener.recorder()
     }
 }
 
