@@ -117,6 +117,8 @@ pub struct WatchQueries {
     pub blocked_or_event: Watched,
     /// The lock a backend waits for.
     pub lock: Watched,
+    /// Who a backend is that is not one of the run's.
+    pub holder: Watched,
 }
 
 /// One of the scheduler's questions about a backend (`$1`, its pid):
@@ -135,6 +137,13 @@ const BLOCKED_OR_EVENT: &str = "SELECT pg_blocking_pids($1::int), pg_safe_snapsh
 const LOCK: &str = "SELECT l.mode || ' on ' || l.locktype || coalesce(' ' || c.relname, '') \
                       FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation \
                      WHERE l.pid = $1::int AND NOT l.granted LIMIT 1";
+
+/// A backend by its kind and pid; autovacuum's by what it does (its
+/// `query`), a client's by its application_name, never its statement.
+const HOLDER: &str = "SELECT CASE WHEN backend_type = 'client backend' \
+                        THEN 'client backend ' || pid || coalesce(' (' || nullif(application_name, '') || ')', '') \
+                        ELSE coalesce(nullif(query, ''), backend_type) || ' (pid ' || pid || ')' END \
+                        FROM pg_stat_activity WHERE pid = $1::int";
 
 impl Env {
     /// The one constructor: the run's environment on its control
@@ -247,6 +256,7 @@ impl Env {
                     blocked: prepare(BLOCKED).await?,
                     blocked_or_event: prepare(BLOCKED_OR_EVENT).await?,
                     lock: prepare(LOCK).await?,
+                    holder: prepare(HOLDER).await?,
                 })
             })
             .await
@@ -275,8 +285,9 @@ impl Env {
         }
     }
 
-    /// The lock backend `pid` waits for (the `lock` question).
-    pub async fn waiting_lock(&self, q: &Watched, pid: i32) -> Result<Option<String>> {
+    /// A one-text answer about backend `pid`: the lock it waits for (the
+    /// `lock` question), who it is (`holder`); none if no row.
+    pub async fn text_about(&self, q: &Watched, pid: i32) -> Result<Option<String>> {
         match q {
             Watched::Prepared(st) => {
                 let rows = self.control.query(st, &[&pid]).await.ctx(msg::read_blocking)?;

@@ -113,6 +113,10 @@ crate::messages! {
         en: "step {step} never completed: its blocker annotations cannot be met",
         tr: "{step} adımı hiç tamamlanmadı: engelleyici işaretleri karşılanamıyor",
     }
+    held_by_outsider(step, who) {
+        en: "{step} waits for a lock a backend that is not the run's holds: {who} (not a wait of the run's)",
+        tr: "{step}, çalıştırmaya ait olmayan bir backend'in tuttuğu bir kilidi bekliyor: {who} (çalıştırmanın beklemesi sayılmaz)",
+    }
     cancelled_stuck(session, ms) {
         en: "every running step had waited {ms} ms and only the server could end that: lab cancelled {session}'s statement",
         tr: "çalışan her adım {ms} ms beklemişti ve bunu ancak sunucu bitirebilirdi: lab, {session} oturumunun komutunu iptal etti",

@@ -264,6 +264,9 @@ pub struct StepRun {
     /// When the server first answered whether it waited (from the start of
     /// the variant); none if it answered before lab asked.
     pub looked: Option<Duration>,
+    /// Backends not the spec's (autovacuum) seen holding a lock it waited
+    /// for, as pg_stat_activity named them: such a wait is not the spec's.
+    pub outsiders: Vec<String>,
 }
 
 impl StepRun {

@@ -269,6 +269,7 @@ mod tests {
             cancelled_by_lab: false,
             isolation: None,
             looked: None,
+            outsiders: Vec::new(),
         }
     }
 

@@ -666,6 +666,58 @@ fn a_migration_retry_that_adds_nothing() {
 }
 
 #[test]
+fn a_migration_retry_behind_a_report_still_open_is_not_tried_again() {
+    // A's report never ends: the retry waits for A (a session of the
+    // scenario's), so lab does not retry past it as it does past an outsider.
+    let (v, _, failed) = mutated(&Mutation {
+        scenario: "ddl-lock-queue",
+        variant: "lock-timeout-retry",
+        file: "ddl-lock-queue.spec",
+        from: "step a_commit { COMMIT; }",
+        to: "step a_commit { SELECT 1; }",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "dq.retry_ok"), "{failed:?}");
+    assert_eq!(v["metrics"]["b_attempts"], 2, "{}", v["metrics"]);
+}
+
+/// A backend that is not the scenario's (here the run's own setup
+/// connection, left in a transaction holding ACCESS SHARE on books; on a
+/// busy server, autovacuum truncating pg_attribute) holds up B's retry after
+/// A's commit: lab names it in the timeline and, as a migration tool does,
+/// tries again: as documented, exit 0.
+#[test]
+fn a_migration_retry_held_up_by_a_backend_not_the_scenarios_is_tried_again() {
+    let r = edited(&Mutation {
+        scenario: "ddl-lock-queue",
+        variant: "lock-timeout-retry",
+        file: "ddl-lock-queue.spec",
+        from: "  ALTER TABLE books DROP COLUMN IF EXISTS subtitle;\n}\n",
+        to: "  ALTER TABLE books DROP COLUMN IF EXISTS subtitle;\n}\nsetup { BEGIN; LOCK TABLE books IN ACCESS SHARE MODE; }\n",
+        args: &[],
+    });
+    assert_eq!(r.code, 0, "{}{}", r.stderr, r.stdout);
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    let v = variant(&report, "lock-timeout-retry");
+    assert!(v["metrics"]["b_attempts"].as_u64().unwrap() >= 3, "{}", v["metrics"]);
+    let timeline = v["timeline"].as_array().unwrap();
+    let noted = timeline.iter().any(|e| {
+        e["result"] == "note"
+            && e["session"] == "B"
+            && e["detail"].as_str().is_some_and(|d| {
+                d.starts_with("b_alter_again waits for a lock a backend that is not the run's holds: client backend")
+            })
+    });
+    assert!(noted, "{timeline:#?}");
+    let retried = timeline
+        .iter()
+        .filter(|e| e["step"] == "b_alter_again")
+        .filter(|e| e["result"] == "ok")
+        .count();
+    assert_eq!(retried, 1, "{timeline:#?}");
+}
+
+#[test]
 fn a_transaction_level_lock_made_session_level_behind_the_pooler() {
     let (_, _, failed) = mutated(&Mutation {
         scenario: "pooler",

@@ -20,6 +20,7 @@ pub struct Live<'a> {
     setup: &'a Session,
     blocked_q: Watched,
     lock_q: Watched,
+    holder_q: Watched,
 }
 
 impl<'a> Live<'a> {
@@ -27,13 +28,14 @@ impl<'a> Live<'a> {
     /// safe snapshots); lab's scenarios also wait for synchronous standbys.
     pub async fn new(env: &'a Env, sessions: &'a [Session], setup: &'a Session, patient: bool) -> Result<Live<'a>> {
         let q = env.watch_queries().await?;
-        let (blocked_q, lock_q) = (
+        let (blocked_q, lock_q, holder_q) = (
             if patient {
                 q.blocked.clone()
             } else {
                 q.blocked_or_event.clone()
             },
             q.lock.clone(),
+            q.holder.clone(),
         );
         Ok(Live {
             env,
@@ -41,6 +43,7 @@ impl<'a> Live<'a> {
             setup,
             blocked_q,
             lock_q,
+            holder_q,
         })
     }
 
@@ -115,7 +118,11 @@ impl Server for Live<'_> {
     }
 
     async fn lock(&self, pid: i32) -> Result<Option<String>> {
-        self.env.waiting_lock(&self.lock_q, pid).await
+        self.env.text_about(&self.lock_q, pid).await
+    }
+
+    async fn holder(&self, pid: i32) -> Result<Option<String>> {
+        self.env.text_about(&self.holder_q, pid).await
     }
 
     async fn cancel(&self, pid: i32) -> Result<()> {

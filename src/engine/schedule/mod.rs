@@ -63,6 +63,9 @@ pub trait Server {
     async fn blocking(&self, pid: i32) -> Result<Blocking>;
     /// The lock backend `pid` asks for, as pg_locks names it.
     async fn lock(&self, pid: i32) -> Result<Option<String>>;
+    /// Who backend `pid` is (not one of the spec's), as pg_stat_activity
+    /// says; none once it has gone.
+    async fn holder(&self, pid: i32) -> Result<Option<String>>;
     async fn cancel(&self, pid: i32) -> Result<()>;
     async fn terminate(&self, pid: i32) -> Result<()>;
     /// A snapshot's rows, read on the setup connection.
@@ -164,6 +167,8 @@ struct Active {
     looked: Option<std::time::Instant>,
     /// For `(step notices N)` blockers: (session, notices to reach).
     notice_targets: Vec<(usize, usize)>,
+    /// Backends not the spec's seen holding a lock it waited for: (pid, who).
+    outsiders: Vec<(i32, String)>,
 }
 
 #[derive(Debug, PartialEq)]
@@ -421,6 +426,7 @@ impl<S: Server> Runner<'_, S> {
             terminated: None,
             looked: None,
             notice_targets,
+            outsiders: Vec::new(),
         });
     }
 
@@ -598,6 +604,28 @@ impl<S: Server> Runner<'_, S> {
         Ok(status)
     }
 
+    /// Notes the backends that are not the spec's holding a lock the step
+    /// of session `s` waits for (autovacuum truncating a catalogue it reads):
+    /// they do not make it a wait of the spec's, but a timeout that fires
+    /// behind one is theirs, and the timeline says who they were.
+    async fn note_outsiders(&mut self, s: usize, locks: &[i32]) -> Result<()> {
+        for &p in locks {
+            let a = self.active[s].as_ref().expect("an active step");
+            if self.pids.contains(&p) || a.outsiders.iter().any(|(q, _)| *q == p) {
+                continue;
+            }
+            // pg_blocking_pids names a prepared transaction 0.
+            let who = match p {
+                0 => "a prepared transaction (pid 0)".to_string(),
+                _ => self.server.holder(p).await?.unwrap_or_else(|| format!("pid {p}")),
+            };
+            let step = self.step_name(a.pos).to_string();
+            self.run.recorder.note(self.name(s), msg::held_by_outsider(&step, &who));
+            self.active_mut(s).outsiders.push((p, who));
+        }
+        Ok(())
+    }
+
     /// The server has just answered whether `s` waits: the first such answer is kept.
     fn looked(&mut self, s: usize) {
         self.active_mut(s).looked.get_or_insert_with(std::time::Instant::now);
@@ -608,9 +636,13 @@ impl<S: Server> Runner<'_, S> {
     /// of the spec's sessions counts (autovacuum's do not), any safe-snapshot
     /// wait does; lab's scenarios also wait for synchronous standbys and, behind
     /// lab's pooler, for a server connection.
-    async fn status_now(&self, s: usize) -> Result<Status> {
+    async fn status_now(&mut self, s: usize) -> Result<Status> {
         let b = self.server.blocking(self.pids[s]).await?;
-        Ok(judge_wait(&b, &self.pids, &self.names))
+        let status = judge_wait(&b, &self.pids, &self.names);
+        if status == Status::Running {
+            self.note_outsiders(s, &b.locks).await?;
+        }
+        Ok(status)
     }
 
     /// The lock a waiting backend asks for, as pg_locks names it.
@@ -831,6 +863,7 @@ impl<S: Server> Runner<'_, S> {
             cancelled_by_lab: a.cancelled.is_some(),
             isolation,
             looked: a.looked.map(|l| l.saturating_duration_since(t0)),
+            outsiders: a.outsiders.into_iter().map(|(_, who)| who).collect(),
         });
         Ok(())
     }

@@ -30,6 +30,11 @@ enum Act {
     Deaf { by: usize },
     /// Waits on a lock of a backend that is not the spec's, answering after this long.
     Outsider(Duration),
+    /// Waits on a lock of a backend that is not the spec's, and gives up
+    /// (55P03, its lock_timeout) after this long.
+    OutsiderTimeout(Duration),
+    /// An `OutsiderTimeout` sent: gives up once lab asks after this moment.
+    OutsiderUntil(tokio::time::Instant),
     /// Waits on a lock session `by` holds, and gives up (55P03, its
     /// lock_timeout) while lab asks whether another session waits: that
     /// session is still seen waiting for it, and is let go at once.
@@ -134,6 +139,11 @@ impl Server for Script {
                     let _ = tx.send((ok(), std::time::Instant::now()));
                 });
             }
+            Act::OutsiderTimeout(after) => self.pending.borrow_mut().push(Pending {
+                session: s.expect("a session's step"),
+                act: Act::OutsiderUntil(tokio::time::Instant::now() + after),
+                tx,
+            }),
             act => self.pending.borrow_mut().push(Pending {
                 session: s.expect("a session's step"),
                 act,
@@ -160,6 +170,11 @@ impl Server for Script {
     fn drain(&self, _: usize) {}
 
     async fn blocking(&self, of: i32) -> Result<Blocking> {
+        let now = tokio::time::Instant::now();
+        self.end(
+            |p| matches!(p.act, Act::OutsiderUntil(until) if until <= now),
+            || error("55P03", "canceling statement due to lock timeout", "", false),
+        );
         let locks = self
             .pending
             .borrow()
@@ -192,6 +207,10 @@ impl Server for Script {
 
     async fn lock(&self, _: i32) -> Result<Option<String>> {
         Ok(Some("ShareLock on transactionid".into()))
+    }
+
+    async fn holder(&self, of: i32) -> Result<Option<String>> {
+        Ok(Some(format!("autovacuum: VACUUM pg_catalog.pg_attribute (pid {of})")))
     }
 
     async fn cancel(&self, of: i32) -> Result<()> {
@@ -338,6 +357,60 @@ async fn waiting_steps_complete_in_the_order_they_began_to_wait() {
         o.unwrap();
         let tail = format!("step ac: COMMIT;\nstep {first}: <... completed>\nstep {second}: <... completed>\n");
         assert!(t.ends_with(&tail), "{perm}: {t}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_timeout_behind_a_backend_that_is_not_the_specs_names_that_backend() {
+    for patient in [true, false] {
+        let mut script = Script::new(
+            &["A", "B", "C"],
+            &[("UPDATE b2;", Act::OutsiderTimeout(Duration::from_millis(300)))],
+        );
+        let spec = crate::spec::parse(&spec_with(&["a1 b1 ac"])).unwrap();
+        let plan = spec.plan(&spec.permutations[0]).unwrap();
+        let recorder = Recorder::default();
+        let o = run_on(
+            &mut script,
+            Plan {
+                spec: &spec,
+                plan: &plan,
+                params: &[],
+                expect: &[],
+                probes: &[],
+                recorder: &recorder,
+                transcript: None,
+                patient,
+                dead_ends: false,
+                first_look: None,
+            },
+            Timing {
+                deadline: Duration::from_secs(10),
+                deadlock_timeout: Duration::from_secs(1),
+            },
+        )
+        .await
+        .unwrap();
+        let b1 = o.step("b1").unwrap();
+        assert!(b1.failed_with("55P03"), "patient {patient}");
+        // The lock timeout says it waited, for no session of the spec's ...
+        assert_eq!(b1.waited_for(), Some(&[][..]), "patient {patient}");
+        // ... but for the backend lab saw holding the lock, named once.
+        assert_eq!(
+            b1.outsiders,
+            ["autovacuum: VACUUM pg_catalog.pg_attribute (pid 9999)"],
+            "patient {patient}"
+        );
+        let notes: Vec<String> = recorder
+            .entries()
+            .iter()
+            .filter(|e| e.result == crate::report::StepResult::Note)
+            .map(|e| e.detail.render(crate::i18n::Lang::En))
+            .collect();
+        assert_eq!(notes.len(), 1, "patient {patient}: {notes:?}");
+        assert!(notes[0].contains("pid 9999"), "{notes:?}");
+        // Steps that never waited name nobody.
+        assert!(o.step("a1").unwrap().outsiders.is_empty());
     }
 }
 
