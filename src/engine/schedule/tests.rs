@@ -255,9 +255,19 @@ async fn run_script_with(
     patient: bool,
     dead_ends: bool,
 ) -> (Result<Observation>, String) {
+    run_recorded(script, spec, perm, (patient, dead_ends), &Recorder::default()).await
+}
+
+/// [`run_script_with`] (`patient`, `dead_ends`), recording the timeline on `recorder`.
+async fn run_recorded(
+    script: &mut Script,
+    spec: &str,
+    perm: usize,
+    (patient, dead_ends): (bool, bool),
+    recorder: &Recorder,
+) -> (Result<Observation>, String) {
     let spec = crate::spec::parse(spec).expect("the spec parses");
     let plan = spec.plan(&spec.permutations[perm]).expect("the permutation is valid");
-    let recorder = Recorder::default();
     let transcript = Transcript::default();
     let o = run_on(
         script,
@@ -267,7 +277,7 @@ async fn run_script_with(
             params: &[],
             expect: &[],
             probes: &[],
-            recorder: &recorder,
+            recorder,
             transcript: Some(&transcript),
             patient,
             dead_ends,
@@ -367,30 +377,9 @@ async fn a_timeout_behind_a_backend_that_is_not_the_specs_names_that_backend() {
             &["A", "B", "C"],
             &[("UPDATE b2;", Act::OutsiderTimeout(Duration::from_millis(300)))],
         );
-        let spec = crate::spec::parse(&spec_with(&["a1 b1 ac"])).unwrap();
-        let plan = spec.plan(&spec.permutations[0]).unwrap();
         let recorder = Recorder::default();
-        let o = run_on(
-            &mut script,
-            Plan {
-                spec: &spec,
-                plan: &plan,
-                params: &[],
-                expect: &[],
-                probes: &[],
-                recorder: &recorder,
-                transcript: None,
-                patient,
-                dead_ends: false,
-                first_look: None,
-            },
-            Timing {
-                deadline: Duration::from_secs(10),
-                deadlock_timeout: Duration::from_secs(1),
-            },
-        )
-        .await
-        .unwrap();
+        let (o, _) = run_recorded(&mut script, &spec_with(&["a1 b1 ac"]), 0, (patient, false), &recorder).await;
+        let o = o.unwrap();
         let b1 = o.step("b1").unwrap();
         assert!(b1.failed_with("55P03"), "patient {patient}");
         // The lock timeout says it waited, for no session of the spec's ...
