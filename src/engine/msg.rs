@@ -21,6 +21,10 @@ crate::messages! {
         en: "{at}: unexpected {error}",
         tr: "{at}: beklenmeyen {error}",
     }
+    read_again(severity, code, message) {
+        en: "the server cancelled lab's own read on this session ({severity} {code}: {message}); lab asked again",
+        tr: "sunucu lab'ın bu oturumdaki kendi okumasını iptal etti ({severity} {code}: {message}); lab yeniden sordu",
+    }
     connection_lost(at, error) {
         en: "{at}: the session's connection was lost ({error})",
         tr: "{at}: oturumun bağlantısı koptu ({error})",

@@ -899,13 +899,31 @@ impl Session {
     /// recorded (lab's own look at the server through this session), within
     /// the deadline; what went wrong is framed with `what`.
     /// On a standby such a read can be cancelled by a conflict with
-    /// recovery; it changes nothing, so it is asked again.
+    /// recovery; it changes nothing, so it is asked again (the timeline
+    /// says so), after a ROLLBACK if it was in a transaction the
+    /// cancellation left aborted.
     pub async fn value(&self, sql: &str, what: impl Fn() -> Text) -> Result<Option<String>> {
         let deadline = Instant::now() + self.inner.deadline;
+        let mut cancelled = false;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match tokio::time::timeout(left, connect::simple_value(&self.inner.client, sql)).await {
-                Ok(Err(e)) if recovery_conflict(&e) && !self.keep_fatal(&e) && Instant::now() < deadline => continue,
+                Ok(Err(e)) if recovery_conflict(&e) && !self.keep_fatal(&e) && Instant::now() < deadline => {
+                    cancelled = true;
+                    if let Some(db) = e.as_db_error() {
+                        self.note(msg::read_again(db.severity(), db.code().code(), db.message()));
+                    }
+                    continue;
+                }
+                Ok(Err(e))
+                    if cancelled
+                        && e.code() == Some(&tokio_postgres::error::SqlState::IN_FAILED_SQL_TRANSACTION)
+                        && Instant::now() < deadline =>
+                {
+                    cancelled = false;
+                    let _ = self.inner.client.batch_execute("ROLLBACK").await;
+                    continue;
+                }
                 Ok(r) => {
                     return r.map_err(|e| {
                         self.keep_fatal(&e);
@@ -1018,16 +1036,20 @@ impl Session {
     }
 
     /// What ended the session's connection, as the server said it (the
-    /// FATAL it sent before closing), once the connection is closed.
+    /// FATAL it sent before closing), once the connection is closed. A
+    /// FATAL that answered a statement has ended it already: the server
+    /// closes the connection after one, and the client may not have read
+    /// that far yet (on a loaded machine the read of the counters on a
+    /// standby met such a FATAL with the connection still open: exit 2).
     pub async fn ended(&self) -> Option<connect::Ended> {
+        let kept = self.inner.fatal.lock().unwrap().clone();
+        if kept.is_some() {
+            return kept;
+        }
         if !self.inner.client.is_closed() {
             return None;
         }
-        let kept = self.inner.fatal.lock().unwrap().clone();
-        match kept {
-            Some(fatal) => Some(fatal),
-            None => self.inner.end.ended(Duration::from_secs(1)).await,
-        }
+        self.inner.end.ended(Duration::from_secs(1)).await
     }
 
     /// Keeps a FATAL the server answered with; whether `e` is one.
