@@ -385,7 +385,8 @@ pub struct PhenomenaArgs {
     #[arg(long)]
     pub all_interleavings: bool,
 
-    /// Cells run at once, each in a schema of its own (default: 4 per core).
+    /// Cells run at once, each in a schema of its own (default: 4 per core;
+    /// --all-interleavings: one per core, up to 4 per core while they wait).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
 
@@ -451,7 +452,8 @@ pub struct ExploreArgs {
     #[arg(long, default_value_t = 1, value_name = "S")]
     pub seed: u64,
 
-    /// Permutations run at once, each worker in a schema of its own (default: 2 per core).
+    /// Permutations run at once, each worker in a schema of its own (default:
+    /// one per core, up to 2 per core while permutations wait on locks or timeouts).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
 

@@ -408,7 +408,7 @@ impl PhenomenaRun {
                 lang,
                 phenomena: chosen,
                 levels,
-                jobs: args.jobs.unwrap_or_else(|| cores() * 4).max(1),
+                jobs: crate::engine::Jobs::of(args.jobs, cores() * 4, cores()),
                 wait_timeout,
                 all_interleavings: args.all_interleavings,
             },
@@ -477,7 +477,7 @@ impl ExploreRun {
                     false,
                 ),
             },
-            args.jobs.unwrap_or_else(|| cores() * 2),
+            crate::engine::Jobs::of(args.jobs, cores() * 2, cores()),
             wait_timeout,
             lang,
         )?;

@@ -357,7 +357,8 @@ pub struct MatrixConfig {
     /// The phenomena measured (all, or the one `--show` names).
     pub phenomena: Vec<Arc<Phenomenon>>,
     pub levels: Vec<usize>,
-    pub jobs: usize,
+    /// Cells at once (`most`), and the interleavings' workers.
+    pub jobs: crate::engine::Jobs,
     pub wait_timeout: Duration,
     /// Every interleaving of each cell's steps too (`--all-interleavings`).
     pub all_interleavings: bool,
@@ -423,7 +424,7 @@ impl Matrix {
             }
         }
         let width = self.cfg.levels.len();
-        for (k, h) in crate::engine::spawn_in_order(self.cfg.jobs, tasks)
+        for (k, h) in crate::engine::spawn_in_order(self.cfg.jobs.most, tasks)
             .into_iter()
             .enumerate()
         {

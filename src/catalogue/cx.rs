@@ -386,7 +386,7 @@ impl<'e> Cx<'e> {
     }
 
     pub async fn await_gone(&self, pid: i32) -> Result<bool> {
-        self.env.await_gone(pid).await
+        self.env.await_gone(&[pid]).await
     }
 
     /// Closes every session and waits until the server has no backend of this

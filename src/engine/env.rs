@@ -449,13 +449,14 @@ impl Env {
         Ok(rows.first().map_or(0, |r| r.get(0)))
     }
 
-    /// Waits (with the deadline) until the server no longer lists the
-    /// backend: a terminated backend releases its locks a moment before its
-    /// activity entry goes. Says whether it went.
-    pub async fn await_gone(&self, pid: i32) -> Result<bool> {
+    /// Waits (with the deadline) until the server lists none of the
+    /// backends (one question per look, however many): a terminated backend
+    /// releases its locks a moment before its activity entry goes. Says
+    /// whether they went.
+    pub async fn await_gone(&self, pids: &[i32]) -> Result<bool> {
         let deadline = Instant::now() + self.wait_timeout;
         loop {
-            if self.backends_left(&[pid]).await? == 0 {
+            if self.backends_left(pids).await? == 0 {
                 return Ok(true);
             }
             if Instant::now() > deadline {
@@ -538,7 +539,7 @@ impl Env {
                 .filter_map(|r| Some((r[0].as_deref()?.parse().ok()?, r[1].clone())))
                 .collect();
             for (pid, _) in backends.iter().filter(|(_, t)| t.as_deref() == Some("t")) {
-                self.await_gone(*pid).await?;
+                self.await_gone(&[*pid]).await?;
                 ended += 1;
             }
             let busy = backends.iter().any(|(_, t)| t.is_none());

@@ -157,3 +157,45 @@ where
 pub fn secs(d: Duration) -> f64 {
     (d.as_secs_f64() * 1000.0).round() / 1000.0
 }
+
+/// How many workers (`lab explore`'s) run at once, each on connections of its own.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Jobs {
+    /// At most.
+    pub most: usize,
+    /// From the start; more join, up to `most`, while runs spend their time
+    /// waiting rather than on the server's CPU (every worker's connections
+    /// cost the server a backend's start each: several milliseconds of CPU).
+    pub first: usize,
+}
+
+impl Jobs {
+    /// `--jobs N`: N from the start. Else one worker per core, up to `most`.
+    pub fn of(given: Option<usize>, most: usize, cores: usize) -> Jobs {
+        match given {
+            Some(n) => Jobs {
+                most: n.max(1),
+                first: n.max(1),
+            },
+            None => Jobs {
+                most,
+                first: cores.clamp(1, most.max(1)),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod jobs_tests {
+    use super::Jobs;
+
+    #[test]
+    fn jobs_given_start_at_once_else_one_worker_per_core_up_to_the_most() {
+        assert_eq!(Jobs::of(Some(3), 8, 2), Jobs { most: 3, first: 3 });
+        assert_eq!(Jobs::of(Some(0), 8, 2), Jobs { most: 1, first: 1 });
+        assert_eq!(Jobs::of(None, 4, 2), Jobs { most: 4, first: 2 });
+        // Fewer allowed than cores: no more than allowed at first.
+        assert_eq!(Jobs::of(None, 2, 8), Jobs { most: 2, first: 2 });
+        assert_eq!(Jobs::of(None, 4, 0), Jobs { most: 4, first: 1 });
+    }
+}

@@ -18,7 +18,7 @@ use anyhow::{Result, bail};
 
 use crate::engine::schedule;
 use crate::engine::transcript::{Stream, Transcript};
-use crate::engine::{Env, Observation, Opener, Recorder, Session};
+use crate::engine::{Env, Jobs, Observation, Opener, Recorder, Session};
 use crate::i18n::Lang;
 use crate::phenomena::{Condition, Expected, LEVELS};
 use crate::report::{Entry, round_ms};
@@ -29,6 +29,10 @@ use plan::Interleave;
 
 /// More permutations than this need `--sample`.
 pub const MAX_RUNS: u128 = 100_000;
+
+/// A run still going after this long is waiting (a lock, a timeout, the
+/// deadlock detector), not on the server's CPU: another worker may join.
+const WAITED_RUN: Duration = Duration::from_millis(100);
 
 /// What to explore, checked.
 pub struct ExploreConfig {
@@ -56,7 +60,7 @@ pub struct ExploreConfig {
     /// scenarios: the one named after the level, else the first), as the
     /// interleavings hold it (its BEGINs beside their next steps), marked in the output.
     pub marked: Vec<Option<Vec<Planned>>>,
-    pub jobs: usize,
+    pub jobs: Jobs,
     /// Why the runs go one at a time (what the spec shares across schemas).
     pub alone: Option<&'static str>,
     pub wait_timeout: Duration,
@@ -96,7 +100,7 @@ pub struct Choice {
 impl ExploreConfig {
     /// The permutations of every level, the spec's headers read (`# occurs-if:`,
     /// `# expect-all:`, else `# expect:`), before anything connects.
-    pub fn new(src: Source, choice: Choice, jobs: usize, wait_timeout: Duration, lang: Lang) -> Result<ExploreConfig> {
+    pub fn new(src: Source, choice: Choice, jobs: Jobs, wait_timeout: Duration, lang: Lang) -> Result<ExploreConfig> {
         let spec = src.spec;
         let all = choice.all || src.lab;
         let own = plan::own_level(&spec);
@@ -277,6 +281,8 @@ pub struct Explorer {
     results: Mutex<Vec<Option<RunResult>>>,
     next: AtomicUsize,
     stop: AtomicBool,
+    /// A run took long enough to have waited: room for another worker.
+    waited: tokio::sync::Notify,
     schemas: Mutex<Vec<String>>,
     /// The workers, stopped at once when the run is cut short (their
     /// sessions close, so nothing holds a lock on a schema lab drops).
@@ -305,41 +311,64 @@ impl Explorer {
             results,
             next: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
+            waited: tokio::sync::Notify::new(),
             schemas: Mutex::default(),
             workers: Mutex::default(),
             bar,
         }
     }
 
-    /// Runs everything, `jobs` workers at once (one when the spec shares
+    /// Runs everything, [`Jobs`] workers at once (one when the spec shares
     /// something across schemas); the first error stops the others.
     pub async fn run_all(self: &Arc<Self>, env: &Arc<Env>) -> Result<()> {
-        let jobs = if self.cfg.alone.is_some() { 1 } else { self.cfg.jobs };
-        let workers: Vec<_> = (0..jobs.min(self.runs.len()).max(1))
-            .map(|w| {
-                let (me, env) = (self.clone(), env.clone());
-                tokio::spawn(async move {
-                    let r = me.worker(&env, w).await;
-                    if r.is_err() {
-                        me.stop.store(true, Ordering::SeqCst);
-                    }
-                    r
-                })
-            })
-            .collect();
-        self.workers
-            .lock()
-            .unwrap()
-            .extend(workers.iter().map(|h| h.abort_handle()));
+        let jobs = if self.cfg.alone.is_some() {
+            1
+        } else {
+            self.cfg.jobs.most
+        };
+        let most = jobs.min(self.runs.len()).max(1);
+        let mut set = tokio::task::JoinSet::new();
+        let mut started = 0;
+        while started < self.cfg.jobs.first.clamp(1, most) {
+            self.start_worker(&mut set, env, started);
+            started += 1;
+        }
         let mut first = Ok(());
-        for h in workers {
-            let r = crate::engine::joined(h).await;
-            if first.is_ok() {
-                first = r;
+        loop {
+            tokio::select! {
+                joined = set.join_next() => {
+                    let Some(joined) = joined else { break };
+                    let r = joined.map_err(|e| anyhow::anyhow!("{e}")).and_then(|r| r);
+                    if first.is_ok() {
+                        first = r;
+                    }
+                }
+                _ = self.waited.notified(), if started < most => {
+                    if !self.stop.load(Ordering::SeqCst) && self.next.load(Ordering::SeqCst) < self.runs.len() {
+                        self.start_worker(&mut set, env, started);
+                        started += 1;
+                    }
+                }
             }
         }
         self.bar.finish_and_clear();
-        first
+        // The workers' schemas go together, in one statement, once all are done.
+        let made: Vec<String> = self.schemas.lock().unwrap().clone();
+        let dropped = drop_schemas(&env.control, &made).await;
+        self.schemas.lock().unwrap().retain(|s| !made.contains(s));
+        first.and(dropped)
+    }
+
+    fn start_worker(self: &Arc<Self>, set: &mut tokio::task::JoinSet<Result<()>>, env: &Arc<Env>, w: usize) {
+        let (me, env) = (self.clone(), env.clone());
+        let h = set.spawn(async move {
+            let r = me.worker(&env, w).await;
+            if r.is_err() {
+                me.stop.store(true, Ordering::SeqCst);
+            }
+            r
+        });
+        self.workers.lock().unwrap().push(h);
     }
 
     /// The schemas of workers that did not drop their own (a run cut short).
@@ -349,23 +378,17 @@ impl Explorer {
             w.abort();
         }
         let left: Vec<String> = self.schemas.lock().unwrap().drain(..).collect();
-        for s in left {
-            let _ = tokio::time::timeout(self.cfg.wait_timeout, drop_schema(control, &s)).await;
+        if !left.is_empty() {
+            let _ = tokio::time::timeout(self.cfg.wait_timeout, drop_schemas(control, &left)).await;
         }
     }
 
     async fn worker(&self, env: &Env, w: usize) -> Result<()> {
         let schema = format!("lab_ex_{}_{w}", std::process::id());
         self.schemas.lock().unwrap().push(schema.clone());
-        let made = self.make_schema(env, &schema).await;
-        let worked = match made {
-            Ok(()) => self.work_in(env, &schema, w).await,
-            Err(e) => Err(e),
-        };
-        let dropped = drop_schema(&env.control, &schema).await;
-        self.schemas.lock().unwrap().retain(|s| s != &schema);
-        worked?;
-        dropped
+        // (The schema stays for run_all to drop with the others.)
+        self.make_schema(env, &schema).await?;
+        self.work_in(env, &schema, w).await
     }
 
     async fn make_schema(&self, env: &Env, schema: &str) -> Result<()> {
@@ -405,9 +428,11 @@ impl Explorer {
             let k = self.next.fetch_add(1, Ordering::SeqCst);
             let Some(&(li, pi)) = self.runs.get(k) else { break };
             let level = self.cfg.levels[li];
-            if open.as_ref().is_some_and(|(_, _, l)| *l != level) {
-                let (sessions, setup, _) = open.take().expect("opened");
-                close(&env, sessions, setup).await?;
+            // Another level: the same sessions, told the new one (a
+            // connection costs the server a backend's start, a SET does not).
+            if let Some((sessions, _, l)) = open.as_mut().filter(|(_, _, l)| *l != level) {
+                set_level(sessions, level).await?;
+                *l = level;
             }
             if open.is_none() {
                 let (sessions, setup) = self.open_at(&opener, level).await?;
@@ -415,9 +440,17 @@ impl Explorer {
             }
             let (sessions, setup, _) = open.as_ref().expect("opened");
             let began = Instant::now();
-            let o = self
-                .run_one(&env, (sessions, setup), &recorder, &transcript, li, pi)
-                .await?;
+            let o = {
+                let run = self.run_one(&env, (sessions, setup), &recorder, &transcript, li, pi);
+                tokio::pin!(run);
+                tokio::select! {
+                    o = &mut run => o,
+                    _ = tokio::time::sleep(WAITED_RUN) => {
+                        self.waited.notify_one();
+                        run.await
+                    }
+                }
+            }?;
             // A step lab had to end may have cost its session (terminated): start afresh.
             let lost = o
                 .steps
@@ -447,16 +480,13 @@ impl Explorer {
     /// The spec's sessions (and a setup connection), at `level` when lab sets it.
     async fn open_at(&self, opener: &Opener, level: Option<usize>) -> Result<(Vec<Session>, Session)> {
         let names: Vec<&str> = self.cfg.spec.sessions.iter().map(|s| s.name.as_str()).collect();
-        let sessions = opener.open_all(&names).await?;
-        if let Some(l) = level {
-            let set = format!("SET default_transaction_isolation = '{}'", LEVELS[l].1);
-            for s in &sessions {
-                s.simple(&set)
-                    .await
-                    .map_err(|e| connect::sql_error(e, msg::level(LEVELS[l].0)))?;
-            }
+        // All at once: each connection costs the server a backend's start.
+        let (sessions, setup) = tokio::join!(opener.open_all(&names), opener.open_quiet("setup"));
+        let (sessions, setup) = (sessions?, setup?);
+        if level.is_some() {
+            set_level(&sessions, level).await?;
         }
-        Ok((sessions, opener.open_quiet("setup").await?))
+        Ok((sessions, setup))
     }
 
     /// Permutation `pi` of level `li` on open sessions: setup, steps, teardown.
@@ -543,7 +573,7 @@ impl Explorer {
             }
             Err(e) => Err(e),
         };
-        let dropped = drop_schema(&env.control, &schema).await;
+        let dropped = drop_schemas(&env.control, std::slice::from_ref(&schema)).await;
         self.schemas.lock().unwrap().retain(|s| s != &schema);
         let r = replayed?;
         dropped?;
@@ -641,15 +671,26 @@ fn final_reads(spec: &Spec, plan: &[Planned]) -> Vec<String> {
     plan[cut..].iter().map(|p| spec.step(p.id).name.clone()).collect()
 }
 
+/// Sets the level lab runs the sessions' transactions at (`None`: the server's default).
+async fn set_level(sessions: &[Session], level: Option<usize>) -> Result<()> {
+    let set = match level {
+        Some(l) => format!("SET default_transaction_isolation = '{}'", LEVELS[l].1),
+        None => "RESET default_transaction_isolation".to_string(),
+    };
+    let set = crate::engine::join_all_ordered(sessions.iter().map(|s| s.simple(&set))).await;
+    for r in set {
+        r.map_err(|e| connect::sql_error(e, msg::level(level.map_or("default", |l| LEVELS[l].0))))?;
+    }
+    Ok(())
+}
+
 /// Closes a worker's sessions, their backends gone before it goes on (no
 /// lock of theirs outlives them on the worker's schema).
 async fn close(env: &Env, sessions: Vec<Session>, setup: Session) -> Result<()> {
     let pids: Vec<i32> = sessions.iter().chain([&setup]).map(|s| s.pid()).collect();
     drop(sessions);
     drop(setup);
-    for pid in pids {
-        env.await_gone(pid).await?;
-    }
+    env.await_gone(&pids).await?;
     Ok(())
 }
 
@@ -657,9 +698,13 @@ fn same_order(a: &[Planned], b: &[Planned]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.id == y.id)
 }
 
-async fn drop_schema(control: &tokio_postgres::Client, schema: &str) -> Result<()> {
+async fn drop_schemas(control: &tokio_postgres::Client, schemas: &[String]) -> Result<()> {
+    if schemas.is_empty() {
+        return Ok(());
+    }
+    let all = schemas.join(", ");
     control
-        .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        .batch_execute(&format!("DROP SCHEMA IF EXISTS {all} CASCADE"))
         .await
-        .map_err(|e| connect::sql_error(e, msg::schema(schema)))
+        .map_err(|e| connect::sql_error(e, msg::schema(&all)))
 }

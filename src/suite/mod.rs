@@ -801,12 +801,8 @@ async fn run_in(
     // (their temporary objects go with them).
     // (Behind lab's pooler the server connections stay in its pool: the
     // database, not as fresh as made, is dropped.)
-    let mut gone = env.pooler.is_none();
-    if gone {
-        for (_, pid) in opener.pids() {
-            gone &= env.await_gone(pid).await.unwrap_or(false);
-        }
-    }
+    let pids: Vec<i32> = opener.pids().into_iter().map(|(_, pid)| pid).collect();
+    let gone = env.pooler.is_none() && env.await_gone(&pids).await.unwrap_or(false);
     let seen = match (watch, before) {
         (Watch::Given, Some(before)) => {
             // lab's own schema, built for a lab spec, goes with the spec.
