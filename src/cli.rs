@@ -386,7 +386,7 @@ pub struct PhenomenaArgs {
     pub all_interleavings: bool,
 
     /// Cells run at once, each in a schema of its own (default: 4 per core;
-    /// --all-interleavings: one per core, up to 4 per core while they wait).
+    /// --all-interleavings: one per core to start, up to 4 per core while it helps).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
 
@@ -453,7 +453,7 @@ pub struct ExploreArgs {
     pub seed: u64,
 
     /// Permutations run at once, each worker in a schema of its own (default:
-    /// one per core, up to 2 per core while permutations wait on locks or timeouts).
+    /// one per core to start, up to 2 per core while each one added makes the runs faster).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
 

@@ -163,9 +163,9 @@ pub fn secs(d: Duration) -> f64 {
 pub struct Jobs {
     /// At most.
     pub most: usize,
-    /// From the start; more join, up to `most`, while runs spend their time
-    /// waiting rather than on the server's CPU (every worker's connections
-    /// cost the server a backend's start each: several milliseconds of CPU).
+    /// From the start; more join, up to `most`, while each one added makes
+    /// the runs go faster or runs wait (every worker's connections cost the
+    /// server a backend's start each: several milliseconds of CPU).
     pub first: usize,
 }
 

@@ -34,6 +34,36 @@ pub const MAX_RUNS: u128 = 100_000;
 /// deadlock detector), not on the server's CPU: another worker may join.
 const WAITED_RUN: Duration = Duration::from_millis(100);
 
+/// How often lab looks whether the last worker it added made the runs go faster.
+const CLIMB_WINDOW: Duration = Duration::from_millis(200);
+
+/// Whether one more worker helps, window after window: while the runs
+/// finished per second rise by more than 5% with each worker added, one
+/// more is added; the first window that does not show it settles the
+/// count. (Runs that wait add workers on their own: [`WAITED_RUN`].)
+#[derive(Default)]
+struct Climb {
+    last: Option<f64>,
+    settled: bool,
+}
+
+impl Climb {
+    /// After a window in which `runs` finished in `secs`: add a worker?
+    fn more(&mut self, runs: usize, secs: f64) -> bool {
+        if self.settled || secs <= 0.0 {
+            return false;
+        }
+        let rate = runs as f64 / secs;
+        let more = self.last.is_none_or(|last| rate > last * 1.05);
+        if more {
+            self.last = Some(rate);
+        } else {
+            self.settled = true;
+        }
+        more
+    }
+}
+
 /// What to explore, checked.
 pub struct ExploreConfig {
     pub lang: Lang,
@@ -283,6 +313,8 @@ pub struct Explorer {
     stop: AtomicBool,
     /// A run took long enough to have waited: room for another worker.
     waited: tokio::sync::Notify,
+    /// Runs finished (for [`Climb`]).
+    finished: AtomicUsize,
     schemas: Mutex<Vec<String>>,
     /// The workers, stopped at once when the run is cut short (their
     /// sessions close, so nothing holds a lock on a schema lab drops).
@@ -312,6 +344,7 @@ impl Explorer {
             next: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
             waited: tokio::sync::Notify::new(),
+            finished: AtomicUsize::new(0),
             schemas: Mutex::default(),
             workers: Mutex::default(),
             bar,
@@ -334,6 +367,13 @@ impl Explorer {
             started += 1;
         }
         let mut first = Ok(());
+        let mut climb = Climb::default();
+        let mut window = tokio::time::interval_at(tokio::time::Instant::now() + CLIMB_WINDOW, CLIMB_WINDOW);
+        window.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let (mut since, mut done) = (Instant::now(), 0);
+        let room = |started: usize| {
+            started < most && !self.stop.load(Ordering::SeqCst) && self.next.load(Ordering::SeqCst) < self.runs.len()
+        };
         loop {
             tokio::select! {
                 joined = set.join_next() => {
@@ -344,10 +384,18 @@ impl Explorer {
                     }
                 }
                 _ = self.waited.notified(), if started < most => {
-                    if !self.stop.load(Ordering::SeqCst) && self.next.load(Ordering::SeqCst) < self.runs.len() {
+                    if room(started) {
                         self.start_worker(&mut set, env, started);
                         started += 1;
                     }
+                }
+                _ = window.tick(), if started < most && !climb.settled => {
+                    let now = self.finished.load(Ordering::SeqCst);
+                    if climb.more(now - done, since.elapsed().as_secs_f64()) && room(started) {
+                        self.start_worker(&mut set, env, started);
+                        started += 1;
+                    }
+                    (since, done) = (Instant::now(), now);
                 }
             }
         }
@@ -466,6 +514,7 @@ impl Explorer {
                 });
             }
             self.bar.inc(1);
+            self.finished.fetch_add(1, Ordering::SeqCst);
             if lost {
                 let (sessions, setup, _) = open.take().expect("opened");
                 close(&env, sessions, setup).await?;
@@ -707,4 +756,31 @@ async fn drop_schemas(control: &tokio_postgres::Client, schemas: &[String]) -> R
         .batch_execute(&format!("DROP SCHEMA IF EXISTS {all} CASCADE"))
         .await
         .map_err(|e| connect::sql_error(e, msg::schema(&all)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Climb;
+
+    #[test]
+    fn workers_are_added_while_each_makes_the_runs_faster() {
+        let mut c = Climb::default();
+        // The first window has nothing to compare with: one more.
+        assert!(c.more(40, 0.2));
+        // 25% faster: one more.
+        assert!(c.more(50, 0.2));
+        // 2% faster is noise: settled, and stays so.
+        assert!(!c.more(51, 0.2));
+        assert!(!c.more(500, 0.2));
+    }
+
+    #[test]
+    fn a_window_with_no_time_decides_nothing() {
+        let mut c = Climb::default();
+        assert!(!c.more(10, 0.0));
+        assert!(c.more(10, 0.2));
+        // Slower with the last worker: settled.
+        assert!(!c.more(8, 0.2));
+        assert!(c.settled);
+    }
 }
