@@ -538,10 +538,13 @@ impl Env {
                 .filter(|r| r.len() == 2)
                 .filter_map(|r| Some((r[0].as_deref()?.parse().ok()?, r[1].clone())))
                 .collect();
-            for (pid, _) in backends.iter().filter(|(_, t)| t.as_deref() == Some("t")) {
-                self.await_gone(&[*pid]).await?;
-                ended += 1;
-            }
+            let terminated: Vec<i32> = backends
+                .iter()
+                .filter(|(_, t)| t.as_deref() == Some("t"))
+                .map(|(pid, _)| *pid)
+                .collect();
+            self.await_gone(&terminated).await?;
+            ended += terminated.len();
             let busy = backends.iter().any(|(_, t)| t.is_none());
             if !busy || Instant::now() > deadline {
                 return Ok(ended);

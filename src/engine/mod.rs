@@ -186,7 +186,7 @@ impl Jobs {
 }
 
 #[cfg(test)]
-mod jobs_tests {
+mod tests {
     use super::Jobs;
 
     #[test]

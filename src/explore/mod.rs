@@ -419,16 +419,14 @@ impl Explorer {
         self.workers.lock().unwrap().push(h);
     }
 
-    /// The schemas of workers that did not drop their own (a run cut short).
+    /// The workers' schemas run_all did not drop (a run cut short).
     pub async fn clean_up(&self, control: &tokio_postgres::Client) {
         self.stop.store(true, Ordering::SeqCst);
         for w in self.workers.lock().unwrap().drain(..) {
             w.abort();
         }
         let left: Vec<String> = self.schemas.lock().unwrap().drain(..).collect();
-        if !left.is_empty() {
-            let _ = tokio::time::timeout(self.cfg.wait_timeout, drop_schemas(control, &left)).await;
-        }
+        let _ = tokio::time::timeout(self.cfg.wait_timeout, drop_schemas(control, &left)).await;
     }
 
     async fn worker(&self, env: &Env, w: usize) -> Result<()> {

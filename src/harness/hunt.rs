@@ -283,7 +283,7 @@ impl Hunt {
                 isolation: false,
                 options: None,
             },
-            crate::engine::Jobs::of(Some(1), 1, 1),
+            crate::engine::Jobs { most: 1, first: 1 },
             self.cfg.common.wait_timeout,
             self.cfg.common.lang,
         )?;
