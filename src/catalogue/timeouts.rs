@@ -137,10 +137,97 @@ async fn statement_timeout(cx: &mut Cx<'_>) -> Result<()> {
     Ok(())
 }
 
+/// The session a timeout ends, and its steps.
+struct Victim<'a> {
+    label: &'a str,
+    name: &'a str,
+    /// Its step from whose sending lab's clock counts the timeout.
+    from: &'a str,
+    /// Its step after which the server's clock is read.
+    timer: &'a str,
+    clock: Clock,
+    /// Its step that speaks after the timeout.
+    check: &'a str,
+}
+
+/// Where a victim's timeout starts on the server's clock: the moment its
+/// backend went idle in its transaction (idle_in_transaction_session_timeout),
+/// or the start of its SET (transaction_timeout, set inside the transaction,
+/// starts counting as the SET runs).
+#[derive(Clone, Copy)]
+enum Clock {
+    Idle,
+    Set,
+}
+
+/// A session's backend as an [`ProbeQuery::Activity`] probe read it.
+struct Activity {
+    state: String,
+    query_start: f64,
+    state_change: f64,
+}
+
+fn activity(o: &crate::engine::Observation, probe: &str) -> Option<Activity> {
+    let r = o.probe(probe)?;
+    let secs = |col| r.get(0, col)?.parse::<f64>().ok();
+    Some(Activity {
+        state: r.get(0, "state")?.to_string(),
+        query_start: secs("query_start")?,
+        state_change: secs("state_change")?,
+    })
+}
+
+/// What the server's clock says of A's statement against the victim's
+/// timeout, which starts at `clock` (seconds since the epoch) and cannot end
+/// the victim sooner than `t` after: when A's backend began the statement
+/// and, if it had answered when the server was asked, when it ended, both
+/// after `clock`.
+#[derive(Debug)]
+struct ServerSays {
+    began: Duration,
+    ended: Option<Duration>,
+    t: Duration,
+}
+
+impl ServerSays {
+    /// A's statement began before the timeout could fire and ended after:
+    /// it met the victim's lock and outlasted it.
+    fn spanned(&self) -> bool {
+        self.began < self.t && self.ended.is_some_and(|e| e >= self.t)
+    }
+
+    /// A's backend began its statement half the timeout or more after the
+    /// clock started (a starved backend): the victim may be gone before A
+    /// asks for the row.
+    fn late(&self) -> bool {
+        self.began >= self.t / 2
+    }
+}
+
+fn server_says(clock: f64, a: &Activity, t: Duration) -> ServerSays {
+    let after = |at: f64| Duration::from_secs_f64((at - clock).max(0.0));
+    // Only an answered statement has its end in state_change.
+    let answered = a.state == "idle in transaction" || a.state == "idle";
+    ServerSays {
+        began: after(a.query_start),
+        ended: answered.then(|| after(a.state_change)),
+        t,
+    }
+}
+
 /// A victim session sets the timeout, locks the row and sits in its
 /// transaction; A waits for the row until the server ends the victim. The
-/// timeout's clock starts no sooner than `from`, the victim's step, was sent.
-async fn ended_by_server(cx: &mut Cx<'_>, label: &str, victim: &str, from: &str, check: &str) -> Result<()> {
+/// timeout's clock starts no sooner than `from`, the victim's step, was sent,
+/// and on the server's clock as `timer`, the victim's SET, says (`clock`).
+async fn ended_by_server(cx: &mut Cx<'_>, v: Victim<'_>) -> Result<()> {
+    let Victim {
+        label,
+        name: victim,
+        from,
+        timer,
+        clock,
+        check,
+    } = v;
     let t = cx.opts.timeout;
     cx.metric("timeout_ms", t.as_millis() as u64);
     let o = cx
@@ -148,6 +235,8 @@ async fn ended_by_server(cx: &mut Cx<'_>, label: &str, victim: &str, from: &str,
         .bind("timeout", Param::millis(t))
         // Seen if lab looks in time: checked below, with what lab sent late.
         .may_wait_within("a_lock", &[victim], Some(t * 5 + Duration::from_secs(1)))
+        .probe("victim", timer, ProbeQuery::Activity(victim.into()))
+        .probe("a", "a_lock", ProbeQuery::Activity("A".into()))
         .run()
         .await?;
     let (a, seen, start) = (o.step("a_lock")?, o.step(check)?, o.step(from)?);
@@ -155,11 +244,45 @@ async fn ended_by_server(cx: &mut Cx<'_>, label: &str, victim: &str, from: &str,
     // or first asked the server about it, so late (a loaded runner: half the
     // timeout after the victim's step) that the server could end the victim
     // before lab looked. A server that lets A through at once answers before
-    // lab asks: no look, not late.
-    let late =
-        a.sent.saturating_sub(start.sent) >= t / 2 || a.looked.is_some_and(|l| l.saturating_sub(start.sent) >= t / 2);
+    // lab asks: no look, not late; but a starved lab may not run again until
+    // A has answered: then the answer is its first chance to look.
+    let first_look = a.looked.unwrap_or(a.done);
+    let late = a.sent.saturating_sub(start.sent) >= t / 2 || first_look.saturating_sub(start.sent) >= t / 2;
+    // The server's own clock, which a starved lab does not slow down: A's
+    // statement ran across the moment the victim's timeout could fire, or A's
+    // backend began it late.
+    let says = match (activity(&o, "victim"), activity(&o, "a")) {
+        (Some(v), Some(a)) => Some(server_says(
+            match clock {
+                Clock::Idle => v.state_change,
+                Clock::Set => v.query_start,
+            },
+            &a,
+            t,
+        )),
+        _ => None,
+    };
+    let spanned = says.as_ref().is_some_and(ServerSays::spanned);
+    let late = late || says.as_ref().is_some_and(ServerSays::late);
+    if !a.waited() {
+        // Said only when lab did not see the wait: the server's clock, read
+        // once A had answered.
+        if let Some(s) = &says {
+            let ms = |d: Duration| format!("{:.0}", millis(d));
+            cx.note(msg::unseen(
+                victim,
+                ms(s.began),
+                s.ended.map_or_else(|| "?".into(), ms),
+                match (spanned, late) {
+                    (true, _) => msg::unseen_spanned(victim),
+                    (false, true) => msg::unseen_late(),
+                    (false, false) => msg::unseen_neither(victim),
+                },
+            ));
+        }
+    }
     cx.check(
-        a.waited_for().is_some_and(|by| by == [victim.to_string()]) || (late && !a.waited()),
+        a.waited_for().is_some_and(|by| by == [victim.to_string()]) || (!a.waited() && (spanned || late)),
         msg::a_waited(victim),
     );
     let gone = match o.pid_of(victim) {
@@ -191,7 +314,18 @@ async fn ended_by_server(cx: &mut Cx<'_>, label: &str, victim: &str, from: &str,
 async fn idle_in_transaction(cx: &mut Cx<'_>) -> Result<()> {
     // Idle in transaction from the end of its SET on, which comes once it
     // holds the row (a loaded machine's pause before the UPDATE cannot end it first).
-    ended_by_server(cx, "idle-in-transaction", "B_idle", "bi_set", "bi_still_there").await
+    ended_by_server(
+        cx,
+        Victim {
+            label: "idle-in-transaction",
+            name: "B_idle",
+            from: "bi_set",
+            timer: "bi_set",
+            clock: Clock::Idle,
+            check: "bi_still_there",
+        },
+    )
+    .await
 }
 
 async fn transaction_timeout(cx: &mut Cx<'_>) -> Result<()> {
@@ -200,8 +334,20 @@ async fn transaction_timeout(cx: &mut Cx<'_>) -> Result<()> {
         cx.skip(msg::no_transaction_timeout(version));
         return Ok(());
     }
-    // From the start of its transaction.
-    ended_by_server(cx, "transaction-timeout", "B_xact", "bx_begin", "bx_still_there").await
+    // lab's clock: from the start of its transaction; the server's: from the
+    // SET, which starts the timeout of a transaction already open.
+    ended_by_server(
+        cx,
+        Victim {
+            label: "transaction-timeout",
+            name: "B_xact",
+            from: "bx_begin",
+            timer: "bx_set",
+            clock: Clock::Set,
+            check: "bx_still_there",
+        },
+    )
+    .await
 }
 
 mod msg {
@@ -284,8 +430,24 @@ mod msg {
             tr: "B önce ROLLBACK yapmalıdır (25P02)",
         }
         a_waited(victim) {
-            en: "A waits for {victim} (the server says so, unless lab sent A's statement too late to see it)",
-            tr: "A, {victim} oturumunu bekler (sunucu söyler; lab A'nın komutunu görülemeyecek kadar geç göndermediyse)",
+            en: "A waits for {victim} (pg_blocking_pids says so, or the server's clock shows A's statement running across the moment {victim}'s timeout could fire; unless A's statement came too late to wait)",
+            tr: "A, {victim} oturumunu bekler (pg_blocking_pids söyler ya da sunucunun saati A'nın komutunun {victim} zaman aşımının dolabileceği anı kapsadığını gösterir; A'nın komutu beklenemeyecek kadar geç gelmediyse)",
+        }
+        unseen(victim, began, ended, verdict) {
+            en: "lab did not see A wait; by the server's clock A's UPDATE began {began} ms and ended {ended} ms after {victim}'s timeout started: {verdict}",
+            tr: "lab A'nın beklediğini görmedi; sunucunun saatine göre A'nın UPDATE'i {victim} zaman aşımı başladıktan {began} ms sonra başladı, {ended} ms sonra bitti: {verdict}",
+        }
+        unseen_spanned(victim) {
+            en: "it ran across the moment {victim}'s timeout could fire, so it waited for {victim}'s lock",
+            tr: "{victim} zaman aşımının dolabileceği anı kapsadı, yani {victim} oturumunun kilidini bekledi",
+        }
+        unseen_late() {
+            en: "it began half the timeout late or more (a starved backend), so it need not have waited",
+            tr: "zaman aşımının yarısı kadar ya da daha geç başladı (CPU bulamayan bir backend), beklemesi gerekmeyebilirdi",
+        }
+        unseen_neither(victim) {
+            en: "it neither began late nor outlasted {victim}'s timeout",
+            tr: "ne geç başladı ne de {victim} zaman aşımını aştı",
         }
         lasted(victim) {
             en: "{victim}'s lock lasted until its timeout, then A got the row",
@@ -299,5 +461,49 @@ mod msg {
             en: "the server terminated {victim}'s backend",
             tr: "sunucu {victim} oturumunun backend'ini sonlandırdı",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(state: &str, query_start: f64, state_change: f64) -> Activity {
+        Activity {
+            state: state.into(),
+            query_start,
+            state_change,
+        }
+    }
+
+    const T: Duration = Duration::from_millis(300);
+
+    #[test]
+    fn a_statement_that_outlasts_the_moment_the_timeout_fires_spanned_it() {
+        // Began 103 ms after the victim went idle, answered at 301 ms.
+        let s = server_says(1000.0, &a("idle in transaction", 1000.103, 1000.301), T);
+        assert!(s.spanned() && !s.late(), "{s:?}");
+    }
+
+    #[test]
+    fn a_statement_answered_at_once_did_not() {
+        let s = server_says(1000.0, &a("idle in transaction", 1000.002, 1000.0025), T);
+        assert!(!s.spanned() && !s.late(), "{s:?}");
+    }
+
+    #[test]
+    fn a_statement_still_running_has_no_end_to_read() {
+        // Seen while it waits: state_change is its start.
+        let s = server_says(1000.0, &a("active", 1000.002, 1000.002), T);
+        assert!(s.ended.is_none() && !s.spanned(), "{s:?}");
+    }
+
+    #[test]
+    fn a_backend_that_began_half_the_timeout_late_is_late() {
+        let s = server_says(1000.0, &a("idle in transaction", 1000.160, 1000.161), T);
+        assert!(!s.spanned() && s.late(), "{s:?}");
+        // Began after the timeout fired: late, and nothing spanned.
+        let s = server_says(1000.0, &a("idle in transaction", 1000.350, 1000.351), T);
+        assert!(!s.spanned() && s.late(), "{s:?}");
     }
 }

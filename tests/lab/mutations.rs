@@ -308,6 +308,25 @@ fn idle_timeout_far_shorter_than_documented() {
     assert!(failed_with(&failed, "to.lasted"), "{failed:?}");
 }
 
+/// The idle session locks another row: A goes through at once. Neither
+/// pg_blocking_pids nor the server's clock (A's UPDATE ran across the moment
+/// the timeout could fire) may call that a wait.
+#[test]
+fn idle_victim_locks_another_row() {
+    let (v, _, failed) = mutated(&Mutation {
+        scenario: "timeouts",
+        variant: "idle-in-transaction",
+        file: "timeouts.spec",
+        from: "step bi_lock { UPDATE stock_items SET quantity_reserved = quantity_reserved + 1 WHERE book_id = 1; }",
+        to: "step bi_lock { UPDATE stock_items SET quantity_reserved = quantity_reserved + 1 WHERE book_id = 2; }",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "to.a_waited"), "{failed:?}");
+    // The server's clock, read after A answered, says why.
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("neither began late nor outlasted"), "{notes}");
+}
+
 #[test]
 fn stale_event_without_its_version_guard() {
     mutated(&Mutation {

@@ -106,6 +106,10 @@ pub enum ProbeQuery {
     Sql(String),
     /// How many locks a session's backend holds (its own virtual xid aside).
     LocksHeld(String),
+    /// A session's backend as pg_stat_activity shows it: `state`, and
+    /// `query_start` and `state_change` in seconds since the epoch (the
+    /// server's clock, which a loaded client does not slow down).
+    Activity(String),
 }
 
 /// A snapshot taken right after a step was handled (answered, or seen waiting).
@@ -944,6 +948,11 @@ impl<S: Server> Runner<'_, S> {
         }
     }
 
+    /// The backend serving the session named `session` (0: none).
+    fn pid_named(&self, session: &str) -> i32 {
+        self.names.iter().position(|n| n == session).map_or(0, |i| self.pids[i])
+    }
+
     async fn probes_after(&mut self, pos: usize) -> Result<()> {
         let name = self.step_name(pos).to_string();
         if self.run.probes.iter().any(|p| p.after == name) {
@@ -955,13 +964,17 @@ impl<S: Server> Runner<'_, S> {
                     let pids = self.pids.iter().map(i32::to_string).collect::<Vec<_>>().join(",");
                     sql.replace(":pids", &format!("ARRAY[{pids}]::int[]"))
                 }
-                ProbeQuery::LocksHeld(session) => {
-                    let pid = self.names.iter().position(|n| n == session).map_or(0, |i| self.pids[i]);
-                    format!(
-                        "SELECT count(*) AS locks FROM pg_locks \
-                          WHERE pid = {pid} AND granted AND locktype <> 'virtualxid'"
-                    )
-                }
+                ProbeQuery::LocksHeld(session) => format!(
+                    "SELECT count(*) AS locks FROM pg_locks \
+                      WHERE pid = {} AND granted AND locktype <> 'virtualxid'",
+                    self.pid_named(session)
+                ),
+                ProbeQuery::Activity(session) => format!(
+                    "SELECT state, extract(epoch FROM query_start) AS query_start, \
+                            extract(epoch FROM state_change) AS state_change \
+                       FROM pg_stat_activity WHERE pid = {}",
+                    self.pid_named(session)
+                ),
             };
             let set = self
                 .server
