@@ -171,7 +171,7 @@ async fn backend_state(cx: &Cx<'_>, sql: &SqlFile, pid: i32) -> Result<String> {
 /// B's wait, then its answer within `within`: the answer, and whether A's
 /// backend is gone then. A run past `within` ends A's backend itself (lab
 /// must leave nothing behind) and B's answer follows.
-async fn b_after_a(cx: &mut Cx<'_>, st: &Stage, within: Duration) -> Result<(Option<Answer>, Duration, bool)> {
+async fn b_after_a(cx: &mut Cx<'_>, st: &Stage, within: Duration) -> Result<(Option<Answer>, Option<Instant>, bool)> {
     let waiting = b_waits(cx, st).await?;
     b_gets(cx, st, waiting, within).await
 }
@@ -189,9 +189,10 @@ async fn b_gets(
     st: &Stage,
     mut waiting: Waiting,
     within: Duration,
-) -> Result<(Option<Answer>, Duration, bool)> {
+) -> Result<(Option<Answer>, Option<Instant>, bool)> {
     let answer = waiting.answer_within(within).await;
-    let waited = waiting.sent_at().elapsed();
+    // When B's answer came, not when lab (on a loaded machine, later) read it.
+    let answered = waiting.answered_at();
     let a_pid = st.a.pid();
     let gone = if matches!(answer, Some(Ok(_))) {
         // B gets the row as A's exiting backend releases its locks; the
@@ -214,13 +215,23 @@ async fn b_gets(
         }
     }
     st.b.exec("b_commit", st.sql.get("b_commit")?).await?;
-    Ok((answer, waited, gone))
+    Ok((answer, answered, gone))
 }
 
 /// The checks of a variant whose mechanism ends A's session: B got the row
-/// once the server had ended A's session (no sooner than `at_least`), within `bound`.
-fn ended(cx: &mut Cx<'_>, got: &Option<Answer>, waited: Duration, gone: bool, at_least: Duration) {
-    cx.metric("b_waited_ms", millis(waited));
+/// (its answer came at `answered`) once the server had ended A's session, no
+/// sooner than `at_least` after `since` (lab's clock: before A's last
+/// statement was sent, or before the cut).
+fn ended(
+    cx: &mut Cx<'_>,
+    got: &Option<Answer>,
+    since: Instant,
+    answered: Option<Instant>,
+    gone: bool,
+    at_least: Duration,
+) {
+    let waited = answered.map_or_else(|| since.elapsed(), |at| at.saturating_duration_since(since));
+    cx.metric("b_got_row_after_ms", millis(waited));
     let ok = matches!(got, Some(Ok(_)));
     cx.check(ok, msg::b_got_row());
     cx.check(gone, msg::a_gone());
@@ -270,9 +281,9 @@ async fn idle_in_transaction_timeout(cx: &mut Cx<'_>) -> Result<()> {
     let idle_from = Instant::now();
     st.a.exec("idle_timeout", &set).await?;
     st.cut(cx, Fault::BlackHole);
-    let (got, _, gone) = b_gets(cx, &st, waiting, t * 5 + Duration::from_secs(1)).await?;
+    let (got, answered, gone) = b_gets(cx, &st, waiting, t * 5 + Duration::from_secs(1)).await?;
     // Measured from A's last statement (sent): its idle time began later.
-    ended(cx, &got, idle_from.elapsed(), gone, t);
+    ended(cx, &got, idle_from, answered, gone, t);
     st.proxy.stop().await;
     Ok(())
 }
@@ -291,8 +302,8 @@ async fn tcp_keepalives(cx: &mut Cx<'_>) -> Result<()> {
     let waiting = b_waits(cx, &st).await?;
     st.cut(cx, Fault::BlackHole);
     // idle 1 s, then 2 probes 1 s apart: about 3 s; the deadline on top.
-    let (got, _, gone) = b_gets(cx, &st, waiting, Duration::from_secs(3) + cx.env.wait_timeout).await?;
-    ended(cx, &got, silent_from.elapsed(), gone, Duration::from_secs(1));
+    let (got, answered, gone) = b_gets(cx, &st, waiting, Duration::from_secs(3) + cx.env.wait_timeout).await?;
+    ended(cx, &got, silent_from, answered, gone, Duration::from_secs(1));
     st.proxy.stop().await;
     Ok(())
 }
@@ -342,8 +353,8 @@ async fn client_connection_check(cx: &mut Cx<'_>) -> Result<()> {
         cx.recorder()
             .answer(at, "A", Some("a_long"), &long, &answer, None, None);
     }
-    let (got, _, gone) = b_gets(cx, &st, waiting, window).await?;
-    ended(cx, &got, gone_from.elapsed(), gone, Duration::ZERO);
+    let (got, answered, gone) = b_gets(cx, &st, waiting, window).await?;
+    ended(cx, &got, gone_from, answered, gone, Duration::ZERO);
     st.proxy.stop().await;
     Ok(())
 }
@@ -420,8 +431,8 @@ mod msg {
             tr: "B en az {ms} ms bekler: sunucu A'nın oturumunu ayarının dediğinden önce sonlandırmadı",
         }
         observed_ended(ms) {
-            en: "A's session ended on the server; B got the row {ms} ms after A's client went",
-            tr: "A'nın oturumu sunucuda sonlandı; B satırı A'nın istemcisi gittikten {ms} ms sonra aldı",
+            en: "A's session ended on the server; B got the row {ms} ms after A's client went silent",
+            tr: "A'nın oturumu sunucuda sonlandı; B satırı A'nın istemcisi sustuktan {ms} ms sonra aldı",
         }
         observed_still() {
             en: "A's backend kept its lock; B was still waiting at the end of the window",

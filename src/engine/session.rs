@@ -26,12 +26,14 @@ pub struct Waiting {
     sql: String,
     sent: Sent,
     waited: super::observe::Waited,
+    /// When its answer came (read off the connection, not when lab got to it).
+    answered: Option<Instant>,
 }
 
 impl Waiting {
-    /// When it was sent.
-    pub fn sent_at(&self) -> Instant {
-        self.sent.at
+    /// When its answer came, once [`Waiting::answer_within`] has had it.
+    pub fn answered_at(&self) -> Option<Instant> {
+        self.answered
     }
 
     /// Its answer, if it comes within `within` (recorded as completed after
@@ -41,6 +43,7 @@ impl Waiting {
             return None;
         }
         let (mut answer, at) = self.sent.take()?;
+        self.answered = Some(at);
         self.session.track(&self.sql, &mut answer);
         let took = at.saturating_duration_since(self.sent.at);
         self.session.inner.recorder.answer(
@@ -995,6 +998,7 @@ impl Session {
                     sql: sql.to_string(),
                     sent,
                     waited,
+                    answered: None,
                 });
             }
             if Instant::now() > deadline {
