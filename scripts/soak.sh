@@ -6,7 +6,7 @@
 # or not is listed apart, and does not fail the soak). The timeline order of
 # a variant is its sequence of (session, result, statement verb), notes aside
 # (they narrate concurrent workers whose order is not part of any
-# interleaving). The worker-pool scenarios (queue, stock-race,
+# interleaving), and answers lab read at the same moment taken as a set. The worker-pool scenarios (queue, stock-race,
 # invoice-numbering) are compared by verdict only: which worker takes which
 # job is the point of those, not a fixed order.
 #
@@ -120,6 +120,18 @@ def load(n):
     except Exception:
         return None
 
+# A timeline's entries as (session, result, statement verb). Entries lab
+# read at the same moment (the same t_ms: a starved lab read two answers at
+# once) have no order between them that lab saw: they are listed sorted.
+def in_order(timeline):
+    out, group, at = [], [], None
+    for e in timeline:
+        if e["t_ms"] != at:
+            out += sorted(group)
+            group, at = [], e["t_ms"]
+        group.append((e["session"], e["result"], (e["sql"].split() or [""])[0]))
+    return out + sorted(group)
+
 def shape(r):
     verdicts, orders, failed = {}, {}, {}
     for s in r["scenarios"]:
@@ -128,7 +140,7 @@ def shape(r):
             verdicts[k] = "skipped" if v.get("skipped") else v["as_expected"]
             failed[k] = [c["id"] for c in v["checks"] if not c["ok"]]
             if s["scenario"] not in POOLS:
-                orders[k] = [(e["session"], e["result"], (e["sql"].split() or [""])[0]) for e in v["timeline"] if e["result"] != "note"]
+                orders[k] = in_order([e for e in v["timeline"] if e["result"] != "note"])
         if s.get("error"):
             k = f'{s["scenario"]}/{s["error"]["variant"]}'
             verdicts[k] = "error: " + s["error"]["message"]

@@ -672,6 +672,12 @@ impl<S: Server> Runner<'_, S> {
         let mut all_blocked = true;
         // Behind a transaction pooler, one look-up of the backends for every session.
         self.refresh_pids().await?;
+        // How long the steps have waited is measured between what the server
+        // said, not to whenever lab gets to act on it: from the first answer
+        // that had them all waiting to this round's question. A starved lab
+        // reading a stale "waiting" late (the server may have ended the wait
+        // itself meanwhile, a lock_timeout firing) must not make it longer.
+        let asked = Instant::now();
         for s in 0..self.active.len() {
             if self.active[s].is_none() || self.active_mut(s).sent.ready() {
                 continue;
@@ -684,13 +690,14 @@ impl<S: Server> Runner<'_, S> {
         }
         if any && all_blocked {
             let since = *self.stuck_since.get_or_insert_with(Instant::now);
-            let stuck = since.elapsed();
+            let stuck = asked.saturating_duration_since(since);
             if stuck >= self.stuck_bound() {
                 for s in 0..self.active.len() {
                     let cancel = self.active[s]
                         .as_ref()
                         .is_some_and(|a| a.blocked && a.cancelled.is_none());
-                    if cancel {
+                    // An answer that came while lab asked ended the wait itself.
+                    if cancel && !self.active_mut(s).sent.ready() {
                         self.cancel(s, Cancel::Stuck(stuck)).await?;
                     }
                 }
