@@ -120,17 +120,26 @@ def load(n):
     except Exception:
         return None
 
-# A timeline's entries as (session, result, statement verb). Entries lab
-# read at the same moment (the same t_ms: a starved lab read two answers at
-# once) have no order between them that lab saw: they are listed sorted.
+# A timeline's entries as (t_ms, session, result, statement verb).
 def in_order(timeline):
-    out, group, at = [], [], None
-    for e in timeline:
-        if e["t_ms"] != at:
-            out += sorted(group)
-            group, at = [], e["t_ms"]
-        group.append((e["session"], e["result"], (e["sql"].split() or [""])[0]))
-    return out + sorted(group)
+    return [(e["t_ms"], e["session"], e["result"], (e["sql"].split() or [""])[0]) for e in timeline]
+
+def plain(seq):
+    return [e[1:] for e in seq]
+
+# Whether a run's entries are `want` (entries without t_ms), where entries
+# the run read at the same moment (the same t_ms: a starved lab read two
+# answers at once) may come in any order: lab saw none between them.
+def matches(seq, want):
+    i, j = 0, 0
+    while i < len(seq):
+        k = i
+        while k < len(seq) and seq[k][0] == seq[i][0]:
+            k += 1
+        if sorted(e[1:] for e in seq[i:k]) != sorted(want[j:j + k - i]):
+            return False
+        i, j = k, j + k - i
+    return j == len(want)
 
 def shape(r):
     verdicts, orders, failed = {}, {}, {}
@@ -172,24 +181,26 @@ for n in sorted(codes):
 # stalls) is listed apart: the verdict's own checks judge those waits.
 def without_waits(seq):
     # (A step seen waiting ends "completed"; one not seen waiting, "ok".)
-    return [(e[0], "ok" if e[1] == "completed" else e[1], e[2]) for e in seq if e[1] != "waiting"]
+    # Entries are (session, result, verb), with t_ms first if `timed`.
+    return [e[:-3] + (e[-3], "ok" if e[-2] == "completed" else e[-2], e[-1]) for e in seq if e[-2] != "waiting"]
 usual = {}
 for k in sorted({k for n in shapes for k in shapes[n][1]}):
-    seqs = [(n, shapes[n][1][k]) for n in sorted(shapes) if k in shapes[n][1]]
+    timed = [(n, shapes[n][1][k]) for n in sorted(shapes) if k in shapes[n][1]]
     counts = {}
-    for n, seq in seqs:
-        counts.setdefault(tuple(seq), []).append(n)
+    for n, seq in timed:
+        counts.setdefault(tuple(plain(seq)), []).append(n)
     best = max(counts.items(), key=lambda kv: (len(kv[1]), -kv[1][0]))
     want = list(best[0])
-    usual[k] = (best[1][0], len(best[1]), len(seqs))
-    for n, seq in seqs:
-        if seq == want:
+    usual[k] = (best[1][0], len(best[1]), len(timed))
+    for n, at in timed:
+        if matches(at, want):
             continue
+        seq = plain(at)
         first = next(j for j in range(max(len(seq), len(want)))
                      if j >= len(seq) or j >= len(want) or seq[j] != want[j])
         got = seq[first] if first < len(seq) else "-"
         was = want[first] if first < len(want) else "-"
-        into = unseen if without_waits(seq) == without_waits(want) else changes
+        into = unseen if matches(without_waits(at), without_waits(want)) else changes
         into.setdefault(k, []).append((n, first, was, got))
         kept.add(n)
 for n in kept | ({base_run} if kept and base_run else set()):
