@@ -263,8 +263,30 @@ fn all_sql(spec: &Spec) -> String {
 
 /// Whether the spec sets a timeout (lock_timeout, statement_timeout, ...)
 /// that could end a wait no step of its own ends.
+/// Whether a spec sets a timeout that can end a wait nobody else will end:
+/// one that cancels the waiting statement (lock_timeout, statement_timeout)
+/// or ends its blocker's session as it sits idle (idle_in_transaction_session_timeout,
+/// idle_session_timeout, transaction_timeout). deadlock_timeout only starts
+/// the deadlock detector, which ends cycles, and a dead end is none.
 pub fn sets_timeouts(spec: &Spec) -> bool {
-    all_sql(spec).contains("timeout")
+    let sql = all_sql(spec);
+    const ENDING: &[&str] = &[
+        "lock_timeout",
+        "statement_timeout",
+        "idle_in_transaction_session_timeout",
+        "idle_session_timeout",
+        "transaction_timeout",
+    ];
+    // As a whole word: deadlock_timeout holds "lock_timeout".
+    let word = |t: &str| {
+        sql.match_indices(t).any(|(i, _)| {
+            !sql[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    };
+    ENDING.iter().any(|t| word(t))
 }
 
 /// Why a spec's runs cannot share the server with each other: advisory
@@ -759,6 +781,24 @@ async fn drop_schemas(control: &tokio_postgres::Client, schemas: &[String]) -> R
 #[cfg(test)]
 mod tests {
     use super::Climb;
+
+    fn ends_waits(sql: &str) -> bool {
+        let text = format!("session a\nstep a1 {{ {sql} }}\nsession b\nstep b1 {{ SELECT 1; }}\n");
+        super::sets_timeouts(&crate::spec::parse(&text).unwrap())
+    }
+
+    #[test]
+    fn deadlock_timeout_ends_no_dead_end_the_other_timeouts_may() {
+        // lab/deadlock.spec: it only starts the detector, which ends cycles.
+        assert!(!ends_waits("SET deadlock_timeout = '2s';"));
+        assert!(!ends_waits("SELECT 1;"));
+        assert!(ends_waits("SET deadlock_timeout = '2s'; SET lock_timeout = '1s';"));
+        assert!(ends_waits("SET LOCAL Statement_Timeout = 100;"));
+        assert!(ends_waits("SELECT set_config('lock_timeout', '1s', false);"));
+        assert!(ends_waits("SET idle_in_transaction_session_timeout = '1s';"));
+        assert!(ends_waits("SET idle_session_timeout = '1s';"));
+        assert!(ends_waits("SET transaction_timeout = '1s';"));
+    }
 
     #[test]
     fn workers_are_added_while_each_makes_the_runs_faster() {
