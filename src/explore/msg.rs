@@ -126,8 +126,8 @@ crate::messages! {
         tr: "{n} tanesi başka bir hatayla bitti",
     }
     stuck_n(n) {
-        en: "{n} stuck (a step lab cancelled at its deadline)",
-        tr: "{n} tanesi takıldı (lab bir adımı süresi dolunca iptal etti)",
+        en: "{n} stuck (a step lab cancelled: a wait no later step could end, or one past its deadline)",
+        tr: "{n} tanesi takıldı (lab bir adımı iptal etti: sonraki hiçbir adımın bitiremeyeceği bir bekleme ya da süresi dolan bir adım)",
     }
     serial_n(n) {
         en: "{n} serial",
