@@ -6,9 +6,10 @@
 # or not is listed apart, and does not fail the soak). The timeline order of
 # a variant is its sequence of (session, result, statement verb), notes aside
 # (they narrate concurrent workers whose order is not part of any
-# interleaving), and answers lab read at the same moment taken as a set. The worker-pool scenarios (queue, stock-race,
-# invoice-numbering) are compared by verdict only: which worker takes which
-# job is the point of those, not a fixed order.
+# interleaving), and answers lab read at the same moment taken as a set.
+# The worker-pool scenarios (queue, stock-race, invoice-numbering) are
+# compared by verdict only: which worker takes which job is the point of
+# those, not a fixed order.
 #
 #   RUNS=50 scripts/soak.sh [--concurrent K] [--shared] [--keep DIR] [lab all options]
 #
@@ -181,7 +182,7 @@ for n in sorted(codes):
 # stalls) is listed apart: the verdict's own checks judge those waits.
 def without_waits(seq):
     # (A step seen waiting ends "completed"; one not seen waiting, "ok".)
-    # Entries are (session, result, verb), with t_ms first if `timed`.
+    # Entries are (session, result, verb), or the same after a t_ms.
     return [e[:-3] + (e[-3], "ok" if e[-2] == "completed" else e[-2], e[-1]) for e in seq if e[-2] != "waiting"]
 usual = {}
 for k in sorted({k for n in shapes for k in shapes[n][1]}):

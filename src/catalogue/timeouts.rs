@@ -247,7 +247,7 @@ async fn ended_by_server(cx: &mut Cx<'_>, v: Victim<'_>) -> Result<()> {
     // lab asks: no look, not late; but a starved lab may not run again until
     // A has answered: then the answer is its first chance to look.
     let first_look = a.looked.unwrap_or(a.done);
-    let late = a.sent.saturating_sub(start.sent) >= t / 2 || first_look.saturating_sub(start.sent) >= t / 2;
+    let lab_late = a.sent.saturating_sub(start.sent) >= t / 2 || first_look.saturating_sub(start.sent) >= t / 2;
     // The server's own clock, which a starved lab does not slow down: A's
     // statement ran across the moment the victim's timeout could fire, or A's
     // backend began it late.
@@ -263,7 +263,7 @@ async fn ended_by_server(cx: &mut Cx<'_>, v: Victim<'_>) -> Result<()> {
         _ => None,
     };
     let spanned = says.as_ref().is_some_and(ServerSays::spanned);
-    let late = late || says.as_ref().is_some_and(ServerSays::late);
+    let late = lab_late || says.as_ref().is_some_and(ServerSays::late);
     if !a.waited() {
         // Said only when lab did not see the wait: the server's clock, read
         // once A had answered.

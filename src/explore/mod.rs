@@ -261,15 +261,12 @@ fn all_sql(spec: &Spec) -> String {
     sql.to_lowercase()
 }
 
-/// Whether the spec sets a timeout (lock_timeout, statement_timeout, ...)
-/// that could end a wait no step of its own ends.
 /// Whether a spec sets a timeout that can end a wait nobody else will end:
 /// one that cancels the waiting statement (lock_timeout, statement_timeout)
 /// or ends its blocker's session as it sits idle (idle_in_transaction_session_timeout,
 /// idle_session_timeout, transaction_timeout). deadlock_timeout only starts
 /// the deadlock detector, which ends cycles, and a dead end is none.
 pub fn sets_timeouts(spec: &Spec) -> bool {
-    let sql = all_sql(spec);
     const ENDING: &[&str] = &[
         "lock_timeout",
         "statement_timeout",
@@ -277,16 +274,10 @@ pub fn sets_timeouts(spec: &Spec) -> bool {
         "idle_session_timeout",
         "transaction_timeout",
     ];
-    // As a whole word: deadlock_timeout holds "lock_timeout".
-    let word = |t: &str| {
-        sql.match_indices(t).any(|(i, _)| {
-            !sql[..i]
-                .chars()
-                .next_back()
-                .is_some_and(|c| c.is_alphanumeric() || c == '_')
-        })
-    };
-    ENDING.iter().any(|t| word(t))
+    // Whole words: deadlock_timeout holds "lock_timeout".
+    all_sql(spec)
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|w| ENDING.contains(&w))
 }
 
 /// Why a spec's runs cannot share the server with each other: advisory
