@@ -8,7 +8,10 @@
 # Both specs begin SERIALIZABLE in every session, so lab runs their levels
 # once (it says so). To show four levels as four times the runs, the same
 # specs with a plain BEGIN (the level then comes from lab) are run too.
-# Prints each figure's median and the ratio to isolationtester's.
+# Prints each figure's median and the ratio to isolationtester's, and the
+# server's CPU for it (its backends' and background processes' user and
+# system time, from /proc): four times the runs cost the server four times
+# the CPU, and that divided by the cores is as fast as any client can go.
 # Settings: RUNS (5), JOBS (lab's --jobs; default: its own), LAB_PG_BIN,
 # LAB_ISOLATIONTESTER (else found under pg_config --pkglibdir).
 set -euo pipefail
@@ -24,7 +27,41 @@ echo "$(nproc) cores; RUNS=$RUNS"
 
 now() { date +%s.%N; }
 median() { sort -n | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2] + a[NR/2+1]) / 2}'; }
-timed() { local t0; t0=$(now); "$@" >/dev/null 2>&1 || true; echo "$(now) - $t0" | bc; }
+# The postmaster's pid, and the CPU seconds the server has used so far: its
+# own, its ended backends' (reaped into its cutime and cstime) and its live
+# children's.
+PM=$(psql "$URL" -Atc 'SHOW data_directory' | xargs -I{} head -1 {}/postmaster.pid)
+HZ=$(getconf CLK_TCK)
+server_cpu() {
+    local ticks
+    ticks=$( (cat "/proc/$PM/stat"; for c in $(cat "/proc/$PM/task/$PM/children"); do cat "/proc/$c/stat" 2>/dev/null; done) |
+        awk '{sub(/^.*\) /, ""); t += $12 + $13; if (NR == 1) t += $14 + $15} END {print t}')
+    echo "scale=3; $ticks / $HZ" | bc
+}
+# The postmaster's client backends (their titles name the client's address).
+client_backends() {
+    local c
+    for c in $(cat "/proc/$PM/task/$PM/children"); do
+        tr '\0' ' ' 2>/dev/null <"/proc/$c/cmdline" | grep -qE '\([0-9]+\)|\[local\]' && echo "$c"
+    done
+}
+KEPT=$(client_backends) # lab server's own
+# Runs the command; appends its wall time to $1 and the server's CPU for it to $1.cpu.
+timed() {
+    local out=$1 t0 c0
+    shift
+    c0=$(server_cpu); t0=$(now)
+    "$@" >/dev/null 2>&1 || true
+    echo "$(now) - $t0" | bc >>"$out"
+    # The last backends end as the client goes: their time counts once the
+    # postmaster has reaped them (asked of /proc: a connection to ask the
+    # server would cost it CPU of its own).
+    for _ in $(seq 1 100); do
+        [ "$(client_backends)" = "$KEPT" ] && break
+        sleep 0.01
+    done
+    echo "$(server_cpu) - $c0" | bc >>"$out.cpu"
+}
 
 for spec in receipt-report two-ids; do
     src=tests/pg15-isolation/specs/$spec.spec
@@ -33,16 +70,19 @@ for spec in receipt-report two-ids; do
     "$ISO" "$URL" <"$src" >"$tmp/iso.out" 2>&1
     "$LAB" explore "$src" --database-url "$URL" --format isolation "${JOBS_ARG[@]}" >"$tmp/lab.out"
     if cmp -s "$tmp/iso.out" "$tmp/lab.out"; then same=yes; else same=NO; fi
-    : >"$tmp/iso.t"; : >"$tmp/labiso.t"; : >"$tmp/all.t"; : >"$tmp/plain.t"
+    for f in iso labiso all plain; do : >"$tmp/$f.t"; : >"$tmp/$f.t.cpu"; done
     for _ in $(seq 1 "$RUNS"); do
-        timed "$ISO" "$URL" <"$src" >>"$tmp/iso.t"
-        timed "$LAB" explore "$src" --database-url "$URL" --format isolation "${JOBS_ARG[@]}" >>"$tmp/labiso.t"
-        timed "$LAB" explore "$src" --database-url "$URL" "${JOBS_ARG[@]}" >>"$tmp/all.t"
-        timed "$LAB" explore "$plain" --database-url "$URL" "${JOBS_ARG[@]}" >>"$tmp/plain.t"
+        timed "$tmp/iso.t" "$ISO" "$URL" <"$src"
+        timed "$tmp/labiso.t" "$LAB" explore "$src" --database-url "$URL" --format isolation "${JOBS_ARG[@]}"
+        timed "$tmp/all.t" "$LAB" explore "$src" --database-url "$URL" "${JOBS_ARG[@]}"
+        timed "$tmp/plain.t" "$LAB" explore "$plain" --database-url "$URL" "${JOBS_ARG[@]}"
     done
     iso=$(median <"$tmp/iso.t"); labiso=$(median <"$tmp/labiso.t")
     all=$(median <"$tmp/all.t"); plainall=$(median <"$tmp/plain.t")
+    cpu() { median <"$tmp/$1.t.cpu"; }
     runs=$("$LAB" explore "$plain" --database-url "$URL" --format json "${JOBS_ARG[@]}" 2>"$tmp/err" || cat "$tmp/err" >&2; true) ; runs=$(echo "$runs" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["runs"]))')
     ratio() { echo "scale=2; $1 / $iso" | bc; }
     echo "$spec: isolationtester ${iso}s (its level) | lab explore --format isolation ${labiso}s ($(ratio "$labiso")x, byte-equal: $same) | lab explore --level all ${all}s ($(ratio "$all")x; levels named by the spec: one set of runs) | with a plain BEGIN, --level all ${plainall}s ($(ratio "$plainall")x, $runs runs)"
+    floor=$(echo "scale=3; $(cpu plain) / $(nproc)" | bc)
+    echo "  the server's CPU: isolationtester $(cpu iso)s | --format isolation $(cpu labiso)s | --level all $(cpu all)s | plain BEGIN $(cpu plain)s, on $(nproc) cores no less than ${floor}s ($(ratio "$floor")x)"
 done
