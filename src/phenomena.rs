@@ -304,6 +304,9 @@ pub struct Interleavings {
     pub occur: usize,
     pub blocked: usize,
     pub aborted: usize,
+    /// Interleavings that could not run as written (a step cut at a dead end).
+    pub dead_ends: usize,
+    /// Interleavings with a step cancelled at its deadline.
     pub stuck: usize,
     /// Whether the count agrees with the documentation (`# expect-all:`,
     /// else `# expect:`): some interleaving shows an anomaly that occurs,

@@ -259,6 +259,9 @@ pub struct StepRun {
     pub answer: Answer,
     /// lab cancelled it (every session was waiting, or its deadline passed).
     pub cancelled_by_lab: bool,
+    /// lab cancelled it at once: it waited only for sessions whose next
+    /// step comes after its own, so nothing could end the wait (`lab explore`).
+    pub dead_end: bool,
     /// The isolation level of the transaction this step began, read back.
     pub isolation: Option<String>,
     /// When the server first answered whether it waited (from the start of

@@ -4,7 +4,7 @@
 //! A signature is independent of the order the steps ran in: for each step,
 //! whether the server made it wait and for whom, and how it ended (answered,
 //! a COMMIT that rolled back, an error with its SQLSTATE, cancelled by lab
-//! at its deadline); then, when the spec says what an anomaly is
+//! at a dead end or at its deadline); then, when the spec says what an anomaly is
 //! (`# occurs-if:`), whether it occurred, else what its final reads returned.
 use std::collections::BTreeMap;
 
@@ -22,6 +22,9 @@ pub enum Ended {
     RolledBack,
     /// An error with this SQLSTATE ("" when the connection went without one).
     Error(String),
+    /// Waiting only for sessions whose next step comes after its own:
+    /// nothing could end the wait, so lab cancelled it at once.
+    DeadEnd,
     /// Still running at its deadline: lab cancelled it.
     Stuck,
 }
@@ -83,6 +86,12 @@ impl Signature {
             .any(|s| matches!(&s.ended, Ended::Error(c) if c == "40001" || c == "40P01"))
     }
 
+    /// A step lab cut at a dead end: the permutation cannot run as written.
+    pub fn dead_end(&self) -> bool {
+        self.steps.iter().any(|s| s.ended == Ended::DeadEnd)
+    }
+
+    /// A step lab cancelled at its deadline.
     pub fn stuck(&self) -> bool {
         self.steps.iter().any(|s| s.ended == Ended::Stuck)
     }
@@ -106,6 +115,7 @@ impl Signature {
                 Ended::RolledBack => out.push(Phrase::RolledBack(s.step.clone())),
                 Ended::Error(c) if c == "40001" || c == "40P01" => out.push(Phrase::Aborted(s.step.clone(), c.clone())),
                 Ended::Error(c) => out.push(Phrase::Failed(s.step.clone(), c.clone())),
+                Ended::DeadEnd => out.push(Phrase::DeadEnd(s.step.clone())),
                 Ended::Stuck => out.push(Phrase::Stuck(s.step.clone())),
             }
             if let Some(rows) = &s.rows {
@@ -123,6 +133,7 @@ pub enum Phrase {
     RolledBack(String),
     Aborted(String, String),
     Failed(String, String),
+    DeadEnd(String),
     Stuck(String),
     Read(String, String),
 }
@@ -158,6 +169,9 @@ fn rows_text(set: &crate::report::ResultSet) -> String {
 }
 
 fn ended(s: &StepRun) -> Ended {
+    if s.dead_end {
+        return Ended::DeadEnd;
+    }
     if s.cancelled_by_lab {
         return Ended::Stuck;
     }
@@ -222,6 +236,9 @@ pub struct Tally {
     pub blocked: usize,
     pub aborted: usize,
     pub failed: usize,
+    /// Runs with a step cut at a dead end.
+    pub dead_ends: usize,
+    /// Runs with a step cancelled at its deadline.
     pub stuck: usize,
     pub serial: usize,
     pub classes: usize,
@@ -242,6 +259,7 @@ pub fn tally(classes: &[Class]) -> Tally {
         t.blocked += if s.waited() { n } else { 0 };
         t.aborted += if s.aborted() { n } else { 0 };
         t.failed += if s.failed() { n } else { 0 };
+        t.dead_ends += if s.dead_end() { n } else { 0 };
         t.stuck += if s.stuck() { n } else { 0 };
         t.serial += c.serial;
     }
@@ -267,6 +285,7 @@ mod tests {
             waited: None,
             answer,
             cancelled_by_lab: false,
+            dead_end: false,
             isolation: None,
             looked: None,
             outsiders: Vec::new(),
@@ -330,7 +349,7 @@ mod tests {
     }
 
     #[test]
-    fn waits_errors_rollbacks_and_stuck_steps_each_make_a_difference() {
+    fn waits_errors_rollbacks_dead_ends_and_stuck_steps_each_make_a_difference() {
         let base = || {
             vec![
                 step("a1", "UPDATE t", tag("UPDATE 1")),
@@ -374,8 +393,17 @@ mod tests {
         stuck[1].cancelled_by_lab = true;
         stuck[1].answer = error("57014");
         let stuck = Signature::of(&obs(stuck), &order(), &[], None);
-        assert!(stuck.stuck() && !stuck.failed());
-        let all = [&plain, &waited, &aborted, &rolled, &other, &stuck];
+        assert!(stuck.stuck() && !stuck.dead_end() && !stuck.failed());
+        assert_eq!(stuck.phrases(), [Phrase::Stuck("b1".into())]);
+        // Cut at once, waiting for a session whose next step comes later: not stuck at the deadline.
+        let mut cut = base();
+        cut[1].cancelled_by_lab = true;
+        cut[1].dead_end = true;
+        cut[1].answer = error("57014");
+        let cut = Signature::of(&obs(cut), &order(), &[], None);
+        assert!(cut.dead_end() && !cut.stuck() && !cut.failed());
+        assert_eq!(cut.phrases(), [Phrase::DeadEnd("b1".into())]);
+        let all = [&plain, &waited, &aborted, &rolled, &other, &stuck, &cut];
         for (i, a) in all.iter().enumerate() {
             for b in &all[i + 1..] {
                 assert_ne!(a, b);
@@ -420,15 +448,19 @@ mod tests {
             &[],
             Some(false),
         );
+        let mut cut = step("a1", "UPDATE t", error("57014"));
+        (cut.cancelled_by_lab, cut.dead_end) = (true, true);
+        let cut = Signature::of(&obs(vec![cut]), &order(), &[], Some(false));
         let runs = vec![
             (0, abort.clone(), true),
             (1, ok.clone(), false),
             (2, ok.clone(), false),
             (3, abort.clone(), false),
             (4, ok.clone(), true),
+            (5, cut, false),
         ];
         let classes = group(&runs);
-        assert_eq!(classes.len(), 2);
+        assert_eq!(classes.len(), 3);
         assert_eq!(classes[0].runs, [1, 2, 4]);
         assert_eq!(classes[0].serial, 1);
         assert_eq!(classes[1].representative(), 0);
@@ -436,14 +468,15 @@ mod tests {
         assert_eq!(
             t,
             Tally {
-                runs: 5,
+                runs: 6,
                 anomaly: Some(3),
                 blocked: 0,
                 aborted: 2,
                 failed: 0,
+                dead_ends: 1,
                 stuck: 0,
                 serial: 2,
-                classes: 2,
+                classes: 3,
             }
         );
         // A tie goes to the class seen first.

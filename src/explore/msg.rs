@@ -69,6 +69,10 @@ crate::messages! {
         en: "aborted",
         tr: "iptal",
     }
+    col_dead_ends() {
+        en: "dead ends",
+        tr: "çıkmaz",
+    }
     col_stuck() {
         en: "stuck",
         tr: "takıldı",
@@ -125,9 +129,13 @@ crate::messages! {
         en: "{n} failed with another error",
         tr: "{n} tanesi başka bir hatayla bitti",
     }
+    dead_ends_n(n) {
+        en: "{n} at a dead end (a step waited for sessions whose next step comes after its own: lab cut it at once)",
+        tr: "{n} tanesi çıkmazda (bir adım, sonraki adımı kendisinden sonra gelen oturumları bekliyordu: lab onu hemen kesti)",
+    }
     stuck_n(n) {
-        en: "{n} stuck (a step lab cancelled: a wait no later step could end, or one past its deadline)",
-        tr: "{n} tanesi takıldı (lab bir adımı iptal etti: sonraki hiçbir adımın bitiremeyeceği bir bekleme ya da süresi dolan bir adım)",
+        en: "{n} stuck at the deadline (a step lab cancelled)",
+        tr: "{n} tanesi süre sınırında takıldı (lab bir adımı iptal etti)",
     }
     serial_n(n) {
         en: "{n} serial",
@@ -185,9 +193,13 @@ crate::messages! {
         en: "{step} failed {sqlstate}",
         tr: "{step} hata {sqlstate}",
     }
+    dead_end(step) {
+        en: "{step} at a dead end, cut",
+        tr: "{step} çıkmazda, kesildi",
+    }
     stuck(step) {
-        en: "{step} stuck, cancelled",
-        tr: "{step} takıldı, iptal edildi",
+        en: "{step} stuck at the deadline, cancelled",
+        tr: "{step} süre sınırında takıldı, iptal edildi",
     }
     read(step, rows) {
         en: "{step} read {rows}",

@@ -77,6 +77,7 @@ impl Explore {
             (t.blocked, msg::blocked_n(t.blocked)),
             (t.aborted, msg::aborted_n(t.aborted)),
             (t.failed, msg::failed_n(t.failed)),
+            (t.dead_ends, msg::dead_ends_n(t.dead_ends)),
             (t.stuck, msg::stuck_n(t.stuck)),
             (t.serial, msg::serial_n(t.serial)),
         ] {
@@ -136,6 +137,7 @@ impl Explore {
         for h in [
             msg::col_blocked(),
             msg::col_aborted(),
+            msg::col_dead_ends(),
             msg::col_stuck(),
             msg::col_classes(),
         ] {
@@ -148,7 +150,7 @@ impl Explore {
             if let Some(k) = x.anomaly {
                 row.push(format!("{k}/{}", x.runs));
             }
-            row.extend([x.blocked, x.aborted, x.stuck, x.classes].map(|n| n.to_string()));
+            row.extend([x.blocked, x.aborted, x.dead_ends, x.stuck, x.classes].map(|n| n.to_string()));
             t.add_row(row);
         }
         text.push_str(&format!("{t}\n"));
@@ -320,6 +322,7 @@ fn phrase(p: &Phrase) -> Text {
         Phrase::RolledBack(s) => msg::rolled_back(s),
         Phrase::Aborted(s, c) => msg::aborted(s, c),
         Phrase::Failed(s, c) => msg::failed(s, c),
+        Phrase::DeadEnd(s) => msg::dead_end(s),
         Phrase::Stuck(s) => msg::stuck(s),
         Phrase::Read(s, rows) => msg::read(s, rows),
     }

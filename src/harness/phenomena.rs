@@ -76,6 +76,7 @@ impl Matrix {
                     occur: o.tally.anomaly.unwrap_or(0),
                     blocked: o.tally.blocked,
                     aborted: o.tally.aborted,
+                    dead_ends: o.tally.dead_ends,
                     stuck: o.tally.stuck,
                     as_expected: o.as_expected.unwrap_or(true),
                 })

@@ -22,8 +22,8 @@ fn explore_json(srv: &TestServer, args: &[&str]) -> (i32, Value) {
     (r.code, serde_json::from_str(&r.stdout).expect("JSON"))
 }
 
-/// Per level: (runs, anomaly, blocked, aborted, stuck, classes).
-fn tallies(report: &Value) -> Vec<(String, [i64; 6])> {
+/// Per level: (runs, anomaly, blocked, aborted, dead ends, stuck, classes).
+fn tallies(report: &Value) -> Vec<(String, [i64; 7])> {
     report["levels"]
         .as_array()
         .unwrap()
@@ -38,6 +38,7 @@ fn tallies(report: &Value) -> Vec<(String, [i64; 6])> {
                     n("anomaly"),
                     n("blocked"),
                     n("aborted"),
+                    n("dead_ends"),
                     n("stuck"),
                     n("classes"),
                 ],
@@ -117,10 +118,10 @@ fn write_skew_class_counts_at_each_level() {
     let (code, report) = explore_json(&srv, &["write-skew"]);
     assert_eq!(code, 0, "{report}");
     let t = tallies(&report);
-    assert_eq!(t[0], ("read-uncommitted".into(), [20, 18, 0, 0, 0, 2]), "{t:?}");
-    assert_eq!(t[1], ("read-committed".into(), [20, 18, 0, 0, 0, 2]), "{t:?}");
-    assert_eq!(t[2], ("repeatable-read".into(), [20, 18, 0, 0, 0, 2]), "{t:?}");
-    assert_eq!(t[3], ("serializable".into(), [20, 0, 0, 18, 0, 5]), "{t:?}");
+    assert_eq!(t[0], ("read-uncommitted".into(), [20, 18, 0, 0, 0, 0, 2]), "{t:?}");
+    assert_eq!(t[1], ("read-committed".into(), [20, 18, 0, 0, 0, 0, 2]), "{t:?}");
+    assert_eq!(t[2], ("repeatable-read".into(), [20, 18, 0, 0, 0, 0, 2]), "{t:?}");
+    assert_eq!(t[3], ("serializable".into(), [20, 0, 0, 18, 0, 0, 5]), "{t:?}");
     let levels = report["levels"].as_array().unwrap();
     // Its steps name their level: asked for READ UNCOMMITTED, they run READ COMMITTED, and it says so.
     assert_eq!(levels[0]["own_level"], "read committed");
@@ -144,12 +145,13 @@ fn write_skew_class_counts_at_each_level() {
 }
 
 /// The phenomena over every interleaving, at each level: how many show the
-/// anomaly, wait, abort, or cannot go on (a step waiting for a session whose
-/// next step comes after its own).
+/// anomaly, wait, abort, or cannot go on (a dead end: a step waiting for a
+/// session whose next step comes after its own, cut at once; none waits for
+/// the deadline).
 #[test]
 fn phenomena_class_counts_at_each_level() {
     let srv = TestServer::start();
-    // (phenomenon, per level: runs, anomaly, blocked, aborted, stuck).
+    // (phenomenon, per level: runs, anomaly, blocked, aborted, dead ends).
     let cases: &[(&str, [[i64; 5]; 4])] = &[
         (
             "g0",
@@ -199,11 +201,13 @@ fn phenomena_class_counts_at_each_level() {
     for (id, want) in cases {
         let (code, report) = explore_json(&srv, &[id]);
         assert_eq!(code, 0, "{id}: {report}");
-        let got: Vec<[i64; 5]> = tallies(&report)
-            .into_iter()
-            .map(|(_, t)| [t[0], t[1], t[2], t[3], t[4]])
-            .collect();
+        let t = tallies(&report);
+        let got: Vec<[i64; 5]> = t.iter().map(|(_, t)| [t[0], t[1], t[2], t[3], t[4]]).collect();
         assert_eq!(got, want.to_vec(), "{id}");
+        assert!(
+            t.iter().all(|(_, t)| t[5] == 0),
+            "{id}: nothing stuck at the deadline: {t:?}"
+        );
         for l in report["levels"].as_array().unwrap() {
             assert_eq!(l["as_expected"], true, "{id}: {l}");
             assert!(l["own_level"].is_null(), "{id}: the level is lab's to set: {l}");
@@ -304,7 +308,44 @@ step c2 { COMMIT; }
     assert_eq!(ta[0], 20);
     assert_eq!(ta[3], 0, "each reads and writes its own row through the index: {a}");
     assert!(tb[3] > 0, "without the index the reads lock the table: {b}");
-    assert!(tb[5] > ta[5], "more classes without the index: {ta:?} {tb:?}");
+    assert!(tb[6] > ta[6], "more classes without the index: {ta:?} {tb:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A step still running at its deadline is cancelled, counted as stuck (not
+/// as a dead end), and the next permutation runs.
+#[test]
+fn a_step_past_its_deadline_is_stuck_and_the_runs_go_on() {
+    let srv = TestServer::start();
+    let dir = scratch("deadline");
+    let spec = dir.join("slow.spec");
+    std::fs::write(
+        &spec,
+        "session s1\nstep slow { SELECT pg_sleep(60); }\nsession s2\nstep quick { SET work_mem = '4MB'; }\n",
+    )
+    .unwrap();
+    let (code, report) = explore_json(
+        &srv,
+        &[
+            spec.to_str().unwrap(),
+            "--level",
+            "read-committed",
+            "--wait-timeout",
+            "0.5",
+        ],
+    );
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(tallies(&report)[0].1, [2, -1, 0, 0, 0, 2, 1], "{report}");
+    let class = &report["levels"][0]["classes"][0];
+    assert_eq!(class["what"], "slow stuck at the deadline, cancelled", "{class}");
+    let slow = class["signature"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "slow")
+        .unwrap()
+        .clone();
+    assert_eq!(slow["ended"], "stuck", "{slow}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -166,6 +166,8 @@ struct Active {
     /// Whether the server said it waits, the last time it was asked.
     blocked: bool,
     cancelled: Option<Instant>,
+    /// Cancelled as a dead end ([`Cancel::DeadEnd`]).
+    dead_end: bool,
     terminated: Option<Instant>,
     /// When the server first answered whether it waits.
     looked: Option<std::time::Instant>,
@@ -427,6 +429,7 @@ impl<S: Server> Runner<'_, S> {
             waited: None,
             blocked: false,
             cancelled: None,
+            dead_end: false,
             terminated: None,
             looked: None,
             notice_targets,
@@ -807,13 +810,16 @@ impl<S: Server> Runner<'_, S> {
                 a.began.elapsed().as_secs()
             ));
         }
+        let dead_end = matches!(why, Cancel::DeadEnd(_));
         let text = match why {
             Cancel::Stuck(d) => msg::cancelled_stuck(&name, format!("{:.0}", millis(d))),
             Cancel::Deadline => msg::cancelled_deadline(&name, secs(self.deadline)),
             Cancel::DeadEnd(by) => msg::cancelled_dead_end(&name, by),
         };
         self.run.recorder.note("lab", text);
-        self.active_mut(s).cancelled = Some(Instant::now());
+        let a = self.active_mut(s);
+        a.cancelled = Some(Instant::now());
+        a.dead_end = dead_end;
         Ok(())
     }
 
@@ -872,6 +878,7 @@ impl<S: Server> Runner<'_, S> {
             waited,
             answer,
             cancelled_by_lab: a.cancelled.is_some(),
+            dead_end: a.dead_end,
             isolation,
             looked: a.looked.map(|l| l.saturating_duration_since(t0)),
             outsiders: a.outsiders.into_iter().map(|(_, who)| who).collect(),
