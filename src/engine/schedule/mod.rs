@@ -771,6 +771,11 @@ impl<S: Server> Runner<'_, S> {
     /// A step past its deadline is cancelled; one that still does not answer
     /// has its backend terminated; after that lab gives up.
     async fn overdue(&mut self, s: usize) -> Result<()> {
+        // An answer that came while lab was not looking ended the step itself
+        // (a starved lab must not cancel what already answered).
+        if self.active_mut(s).sent.ready() {
+            return Ok(());
+        }
         let deadline = self.deadline;
         let a = self.active[s].as_ref().expect("an active step");
         match (a.cancelled, a.terminated) {

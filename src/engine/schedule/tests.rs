@@ -371,6 +371,27 @@ async fn waiting_steps_complete_in_the_order_they_began_to_wait() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_step_that_answers_as_lab_looks_past_its_deadline_is_not_cancelled() {
+    // b1 gives up on its own (55P03) the moment lab asks after its
+    // deadline: its answer is there when lab weighs the deadline, so lab
+    // does not cancel it (a starved lab looks late; what answered, answered).
+    for patient in [true, false] {
+        let mut script = Script::new(
+            &["A", "B", "C"],
+            &[(
+                "UPDATE b2;",
+                Act::OutsiderTimeout(Duration::from_secs(10) + Duration::from_nanos(1)),
+            )],
+        );
+        let (o, _) = run_script(&mut script, &spec_with(&["a1 b1 ac"]), 0, patient).await;
+        let b1 = o.unwrap().step("b1").unwrap().clone();
+        assert!(b1.failed_with("55P03"), "patient {patient}: {b1:?}");
+        assert!(!b1.cancelled_by_lab, "patient {patient}");
+        assert!(script.cancels.borrow().is_empty(), "patient {patient}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_timeout_behind_a_backend_that_is_not_the_specs_names_that_backend() {
     for patient in [true, false] {
         let mut script = Script::new(
