@@ -257,7 +257,8 @@ pub struct StepRun {
     pub done: Duration,
     pub waited: Option<Waited>,
     pub answer: Answer,
-    /// lab cancelled it (every session was waiting, or its deadline passed).
+    /// lab cancelled it (every session was waiting, it was at a dead end
+    /// (`dead_end`), or its deadline passed).
     pub cancelled_by_lab: bool,
     /// lab cancelled it at once: it waited only for sessions whose next
     /// step comes after its own, so nothing could end the wait (`lab explore`).

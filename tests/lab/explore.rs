@@ -208,9 +208,22 @@ fn phenomena_class_counts_at_each_level() {
             t.iter().all(|(_, t)| t[5] == 0),
             "{id}: nothing stuck at the deadline: {t:?}"
         );
-        for l in report["levels"].as_array().unwrap() {
+        for (l, t) in report["levels"].as_array().unwrap().iter().zip(&t) {
             assert_eq!(l["as_expected"], true, "{id}: {l}");
             assert!(l["own_level"].is_null(), "{id}: the level is lab's to set: {l}");
+            // The dead ends are the runs of the classes that say so, a step of each ended "dead_end".
+            let cut: i64 = l["classes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c["what"].as_str().unwrap().contains("at a dead end, cut"))
+                .inspect(|c| {
+                    let steps = c["signature"]["steps"].as_array().unwrap();
+                    assert!(steps.iter().any(|s| s["ended"] == "dead_end"), "{id}: {c}");
+                })
+                .map(|c| c["runs"].as_i64().unwrap())
+                .sum();
+            assert_eq!(cut, t.1[4], "{id}: {l}");
         }
     }
     // The matrix with every interleaving: each cell's count beside its own verdict.
@@ -231,6 +244,8 @@ fn phenomena_class_counts_at_each_level() {
     assert_eq!(cells["serializable"]["interleavings"]["occur"], 0);
     assert_eq!(cells["serializable"]["interleavings"]["aborted"], 18);
     assert_eq!(cells["read-committed"]["interleavings"]["occur"], 18);
+    assert_eq!(cells["read-committed"]["interleavings"]["dead_ends"], 0);
+    assert_eq!(cells["read-committed"]["interleavings"]["stuck"], 0);
     assert_eq!(cells["read-committed"]["verdict"], "occurs");
 }
 
@@ -331,7 +346,7 @@ fn a_step_past_its_deadline_is_stuck_and_the_runs_go_on() {
             "--level",
             "read-committed",
             "--wait-timeout",
-            "0.5",
+            "1.5",
         ],
     );
     assert_eq!(code, 0, "{report}");

@@ -736,7 +736,9 @@ impl<S: Server> Runner<'_, S> {
             return Ok(());
         }
         for (s, by) in waits {
-            if self.active[s].as_ref().is_some_and(|a| a.cancelled.is_none()) {
+            // An answer that came while lab asked about the others ended the wait itself.
+            let cancel = self.active[s].as_ref().is_some_and(|a| a.cancelled.is_none());
+            if cancel && !self.active_mut(s).sent.ready() {
                 self.cancel(s, Cancel::DeadEnd(by.join(", "))).await?;
             }
         }
