@@ -32,6 +32,7 @@ median() { sort -n | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else pr
 # children's.
 PM=$(psql "$URL" -Atc 'SHOW data_directory' | xargs -I{} head -1 {}/postmaster.pid)
 HZ=$(getconf CLK_TCK)
+[ -r "/proc/$PM/task/$PM/children" ] || { echo "no /proc/$PM/task/$PM/children here: the server's CPU cannot be read"; exit 2; }
 server_cpu() {
     local ticks
     ticks=$( (cat "/proc/$PM/stat"; for c in $(cat "/proc/$PM/task/$PM/children"); do cat "/proc/$c/stat" 2>/dev/null; done) |
@@ -42,24 +43,32 @@ server_cpu() {
 client_backends() {
     local c
     for c in $(cat "/proc/$PM/task/$PM/children"); do
-        tr '\0' ' ' 2>/dev/null <"/proc/$c/cmdline" | grep -qE '\([0-9]+\)|\[local\]' && echo "$c"
+        if tr '\0' ' ' 2>/dev/null <"/proc/$c/cmdline" | grep -qE '\([0-9]+\)|\[local\]'; then echo "$c"; fi
     done
 }
-KEPT=$(client_backends) # lab server's own
+# Waits until the server has no client backend but lab server's own (those
+# of a run that just ended go a moment after it: their time counts once the
+# postmaster has reaped them). Asked of /proc: a connection to ask the server
+# would cost it CPU of its own.
+others_gone() {
+    local _
+    for _ in $(seq 1 100); do
+        [ -z "$(client_backends | grep -vxF -f <(echo "$KEPT"))" ] && return
+        sleep 0.01
+    done
+    echo "warning: client backends still there after 1 s: $(client_backends | tr '\n' ' ')" >&2
+}
+# lab server's own backends (the asking psql's aside).
+KEPT=$(psql "$URL" -Atc "SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() ORDER BY pid")
 # Runs the command; appends its wall time to $1 and the server's CPU for it to $1.cpu.
 timed() {
     local out=$1 t0 c0
     shift
+    others_gone
     c0=$(server_cpu); t0=$(now)
     "$@" >/dev/null 2>&1 || true
     echo "$(now) - $t0" | bc >>"$out"
-    # The last backends end as the client goes: their time counts once the
-    # postmaster has reaped them (asked of /proc: a connection to ask the
-    # server would cost it CPU of its own).
-    for _ in $(seq 1 100); do
-        [ "$(client_backends)" = "$KEPT" ] && break
-        sleep 0.01
-    done
+    others_gone
     echo "$(server_cpu) - $c0" | bc >>"$out.cpu"
 }
 
