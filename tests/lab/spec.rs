@@ -994,6 +994,11 @@ const POOLER_MAY_CHANGE: &[(&str, &str)] = &[
         "PREPARE in a transaction, DEALLOCATE after it: a prepared statement lives on a server connection",
     ),
     (
+        "drop-index-concurrently-1",
+        "PREPARE in steps of their own, EXECUTE in a later transaction: a prepared statement lives on a \
+         server connection (CI, loaded, 2026-12-04: \"prepared statement getrow_idxscan does not exist\")",
+    ),
+    (
         "intra-grant-inplace-db",
         "a session's setup creates a temporary table its later steps use",
     ),
