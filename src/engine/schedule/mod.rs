@@ -699,8 +699,7 @@ impl<S: Server> Runner<'_, S> {
                     let cancel = self.active[s]
                         .as_ref()
                         .is_some_and(|a| a.blocked && a.cancelled.is_none());
-                    // An answer that came while lab asked ended the wait itself.
-                    if cancel && !self.active_mut(s).sent.ready() {
+                    if cancel {
                         self.cancel(s, Cancel::Stuck(stuck)).await?;
                     }
                 }
@@ -736,9 +735,7 @@ impl<S: Server> Runner<'_, S> {
             return Ok(());
         }
         for (s, by) in waits {
-            // An answer that came while lab asked about the others ended the wait itself.
-            let cancel = self.active[s].as_ref().is_some_and(|a| a.cancelled.is_none());
-            if cancel && !self.active_mut(s).sent.ready() {
+            if self.active[s].as_ref().is_some_and(|a| a.cancelled.is_none()) {
                 self.cancel(s, Cancel::DeadEnd(by.join(", "))).await?;
             }
         }
@@ -773,8 +770,8 @@ impl<S: Server> Runner<'_, S> {
     /// A step past its deadline is cancelled; one that still does not answer
     /// has its backend terminated; after that lab gives up.
     async fn overdue(&mut self, s: usize) -> Result<()> {
-        // An answer that came while lab was not looking ended the step itself
-        // (a starved lab must not cancel what already answered).
+        // An answer that came while lab was not looking ended the step
+        // itself: nothing to cancel or terminate.
         if self.active_mut(s).sent.ready() {
             return Ok(());
         }
@@ -805,8 +802,13 @@ impl<S: Server> Runner<'_, S> {
         }
     }
 
+    /// Cancels step `s`, unless its answer has come meanwhile (while lab
+    /// asked about the others, or ran late): what answered, ended by itself.
     async fn cancel(&mut self, s: usize, why: Cancel) -> Result<()> {
         self.refresh_pids().await?;
+        if self.active_mut(s).sent.ready() {
+            return Ok(());
+        }
         self.server.cancel(self.pids[s]).await?;
         let name = self.name(s).to_string();
         if let Some(t) = self.run.transcript {
