@@ -51,7 +51,9 @@ pub static ALL: &[&Scenario] = &[
 /// must remove rows, which any other scenario's open transaction in the same
 /// database would keep. `lab all` runs them beside others in a database of
 /// their own on lab's throwaway server (VACUUM's horizon for a table counts
-/// only its database's transactions), and alone elsewhere. (queue's and
+/// only its database's transactions), and alone elsewhere. (A snapshot in
+/// its own database, autovacuum's ANALYZE of the freshly loaded tables, it
+/// waits out: see `vacuum_away` in replica.) (queue's and
 /// stock-race's checks rest on locks, barriers and counts: they run beside
 /// the others.)
 pub const OWN_DATABASE: &[&str] = &["replica"];

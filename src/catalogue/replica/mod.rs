@@ -589,7 +589,11 @@ async fn provoke(
     let before = conflicts(st).await?;
     let sent = long_report(cx, st, &r, &h, rr).await?;
     for step in steps {
-        p.exec(step, &st.sql.bind(step, &[("schema", &cx.env.schema)])?).await?;
+        if *step == "vacuum" {
+            vacuum_away(cx, st, p).await?;
+        } else {
+            p.exec(step, &st.sql.bind(step, &[("schema", &cx.env.schema)])?).await?;
+        }
     }
     let lsn = primary_lsn(cx).await?;
     let answer = match report_or_replay(cx, st, sent, &r, &lsn, delay).await? {
@@ -614,6 +618,60 @@ async fn provoke(
         conflicts(st).await?
     };
     Ok((answer, before, after))
+}
+
+/// The backends in the primary's database (the one asking aside) whose
+/// snapshot may still need dead rows: a key per backend and snapshot, and
+/// what each is doing.
+const HOLDERS: &str = "SELECT coalesce(string_agg(pid || ':' || backend_xmin, ','), '') AS keys, \
+     coalesce(string_agg(format('pid %s (%s)', pid, coalesce(nullif(left(query, 60), ''), backend_type)), '; '), '') AS who \
+     FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL";
+
+/// The primary's VACUUM (the `vacuum` step), again until it has removed the
+/// deleted rows. A snapshot on the primary that still needs them keeps them
+/// (autovacuum's ANALYZE of the freshly loaded table, in this database), and
+/// then there is no cleanup whose replay could conflict with the report.
+/// Between tries, each in the timeline, lab waits until the backends that
+/// held a snapshot in this database have let it go (the server says), all
+/// within the deadline; past it, the run stops (exit 2): the server did
+/// what it documents, lab could not set the scene.
+async fn vacuum_away(cx: &Cx<'_>, st: &Standby, p: &Session) -> Result<()> {
+    let sql = st.sql.bind("vacuum", &[("schema", &cx.env.schema)])?;
+    let deadline = Instant::now() + cx.env.wait_timeout;
+    loop {
+        let seen = cx.recorder().details("P", StepResult::Notice).len();
+        p.exec("vacuum", &sql).await?;
+        let kept = not_removable(&cx.recorder().details("P", StepResult::Notice)[seen..]);
+        if kept == 0 {
+            return Ok(());
+        }
+        let holders = cx.env.rows(HOLDERS).await?;
+        let (keys, who) = (
+            holders.get(0, "keys").unwrap_or(""),
+            holders.get(0, "who").unwrap_or(""),
+        );
+        if Instant::now() > deadline {
+            anyhow::bail!(msg::vacuum_held_back(kept, who, secs(cx.env.wait_timeout)));
+        }
+        cx.narrate(msg::vacuum_waits(kept, who));
+        if keys.is_empty() {
+            // Held from elsewhere (another database's backend on PostgreSQL
+            // 13 and older, a prepared transaction): VACUUM itself is asked again.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            continue;
+        }
+        let gone = format!(
+            "SELECT (NOT EXISTS (SELECT 1 FROM pg_stat_activity \
+             WHERE pid || ':' || backend_xmin = ANY(string_to_array('{keys}', ','))))::text"
+        );
+        cx.env
+            .until(
+                &gone,
+                deadline.saturating_duration_since(Instant::now()),
+                msg::horizon_check,
+            )
+            .await?;
+    }
 }
 
 /// A report on the standby meets the replay of `steps` on the primary: it is

@@ -257,6 +257,18 @@ crate::messages! {
         en: "the primary's VACUUM reports dead rows it could not remove ({rows})",
         tr: "primary'nin VACUUM'u kaldıramadığı ölü satırları bildirir ({rows})",
     }
+    horizon_check() {
+        en: "asking the primary which snapshots hold VACUUM back",
+        tr: "primary'ye VACUUM'u hangi snapshot'ların geri tuttuğu soruluyor",
+    }
+    vacuum_waits(rows, who) {
+        en: "VACUUM on the primary kept the {rows} deleted row(s): a snapshot there still needs them ({who}); once it is gone, VACUUM again",
+        tr: "primary'deki VACUUM silinen {rows} satırı tuttu: oradaki bir snapshot hâlâ onlara ihtiyaç duyuyor ({who}); o gidince yeniden VACUUM",
+    }
+    vacuum_held_back(rows, who, deadline) {
+        en: "VACUUM on the primary still kept the {rows} deleted row(s) after {deadline} s (a snapshot on the primary needs them: {who}): nothing for the standby's report to conflict with",
+        tr: "primary'deki VACUUM {deadline} sn sonra hâlâ silinen {rows} satırı tutuyordu (primary'deki bir snapshot onlara ihtiyaç duyuyor: {who}): standby'daki raporun çakışacağı bir şey yok",
+    }
     no_conflict(before, after) {
         en: "no snapshot conflict on the standby (confl_snapshot {before} → {after})",
         tr: "standby'da snapshot çakışması yok (confl_snapshot {before} → {after})",
