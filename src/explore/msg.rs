@@ -67,7 +67,7 @@ crate::messages! {
     }
     col_aborted() {
         en: "aborted",
-        tr: "iptal",
+        tr: "düştü",
     }
     col_dead_ends() {
         en: "dead ends",
@@ -123,7 +123,7 @@ crate::messages! {
     }
     aborted_n(n) {
         en: "{n} aborted (40001/40P01)",
-        tr: "{n} tanesi iptal edildi (40001/40P01)",
+        tr: "{n} tanesi düştü (40001/40P01)",
     }
     failed_n(n) {
         en: "{n} failed with another error",
@@ -187,7 +187,7 @@ crate::messages! {
     }
     aborted(step, sqlstate) {
         en: "{step} aborted {sqlstate}",
-        tr: "{step} iptal {sqlstate}",
+        tr: "{step} düştü {sqlstate}",
     }
     failed(step, sqlstate) {
         en: "{step} failed {sqlstate}",
