@@ -314,6 +314,8 @@ pub struct LevelOutcome {
     pub marked: Option<(usize, usize)>,
     /// As documented (`# expect:`), when the spec says.
     pub as_expected: Option<bool>,
+    /// The levels whose `# expect:` the runs were held to (see [`judge`]).
+    pub judged_at: Vec<usize>,
 }
 
 /// A `lab explore` run: the runs, the workers' schemas, the results as they come.
@@ -665,6 +667,7 @@ impl Explorer {
             .map(|(li, &level)| {
                 let mut sigs = Vec::new();
                 let mut read = BTreeSet::new();
+                let mut held = Vec::new();
                 let mut marked_run = None;
                 for (k, &(l, pi)) in self.runs.iter().enumerate() {
                     let Some(r) = results.get(k).and_then(Option::as_ref).filter(|_| l == li) else {
@@ -678,7 +681,14 @@ impl Explorer {
                             .iter()
                             .any(|all| all.iter().all(|c| c.holds(&r.observation)))
                     });
-                    read.extend(r.observation.steps.iter().filter_map(|s| s.isolation.clone()));
+                    let mine: BTreeSet<&str> = r
+                        .observation
+                        .steps
+                        .iter()
+                        .filter_map(|s| s.isolation.as_deref())
+                        .collect();
+                    held.push((read_back(&mine, level), anomaly == Some(true)));
+                    read.extend(mine.into_iter().map(str::to_string));
                     if self.cfg.marked[li].as_ref().is_some_and(|m| same_order(m, plan)) {
                         marked_run = Some(k);
                     }
@@ -694,16 +704,14 @@ impl Explorer {
                     .filter(|&l| read.iter().any(|r| r != LEVELS[l].1))
                     .map(|_| read.iter().cloned().collect::<Vec<_>>().join(", "));
                 let marked = marked_run.and_then(|k| Some((classes.iter().position(|c| c.runs.contains(&k))?, k)));
-                let as_expected = match (&self.cfg.expect, level, tally.anomaly) {
-                    (Some(e), Some(l), Some(n)) if own_level.is_none() || !self.cfg.neutral => {
-                        Some(match e[l].verdict {
-                            crate::phenomena::Verdict::Occurs => n > 0,
-                            crate::phenomena::Verdict::Prevented => n == 0,
-                        })
-                    }
+                let (as_expected, judged_at) = match (&self.cfg.expect, level, tally.anomaly) {
                     // A phenomenon's level comes from lab: another read back means it did not take.
-                    (Some(_), Some(_), _) if own_level.is_some() && self.cfg.neutral => Some(false),
-                    _ => None,
+                    (Some(_), Some(l), _) if own_level.is_some() && self.cfg.neutral => (Some(false), vec![l]),
+                    (Some(e), Some(_), Some(_)) => match judge(e, &held) {
+                        Some((ok, at)) => (Some(ok), at),
+                        None => (None, Vec::new()),
+                    },
+                    _ => (None, Vec::new()),
                 };
                 LevelOutcome {
                     level,
@@ -712,10 +720,49 @@ impl Explorer {
                     own_level,
                     marked,
                     as_expected,
+                    judged_at,
                 }
             })
             .collect()
     }
+}
+
+/// The level (in [`LEVELS`]) a run's transactions ran at, from the levels
+/// they read back: the level asked where they read back none; `None` where
+/// its sessions read back different levels.
+fn read_back(read: &BTreeSet<&str>, asked: Option<usize>) -> Option<usize> {
+    let mut levels = read.iter().map(|r| LEVELS.iter().position(|l| l.1 == *r));
+    match (levels.next(), levels.next()) {
+        (None, _) => asked,
+        (Some(one), None) => one,
+        _ => None,
+    }
+}
+
+/// Whether a level's runs are as `# expect:` documents, and the levels they
+/// were held to. Each run (the level it read back, whether it showed the
+/// anomaly) is held to the expectation of the level its transactions ran
+/// at, not the level lab asked for: a step that names its own level runs
+/// there whatever lab asks (`write-skew.spec`'s permutations, one per level,
+/// run at each level asked). No run at a level that prevents the anomaly
+/// may show it, and where some ran at levels that allow it, one of those
+/// must. Runs whose sessions read back different levels are held to
+/// neither; `None` when no run is held to anything.
+pub fn judge(expect: &[crate::phenomena::Expected], runs: &[(Option<usize>, bool)]) -> Option<(bool, Vec<usize>)> {
+    use crate::phenomena::Verdict;
+    let held: Vec<(usize, bool)> = runs.iter().filter_map(|&(l, a)| Some((l?, a))).collect();
+    if held.is_empty() {
+        return None;
+    }
+    let at: BTreeSet<usize> = held.iter().map(|&(l, _)| l).collect();
+    let prevented_held = held.iter().all(|&(l, a)| expect[l].verdict == Verdict::Occurs || !a);
+    let occurs: Vec<bool> = held
+        .iter()
+        .filter(|&&(l, _)| expect[l].verdict == Verdict::Occurs)
+        .map(|&(_, a)| a)
+        .collect();
+    let occurred = occurs.is_empty() || occurs.contains(&true);
+    Some((prevented_held && occurred, at.into_iter().collect()))
 }
 
 /// The steps at the end of a permutation that read the outcome: those of
@@ -772,6 +819,67 @@ async fn drop_schemas(control: &tokio_postgres::Client, schemas: &[String]) -> R
 #[cfg(test)]
 mod tests {
     use super::Climb;
+    use crate::phenomena::{Expected, Verdict};
+    use std::collections::BTreeSet;
+
+    /// write-skew.spec's `# expect:`: occurs below SERIALIZABLE.
+    fn write_skew() -> Vec<Expected> {
+        [Verdict::Occurs, Verdict::Occurs, Verdict::Occurs, Verdict::Prevented]
+            .into_iter()
+            .map(|verdict| Expected { verdict, how: None })
+            .collect()
+    }
+
+    #[test]
+    fn a_run_is_at_the_level_it_read_back() {
+        let read = |r: &[&'static str]| r.iter().copied().collect::<BTreeSet<&str>>();
+        assert_eq!(super::read_back(&read(&[]), Some(3)), Some(3));
+        assert_eq!(super::read_back(&read(&[]), None), None);
+        assert_eq!(super::read_back(&read(&["read committed"]), Some(3)), Some(1));
+        assert_eq!(super::read_back(&read(&["serializable"]), None), Some(3));
+        // Sessions at different levels: held to neither.
+        assert_eq!(
+            super::read_back(&read(&["read committed", "serializable"]), Some(3)),
+            None
+        );
+    }
+
+    #[test]
+    fn each_run_is_held_to_the_expectation_of_its_own_level() {
+        let e = write_skew();
+        // Asked for SERIALIZABLE, write-skew.spec's three permutations run at
+        // their own levels: the READ COMMITTED and REPEATABLE READ ones show
+        // the anomaly, the SERIALIZABLE one aborts. As documented.
+        let own = [(Some(1), true), (Some(2), true), (Some(3), false)];
+        assert_eq!(super::judge(&e, &own), Some((true, vec![1, 2, 3])));
+        // The SERIALIZABLE run showing it is not.
+        let broken = [(Some(1), true), (Some(2), true), (Some(3), true)];
+        assert_eq!(super::judge(&e, &broken), Some((false, vec![1, 2, 3])));
+        // Runs at levels that allow it: one of them must show it.
+        assert_eq!(
+            super::judge(&e, &[(Some(1), false), (Some(2), false)]),
+            Some((false, vec![1, 2]))
+        );
+        assert_eq!(
+            super::judge(&e, &[(Some(1), false), (Some(2), true)]),
+            Some((true, vec![1, 2]))
+        );
+        // All at the level asked, as before: prevented means none shows it.
+        assert_eq!(
+            super::judge(&e, &[(Some(3), false), (Some(3), false)]),
+            Some((true, vec![3]))
+        );
+        assert_eq!(
+            super::judge(&e, &[(Some(3), false), (Some(3), true)]),
+            Some((false, vec![3]))
+        );
+        // Runs at mixed levels are held to nothing; none held, no verdict.
+        assert_eq!(
+            super::judge(&e, &[(None, true), (Some(3), false)]),
+            Some((true, vec![3]))
+        );
+        assert_eq!(super::judge(&e, &[(None, true)]), None);
+    }
 
     fn ends_waits(sql: &str) -> bool {
         let text = format!("session a\nstep a1 {{ {sql} }}\nsession b\nstep b1 {{ SELECT 1; }}\n");

@@ -153,6 +153,14 @@ crate::messages! {
         en: "NOT AS DOCUMENTED: expected {expected}",
         tr: "BELGELENDİĞİ GİBİ DEĞİL: beklenen {expected}",
     }
+    at_level(level, expected) {
+        en: "{expected} at {level}",
+        tr: "{level} seviyesinde {expected}",
+    }
+    each_at_its_level(each) {
+        en: "each run at the level it read back: {each}",
+        tr: "her koşu geri okuduğu seviyede: {each}",
+    }
     occurs_some() {
         en: "the anomaly in some interleaving",
         tr: "bazı iç içe geçişlerde anomali",

@@ -90,9 +90,23 @@ impl Explore {
             line.push_str(&format!(" ({})", msg::own_level(read).render(lang)));
         }
         if let (Some(ok), Some(l), Some(e)) = (o.as_expected, o.level, &self.explorer.cfg.expect) {
-            let expected = match e[l].verdict {
+            let of = |l: usize| match e[l].verdict {
                 Verdict::Occurs => msg::occurs_some(),
                 Verdict::Prevented => msg::occurs_none(),
+            };
+            // Runs held to another level's expectation (the level they read back) say so.
+            let expected = if o.judged_at == [l] {
+                of(l)
+            } else {
+                let each: Vec<String> = [Verdict::Occurs, Verdict::Prevented]
+                    .into_iter()
+                    .filter_map(|v| {
+                        let at: Vec<usize> = o.judged_at.iter().copied().filter(|&at| e[at].verdict == v).collect();
+                        let names: Vec<&str> = at.iter().map(|&at| LEVELS[at].0).collect();
+                        Some(msg::at_level(names.join(", "), of(*at.first()?)).render(lang))
+                    })
+                    .collect();
+                msg::each_at_its_level(each.join("; "))
             };
             let verdict = if ok {
                 msg::documented(expected)
@@ -228,6 +242,7 @@ impl Explore {
                     "tally": o.tally,
                     "own_level": o.own_level,
                     "as_expected": o.as_expected,
+                    "judged_at": o.judged_at.iter().map(|&l| LEVELS[l].0).collect::<Vec<_>>(),
                     "summary": self.summary(o),
                     "classes": classes,
                 })

@@ -142,6 +142,26 @@ fn write_skew_class_counts_at_each_level() {
     spec.check().expect("the representative is a valid permutation");
     // Every run is listed with its class.
     assert_eq!(report["runs"].as_array().unwrap().len(), 80);
+    let judged = |l: &Value| l["judged_at"].as_array().unwrap().clone();
+    assert_eq!(judged(&levels[0]), ["read-committed"]);
+    assert_eq!(judged(&levels[3]), ["serializable"]);
+
+    // The file as written: its three permutations, one per level, name their
+    // own level, so each level asked runs all three at theirs. Each run is
+    // held to its own level's expectation: as documented at every level.
+    let (code, file) = explore_json(&srv, &["lab/write-skew.spec"]);
+    assert_eq!(code, 0, "{file}");
+    let t = tallies(&file);
+    for (i, (level, _)) in t.iter().enumerate() {
+        assert_eq!(t[i].1, [3, 2, 0, 1, 0, 0, 3], "{level}: {t:?}");
+        let l = &file["levels"][i];
+        assert_eq!(l["as_expected"], true, "{level}: {}", l["summary"]);
+        assert_eq!(
+            judged(l),
+            ["read-committed", "repeatable-read", "serializable"],
+            "{level}"
+        );
+    }
 }
 
 /// The phenomena over every interleaving, at each level: how many show the
