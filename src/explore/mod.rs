@@ -90,6 +90,10 @@ pub struct ExploreConfig {
     /// scenarios: the one named after the level, else the first), as the
     /// interleavings hold it (its BEGINs beside their next steps), marked in the output.
     pub marked: Vec<Option<Vec<Planned>>>,
+    /// Whether the worker opens its sessions afresh after a run that may
+    /// leave state on them ([`plan::leaves_state`]); not with `--format
+    /// isolation`, where the state goes on as isolationtester carries it.
+    pub fresh_after: bool,
     pub jobs: Jobs,
     /// Why the runs go one at a time (what the spec shares across schemas).
     pub alone: Option<&'static str>,
@@ -157,8 +161,15 @@ impl ExploreConfig {
             })
             .collect();
         let file = src.name.clone();
-        let expect = match crate::phenomena::expectations(&spec, &file, "expect-all")? {
-            Some(all) => Some(all),
+        // `# expect-all:` is about every interleaving; the permutations a
+        // spec lists, run as listed, are what its `# expect:` is about.
+        let every = all || spec.permutations.is_empty();
+        let every_expected = match every {
+            true => crate::phenomena::expectations(&spec, &file, "expect-all")?,
+            false => None,
+        };
+        let expect = match every_expected {
+            Some(e) => Some(e),
             None => crate::phenomena::expectations(&spec, &file, "expect")?,
         };
         Ok(ExploreConfig {
@@ -175,6 +186,7 @@ impl ExploreConfig {
             plans,
             total,
             marked,
+            fresh_after: !choice.isolation,
             jobs,
             wait_timeout,
             neutral: src.phenomenon,
@@ -512,7 +524,7 @@ impl Explorer {
                     }
                 }
             }?;
-            // A step lab had to end may have cost its session (terminated): start afresh.
+            // A step lab had to end may have cost its session (terminated).
             let lost = o
                 .steps
                 .iter()
@@ -528,7 +540,9 @@ impl Explorer {
             }
             self.bar.inc(1);
             self.finished.fetch_add(1, Ordering::SeqCst);
-            if lost {
+            // A run that may leave a session in a transaction, or with
+            // settings of its own: the next starts on fresh connections too.
+            if lost || (self.cfg.fresh_after && plan::leaves_state(&self.cfg.spec, &self.cfg.plans[li][pi])) {
                 let (sessions, setup, _) = open.take().expect("opened");
                 close(&env, sessions, setup).await?;
             }

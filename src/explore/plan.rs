@@ -339,10 +339,131 @@ pub fn serial(plan: &[Planned]) -> bool {
     true
 }
 
+/// Whether a permutation may hand the next run on the same connections a
+/// session with state of its own: a transaction still open at its end (the
+/// session's setup, its steps in the permutation and its teardown begin one
+/// and do not end it), or session state one of its steps or its teardown
+/// sets: a session-level SET or RESET, `set_config`, PREPARE, LISTEN,
+/// DISCARD, a temporary table, a session-level advisory lock. (A SET in the
+/// session's setup is made again at the start of every run.) isolationtester
+/// carries such state into its next permutation; lab's runs are spread over
+/// workers in no fixed order, so the run after one of these gets fresh
+/// connections, as the first run has.
+pub fn leaves_state(spec: &Spec, plan: &[Planned]) -> bool {
+    spec.sessions.iter().enumerate().any(|(si, s)| {
+        let steps = plan
+            .iter()
+            .filter(|p| p.id.session == si)
+            .map(|p| spec.step(p.id).sql.as_str());
+        let mut open = false;
+        for (i, sql) in s
+            .setup
+            .as_deref()
+            .into_iter()
+            .map(|x| (0, x))
+            .chain(steps.chain(s.teardown.as_deref()).map(|x| (1, x)))
+        {
+            for stmt in statements(sql) {
+                match tx_effect(stmt) {
+                    TxEffect::Begin => open = true,
+                    // COMMIT AND CHAIN begins the next one at once.
+                    TxEffect::End => {
+                        open = words(stmt, 4).iter().any(|w| w == "CHAIN") && !words(stmt, 4).iter().any(|w| w == "NO")
+                    }
+                    TxEffect::None => {}
+                }
+                if i == 1 && session_state(stmt) {
+                    return true;
+                }
+            }
+        }
+        open
+    })
+}
+
+/// Whether a statement leaves state on its session past its transaction.
+fn session_state(stmt: &str) -> bool {
+    if crate::sqltext::setting_effect(stmt) != crate::sqltext::SettingEffect::None {
+        return true;
+    }
+    let w = words(stmt, 2);
+    let w: Vec<&str> = w.iter().map(String::as_str).collect();
+    if matches!(
+        w.as_slice(),
+        ["LISTEN" | "DISCARD", ..] | ["CREATE", "TEMP" | "TEMPORARY"]
+    ) || (w.first() == Some(&"PREPARE") && w.get(1) != Some(&"TRANSACTION"))
+    {
+        return true;
+    }
+    let sql = stmt.to_ascii_lowercase();
+    ["set_config", "pg_advisory_lock", "pg_try_advisory_lock"]
+        .iter()
+        .any(|f| sql.contains(f))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::spec::parse;
+
+    #[test]
+    fn a_run_leaves_state_when_a_transaction_stays_open_or_a_session_setting_changes() {
+        let leaves = |text: &str| {
+            let s = spec(text);
+            let plan = s.plan(&s.permutations[0]).unwrap();
+            leaves_state(&s, &plan)
+        };
+        let two = |a: &str, b: &str, perm: &str| {
+            format!("session a\n{a}\nsession b\nstep b1 {{ SELECT 1; }}\n{b}\npermutation {perm}\n")
+        };
+        // Begun and ended: clean; begun and left open: not.
+        assert!(!leaves(&two("step a1 { BEGIN; }\nstep a2 { COMMIT; }", "", "a1 b1 a2")));
+        assert!(leaves(&two("step a1 { BEGIN; }\nstep a2 { COMMIT; }", "", "a1 b1")));
+        assert!(!leaves(&two("step a1 { BEGIN; SELECT 1; ROLLBACK; }", "", "a1 b1")));
+        assert!(leaves(&two(
+            "step a1 { BEGIN; }\nstep a2 { COMMIT AND CHAIN; }",
+            "",
+            "a1 a2 b1"
+        )));
+        assert!(!leaves(&two(
+            "step a1 { BEGIN; }\nstep a2 { ROLLBACK TO s; }\nstep a3 { END; }",
+            "",
+            "a1 a2 a3 b1"
+        )));
+        // Ended by the session's teardown; begun by its setup.
+        assert!(!leaves(&two("step a1 { BEGIN; }\nteardown { ROLLBACK; }", "", "a1 b1")));
+        assert!(leaves(
+            "session a\nsetup { BEGIN; }\nstep a1 { SELECT 1; }\npermutation a1\n"
+        ));
+        // Session settings: a step's SET stays; SET LOCAL and the setup's SET do not.
+        assert!(leaves(&two("step a1 { SET lock_timeout = '1s'; }", "", "a1 b1")));
+        assert!(!leaves(&two(
+            "step a1 { BEGIN; SET LOCAL lock_timeout = '1s'; COMMIT; }",
+            "",
+            "a1 b1"
+        )));
+        assert!(!leaves(
+            "session a\nsetup { SET deadlock_timeout = '2s'; }\nstep a1 { SELECT 1; }\npermutation a1\n"
+        ));
+        assert!(leaves(&two("step a1 { SELECT pg_advisory_lock(1); }", "", "a1 b1")));
+        assert!(!leaves(&two(
+            "step a1 { BEGIN; SELECT pg_advisory_xact_lock(1); COMMIT; }",
+            "",
+            "a1 b1"
+        )));
+        assert!(leaves(&two("step a1 { PREPARE q AS SELECT 1; }", "", "a1 b1")));
+        assert!(leaves(&two(
+            "step a1 { SELECT 1; }",
+            "step b2 { SELECT set_config('x.y', '1', false); }",
+            "a1 b1 b2"
+        )));
+        // A step not in the permutation leaves nothing.
+        assert!(!leaves(&two(
+            "step a1 { SELECT 1; }\nstep a2 { SET x.y = 1; }",
+            "",
+            "a1 b1"
+        )));
+    }
 
     fn spec(text: &str) -> Spec {
         parse(text).unwrap()
