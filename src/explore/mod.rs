@@ -294,13 +294,56 @@ pub fn sets_timeouts(spec: &Spec) -> bool {
 
 /// Why a spec's runs cannot share the server with each other: advisory
 /// locks are the database's, a DEFERRABLE transaction waits for every
-/// serializable one on the server.
+/// serializable one on the server, roles are the server's, and a schema,
+/// an extension or a toast table renamed into pg_toast is named the same in
+/// every run (PostgreSQL's cluster-conflict, reindex-schema and
+/// reindex-concurrently-toast: side by side, the second run's setup found
+/// the first's).
 pub fn shared(spec: &Spec) -> Option<&'static str> {
     let sql = all_sql(spec);
+    let pieces: Vec<&str> = spec
+        .setup
+        .iter()
+        .map(String::as_str)
+        .chain(spec.sessions.iter().flat_map(|s| {
+            s.setup
+                .as_deref()
+                .into_iter()
+                .chain(s.steps.iter().map(|st| st.sql.as_str()))
+        }))
+        .collect();
+    let creates = |what: &[&str]| {
+        pieces.iter().flat_map(|p| crate::sqltext::statements(p)).any(|stmt| {
+            let w = crate::sqltext::words(stmt, 6);
+            w.first().is_some_and(|v| v == "CREATE")
+                && w.iter()
+                    .skip(1)
+                    .find(|x| !matches!(x.as_str(), "OR" | "REPLACE" | "TRUSTED" | "PROCEDURAL"))
+                    .is_some_and(|x| what.contains(&x.as_str()))
+        })
+    };
     if sql.contains("advisory") {
         Some("advisory locks")
     } else if sql.contains("deferrable") {
         Some("deferrable")
+    } else if creates(&["ROLE", "USER", "GROUP"]) {
+        Some("roles")
+    } else if creates(&[
+        "SCHEMA",
+        "DATABASE",
+        "TABLESPACE",
+        "EXTENSION",
+        "PUBLICATION",
+        "SUBSCRIPTION",
+        "LANGUAGE",
+        "EVENT",
+        "SERVER",
+        "FOREIGN",
+        "CAST",
+    ]) {
+        Some("objects outside its schema")
+    } else if sql.contains("pg_toast.") {
+        Some("the pg_toast schema")
     } else {
         None
     }
@@ -342,6 +385,9 @@ pub struct Explorer {
     waited: tokio::sync::Notify,
     /// Runs finished (for [`Climb`]).
     finished: AtomicUsize,
+    /// Runs whose setup failed on what an earlier run's teardown left in
+    /// their worker's schema: the schema was made afresh and they ran again.
+    pub remade: AtomicUsize,
     schemas: Mutex<Vec<String>>,
     /// The workers, stopped at once when the run is cut short (their
     /// sessions close, so nothing holds a lock on a schema lab drops).
@@ -372,6 +418,7 @@ impl Explorer {
             stop: AtomicBool::new(false),
             waited: tokio::sync::Notify::new(),
             finished: AtomicUsize::new(0),
+            remade: AtomicUsize::new(0),
             schemas: Mutex::default(),
             workers: Mutex::default(),
             bar,
@@ -497,6 +544,8 @@ impl Explorer {
         let opener = Opener::new(&env, app, format!("explore/{}", self.cfg.name), recorder.clone())
             .with_transcript(transcript.clone());
         let mut open: Option<(Vec<Session>, Session, Option<usize>)> = None;
+        // Runs on the schema since it was made.
+        let mut on_schema = 0;
         while !self.stop.load(Ordering::SeqCst) {
             let k = self.next.fetch_add(1, Ordering::SeqCst);
             let Some(&(li, pi)) = self.runs.get(k) else { break };
@@ -513,17 +562,31 @@ impl Explorer {
             }
             let (sessions, setup, _) = open.as_ref().expect("opened");
             let began = Instant::now();
-            let o = {
-                let run = self.run_one(&env, (sessions, setup), &recorder, &transcript, li, pi);
-                tokio::pin!(run);
-                tokio::select! {
-                    o = &mut run => o,
-                    _ = tokio::time::sleep(WAITED_RUN) => {
-                        self.waited.notify_one();
-                        run.await
-                    }
+            let o = match self
+                .run_watched(&env, (sessions, setup), (&recorder, &transcript), li, pi)
+                .await
+            {
+                // The spec's setup met what an earlier run's teardown left
+                // (a table it makes again that the teardown did not drop):
+                // the run goes again on the schema made afresh, once.
+                Err(e) if on_schema > 0 && schedule::is_setup_failure(&e) => {
+                    let (sessions, setup, _) = open.take().expect("opened");
+                    close(&env, sessions, setup).await?;
+                    drop_schemas(&env.control, &[schema.to_string()]).await?;
+                    self.make_schema(&env, schema).await?;
+                    self.remade.fetch_add(1, Ordering::SeqCst);
+                    transcript.take();
+                    let (sessions, setup) = self.open_at(&opener, level).await?;
+                    let o = self
+                        .run_watched(&env, (&sessions, &setup), (&recorder, &transcript), li, pi)
+                        .await;
+                    open = Some((sessions, setup, level));
+                    on_schema = 0;
+                    o?
                 }
-            }?;
+                o => o?,
+            };
+            on_schema += 1;
             // A step lab had to end may have cost its session (terminated).
             let lost = o
                 .steps
@@ -563,6 +626,26 @@ impl Explorer {
             set_level(&sessions, level).await?;
         }
         Ok((sessions, setup))
+    }
+
+    /// [`Self::run_one`], and a worker more may start once it has taken a while.
+    async fn run_watched(
+        &self,
+        env: &Env,
+        open: (&[Session], &Session),
+        (recorder, transcript): (&Recorder, &Transcript),
+        li: usize,
+        pi: usize,
+    ) -> Result<Observation> {
+        let run = self.run_one(env, open, recorder, transcript, li, pi);
+        tokio::pin!(run);
+        tokio::select! {
+            o = &mut run => o,
+            _ = tokio::time::sleep(WAITED_RUN) => {
+                self.waited.notify_one();
+                run.await
+            }
+        }
     }
 
     /// Permutation `pi` of level `li` on open sessions: setup, steps, teardown.
@@ -842,6 +925,41 @@ mod tests {
             .into_iter()
             .map(|verdict| Expected { verdict, how: None })
             .collect()
+    }
+
+    #[test]
+    fn runs_share_the_server_where_the_spec_makes_what_is_not_a_schemas() {
+        let shared = |setup: &str, step: &str| {
+            let text = format!("setup {{ {setup} }}\nsession a\nstep a1 {{ {step} }}\n");
+            super::shared(&crate::spec::parse(&text).unwrap())
+        };
+        assert_eq!(shared("CREATE TABLE t (a int);", "SELECT 1"), None);
+        assert_eq!(
+            shared("CREATE ROLE r; CREATE TABLE t (a int);", "SET ROLE r"),
+            Some("roles")
+        );
+        assert_eq!(shared("CREATE TABLE t (a int)", "create user u"), Some("roles"));
+        assert_eq!(
+            shared("CREATE SCHEMA s;", "REINDEX SCHEMA s"),
+            Some("objects outside its schema")
+        );
+        assert_eq!(
+            shared("CREATE OR REPLACE TRUSTED LANGUAGE x;", "SELECT 1"),
+            Some("objects outside its schema")
+        );
+        assert_eq!(
+            shared("CREATE TABLE t (a int);", "REINDEX TABLE pg_toast.x"),
+            Some("the pg_toast schema")
+        );
+        assert_eq!(
+            shared("CREATE TABLE t (a int);", "SELECT pg_advisory_lock(1)"),
+            Some("advisory locks")
+        );
+        // Words inside another statement are not a CREATE.
+        assert_eq!(
+            shared("CREATE TABLE role (schema int);", "SELECT schema FROM role"),
+            None
+        );
     }
 
     #[test]

@@ -181,6 +181,10 @@ crate::messages! {
         en: "runs one at a time: the spec uses {why}, which other schemas' runs would share",
         tr: "koşular tek tek: spec {why} kullanıyor, diğer şemalardaki koşular da bunu paylaşırdı",
     }
+    remade(n) {
+        en: "{n} run(s) found in their schema what an earlier run's teardown left (the spec's setup failed there): the schema was made afresh and they ran again",
+        tr: "{n} koşu şemasında önceki bir koşunun teardown'ının bıraktığını buldu (spec'in setup'ı orada başarısız oldu): şema yeniden yapıldı ve yeniden koştular",
+    }
     plain() {
         en: "no waits, no errors",
         tr: "bekleme yok, hata yok",

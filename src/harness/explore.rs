@@ -143,6 +143,10 @@ impl Explore {
         if let Some(why) = cfg.alone {
             text.push_str(&format!("{}\n", msg::alone(why).render(lang)));
         }
+        let remade = self.explorer.remade.load(std::sync::atomic::Ordering::SeqCst);
+        if remade > 0 {
+            text.push_str(&format!("{}\n", msg::remade(remade).render(lang)));
+        }
         let judged = cfg.occurs_if.is_empty();
         let mut header = vec![style.say(&msg::col_level()), style.say(&msg::col_runs())];
         if !judged {
@@ -273,6 +277,7 @@ impl Explore {
         render::json(&serde_json::json!({
             "spec": cfg.name,
             "own_level": cfg.own,
+            "schemas_remade": self.explorer.remade.load(std::sync::atomic::Ordering::SeqCst),
             "server_version": version,
             "as_expected": ok,
             "elapsed_ms": ms,

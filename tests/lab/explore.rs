@@ -433,6 +433,40 @@ fn a_step_past_its_deadline_is_stuck_and_the_runs_go_on() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// PostgreSQL's specs that make a role, a schema, or a toast table named
+/// the same in every run: side by side, a run's setup found another's
+/// ("role ... already exists", exit 2). They run one at a time, and say so.
+/// A spec whose teardown leaves what its setup makes again.
+#[test]
+fn specs_that_make_what_runs_would_share_run_one_at_a_time() {
+    let srv = TestServer::start();
+    let url = srv.url();
+    for (name, why) in [
+        ("cluster-conflict", "roles"),
+        ("truncate-conflict", "roles"),
+        ("reindex-schema", "objects outside its schema"),
+        ("reindex-concurrently-toast", "the pg_toast schema"),
+    ] {
+        let path = format!("{SUITE}/specs/{name}.spec");
+        let r = run(&["explore", &path, "--database-url", &url, "--level", "read-committed"]);
+        assert_eq!(r.code, 0, "{name}: {}", r.stderr);
+        assert!(
+            r.stdout.contains(&format!("runs one at a time: the spec uses {why}")),
+            "{name}: {}",
+            r.stdout
+        );
+    }
+    // partition-concurrent-attach's teardown drops tpart, not tpart_2 where a
+    // permutation leaves it unattached: the next run's setup (CREATE TABLE
+    // tpart_2) fails on it. That run goes again on its schema made afresh,
+    // and says so; on one worker, the same 3 of 12 every time.
+    let path = format!("{SUITE}/specs/partition-concurrent-attach.spec");
+    let (code, report) = explore_json(&srv, &[&path, "--jobs", "1"]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["schemas_remade"], 3, "{report}");
+    assert_eq!(report["runs"].as_array().unwrap().len(), 12, "{report}");
+}
+
 /// --sample draws the same interleavings for the same seed; JUnit has one
 /// case per level; the HTML report holds each class.
 #[test]

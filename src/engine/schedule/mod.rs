@@ -252,6 +252,14 @@ pub async fn run_on<S: Server>(server: &mut S, run: Plan<'_>, timing: Timing) ->
     })
 }
 
+/// Whether an error is the spec's setup block failing (its own SQL, as the
+/// server answered it).
+pub fn is_setup_failure(e: &anyhow::Error) -> bool {
+    let key = msg::setup_failed("").key();
+    e.chain()
+        .any(|c| c.downcast_ref::<crate::i18n::Text>().is_some_and(|t| t.key() == key))
+}
+
 impl<S: Server> Runner<'_, S> {
     fn step_name(&self, pos: usize) -> &str {
         &self.run.spec.step(self.run.plan[pos].id).name
