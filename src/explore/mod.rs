@@ -263,14 +263,22 @@ pub fn permutations(
 
 /// Every statement the spec runs (setup, the sessions' setups, the steps), lower-cased.
 fn all_sql(spec: &Spec) -> String {
-    let mut sql = spec.setup.join("\n");
-    for s in &spec.sessions {
-        sql.push_str(s.setup.as_deref().unwrap_or(""));
-        for st in &s.steps {
-            sql.push_str(&st.sql);
-        }
-    }
-    sql.to_lowercase()
+    pieces(spec).join("\n").to_lowercase()
+}
+
+/// The SQL a spec runs before its teardown, block by block: its setup
+/// blocks, then each session's setup and steps.
+fn pieces(spec: &Spec) -> Vec<&str> {
+    spec.setup
+        .iter()
+        .map(String::as_str)
+        .chain(spec.sessions.iter().flat_map(|s| {
+            s.setup
+                .as_deref()
+                .into_iter()
+                .chain(s.steps.iter().map(|st| st.sql.as_str()))
+        }))
+        .collect()
 }
 
 /// Whether a spec sets a timeout that can end a wait nobody else will end:
@@ -301,26 +309,18 @@ pub fn sets_timeouts(spec: &Spec) -> bool {
 /// the first's).
 pub fn shared(spec: &Spec) -> Option<&'static str> {
     let sql = all_sql(spec);
-    let pieces: Vec<&str> = spec
-        .setup
-        .iter()
-        .map(String::as_str)
-        .chain(spec.sessions.iter().flat_map(|s| {
-            s.setup
-                .as_deref()
-                .into_iter()
-                .chain(s.steps.iter().map(|st| st.sql.as_str()))
-        }))
-        .collect();
     let creates = |what: &[&str]| {
-        pieces.iter().flat_map(|p| crate::sqltext::statements(p)).any(|stmt| {
-            let w = crate::sqltext::words(stmt, 6);
-            w.first().is_some_and(|v| v == "CREATE")
-                && w.iter()
-                    .skip(1)
-                    .find(|x| !matches!(x.as_str(), "OR" | "REPLACE" | "TRUSTED" | "PROCEDURAL"))
-                    .is_some_and(|x| what.contains(&x.as_str()))
-        })
+        pieces(spec)
+            .into_iter()
+            .flat_map(crate::sqltext::statements)
+            .any(|stmt| {
+                let w = crate::sqltext::words(stmt, 6);
+                w.first().is_some_and(|v| v == "CREATE")
+                    && w.iter()
+                        .skip(1)
+                        .find(|x| !matches!(x.as_str(), "OR" | "REPLACE" | "TRUSTED" | "PROCEDURAL"))
+                        .is_some_and(|x| what.contains(&x.as_str()))
+            })
     };
     if sql.contains("advisory") {
         Some("advisory locks")
