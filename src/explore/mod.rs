@@ -163,10 +163,10 @@ impl ExploreConfig {
         let file = src.name.clone();
         // `# expect-all:` is about every interleaving; the permutations a
         // spec lists, run as listed, are what its `# expect:` is about.
-        let every = all || spec.permutations.is_empty();
-        let every_expected = match every {
-            true => crate::phenomena::expectations(&spec, &file, "expect-all")?,
-            false => None,
+        let every_expected = if all || spec.permutations.is_empty() {
+            crate::phenomena::expectations(&spec, &file, "expect-all")?
+        } else {
+            None
         };
         let expect = match every_expected {
             Some(e) => Some(e),

@@ -351,34 +351,32 @@ pub fn serial(plan: &[Planned]) -> bool {
 /// connections, as the first run has.
 pub fn leaves_state(spec: &Spec, plan: &[Planned]) -> bool {
     spec.sessions.iter().enumerate().any(|(si, s)| {
-        let steps = plan
+        // What runs after the session's setup: its steps here, its teardown.
+        let after_setup: Vec<&str> = plan
             .iter()
             .filter(|p| p.id.session == si)
-            .map(|p| spec.step(p.id).sql.as_str());
+            .map(|p| spec.step(p.id).sql.as_str())
+            .chain(s.teardown.as_deref())
+            .collect();
+        if after_setup.iter().flat_map(|sql| statements(sql)).any(session_state) {
+            return true;
+        }
         let mut open = false;
-        for (i, sql) in s
-            .setup
-            .as_deref()
-            .into_iter()
-            .map(|x| (0, x))
-            .chain(steps.chain(s.teardown.as_deref()).map(|x| (1, x)))
-        {
-            for stmt in statements(sql) {
-                match tx_effect(stmt) {
-                    TxEffect::Begin => open = true,
-                    // COMMIT AND CHAIN begins the next one at once.
-                    TxEffect::End => {
-                        open = words(stmt, 4).iter().any(|w| w == "CHAIN") && !words(stmt, 4).iter().any(|w| w == "NO")
-                    }
-                    TxEffect::None => {}
-                }
-                if i == 1 && session_state(stmt) {
-                    return true;
-                }
+        for stmt in s.setup.as_deref().into_iter().chain(after_setup).flat_map(statements) {
+            match tx_effect(stmt) {
+                TxEffect::Begin => open = true,
+                TxEffect::End => open = chains(stmt),
+                TxEffect::None => {}
             }
         }
         open
     })
+}
+
+/// Whether a COMMIT or ROLLBACK begins the next transaction at once (AND CHAIN).
+fn chains(stmt: &str) -> bool {
+    let w = words(stmt, 4);
+    w.iter().any(|w| w == "CHAIN") && !w.iter().any(|w| w == "NO")
 }
 
 /// Whether a statement leaves state on its session past its transaction.
