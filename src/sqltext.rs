@@ -172,16 +172,31 @@ pub fn words(stmt: &str, n: usize) -> Vec<String> {
 pub enum TxEffect {
     Begin,
     End,
+    /// `COMMIT AND CHAIN` (or `ROLLBACK`, `ABORT`, `END AND CHAIN`): ends
+    /// the transaction and begins the next at once, with the same level.
+    Chain,
     None,
 }
 
 pub fn tx_effect(stmt: &str) -> TxEffect {
-    let w = words(stmt, 2);
+    let w = words(stmt, 4);
     let second = w.get(1).map(String::as_str);
     match w.first().map(String::as_str) {
         Some("BEGIN") => TxEffect::Begin,
         Some("START") if second == Some("TRANSACTION") => TxEffect::Begin,
-        Some("COMMIT" | "ROLLBACK" | "ABORT" | "END") if !matches!(second, Some("TO" | "PREPARED")) => TxEffect::End,
+        Some("COMMIT" | "ROLLBACK" | "ABORT" | "END") if !matches!(second, Some("TO" | "PREPARED")) => {
+            // The optional WORK or TRANSACTION, then AND [NO] CHAIN.
+            let rest = &w[if matches!(second, Some("WORK" | "TRANSACTION")) {
+                2
+            } else {
+                1
+            }..];
+            if rest.first().is_some_and(|x| x == "AND") && rest.get(1).is_some_and(|x| x == "CHAIN") {
+                TxEffect::Chain
+            } else {
+                TxEffect::End
+            }
+        }
         Some("PREPARE") if second == Some("TRANSACTION") => TxEffect::End,
         _ => TxEffect::None,
     }
@@ -317,6 +332,11 @@ mod tests {
         assert_eq!(tx_effect("ROLLBACK TO SAVEPOINT s"), TxEffect::None);
         assert_eq!(tx_effect("COMMIT PREPARED 'x'"), TxEffect::None);
         assert_eq!(tx_effect("PREPARE TRANSACTION 'x'"), TxEffect::End);
+        assert_eq!(tx_effect("commit and chain"), TxEffect::Chain);
+        assert_eq!(tx_effect("ROLLBACK WORK AND CHAIN"), TxEffect::Chain);
+        assert_eq!(tx_effect("END TRANSACTION AND CHAIN;"), TxEffect::Chain);
+        assert_eq!(tx_effect("COMMIT AND NO CHAIN"), TxEffect::End);
+        assert_eq!(tx_effect("ABORT"), TxEffect::End);
         assert_eq!(command_tag("insert into t values (1)", 1), "INSERT 0 1");
         assert_eq!(command_tag("UPDATE t SET x = 1", 3), "UPDATE 3");
         assert_eq!(command_tag("ALTER TABLE books ADD COLUMN s text", 0), "ALTER TABLE");

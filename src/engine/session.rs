@@ -146,7 +146,7 @@ impl Settings {
                     self.pending.append(&mut implicit);
                     open = true;
                 }
-                TxEffect::End => {
+                effect @ (TxEffect::End | TxEffect::Chain) => {
                     let rollback = matches!(
                         sqltext::words(stmt, 1).first().map(String::as_str),
                         Some("ROLLBACK" | "ABORT")
@@ -155,7 +155,8 @@ impl Settings {
                     if !rollback && !aborted {
                         self.apply(pending);
                     }
-                    (open, aborted) = (false, false);
+                    // AND CHAIN: the next transaction is open at once.
+                    (open, aborted) = (effect == TxEffect::Chain, false);
                 }
                 TxEffect::None => {}
             }
@@ -774,7 +775,7 @@ impl Session {
         let mut began = false;
         for stmt in sqltext::statements(sql) {
             match sqltext::tx_effect(stmt) {
-                TxEffect::Begin => {
+                TxEffect::Begin | TxEffect::Chain => {
                     *tx = Tx::Open;
                     began = true;
                 }
@@ -1205,6 +1206,18 @@ mod tests {
             ("COMMIT", Tx::Failed, 1, false),
         ];
         assert!(followed(&failed).is_empty());
+        // COMMIT AND CHAIN keeps what the first transaction set; a SET in the
+        // chained one goes with its ROLLBACK.
+        let chained = [
+            (
+                "BEGIN; SET deadlock_timeout = '2s'; COMMIT AND CHAIN; SET lock_timeout = '1s'",
+                Tx::Idle,
+                4,
+                false,
+            ),
+            ("ROLLBACK", Tx::Open, 1, false),
+        ];
+        assert_eq!(followed(&chained), ["SET deadlock_timeout = '2s'"]);
         // A message that fails outside a transaction block takes its SETs with it.
         assert!(followed(&[("SET lock_timeout = '1s'; SELECT 1/0", Tx::Idle, 1, true)]).is_empty());
         // SET LOCAL ends with its transaction; RESET ALL forgets what was kept.

@@ -96,7 +96,7 @@ pub struct ExploreConfig {
     pub fresh_after: bool,
     pub jobs: Jobs,
     /// Why the runs go one at a time (what the spec shares across schemas).
-    pub alone: Option<&'static str>,
+    pub alone: Option<Shared>,
     pub wait_timeout: Duration,
     /// A permutation that cannot go on (a step waits for sessions with no
     /// step running) is cut at once; with `--format isolation`, or where the
@@ -300,6 +300,29 @@ pub fn sets_timeouts(spec: &Spec) -> bool {
         .any(|w| ENDING.contains(&w))
 }
 
+/// What a spec's runs would share across their schemas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shared {
+    AdvisoryLocks,
+    Deferrable,
+    Roles,
+    OutsideSchema,
+    PgToast,
+}
+
+impl Shared {
+    /// What it is, in the reader's language.
+    pub fn text(self) -> crate::i18n::Text {
+        match self {
+            Shared::AdvisoryLocks => msg::shared_advisory(),
+            Shared::Deferrable => msg::shared_deferrable(),
+            Shared::Roles => msg::shared_roles(),
+            Shared::OutsideSchema => msg::shared_outside(),
+            Shared::PgToast => msg::shared_toast(),
+        }
+    }
+}
+
 /// Why a spec's runs cannot share the server with each other: advisory
 /// locks are the database's, a DEFERRABLE transaction waits for every
 /// serializable one on the server, roles are the server's, and a schema,
@@ -307,7 +330,7 @@ pub fn sets_timeouts(spec: &Spec) -> bool {
 /// every run (PostgreSQL's cluster-conflict, reindex-schema and
 /// reindex-concurrently-toast: side by side, the second run's setup found
 /// the first's).
-pub fn shared(spec: &Spec) -> Option<&'static str> {
+pub fn shared(spec: &Spec) -> Option<Shared> {
     let sql = all_sql(spec);
     let creates = |what: &[&str]| {
         pieces(spec)
@@ -323,11 +346,11 @@ pub fn shared(spec: &Spec) -> Option<&'static str> {
             })
     };
     if sql.contains("advisory") {
-        Some("advisory locks")
+        Some(Shared::AdvisoryLocks)
     } else if sql.contains("deferrable") {
-        Some("deferrable")
+        Some(Shared::Deferrable)
     } else if creates(&["ROLE", "USER", "GROUP"]) {
-        Some("roles")
+        Some(Shared::Roles)
     } else if creates(&[
         "SCHEMA",
         "DATABASE",
@@ -341,9 +364,9 @@ pub fn shared(spec: &Spec) -> Option<&'static str> {
         "FOREIGN",
         "CAST",
     ]) {
-        Some("objects outside its schema")
+        Some(Shared::OutsideSchema)
     } else if sql.contains("pg_toast.") {
-        Some("the pg_toast schema")
+        Some(Shared::PgToast)
     } else {
         None
     }
@@ -915,7 +938,7 @@ async fn drop_schemas(control: &tokio_postgres::Client, schemas: &[String]) -> R
 
 #[cfg(test)]
 mod tests {
-    use super::Climb;
+    use super::{Climb, Shared};
     use crate::phenomena::{Expected, Verdict};
     use std::collections::BTreeSet;
 
@@ -936,24 +959,24 @@ mod tests {
         assert_eq!(shared("CREATE TABLE t (a int);", "SELECT 1"), None);
         assert_eq!(
             shared("CREATE ROLE r; CREATE TABLE t (a int);", "SET ROLE r"),
-            Some("roles")
+            Some(Shared::Roles)
         );
-        assert_eq!(shared("CREATE TABLE t (a int)", "create user u"), Some("roles"));
+        assert_eq!(shared("CREATE TABLE t (a int)", "create user u"), Some(Shared::Roles));
         assert_eq!(
             shared("CREATE SCHEMA s;", "REINDEX SCHEMA s"),
-            Some("objects outside its schema")
+            Some(Shared::OutsideSchema)
         );
         assert_eq!(
             shared("CREATE OR REPLACE TRUSTED LANGUAGE x;", "SELECT 1"),
-            Some("objects outside its schema")
+            Some(Shared::OutsideSchema)
         );
         assert_eq!(
             shared("CREATE TABLE t (a int);", "REINDEX TABLE pg_toast.x"),
-            Some("the pg_toast schema")
+            Some(Shared::PgToast)
         );
         assert_eq!(
             shared("CREATE TABLE t (a int);", "SELECT pg_advisory_lock(1)"),
-            Some("advisory locks")
+            Some(Shared::AdvisoryLocks)
         );
         // Words inside another statement are not a CREATE.
         assert_eq!(

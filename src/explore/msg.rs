@@ -181,6 +181,26 @@ crate::messages! {
         en: "runs one at a time: the spec uses {why}, which other schemas' runs would share",
         tr: "koşular tek tek: spec {why} kullanıyor, diğer şemalardaki koşular da bunu paylaşırdı",
     }
+    shared_advisory() {
+        en: "advisory locks",
+        tr: "tavsiye kilitlerini (advisory lock)",
+    }
+    shared_deferrable() {
+        en: "DEFERRABLE transactions (each waits for every serializable one on the server)",
+        tr: "DEFERRABLE işlemleri (her biri sunucudaki bütün serializable işlemleri bekler)",
+    }
+    shared_roles() {
+        en: "roles",
+        tr: "rolleri",
+    }
+    shared_outside() {
+        en: "objects outside its schema",
+        tr: "şemasının dışındaki nesneleri",
+    }
+    shared_toast() {
+        en: "the pg_toast schema",
+        tr: "pg_toast şemasını",
+    }
     remade(n) {
         en: "{n} run(s) found in their schema what an earlier run's teardown left (the spec's setup failed there): the schema was made afresh and they ran again",
         tr: "{n} koşu şemasında önceki bir koşunun teardown'ının bıraktığını buldu (spec'in setup'ı orada başarısız oldu): şema yeniden yapıldı ve yeniden koştular",

@@ -242,6 +242,8 @@ pub fn own_level(spec: &Spec) -> Option<String> {
             match tx_effect(stmt) {
                 TxEffect::Begin => open = Some(named),
                 TxEffect::End => open = None,
+                // The next transaction keeps the level of the one chained from.
+                TxEffect::Chain => {}
                 TxEffect::None => {
                     let is = |a: &[&str]| w.len() >= a.len() && w.iter().zip(a).all(|(x, y)| x == y);
                     if is(&["SET", "TRANSACTION"]) && open.is_some() {
@@ -364,19 +366,13 @@ pub fn leaves_state(spec: &Spec, plan: &[Planned]) -> bool {
         let mut open = false;
         for stmt in s.setup.as_deref().into_iter().chain(after_setup).flat_map(statements) {
             match tx_effect(stmt) {
-                TxEffect::Begin => open = true,
-                TxEffect::End => open = chains(stmt),
+                TxEffect::Begin | TxEffect::Chain => open = true,
+                TxEffect::End => open = false,
                 TxEffect::None => {}
             }
         }
         open
     })
-}
-
-/// Whether a COMMIT or ROLLBACK begins the next transaction at once (AND CHAIN).
-fn chains(stmt: &str) -> bool {
-    let w = words(stmt, 4);
-    w.iter().any(|w| w == "CHAIN") && !w.iter().any(|w| w == "NO")
 }
 
 /// Whether a statement leaves state on its session past its transaction.
@@ -570,6 +566,11 @@ mod tests {
         let after =
             spec("session s1\nsetup { BEGIN ISOLATION LEVEL SERIALIZABLE; }\nstep c1 {COMMIT;}\nstep r1 {SELECT 1;}\n");
         assert_eq!(own_level(&after), None);
+        // ...but after COMMIT AND CHAIN the next transaction keeps the level.
+        let chained = spec(
+            "session s1\nsetup { BEGIN ISOLATION LEVEL SERIALIZABLE; }\nstep c1 {COMMIT AND CHAIN;}\nstep r1 {SELECT 1;}\n",
+        );
+        assert_eq!(own_level(&chained).as_deref(), Some("serializable"));
         let plain = spec("session s1\nstep b1 {BEGIN;}\nstep r1 {SELECT 1;}\n");
         assert_eq!(own_level(&plain), None);
         let param = spec(

@@ -141,7 +141,7 @@ impl Explore {
             text.push_str(&format!("{}\n", msg::every_level(own).render(lang)));
         }
         if let Some(why) = cfg.alone {
-            text.push_str(&format!("{}\n", msg::alone(why).render(lang)));
+            text.push_str(&format!("{}\n", msg::alone(why.text()).render(lang)));
         }
         let remade = self.explorer.remade.load(std::sync::atomic::Ordering::SeqCst);
         if remade > 0 {
