@@ -77,21 +77,22 @@ impl Job for Scenarios {
         // lab's PgBouncer, with a pool as large as the connections the run
         // may use (so lab's own sessions never queue); a pool per schema the
         // run may use: the run's own, and one per scenario run side by side,
-        // all in the run's database (replica runs alone behind the pooler:
-        // see own_database).
+        // in the run's database or, for one run in a database of its own
+        // (see own_database), in that one.
         let size = match self.cfg.max_connections {
             Some(n) => n as i64 - 1,
             None => free,
         }
         .clamp(1, 150) as u32;
-        let mut pools = vec![self.cfg.schema.clone()];
-        pools.extend(
-            self.cfg
-                .plan
-                .iter()
-                .map(|p| scenario_schema(&self.cfg.schema, p.scenario.name)),
-        );
-        let front = pgbouncer::Front::start(&env.pg, &pools, size).await?;
+        let mut pools = vec![pgbouncer::Pool::new(&self.cfg.schema, "transaction", size)];
+        pools.extend(self.cfg.plan.iter().map(|p| {
+            let pool = pgbouncer::Pool::new(&scenario_schema(&self.cfg.schema, p.scenario.name), "transaction", size);
+            match own_database(&env, p) {
+                Some(db) => pool.in_database(&db),
+                None => pool,
+            }
+        }));
+        let front = pgbouncer::Front::start(&env.pg, pools, size).await?;
         Ok(env.with_pooler(front))
     }
 
@@ -334,12 +335,10 @@ fn scenario_schema(run: &str, scenario: &str) -> String {
 }
 
 /// The database a scenario of [`catalogue::OWN_DATABASE`] runs in beside
-/// others: only on lab's throwaway server (everything on it is lab's), and
-/// not behind lab's pooler, where replica runs alone: beside the others
-/// there, its hot-standby-feedback report was cancelled by a snapshot
-/// conflict in 2 runs of 4 (not yet understood; never seen without the pooler).
+/// others: only on lab's throwaway server (everything on it is lab's).
+/// Behind lab's pooler too, its pool connecting to that database.
 fn own_database(env: &Env, p: &Planned) -> Option<String> {
-    (catalogue::OWN_DATABASE.contains(&p.scenario.name) && env.throwaway.is_some() && env.pooler.is_none())
+    (catalogue::OWN_DATABASE.contains(&p.scenario.name) && env.throwaway.is_some())
         .then(|| scenario_schema(&env.run, p.scenario.name))
 }
 

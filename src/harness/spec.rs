@@ -259,7 +259,12 @@ impl Job for Specs {
         // large as the connections the server has free (lab's own sessions
         // never queue).
         let size = connect::free_connections(&env.control).await?.clamp(1, 150) as u32;
-        let front = pgbouncer::Front::start(&env.pg, &[pgbouncer::ANY_DATABASE.to_string()], size).await?;
+        let front = pgbouncer::Front::start(
+            &env.pg,
+            vec![pgbouncer::Pool::new(pgbouncer::ANY_DATABASE, "transaction", size)],
+            size,
+        )
+        .await?;
         Ok(env.with_pooler(front))
     }
 

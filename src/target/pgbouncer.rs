@@ -19,6 +19,8 @@ pub struct Pool {
     pub name: String,
     pub mode: &'static str,
     pub size: u32,
+    /// The server's database it connects to, when not the server config's.
+    pub dbname: Option<String>,
 }
 
 impl Pool {
@@ -27,6 +29,15 @@ impl Pool {
             name: name.to_string(),
             mode,
             size,
+            dbname: None,
+        }
+    }
+
+    /// The same pool, connecting to the database `dbname`.
+    pub fn in_database(self, dbname: &str) -> Pool {
+        Pool {
+            dbname: Some(dbname.to_string()),
+            ..self
         }
     }
 }
@@ -106,7 +117,7 @@ impl PgBouncer {
             let db = if p.name == ANY_DATABASE {
                 String::new()
             } else {
-                format!(" dbname={}", quoted(&dbname))
+                format!(" dbname={}", quoted(p.dbname.as_ref().unwrap_or(&dbname)))
             };
             databases.push_str(&format!(
                 "{} = host={} port={port}{db} user={}{password} pool_mode={} pool_size={}\n",
@@ -214,10 +225,17 @@ pub struct Front {
 }
 
 impl Front {
-    /// Starts it with these pools of `size` server connections each (on
-    /// this thread: see [`PgBouncer`]'s parent-death signal).
-    pub async fn start(server: &tokio_postgres::Config, pools: &[String], size: u32) -> Result<Front> {
-        let pools: Vec<Pool> = pools.iter().map(|name| Pool::new(name, "transaction", size)).collect();
+    /// Starts it with these pools, in transaction mode, of `size` server
+    /// connections each (on this thread: see [`PgBouncer`]'s parent-death signal).
+    pub async fn start(server: &tokio_postgres::Config, pools: Vec<Pool>, size: u32) -> Result<Front> {
+        let pools: Vec<Pool> = pools
+            .into_iter()
+            .map(|p| Pool {
+                mode: "transaction",
+                size,
+                ..p
+            })
+            .collect();
         let bouncer = tokio::task::block_in_place(|| PgBouncer::start(server, &pools))?;
         let admin = super::connect::connect(&bouncer.admin(), "lab-admin", None, None)
             .await?

@@ -287,7 +287,20 @@ fn lab_all_runs_scenarios_side_by_side_with_the_same_verdicts_in_the_catalogue_o
 /// VACUUM must remove); queue and stock-race run beside them too.
 #[test]
 fn on_the_throwaway_server_replica_runs_beside_the_others_in_its_own_database() {
-    let r = crate::support::run(&[
+    replica_beside_the_others(&[]);
+}
+
+/// The same behind lab's pooler: replica's pool connects to its database,
+/// and its sessions' transactions went through it. hot-standby-feedback is
+/// among them: beside the others there its report was once cancelled (cleanup
+/// replayed under a report that started before the standby's first feedback).
+#[test]
+fn behind_the_pooler_replica_runs_beside_the_others_in_its_own_database() {
+    replica_beside_the_others(&["--pooler", "--variant", "replica/hot-standby-feedback"]);
+}
+
+fn replica_beside_the_others(more: &[&str]) {
+    let mut args = vec![
         "all",
         "--format",
         "json",
@@ -301,17 +314,27 @@ fn on_the_throwaway_server_replica_runs_beside_the_others_in_its_own_database() 
         "queue/skip-locked",
         "--variant",
         "stock-race/oversell",
-    ]);
+    ];
+    args.extend(more);
+    let pooled = more.contains(&"--pooler");
+    let r = crate::support::run(&args);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let mut replica = 0;
     for s in report["scenarios"].as_array().unwrap() {
         for v in s["variants"].as_array().unwrap() {
             assert_documented(v);
+            let m = &v["metrics"];
+            if pooled {
+                assert!(m["pooler_transactions"].as_i64().unwrap() > 0, "{m}");
+            }
             if s["scenario"] == "replica" {
-                assert_eq!(v["metrics"]["database"], "lab_replica", "{}", v["metrics"]);
+                assert_eq!(m["database"], "lab_replica", "{m}");
+                replica += 1;
             }
         }
     }
+    assert_eq!(replica, if pooled { 3 } else { 2 });
 }
 
 #[test]

@@ -770,18 +770,21 @@ async fn hot_standby_feedback(cx: &mut Cx<'_>) -> Result<()> {
     };
     let delay = delay_of(cx, &st).await?;
     let p = primary(cx, &st).await?;
-    // As for the lock conflict: the schema's dead catalog rows are cleaned up
-    // and replayed before the report takes its snapshot. Pruned later, before
-    // the standby's next feedback (a second apart, later on a loaded
-    // machine), their cleanup would cancel the report for a reason of its own
-    // (soak: 1 run in 20 on a busy machine).
+    // The standby's first feedback reaches the primary: from then on the
+    // primary keeps every row version the standby's oldest snapshot needs
+    // (the report's, once it runs: it starts at or after that xmin).
+    let xmin = "SELECT bool_or(backend_xmin IS NOT NULL)::text FROM pg_stat_replication";
+    let held = cx.env.until(xmin, cx.env.wait_timeout, msg::standby_check).await?;
+    // Cleanup done before that, replayed after the report took its snapshot,
+    // would cancel it for a reason of its own. So the schema's dead catalog
+    // rows are cleaned up and everything written so far is replayed before
+    // the report starts (soak: 1 run in 20 on a busy machine without this;
+    // without the wait above, with other runs' dead rows in shared
+    // catalogs, cancelled 2 runs of 4 behind the pooler).
     settle(cx, &st, &p).await?;
     let (r, h) = (st.open("R").await?, st.open("H").await?);
     let before = conflicts(&st).await?;
     let sent = long_report(cx, &st, &r, &h, true).await?;
-    // The primary knows the report's xmin once the standby has sent its feedback.
-    let xmin = "SELECT bool_or(backend_xmin IS NOT NULL)::text FROM pg_stat_replication";
-    let held = cx.env.until(xmin, cx.env.wait_timeout, msg::standby_check).await?;
     p.exec("delete_vacuum", st.sql.get("delete_vacuum")?).await?;
     p.exec("vacuum", &st.sql.bind("vacuum", &[("schema", &cx.env.schema)])?)
         .await?;
