@@ -532,41 +532,54 @@ struct Bar {
     title: String,
 }
 
-/// Bars from a timeline: a transaction (BEGIN to COMMIT/ROLLBACK), or a
-/// statement on its own (as long as it waited), per session.
+/// Bars from a timeline: a transaction (BEGIN to COMMIT/ROLLBACK; AND
+/// CHAIN ends one bar and opens the next), or a statement on its own (as
+/// long as it waited), per session.
 fn timeline_bars(entries: &[Entry]) -> Vec<(String, Vec<Bar>)> {
+    use crate::sqltext::{TxEffect, statements, tx_effect, words};
     lanes(entries)
         .into_iter()
         .map(|l| {
             let mut bars = Vec::new();
             let mut open: Option<f64> = None;
             for e in entries.iter().filter(|e| e.session == l) {
-                let word = crate::sqltext::words(&e.sql, 1).first().cloned().unwrap_or_default();
-                match word.as_str() {
-                    "BEGIN" | "START" => open = Some(e.t_ms),
-                    "COMMIT" | "ROLLBACK" | "END" | "ABORT" if open.is_some() => {
-                        let from = open.take().unwrap_or(e.t_ms);
-                        let committed = word == "COMMIT" || word == "END";
-                        bars.push(Bar {
-                            from,
-                            to: e.t_ms,
-                            colour: if committed { "#1565c0" } else { "#b71c1c" },
-                            title: format!("{from:.1}–{:.1} ms", e.t_ms),
-                        });
+                let mut in_tx = open.is_some();
+                for stmt in statements(&e.sql) {
+                    match tx_effect(stmt) {
+                        TxEffect::Begin => {
+                            open.get_or_insert(e.t_ms);
+                        }
+                        effect @ (TxEffect::End | TxEffect::Chain) => {
+                            let Some(from) = open.take() else { continue };
+                            // A failed step, or a COMMIT the server answered with a rollback.
+                            let committed = matches!(words(stmt, 1)[0].as_str(), "COMMIT" | "END")
+                                && e.result != StepResult::Error
+                                && !matches!(&e.detail, crate::report::Phrase::Plain(t) if t == "ROLLBACK");
+                            bars.push(Bar {
+                                from,
+                                to: e.t_ms,
+                                colour: if committed { "#1565c0" } else { "#b71c1c" },
+                                title: format!("{from:.1}–{:.1} ms", e.t_ms),
+                            });
+                            if effect == TxEffect::Chain {
+                                open = Some(e.t_ms);
+                            }
+                        }
+                        TxEffect::None => {}
                     }
-                    _ if open.is_none() && !matches!(e.result, StepResult::Note | StepResult::Notice) => {
-                        bars.push(Bar {
-                            from: e.t_ms - e.waited_ms.unwrap_or(0.0),
-                            to: e.t_ms,
-                            colour: if e.result == StepResult::Error {
-                                "#b71c1c"
-                            } else {
-                                "#2e7d32"
-                            },
-                            title: cut(&e.sql, 60),
-                        });
-                    }
-                    _ => {}
+                    in_tx |= open.is_some();
+                }
+                if !in_tx && !matches!(e.result, StepResult::Note | StepResult::Notice) {
+                    bars.push(Bar {
+                        from: e.t_ms - e.waited_ms.unwrap_or(0.0),
+                        to: e.t_ms,
+                        colour: if e.result == StepResult::Error {
+                            "#b71c1c"
+                        } else {
+                            "#2e7d32"
+                        },
+                        title: cut(&e.sql, 60),
+                    });
                 }
             }
             (l.to_string(), bars)
@@ -671,5 +684,40 @@ pub mod msg {
             en: "could not write the HTML report to {path}",
             tr: "HTML raporu {path} dosyasına yazılamadı",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::timeline_bars;
+    use crate::report::{Entry, Phrase, StepResult};
+
+    fn entry(t_ms: f64, sql: &str, result: StepResult, detail: &str) -> Entry {
+        let mut e = Entry::new(t_ms, "A", result, Phrase::Plain(detail.into()));
+        e.sql = sql.into();
+        e
+    }
+
+    #[test]
+    fn a_transaction_is_one_bar_from_begin_to_its_end() {
+        let ok = StepResult::Ok;
+        let timeline = [
+            entry(1.0, "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 1;", ok, "SELECT 1"),
+            // Inside the transaction: no bar of its own, and no end.
+            entry(2.0, "ROLLBACK TO SAVEPOINT s;", ok, "ROLLBACK"),
+            entry(3.0, "COMMIT AND CHAIN;", ok, "COMMIT"),
+            entry(4.0, "UPDATE t SET v = 1; COMMIT;", ok, "COMMIT"),
+            entry(5.0, "SELECT 2;", ok, "SELECT 1"),
+            entry(6.0, "BEGIN;", ok, "BEGIN"),
+            // A failed transaction's COMMIT rolls it back.
+            entry(7.0, "COMMIT;", ok, "ROLLBACK"),
+        ];
+        let bars = timeline_bars(&timeline);
+        let spans: Vec<(f64, f64, &str)> = bars[0].1.iter().map(|b| (b.from, b.to, b.colour)).collect();
+        let (blue, red, green) = ("#1565c0", "#b71c1c", "#2e7d32");
+        assert_eq!(
+            spans,
+            [(1.0, 3.0, blue), (3.0, 4.0, blue), (5.0, 5.0, green), (6.0, 7.0, red)]
+        );
     }
 }
