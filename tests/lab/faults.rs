@@ -141,6 +141,82 @@ fn a_terminated_session_is_an_error_with_context_and_nothing_is_left() {
     );
 }
 
+/// The signals waiting for a stopped process (ShdPnd in /proc: those sent to
+/// the process, a timer's included), as a bit mask (bit n-1 for signal n).
+fn pending_signals(pid: i32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("ShdPnd:"))
+        .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
+        .unwrap_or(0)
+}
+
+/// A backend starved past its lock_timeout, as on a loaded runner (soak: 1
+/// run in 10 saw B's 55P03 only after lab had cancelled the wait): B's
+/// backend is stopped while it waits, until lab has cancelled it (SIGINT
+/// pending) and the server's timer has fired (SIGALRM pending), then let go.
+/// The server answers with its own lock timeout (55P03): the verdict stays
+/// as documented, with a note saying what happened. (A lock_timeout longer
+/// than documented answers lab's cancel with 57014: see mutations.)
+#[test]
+fn a_backend_starved_past_its_lock_timeout_keeps_its_verdict() {
+    let srv = TestServer::start();
+    let c = srv.client();
+    let mut child = lab()
+        .args([
+            "fk-blocking",
+            "--variant",
+            "for-update",
+            "--timeout-ms",
+            "200",
+            "--format",
+            "json",
+        ])
+        .args(["--database-url", &srv.url()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let waiting = "SELECT count(*) FROM pg_stat_activity \
+                   WHERE application_name = 'lab:lab:fk-blocking/for-update:B' AND wait_event_type = 'Lock'";
+    assert!(wait_for(&srv, &c, waiting, &mut child), "lab ended before B waited");
+    let pid = srv.query_i64(&c, &waiting.replace("count(*)", "pid::bigint")) as i32;
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let both = (1 << (libc::SIGINT - 1)) | (1 << (libc::SIGALRM - 1));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while pending_signals(pid) & both != both {
+        if Instant::now() > deadline || child.try_wait().unwrap().is_some() {
+            unsafe { libc::kill(pid, libc::SIGCONT) };
+            panic!(
+                "lab never cancelled the stopped backend (pending {:x})",
+                pending_signals(pid)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let v = crate::support::variant(&report, "for-update");
+    assert_eq!(v["sqlstates"], serde_json::json!(["55P03"]), "{v}");
+    let timeline = v["timeline"].as_array().unwrap();
+    assert!(
+        timeline.iter().any(|e| e["cancelled_by_lab"] == true),
+        "lab cancelled the wait: {v}"
+    );
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("lab's cancel met b_add_item's lock_timeout"), "{notes}");
+    srv.wait_for_zero(&c, LAB_BACKENDS);
+}
+
 #[test]
 fn ctrl_c_in_the_middle_of_every_scenario_leaves_nothing_behind() {
     let srv = TestServer::start();

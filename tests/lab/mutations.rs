@@ -268,6 +268,24 @@ fn migration_without_lock_timeout_holds_the_queue() {
     assert!(failed_with(&failed, "cx.had_to_cancel"), "{failed:?}");
 }
 
+/// A lock_timeout ten times the one documented: lab cancels the wait at
+/// its bound (three times the timeout) and the server answers that cancel
+/// (57014), not a lock timeout of its own.
+#[test]
+fn lock_timeout_far_longer_than_documented() {
+    let (v, _, failed) = mutated(&Mutation {
+        scenario: "fk-blocking",
+        variant: "for-update",
+        file: "fk-blocking.spec",
+        from: "SET lock_timeout = /*:timeout*/'1s';",
+        to: "SET lock_timeout = '2s';",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "cx.had_to_cancel"), "{failed:?}");
+    assert!(failed_with(&failed, "fk.b_55p03"), "{failed:?}");
+    assert_eq!(v["sqlstates"], serde_json::json!(["57014"]), "{}", v["observed"]);
+}
+
 #[test]
 fn lock_timeout_switched_off() {
     mutated(&Mutation {
