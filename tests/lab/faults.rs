@@ -161,13 +161,37 @@ fn pending_signals(pid: i32) -> u64 {
 /// than documented answers lab's cancel with 57014: see mutations.)
 #[test]
 fn a_backend_starved_past_its_lock_timeout_keeps_its_verdict() {
+    let v = starved_past_lock_timeout("fk-blocking", "for-update", "b_add_item");
+    assert_eq!(v["sqlstates"], serde_json::json!(["55P03"]), "{v}");
+}
+
+/// The same with a step waiting behind B (ddl-lock-queue's C): lab cancels
+/// B, where the chain of waits begins, and not C, which goes on once B's
+/// lock timeout answers.
+#[test]
+fn a_step_behind_a_starved_one_is_not_cancelled_with_it() {
+    let v = starved_past_lock_timeout("ddl-lock-queue", "lock-timeout-retry", "b_alter");
+    assert_eq!(v["sqlstates"], serde_json::json!(["55P03"]), "{v}");
+    let c = v["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|e| e["step"] == "c_read")
+        .unwrap();
+    assert_eq!(c["result"], "completed", "{v}");
+}
+
+/// Runs `scenario/variant` with a 200 ms lock_timeout, stops session B's
+/// backend while it waits until lab's cancel and the server's timer are
+/// both pending, lets it go; the run must exit 0 with a note on `step`.
+fn starved_past_lock_timeout(scenario: &str, variant: &str, step: &str) -> serde_json::Value {
     let srv = TestServer::start();
     let c = srv.client();
     let mut child = lab()
         .args([
-            "fk-blocking",
+            scenario,
             "--variant",
-            "for-update",
+            variant,
             "--timeout-ms",
             "200",
             "--format",
@@ -178,9 +202,11 @@ fn a_backend_starved_past_its_lock_timeout_keeps_its_verdict() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let waiting = "SELECT count(*) FROM pg_stat_activity \
-                   WHERE application_name = 'lab:lab:fk-blocking/for-update:B' AND wait_event_type = 'Lock'";
-    assert!(wait_for(&srv, &c, waiting, &mut child), "lab ended before B waited");
+    let waiting = format!(
+        "SELECT count(*) FROM pg_stat_activity \
+         WHERE application_name = 'lab:lab:{scenario}/{variant}:B' AND wait_event_type = 'Lock'"
+    );
+    assert!(wait_for(&srv, &c, &waiting, &mut child), "lab ended before B waited");
     let pid = srv.query_i64(&c, &waiting.replace("count(*)", "pid::bigint")) as i32;
     unsafe { libc::kill(pid, libc::SIGSTOP) };
     let both = (1 << (libc::SIGINT - 1)) | (1 << (libc::SIGALRM - 1));
@@ -205,16 +231,21 @@ fn a_backend_starved_past_its_lock_timeout_keeps_its_verdict() {
         String::from_utf8_lossy(&out.stderr)
     );
     let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    let v = crate::support::variant(&report, "for-update");
-    assert_eq!(v["sqlstates"], serde_json::json!(["55P03"]), "{v}");
+    let v = crate::support::variant(&report, variant).clone();
     let timeline = v["timeline"].as_array().unwrap();
     assert!(
-        timeline.iter().any(|e| e["cancelled_by_lab"] == true),
-        "lab cancelled the wait: {v}"
+        timeline
+            .iter()
+            .any(|e| e["step"] == step && e["cancelled_by_lab"] == true),
+        "lab cancelled {step}: {v}"
     );
     let notes = v["notes"].to_string();
-    assert!(notes.contains("lab's cancel met b_add_item's lock_timeout"), "{notes}");
+    assert!(
+        notes.contains(&format!("lab's cancel met {step}'s lock_timeout")),
+        "{notes}"
+    );
     srv.wait_for_zero(&c, LAB_BACKENDS);
+    v
 }
 
 #[test]

@@ -183,6 +183,39 @@ enum Status {
     Blocked(Waited),
 }
 
+/// A running step the server says waits, as lab decides what to cancel.
+#[derive(Debug, Clone)]
+struct Stuck {
+    session: String,
+    /// The sessions it waits for (none when the server did not say).
+    by: Vec<String>,
+    /// Lab has cancelled it and it has not answered yet.
+    cancelled: bool,
+}
+
+/// Which of the stuck steps (every running step waiting, past the time the
+/// documentation allows) lab cancels now: one link of the chain at a time,
+/// from where it begins. A step waiting for another stuck step may go on
+/// once that one answers (its own lock_timeout, late on a starved machine:
+/// ddl-lock-queue's C behind B), so only the steps waiting for no stuck
+/// session are cancelled, and none while a step lab cancelled has not
+/// answered yet. Where every step waits for another stuck one (a cycle the
+/// server has not broken), all are.
+fn stuck_to_cancel(stuck: &[Stuck]) -> Vec<usize> {
+    if stuck.iter().any(|s| s.cancelled) {
+        return Vec::new();
+    }
+    let stuck_session = |name: &String| stuck.iter().any(|s| &s.session == name);
+    let roots: Vec<usize> = (0..stuck.len())
+        .filter(|&i| !stuck[i].by.iter().any(|b| *b != stuck[i].session && stuck_session(b)))
+        .collect();
+    if roots.is_empty() {
+        (0..stuck.len()).collect()
+    } else {
+        roots
+    }
+}
+
 /// Why lab cancelled a statement.
 enum Cancel {
     Stuck(Duration),
@@ -689,25 +722,33 @@ impl<S: Server> Runner<'_, S> {
         // reading a stale "waiting" late (the server may have ended the wait
         // itself meanwhile, a lock_timeout firing) must not make it longer.
         let asked = Instant::now();
+        let mut stuck_steps = Vec::new();
         for s in 0..self.active.len() {
             if self.active[s].is_none() || self.active_mut(s).sent.ready() {
                 continue;
             }
             any = true;
-            let blocked = matches!(self.status_now(s).await?, Status::Blocked(_));
+            let status = self.status_now(s).await?;
             self.looked(s);
+            let blocked = matches!(status, Status::Blocked(_));
             self.active_mut(s).blocked = blocked;
             all_blocked &= blocked;
+            if let Status::Blocked(w) = status {
+                let cancelled = self.active_mut(s).cancelled.is_some();
+                stuck_steps.push(Stuck {
+                    session: self.name(s).to_string(),
+                    by: w.by,
+                    cancelled,
+                });
+            }
         }
         if any && all_blocked {
             let since = *self.stuck_since.get_or_insert_with(Instant::now);
             let stuck = asked.saturating_duration_since(since);
             if stuck >= self.stuck_bound() {
-                for s in 0..self.active.len() {
-                    let cancel = self.active[s]
-                        .as_ref()
-                        .is_some_and(|a| a.blocked && a.cancelled.is_none());
-                    if cancel {
+                for i in stuck_to_cancel(&stuck_steps) {
+                    let s = self.names.iter().position(|n| *n == stuck_steps[i].session);
+                    if let Some(s) = s {
                         self.cancel(s, Cancel::Stuck(stuck)).await?;
                     }
                 }

@@ -708,3 +708,40 @@ permutation a1 b1 c1 b2 ac
         assert_eq!(o.step("c1").unwrap().waited_for(), Some(&["B".to_string()][..]));
     }
 }
+
+#[test]
+fn stuck_steps_are_cancelled_one_link_of_the_chain_at_a_time() {
+    let stuck = |session: &str, by: &[&str], cancelled: bool| Stuck {
+        session: session.into(),
+        by: by.iter().map(|b| b.to_string()).collect(),
+        cancelled,
+    };
+    // ddl-lock-queue: B waits for A (idle in its transaction), C for B.
+    // Only B first: C may go on once B answers.
+    assert_eq!(
+        stuck_to_cancel(&[stuck("B", &["A"], false), stuck("C", &["B"], false)]),
+        [0]
+    );
+    assert_eq!(
+        stuck_to_cancel(&[stuck("C", &["B"], false), stuck("B", &["A"], false)]),
+        [1]
+    );
+    // Nothing more while B's cancel has not been answered.
+    assert!(stuck_to_cancel(&[stuck("B", &["A"], true), stuck("C", &["B"], false)]).is_empty());
+    // B answered and C still waits (for A now): C's turn.
+    assert_eq!(stuck_to_cancel(&[stuck("C", &["A"], false)]), [0]);
+    // Two chains' roots at once; a wait the server named no one for is a root.
+    assert_eq!(
+        stuck_to_cancel(&[
+            stuck("B", &["A"], false),
+            stuck("C", &[], false),
+            stuck("D", &["C"], false)
+        ]),
+        [0, 1]
+    );
+    // Waiting on each other (a cycle the server has not broken): all of them.
+    assert_eq!(
+        stuck_to_cancel(&[stuck("A", &["B"], false), stuck("B", &["A"], false)]),
+        [0, 1]
+    );
+}
