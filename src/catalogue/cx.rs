@@ -4,7 +4,7 @@
 //! message key with its values, rendered later in the reader's language.
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Result;
 use serde::Serialize;
@@ -79,6 +79,8 @@ pub struct Cx<'e> {
     opener: Opener,
     f: Findings,
     spec: Option<Arc<Spec>>,
+    /// Both clocks when the variant began (see [`clock_step_ms`]).
+    clocks: (Instant, SystemTime),
 }
 
 impl<'e> Cx<'e> {
@@ -110,6 +112,7 @@ impl<'e> Cx<'e> {
             opener,
             f: Findings::default(),
             spec: None,
+            clocks: (Instant::now(), SystemTime::now()),
         }
     }
 
@@ -423,7 +426,19 @@ impl<'e> Cx<'e> {
             anyhow::bail!(msg::still_connected(self.label(), secs(wait)));
         }
         let timeline: Vec<Entry> = self.recorder.take();
-        let f = self.f;
+        let mut f = self.f;
+        // lab's durations are on the monotonic clock, the server's
+        // timestamps (now(), pg_stat_activity's times, which some checks
+        // read) on the wall clock: a step between them is said, so a check
+        // it could have moved can be read with it. (A step forward does not
+        // make PostgreSQL's timeouts fire sooner: +300 ms during deadlock's
+        // wait, the 40P01 still came 1000 ms after.)
+        // (At least 1 ms, and 0.1% of the variant: more than NTP ever slews, 0.05%.)
+        let step = clock_step_ms(self.clocks, (Instant::now(), SystemTime::now()));
+        let elapsed_ms = self.clocks.0.elapsed().as_secs_f64() * 1000.0;
+        if step.abs() >= (elapsed_ms / 1000.0).max(1.0) {
+            f.notes.push(msg::clock_stepped(format!("{step:+.1}")));
+        }
         let passed = f.checks.iter().all(|c| c.ok);
         let pooler_differs = f.pooler_changes.filter(|_| !passed);
         Ok(VariantReport {
@@ -443,6 +458,17 @@ impl<'e> Cx<'e> {
             ..VariantReport::new(self.variant, f.expected.unwrap_or(self.expected), self.explain)
         })
     }
+}
+
+/// How far the wall clock moved against the monotonic clock between two
+/// readings of both, in ms (positive: the wall clock gained).
+fn clock_step_ms(from: (Instant, SystemTime), to: (Instant, SystemTime)) -> f64 {
+    let wall = |t: SystemTime| {
+        t.duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64())
+    };
+    let mono = to.0.saturating_duration_since(from.0).as_secs_f64();
+    (wall(to.1) - wall(from.1) - mono) * 1000.0
 }
 
 /// A spec permutation about to run: its parameters, the waits the
@@ -660,6 +686,10 @@ pub mod msg {
             en: "no other step waits (waited: {waited})",
             tr: "başka hiçbir adım beklemez (bekleyen: {waited})",
         }
+        clock_stepped(ms) {
+            en: "the machine's wall clock moved {ms} ms against its monotonic clock during this variant: the server's timestamps are on the wall clock, lab's durations on the monotonic one",
+            tr: "makinenin duvar saati bu varyant sırasında monoton saatine göre {ms} ms kaydı: sunucunun zaman damgaları duvar saatinde, lab'ın süreleri monoton saatte",
+        }
         timeout_met_cancel(step) {
             en: "lab's cancel met {step}'s lock_timeout, already past: the server answered with its own lock timeout (55P03), late",
             tr: "lab'ın iptali {step} adımının zaten geçmiş lock_timeout'uyla karşılaştı: sunucu kendi kilit zaman aşımıyla (55P03) yanıt verdi, geç",
@@ -684,5 +714,25 @@ pub mod msg {
             en: "{label}: sessions were still connected {deadline} s after the variant ended",
             tr: "{label}: varyant bittikten {deadline} sn sonra oturumlar hâlâ bağlıydı",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant, SystemTime};
+
+    use super::clock_step_ms;
+
+    #[test]
+    fn a_wall_clock_step_is_measured_against_the_monotonic_clock() {
+        let (m, w) = (Instant::now(), SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000));
+        let second = Duration::from_secs(1);
+        // Both moved a second: no step.
+        assert_eq!(clock_step_ms((m, w), (m + second, w + second)), 0.0);
+        // The wall clock gained 314 ms (a deadlock detected "early"), or lost 2.5.
+        let gained = clock_step_ms((m, w), (m + second, w + second + Duration::from_millis(314)));
+        assert!((gained - 314.0).abs() < 1e-6, "{gained}");
+        let lost = clock_step_ms((m, w), (m + second, w + second - Duration::from_micros(2500)));
+        assert!((lost + 2.5).abs() < 1e-6, "{lost}");
     }
 }
