@@ -186,12 +186,8 @@ pub fn tx_effect(stmt: &str) -> TxEffect {
         Some("START") if second == Some("TRANSACTION") => TxEffect::Begin,
         Some("COMMIT" | "ROLLBACK" | "ABORT" | "END") if !matches!(second, Some("TO" | "PREPARED")) => {
             // The optional WORK or TRANSACTION, then AND [NO] CHAIN.
-            let rest = &w[if matches!(second, Some("WORK" | "TRANSACTION")) {
-                2
-            } else {
-                1
-            }..];
-            if rest.first().is_some_and(|x| x == "AND") && rest.get(1).is_some_and(|x| x == "CHAIN") {
+            let and = 1 + usize::from(matches!(second, Some("WORK" | "TRANSACTION")));
+            if w.get(and).is_some_and(|x| x == "AND") && w.get(and + 1).is_some_and(|x| x == "CHAIN") {
                 TxEffect::Chain
             } else {
                 TxEffect::End

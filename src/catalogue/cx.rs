@@ -429,13 +429,14 @@ impl<'e> Cx<'e> {
         let mut f = self.f;
         // lab's durations are on the monotonic clock, the server's
         // timestamps (now(), pg_stat_activity's times, which some checks
-        // read) on the wall clock: a step between them is said, so a check
+        // read) on the wall clock: a step between them (at least 1 ms, and
+        // 0.1% of the variant: more than NTP ever slews) is said, so a check
         // it could have moved can be read with it. (A step forward does not
         // make PostgreSQL's timeouts fire sooner: +300 ms during deadlock's
         // wait, the 40P01 still came 1000 ms after.)
-        // (At least 1 ms, and 0.1% of the variant: more than NTP ever slews, 0.05%.)
-        let step = clock_step_ms(self.clocks, (Instant::now(), SystemTime::now()));
-        let elapsed_ms = self.clocks.0.elapsed().as_secs_f64() * 1000.0;
+        let now = (Instant::now(), SystemTime::now());
+        let step = clock_step_ms(self.clocks, now);
+        let elapsed_ms = now.0.saturating_duration_since(self.clocks.0).as_secs_f64() * 1000.0;
         if step.abs() >= (elapsed_ms / 1000.0).max(1.0) {
             f.notes.push(msg::clock_stepped(format!("{step:+.1}")));
         }

@@ -84,15 +84,15 @@ impl Job for Scenarios {
             None => free,
         }
         .clamp(1, 150) as u32;
-        let mut pools = vec![pgbouncer::Pool::new(&self.cfg.schema, "transaction", size)];
+        let mut pools = vec![pgbouncer::Front::pool(&self.cfg.schema, size)];
         pools.extend(self.cfg.plan.iter().map(|p| {
-            let pool = pgbouncer::Pool::new(&scenario_schema(&self.cfg.schema, p.scenario.name), "transaction", size);
+            let pool = pgbouncer::Front::pool(&scenario_schema(&self.cfg.schema, p.scenario.name), size);
             match own_database(&env, p) {
                 Some(db) => pool.in_database(&db),
                 None => pool,
             }
         }));
-        let front = pgbouncer::Front::start(&env.pg, pools, size).await?;
+        let front = pgbouncer::Front::start(&env.pg, pools).await?;
         Ok(env.with_pooler(front))
     }
 

@@ -259,12 +259,8 @@ impl Job for Specs {
         // large as the connections the server has free (lab's own sessions
         // never queue).
         let size = connect::free_connections(&env.control).await?.clamp(1, 150) as u32;
-        let front = pgbouncer::Front::start(
-            &env.pg,
-            vec![pgbouncer::Pool::new(pgbouncer::ANY_DATABASE, "transaction", size)],
-            size,
-        )
-        .await?;
+        let front =
+            pgbouncer::Front::start(&env.pg, vec![pgbouncer::Front::pool(pgbouncer::ANY_DATABASE, size)]).await?;
         Ok(env.with_pooler(front))
     }
 

@@ -225,17 +225,15 @@ pub struct Front {
 }
 
 impl Front {
-    /// Starts it with these pools, in transaction mode, of `size` server
-    /// connections each (on this thread: see [`PgBouncer`]'s parent-death signal).
-    pub async fn start(server: &tokio_postgres::Config, pools: Vec<Pool>, size: u32) -> Result<Front> {
-        let pools: Vec<Pool> = pools
-            .into_iter()
-            .map(|p| Pool {
-                mode: "transaction",
-                size,
-                ..p
-            })
-            .collect();
+    /// One of its pools: transaction mode, `size` server connections.
+    pub fn pool(name: &str, size: u32) -> Pool {
+        Pool::new(name, "transaction", size)
+    }
+
+    /// Starts it with these pools, made by [`Front::pool`] (on this thread:
+    /// see [`PgBouncer`]'s parent-death signal).
+    pub async fn start(server: &tokio_postgres::Config, pools: Vec<Pool>) -> Result<Front> {
+        let size = pools.iter().map(|p| p.size).max().unwrap_or(1);
         let bouncer = tokio::task::block_in_place(|| PgBouncer::start(server, &pools))?;
         let admin = super::connect::connect(&bouncer.admin(), "lab-admin", None, None)
             .await?

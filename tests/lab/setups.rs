@@ -467,13 +467,10 @@ fn a_full_pool_is_seen_in_pgbouncer_not_on_the_server() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let front = lab::target::pgbouncer::Front::start(
-            &srv.cluster.config(),
-            vec![lab::target::pgbouncer::Pool::new("p", "transaction", 1)],
-            1,
-        )
-        .await
-        .unwrap();
+        use lab::target::pgbouncer::Front;
+        let front = Front::start(&srv.cluster.config(), vec![Front::pool("p", 1)])
+            .await
+            .unwrap();
         let env = srv.env("p").await.with_pooler(front);
         let front = env.pooler.clone().unwrap();
         let opener = Opener::new(&env, "lab:pool-test:".into(), "pool-test".into(), Recorder::default());
