@@ -369,6 +369,12 @@ impl Shell<'_> {
                         .index_of(&l.spec.session_of(id).name)
                         .expect("the spec's sessions are the shell's");
                     let sql = l.spec.step(id).sql.clone();
+                    // What is about to run, and why, before any guess is asked.
+                    let session = self.sessions[s].name().to_string();
+                    self.said(msg::run_step(session, &name, crate::sqltext::one_line(&sql)));
+                    if let Some(why) = l.spec.why(id, self.lang) {
+                        self.said(msg::run_step_why(why));
+                    }
                     self.send(s, &sql, name).await?;
                 }
             }

@@ -117,6 +117,14 @@ crate::messages! {
         en: "the spec has no step {step} (its steps: {steps})",
         tr: "spec'te {step} adımı yok (adımları: {steps})",
     }
+    run_step(session, step, sql) {
+        en: "{session} ▸ {step}: {sql}",
+        tr: "{session} ▸ {step}: {sql}",
+    }
+    run_step_why(why) {
+        en: "  why: {why}",
+        tr: "  neden: {why}",
+    }
     steps_of(session, steps) {
         en: "  {session}: {steps}",
         tr: "  {session}: {steps}",

@@ -381,7 +381,16 @@ fn a_spec_is_walked_step_by_step_and_serializable_aborts_one() {
     sh.send("\\steps");
     sh.expect("a_begin_rc a_begin_rr a_begin_s a_check");
     sh.send("\\run a_begin_s b_begin_s a_check b_check a_insert b_insert a_commit");
-    sh.expect("A → COMMIT");
+    let walked = sh.expect("A → COMMIT");
+    // Each step is shown before it runs, with its `# why:`.
+    assert!(
+        walked.contains("A ▸ a_check: SELECT count(*) AS pending FROM orders WHERE customer_id = /*:customer*/1234"),
+        "{walked}"
+    );
+    assert!(
+        walked.contains("why: no pending order was seen: insert one"),
+        "{walked}"
+    );
     sh.send("\\run b_commit");
     let b = sh.expect("40001");
     assert!(b.contains("✖ B ERROR 40001"), "{b}");
