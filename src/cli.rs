@@ -828,6 +828,12 @@ fn localize(mut cmd: clap::Command, lang: Lang, root: bool) -> clap::Command {
     }
     let options = say(ui::help_options());
     cmd.mut_args(|a| {
+        // `--timeout-ms -5` is a bad value, not an unknown option '-5'.
+        let a = if a.get_action().takes_values() {
+            a.allow_negative_numbers(true)
+        } else {
+            a
+        };
         let a = annotate(a, lang);
         if a.get_help_heading().is_none() {
             a.help_heading(options.clone())
@@ -845,6 +851,8 @@ pub fn usage_error(e: &clap::Error, lang: Lang) -> String {
     let get = |k: ContextKind| e.get(k).map(|v| v.to_string());
     let arg = get(ContextKind::InvalidArg).unwrap_or_default();
     let text = match e.kind() {
+        // A word where none is taken (an option's words start with '-').
+        ErrorKind::UnknownArgument if !arg.starts_with('-') => msg::unexpected_arg(arg),
         ErrorKind::UnknownArgument => msg::unknown_arg(arg),
         ErrorKind::InvalidSubcommand => match get(ContextKind::InvalidSubcommand) {
             Some(command) => msg::unknown_command(command),
@@ -852,7 +860,14 @@ pub fn usage_error(e: &clap::Error, lang: Lang) -> String {
         },
         ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
             let value = get(ContextKind::InvalidValue).unwrap_or_default();
-            match get(ContextKind::ValidValue) {
+            // Clap lists no possible values as an empty list.
+            let valid = get(ContextKind::ValidValue).filter(|v| !v.is_empty());
+            match valid {
+                // The option given last, with no value after it.
+                _ if value.is_empty() && e.kind() == ErrorKind::InvalidValue => match valid {
+                    Some(valid) => msg::needs_value_of(arg, valid),
+                    None => msg::needs_value(arg),
+                },
                 Some(valid) => msg::invalid_value_of(value, arg, valid),
                 None => msg::invalid_value(value, arg),
             }
@@ -918,6 +933,18 @@ pub mod msg {
         unknown_arg(arg) {
             en: "unknown option '{arg}'",
             tr: "bilinmeyen seçenek '{arg}'",
+        }
+        unexpected_arg(arg) {
+            en: "unexpected argument '{arg}'",
+            tr: "beklenmeyen argüman '{arg}'",
+        }
+        needs_value(arg) {
+            en: "'{arg}' needs a value",
+            tr: "'{arg}' bir değer ister",
+        }
+        needs_value_of(arg, valid) {
+            en: "'{arg}' needs a value (possible values: {valid})",
+            tr: "'{arg}' bir değer ister (olası değerler: {valid})",
         }
         unknown_command(command) {
             en: "unknown command '{command}'",

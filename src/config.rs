@@ -857,8 +857,8 @@ pub(crate) mod msg {
             tr: "--variant '{given}' içinde bilinmeyen senaryo: `lab all` ile SENARYO ya da SENARYO/VARYANT olur (bkz. lab list)",
         }
         wait_timeout() {
-            en: "--wait-timeout must be a number of seconds between 0 and 3600",
-            tr: "--wait-timeout 0 ile 3600 arasında bir saniye değeri olmalı",
+            en: "--wait-timeout must be a number of seconds, more than 0 and at most 3600",
+            tr: "--wait-timeout 0'dan büyük, en çok 3600 olan bir saniye değeri olmalı",
         }
         retry_base() {
             en: "--retry-base-ms must not exceed --retry-cap-ms, which must be at most 60000",
@@ -956,6 +956,21 @@ mod tests {
         let err = crate::i18n::error_line(&err, Lang::En);
         assert!(err.starts_with("malformed database URL"), "{err}");
         assert!(!err.contains("hunter2"), "{err}");
+        // What is at fault is named (the part, never its value).
+        assert!(err.contains("invalid value for option `port`"), "{err}");
+        for (url, says) in [
+            ("postgrs://u:hunter2@h/db", "its scheme is 'postgrs'"),
+            ("postgres://u:hunter2@h/db?sslmode=hunter2", "option `sslmode`"),
+            ("host=h password=hunter2 bogus=1", "unknown option `bogus`"),
+        ] {
+            let err = target(&conn(Some(url)), &env_of(&[]), Lang::En).unwrap_err();
+            let err = crate::i18n::error_line(&err, Lang::En);
+            assert!(
+                err.starts_with("malformed database URL") && err.contains(says),
+                "{url}: {err}"
+            );
+            assert!(!err.contains("hunter2"), "{err}");
+        }
     }
 
     #[test]

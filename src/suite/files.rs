@@ -103,7 +103,10 @@ pub fn schedule(path: &Path, inputdir: Option<&Path>) -> Result<Groups> {
 /// Parses and checks one spec file: `FILE:LINE: message` when it does not parse.
 pub fn load(path: &Path) -> Result<SpecFile> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| msg::unreadable(shown.clone(), e.to_string()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => msg::no_such_file(shown.clone()),
+        _ => msg::unreadable(shown.clone(), e.to_string()),
+    })?;
     parsed(path, &text)
 }
 

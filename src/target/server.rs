@@ -57,9 +57,22 @@ pub fn resolve(given: Option<&str>, pg_bin: Option<&Path>, env: EnvLookup<'_>, l
         if url.trim().is_empty() {
             bail!(msg::empty_url(origin));
         }
+        // A URL with another scheme would be read as key=value pairs ("unexpected EOF").
+        if let Some((scheme, _)) = url.trim().split_once("://")
+            && !matches!(scheme, "postgres" | "postgresql")
+            && !scheme.contains([' ', '='])
+        {
+            bail!(msg::bad_scheme(scheme));
+        }
         let mut config = tokio_postgres::Config::from_str(url.trim())
             // The parser's message never repeats the string; we do not either.
-            .map_err(|e| msg::bad_url(e.to_string()))?;
+            .map_err(|e| {
+                // Its cause names the option or part at fault, never a value.
+                let cause = std::error::Error::source(&e)
+                    .map(|c| format!(": {c}"))
+                    .unwrap_or_default();
+                msg::bad_url(format!("{e}{cause}"))
+            })?;
         if config.get_password().is_none()
             && let Some(pw) = env("PGPASSWORD")
         {
@@ -248,6 +261,10 @@ pub(crate) mod msg {
         bad_url(error) {
             en: "malformed database URL: {error}",
             tr: "hatalı veritabanı URL'si: {error}",
+        }
+        bad_scheme(scheme) {
+            en: "malformed database URL: its scheme is '{scheme}', not postgres:// or postgresql://",
+            tr: "hatalı veritabanı URL'si: şeması '{scheme}', postgres:// ya da postgresql:// değil",
         }
         bad_pgport(port) {
             en: "PGPORT '{port}' is not a port number",

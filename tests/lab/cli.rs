@@ -77,6 +77,24 @@ fn all_runs_the_scenarios_and_variants_its_variant_options_name() {
 fn bad_option_value_is_one_line() {
     let r = run(&["lost-update", "--format", "xml"]);
     assert_one_line_error(&r, "xml");
+    // A negative number is a bad value, not an option; a stray word is not an
+    // option either; an option given last with no value says it needs one.
+    for (args, says) in [
+        (
+            &["lost-update", "--timeout-ms", "-5"][..],
+            "invalid value '-5' for '--timeout-ms <MS>'",
+        ),
+        (&["hunt", "--seed", "-1"], "invalid value '-1' for '--seed <SEED>'"),
+        (&["lost-update", "extra-arg"], "unexpected argument 'extra-arg'"),
+        (&["lost-update", "--variant"], "'--variant <NAME>' needs a value"),
+        (
+            &["lost-update", "--format"],
+            "'--format <FORMAT>' needs a value (possible values: table, json, mermaid)",
+        ),
+        (&["lost-update", "--wait-timeout", "0"], "more than 0 and at most 3600"),
+    ] {
+        assert_one_line_error(&run(args), says);
+    }
 }
 
 #[test]
