@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use serde_json::json;
 
 use super::{Finished, Job, Setup, Stop};
@@ -428,12 +428,13 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
 /// said when (every one of them that wrote and committed).
 fn commit_order(h: &History, a: &Anomaly) -> Option<Text> {
     let mut at: Vec<(&str, usize)> = Vec::new();
+    let mut wrote_nothing = Vec::new();
     for t in a.distinct_txns() {
         let txn = &h.txns[t];
         match (&txn.committed_at, txn.xid) {
             (Some(c), _) => at.push((c, t)),
             (None, Some(_)) => return None,
-            (None, None) => {}
+            (None, None) => wrote_nothing.push(tname(h, t)),
         }
     }
     if at.len() < 2 {
@@ -444,7 +445,12 @@ fn commit_order(h: &History, a: &Anomaly) -> Option<Text> {
         .iter()
         .map(|(c, t)| format!("{} ({})", tname(h, *t), c.rsplit(' ').next().unwrap_or(c)))
         .collect();
-    Some(msg::commit_order(order.join(", ")))
+    Some(if wrote_nothing.is_empty() {
+        msg::commit_order(order.join(", "))
+    } else {
+        // A transaction that wrote nothing has no id, so no commit timestamp.
+        msg::commit_order_readers(order.join(", "), wrote_nothing.join(", "))
+    })
 }
 
 /// The anomaly's transactions as timeline entries (their operations, at
@@ -508,7 +514,13 @@ impl Outputs<'_> {
     pub fn table(&self) -> String {
         let style = Style::for_stdout(self.lang, false);
         let lang = self.lang;
-        let mut text = format!("{}\n", msg::heading(self.version, &self.about).render(lang));
+        // A history checked from a file names its server only if it recorded one.
+        let heading = if self.version.is_empty() {
+            msg::heading_no_server(&self.about)
+        } else {
+            msg::heading(self.version, &self.about)
+        };
+        let mut text = format!("{}\n", heading.render(lang));
         let header = [
             msg::col_level(),
             msg::col_txns(),
@@ -888,6 +900,14 @@ impl Job for Hunt {
     }
 }
 
+/// How long the recorded run took: from its first transaction's start to its
+/// last end, in seconds (0: the history keeps no times).
+fn recorded_secs(h: &History) -> f64 {
+    let first = h.txns.iter().map(|t| t.start).min().unwrap_or(0);
+    let last = h.txns.iter().filter_map(|t| t.end).max().unwrap_or(first);
+    last.saturating_sub(first) as f64 / 1e9
+}
+
 /// `lab hunt --check FILE`: the history read and checked, no server.
 pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
     let unreadable =
@@ -904,9 +924,13 @@ pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
         let text = std::fs::read_to_string(&cfg.file).map_err(unreadable)?;
         History::parse(&text).map_err(damaged)?
     };
-    let began = Instant::now();
+    if history.txns.is_empty() {
+        // Nothing checked is no verdict.
+        bail!(msg::empty_history(cfg.file.display().to_string()));
+    }
     let checked = check::check(&history, cfg.options).map_err(damaged)?;
-    let secs = began.elapsed().as_secs_f64();
+    // The recorded run's own time (txns/s is the workload's, not the checker's).
+    let secs = recorded_secs(&history);
     let level = cfg.level.or_else(|| {
         history
             .header

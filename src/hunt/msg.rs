@@ -60,6 +60,14 @@ crate::messages! {
         en: "lab hunt on PostgreSQL {version}: {about}",
         tr: "PostgreSQL {version} üzerinde lab hunt: {about}",
     }
+    heading_no_server(about) {
+        en: "lab hunt: {about}",
+        tr: "lab hunt: {about}",
+    }
+    empty_history(path) {
+        en: "{path} holds no transactions: there is nothing to check",
+        tr: "{path} hiç işlem içermiyor: denetlenecek bir şey yok",
+    }
     about_run(seed, clients, keys) {
         en: "seed {seed}, {clients} sessions, {keys} keys",
         tr: "seed {seed}, {clients} oturum, {keys} anahtar",
@@ -151,6 +159,10 @@ crate::messages! {
     commit_order(order) {
         en: "the server committed them in this order (pg_xact_commit_timestamp, UTC): {order}",
         tr: "sunucu bunları şu sırayla commit etti (pg_xact_commit_timestamp, UTC): {order}",
+    }
+    commit_order_readers(order, readers) {
+        en: "the server committed them in this order (pg_xact_commit_timestamp, UTC): {order}; not in it: {readers}, which wrote nothing (no transaction id, so no commit timestamp)",
+        tr: "sunucu bunları şu sırayla commit etti (pg_xact_commit_timestamp, UTC): {order}; içinde olmayan: {readers}, hiçbir şey yazmadı (transaction id yok, bu yüzden commit zaman damgası da yok)",
     }
     why_g1a(reader, key, seen, elem, writer) {
         en: "{reader} read key {key} = {seen}, with {elem}, appended by {writer}, which did not commit",

@@ -174,6 +174,19 @@ fn repeatable_read_finds_g2_item_and_hands_back_a_spec_that_replays_it() {
     for t in &in_cycle {
         assert!(last.contains(&format!("T{} (", t["index"])), "{last}");
     }
+    // Those of the cycle that wrote nothing have no commit timestamp: named as such.
+    let readers: Vec<u64> = a["transactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| recorded.iter().find(|t| t["index"] == *i).unwrap())
+        .filter(|t| !wrote(t))
+        .map(|t| t["index"].as_u64().unwrap())
+        .collect();
+    for r in &readers {
+        let named = last.split_once("not in it: ").map(|(_, rest)| rest).unwrap_or("");
+        assert!(named.contains(&format!("T{r}")), "{last}");
+    }
     let mut all_writers: Vec<u64> = report["levels"][0]["anomalies"]
         .as_array()
         .unwrap()
@@ -516,6 +529,15 @@ fn bad_input_is_one_line_and_exit_2() {
     .unwrap();
     one_line_exit_2(&run(&["hunt", "--check", twice.to_str().unwrap()]), "appended twice");
     one_line_exit_2(&run(&["hunt", "--check", "/nonexistent/h.jsonl"]), "could not read");
+    // Nothing recorded is nothing checked, not a pass.
+    let empty = dir.join("empty.jsonl");
+    for text in ["", "{\"lab\":\"hunt\",\"level\":\"serializable\"}\n"] {
+        std::fs::write(&empty, text).unwrap();
+        one_line_exit_2(
+            &run(&["hunt", "--check", empty.to_str().unwrap()]),
+            "holds no transactions",
+        );
+    }
     // Sizes no server can take are refused before one starts.
     one_line_exit_2(&run(&["hunt", "--keys", "0"]), "--keys");
     one_line_exit_2(&run(&["hunt", "--clients", "400"]), "--clients 400");
