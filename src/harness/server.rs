@@ -13,7 +13,8 @@ pub async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lan
     let mut signals = Signals::new()?;
     let (cluster, pg) = start_target(&Target::Throwaway { pg_bin }, lang).await?;
     let cluster = cluster.ctx(msg::no_cluster)?;
-    let control = connect::connect(&pg, "lab:server", None, None).await?.client;
+    // Named as every lab control connection is, so `lab locks` leaves it out.
+    let control = connect::connect(&pg, "lab:server:control", None, None).await?.client;
     let server = connect::server_info(&control).await?;
     let files = files::LabFiles::embedded();
     connect::rebuild_schema(&control, &schema, &files.read("schema.sql")?, &files.read("seed.sql")?).await?;

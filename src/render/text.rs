@@ -247,16 +247,23 @@ fn outcome_table(rows: &[(&str, &VariantReport)], with_scenario: bool, style: &S
             Cell::new(&v.name),
             Cell::new(style.say(&v.expected)),
             Cell::new(observed(v, style)),
-            if v.anomaly {
-                style.cell(style.say(&ui::yes()), Color::Yellow)
-            } else {
-                Cell::new(style.say(&ui::no()))
-            },
+            anomaly_cell(v, style),
             verdict(v, style),
         ]);
         t.add_row(row);
     }
     format!("{t}\n")
+}
+
+/// Whether the variant showed its anomaly; `-` for one that did not run.
+fn anomaly_cell(v: &VariantReport, style: &Style) -> Cell {
+    if v.skipped.is_some() {
+        Cell::new("-")
+    } else if v.anomaly {
+        style.cell(style.say(&ui::yes()), Color::Yellow)
+    } else {
+        Cell::new(style.say(&ui::no()))
+    }
 }
 
 pub fn scenario(r: &ScenarioReport, style: &Style) -> String {
@@ -298,32 +305,33 @@ pub fn all_summary(r: &AllReport, style: &Style) -> String {
 }
 
 /// `--summary`: one line per variant (scenario, variant, anomaly, verdict);
-/// what was observed only where the verdict is not "as documented".
+/// what was observed only where the verdict is not "as documented" (the
+/// column only when there is such a row).
 pub fn brief_summary(r: &AllReport, style: &Style) -> String {
     let rows = summary_rows(r);
-    let mut t = condensed(
-        &[
-            ui::col_scenario(),
-            ui::col_variant(),
-            ui::col_anomaly(),
-            ui::col_verdict(),
-            ui::col_observed(),
-        ],
-        style,
-    );
+    let odd = |v: &VariantReport| !v.as_expected || v.skipped.is_some() || v.pooler_differs.is_some();
+    let any_odd = rows.iter().any(|(_, v)| odd(v));
+    let mut header = vec![
+        ui::col_scenario(),
+        ui::col_variant(),
+        ui::col_anomaly(),
+        ui::col_verdict(),
+    ];
+    if any_odd {
+        header.push(ui::col_observed());
+    }
+    let mut t = condensed(&header, style);
     for (scenario, v) in &rows {
-        let odd = !v.as_expected || v.skipped.is_some() || v.pooler_differs.is_some();
-        t.add_row(vec![
+        let mut row = vec![
             Cell::new(scenario),
             Cell::new(&v.name),
-            if v.anomaly {
-                style.cell(style.say(&ui::yes()), Color::Yellow)
-            } else {
-                Cell::new(style.say(&ui::no()))
-            },
+            anomaly_cell(v, style),
             verdict(v, style),
-            Cell::new(if odd { observed(v, style) } else { String::new() }),
-        ]);
+        ];
+        if any_odd {
+            row.push(Cell::new(if odd(v) { observed(v, style) } else { String::new() }));
+        }
+        t.add_row(row);
     }
     format!("{}\n{t}\n", style.say(&summary_line(r, &rows)))
 }

@@ -134,6 +134,10 @@ fn server_command_prints_a_url_and_cleans_up_on_ctrl_c() {
         .unwrap()
         .get(0);
     assert_eq!(books, 5);
+    // The room's lock view shows no session of lab server's own.
+    let view = run(&["locks", "--once", "--database-url", &url]);
+    assert_eq!(view.code, 0, "{}", view.stderr);
+    assert!(!view.stdout.contains("(pid: "), "{}", view.stdout);
     drop(client);
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
