@@ -257,8 +257,10 @@ impl SpecRun {
             )?,
             (None, None) => deadline(10.0)?,
         };
-        if args.jobs == Some(0) || args.repeat == Some(0) {
-            bail!(smsg::jobs());
+        for (flag, n) in [("--jobs", args.jobs), ("--repeat", args.repeat)] {
+            if n == Some(0) {
+                bail!(crate::hunt::msg::at_least_one(flag));
+            }
         }
         for dir in [&args.expected_dir, &args.inputdir, &args.expecteddir]
             .into_iter()

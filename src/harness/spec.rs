@@ -309,7 +309,9 @@ impl Job for Specs {
         if let Some(layout) = &self.layout {
             let lines = std::mem::take(&mut self.lines.lock().unwrap().all);
             let summary = layout.close(&lines);
-            if self.prints_regress() {
+            // A run lab stopped (a refusal, an error, Ctrl-C) did not pass:
+            // no "All N tests passed." ahead of its error line.
+            if self.prints_regress() && stop.error(self.common.lang).is_none() {
                 stdout.push_str(&summary);
             }
         }

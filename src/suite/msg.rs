@@ -45,10 +45,6 @@ crate::messages! {
         en: "--expected compares one spec: give exactly one spec file (or use --expected-dir)",
         tr: "--expected tek bir spec'i karşılaştırır: tam olarak bir spec dosyası verin (ya da --expected-dir kullanın)",
     }
-    jobs() {
-        en: "--jobs must be at least 1",
-        tr: "--jobs en az 1 olmalı",
-    }
     create_db(db) {
         en: "could not create the database {db} for the spec (the role needs CREATEDB)",
         tr: "spec için {db} veritabanı oluşturulamadı (rolün CREATEDB yetkisi olmalı)",
@@ -136,6 +132,10 @@ crate::messages! {
     database_variant() {
         en: "database",
         tr: "veritabanı",
+    }
+    runs_in_clean_database() {
+        en: "runs in the database as it was before the specs ran",
+        tr: "veritabanında, spec'ler çalışmadan önceki hâliyle çalışır",
     }
     not_run(by, objects) {
         en: "not run: the database holds what {by} left behind ({objects}); --clean drops exactly that",

@@ -119,6 +119,39 @@ fn diffed(path: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The drop-in's database exists (pg_isolation_regress leaves it behind):
+/// lab, which drops only databases it made, refuses it, exit 2, and prints
+/// no "All N tests passed." for the run that did not happen.
+#[test]
+fn an_existing_dbname_is_refused_without_a_passed_banner() {
+    let srv = TestServer::start();
+    let client = srv.client();
+    srv.exec(&client, "CREATE DATABASE isolation_regression");
+    let out = scratch("exists");
+    let r = run(&[
+        "spec",
+        "--database-url",
+        &srv.url(),
+        &format!("--inputdir={SUITE}"),
+        &format!("--outputdir={}", out.display()),
+        "--dbname=isolation_regression",
+        "two-ids",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("the database isolation_regression exists"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stdout.contains("tests passed"), "{}", r.stdout);
+    let kept = srv.query_i64(
+        &client,
+        "SELECT count(*) FROM pg_database WHERE datname = 'isolation_regression'",
+    );
+    assert_eq!(kept, 1, "lab does not drop a database it did not make");
+    srv.exec(&client, "DROP DATABASE isolation_regression");
+}
+
 /// PostgreSQL's isolation schedule, run first by pg_isolation_regress (the
 /// real harness: isolationtester, serially) and then by lab, on one server:
 /// lab's transcript is byte for byte what isolationtester printed, for every
@@ -382,6 +415,11 @@ fn bad_specs_get_one_line_and_exit_2() {
         let r = run(&args);
         assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
         assert_eq!(r.stderr.lines().count(), 1, "{args:?}: {}", r.stderr);
+    }
+    for flag in ["--jobs", "--repeat"] {
+        let r = run(&["spec", flag, "0", "lab/nowait.spec"]);
+        assert_eq!(r.code, 2, "{flag}: {}", r.stderr);
+        assert!(r.stderr.contains(&format!("{flag} must be at least 1")), "{}", r.stderr);
     }
     // An expected directory without the spec's file: nothing to compare
     // with is not a pass.
