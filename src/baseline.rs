@@ -593,6 +593,10 @@ pub mod msg {
             en: "{runs} runs compared: {differing} variant(s) differ",
             tr: "{runs} çalıştırma karşılaştırıldı: {differing} varyant farklı",
         }
+        compared_cells(runs, differing) {
+            en: "{runs} runs compared: {differing} cell(s) of the matrix differ",
+            tr: "{runs} çalıştırma karşılaştırıldı: matrisin {differing} hücresi farklı",
+        }
         not_compared(variant, why) {
             en: "not compared: {variant}: {why}",
             tr: "karşılaştırılmadı: {variant}: {why}",

@@ -875,9 +875,11 @@ pub fn usage_error(e: &clap::Error, lang: Lang) -> String {
         ErrorKind::MissingRequiredArgument => msg::missing(arg),
         ErrorKind::MissingSubcommand => msg::missing_command(),
         ErrorKind::ArgumentConflict => msg::conflict(arg, get(ContextKind::PriorArg).unwrap_or_default()),
-        ErrorKind::NoEquals | ErrorKind::TooManyValues | ErrorKind::TooFewValues | ErrorKind::WrongNumberOfValues => {
-            msg::values(arg)
-        }
+        ErrorKind::TooFewValues => match (get(ContextKind::MinValues), get(ContextKind::ActualNumValues)) {
+            (Some(min), Some(given)) => msg::too_few(arg, min, given),
+            _ => msg::values(arg),
+        },
+        ErrorKind::NoEquals | ErrorKind::TooManyValues | ErrorKind::WrongNumberOfValues => msg::values(arg),
         _ => return one_line_usage_error(e),
     };
     let tip = get(ContextKind::SuggestedArg)
@@ -969,6 +971,10 @@ pub mod msg {
         values(arg) {
             en: "wrong number of values for '{arg}'",
             tr: "'{arg}' için yanlış sayıda değer",
+        }
+        too_few(arg, min, given) {
+            en: "'{arg}' takes at least {min} values ({given} given)",
+            tr: "'{arg}' en az {min} değer alır ({given} verildi)",
         }
         tip(suggestion) {
             en: "did you mean '{suggestion}'?",

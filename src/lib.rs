@@ -134,12 +134,19 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
                     bail!(baseline::msg::mixed(&runs[0].path, &other.path));
                 }
                 let sbs = baseline::side_by_side(&runs, args.differences);
-                let text = match args.format {
-                    cli::CompareFormat::Table => sbs.table(&Style::for_stdout(lang, false)),
-                    cli::CompareFormat::Markdown => sbs.markdown(),
+                // --differences with none: no empty table, the count says it.
+                if !sbs.rows.is_empty() {
+                    let text = match args.format {
+                        cli::CompareFormat::Table => sbs.table(&Style::for_stdout(lang, false)),
+                        cli::CompareFormat::Markdown => sbs.markdown(),
+                    };
+                    output::out(&format!("{}\n", text.trim_end()))?;
+                }
+                let compared = match runs[0].kind {
+                    baseline::Kind::Runs => baseline::msg::compared(runs.len(), sbs.differing),
+                    baseline::Kind::Phenomena => baseline::msg::compared_cells(runs.len(), sbs.differing),
                 };
-                output::out(&format!("{}\n", text.trim_end()))?;
-                eprintln!("{}", baseline::msg::compared(runs.len(), sbs.differing).render(lang));
+                eprintln!("{}", compared.render(lang));
                 Ok(output::Exit::Ok)
             }
             Command::Shell(args) => {

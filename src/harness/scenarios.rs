@@ -161,9 +161,13 @@ impl Job for Scenarios {
             elapsed_ms: round_ms(began.elapsed().as_secs_f64() * 1000.0),
             scenarios: reports.to_vec(),
         };
+        // A run stopped before any variant ran (the server refused lab, say)
+        // has no table to show: the error line says it all.
+        let ran = reports.iter().any(|r| !r.variants.is_empty());
         let stdout = match (cfg.format, self.all) {
             (Format::Json, false) => render::json(&reports[0])?,
             (Format::Json, true) => render::json(&all_report(&reports))?,
+            (Format::Table, _) if !ran => String::new(),
             (Format::Table, _) if cfg.summary => render::brief_summary(&all_report(&reports), style),
             (Format::Table, true) => render::all_summary(&all_report(&reports), style),
             (Format::Table, false) => String::new(),

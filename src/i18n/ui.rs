@@ -97,6 +97,10 @@ crate::messages! {
         en: "Summary: PostgreSQL {version}, {variants} variants, {ok} as documented, {skipped} skipped ({ms} ms)",
         tr: "Özet: PostgreSQL {version}, {variants} varyant, {ok} tanesi belgelendiği gibi, {skipped} tanesi atlandı ({ms} ms)",
     }
+    all_summary_pooler(version, variants, ok, differs, skipped, ms) {
+        en: "Summary: PostgreSQL {version}, {variants} variants, {ok} as documented, {differs} differing behind the pooler (as documented there), {skipped} skipped ({ms} ms)",
+        tr: "Özet: PostgreSQL {version}, {variants} varyant, {ok} tanesi belgelendiği gibi, {differs} tanesi pooler arkasında orada belgelendiği gibi farklı, {skipped} tanesi atlandı ({ms} ms)",
+    }
     error() {
         en: "error",
         tr: "hata",

@@ -344,13 +344,63 @@ fn summary_rows(r: &AllReport) -> Vec<(&str, &VariantReport)> {
 }
 
 fn summary_line(r: &AllReport, rows: &[(&str, &VariantReport)]) -> crate::i18n::Text {
-    ui::all_summary(
-        &r.server_version,
-        rows.len(),
-        rows.iter()
-            .filter(|(_, v)| v.as_expected && v.skipped.is_none())
-            .count(),
-        rows.iter().filter(|(_, v)| v.skipped.is_some()).count(),
-        format!("{:.0}", r.elapsed_ms),
-    )
+    let count = |f: &dyn Fn(&VariantReport) -> bool| rows.iter().filter(|(_, v)| f(v)).count();
+    // Counted as their verdict cells read: "differs behind the pooler" apart.
+    let ok = count(&|v| v.as_expected && v.skipped.is_none() && v.pooler_differs.is_none());
+    let differs = count(&|v| v.skipped.is_none() && v.pooler_differs.is_some());
+    let skipped = count(&|v| v.skipped.is_some());
+    let ms = format!("{:.0}", r.elapsed_ms);
+    if differs == 0 {
+        ui::all_summary(&r.server_version, rows.len(), ok, skipped, ms)
+    } else {
+        ui::all_summary_pooler(&r.server_version, rows.len(), ok, differs, skipped, ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{AllReport, ScenarioReport, VariantReport};
+
+    fn variant(name: &str) -> VariantReport {
+        VariantReport::new(name, ui::yes(), ui::no())
+    }
+
+    fn run(variants: Vec<VariantReport>) -> AllReport {
+        let mut s = ScenarioReport::new("demo", "15.18");
+        s.variants = variants;
+        AllReport {
+            server_version: "15.18".into(),
+            as_expected: true,
+            elapsed_ms: 1.0,
+            scenarios: vec![s],
+        }
+    }
+
+    #[test]
+    fn the_summary_counts_rows_as_their_verdicts_read() {
+        let style = Style::plain(crate::i18n::Lang::En);
+        let mut skipped = variant("skipped");
+        skipped.skipped = Some(ui::no());
+        skipped.anomaly = true;
+        let mut pooled = variant("pooled");
+        pooled.pooler_differs = Some(ui::no());
+        let all = run(vec![variant("plain"), skipped, pooled]);
+        let brief = brief_summary(&all, &style);
+        assert!(
+            brief.starts_with(
+                "Summary: PostgreSQL 15.18, 3 variants, 1 as documented, \
+                 1 differing behind the pooler (as documented there), 1 skipped"
+            ),
+            "{brief}"
+        );
+        // A variant that did not run showed no anomaly, nor its absence.
+        let skipped_row = brief.lines().find(|l| l.contains("┆ skipped ")).unwrap();
+        assert!(skipped_row.contains("┆ - "), "{skipped_row}");
+        // Every row as documented: no "observed" column of blanks.
+        let plain = brief_summary(&run(vec![variant("a"), variant("b")]), &style);
+        assert!(plain.starts_with("Summary: PostgreSQL 15.18, 2 variants, 2 as documented, 0 skipped"));
+        assert!(!plain.contains("observed"), "{plain}");
+        assert!(brief.contains("observed"), "{brief}");
+    }
 }

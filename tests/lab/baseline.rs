@@ -204,7 +204,17 @@ fn compare_puts_runs_side_by_side_and_names_what_differs() {
     assert_eq!(all.code, 0, "{}", all.why());
     assert!(all.stdout.contains("lost-update / read-committed"), "{}", all.stdout);
 
-    one_line_exit_2(&run(&["compare", a]), "");
+    // Nothing differs: no empty table, the count on stderr says so.
+    let none = run(&["compare", a, a, "--differences"]);
+    assert_eq!(none.code, 0, "{}", none.why());
+    assert!(none.stdout.is_empty(), "{}", none.stdout);
+    assert!(
+        none.stderr.contains("2 runs compared: 0 variant(s) differ"),
+        "{}",
+        none.stderr
+    );
+
+    one_line_exit_2(&run(&["compare", a]), "takes at least 2 values (1 given)");
     let junk = dir.join("junk.json");
     std::fs::write(&junk, "[1, 2]").unwrap();
     one_line_exit_2(

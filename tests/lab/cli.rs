@@ -101,6 +101,12 @@ fn bad_option_value_is_one_line() {
 fn closed_port_fails_fast() {
     let r = run(&["lost-update", "--database-url", "postgres://lab:pw@127.0.0.1:1/lab"]);
     assert_one_line_error(&r, "could not connect");
+    // Nothing ran: no empty summary table ahead of the error.
+    for cmd in ["lost-update", "all"] {
+        let r = run(&[cmd, "--summary", "--database-url", "postgres://lab:pw@127.0.0.1:1/lab"]);
+        assert_one_line_error(&r, "could not connect");
+        assert!(r.stdout.is_empty(), "{cmd}: {}", r.stdout);
+    }
 }
 
 #[test]

@@ -188,7 +188,7 @@ fn the_readme_version_table_is_what_the_saved_matrix_compares_to() {
     // The matrix's cells are the same on all seven.
     let r = compare("phenomena", &["--differences"]);
     assert!(
-        r.stderr.contains("7 runs compared: 0 variant(s) differ"),
+        r.stderr.contains("7 runs compared: 0 cell(s) of the matrix differ"),
         "{}",
         r.stderr
     );
