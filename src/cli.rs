@@ -860,16 +860,15 @@ pub fn usage_error(e: &clap::Error, lang: Lang) -> String {
         },
         ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
             let value = get(ContextKind::InvalidValue).unwrap_or_default();
-            // Clap lists no possible values as an empty list.
+            // Clap lists no possible values as an empty list; no value at
+            // all is the option given last, with nothing after it.
             let valid = get(ContextKind::ValidValue).filter(|v| !v.is_empty());
-            match valid {
-                // The option given last, with no value after it.
-                _ if value.is_empty() && e.kind() == ErrorKind::InvalidValue => match valid {
-                    Some(valid) => msg::needs_value_of(arg, valid),
-                    None => msg::needs_value(arg),
-                },
-                Some(valid) => msg::invalid_value_of(value, arg, valid),
-                None => msg::invalid_value(value, arg),
+            let none_given = value.is_empty() && e.kind() == ErrorKind::InvalidValue;
+            match (none_given, valid) {
+                (true, Some(valid)) => msg::needs_value_of(arg, valid),
+                (true, None) => msg::needs_value(arg),
+                (false, Some(valid)) => msg::invalid_value_of(value, arg, valid),
+                (false, None) => msg::invalid_value(value, arg),
             }
         }
         ErrorKind::MissingRequiredArgument => msg::missing(arg),
