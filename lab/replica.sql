@@ -24,7 +24,7 @@ SELECT pg_wal_replay_resume();
 
 -- name: durable
 -- why: as on any real server, COMMIT flushes its WAL, which is what the standby is sent (lab's throwaway server runs with it off)
--- why-tr: her gerçek sunucuda olduğu gibi COMMIT WAL'ını diske yazar; standby'a gönderilen de budur (lab'in geçici sunucusunda kapalıdır)
+-- why-tr: her gerçek sunucuda olduğu gibi COMMIT WAL'ını diske yazar; standby'a gönderilen de budur (lab'ın geçici sunucusunda kapalıdır)
 SET synchronous_commit = on;
 
 -- name: write
@@ -60,7 +60,7 @@ SELECT pg_last_wal_replay_lsn() >= :'lsn'::pg_lsn AS replayed;
 
 -- name: sync_on
 -- why: make every standby synchronous (lab's throwaway primary only)
--- why-tr: her standby'ı senkron yap (yalnızca lab'in geçici primary'sinde)
+-- why-tr: her standby'ı senkron yap (yalnızca lab'ın geçici primary'sinde)
 ALTER SYSTEM SET synchronous_standby_names = '*';
 
 -- name: sync_off
@@ -80,12 +80,12 @@ SET synchronous_commit = remote_apply;
 
 -- name: sync_probe
 -- why: lab's own probe, not in the timeline: with replay paused, a commit that writes WAL (a transactional logical message; no table changes) with remote_apply must wait for the standby. Commits wait only once the checkpointer has read the new synchronous_standby_names, which can come after pg_stat_replication already says sync
--- why-tr: lab'in kendi yoklaması, zaman çizelgesinde yok: replay duraklatılmışken, remote_apply ile WAL yazan bir commit (işlemsel bir mantıksal mesaj; tablo değişmez) standby'ı beklemeli. Commit'ler ancak checkpointer yeni synchronous_standby_names'i okuduktan sonra bekler; bu, pg_stat_replication sync demeye başladıktan sonra olabilir
+-- why-tr: lab'ın kendi yoklaması, zaman çizelgesinde yok: replay duraklatılmışken, remote_apply ile WAL yazan bir commit (işlemsel bir mantıksal mesaj; tablo değişmez) standby'ı beklemeli. Commit'ler ancak checkpointer yeni synchronous_standby_names'i okuduktan sonra bekler; bu, pg_stat_replication sync demeye başladıktan sonra olabilir
 BEGIN; SET LOCAL synchronous_commit = remote_apply; SELECT pg_logical_emit_message(true, 'lab', 'sync probe') AS lsn; COMMIT;
 
 -- name: hold
 -- why: a lock the standby reader will wait for, so its query runs as long as lab needs
--- why-tr: standby okuyucusunun bekleyeceği bir kilit; böylece sorgusu lab'in gerektiği kadar sürer
+-- why-tr: standby okuyucusunun bekleyeceği bir kilit; böylece sorgusu lab'ın gerektiği kadar sürer
 SELECT pg_advisory_lock(hashtext(current_schema() || ':report'));
 
 -- name: release

@@ -76,7 +76,7 @@ pub(crate) mod msg {
         }
         no_such_file(name) {
             en: "lab has no file {name}",
-            tr: "lab'de {name} diye bir dosya yok",
+            tr: "lab'da {name} diye bir dosya yok",
         }
     }
 }

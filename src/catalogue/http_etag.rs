@@ -551,7 +551,7 @@ mod msg {
         }
         summary() {
             en: "two clients edit book 1 through lab's own HTTP API (axum on loopback)",
-            tr: "iki istemci 1 numaralı kitabı lab'in kendi HTTP API'si üzerinden düzenler (loopback'te axum)",
+            tr: "iki istemci 1 numaralı kitabı lab'ın kendi HTTP API'si üzerinden düzenler (loopback'te axum)",
         }
         why_get() {
             en: "read book 1 and its ETag, as a form or an app does before an edit",

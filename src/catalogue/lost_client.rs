@@ -372,7 +372,7 @@ mod msg {
         }
         needs_tcp(why) {
             en: "needs the server's TCP address for lab's fault proxy ({why})",
-            tr: "lab'in hata proxy'si için sunucunun TCP adresi gerekir ({why})",
+            tr: "lab'ın hata proxy'si için sunucunun TCP adresi gerekir ({why})",
         }
         not_direct() {
             en: "something stands between lab and the server (a pooler?): the server's socket sees it, not A's client, so what happens to A's network cannot reach the server",

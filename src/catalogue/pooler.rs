@@ -636,7 +636,7 @@ mod msg {
         prefix "po";
         about() {
             en: "Transaction pooling pitfalls on lab's own PgBouncer: SET, advisory locks, PREPARE, LISTEN, a full pool",
-            tr: "lab'in kendi PgBouncer'ında transaction pooling tuzakları: SET, advisory kilitler, PREPARE, LISTEN, dolu havuz",
+            tr: "lab'ın kendi PgBouncer'ında transaction pooling tuzakları: SET, advisory kilitler, PREPARE, LISTEN, dolu havuz",
         }
         summary() {
             en: "clients through PgBouncer in transaction mode next to direct connections",
@@ -732,7 +732,7 @@ mod msg {
         }
         pgbouncer_121(version) {
             en: "named protocol-level statements through a transaction pooler need PgBouncer 1.21 or later with max_prepared_statements > 0 (lab's is {version})",
-            tr: "transaction pooler üzerinden protokol düzeyinde adlı komutlar max_prepared_statements > 0 ile PgBouncer 1.21 ya da sonrasını ister (lab'inki {version})",
+            tr: "transaction pooler üzerinden protokol düzeyinde adlı komutlar max_prepared_statements > 0 ile PgBouncer 1.21 ya da sonrasını ister (lab'ınki {version})",
         }
         observed_unnamed(results, prepared) {
             en: "results {results}; {prepared} named statement(s) left",

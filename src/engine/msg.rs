@@ -75,7 +75,7 @@ crate::messages! {
     }
     pool_full(s) {
         en: "the transaction pooler gave lab's control connection no server connection within {s} s while the sessions held theirs: its pool must have room for every session of a spec and one more (PgBouncer's default_pool_size)",
-        tr: "transaction pooler, oturumlar kendi sunucu bağlantılarını tutarken lab'in kontrol bağlantısına {s} sn içinde sunucu bağlantısı vermedi: havuzunda bir spec'in her oturumuna ve bir fazlasına yer olmalı (PgBouncer'ın default_pool_size'ı)",
+        tr: "transaction pooler, oturumlar kendi sunucu bağlantılarını tutarken lab'ın kontrol bağlantısına {s} sn içinde sunucu bağlantısı vermedi: havuzunda bir spec'in her oturumuna ve bir fazlasına yer olmalı (PgBouncer'ın default_pool_size'ı)",
     }
     read_activity() {
         en: "could not read pg_stat_activity",

@@ -148,7 +148,7 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ),
     (
         "arg.phenomena.lab_dir",
-        "Fenomenleri DIR içindeki düzenlenmiş kopyalardan çalıştır (DIR/phenomena/<kimlik>.spec); DIR'de olmayan dosya lab'in kendi kopyasından gelir",
+        "Fenomenleri DIR içindeki düzenlenmiş kopyalardan çalıştır (DIR/phenomena/<kimlik>.spec); DIR'de olmayan dosya lab'ın kendi kopyasından gelir",
     ),
     (
         "arg.phenomena.all_interleavings",
@@ -232,7 +232,7 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ),
     (
         "arg.hunt.check",
-        "Kaydedilmiş bir geçmişi (lab'in JSON satırları ya da Jepsen'in history.edn dosyası) sunucusuz denetle",
+        "Kaydedilmiş bir geçmişi (lab'ın JSON satırları ya da Jepsen'in history.edn dosyası) sunucusuz denetle",
     ),
     (
         "arg.hunt.realtime",
@@ -315,12 +315,12 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ),
     (
         "arg.explore.lab_dir",
-        "lab'in spec'lerini DIR içindeki düzenlenmiş kopyalardan al (DIR'de olmayan dosya lab'in kendi kopyasından gelir)",
+        "lab'ın spec'lerini DIR içindeki düzenlenmiş kopyalardan al (DIR'de olmayan dosya lab'ın kendi kopyasından gelir)",
     ),
     ("cmd.completions", "Kabuk tamamlamalarını yazdır"),
     (
         "arg.lang",
-        "lab'in söylediği her şeyin dili (varsayılan: LC_ALL/LC_MESSAGES/LANG'den, yoksa İngilizce)",
+        "lab'ın söylediği her şeyin dili (varsayılan: LC_ALL/LC_MESSAGES/LANG'den, yoksa İngilizce)",
     ),
     ("arg.list.explain", "Her varyantın açıklamasıyla"),
     (
@@ -342,7 +342,7 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ),
     (
         "arg.pooler",
-        "Her oturumu sunucunun (geçici olanın ya da --database-url'in) önündeki, transaction modunda çalışan lab'in kendi PgBouncer'ı üzerinden çalıştır; pooled bir porttaki uygulama gibi; pgbouncer kurulu olmalı",
+        "Her oturumu sunucunun (geçici olanın ya da --database-url'in) önündeki, transaction modunda çalışan lab'ın kendi PgBouncer'ı üzerinden çalıştır; pooled bir porttaki uygulama gibi; pgbouncer kurulu olmalı",
     ),
     (
         "arg.max_connections",
@@ -395,7 +395,7 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ),
     (
         "arg.schema",
-        "lab'in oluşturduğu, kullandığı ve sildiği şema. Aynı sunucu ve şemaya ikinci bir çalıştırma, ilki sürerken reddedilir",
+        "lab'ın oluşturduğu, kullandığı ve sildiği şema. Aynı sunucu ve şemaya ikinci bir çalıştırma, ilki sürerken reddedilir",
     ),
     (
         "arg.keep_schema",
@@ -409,7 +409,7 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ("arg.once", "Görünümü bir kez (yenileme satırı olmadan) yazdır ve çık"),
     (
         "arg.all",
-        "lab'in olmayan oturumları da göster (salondaki psql pencereleri, elle yapılan bir alıştırma)",
+        "lab'ın olmayan oturumları da göster (salondaki psql pencereleri, elle yapılan bir alıştırma)",
     ),
     ("arg.shell", "Tamamlamaların yazılacağı kabuk"),
 ];

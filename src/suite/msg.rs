@@ -147,11 +147,11 @@ crate::messages! {
     }
     pooler_in_database(place) {
         en: "{place} is a transaction pooler: lab spec runs through it only in the database given, as isolationtester does (add --in-database, or --use-existing with --dbname NAME); a database lab made would have to be known to the pooler, and could not be dropped while the pooler keeps server connections in it",
-        tr: "{place} bir transaction pooler: lab spec onun üzerinden yalnızca verilen veritabanında, isolationtester gibi çalışır (--in-database ekleyin, ya da --dbname NAME ile --use-existing); lab'in oluşturacağı bir veritabanını pooler'ın tanıması gerekirdi ve pooler orada sunucu bağlantıları tuttukça silinemezdi",
+        tr: "{place} bir transaction pooler: lab spec onun üzerinden yalnızca verilen veritabanında, isolationtester gibi çalışır (--in-database ekleyin, ya da --dbname NAME ile --use-existing); lab'ın oluşturacağı bir veritabanını pooler'ın tanıması gerekirdi ve pooler orada sunucu bağlantıları tuttukça silinemezdi",
     }
     pooler_twice(place) {
         en: "{place} is a transaction pooler already: --pooler puts lab's own PgBouncer in front of a server, not of another pooler; leave --pooler out to run through this one",
-        tr: "{place} zaten bir transaction pooler: --pooler lab'in kendi PgBouncer'ını bir sunucunun önüne koyar, başka bir pooler'ın değil; bunun üzerinden çalıştırmak için --pooler'ı kaldırın",
+        tr: "{place} zaten bir transaction pooler: --pooler lab'ın kendi PgBouncer'ını bir sunucunun önüne koyar, başka bir pooler'ın değil; bunun üzerinden çalıştırmak için --pooler'ı kaldırın",
     }
     db_exists(db) {
         en: "the database {db} exists: --use-existing runs the specs in it as it is (lab drops only databases it made)",

@@ -805,7 +805,7 @@ pub(crate) mod msg {
     }
     root() {
             en: "lab runs as root, and initdb/postgres refuse root, but there is no 'postgres' user to run them as: create one, run lab as a normal user, or set DATABASE_URL",
-            tr: "lab root olarak çalışıyor ve initdb/postgres root'u reddediyor, ama onları çalıştıracak bir 'postgres' kullanıcısı yok: bir tane oluşturun, lab'i normal bir kullanıcıyla çalıştırın ya da DATABASE_URL ayarlayın",
+            tr: "lab root olarak çalışıyor ve initdb/postgres root'u reddediyor, ama onları çalıştıracak bir 'postgres' kullanıcısı yok: bir tane oluşturun, lab'ı normal bir kullanıcıyla çalıştırın ya da DATABASE_URL ayarlayın",
         }
         template() {
             en: "could not prepare the throwaway cluster template",

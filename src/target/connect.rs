@@ -709,11 +709,11 @@ pub mod msg {
         }
         too_old(version, min) {
             en: "PostgreSQL {version} is older than the oldest version lab supports ({min})",
-            tr: "PostgreSQL {version}, lab'in desteklediği en eski sürümden ({min}) eski",
+            tr: "PostgreSQL {version}, lab'ın desteklediği en eski sürümden ({min}) eski",
         }
         run_lock() {
             en: "could not take the lab's run lock",
-            tr: "lab'in çalıştırma kilidi alınamadı",
+            tr: "lab'ın çalıştırma kilidi alınamadı",
         }
         schema_busy(schema) {
             en: "another lab run is using schema \"{schema}\" on this server; wait for it to finish, or give this run its own schema with --schema NAME",
@@ -721,7 +721,7 @@ pub mod msg {
         }
         release_lock() {
             en: "could not release the lab's run lock",
-            tr: "lab'in çalıştırma kilidi bırakılamadı",
+            tr: "lab'ın çalıştırma kilidi bırakılamadı",
         }
         create_schema() {
             en: "could not create the lab schema",
@@ -733,11 +733,11 @@ pub mod msg {
         }
         create_database(name) {
             en: "could not create lab's database \"{name}\"",
-            tr: "lab'in \"{name}\" veritabanı oluşturulamadı",
+            tr: "lab'ın \"{name}\" veritabanı oluşturulamadı",
         }
         drop_database(name) {
             en: "could not drop lab's database \"{name}\"",
-            tr: "lab'in \"{name}\" veritabanı silinemedi",
+            tr: "lab'ın \"{name}\" veritabanı silinemedi",
         }
         not_ours(schema) {
             en: "schema \"{schema}\" exists and was not created by lab; lab will not touch it: choose another with --schema NAME",
@@ -745,7 +745,7 @@ pub mod msg {
         }
         transaction_pooler(place, pid) {
             en: "{place} is a transaction pooler (backend {pid} served two client connections in turn): lab's sessions keep state on their connection that such a pooler does not keep (search_path, SET, session locks, the backend wait detection watches); give lab the server's direct address (with --pooler, lab puts a transaction pooler of its own in front of it and keeps the sessions' state itself) or the pooler's session-mode port",
-            tr: "{place} bir transaction pooler (backend {pid} iki istemci bağlantısına sırayla hizmet etti): lab'in oturumları bağlantılarında böyle bir pooler'ın tutmadığı durum tutar (search_path, SET, oturum kilitleri, bekleme tespitinin izlediği backend); lab'e sunucunun doğrudan adresini (--pooler ile lab önüne kendi transaction pooler'ını koyar ve oturumların durumunu kendisi tutar) ya da pooler'ın session modundaki portunu verin",
+            tr: "{place} bir transaction pooler (backend {pid} iki istemci bağlantısına sırayla hizmet etti): lab'ın oturumları bağlantılarında böyle bir pooler'ın tutmadığı durum tutar (search_path, SET, oturum kilitleri, bekleme tespitinin izlediği backend); lab'a sunucunun doğrudan adresini (--pooler ile lab önüne kendi transaction pooler'ını koyar ve oturumların durumunu kendisi tutar) ya da pooler'ın session modundaki portunu verin",
         }
         setup_queued(place, s) {
             en: "{place} accepted the connection but ran nothing on it within {s} s (a pooler with no free server connection? give the run fewer connections with --max-connections)",
@@ -757,11 +757,11 @@ pub mod msg {
         }
         transaction_pooler_prepared() {
             en: "the server is behind a transaction pooler (a prepared statement was looked for on another server connection than its own, or met another client's there): lab's sessions keep state on their connection that such a pooler does not keep; give lab the server's direct address (with --pooler, lab puts a transaction pooler of its own in front of it and keeps the sessions' state itself) or the pooler's session-mode port",
-            tr: "sunucu bir transaction pooler arkasında (hazırlanmış bir komut kendi sunucu bağlantısı yerine başka birinde arandı ya da orada başka bir istemcininkiyle karşılaştı): lab'in oturumları bağlantılarında böyle bir pooler'ın tutmadığı durum tutar; lab'e sunucunun doğrudan adresini (--pooler ile lab önüne kendi transaction pooler'ını koyar ve oturumların durumunu kendisi tutar) ya da pooler'ın session modundaki portunu verin",
+            tr: "sunucu bir transaction pooler arkasında (hazırlanmış bir komut kendi sunucu bağlantısı yerine başka birinde arandı ya da orada başka bir istemcininkiyle karşılaştı): lab'ın oturumları bağlantılarında böyle bir pooler'ın tutmadığı durum tutar; lab'a sunucunun doğrudan adresini (--pooler ile lab önüne kendi transaction pooler'ını koyar ve oturumların durumunu kendisi tutar) ya da pooler'ın session modundaki portunu verin",
         }
         standby(place) {
             en: "the server at {place} is a read-only standby (pg_is_in_recovery() is true): give lab the primary's URL",
-            tr: "{place} adresindeki sunucu salt okunur bir standby (pg_is_in_recovery() doğru): lab'e primary'nin URL'sini verin",
+            tr: "{place} adresindeki sunucu salt okunur bir standby (pg_is_in_recovery() doğru): lab'a primary'nin URL'sini verin",
         }
         option_not_a_setting(option) {
             en: "startup option {option}: only settings (-c name=value) can reach the server through a transaction pooler, which does not pass the options on",

@@ -329,7 +329,7 @@ pub mod msg {
         }
         exited(status, log) {
             en: "lab's PgBouncer exited during start ({status}): {log}",
-            tr: "lab'in PgBouncer'ı başlarken çıktı ({status}): {log}",
+            tr: "lab'ın PgBouncer'ı başlarken çıktı ({status}): {log}",
         }
         admin(command) {
             en: "PgBouncer's admin console: {command}",
@@ -337,7 +337,7 @@ pub mod msg {
         }
         not_ready(log) {
             en: "lab's PgBouncer did not accept connections within 10 s: {log}",
-            tr: "lab'in PgBouncer'ı 10 sn içinde bağlantı kabul etmedi: {log}",
+            tr: "lab'ın PgBouncer'ı 10 sn içinde bağlantı kabul etmedi: {log}",
         }
     }
 }

@@ -209,11 +209,11 @@ pub mod msg {
         }
         exited(status, log) {
             en: "lab's pgpool-II exited during start ({status}): {log}",
-            tr: "lab'in pgpool-II'si başlarken çıktı ({status}): {log}",
+            tr: "lab'ın pgpool-II'si başlarken çıktı ({status}): {log}",
         }
         not_ready(log) {
             en: "lab's pgpool-II did not accept connections within 10 s: {log}",
-            tr: "lab'in pgpool-II'si 10 sn içinde bağlantı kabul etmedi: {log}",
+            tr: "lab'ın pgpool-II'si 10 sn içinde bağlantı kabul etmedi: {log}",
         }
     }
 }

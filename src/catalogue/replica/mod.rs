@@ -52,7 +52,7 @@ pub static SCENARIO: Scenario = Scenario {
         ),
         (
             "via",
-            "yalnızca standby'dan doğrudan okuyan varyantlar (`standby`) ya da yalnızca lab'in yük dengelemeli kendi pgpool-II'si üzerinden olanlar (`pgpool`, o zaman kurulu olmalı); varsayılan ikisi de",
+            "yalnızca standby'dan doğrudan okuyan varyantlar (`standby`) ya da yalnızca lab'ın yük dengelemeli kendi pgpool-II'si üzerinden olanlar (`pgpool`, o zaman kurulu olmalı); varsayılan ikisi de",
         ),
     ])),
 };
@@ -146,7 +146,7 @@ crate::variants! {
         },
         explain => {
             en: "pgpool-II's own fix: once a session has written, 'always' stops balancing its reads for the rest of the session, so it reads its writes; the standby serves that session nothing more, even when it has caught up. pgpool-II takes any statement it does not balance for a write, a SET included: a session that sets anything when it connects (many drivers and ORMs do) never reads from the standby under 'always' (lab's sessions send their settings in the startup packet). 'trans_transaction' stops balancing after a write in an explicit transaction, 'dml_adaptive' per table written.",
-            tr: "pgpool-II'nin kendi çözümü: bir oturum yazdıktan sonra 'always' oturumun geri kalanında okumalarını dengelemez; böylece oturum kendi yazmalarını okur; standby yetişse bile o oturuma artık hiçbir şey sunmaz. pgpool-II dengelemediği her ifadeyi, SET dahil, yazma sayar: bağlanırken bir şey ayarlayan oturum (birçok sürücü ve ORM bunu yapar) 'always' altında standby'dan hiç okumaz (lab'in oturumları ayarlarını başlangıç paketinde gönderir). 'trans_transaction' açık bir işlemdeki yazmadan sonra, 'dml_adaptive' yazılan tablo başına dengelemeyi durdurur.",
+            tr: "pgpool-II'nin kendi çözümü: bir oturum yazdıktan sonra 'always' oturumun geri kalanında okumalarını dengelemez; böylece oturum kendi yazmalarını okur; standby yetişse bile o oturuma artık hiçbir şey sunmaz. pgpool-II dengelemediği her ifadeyi, SET dahil, yazma sayar: bağlanırken bir şey ayarlayan oturum (birçok sürücü ve ORM bunu yapar) 'always' altında standby'dan hiç okumaz (lab'ın oturumları ayarlarını başlangıç paketinde gönderir). 'trans_transaction' açık bir işlemdeki yazmadan sonra, 'dml_adaptive' yazılan tablo başına dengelemeyi durdurur.",
         },
     }
     pgpool_lsn_token "pgpool-lsn-token" {

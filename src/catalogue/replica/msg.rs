@@ -3,7 +3,7 @@ crate::messages! {
     prefix "rp";
     no_basebackup(bin) {
         en: "lab makes its standby with pg_basebackup: none is beside postgres in {bin}, nor one of its version or later where lab looks for server programs; give --standby-url, or binaries that have it",
-        tr: "lab standby'ını pg_basebackup ile yapar: {bin} içinde postgres'in yanında yok, lab'in sunucu programlarına baktığı yerlerde de bu sürümden ya da sonrasından biri yok; --standby-url verin ya da onu içeren programlar kullanın",
+        tr: "lab standby'ını pg_basebackup ile yapar: {bin} içinde postgres'in yanında yok, lab'ın sunucu programlarına baktığı yerlerde de bu sürümden ya da sonrasından biri yok; --standby-url verin ya da onu içeren programlar kullanın",
     }
     about() {
         en: "Read replicas: stale reads, LSN tokens, remote_apply, time-based stickiness, recovery conflicts",
@@ -23,11 +23,11 @@ crate::messages! {
     }
     needs_own_standby(settings) {
         en: "runs on lab's own standby only (it needs {settings}); run without --database-url",
-        tr: "yalnızca lab'in kendi standby'ında çalışır ({settings} gerekir); --database-url olmadan çalıştırın",
+        tr: "yalnızca lab'ın kendi standby'ında çalışır ({settings} gerekir); --database-url olmadan çalıştırın",
     }
     needs_own_primary() {
         en: "runs on lab's own primary only (it changes synchronous_standby_names); run without --database-url",
-        tr: "yalnızca lab'in kendi primary'sinde çalışır (synchronous_standby_names'i değiştirir); --database-url olmadan çalıştırın",
+        tr: "yalnızca lab'ın kendi primary'sinde çalışır (synchronous_standby_names'i değiştirir); --database-url olmadan çalıştırın",
     }
     standby_check() {
         en: "checking the standby",
@@ -79,7 +79,7 @@ crate::messages! {
     }
     pgpool_started(version, port, setting) {
         en: "lab's {version} on 127.0.0.1:{port} in front of the primary (backend 0) and the standby (backend 1), load balancing on; set for this variant: {setting}",
-        tr: "lab'in {version}'i 127.0.0.1:{port} üzerinde primary'nin (backend 0) ve standby'ın (backend 1) önünde, yük dengeleme açık; bu varyant için ayarlanan: {setting}",
+        tr: "lab'ın {version}'i 127.0.0.1:{port} üzerinde primary'nin (backend 0) ve standby'ın (backend 1) önünde, yük dengeleme açık; bu varyant için ayarlanan: {setting}",
     }
     balanced(by) {
         en: "pgpool-II balances the session's read to the standby (answered by: {by})",
