@@ -559,7 +559,7 @@ pub fn cell_reports(
                     let expected = mark(c.expected.verdict, c.expected.how, None);
                     crate::report::VariantReport {
                         as_expected: c.as_expected,
-                        anomaly: c.verdict == Verdict::Occurs,
+                        anomaly: Some(c.verdict == Verdict::Occurs),
                         observed: vec![describe(c)],
                         checks: cell_checks(c, LEVELS[l].1, &expected),
                         sqlstates: c.sqlstate.iter().cloned().collect(),

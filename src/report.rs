@@ -215,7 +215,9 @@ pub struct Check {
 pub struct VariantReport {
     pub name: String,
     pub as_expected: bool,
-    pub anomaly: bool,
+    /// Whether the variant showed its anomaly; none where nothing says
+    /// what the anomaly is (a spec without `# occurs-if:`).
+    pub anomaly: Option<bool>,
     pub expected: Text,
     /// What happens and why, and the fix (shown with --explain; not in JSON).
     #[serde(skip)]
@@ -256,7 +258,7 @@ impl VariantReport {
         VariantReport {
             name: name.into(),
             as_expected: true,
-            anomaly: false,
+            anomaly: Some(false),
             expected,
             explain,
             observed: Vec::new(),

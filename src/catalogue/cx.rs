@@ -444,7 +444,7 @@ impl<'e> Cx<'e> {
         let pooler_differs = f.pooler_changes.filter(|_| !passed);
         Ok(VariantReport {
             as_expected: passed || pooler_differs.is_some(),
-            anomaly: f.anomaly,
+            anomaly: Some(f.anomaly),
             observed: f.observed,
             checks: f.checks,
             elapsed_ms: round_ms(self.recorder.started().elapsed().as_secs_f64() * 1000.0),

@@ -304,7 +304,7 @@ impl Explore {
             let line = ui::verbatim(self.summary(o));
             junit.variants.push(VariantReport {
                 as_expected: ok,
-                anomaly: o.tally.anomaly.is_some_and(|k| k > 0),
+                anomaly: o.tally.anomaly.map(|k| k > 0),
                 observed: vec![line.clone()],
                 checks: vec![Check {
                     id: "ex.level".into(),
@@ -317,7 +317,7 @@ impl Explore {
             for (i, c) in o.classes.iter().enumerate() {
                 let rep = results.get(c.representative()).and_then(Option::as_ref);
                 page.variants.push(VariantReport {
-                    anomaly: c.signature.anomaly == Some(true),
+                    anomaly: c.signature.anomaly,
                     observed: vec![ui::verbatim(self.what(c))],
                     timeline: rep.map(|r| r.timeline.clone()).unwrap_or_default(),
                     elapsed_ms: rep.map_or(0.0, |r| r.elapsed_ms),

@@ -713,7 +713,7 @@ impl Outputs<'_> {
                 };
                 let mut v = VariantReport::new(Name::of(class).text(), expected, ui::verbatim(String::new()));
                 v.as_expected = !bad;
-                v.anomaly = !found.is_empty();
+                v.anomaly = Some(!found.is_empty());
                 v.observed = found.iter().flat_map(|a| explain(&f.history, a)).collect::<Vec<_>>();
                 if found.is_empty() {
                     v.observed.push(msg::not_found());
@@ -737,7 +737,7 @@ impl Outputs<'_> {
                     ui::verbatim(txn_list(&f.history, a)),
                 );
                 v.as_expected = !forbidden(a.name, at);
-                v.anomaly = true;
+                v.anomaly = Some(true);
                 v.observed = explain(&f.history, a);
                 if let Some((_, r)) = f.replayed.iter().find(|(j, _)| *j == i) {
                     v.observed.push(replay_line(r));

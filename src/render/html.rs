@@ -131,7 +131,11 @@ fn contents(scenarios: &[ScenarioReport], style: &Style) -> String {
     );
     for s in scenarios {
         for v in &s.variants {
-            let anomaly = if v.anomaly { ui::yes() } else { ui::no() };
+            let anomaly = match v.anomaly {
+                Some(true) => style.say(&ui::yes()),
+                Some(false) => style.say(&ui::no()),
+                None => "-".to_string(),
+            };
             let _ = writeln!(
                 t,
                 "<tr><td><a href=\"#{}\">{}</a></td><td><a href=\"#{}\">{}</a></td><td>{}</td><td>{}</td></tr>",
@@ -139,7 +143,7 @@ fn contents(scenarios: &[ScenarioReport], style: &Style) -> String {
                 esc(&s.scenario),
                 id(&["variant", &s.scenario, &v.name]),
                 esc(&v.name),
-                esc(&style.say(&anomaly)),
+                esc(&anomaly),
                 verdict(v, style)
             );
         }
@@ -170,7 +174,7 @@ fn matrix(scenarios: &[ScenarioReport], style: &Style) -> String {
             match s.variants.iter().find(|v| v.name == *l) {
                 None => t.push_str("<td></td>"),
                 Some(v) => {
-                    let (class, word) = match (v.as_expected, v.anomaly) {
+                    let (class, word) = match (v.as_expected, v.anomaly == Some(true)) {
                         (false, _) => ("cell-bad", style.say(&ui::verdict_not())),
                         (true, true) => ("cell-occurs", style.say(&msg::occurs())),
                         (true, false) => ("cell-ok", style.say(&msg::prevented())),

@@ -117,7 +117,7 @@ mod tests {
         VariantReport {
             name: name.into(),
             as_expected: ok,
-            anomaly: false,
+            anomaly: Some(false),
             expected: t::expected(),
             explain: t::expected(),
             observed: vec![t::observed()],

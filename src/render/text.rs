@@ -255,14 +255,14 @@ fn outcome_table(rows: &[(&str, &VariantReport)], with_scenario: bool, style: &S
     format!("{t}\n")
 }
 
-/// Whether the variant showed its anomaly; `-` for one that did not run.
+/// Whether the variant showed its anomaly; `-` for one that did not run,
+/// or for which nothing says what its anomaly is.
 fn anomaly_cell(v: &VariantReport, style: &Style) -> Cell {
-    if v.skipped.is_some() {
-        Cell::new("-")
-    } else if v.anomaly {
-        style.cell(style.say(&ui::yes()), Color::Yellow)
-    } else {
-        Cell::new(style.say(&ui::no()))
+    match v.anomaly {
+        _ if v.skipped.is_some() => Cell::new("-"),
+        None => Cell::new("-"),
+        Some(true) => style.cell(style.say(&ui::yes()), Color::Yellow),
+        Some(false) => Cell::new(style.say(&ui::no())),
     }
 }
 
@@ -382,7 +382,7 @@ mod tests {
         let style = Style::plain(crate::i18n::Lang::En);
         let mut skipped = variant("skipped");
         skipped.skipped = Some(ui::no());
-        skipped.anomaly = true;
+        skipped.anomaly = Some(true);
         let mut pooled = variant("pooled");
         pooled.pooler_differs = Some(ui::no());
         let all = run(vec![variant("plain"), skipped, pooled]);

@@ -21,6 +21,9 @@ pub struct SpecFile {
     /// Its header says `# uses: bookstore`: it runs against the lab schema
     /// (lab's own specs), built in its database and first on the search_path.
     pub bookstore: bool,
+    /// Its `# occurs-if:` conditions (lab's phenomena and hunt's
+    /// reproducers): a permutation where one holds showed the anomaly.
+    pub occurs_if: Vec<Vec<crate::phenomena::Condition>>,
 }
 
 /// The specs to run, in schedule groups: a plain path is a group of its
@@ -120,6 +123,7 @@ pub fn parsed(path: &Path, text: &str) -> Result<SpecFile> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| shown.clone());
     let bookstore = spec.header.iter().any(|l| l.trim() == "uses: bookstore");
+    let occurs_if = crate::phenomena::occurs_if(&spec, &shown)?;
     Ok(SpecFile {
         name,
         path: path.to_path_buf(),
@@ -127,6 +131,7 @@ pub fn parsed(path: &Path, text: &str) -> Result<SpecFile> {
         unused,
         expected: Vec::new(),
         bookstore,
+        occurs_if,
     })
 }
 

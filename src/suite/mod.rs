@@ -556,6 +556,7 @@ async fn run_spec(suite: &Suite, env: &Env, run: usize) -> Result<Outcome> {
             as_expected: ok,
             observed: vec![if ok { msg::same() } else { msg::differs() }],
             checks: vec![check(ok, msg::same_output(shown.clone()))],
+            anomaly: None,
             ..VariantReport::new(
                 msg::expected_variant().render(Lang::En),
                 msg::same_output(shown.clone()),
@@ -594,6 +595,7 @@ fn left_behind(clean: bool, left: &[catalogue::Object], failed: &[(catalogue::Ob
         as_expected: ok,
         observed,
         checks: vec![check(ok, msg::leaves_nothing())],
+        anomaly: None,
         ..VariantReport::new(
             msg::database_variant().render(Lang::En),
             msg::leaves_nothing(),
@@ -627,6 +629,7 @@ fn not_run(file: &SpecFile, env: &Env, spec: usize, round: usize, by: String, le
         observed: vec![text.clone()],
         // What it waits for: not something it did (it never ran).
         checks: vec![check(false, msg::runs_in_clean_database())],
+        anomaly: None,
         ..VariantReport::new(
             msg::not_run_variant().render(Lang::En),
             msg::runs_in_clean_database(),
@@ -661,6 +664,7 @@ pub fn repeat_report(runs: usize, asked: usize, flaky: &[repeat::Flaky]) -> Vari
         as_expected: ok,
         observed,
         checks: vec![check(ok, msg::same_in(asked))],
+        anomaly: None,
         ..VariantReport::new(
             msg::repeat_variant(asked).render(Lang::En),
             msg::same_in(asked),
@@ -871,8 +875,14 @@ fn permutation_report(
     } else {
         (Vec::new(), msg::compared())
     };
+    // The spec's `# occurs-if:`, where it has one, on what the steps returned.
+    let anomaly = match outcome {
+        Ok(o) if !file.occurs_if.is_empty() => Some(file.occurs_if.iter().any(|all| all.iter().all(|c| c.holds(o)))),
+        _ => None,
+    };
     VariantReport {
         as_expected: checks.iter().all(|c| c.ok),
+        anomaly,
         observed,
         checks,
         ..VariantReport::new(name, expected, msg::comments(comments(&file.spec.header, notes)))

@@ -81,7 +81,7 @@ fn waited() -> VariantReport {
     VariantReport {
         name: "select-for-update".into(),
         as_expected: true,
-        anomaly: false,
+        anomaly: Some(false),
         expected: text(&EXPECTED_OK),
         explain: text(&EXPLAIN),
         observed: vec![Text::new(&OBSERVED, vec![("stock", Arg::Int(34))])],
@@ -134,7 +134,7 @@ fn failed() -> VariantReport {
     VariantReport {
         name: "repeatable-read".into(),
         as_expected: false,
-        anomaly: true,
+        anomaly: Some(true),
         expected: text(&EXPECTED_BAD),
         explain: text(&EXPLAIN),
         observed: vec![Text::new(&OBSERVED, vec![("stock", Arg::Int(35))])],

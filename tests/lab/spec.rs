@@ -629,6 +629,32 @@ fn sessions_take_the_libpq_environment() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A spec's `# occurs-if:` says, for each permutation `lab spec` runs,
+/// whether it showed the anomaly (a hunt's reproducer, replayed, says
+/// whether it reproduced); a spec without one says nothing of it.
+#[test]
+fn a_replay_says_whether_its_occurs_if_held() {
+    let srv = TestServer::start();
+    let anomaly = |spec: &str| {
+        let r = run(&["spec", "--database-url", &srv.url(), spec, "--format", "json"]);
+        assert_eq!(r.code, 0, "{}", r.why());
+        let report: Value = serde_json::from_str(&r.stdout).expect("JSON");
+        report["scenarios"][0]["variants"][0]["anomaly"].clone()
+    };
+    // p4, a lost update: READ COMMITTED lets it happen; at REPEATABLE READ
+    // the second write fails with 40001.
+    assert_eq!(anomaly("lab/phenomena/p4.spec"), Value::Bool(true));
+    let dir = scratch("occurs-if");
+    let text = std::fs::read_to_string("lab/phenomena/p4.spec").unwrap();
+    let rr = write_spec(
+        &dir,
+        "p4-rr.spec",
+        &text.replace("'read committed'", "'repeatable read'"),
+    );
+    assert_eq!(anomaly(&rr), Value::Bool(false));
+    assert_eq!(anomaly("lab/examples/last-copy.spec"), Value::Null);
+}
+
 /// Runs two specs one by one, stops the run with `stop` at the second one's
 /// first wait, and checks that the first is reported whole and the second
 /// says where and why it stopped, on stdout's JSON, in JUnit and on stderr.
