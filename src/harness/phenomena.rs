@@ -15,6 +15,9 @@ use crate::phenomena::{self, Cell, Interleavings, LEVELS, Matrix as Cells};
 use crate::render::{self, Style, html};
 use crate::report::round_ms;
 
+/// What a JUnit case for a phenomenon's interleavings, cut short, is named.
+const ALL_INTERLEAVINGS: &str = "all-interleavings";
+
 /// The anomaly matrix of one run.
 pub struct Matrix {
     common: Common,
@@ -192,15 +195,27 @@ impl Job for Matrix {
         let html_style = Style::plain(self.common.lang);
         if let Some((exit, message)) = stop.error(self.common.lang) {
             // A matrix stopped part-way: JSON, JUnit and HTML still hold every
-            // cell measured, and the error goes to the first cell with no result.
+            // cell measured, and the error goes to the first cell with no
+            // result or, once every cell has one, to the first phenomenon
+            // whose interleavings were not all counted (`--all-interleavings`).
             let missing = grid
                 .iter()
                 .enumerate()
                 .find_map(|(i, row)| Some((i, row.iter().position(Option::is_none)?)));
-            if let Some((i, j)) = missing {
+            let uncounted = || {
+                let counts = self.counts.lock().unwrap();
+                cfg.all_interleavings
+                    .then(|| counts.iter().position(Option::is_none))
+                    .flatten()
+            };
+            let at: Option<(usize, Option<&str>)> = match missing {
+                Some((i, j)) => Some((i, Some(LEVELS[cfg.levels[j]].0))),
+                None => uncounted().map(|i| (i, None)),
+            };
+            if let Some((i, level)) = at {
                 reports[i].as_expected = false;
                 reports[i].error = Some(crate::report::RunError {
-                    variant: LEVELS[cfg.levels[j]].0.to_string(),
+                    variant: level.unwrap_or(ALL_INTERLEAVINGS).to_string(),
                     message: message.clone(),
                     exit_code: exit as u8,
                 });
@@ -213,8 +228,8 @@ impl Job for Matrix {
                     "levels": levels,
                     "phenomena": rows,
                     "error": {
-                        "phenomenon": missing.map(|(i, _)| cfg.phenomena[i].id.clone()),
-                        "level": missing.map(|(_, j)| LEVELS[cfg.levels[j]].0),
+                        "phenomenon": at.map(|(i, _)| cfg.phenomena[i].id.clone()),
+                        "level": at.and_then(|(_, level)| level),
                         "message": message,
                         "exit_code": exit as u8,
                     },

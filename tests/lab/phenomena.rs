@@ -204,6 +204,29 @@ fn a_matrix_that_fails_part_way_keeps_every_measured_cell() {
     matrix_stopped_part_way(|srv, _| srv.crash(), 2);
 }
 
+/// `--all-interleavings` stopped once every cell is measured and the
+/// interleavings are being counted: the error names the phenomenon whose
+/// count it cut, in JSON and as a JUnit error (a CI job must not see green).
+#[test]
+fn all_interleavings_stopped_while_counting_is_an_error_in_junit() {
+    let srv = TestServer::start();
+    let counting = "SELECT least(count(*), 1) FROM pg_stat_activity WHERE application_name LIKE 'lab:explore:%'";
+    let args = ["phenomena", "--all-interleavings"].map(std::ffi::OsStr::new);
+    let (json, _) = crate::support::stopped_part_way(
+        &srv,
+        &args,
+        counting,
+        |_, pid| {
+            unsafe { libc::kill(pid as i32, libc::SIGINT) };
+        },
+        130,
+    );
+    assert_eq!(json["as_expected"], false);
+    assert_eq!(json["error"]["exit_code"], 130);
+    assert!(json["error"]["phenomenon"].is_string(), "{json}");
+    assert!(json["error"]["level"].is_null(), "{json}");
+}
+
 #[test]
 fn a_matrix_stopped_by_ctrl_c_keeps_every_measured_cell() {
     matrix_stopped_part_way(
