@@ -83,7 +83,8 @@ pub struct ConnArgs {
     #[command(flatten)]
     pub local: LocalArgs,
 
-    /// Keep the lab schema after the run (it is dropped by default).
+    /// Keep the lab schema after the run, as the run left it (by default it is
+    /// dropped, or made again with its seed rows if it was there before).
     #[arg(long)]
     pub keep_schema: bool,
 }
@@ -842,6 +843,19 @@ fn localize(mut cmd: clap::Command, lang: Lang, root: bool) -> clap::Command {
         }
     })
     .mut_subcommands(|s| localize(s, lang, false))
+}
+
+/// `--help` or `--version` as clap renders it (coloured for a terminal), with
+/// the usage line's `[OPTIONS]`, clap's own word, in `lang`'s.
+pub fn help_output(e: &clap::Error, lang: Lang, terminal: bool) -> String {
+    let styled = e.render();
+    let text = if terminal && std::env::var_os("NO_COLOR").is_none() {
+        styled.ansi().to_string()
+    } else {
+        styled.to_string()
+    };
+    let options = format!("[{}]", ui::help_options_value().render(lang));
+    text.replace("[OPTIONS]", &options)
 }
 
 /// A usage error on one line, in `lang`: the common kinds in our own words

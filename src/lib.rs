@@ -67,7 +67,7 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
             scenario, run, params, ..
         } => {
             let cfg = RunConfig::for_scenario(scenario, &run, params?, env, lang)?;
-            harness::runtime()?.block_on(harness::run(&harness::Scenarios::new(cfg, false)))
+            harness::block_on(harness::run(&harness::Scenarios::new(cfg, false)))
         }
         Parsed::Fixed(cli) => match cli.command {
             Command::List(args) => {
@@ -93,7 +93,7 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
             }
             Command::Server(args) => {
                 let (pg_bin, schema) = config::local(&args.local)?;
-                harness::runtime()?.block_on(harness::serve(pg_bin, schema, lang))
+                harness::block_on(harness::serve(pg_bin, schema, lang))
             }
             Command::Locks(args) => {
                 let target = args
@@ -110,19 +110,19 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
                     once: args.once,
                     every: Duration::from_secs_f64(args.every),
                 };
-                harness::runtime()?.block_on(locks::watch(config, view, lang))
+                harness::block_on(locks::watch(config, view, lang))
             }
             Command::Phenomena(args) => {
                 let cfg = config::PhenomenaRun::new(&args, env, lang)?;
-                harness::runtime()?.block_on(harness::run(&harness::Matrix::new(cfg)))
+                harness::block_on(harness::run(&harness::Matrix::new(cfg)))
             }
             Command::Explore(args) => {
                 let cfg = config::ExploreRun::new(&args, env, lang)?;
-                harness::runtime()?.block_on(harness::run(&harness::Explore::new(cfg)))
+                harness::block_on(harness::run(&harness::Explore::new(cfg)))
             }
             Command::Hunt(args) => match config::Hunt::new(&args, env, lang)? {
                 config::Hunt::Check(cfg) => harness::hunt_check(&cfg),
-                config::Hunt::Run(cfg) => harness::runtime()?.block_on(harness::run(&harness::Hunt::new(cfg))),
+                config::Hunt::Run(cfg) => harness::block_on(harness::run(&harness::Hunt::new(cfg))),
             },
             Command::Compare(args) => {
                 let runs = args
@@ -151,15 +151,15 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
             }
             Command::Shell(args) => {
                 let cfg = config::shell(&args, env, lang)?;
-                harness::runtime()?.block_on(harness::run(&harness::Shell::new(cfg)))
+                harness::block_on(harness::run(&harness::Shell::new(cfg)))
             }
             Command::Spec(args) => {
                 let cfg = config::SpecRun::new(&args, env, lang)?;
-                harness::runtime()?.block_on(harness::run(&harness::Specs::new(cfg)))
+                harness::block_on(harness::run(&harness::Specs::new(cfg)))
             }
             Command::All(args) => {
                 let cfg = RunConfig::for_all(&args, env, lang)?;
-                harness::runtime()?.block_on(harness::run(&harness::Scenarios::new(cfg, true)))
+                harness::block_on(harness::run(&harness::Scenarios::new(cfg, true)))
             }
         },
     }

@@ -1,4 +1,5 @@
 //! `lab`: parse the command line, run, map the result to an exit code.
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;
@@ -10,11 +11,17 @@ fn main() -> ExitCode {
     let parsed = match lab::cli::parse(&args, lang) {
         Ok(p) => p,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
-            let _ = e.print();
+            let mut out = std::io::stdout().lock();
+            let help = lab::cli::help_output(&e, lang, out.is_terminal());
+            // A reader that stopped reading (`lab --help | head`) is no error.
+            let _ = out.write_all(help.as_bytes()).and_then(|()| out.flush());
             return ExitCode::SUCCESS;
         }
         Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = e.print();
+            let err = std::io::stderr();
+            let _ = err
+                .lock()
+                .write_all(lab::cli::help_output(&e, lang, err.is_terminal()).as_bytes());
             return lab::Exit::CouldNotRun.into();
         }
         Err(e) => {

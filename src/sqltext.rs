@@ -76,6 +76,18 @@ fn block_comment_end(b: &[u8], start: usize) -> Option<usize> {
 /// outside quotes and comments is a `;`, and no quote, dollar quote or
 /// block comment is left open.
 pub fn ends_statement(sql: &str) -> bool {
+    scan(sql) == Some(true)
+}
+
+/// Whether `sql` leaves a quote, a dollar quote or a block comment open
+/// (what is typed next is still inside it).
+pub fn left_open(sql: &str) -> bool {
+    scan(sql).is_none()
+}
+
+/// Whether the last character of `sql` outside quotes and comments is a
+/// `;`; none when a quote, dollar quote or block comment is left open.
+fn scan(sql: &str) -> Option<bool> {
     let b = sql.as_bytes();
     let (mut i, mut ends) = (0, false);
     while i < b.len() {
@@ -97,10 +109,9 @@ pub fn ends_statement(sql: &str) -> bool {
                 Some(i + 1)
             }
         };
-        let Some(n) = next else { return false };
-        i = n;
+        i = next?;
     }
-    ends
+    Some(ends)
 }
 
 /// A statement on one line, its whitespace runs made single spaces.

@@ -1,6 +1,14 @@
 //! The engine's messages: what sessions, the scheduler and the recorder say.
 crate::messages! {
     prefix "en";
+    zero_rows() {
+        en: "(0 rows)",
+        tr: "(0 satır)",
+    }
+    quoted(sql) {
+        en: "`{sql}`",
+        tr: "`{sql}`",
+    }
     at(label, session, sql) {
         en: "{label}: session {session}: `{sql}`",
         tr: "{label}: {session} oturumu: `{sql}`",

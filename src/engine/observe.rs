@@ -141,12 +141,17 @@ impl Recorder {
         waited: Option<(&Waited, Duration)>,
         isolation: Option<String>,
     ) -> Entry {
-        let (result, detail, sqlstate) = match answer {
-            Ok(r) if waited.is_some() => (StepResult::Completed, describe(r), None),
-            Ok(r) => (StepResult::Ok, describe(r), None),
-            Err(e) => (StepResult::Error, e.line(), e.code.clone()),
+        // A result with no rows is said in the run's language (psql's "(0 rows)").
+        let said = |r: &[Res]| match r.last().and_then(|l| l.set.as_ref()) {
+            Some(set) if set.rows.is_empty() => Phrase::Text(msg::zero_rows()),
+            _ => Phrase::Plain(describe(r)),
         };
-        let mut e = Entry::new(self.t_ms(at), session, result, Phrase::Plain(detail));
+        let (result, detail, sqlstate) = match answer {
+            Ok(r) if waited.is_some() => (StepResult::Completed, said(r), None),
+            Ok(r) => (StepResult::Ok, said(r), None),
+            Err(e) => (StepResult::Error, Phrase::Plain(e.line()), e.code.clone()),
+        };
+        let mut e = Entry::new(self.t_ms(at), session, result, detail);
         e.step = step.map(str::to_string);
         e.sql = sql.to_string();
         e.sqlstate = sqlstate;

@@ -465,10 +465,14 @@ impl Opener {
             let conn = connect::connect(&self.pg, &app, Some(&setup), Some(sink))
                 .await
                 .ctx(what)?;
-            let row = conn
-                .client
-                .query_one("SELECT pg_backend_pid(), extract(epoch FROM now())::text", &[])
+            // Within the deadline, as every statement: a connection that
+            // went silent after its handshake must not hold the run.
+            const WHO: &str = "SELECT pg_backend_pid(), extract(epoch FROM now())::text";
+            let silent = || anyhow::anyhow!(msg::no_answer(msg::quoted(WHO), secs(self.deadline)));
+            let row = tokio::time::timeout(self.deadline, conn.client.query_one(WHO, &[]))
                 .await
+                .map_err(|_| silent())
+                .ctx(what)?
                 .ctx(what)?;
             Ok((conn, row.get(0), Some(row.get(1))))
         }

@@ -152,30 +152,30 @@ impl Stepper {
             crate::i18n::ui::why().render(lang),
             prompt.render(lang),
         );
-        let line = tokio::task::spawn_blocking(|| {
-            let mut line = String::new();
-            std::io::stdin()
-                .read_line(&mut line)
-                .map(|n| if n == 0 { None } else { Some(line) })
-        })
-        .await;
-        let skip = match &line {
-            Ok(Ok(Some(l))) => l.trim().eq_ignore_ascii_case("s"),
-            // End of input: nobody is there to press Enter any more.
-            _ => true,
-        };
-        if self.predict
-            && !skip
-            && let Ok(Ok(Some(l))) = &line
-        {
-            match guess::guess(l) {
+        let skip = loop {
+            let Some(line) = read_line().await else {
+                // End of input: nobody is there to press Enter any more.
+                break true;
+            };
+            if line.trim().eq_ignore_ascii_case("s") {
+                break true;
+            }
+            if !self.predict {
+                break false;
+            }
+            match guess::guess(&line) {
                 Some(Ok(g)) => {
                     self.guesses.lock().unwrap().insert(session.to_string(), g);
                 }
-                Some(Err(())) => eprintln!("{}", guess::msg::predict_bad().render(lang)),
+                // Not a guess: asked again, the statement not yet run.
+                Some(Err(())) => {
+                    eprintln!("{}\n{}", guess::msg::predict_bad().render(lang), prompt.render(lang));
+                    continue;
+                }
                 None => {}
             }
-        }
+            break false;
+        };
         if skip {
             self.skipping.store(true, Ordering::SeqCst);
             eprintln!("{}", msg::step_skipping().render(lang));
@@ -186,6 +186,16 @@ impl Stepper {
             eprintln!("{}", msg::step_unattended(setting, value).render(lang));
         }
     }
+}
+
+/// A line typed at the terminal; none at the end of the input.
+async fn read_line() -> Option<String> {
+    let read = tokio::task::spawn_blocking(|| {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).map(|n| (n > 0).then_some(line))
+    })
+    .await;
+    read.ok().and_then(Result::ok).flatten()
 }
 
 /// A SET of a timeout that counts while the session waits for its next

@@ -108,9 +108,17 @@ impl Hunt {
 
     /// One level: the workload, its history checked, reproducers replayed.
     async fn level(&self, env: &Arc<Env>, level: Level) -> Result<()> {
-        env.control
-            .batch_execute(&format!("TRUNCATE {}.append", self.schema))
+        // Within the deadline: a control connection gone silent must not hold the run.
+        let truncate = format!("TRUNCATE {}.append", self.schema);
+        tokio::time::timeout(self.cfg.common.wait_timeout, env.control.batch_execute(&truncate))
             .await
+            .map_err(|_| {
+                let s = self.cfg.common.wait_timeout.as_secs_f64();
+                anyhow::anyhow!(crate::engine::msg::no_answer(
+                    crate::engine::msg::at(level.flag(), "control", &truncate),
+                    s
+                ))
+            })?
             .map_err(|e| connect::sql_error(e, msg::statement()))?;
         let (len, label) = match self.cfg.budget {
             Budget::Txns(n) => (n, format!("lab hunt {}", level.flag())),
@@ -931,13 +939,21 @@ pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
     let checked = check::check(&history, cfg.options).map_err(damaged)?;
     // The recorded run's own time (txns/s is the workload's, not the checker's).
     let secs = recorded_secs(&history);
-    let level = cfg.level.or_else(|| {
-        history
-            .header
-            .as_ref()
-            .and_then(|h| h.level.as_deref())
-            .and_then(Level::parse)
-    });
+    let recorded = history
+        .header
+        .as_ref()
+        .and_then(|h| h.level.as_deref())
+        .and_then(Level::parse);
+    if let (Some(asked), Some(recorded)) = (cfg.level, recorded)
+        && asked != recorded
+    {
+        let path = cfg.file.display().to_string();
+        eprintln!(
+            "{}",
+            msg::other_level(path, recorded.sql(), asked.sql()).render(cfg.lang)
+        );
+    }
+    let level = cfg.level.or(recorded);
     let version = history
         .header
         .as_ref()

@@ -58,7 +58,9 @@ pub struct Setup {
 /// How a run ended, before its outputs are written.
 pub enum Stop {
     Done,
-    Interrupted,
+    /// Ctrl-C or a signal; false when lab's clean-up got no answer from the
+    /// server (what lab made there may still be there).
+    Interrupted(bool),
     Failed(anyhow::Error),
 }
 
@@ -67,9 +69,18 @@ impl Stop {
     pub fn error(&self, lang: Lang) -> Option<(Exit, String)> {
         match self {
             Stop::Done => None,
-            Stop::Interrupted => Some((Exit::Interrupted, ui::interrupted().render(lang))),
+            Stop::Interrupted(clean) => Some((Exit::Interrupted, interrupted(*clean).render(lang))),
             Stop::Failed(e) => Some((Exit::CouldNotRun, crate::i18n::error_line(e, lang))),
         }
+    }
+}
+
+/// The line an interrupted run ends with.
+fn interrupted(clean: bool) -> crate::i18n::Text {
+    if clean {
+        ui::interrupted()
+    } else {
+        ui::interrupted_unclean()
     }
 }
 
@@ -146,7 +157,7 @@ async fn execute<J: Job>(job: &J, signals: &mut Signals) -> (Stop, String) {
     };
     let env = tokio::select! {
         r = environment(job, pg, cluster.as_ref()) => r,
-        _ = signals.recv() => return (Stop::Interrupted, String::new()),
+        _ = signals.recv() => return (Stop::Interrupted(true), String::new()),
     };
     let env = match env {
         Ok(env) => Arc::new(env),
@@ -159,13 +170,23 @@ async fn execute<J: Job>(job: &J, signals: &mut Signals) -> (Stop, String) {
     };
     let failed = !matches!(result, Some(Ok(_)));
     let cleaned = tokio::time::timeout(common.wait_timeout, job.clean_up(&env, failed)).await;
-    if let (Some(Ok(_)), Ok(Err(e))) = (&result, cleaned) {
-        print_error(&Err::<(), _>(e).ctx(msg::after_run).unwrap_err(), common.lang);
+    // The server (or the network to it) did not answer lab's clean-up: what
+    // lab made there may still be there, and lab says so.
+    let unanswered = cleaned.is_err() && env.throwaway.is_none();
+    match (&result, cleaned) {
+        (Some(Ok(_)), Ok(Err(e))) => print_error(&Err::<(), _>(e).ctx(msg::after_run).unwrap_err(), common.lang),
+        (Some(_), _) if unanswered => {
+            eprintln!(
+                "{}",
+                msg::clean_up_unanswered(common.wait_timeout.as_secs_f64()).render(common.lang)
+            );
+        }
+        _ => {}
     }
     drop(env);
     drop(cluster);
     let stop = match result {
-        None => Stop::Interrupted,
+        None => Stop::Interrupted(!unanswered),
         Some(Err(e)) => Stop::Failed(e),
         Some(Ok(())) => Stop::Done,
     };
@@ -220,8 +241,8 @@ fn deliver(common: &Common, f: Finished, stop: Stop) -> Result<Exit> {
     }
     Ok(match stop {
         Stop::Done => Exit::verdict(f.as_expected),
-        Stop::Interrupted => {
-            eprintln!("{}", ui::interrupted().render(common.lang));
+        Stop::Interrupted(clean) => {
+            eprintln!("{}", interrupted(clean).render(common.lang));
             Exit::Interrupted
         }
         Stop::Failed(e) if is_closed_pipe(&e) => Exit::ClosedPipe,
@@ -287,6 +308,32 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
         .ctx(msg::runtime)
 }
 
+/// Runs `run` to its end on a runtime of its own. What a run must finish
+/// (sessions closed, objects dropped, servers stopped) it awaits itself; what
+/// may still be going once it returns is a thread blocked reading the
+/// terminal (a step prompt Ctrl-C ended), which must not keep lab from
+/// exiting until the person presses Enter once more.
+pub fn block_on<T>(run: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    let rt = runtime()?;
+    let out = rt.block_on(run);
+    rt.shutdown_background();
+    out
+}
+
+/// The run's lab schema at its end: kept (`--keep-schema`, as the run left
+/// it); made again as `lab server` makes it when it was there before the run
+/// (`lab server`'s, which the room's psql windows use); else dropped.
+pub async fn schema_after(control: &tokio_postgres::Client, schema: &str, keep: bool, existed: bool) -> Result<()> {
+    if keep {
+        return Ok(());
+    }
+    if !existed {
+        return connect::drop_schema(control, schema).await;
+    }
+    let files = crate::files::LabFiles::embedded();
+    connect::rebuild_schema(control, schema, &files.read("schema.sql")?, &files.read("seed.sql")?).await
+}
+
 /// The report a run stopped part-way attaches its error to: the named
 /// scenario's, added (with no variants) if it has none yet.
 pub fn mark_stopped(reports: &mut Vec<ScenarioReport>, scenario: &str, variant: &str, message: String, exit: Exit) {
@@ -312,6 +359,10 @@ pub(crate) mod msg {
         signal(signal) {
             en: "could not watch for {signal}",
             tr: "{signal} izlenemedi",
+        }
+        clean_up_unanswered(s) {
+            en: "warning: the server did not answer lab's clean-up within {s} s: what lab made there (its schema lab_..., its sessions) may still be there",
+            tr: "uyarı: sunucu lab'ın temizliğine {s} sn içinde cevap vermedi: lab'ın orada oluşturduğu (lab_... şeması, oturumları) hâlâ orada olabilir",
         }
         after_run() {
             en: "after the run",

@@ -3,6 +3,7 @@
 //! side, each in a schema of its own, where `--jobs` allows), each shown as
 //! soon as it and every one before it are done.
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -26,6 +27,9 @@ pub struct Scenarios {
     style: Style,
     /// The run's reports, in the plan's order, filled as variants finish.
     reports: Mutex<Vec<ScenarioReport>>,
+    /// The run's schema was there before it (`lab server`'s, which a room's
+    /// psql windows use): rebuilt for each variant, kept afterwards.
+    existed: AtomicBool,
 }
 
 impl Scenarios {
@@ -39,6 +43,7 @@ impl Scenarios {
             all,
             style,
             reports: Mutex::default(),
+            existed: AtomicBool::new(false),
         }
     }
 
@@ -71,6 +76,8 @@ impl Job for Scenarios {
             bail!(msg::server_full(free, config::MIN_CONNECTIONS - 1));
         }
         connect::claim_schema(&env.control, &self.cfg.schema).await?;
+        let existed = connect::lab_schema_exists(&env.control, &self.cfg.schema).await?;
+        self.existed.store(existed, Ordering::SeqCst);
         if !self.cfg.pooler {
             return Ok(env);
         }
@@ -129,13 +136,17 @@ impl Job for Scenarios {
         if failed {
             end_sessions(env, control, cfg.common.wait_timeout / 2).await?;
         }
-        if !cfg.keep_schema {
-            connect::drop_schema(control, &cfg.schema).await?;
-            // The schemas of scenarios run side by side, where a failure left them.
-            if cfg.jobs > 1 && cfg.plan.len() > 1 {
-                for p in &cfg.plan {
-                    connect::drop_schema(control, &scenario_schema(&cfg.schema, p.scenario.name)).await?;
-                }
+        super::schema_after(
+            control,
+            &cfg.schema,
+            cfg.keep_schema,
+            self.existed.load(Ordering::SeqCst),
+        )
+        .await?;
+        // The schemas of scenarios run side by side, where a failure left them.
+        if !cfg.keep_schema && cfg.jobs > 1 && cfg.plan.len() > 1 {
+            for p in &cfg.plan {
+                connect::drop_schema(control, &scenario_schema(&cfg.schema, p.scenario.name)).await?;
             }
         }
         connect::release_schema(control, &cfg.schema).await

@@ -32,7 +32,7 @@ pub async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lan
          DATABASE_URL={url}\n\
          psql \"{url}?options=-csearch_path%3D{schema}\"\n\
          PGOPTIONS='-c search_path={schema}' isolationtester \"{url}\" < lab/lost-update.spec\n\
-         {}: lab <scenario> --database-url {url} --keep-schema\n\
+         {}: lab <scenario> --database-url {url}\n\
          lab locks --database-url {url}\n\
          {}\n",
         cluster.bin.display(),

@@ -4,6 +4,7 @@
 //! every lab command. Ctrl-C belongs to the shell (it cancels a statement):
 //! only SIGTERM and SIGHUP stop the run.
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{Result, bail};
@@ -17,11 +18,16 @@ use crate::target::connect;
 
 pub struct Shell {
     cfg: ShellRun,
+    /// The schema was there before the shell (`lab server`'s): kept afterwards.
+    existed: AtomicBool,
 }
 
 impl Shell {
     pub fn new(cfg: ShellRun) -> Shell {
-        Shell { cfg }
+        Shell {
+            cfg,
+            existed: AtomicBool::new(false),
+        }
     }
 }
 
@@ -52,6 +58,8 @@ impl Job for Shell {
             bail!(msg::server_full(free, need));
         }
         connect::claim_schema(&env.control, &self.cfg.schema).await?;
+        let existed = connect::lab_schema_exists(&env.control, &self.cfg.schema).await?;
+        self.existed.store(existed, Ordering::SeqCst);
         let files = files::LabFiles::embedded();
         let schema_sql = files.read("schema.sql")?;
         let (schema_sql, seed_sql) = if self.cfg.shell.bookstore() {
@@ -75,9 +83,8 @@ impl Job for Shell {
             return Ok(());
         }
         super::scenarios::end_sessions(env, &env.control, self.cfg.common.wait_timeout / 2).await?;
-        if !self.cfg.keep_schema {
-            connect::drop_schema(&env.control, &self.cfg.schema).await?;
-        }
+        let existed = self.existed.load(Ordering::SeqCst);
+        super::schema_after(&env.control, &self.cfg.schema, self.cfg.keep_schema, existed).await?;
         connect::release_schema(&env.control, &self.cfg.schema).await
     }
 

@@ -64,6 +64,10 @@ crate::messages! {
         en: "lab hunt: {about}",
         tr: "lab hunt: {about}",
     }
+    other_level(path, recorded, asked) {
+        en: "note: {path} was recorded at {recorded}; it is checked against what {asked} forbids, as --level asks",
+        tr: "not: {path} {recorded} seviyesinde kaydedildi; --level istediği için {asked} seviyesinin yasakladıklarına göre denetleniyor",
+    }
     empty_history(path) {
         en: "{path} holds no transactions: there is nothing to check",
         tr: "{path} hiç işlem içermiyor: denetlenecek bir şey yok",

@@ -192,7 +192,7 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ),
     (
         "arg.shell.spec",
-        "Bir spec yükle: setup'ı çalışır, oturumları kabuğun oturumları olur, `\\run STEP` adımlarını çalıştırır",
+        "Bir spec yükle: setup'ı çalıştırılır, oturumları kabuğun oturumları olur, `\\run STEP` adımlarını çalıştırır",
     ),
     (
         "arg.shell.predict",
@@ -314,6 +314,10 @@ pub static HELP_TR: &[(&str, &str)] = &[
         "--step'in adım adım yürüttüğü sınıf (1: en büyüğü)",
     ),
     (
+        "arg.lab_dir",
+        "Senaryoları DIR içindeki lab dosyalarının (spec ve SQL) düzenlenmiş kopyalarından çalıştır; DIR'de olmayan dosya lab'ın kendi kopyasından gelir",
+    ),
+    (
         "arg.explore.lab_dir",
         "lab'ın spec'lerini DIR içindeki düzenlenmiş kopyalardan al (DIR'de olmayan dosya lab'ın kendi kopyasından gelir)",
     ),
@@ -399,7 +403,7 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ),
     (
         "arg.keep_schema",
-        "Çalıştırmadan sonra lab şemasını bırak (varsayılan olarak silinir)",
+        "Çalıştırmadan sonra lab şemasını çalıştırmanın bıraktığı gibi tut (varsayılan olarak silinir; çalıştırmadan önce de varsa tohum satırlarıyla yeniden kurulur)",
     ),
     (
         "arg.locks.database_url",

@@ -105,6 +105,10 @@ crate::messages! {
         en: "error",
         tr: "hata",
     }
+    interrupted_unclean() {
+        en: "interrupted: the server did not answer lab's clean-up; what lab made there (its schema lab_..., its sessions) may still be there",
+        tr: "kesildi: sunucu lab'ın temizliğine cevap vermedi; lab'ın orada oluşturduğu (lab_... şeması, oturumları) hâlâ orada olabilir",
+    }
     interrupted() {
         en: "interrupted: the sessions are closed and lab's objects removed",
         tr: "kesildi: oturumlar kapatıldı, lab'ın nesneleri kaldırıldı",
@@ -188,6 +192,10 @@ crate::messages! {
     help_command_value() {
         en: "COMMAND",
         tr: "KOMUT",
+    }
+    help_options_value() {
+        en: "OPTIONS",
+        tr: "SEÇENEKLER",
     }
     help_options() {
         en: "Options",

@@ -59,7 +59,17 @@ impl Buffer {
 
     /// Takes one typed line; an input once the line completes one.
     /// `sessions` are the names a `B:` prefix may give.
+    ///
+    /// A backslash command acts wherever it is typed, as in psql: part-way
+    /// through a statement too (which it leaves as typed so far), unless a
+    /// quote, dollar quote or comment the statement opened is still open.
     pub fn push(&mut self, line: &str, sessions: &[String]) -> Option<Input> {
+        if !self.is_empty()
+            && let Some(rest) = line.trim_start().strip_prefix('\\')
+            && !sqltext::left_open(&self.text)
+        {
+            return Some(Input::Command(command(rest.trim_end())));
+        }
         if self.is_empty() {
             self.clear();
             let t = line.trim();
@@ -195,8 +205,19 @@ mod tests {
         );
         assert_eq!(cmd(&mut b, "\\predict off"), Command::Predict(Some(false)));
         assert_eq!(cmd(&mut b, "\\frob"), Command::Bad("\\frob".into()));
-        // Inside a statement, a backslash is the statement's.
+        // Part-way through a statement, a command acts and the statement stays as typed.
         assert_eq!(b.push("SELECT", &names()), None);
-        assert!(matches!(b.push("\\q;", &names()), Some(Input::Sql { .. })));
+        assert_eq!(cmd(&mut b, "\\?"), Command::Help);
+        assert!(!b.is_empty());
+        assert_eq!(
+            b.push("1;", &names()),
+            Some(Input::Sql {
+                session: None,
+                statements: vec!["SELECT\n1".into()]
+            })
+        );
+        // Inside a quote the statement opened, a backslash is the statement's.
+        assert_eq!(b.push("SELECT 'a", &names()), None);
+        assert!(matches!(b.push("\\q';", &names()), Some(Input::Sql { .. })));
     }
 }

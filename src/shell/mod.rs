@@ -460,7 +460,13 @@ impl Shell<'_> {
             return Ok(());
         }
         let guess = if self.predict {
-            self.ask_guess(&name).await?
+            let Some(guess) = self.ask_guess(&name).await? else {
+                // Ctrl-C at the guess: nothing was sent, and nothing more of the line is.
+                self.said(msg::guess_dropped(name));
+                self.stopped = true;
+                return Ok(());
+            };
+            guess
         } else {
             None
         };
@@ -489,16 +495,19 @@ impl Shell<'_> {
         self.settle(Some(s)).await
     }
 
-    async fn ask_guess(&mut self, who: &str) -> Result<Option<Guess>> {
+    /// The guess for `who`'s statement (`Some(None)`: none made); `None`
+    /// when Ctrl-C at the guess drops the statement.
+    async fn ask_guess(&mut self, who: &str) -> Result<Option<Option<Guess>>> {
         loop {
             let prompt = msg::predict_ask(who).render(self.lang);
             match self.read(prompt).await? {
                 Read::Line(l) => match guess::guess(&l) {
-                    None => return Ok(None),
-                    Some(Ok(g)) => return Ok(Some(g)),
+                    None => return Ok(Some(None)),
+                    Some(Ok(g)) => return Ok(Some(Some(g))),
                     Some(Err(())) => self.said(guess::msg::predict_bad()),
                 },
-                Read::Interrupted | Read::Eof => return Ok(None),
+                Read::Interrupted => return Ok(None),
+                Read::Eof => return Ok(Some(None)),
             }
         }
     }

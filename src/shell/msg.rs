@@ -85,6 +85,10 @@ crate::messages! {
         en: "cancelling {who}'s statement (pg_cancel_backend)",
         tr: "{who} oturumunun ifadesi iptal ediliyor (pg_cancel_backend)",
     }
+    guess_dropped(who) {
+        en: "Ctrl-C: {who}'s statement is not sent",
+        tr: "Ctrl-C: {who} oturumunun ifadesi gönderilmiyor",
+    }
     rest_not_sent(n) {
         en: "Ctrl-C: the {n} statement(s) after it are not sent",
         tr: "Ctrl-C: ondan sonraki {n} ifade gönderilmiyor",

@@ -658,6 +658,13 @@ pub async fn drop_schema(control: &Client, schema: &str) -> Result<()> {
     Ok(())
 }
 
+/// Whether a schema of lab's by that name is there already (one `lab
+/// server` made, or a run with `--keep-schema`); an error if the schema is
+/// not lab's.
+pub async fn lab_schema_exists(control: &Client, schema: &str) -> Result<bool> {
+    ensure_ours(control, schema).await
+}
+
 /// Ok(true) if the schema exists and is lab's, Ok(false) if it does not exist.
 async fn ensure_ours(control: &Client, schema: &str) -> Result<bool> {
     // An unnamed statement: the control connection may be a transaction pooler's client.

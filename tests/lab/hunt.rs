@@ -395,6 +395,17 @@ fn postgresql_18s_serializable_g2_item_is_checked_from_its_history() {
     // Snapshot isolation allows it: at REPEATABLE READ the same history is as documented.
     let (code, report) = check(file, &["--level", "repeatable-read"]);
     assert_eq!(code, 0, "{report}");
+    // Checked at a level other than the one it was recorded at: lab says so.
+    let args = ["hunt", "--check", file.to_str().unwrap(), "--level", "repeatable-read"];
+    let r = run(&args);
+    assert!(
+        r.stderr
+            .contains("was recorded at serializable; it is checked against what repeatable read forbids"),
+        "{}",
+        r.stderr
+    );
+    let r = run(&["hunt", "--check", file.to_str().unwrap(), "--level", "serializable"]);
+    assert!(!r.stderr.contains("was recorded at"), "{}", r.stderr);
 }
 
 /// Mutations of a real history: a serializable run's history, then one

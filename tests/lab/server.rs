@@ -101,6 +101,26 @@ fn libpq_variables_select_the_server() {
         ),
         34
     );
+
+    // A run on a schema that was there before it (as `lab server`'s is, for
+    // the room's psql windows) leaves it there, made again with its seed
+    // rows, and only its own backends go.
+    let r = run(&[
+        "lost-update",
+        "--variant",
+        "atomic-update",
+        "--database-url",
+        &srv.url(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.why());
+    assert_eq!(
+        srv.query_i64(
+            &c,
+            "SELECT quantity_on_hand::bigint FROM lab.stock_items WHERE book_id = 1"
+        ),
+        36
+    );
+    srv.wait_for_zero(&c, LAB_BACKENDS);
 }
 
 #[test]

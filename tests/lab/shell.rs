@@ -1,106 +1,5 @@
-use std::io::{Read as _, Write};
-use std::process::{Child, ChildStdin};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
 use crate::oracle::{build_bookstore, isolationtester_output};
-use crate::support::{Run, TestServer, in_script, one_line_exit_2, run, run_cmd};
-
-/// `lab shell` in a pseudo-terminal (util-linux `script`), typed at line by
-/// line: each line goes in once what it answers has been printed.
-struct Pty {
-    child: Child,
-    stdin: ChildStdin,
-    out: Arc<Mutex<String>>,
-    /// How far `expect` has read.
-    seen: usize,
-}
-
-impl Pty {
-    fn start(args: &[&str]) -> Pty {
-        let mut child = in_script(&format!("shell {}", args.join(" ")))
-            .env("NO_COLOR", "1")
-            .spawn()
-            .expect("script (util-linux) runs");
-        let stdin = child.stdin.take().unwrap();
-        let mut stdout = child.stdout.take().unwrap();
-        let out = Arc::new(Mutex::new(String::new()));
-        let sink = out.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = stdout.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        });
-        Pty {
-            child,
-            stdin,
-            out,
-            seen: 0,
-        }
-    }
-
-    /// Types `line` and Enter.
-    fn send(&mut self, line: &str) {
-        self.stdin.write_all(format!("{line}\r").as_bytes()).unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn ctrl_c(&mut self) {
-        self.stdin.write_all(b"\x03").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// Waits (with a deadline) until lab prints `needle` after what was
-    /// already read; what came before it, and it.
-    fn expect(&mut self, needle: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            {
-                let out = self.out.lock().unwrap();
-                if let Some(i) = out[self.seen..].find(needle) {
-                    let got = out[self.seen..self.seen + i + needle.len()].to_string();
-                    self.seen += i + needle.len();
-                    return got;
-                }
-            }
-            if Instant::now() >= deadline {
-                // Copied first: a panic while the lock is held would poison it.
-                let printed = self.out.lock().unwrap().clone();
-                panic!("no {needle:?} within 60 s; lab printed:\n{printed}");
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    /// `\q`, then the exit code and everything printed.
-    fn quit(mut self) -> (i32, String) {
-        self.send("\\q");
-        self.exit()
-    }
-
-    /// Ctrl-D at an empty prompt, then the exit code and everything printed.
-    fn ctrl_d(mut self) -> (i32, String) {
-        self.stdin.write_all(b"\x04").unwrap();
-        self.stdin.flush().unwrap();
-        self.exit()
-    }
-
-    fn exit(mut self) -> (i32, String) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while self.child.try_wait().unwrap().is_none() {
-            assert!(Instant::now() < deadline, "lab shell did not leave after \\q");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let code = self.child.wait().unwrap().code().unwrap_or(-1);
-        std::thread::sleep(Duration::from_millis(50));
-        let out = self.out.lock().unwrap().clone();
-        (code, out)
-    }
-}
+use crate::support::{Pty, Run, TestServer, one_line_exit_2, run, run_cmd};
 
 /// `lab spec FILE --format isolation` on the test server.
 fn replay(srv: &TestServer, spec: &std::path::Path) -> Run {
@@ -364,8 +263,15 @@ fn predict_asks_first_and_tallies_in_turkish_too() {
         sh.send(guess);
         sh.expect(judged);
     }
+    // Ctrl-C at the guess drops the statement: nothing is sent.
+    sh.send("A: ROLLBACK; SELECT 'not sent';");
+    sh.expect("için tahmin> ");
+    sh.ctrl_c();
+    sh.expect("A oturumunun ifadesi gönderilmiyor");
+    sh.expect("ondan sonraki 1 ifade gönderilmiyor");
     let (code, out) = sh.quit();
     assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("A → ROLLBACK") && !out.contains("?column?"), "{out}");
     assert!(out.contains("⏳ B, A oturumunu bekliyor"), "{out}");
     assert!(out.contains("tahminler: 4 tahminden 3 doğru"), "{out}");
     nothing_left(&srv, "shell_predict");

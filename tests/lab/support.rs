@@ -1,4 +1,6 @@
-use std::process::{Command, Output, Stdio};
+use std::io::{Read as _, Write};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -448,5 +450,107 @@ impl AsRef<std::path::Path> for Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// lab in a pseudo-terminal (util-linux `script`), typed at line by line:
+/// each line goes in once what it answers has been printed.
+pub struct Pty {
+    child: Child,
+    stdin: ChildStdin,
+    out: Arc<Mutex<String>>,
+    /// How far `expect` has read.
+    seen: usize,
+}
+
+impl Pty {
+    /// `lab shell ARGS`.
+    pub fn start(args: &[&str]) -> Pty {
+        Pty::lab(&format!("shell {}", args.join(" ")))
+    }
+
+    /// `lab ARGS`.
+    pub fn lab(args: &str) -> Pty {
+        let mut child = in_script(args)
+            .env("NO_COLOR", "1")
+            .spawn()
+            .expect("script (util-linux) runs");
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let out = Arc::new(Mutex::new(String::new()));
+        let sink = out.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Pty {
+            child,
+            stdin,
+            out,
+            seen: 0,
+        }
+    }
+
+    /// Types `line` and Enter.
+    pub fn send(&mut self, line: &str) {
+        self.stdin.write_all(format!("{line}\r").as_bytes()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    pub fn ctrl_c(&mut self) {
+        self.stdin.write_all(b"\x03").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Waits (with a deadline) until lab prints `needle` after what was
+    /// already read; what came before it, and it.
+    pub fn expect(&mut self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            {
+                let out = self.out.lock().unwrap();
+                if let Some(i) = out[self.seen..].find(needle) {
+                    let got = out[self.seen..self.seen + i + needle.len()].to_string();
+                    self.seen += i + needle.len();
+                    return got;
+                }
+            }
+            if Instant::now() >= deadline {
+                // Copied first: a panic while the lock is held would poison it.
+                let printed = self.out.lock().unwrap().clone();
+                panic!("no {needle:?} within 60 s; lab printed:\n{printed}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// `\q`, then the exit code and everything printed.
+    pub fn quit(mut self) -> (i32, String) {
+        self.send("\\q");
+        self.exit()
+    }
+
+    /// Ctrl-D at an empty prompt, then the exit code and everything printed.
+    pub fn ctrl_d(mut self) -> (i32, String) {
+        self.stdin.write_all(b"\x04").unwrap();
+        self.stdin.flush().unwrap();
+        self.exit()
+    }
+
+    pub fn exit(mut self) -> (i32, String) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "lab did not exit within 30 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let code = self.child.wait().unwrap().code().unwrap_or(-1);
+        std::thread::sleep(Duration::from_millis(50));
+        let out = self.out.lock().unwrap().clone();
+        (code, out)
     }
 }

@@ -2,7 +2,7 @@ use std::io::Write;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::support::{TestServer, in_script, lab, run};
+use crate::support::{Pty, TestServer, in_script, lab, run};
 
 /// Runs lab inside a pseudo-terminal (util-linux `script`), typing `input`.
 fn in_pty(args: &str, input: &str, env: &[(&str, &str)]) -> (i32, String) {
@@ -419,11 +419,13 @@ fn step_predict_asks_first_and_keeps_the_tally() {
     // Three guesses of "runs at once", B's wait for A, then a wrong one for A's COMMIT, then "s".
     let (code, out) = in_pty(
         "lost-update --variant atomic-update --step --predict",
-        "\n\n\nwait A\nerror\ns\n",
+        "\n\n\nwiat A\nwait A\nerror\ns\n",
         &[("NO_COLOR", "1")],
     );
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("your guess, then Enter"), "{out}");
+    // A mistyped guess is asked again, B's UPDATE not yet run: the next line is its guess.
+    assert_eq!(out.matches("not a guess").count(), 1, "{out}");
     assert!(
         out.contains("guessed: waited for A | the server: waited for A ✔ right (guesses: 4 of 4 right)"),
         "{out}"
@@ -435,4 +437,18 @@ fn step_predict_asks_first_and_keeps_the_tally() {
     // --predict without --step is a usage error.
     let r = run(&["lost-update", "--predict"]);
     assert_eq!(r.code, 2, "{}", r.why());
+}
+
+/// Ctrl-C at a step's prompt ends the run at once (exit 130, everything
+/// removed), not at the next Enter: the prompt's read of the terminal does
+/// not hold lab back.
+#[test]
+fn ctrl_c_at_a_step_prompt_exits_at_once() {
+    let mut pty = Pty::lab("lost-update --variant atomic-update --step");
+    pty.expect("[Enter] run it");
+    pty.ctrl_c();
+    // Nothing more is typed: lab must leave on its own.
+    let (code, out) = pty.exit();
+    assert_eq!(code, 130, "{out}");
+    assert!(out.contains("interrupted"), "{out}");
 }
