@@ -895,9 +895,19 @@ pub fn usage_error(e: &clap::Error, lang: Lang) -> String {
         ErrorKind::NoEquals | ErrorKind::TooManyValues | ErrorKind::WrongNumberOfValues => msg::values(arg),
         _ => return one_line_usage_error(e),
     };
-    let tip = get(ContextKind::SuggestedArg)
-        .or_else(|| get(ContextKind::SuggestedSubcommand))
-        .or_else(|| get(ContextKind::SuggestedValue));
+    // Several suggestions read as alternatives: 'list' or 'lost-update'.
+    let or = format!("' {} '", msg::or().render(lang));
+    let tip = [
+        ContextKind::SuggestedArg,
+        ContextKind::SuggestedSubcommand,
+        ContextKind::SuggestedValue,
+    ]
+    .into_iter()
+    .find_map(|k| e.get(k))
+    .map(|v| match v {
+        clap::error::ContextValue::Strings(all) => all.join(&or),
+        one => one.to_string(),
+    });
     match tip {
         Some(t) => format!("{}; {}", text.render(lang), msg::tip(t).render(lang)),
         None => text.render(lang),
@@ -988,6 +998,10 @@ pub mod msg {
         too_few(arg, min, given) {
             en: "'{arg}' takes at least {min} values ({given} given)",
             tr: "'{arg}' en az {min} değer alır ({given} verildi)",
+        }
+        or() {
+            en: "or",
+            tr: "ya da",
         }
         tip(suggestion) {
             en: "did you mean '{suggestion}'?",

@@ -638,7 +638,8 @@ impl Hunt {
             budget,
             seed: args.seed,
             max_connections: args.max_connections,
-            history: args.history.clone(),
+            // Refused before anything runs, as --junit is (a missing directory, say).
+            history: report_path(&args.history, crate::hunt::msg::could_not_write)?,
             options,
             specs: (!args.no_specs).then(|| args.specs.clone()),
             replays: args.replays,

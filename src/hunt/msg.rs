@@ -1,5 +1,9 @@
 crate::messages! {
     prefix "hu";
+    in_txn(session, index) {
+        en: "session {session}, transaction {index}",
+        tr: "{session} oturumu, {index} numaralı transaction",
+    }
     no_answer(secs) {
         en: "a statement did not answer within {secs} s (--wait-timeout)",
         tr: "bir ifade {secs} sn içinde yanıt vermedi (--wait-timeout)",

@@ -15,6 +15,7 @@ use tokio_postgres::Client;
 use super::check::Level;
 use super::history::{Elem, Key, Op, Status, Txn};
 use super::msg;
+use crate::i18n::Context;
 
 /// The table every session appends to and reads from.
 pub const TABLE: &str = "append";
@@ -287,7 +288,8 @@ impl Workload {
                 Ok((status, sqlstate)) => self.record(txn(status, sqlstate, ops, at)),
                 Err((status, sqlstate, e)) => {
                     self.record(txn(status, sqlstate, ops, at));
-                    return Err(e);
+                    // Which session and which transaction (its index in the history).
+                    return Err(e).ctx(|| msg::in_txn(session, index));
                 }
             }
         }

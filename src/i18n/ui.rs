@@ -110,8 +110,8 @@ crate::messages! {
         tr: "kesildi: sunucu lab'ın temizliğine cevap vermedi; lab'ın orada oluşturduğu (lab_... şeması, oturumları) hâlâ orada olabilir",
     }
     interrupted() {
-        en: "interrupted: the sessions are closed and lab's objects removed",
-        tr: "kesildi: oturumlar kapatıldı, lab'ın nesneleri kaldırıldı",
+        en: "interrupted: lab ended its sessions and cleaned up as at the end of any run",
+        tr: "kesildi: lab oturumlarını kapattı ve her çalıştırmanın sonundaki gibi temizledi",
     }
     server_running(version, ms, schema) {
         en: "PostgreSQL {version} is running (ready in {ms} ms), with the lab schema \"{schema}\".",

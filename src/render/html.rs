@@ -478,7 +478,9 @@ fn step_boxes(s: &mut String, g: &Grid<'_>, entries: &[Entry], style: &Style) {
             && let Some(code) = &e.sqlstate
             && !second.contains(code.as_str())
         {
-            second = cut(&format!("✖ {code} {second}"), chars - 2);
+            // The outcome's own mark stays in front, once.
+            let rest = second.strip_prefix("✖ ").unwrap_or(&second);
+            second = cut(&format!("✖ {code} {rest}"), chars - 2);
         }
         let (line1, line2) = if first.is_empty() {
             (second, String::new())

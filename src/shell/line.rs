@@ -26,6 +26,8 @@ pub enum Command {
     Predict(Option<bool>),
     /// A command lab does not know, or one missing its argument (its usage).
     Bad(String),
+    /// `C: ...` where the shell has no session C (no SQL starts that way).
+    NoSession(String),
 }
 
 /// What a complete input is.
@@ -79,11 +81,16 @@ impl Buffer {
             if let Some(rest) = t.strip_prefix('\\') {
                 return Some(Input::Command(command(rest)));
             }
-            if let Some((name, rest)) = t.split_once(':')
-                && let Some(s) = sessions.iter().find(|s| s.eq_ignore_ascii_case(name.trim()))
-            {
-                self.session = Some(s.clone());
-                return self.add(rest);
+            if let Some((name, rest)) = t.split_once(':') {
+                if let Some(s) = sessions.iter().find(|s| s.eq_ignore_ascii_case(name.trim())) {
+                    self.session = Some(s.clone());
+                    return self.add(rest);
+                }
+                // One word and a colon starts no SQL statement: a session's name mistyped.
+                let word = name.trim();
+                if !word.is_empty() && word.len() <= 16 && word.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                    return Some(Input::Command(Command::NoSession(word.to_string())));
+                }
             }
         }
         self.add(line)
@@ -176,8 +183,14 @@ mod tests {
                 statements: vec!["BEGIN".into(), "SELECT 'a;b'".into()],
             })
         );
-        // Not a session's name: SQL as typed (it does not end, so it waits for more).
-        assert_eq!(b.push("C: SELECT 1", &names()), None);
+        // One word and a colon that names no session: said, not sent as SQL.
+        assert_eq!(
+            b.push("C: SELECT 1;", &names()),
+            Some(Input::Command(Command::NoSession("C".into())))
+        );
+        assert!(b.is_empty());
+        // A colon elsewhere is the statement's.
+        assert_eq!(b.push("SELECT 1::int", &names()), None);
         b.clear();
         assert_eq!(
             b.push("SELECT '\\q';", &names()),

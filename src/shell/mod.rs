@@ -355,16 +355,18 @@ impl Shell<'_> {
                     self.said(msg::no_spec());
                     return Ok(());
                 };
+                // Every name checked before any step runs: a typo runs none.
+                if let Some(bad) = steps.iter().find(|name| l.spec.find(name).is_none()) {
+                    self.said(msg::no_step(bad, self.spec_steps().join(", ")));
+                    return Ok(());
+                }
                 self.stopped = false;
                 let n = steps.len();
                 for (i, name) in steps.into_iter().enumerate() {
                     if self.stopped_before(n - i) {
                         break;
                     }
-                    let Some(id) = l.spec.find(&name) else {
-                        self.said(msg::no_step(name, self.spec_steps().join(", ")));
-                        return Ok(());
-                    };
+                    let id = l.spec.find(&name).expect("checked above");
                     let s = self
                         .index_of(&l.spec.session_of(id).name)
                         .expect("the spec's sessions are the shell's");
@@ -404,6 +406,7 @@ impl Shell<'_> {
             }
             Command::Bad(usage) if usage.contains(' ') => self.said(msg::usage(usage)),
             Command::Bad(name) => self.said(msg::unknown(name)),
+            Command::NoSession(name) => self.said(msg::no_session(name, self.names().join(", "))),
         }
         Ok(())
     }

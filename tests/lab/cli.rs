@@ -92,6 +92,8 @@ fn bad_option_value_is_one_line() {
             "'--format <FORMAT>' needs a value (possible values: table, json, mermaid)",
         ),
         (&["lost-update", "--wait-timeout", "0"], "more than 0 and at most 3600"),
+        // Several suggestions read as alternatives.
+        (&["lost-upd"], "did you mean 'list' or 'lost-update'?"),
     ] {
         assert_one_line_error(&run(args), says);
     }

@@ -540,6 +540,11 @@ fn bad_input_is_one_line_and_exit_2() {
     .unwrap();
     one_line_exit_2(&run(&["hunt", "--check", twice.to_str().unwrap()]), "appended twice");
     one_line_exit_2(&run(&["hunt", "--check", "/nonexistent/h.jsonl"]), "could not read");
+    // A history that could not be written is refused before a server starts, as --junit is.
+    one_line_exit_2(
+        &run(&["hunt", "--history", "/nonexistent/dir/h.jsonl"]),
+        "could not write /nonexistent/dir/h.jsonl",
+    );
     // Nothing recorded is nothing checked, not a pass.
     let empty = dir.join("empty.jsonl");
     for text in ["", "{\"lab\":\"hunt\",\"level\":\"serializable\"}\n"] {
