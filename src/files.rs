@@ -52,6 +52,13 @@ impl LabFiles {
         }
     }
 
+    /// The lab schema `schema` made afresh from these files' schema.sql and
+    /// seed.sql (refused if a schema of that name is not lab's).
+    pub async fn build_schema(&self, control: &tokio_postgres::Client, schema: &str) -> Result<()> {
+        let (schema_sql, seed_sql) = (self.read("schema.sql")?, self.read("seed.sql")?);
+        crate::target::connect::rebuild_schema(control, schema, &schema_sql, &seed_sql).await
+    }
+
     /// Whether `name` comes from the edited directory.
     pub fn edited(&self, name: &str) -> bool {
         self.dir.as_ref().is_some_and(|d| d.join(name).exists())

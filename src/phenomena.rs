@@ -242,6 +242,12 @@ pub fn occurs_if(spec: &Spec, file: &str) -> Result<Vec<Vec<Condition>>> {
     Ok(occurs_if)
 }
 
+/// Whether a spec's `# occurs-if:` lines (any one of them, each condition
+/// of it) hold on what its steps did; none when it has none.
+pub fn occurs(occurs_if: &[Vec<Condition>], o: &Observation) -> Option<bool> {
+    (!occurs_if.is_empty()).then(|| occurs_if.iter().any(|all| all.iter().all(|c| c.holds(o))))
+}
+
 /// Every phenomenon under lab/phenomena/, in the catalogue's order.
 pub fn all(files: &LabFiles) -> Result<Vec<Phenomenon>> {
     ORDER
@@ -318,7 +324,7 @@ pub struct Interleavings {
 /// returned; otherwise the first serialization failure or deadlock, else the
 /// first wait, else the snapshot.
 pub fn judge(p: &Phenomenon, o: &Observation, expected: Expected, timeline: Vec<Entry>) -> Cell {
-    let occurs = p.occurs_if.iter().any(|all| all.iter().all(|c| c.holds(o)));
+    let occurs = occurs(&p.occurs_if, o) == Some(true);
     let aborted = o
         .steps
         .iter()

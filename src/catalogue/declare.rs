@@ -220,9 +220,7 @@ pub async fn run_variant(
     variant: &'static Variant,
     params: Params,
 ) -> Result<VariantReport> {
-    let schema_sql = opts.files.read("schema.sql")?;
-    let seed_sql = opts.files.read("seed.sql")?;
-    crate::target::connect::rebuild_schema(&env.control, &env.schema, &schema_sql, &seed_sql).await?;
+    opts.files.build_schema(&env.control, &env.schema).await?;
     let id = Identity {
         scenario: scenario.name,
         variant: variant.name,

@@ -536,14 +536,9 @@ impl Explorer {
 
     async fn make_schema(&self, env: &Env, schema: &str) -> Result<()> {
         if self.cfg.bookstore {
-            let files = crate::files::LabFiles::embedded();
-            return connect::rebuild_schema(
-                &env.control,
-                schema,
-                &files.read("schema.sql")?,
-                &files.read("seed.sql")?,
-            )
-            .await;
+            return crate::files::LabFiles::embedded()
+                .build_schema(&env.control, schema)
+                .await;
         }
         env.control
             .batch_execute(&format!("CREATE SCHEMA {schema}"))
@@ -795,12 +790,7 @@ impl Explorer {
                     };
                     let plan = &self.cfg.plans[li][pi];
                     let reads = final_reads(spec, plan);
-                    let anomaly = (!self.cfg.occurs_if.is_empty()).then(|| {
-                        self.cfg
-                            .occurs_if
-                            .iter()
-                            .any(|all| all.iter().all(|c| c.holds(&r.observation)))
-                    });
+                    let anomaly = crate::phenomena::occurs(&self.cfg.occurs_if, &r.observation);
                     let mine: BTreeSet<&str> = r
                         .observation
                         .steps

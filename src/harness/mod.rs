@@ -330,8 +330,7 @@ pub async fn schema_after(control: &tokio_postgres::Client, schema: &str, keep: 
     if !existed {
         return connect::drop_schema(control, schema).await;
     }
-    let files = crate::files::LabFiles::embedded();
-    connect::rebuild_schema(control, schema, &files.read("schema.sql")?, &files.read("seed.sql")?).await
+    crate::files::LabFiles::embedded().build_schema(control, schema).await
 }
 
 /// The report a run stopped part-way attaches its error to: the named

@@ -16,8 +16,7 @@ pub async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lan
     // Named as every lab control connection is, so `lab locks` leaves it out.
     let control = connect::connect(&pg, "lab:server:control", None, None).await?.client;
     let server = connect::server_info(&control).await?;
-    let files = files::LabFiles::embedded();
-    connect::rebuild_schema(&control, &schema, &files.read("schema.sql")?, &files.read("seed.sql")?).await?;
+    files::LabFiles::embedded().build_schema(&control, &schema).await?;
     let url = cluster.url();
     let say = |t: i18n::Text| t.render(lang);
     let running = say(ui::server_running(
