@@ -132,7 +132,10 @@ pub async fn snapshot(client: &tokio_postgres::Client, version: &str, view: View
 
 /// Prints the view every `every` until Ctrl-C (or once).
 pub async fn watch(config: tokio_postgres::Config, view: View, lang: Lang) -> Result<crate::output::Exit> {
-    let client = connect::connect(&config, "lab-locks", None, None).await?.client;
+    let silence = crate::target::watchdog::control_silence(std::time::Duration::ZERO);
+    let client = connect::connect_control(&config, "lab-locks", None, silence)
+        .await?
+        .client;
     let server = connect::server_info(&client).await?;
     let style = Style::for_stdout(lang, false);
     let clear = std::io::stdout().is_terminal();

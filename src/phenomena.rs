@@ -433,26 +433,34 @@ impl Matrix {
             }
         }
         let width = self.cfg.levels.len();
-        for (k, h) in crate::engine::spawn_in_order(self.cfg.jobs.most, tasks)
-            .into_iter()
-            .enumerate()
-        {
+        let handles = crate::engine::spawn_in_order(self.cfg.jobs.most, tasks);
+        // A cell that failed, or a run stopped, stops the cells not yet
+        // measured: none makes a schema after the clean-up.
+        let _stop = crate::engine::AbortOnDrop(handles.iter().map(|h| h.abort_handle()).collect());
+        for (k, h) in handles.into_iter().enumerate() {
             let c = crate::engine::joined(h).await?;
             self.grid.lock().unwrap()[k / width][k % width] = Some(c);
         }
         Ok(())
     }
 
-    /// The schemas of cells that did not drop their own (a run cut short).
-    pub async fn clean_up(&self, control: &tokio_postgres::Client) {
-        let left: Vec<String> = self.schemas.lock().unwrap().drain(..).collect();
-        for s in left {
-            let _ = tokio::time::timeout(
-                self.cfg.wait_timeout,
-                control.batch_execute(&format!("DROP SCHEMA IF EXISTS {s} CASCADE")),
-            )
-            .await;
+    /// The schemas of cells that did not drop their own (a run cut short):
+    /// each is tried; the first that could not be dropped is the error.
+    pub async fn clean_up(&self, control: &tokio_postgres::Client) -> Result<()> {
+        let left: Vec<String> = self.schemas.lock().unwrap().clone();
+        if left.is_empty() {
+            return Ok(());
         }
+        let drop = async {
+            control
+                .batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", left.join(", ")))
+                .await
+                .map_err(|e| connect::sql_error(e, connect::msg::drop_schema()))
+        };
+        connect::within(self.cfg.wait_timeout, drop).await?;
+        // Listed until dropped: a clean-up tried again drops them.
+        self.schemas.lock().unwrap().retain(|s| !left.contains(s));
+        Ok(())
     }
 
     /// The cells measured so far, by phenomenon and level.
@@ -514,7 +522,11 @@ async fn cell(
         .control
         .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
         .await;
-    schemas.lock().unwrap().retain(|s| s != schema);
+    // Listed until dropped: the run's clean-up tries again (on a new
+    // control connection, if this one was lost).
+    if dropped.is_ok() {
+        schemas.lock().unwrap().retain(|s| s != schema);
+    }
     let o = o?;
     dropped.map_err(|e| connect::sql_error(e, msg::schema(schema)))?;
     // The level each transaction ran under, read back: a server that ignores

@@ -236,7 +236,10 @@ impl Stage {
         let pgb = tokio::task::block_in_place(|| PgBouncer::start(&server, &pools))?;
         cx.narrate(msg::started(&pgb.version, pgb.port));
         cx.metric("pgbouncer", &pgb.version);
-        let admin = connect::connect(&pgb.admin(), "lab-admin", None, None).await?.client;
+        let silence = crate::target::watchdog::control_silence(std::time::Duration::ZERO);
+        let admin = connect::connect_control(&pgb.admin(), "lab-admin", None, silence)
+            .await?
+            .client;
         Ok(Some(Stage {
             admin,
             pgb: Some(pgb),

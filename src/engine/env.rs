@@ -66,6 +66,11 @@ pub struct Env {
     /// The control connection's application_name (behind a transaction
     /// pooler of the user's, set again with every question).
     pub control_app: String,
+    /// The control connection's backend, where known (not behind a pooler).
+    control_pid: Option<i32>,
+    /// The control connection is a new one, opened for the clean-up after
+    /// the run's own was lost: it holds none of the run's advisory locks.
+    pub control_replaced: bool,
 }
 
 /// What puts a server connection of the user's transaction pooler back to
@@ -156,14 +161,15 @@ impl Env {
         } else {
             String::new()
         };
-        let deadlock_ms: i64 = connect::simple_value(
+        let row = connect::simple_row(
             &control,
-            "SELECT setting FROM pg_settings WHERE name = 'deadlock_timeout'",
+            "SELECT setting, pg_backend_pid() FROM pg_settings WHERE name = 'deadlock_timeout'",
         )
         .await
-        .ctx(connect::msg::version)?
-        .and_then(|v| v.parse().ok())
         .ctx(connect::msg::version)?;
+        let int = |i: usize| row.get(i).cloned().flatten().and_then(|v| v.parse::<i64>().ok());
+        let deadlock_ms = int(0).ctx(connect::msg::version)?;
+        let control_pid = int(1).filter(|_| !server.behind_pooler).map(|p| p as i32);
         Ok(Env {
             pg: spec.pg,
             schema: spec.schema,
@@ -179,7 +185,15 @@ impl Env {
             pooler: None,
             watch: Arc::default(),
             control_app: String::new(),
+            control_pid,
+            control_replaced: false,
         })
+    }
+
+    /// How long a connection of lab's own may leave a request unanswered
+    /// (see [`crate::target::watchdog`]).
+    pub fn control_silence(&self) -> Duration {
+        crate::target::watchdog::control_silence(self.wait_timeout)
     }
 
     /// The same environment with lab's PgBouncer in front of the server.
@@ -207,6 +221,42 @@ impl Env {
             schema: schema.to_string(),
             watch: Arc::default(),
             control_app: String::new(),
+            control_pid: None,
+            control_replaced: false,
+            ..self.derived()
+        }
+    }
+
+    /// Whether the control connection is gone: closed, or (a backend just
+    /// terminated may not know it yet) no answer to an empty query within
+    /// half the wait deadline.
+    pub async fn control_lost(&self) -> bool {
+        if self.control.is_closed() {
+            return true;
+        }
+        let ask = tokio::time::timeout(self.wait_timeout / 2, self.control.simple_query(""));
+        !matches!(ask.await, Ok(Ok(_)))
+    }
+
+    /// The same run with `control` (named `app`) in place of a control
+    /// connection that was lost; the lost one's backend, if the server still
+    /// has it (a network that stopped answering leaves it there, idle, with
+    /// the run's advisory locks), is ended first.
+    pub async fn with_new_control(&self, control: Client, app: &str) -> Env {
+        if let Some(pid) = self.control_pid {
+            let _ = control
+                .execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                      WHERE pid = $1 AND application_name = $2 AND usename = current_user",
+                    &[&pid, &connect::app_name(app)],
+                )
+                .await;
+        }
+        Env {
+            control: Arc::new(control),
+            watch: Arc::default(),
+            control_pid: None,
+            control_replaced: true,
             ..self.derived()
         }
     }
@@ -236,6 +286,8 @@ impl Env {
             pooler: self.pooler.clone(),
             watch: self.watch.clone(),
             control_app: self.control_app.clone(),
+            control_pid: self.control_pid,
+            control_replaced: self.control_replaced,
         }
     }
 

@@ -129,6 +129,17 @@ pub fn spawn_in_order<T: Send + 'static>(jobs: usize, tasks: Vec<Task<T>>) -> Ve
         .collect()
 }
 
+/// Aborts its tasks when dropped (a caller that stops awaiting them stops them).
+pub struct AbortOnDrop(pub Vec<tokio::task::AbortHandle>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        for t in &self.0 {
+            t.abort();
+        }
+    }
+}
+
 /// A spawned task's result, a panic or cancellation as an error.
 pub async fn joined<T>(h: JoinHandle<Result<T>>) -> Result<T> {
     h.await.map_err(|e| anyhow::anyhow!("{e}"))?

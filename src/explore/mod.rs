@@ -500,7 +500,10 @@ impl Explorer {
         // The workers' schemas go together, in one statement, once all are done.
         let made: Vec<String> = self.schemas.lock().unwrap().clone();
         let dropped = drop_schemas(&env.control, &made).await;
-        self.schemas.lock().unwrap().retain(|s| !made.contains(s));
+        // Listed until dropped: the clean-up tries again.
+        if dropped.is_ok() {
+            self.schemas.lock().unwrap().retain(|s| !made.contains(s));
+        }
         first.and(dropped)
     }
 
@@ -517,13 +520,16 @@ impl Explorer {
     }
 
     /// The workers' schemas run_all did not drop (a run cut short).
-    pub async fn clean_up(&self, control: &tokio_postgres::Client) {
+    pub async fn clean_up(&self, control: &tokio_postgres::Client) -> Result<()> {
         self.stop.store(true, Ordering::SeqCst);
         for w in self.workers.lock().unwrap().drain(..) {
             w.abort();
         }
-        let left: Vec<String> = self.schemas.lock().unwrap().drain(..).collect();
-        let _ = tokio::time::timeout(self.cfg.wait_timeout, drop_schemas(control, &left)).await;
+        let left: Vec<String> = self.schemas.lock().unwrap().clone();
+        connect::within(self.cfg.wait_timeout, drop_schemas(control, &left)).await?;
+        // Listed until dropped: a clean-up tried again drops them.
+        self.schemas.lock().unwrap().retain(|s| !left.contains(s));
+        Ok(())
     }
 
     async fn worker(&self, env: &Env, w: usize) -> Result<()> {
@@ -751,7 +757,9 @@ impl Explorer {
             Err(e) => Err(e),
         };
         let dropped = drop_schemas(&env.control, std::slice::from_ref(&schema)).await;
-        self.schemas.lock().unwrap().retain(|s| s != &schema);
+        if dropped.is_ok() {
+            self.schemas.lock().unwrap().retain(|s| s != &schema);
+        }
         let r = replayed?;
         dropped?;
         Ok(r)

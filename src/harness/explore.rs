@@ -378,8 +378,7 @@ impl Job for Explore {
     }
 
     async fn clean_up(&self, env: &Env, _failed: bool) -> Result<()> {
-        self.explorer.clean_up(&env.control).await;
-        Ok(())
+        self.explorer.clean_up(&env.control).await
     }
 
     fn finish(&self, stop: &Stop, version: &str, began: Instant) -> Result<Finished> {

@@ -864,14 +864,16 @@ impl Job for Hunt {
             w.stop();
         }
         let explorer = self.explorer.lock().unwrap().take();
-        if let Some(e) = explorer {
-            e.clean_up(&env.control).await;
-        }
+        let explored = match explorer {
+            Some(e) => e.clean_up(&env.control).await,
+            None => Ok(()),
+        };
         env.terminate_sessions_via(&env.control).await?;
         env.control
             .batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema))
             .await
-            .map_err(|e| connect::sql_error(e, msg::schema(&self.schema)))
+            .map_err(|e| connect::sql_error(e, msg::schema(&self.schema)))?;
+        explored
     }
 
     fn finish(&self, stop: &Stop, version: &str, _began: Instant) -> Result<Finished> {

@@ -169,35 +169,71 @@ async fn execute<J: Job>(job: &J, signals: &mut Signals) -> (Stop, String) {
         _ = signals.recv_stop(job.interrupts()) => None,
     };
     let failed = !matches!(result, Some(Ok(_)));
-    let cleaned = tokio::time::timeout(common.wait_timeout, job.clean_up(&env, failed)).await;
-    // The server (or the network to it) did not answer lab's clean-up: what
-    // lab made there may still be there, and lab says so.
-    let unanswered = cleaned.is_err() && env.throwaway.is_none();
-    match (&result, cleaned) {
-        (Some(Ok(_)), Ok(Err(e))) => print_error(&Err::<(), _>(e).ctx(msg::after_run).unwrap_err(), common.lang),
-        (Some(_), _) if unanswered => {
-            eprintln!(
-                "{}",
-                msg::clean_up_unanswered(common.wait_timeout.as_secs_f64()).render(common.lang)
-            );
-        }
+    let mut env = env;
+    let mut cleaned = tokio::time::timeout(common.wait_timeout, job.clean_up(&env, failed)).await;
+    // The control connection lost (during the run or the clean-up): once
+    // more, on a new one.
+    if !matches!(cleaned, Ok(Ok(())))
+        && let Some(fresh) = replace_lost_control(&env, &job.setup().control_app).await
+    {
+        env = Arc::new(fresh);
+        cleaned = tokio::time::timeout(common.wait_timeout, job.clean_up(&env, failed)).await;
+    }
+    // The server (or the network to it) did not answer lab's clean-up, or
+    // refused it: what lab made there may still be there, and lab says so
+    // (in the error line of a run that failed, so that it stays one line).
+    let unclean = match &cleaned {
+        Ok(Ok(())) => None,
+        _ if env.throwaway.is_some() => None,
+        Ok(Err(e)) => Some(msg::clean_up_failed(crate::i18n::error_line(e, common.lang))),
+        Err(_) => Some(msg::clean_up_unanswered(common.wait_timeout.as_secs_f64())),
+    };
+    match (&result, cleaned, &unclean) {
+        (Some(Ok(_)), Ok(Err(e)), _) => print_error(&Err::<(), _>(e).ctx(msg::after_run).unwrap_err(), common.lang),
+        (Some(Ok(_)), _, Some(why)) => eprintln!("{}", msg::warning(why.clone()).render(common.lang)),
         _ => {}
     }
     drop(env);
     drop(cluster);
-    let stop = match result {
-        None => Stop::Interrupted(!unanswered),
-        Some(Err(e)) => Stop::Failed(e),
-        Some(Ok(())) => Stop::Done,
+    let stop = match (result, unclean) {
+        (None, unclean) => Stop::Interrupted(unclean.is_none()),
+        (Some(Err(e)), Some(why)) => Stop::Failed(crate::i18n::Appended::to(e, why)),
+        (Some(Err(e)), None) => Stop::Failed(e),
+        (Some(Ok(())), _) => Stop::Done,
     };
     (stop, version)
+}
+
+/// The run's environment with a new control connection, when its own was
+/// lost (the network to the server stopped answering it, or its backend
+/// was ended), so that the clean-up can still drop what the run made; none
+/// when the control connection answers, when lab's own server goes with
+/// the run anyway, or when no new connection can be had.
+async fn replace_lost_control(env: &Env, app: &str) -> Option<Env> {
+    if env.throwaway.is_some() || !env.control_lost().await {
+        return None;
+    }
+    let fresh = connect::connect_control(&env.pg, app, Some(&env.settings), env.control_silence())
+        .await
+        .ok()?;
+    Some(env.with_new_control(fresh.client, app).await)
+}
+
+/// Whether the run still holds its schema's claim (see
+/// [`connect::claim_schema`]) on its control connection: a replaced one
+/// claims it again; when another run has claimed it meanwhile, that run's
+/// schema is left alone.
+pub async fn reclaim(env: &Env, schema: &str) -> bool {
+    !env.control_replaced || connect::claim_schema(&env.control, schema).await.is_ok()
 }
 
 /// The control connection and the run's environment, prepared by the job.
 async fn environment<J: Job>(job: &J, pg: tokio_postgres::Config, cluster: Option<&Cluster>) -> Result<Env> {
     let common = job.common();
     let setup = job.setup();
-    let (control, server) = connect::control(&common.target, &pg, &setup.control_app, setup.through_pooler).await?;
+    let silence = crate::target::watchdog::control_silence(common.wait_timeout);
+    let (control, server) =
+        connect::control(&common.target, &pg, &setup.control_app, setup.through_pooler, silence).await?;
     let env = Env::new(
         control,
         server,
@@ -360,8 +396,16 @@ pub(crate) mod msg {
             tr: "{signal} izlenemedi",
         }
         clean_up_unanswered(s) {
-            en: "warning: the server did not answer lab's clean-up within {s} s: what lab made there (its schema lab_..., its sessions) may still be there",
-            tr: "uyarı: sunucu lab'ın temizliğine {s} sn içinde cevap vermedi: lab'ın orada oluşturduğu (lab_... şeması, oturumları) hâlâ orada olabilir",
+            en: "the server did not answer lab's clean-up within {s} s: what lab made there (its schema lab_..., its sessions) may still be there",
+            tr: "sunucu lab'ın temizliğine {s} sn içinde cevap vermedi: lab'ın orada oluşturduğu (lab_... şeması, oturumları) hâlâ orada olabilir",
+        }
+        clean_up_failed(why) {
+            en: "lab's clean-up failed too ({why}): what lab made there (its schema lab_..., its sessions) may still be there",
+            tr: "lab'ın temizliği de başarısız oldu ({why}): lab'ın orada oluşturduğu (lab_... şeması, oturumları) hâlâ orada olabilir",
+        }
+        warning(text) {
+            en: "warning: {text}",
+            tr: "uyarı: {text}",
         }
         after_run() {
             en: "after the run",

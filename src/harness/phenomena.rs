@@ -177,12 +177,12 @@ impl Job for Matrix {
     }
 
     async fn clean_up(&self, env: &Env, _failed: bool) -> Result<()> {
-        self.cells.clean_up(&env.control).await;
+        let cells = self.cells.clean_up(&env.control).await;
         let exploring = self.exploring.lock().unwrap().take();
-        if let Some(e) = exploring {
-            e.clean_up(&env.control).await;
+        match exploring {
+            Some(e) => cells.and(e.clean_up(&env.control).await),
+            None => cells,
         }
-        Ok(())
     }
 
     fn finish(&self, stop: &Stop, version: &str, began: Instant) -> Result<Finished> {

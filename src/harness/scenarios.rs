@@ -108,31 +108,20 @@ impl Job for Scenarios {
     }
 
     /// End the sessions (after a failure), drop the schema unless it is
-    /// kept, give the schema back. When the control connection is gone (the
-    /// server restarted, or its backend was terminated), a new one does it,
-    /// once it has claimed the schema again: if another run claimed it
-    /// meanwhile, that run's schema is left alone.
+    /// kept, give the schema back. When the control connection was lost (the
+    /// server restarted, its backend was terminated, the network stopped
+    /// answering it), the harness gives a new one, which claims the schema
+    /// again first (see [`super::reclaim`]).
     async fn clean_up(&self, env: &Env, failed: bool) -> Result<()> {
         let cfg = &self.cfg;
         if env.throwaway.is_some() {
             // lab's own server: everything on it goes with it, at once.
             return Ok(());
         }
-        let fresh;
-        // A connection whose backend was just terminated may not know it yet:
-        // one round trip tells.
-        let lost = env.control.is_closed() || env.control.simple_query("").await.is_err();
-        let control = if lost {
-            fresh = connect::connect(&env.pg, &self.control_app(), Some(&env.settings), None)
-                .await?
-                .client;
-            if connect::claim_schema(&fresh, &cfg.schema).await.is_err() {
-                return Ok(());
-            }
-            &fresh
-        } else {
-            &*env.control
-        };
+        if !super::reclaim(env, &cfg.schema).await {
+            return Ok(());
+        }
+        let control = &*env.control;
         if failed {
             end_sessions(env, control, cfg.common.wait_timeout / 2).await?;
         }
@@ -328,9 +317,14 @@ async fn beside(env: &Env, cfg: &RunConfig, style: &Style, p: &Planned, reports:
     if let Some(db) = &database {
         pg.dbname(db);
     }
-    let control = connect::connect(&pg, &format!("lab:{}:control", cfg.schema), Some(&env.settings), None)
-        .await?
-        .client;
+    let control = connect::connect_control(
+        &pg,
+        &format!("lab:{}:control", cfg.schema),
+        Some(&env.settings),
+        env.control_silence(),
+    )
+    .await?
+    .client;
     let own = env.elsewhere(pg, control, &scenario_schema(&cfg.schema, p.scenario.name));
     let r = run_scenario(&own, cfg, style, p, reports, i).await;
     if r.is_ok() && !cfg.keep_schema {

@@ -14,7 +14,10 @@ pub async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lan
     let (cluster, pg) = start_target(&Target::Throwaway { pg_bin }, lang).await?;
     let cluster = cluster.ctx(msg::no_cluster)?;
     // Named as every lab control connection is, so `lab locks` leaves it out.
-    let control = connect::connect(&pg, "lab:server:control", None, None).await?.client;
+    let silence = crate::target::watchdog::control_silence(std::time::Duration::ZERO);
+    let control = connect::connect_control(&pg, "lab:server:control", None, silence)
+        .await?
+        .client;
     let server = connect::server_info(&control).await?;
     files::LabFiles::embedded().build_schema(&control, &schema).await?;
     let url = cluster.url();

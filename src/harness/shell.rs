@@ -79,7 +79,7 @@ impl Job for Shell {
     }
 
     async fn clean_up(&self, env: &Env, _failed: bool) -> Result<()> {
-        if env.throwaway.is_some() {
+        if env.throwaway.is_some() || !super::reclaim(env, &self.cfg.schema).await {
             return Ok(());
         }
         super::scenarios::end_sessions(env, &env.control, self.cfg.common.wait_timeout / 2).await?;

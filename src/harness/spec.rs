@@ -276,8 +276,7 @@ impl Job for Specs {
     }
 
     async fn clean_up(&self, env: &Env, _failed: bool) -> Result<()> {
-        self.suite.clean_up(&env.control).await;
-        Ok(())
+        self.suite.clean_up(&env.control).await
     }
 
     fn finish(&self, stop: &Stop, version: &str, began: Instant) -> Result<Finished> {

@@ -10,7 +10,7 @@ pub mod ui;
 
 pub use help::HELP_TR;
 pub use lang::Lang;
-pub use text::{Arg, Context, Def, Framed, Text, check_defs, error_line, fill, placeholders};
+pub use text::{Appended, Arg, Context, Def, Framed, Text, check_defs, closed_because, error_line, fill, placeholders};
 
 #[doc(hidden)]
 pub use linkme;

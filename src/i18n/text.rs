@@ -234,9 +234,44 @@ impl<T> Context<T> for Option<T> {
     }
 }
 
+/// Why lab itself ended a connection (see [`closed_because`]).
+static CLOSED_BECAUSE: std::sync::Mutex<Option<Text>> = std::sync::Mutex::new(None);
+
+/// lab ended a connection of its own for `why` (a request on it went
+/// unanswered too long): a request on it only learns "connection closed",
+/// so the error line that reports it says `why` instead.
+pub fn closed_because(why: Text) {
+    *CLOSED_BECAUSE.lock().unwrap() = Some(why);
+}
+
+/// An error with something more to say after it, on the same line (what
+/// lab's clean-up could not do after the run failed).
+#[derive(Debug)]
+pub struct Appended {
+    error: anyhow::Error,
+    note: Text,
+}
+
+impl Appended {
+    pub fn to(error: anyhow::Error, note: Text) -> anyhow::Error {
+        anyhow::Error::new(Appended { error, note })
+    }
+}
+
+impl fmt::Display for Appended {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}; {}", self.error, self.note)
+    }
+}
+
+impl std::error::Error for Appended {}
+
 /// An error as one line in `lang`: lab's own texts translated, what libraries
 /// and the server say quoted as they said it.
 pub fn error_line(err: &anyhow::Error, lang: Lang) -> String {
+    if let Some(a) = err.downcast_ref::<Appended>() {
+        return format!("{}; {}", error_line(&a.error, lang), a.note.render(lang));
+    }
     let mut parts: Vec<String> = Vec::new();
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err.as_ref());
     while let Some(e) = cur {
@@ -244,6 +279,13 @@ pub fn error_line(err: &anyhow::Error, lang: Lang) -> String {
             f.text.render(lang)
         } else if let Some(t) = e.downcast_ref::<Text>() {
             t.render(lang)
+        } else if let Some(why) = e
+            .downcast_ref::<tokio_postgres::Error>()
+            .filter(|pg| pg.is_closed())
+            .and_then(|_| CLOSED_BECAUSE.lock().unwrap().clone())
+        {
+            // The request only learnt that its connection closed; lab closed it, and said why.
+            why.render(lang)
         } else {
             e.to_string()
         };

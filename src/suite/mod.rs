@@ -243,7 +243,7 @@ impl Suite {
     }
 
     /// Whatever happened, the runs still going stop and the databases lab made go.
-    pub async fn clean_up(&self, control: &tokio_postgres::Client) {
+    pub async fn clean_up(&self, control: &tokio_postgres::Client) -> Result<()> {
         for t in self.tasks.lock().unwrap().drain(..) {
             t.abort();
         }
@@ -259,12 +259,21 @@ impl Suite {
         let names = {
             let mut created = self.created.lock().unwrap();
             created.closed = true;
-            std::mem::take(&mut created.names)
+            created.names.clone()
         };
         let _ = tokio::time::timeout(self.cfg.wait_timeout, self.creating.lock()).await;
+        // Listed until dropped: a clean-up tried again (on a new control
+        // connection) drops what this one could not.
+        let mut first = Ok(());
         for db in names {
-            let _ = tokio::time::timeout(self.cfg.wait_timeout, drop_database(control, &db)).await;
+            let r = connect::within(self.cfg.wait_timeout, drop_database(control, &db)).await;
+            if r.is_ok() {
+                self.created.lock().unwrap().names.retain(|d| d != &db);
+            } else if first.is_ok() {
+                first = r;
+            }
         }
+        first
     }
 
     /// Every finished spec's report and outcome, in order; a run that
@@ -705,7 +714,9 @@ async fn run_in(
         (None, false) => format!("lab:spec:{}/", file.name),
     };
     let control_app = format!("{app}control connection");
-    let control = connect::connect(&pg, &control_app, None, None).await?.client;
+    let control = connect::connect_control(&pg, &control_app, None, env.control_silence())
+        .await?
+        .client;
     let reset = if env.server.behind_pooler {
         crate::engine::env::pooled_reset(&control_app)
     } else {

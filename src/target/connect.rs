@@ -9,6 +9,7 @@ use tokio_postgres::error::{DbError, SqlState};
 use tokio_postgres::types::Type;
 use tokio_postgres::{AsyncMessage, Client, Config, NoTls};
 
+use super::watchdog;
 use crate::i18n::{Context, Text};
 
 /// The comment lab puts on its schema; a schema without it is never dropped.
@@ -97,6 +98,24 @@ impl Conn {
 /// handed out. Sent as SQL, not as startup options: a pooler drops or refuses
 /// those, and SET outranks role defaults all the same. NOTICEs go to `notices`.
 pub async fn connect(base: &Config, app_name: &str, setup: Option<&str>, notices: Option<NoticeSink>) -> Result<Conn> {
+    open(base, app_name, setup, notices, None).await
+}
+
+/// Opens one of lab's own connections (a run's control connection, `lab
+/// locks`): as [`connect`], and a request it leaves unanswered for `silence`
+/// ends it (see [`watchdog`]). A session's connection is never watched
+/// this way: it may wait on a lock as long as the lock is held.
+pub async fn connect_control(base: &Config, app_name: &str, setup: Option<&str>, silence: Duration) -> Result<Conn> {
+    open(base, app_name, setup, None, Some(silence)).await
+}
+
+async fn open(
+    base: &Config,
+    app_name: &str,
+    setup: Option<&str>,
+    notices: Option<NoticeSink>,
+    silence: Option<Duration>,
+) -> Result<Conn> {
     let mut config = base.clone();
     config.application_name(self::app_name(app_name));
     if config.get_connect_timeout().is_none() {
@@ -105,12 +124,22 @@ pub async fn connect(base: &Config, app_name: &str, setup: Option<&str>, notices
     // connect_timeout bounds the TCP connect only; a peer that accepts and
     // then says nothing (not PostgreSQL, or a stuck proxy) is bounded here.
     let limit = *config.get_connect_timeout().unwrap_or(&Duration::from_secs(5));
-    let (client, connection) = tokio::time::timeout(limit, config.connect(NoTls))
+    let place = where_of(&config);
+    let handshake = async {
+        match silence {
+            None => config
+                .connect(NoTls)
+                .await
+                .map(|(client, connection)| (client, Box::new(connection) as Box<dyn Messages>))
+                .map_err(|e| describe_connect_error(e, &place)),
+            Some(silence) => open_watched(&config, silence).await,
+        }
+    };
+    let (client, connection) = tokio::time::timeout(limit, handshake)
         .await
-        .map_err(|_| msg::handshake(where_of(&config), limit.as_secs_f64()))?
-        .map_err(|e| describe_connect_error(e, &where_of(&config)))?;
+        .map_err(|_| msg::handshake(place.clone(), limit.as_secs_f64()))??;
     let driver = Arc::new(Driver {
-        link: std::sync::Mutex::new(Link::Open(Box::new(connection))),
+        link: std::sync::Mutex::new(Link::Open(connection)),
         waker: std::sync::Mutex::new(None),
         sink: notices,
     });
@@ -121,7 +150,7 @@ pub async fn connect(base: &Config, app_name: &str, setup: Option<&str>, notices
         // connection the first statement queues (PgBouncer's query_wait_timeout is 120 s).
         tokio::time::timeout(limit, client.batch_execute(sql))
             .await
-            .map_err(|_| msg::setup_queued(where_of(&config), limit.as_secs_f64()))?
+            .map_err(|_| msg::setup_queued(place, limit.as_secs_f64()))?
             .map_err(|e| sql_error(e, msg::setup()))?;
     }
     Ok(Conn {
@@ -129,6 +158,109 @@ pub async fn connect(base: &Config, app_name: &str, setup: Option<&str>, notices
         end: EndWatch(Arc::new(tokio::sync::Mutex::new(EndState::Running(task)))),
         driver: Drain(driver),
     })
+}
+
+/// A connection through a [`watchdog::Watched`] stream, opened as
+/// tokio-postgres opens one (each host in turn, `hostaddr` before `host`,
+/// `target_session_attrs` checked), since it cannot be handed a stream of
+/// ours. (Its cancel token cannot reach the server: lab cancels from its
+/// control connection, never that one's own statements.)
+async fn open_watched(config: &Config, silence: Duration) -> Result<(Client, Box<dyn Messages>)> {
+    use tokio_postgres::config::{Host, TargetSessionAttrs};
+    let want_read_only = match config.get_target_session_attrs() {
+        TargetSessionAttrs::ReadWrite => Some("off"),
+        TargetSessionAttrs::ReadOnly => Some("on"),
+        _ => None,
+    };
+    let hosts = config.get_hosts();
+    let addrs = config.get_hostaddrs();
+    let ports = config.get_ports();
+    let mut failure = None;
+    for i in 0..hosts.len().max(addrs.len()) {
+        let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+        let host = match (addrs.get(i), hosts.get(i)) {
+            (Some(ip), _) => Host::Tcp(ip.to_string()),
+            (None, Some(host)) => host.clone(),
+            (None, None) => continue,
+        };
+        let place = match &host {
+            Host::Tcp(name) => format!("{name}:{port}"),
+            Host::Unix(dir) => format!("{}/.s.PGSQL.{port}", dir.display()),
+        };
+        let socket = match open_socket(&host, port).await {
+            Ok(s) => s,
+            Err(e) => {
+                failure = Some(Err::<(), _>(e).ctx(|| msg::could_not_connect(place)).unwrap_err());
+                continue;
+            }
+        };
+        let stream = watchdog::Watched::new(socket, silence, place.clone());
+        let (client, mut connection) = match config.connect_raw(stream, NoTls).await {
+            Ok(c) => c,
+            Err(e) => {
+                failure = Some(describe_connect_error(e, &place));
+                continue;
+            }
+        };
+        if let Some(want) = want_read_only {
+            let drive = std::future::poll_fn(|cx| {
+                loop {
+                    match connection.poll_message(cx) {
+                        Poll::Ready(Some(Ok(_))) => continue,
+                        Poll::Ready(_) => return Poll::Ready(()),
+                        Poll::Pending => return Poll::Pending,
+                    }
+                }
+            });
+            let read_only = tokio::select! {
+                v = simple_value(&client, "SHOW transaction_read_only") => v.ok().flatten(),
+                () = drive => None,
+            };
+            if read_only.as_deref() != Some(want) {
+                failure =
+                    Some(msg::not_target_session(place, if want == "on" { "read-only" } else { "read-write" }).into());
+                continue;
+            }
+        }
+        return Ok((client, Box::new(connection)));
+    }
+    Err(failure.unwrap_or_else(|| msg::could_not_connect(where_of(config)).into()))
+}
+
+/// Any stream to the server (TCP or a Unix socket).
+trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+impl<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Stream for S {}
+
+/// A socket to one host: each of its addresses in turn over TCP (no
+/// delay, as tokio-postgres sets it), or its Unix socket.
+async fn open_socket(host: &tokio_postgres::config::Host, port: u16) -> std::io::Result<Box<dyn Stream>> {
+    match host {
+        tokio_postgres::config::Host::Tcp(name) => {
+            let mut last = None;
+            for addr in tokio::net::lookup_host((name.as_str(), port)).await? {
+                match tokio::net::TcpStream::connect(addr).await {
+                    Ok(s) => {
+                        s.set_nodelay(true)?;
+                        return Ok(Box::new(s));
+                    }
+                    Err(e) => last = Some(e),
+                }
+            }
+            Err(last.unwrap_or_else(|| std::io::Error::other("could not resolve any addresses")))
+        }
+        tokio_postgres::config::Host::Unix(dir) => {
+            let path = dir.join(format!(".s.PGSQL.{port}"));
+            Ok(Box::new(tokio::net::UnixStream::connect(path).await?))
+        }
+    }
+}
+
+/// `work` on a connection, given at most `limit` to answer.
+pub async fn within<T>(limit: Duration, work: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    match tokio::time::timeout(limit, work).await {
+        Ok(r) => r,
+        Err(_) => bail!(msg::no_answer(limit.as_secs_f64())),
+    }
 }
 
 /// An application_name as the server stores it: cut at 63 bytes (on a char boundary, which the server would not do).
@@ -140,7 +272,20 @@ pub fn app_name(name: &str) -> String {
     name
 }
 
-type Connection = tokio_postgres::Connection<tokio_postgres::Socket, tokio_postgres::tls::NoTlsStream>;
+/// A connection's protocol half, whatever its stream.
+trait Messages: Send {
+    fn poll_message(&mut self, cx: &mut TaskContext<'_>) -> Poll<Option<Result<AsyncMessage, tokio_postgres::Error>>>;
+}
+
+impl<S, T> Messages for tokio_postgres::Connection<S, T>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send,
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send,
+{
+    fn poll_message(&mut self, cx: &mut TaskContext<'_>) -> Poll<Option<Result<AsyncMessage, tokio_postgres::Error>>> {
+        tokio_postgres::Connection::poll_message(self, cx)
+    }
+}
 
 /// Drives a connection: a task polls it all the time; [`Drain::now`] also
 /// reads, at once, whatever the server has already sent.
@@ -154,7 +299,7 @@ struct Driver {
 /// The connection, until it ends. It is dropped then, so the client's
 /// requests fail at once instead of waiting in a channel nobody reads.
 enum Link {
-    Open(Box<Connection>),
+    Open(Box<dyn Messages>),
     /// A drain saw it end; the task has yet to report how.
     Ended(Option<Ended>),
     /// The task reported the end.
@@ -175,7 +320,7 @@ impl Driver {
     }
 
     /// Handles messages until the socket has no more; Ready when the connection ended.
-    fn read(&self, conn: &mut Connection, cx: &mut TaskContext<'_>) -> Poll<Option<Ended>> {
+    fn read(&self, conn: &mut Box<dyn Messages>, cx: &mut TaskContext<'_>) -> Poll<Option<Ended>> {
         loop {
             match conn.poll_message(cx) {
                 Poll::Ready(Some(Ok(AsyncMessage::Notice(n)))) => {
@@ -286,12 +431,13 @@ pub async fn control(
     pg: &Config,
     app_name: &str,
     pooler_ok: bool,
+    silence: Duration,
 ) -> Result<(Client, ServerInfo)> {
-    let r = connect(pg, app_name, None, None).await;
+    let r = connect_control(pg, app_name, None, silence).await;
     let (client, pooler) = match target {
         crate::target::Target::Server(_, origin) => {
             let client = r.ctx(|| msg::named_by(origin))?.client;
-            let pooler = transaction_pooler(&client, pg).await?;
+            let pooler = transaction_pooler(&client, pg, silence).await?;
             match pooler {
                 Some(why) if !pooler_ok => bail!(why),
                 _ => (client, pooler.is_some()),
@@ -360,13 +506,13 @@ pub async fn free_connections(client: &Client) -> Result<i64> {
 /// connection is served by the backend the first one just used, or the first
 /// comes back on another backend. Simple queries only: such a pooler loses
 /// prepared statements between transactions.
-async fn transaction_pooler(first: &Client, config: &Config) -> Result<Option<Text>> {
+async fn transaction_pooler(first: &Client, config: &Config, silence: Duration) -> Result<Option<Text>> {
     async fn pid_of(c: &Client, sql: &str) -> Result<String> {
         simple_value(c, sql).await.ctx(msg::version)?.ctx(msg::version)
     }
     let pid = |c| pid_of(c, "SELECT pg_backend_pid()");
     let p1 = pid(first).await?;
-    let second = connect(config, "lab:pooler-probe", None, None).await?.client;
+    let second = connect_control(config, "lab:pooler-probe", None, silence).await?.client;
     // BEGIN and the question in one message: the probe carries the role's
     // defaults, and an idle_in_transaction_session_timeout shorter than a
     // round trip would end it in between (CI saw 1 ms do so on a loaded
@@ -694,6 +840,14 @@ pub fn sql_error(e: tokio_postgres::Error, what: Text) -> anyhow::Error {
 pub mod msg {
     crate::messages! {
         prefix "db";
+        no_answer(s) {
+            en: "no answer within {s} s",
+            tr: "{s} sn içinde cevap gelmedi",
+        }
+        not_target_session(place, attrs) {
+            en: "{place} does not match target_session_attrs={attrs}",
+            tr: "{place}, target_session_attrs={attrs} ile uyuşmuyor",
+        }
         handshake(place, s) {
             en: "could not connect to PostgreSQL at {place}: the server did not complete the startup handshake within {s} s (is it PostgreSQL?)",
             tr: "{place} adresindeki PostgreSQL'e bağlanılamadı: sunucu başlangıç el sıkışmasını {s} sn içinde tamamlamadı (PostgreSQL mi?)",

@@ -8,5 +8,6 @@ pub mod pgbouncer;
 pub mod pgpool;
 pub mod server;
 pub mod sidecar;
+pub mod watchdog;
 
 pub use server::Target;

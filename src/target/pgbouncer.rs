@@ -235,7 +235,8 @@ impl Front {
     pub async fn start(server: &tokio_postgres::Config, pools: Vec<Pool>) -> Result<Front> {
         let size = pools.iter().map(|p| p.size).max().unwrap_or(1);
         let bouncer = tokio::task::block_in_place(|| PgBouncer::start(server, &pools))?;
-        let admin = super::connect::connect(&bouncer.admin(), "lab-admin", None, None)
+        let silence = super::watchdog::control_silence(std::time::Duration::ZERO);
+        let admin = super::connect::connect_control(&bouncer.admin(), "lab-admin", None, silence)
             .await?
             .client;
         let any_database = pools.iter().any(|p| p.name == ANY_DATABASE);

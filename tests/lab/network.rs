@@ -191,3 +191,105 @@ fn a_delay_while_a_statement_runs_changes_no_verdict() {
     let o = run_with(&srv, &MID_STATEMENT, Fault::Delay(Duration::from_millis(300)));
     assert_unchanged(&o, &MID_STATEMENT);
 }
+
+/// What a run whose own connection (`app`) was black-holed did.
+struct Silenced {
+    code: i32,
+    stderr: String,
+    /// Its backend, as the server showed it before the fault.
+    pid: i64,
+}
+
+/// Runs lab with `args` against `srv` through a fault proxy and black-holes
+/// its connection `app` (lab's control connection, `lab locks`'s) once the
+/// server shows `ready`; then waits for lab to end (a hang fails the test).
+fn black_hole_own(srv: &TestServer, args: &[&str], app: &str, ready: &str) -> Silenced {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let proxy = rt.block_on(Proxy::start(&srv.cluster.config())).unwrap();
+    let url = format!("postgres://postgres@127.0.0.1:{}/postgres", proxy.addr.port());
+    let mut child = lab()
+        .args(args)
+        .args(["--database-url", &url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let c = srv.client();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while srv.query_i64(&c, ready) == 0 {
+        assert!(Instant::now() < deadline, "never saw: {ready}");
+        assert!(child.try_wait().unwrap().is_none(), "lab ended before the fault");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let pid = srv.query_i64(
+        &c,
+        &format!("SELECT pid::bigint FROM pg_stat_activity WHERE application_name = '{app}'"),
+    );
+    assert_eq!(proxy.set(app, Fault::BlackHole), 1, "one connection of {app}");
+    // The kernel would wait for ever: the proxy acknowledges nothing, and
+    // the server's side of the connection stays open and idle.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("lab did not end after its own connection went silent");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    rt.block_on(proxy.stop());
+    Silenced {
+        code: status.code().unwrap_or(-1),
+        stderr,
+        pid,
+    }
+}
+
+#[test]
+fn a_black_hole_on_the_control_connection_ends_the_run_and_a_new_one_cleans_up() {
+    let srv = TestServer::start();
+    // One cell at a time: once the first cell's schema is there, every
+    // later cell needs the control connection (its CREATE SCHEMA at least).
+    let first = "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'lab\\_ph\\_%'";
+    let o = black_hole_own(
+        &srv,
+        &["phenomena", "--jobs", "1", "--wait-timeout", "3"],
+        "lab:phenomena:control",
+        first,
+    );
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert_eq!(o.stderr.lines().count(), 1, "{}", o.stderr);
+    assert!(o.stderr.contains("control connection"), "{}", o.stderr);
+    assert!(o.stderr.contains("got no answer for 10 s"), "{}", o.stderr);
+    // A new control connection dropped the cells' schemas and ended the
+    // silent one's backend, which the server would otherwise keep.
+    let c = srv.client();
+    srv.wait_for_zero(
+        &c,
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:%'",
+    );
+    assert!(o.pid > 0);
+    assert_eq!(srv.query_i64(&c, first), 0);
+}
+
+#[test]
+fn a_black_hole_under_lab_locks_ends_it() {
+    let srv = TestServer::start();
+    let o = black_hole_own(
+        &srv,
+        &["locks", "--every", "0.1"],
+        "lab-locks",
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'lab-locks'",
+    );
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("got no answer for 10 s"), "{}", o.stderr);
+    assert_eq!(o.stderr.lines().count(), 1, "{}", o.stderr);
+}
