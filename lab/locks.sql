@@ -1,5 +1,7 @@
 -- The live lock view (`lab locks`): lab's sessions on this server, what they
 -- wait for and who blocks them. Runnable by hand: psql -f lab/locks.sql
+-- lab's own connections are left out: its control connections, and a setup
+-- connection (a spec's setup and teardown, the shell's \setup) while idle.
 
 -- name: all_sessions
 -- Every client's session (the room's psql windows too), lab's named as in lab_sessions.
@@ -16,6 +18,7 @@ SELECT a.pid,
   FROM pg_stat_activity a
  WHERE a.backend_type = 'client backend' AND a.pid <> pg_backend_pid()
    AND a.application_name NOT LIKE '%:control' AND a.application_name <> 'lab-locks'
+   AND NOT (a.application_name LIKE 'lab:%:setup' AND a.state = 'idle')
  ORDER BY a.backend_start;
 
 -- name: lab_sessions
@@ -30,4 +33,5 @@ SELECT a.pid,
                    FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted), '') AS waiting
   FROM pg_stat_activity a
  WHERE a.application_name LIKE 'lab:%' AND a.application_name NOT LIKE '%:control'
+   AND NOT (a.application_name LIKE '%:setup' AND a.state = 'idle')
  ORDER BY a.backend_start;

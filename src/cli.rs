@@ -22,7 +22,7 @@ use crate::i18n::{HELP_TR, Lang, ui};
 )]
 pub struct Cli {
     /// Language of everything lab says (default: from LC_ALL/LC_MESSAGES/LANG, else English).
-    #[arg(long, global = true, value_enum)]
+    #[arg(long, global = true, value_enum, ignore_case = true)]
     pub lang: Option<Lang>,
 
     #[command(subcommand)]
@@ -109,7 +109,7 @@ pub struct RunArgs {
     pub variants: Vec<String>,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = Format::Table)]
     pub format: Format,
 
     /// After each variant, explain what happened and why, and the fix.
@@ -206,7 +206,7 @@ pub struct ListArgs {
     pub explain: bool,
 
     /// Output format (markdown: the README's table).
-    #[arg(long, value_enum, default_value_t = ListFormat::Table)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
 }
 
@@ -257,7 +257,7 @@ pub struct SpecArgs {
     pub schedule: Vec<PathBuf>,
 
     /// Output format (isolation: exactly what PostgreSQL's isolationtester prints).
-    #[arg(long, value_enum, default_value_t = SpecFormat::Table)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = SpecFormat::Table)]
     pub format: SpecFormat,
 
     /// Compare the output with this expected file (one spec only).
@@ -373,7 +373,7 @@ pub struct PhenomenaArgs {
     pub level: Vec<String>,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = Format::Table)]
     pub format: Format,
 
     /// After the matrix, what each phenomenon is.
@@ -459,7 +459,7 @@ pub struct ExploreArgs {
     pub jobs: Option<usize>,
 
     /// Output format (isolation: what isolationtester prints for the spec, at its own level).
-    #[arg(long, value_enum, default_value_t = SpecFormat::Table)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = SpecFormat::Table)]
     pub format: SpecFormat,
 
     /// Also write a JUnit XML report (one test case per level) to FILE.
@@ -575,7 +575,7 @@ pub struct HuntArgs {
     pub no_shrink: bool,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = HuntFormat::Table)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = HuntFormat::Table)]
     pub format: HuntFormat,
 
     /// Also write a JUnit XML report (one test case per anomaly class and level) to FILE.
@@ -634,7 +634,7 @@ pub struct CompareArgs {
     pub files: Vec<PathBuf>,
 
     /// Output format (markdown: a table for a README or an issue).
-    #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
+    #[arg(long, value_enum, ignore_case = true, default_value_t = CompareFormat::Table)]
     pub format: CompareFormat,
 
     /// Only the rows where the runs differ.

@@ -9,6 +9,7 @@ use anyhow::Result;
 use crate::files::LabFiles;
 use crate::i18n::{Context, Lang, ui};
 use crate::render::Style;
+use crate::render::wrap;
 use crate::sql::SqlFile;
 use crate::target::connect;
 
@@ -21,36 +22,6 @@ pub struct View {
     pub all: bool,
     pub once: bool,
     pub every: Duration,
-}
-
-/// `text` cut into lines of at most `width` characters at spaces (its own
-/// leading spaces kept), the lines after the first indented by `indent`;
-/// only a word longer than a whole line is cut.
-pub fn wrap(text: &str, width: usize, indent: usize) -> Vec<String> {
-    let lead = text.len() - text.trim_start().len();
-    let mut lines = vec![" ".repeat(lead)];
-    let mut words_on_line = 0;
-    for word in text.split_whitespace() {
-        let mut rest: Vec<char> = word.chars().collect();
-        while !rest.is_empty() {
-            let line = lines.last_mut().expect("never empty");
-            let used = line.chars().count() + usize::from(words_on_line > 0);
-            let room = width.saturating_sub(used);
-            if rest.len() <= room || (words_on_line == 0 && room > 0) {
-                // It fits, or it is longer than any line: cut it here.
-                let take = rest.len().min(room);
-                if words_on_line > 0 {
-                    line.push(' ');
-                }
-                line.extend(rest.drain(..take));
-                words_on_line += 1;
-            } else {
-                lines.push(" ".repeat(indent));
-                words_on_line = 0;
-            }
-        }
-    }
-    lines
 }
 
 /// One snapshot of the view, as text: a block per session, wrapped at 80 columns.
@@ -162,26 +133,6 @@ pub(crate) mod msg {
         read_clock() {
             en: "could not read the server's clock",
             tr: "sunucunun saati okunamadı",
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::wrap;
-
-    #[test]
-    fn lines_break_at_spaces_and_only_overlong_words_are_cut() {
-        assert_eq!(wrap("aa bb cc", 5, 2), ["aa bb", "  cc"]);
-        assert_eq!(
-            wrap("    statement: SELECT 1", 16, 6),
-            ["    statement:", "      SELECT 1"]
-        );
-        assert_eq!(wrap("abcdefgh", 5, 1), ["abcde", " fgh"]);
-        assert_eq!(wrap("x abcdefgh", 5, 1), ["x", " abcd", " efgh"]);
-        for line in wrap(&"word ".repeat(100), 80, 4) {
-            assert!(line.chars().count() <= 80, "{line}");
-            assert!(line.trim().split(' ').all(|w| w == "word"), "{line}");
         }
     }
 }

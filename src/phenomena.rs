@@ -300,6 +300,9 @@ pub struct Cell {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interleavings: Option<Interleavings>,
     pub timeline: Vec<Entry>,
+    /// How long the cell took, schema to schema (JUnit's and HTML's times).
+    #[serde(skip)]
+    pub elapsed_ms: f64,
 }
 
 /// A cell's interleavings: how many ran, and how many showed the anomaly,
@@ -357,6 +360,7 @@ pub fn judge(p: &Phenomenon, o: &Observation, expected: Expected, timeline: Vec<
         wrong_level: None,
         interleavings: None,
         timeline,
+        elapsed_ms: 0.0,
     }
 }
 
@@ -373,16 +377,20 @@ pub struct MatrixConfig {
     pub all_interleavings: bool,
 }
 
-/// A level's index in [`LEVELS`] from its JSON name.
+/// A level's index in [`LEVELS`] from its JSON name, in any case, with
+/// `-`, `_` or a space between its words (`READ_COMMITTED`, `read committed`).
 pub fn level(name: &str) -> Result<usize> {
+    let spelt = name.trim().to_ascii_lowercase().replace(['_', ' '], "-");
     LEVELS
         .iter()
-        .position(|(n, _)| *n == name)
+        .position(|(n, _)| *n == spelt)
         .ok_or_else(|| msg::no_level(name).into())
 }
 
 /// Every phenomenon, or the one named, read and checked before anything connects.
 pub fn chosen(files: &LabFiles, show: Option<&str>) -> Result<Vec<Arc<Phenomenon>>> {
+    let show = show.map(|s| s.trim().to_ascii_lowercase());
+    let show = show.as_deref();
     if let Some(id) = show
         && !ORDER.contains(&id)
     {
@@ -477,6 +485,7 @@ async fn cell(
     schema: &str,
     schemas: &std::sync::Mutex<Vec<String>>,
 ) -> Result<Cell> {
+    let began = std::time::Instant::now();
     schemas.lock().unwrap().push(schema.to_string());
     let env = &env.in_schema(schema);
     env.control
@@ -534,6 +543,7 @@ async fn cell(
     let want = LEVELS[level].1;
     let read: std::collections::BTreeSet<&str> = o.steps.iter().filter_map(|s| s.isolation.as_deref()).collect();
     let mut c = judge(p, &o, p.expect[level].clone(), recorder.take());
+    c.elapsed_ms = crate::report::round_ms(began.elapsed().as_secs_f64() * 1000.0);
     if read.iter().any(|l| *l != want) {
         c.as_expected = false;
         c.wrong_level = Some(read.into_iter().collect::<Vec<_>>().join(", "));
@@ -582,12 +592,14 @@ pub fn cell_reports(
                         checks: cell_checks(c, LEVELS[l].1, &expected),
                         sqlstates: c.sqlstate.iter().cloned().collect(),
                         timeline: c.timeline.clone(),
+                        elapsed_ms: c.elapsed_ms,
                         ..crate::report::VariantReport::new(LEVELS[l].0, expected, msg::what(&p.name, &p.what_en))
                     }
                 })
                 .collect();
             let mut r = crate::report::ScenarioReport::new(&format!("phenomena.{}", p.id), version);
             r.as_expected = variants.iter().all(|v| v.as_expected);
+            r.elapsed_ms = crate::report::round_ms(variants.iter().map(|v| v.elapsed_ms).sum());
             r.variants = variants;
             r
         })
@@ -808,5 +820,18 @@ pub(crate) mod msg {
             en: "PostgreSQL {version}: {ok} of {total} cells as documented",
             tr: "PostgreSQL {version}: {total} hücreden {ok} tanesi belgelendiği gibi",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_level_is_read_in_any_case_and_spelling() {
+        for spelt in ["read-committed", "READ-COMMITTED", "read_committed", "Read Committed"] {
+            assert_eq!(super::level(spelt).unwrap(), 1, "{spelt}");
+        }
+        assert_eq!(super::level("SERIALIZABLE").unwrap(), 3);
+        assert!(super::level("snapshot").is_err());
+        assert!(super::level("read--committed").is_err());
     }
 }

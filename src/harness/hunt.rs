@@ -887,6 +887,7 @@ impl Job for Hunt {
             };
             if let Ok(checked) = check::check(&history, self.cfg.options) {
                 let file = self.write_history(&history, w.level).ok().flatten();
+                let secs = recorded_secs(&history);
                 found.push(Found {
                     level: Some(w.level),
                     history,
@@ -894,7 +895,7 @@ impl Job for Hunt {
                     replayed: Vec::new(),
                     file,
                     read_back_differs: None,
-                    secs: 0.0,
+                    secs,
                     partial: true,
                 });
             }

@@ -75,6 +75,20 @@ pub fn page(scenarios: &[ScenarioReport], kind: Kind, style: &Style) -> String {
         .unwrap_or("");
     let _ = writeln!(body, "<h1>{}</h1>", esc(&style.say(&msg::title())));
     let _ = writeln!(body, "<p class=\"meta\">{}</p>", esc(&style.say(&msg::server(version))));
+    // A run that stopped part-way says so first, not only at the scenario
+    // it stopped in, further down.
+    for s in scenarios {
+        if let Some(e) = &s.error {
+            let _ = writeln!(
+                body,
+                "<p class=\"bad\" id=\"stopped\"><a href=\"#{}\">{}/{}</a>: {}</p>",
+                id(&["scenario", &s.scenario]),
+                esc(&s.scenario),
+                esc(&e.variant),
+                esc(&e.message)
+            );
+        }
+    }
     if kind == Kind::Matrix {
         body.push_str(&matrix(scenarios, style));
     }
@@ -343,16 +357,63 @@ struct Grid<'a> {
     col_w: usize,
     /// The characters of text a column holds.
     chars: usize,
+    /// Each row's text: its statement's lines, then its outcome's (a
+    /// step), or whom it waits for and which lock (a wait).
+    text: Vec<(Vec<String>, Vec<String>)>,
+    /// Where each row starts; a row is as tall as its text.
+    tops: Vec<usize>,
+    heights: Vec<usize>,
+}
+
+/// A line of text in a box or a band.
+const LINE_H: usize = 22;
+/// A statement longer than this many lines is cut (the box's title holds it all).
+const SQL_LINES: usize = 5;
+
+/// `text` on one line, then in lines of at most `chars` characters at
+/// spaces, at most `max` of them (the last then ends with an ellipsis).
+fn lines_of(text: &str, chars: usize, max: usize) -> Vec<String> {
+    let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = super::text::wrap(&one, chars, 0);
+    if lines.len() > max {
+        lines.truncate(max);
+        let last = lines.last_mut().expect("max > 0");
+        *last = cut(&format!("{last} …"), chars);
+        if !last.ends_with('…') {
+            last.push('…');
+        }
+    }
+    lines
 }
 
 impl<'a> Grid<'a> {
-    fn new(entries: &'a [Entry]) -> Grid<'a> {
+    fn new(entries: &'a [Entry], style: &Style) -> Grid<'a> {
         let lanes = lanes(entries);
         let col_w = (1200 / lanes.len().max(1)).clamp(230, 330);
+        let chars = col_w / 10;
+        let text: Vec<_> = entries.iter().map(|e| row_text(e, chars, style)).collect();
+        let heights: Vec<usize> = text
+            .iter()
+            .map(|(a, b)| ROW_H.max(LINE_H * (a.len() + b.len()) + LINE_H))
+            .collect();
+        let tops = heights
+            .iter()
+            .scan(HEAD_H, |y, h| {
+                let top = *y;
+                *y += h;
+                Some(top)
+            })
+            .collect();
         Grid {
             lanes,
             col_w,
-            chars: col_w / 10,
+            chars,
+            text,
+            tops,
+            heights,
         }
     }
 
@@ -365,20 +426,63 @@ impl<'a> Grid<'a> {
     }
 
     fn y_of(&self, row: usize) -> usize {
-        HEAD_H + row * ROW_H
+        self.tops[row]
+    }
+
+    /// The middle of a row's first two lines (where its arrows meet it).
+    fn mid_of(&self, row: usize) -> usize {
+        self.tops[row] + ROW_H / 2
+    }
+
+    fn bottom(&self) -> usize {
+        self.tops.last().zip(self.heights.last()).map_or(HEAD_H, |(t, h)| t + h)
+    }
+}
+
+/// A row's text: a step's statement and its outcome (an error with its
+/// SQLSTATE, its mark in front once); a wait's statement and whom it waits for.
+fn row_text(e: &Entry, chars: usize, style: &Style) -> (Vec<String>, Vec<String>) {
+    if e.result == StepResult::Waiting {
+        let who = e.blocked_by.as_ref().map(|b| b.join(", ")).unwrap_or_default();
+        let label = match &e.lock {
+            Some(lock) => style.say(&ui::waiting_lock(&who, lock)),
+            None => style.say(&ui::waiting(&who)),
+        };
+        return (lines_of(&e.sql, chars - 3, SQL_LINES), lines_of(&label, chars - 5, 3));
+    }
+    let mut outcome = super::text::outcome_line(e, style);
+    if e.result == StepResult::Error
+        && let Some(code) = &e.sqlstate
+        && !outcome.contains(code.as_str())
+    {
+        let rest = outcome.strip_prefix("✖ ").unwrap_or(&outcome);
+        outcome = format!("✖ {code} {rest}");
+    }
+    (lines_of(&e.sql, chars - 2, SQL_LINES), lines_of(&outcome, chars - 2, 2))
+}
+
+/// `lines` as SVG text, the first at (`x`, `y`), one under the other.
+fn text_lines(s: &mut String, lines: &[String], x: usize, y: usize, fill: &str) {
+    for (k, line) in lines.iter().enumerate() {
+        let _ = write!(
+            s,
+            "<text x=\"{x}\" y=\"{}\" font-size=\"16\" fill=\"{fill}\">{}</text>",
+            y + k * LINE_H,
+            esc(line)
+        );
     }
 }
 
 /// Statements as boxes in time order (top to bottom), one lane per session.
 fn swimlanes(svg_id: &str, entries: &[Entry], style: &Style) -> String {
-    let g = Grid::new(entries);
+    let g = Grid::new(entries, style);
     let width = TIME_W + g.lanes.len() * g.col_w + 10;
-    let height = HEAD_H + entries.len() * ROW_H + 10;
+    let height = g.bottom() + 10;
     let mut s = format!(
         "<svg id=\"{svg_id}\" class=\"swimlanes\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\">\n"
     );
     lane_heads(&mut s, &g, height, style);
-    let ended_at = wait_bars(&mut s, &g, entries, style);
+    let ended_at = wait_bars(&mut s, &g, entries);
     step_boxes(&mut s, &g, entries, style);
     release_arrows(&mut s, &g, entries, &ended_at);
     s.push_str("</svg>");
@@ -407,8 +511,8 @@ fn lane_heads(s: &mut String, g: &Grid<'_>, height: usize, style: &Style) {
 
 /// Waits: a hatched bar from where the wait was seen to where it ended, under
 /// the boxes. Which wait (its row) each ending row ended.
-fn wait_bars(s: &mut String, g: &Grid<'_>, entries: &[Entry], style: &Style) -> BTreeMap<usize, usize> {
-    let (col_w, chars) = (g.col_w, g.chars);
+fn wait_bars(s: &mut String, g: &Grid<'_>, entries: &[Entry]) -> BTreeMap<usize, usize> {
+    let col_w = g.col_w;
     let mut ended_at: BTreeMap<usize, usize> = BTreeMap::new();
     for (i, e) in entries.iter().enumerate() {
         if e.result != StepResult::Waiting {
@@ -420,34 +524,33 @@ fn wait_bars(s: &mut String, g: &Grid<'_>, entries: &[Entry], style: &Style) -> 
             .map(|p| i + 1 + p);
         let last = end.unwrap_or(entries.len() - 1);
         let lane = g.lane_of(&e.session);
-        let who = e.blocked_by.as_ref().map(|b| b.join(", ")).unwrap_or_default();
-        let label = match &e.lock {
-            Some(lock) => style.say(&ui::waiting_lock(&who, lock)),
-            None => style.say(&ui::waiting(&who)),
-        };
         let _ = writeln!(
             s,
             "<rect class=\"wait\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"url(#hatch)\" stroke=\"#e65100\" stroke-width=\"2\" rx=\"6\"/>",
             g.x_of(lane) + 4,
             g.y_of(i) + 4,
             col_w - 8,
-            (last - i) * ROW_H + ROW_H - 8,
+            g.y_of(last) + g.heights[last] - g.y_of(i) - 8,
         );
         // What it runs and whom it waits for, on a white band at the top of the bar.
-        let _ = writeln!(
+        let (sql, label) = &g.text[i];
+        let _ = write!(
             s,
-            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"50\" fill=\"#ffffff\" stroke=\"#e65100\" rx=\"4\"/>\
-             <text x=\"{}\" y=\"{}\" font-size=\"16\">{}</text><text x=\"{}\" y=\"{}\" font-size=\"16\" fill=\"#bf360c\">{}</text>",
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#ffffff\" stroke=\"#e65100\" rx=\"4\"/>",
             g.x_of(lane) + 10,
             g.y_of(i) + 10,
             col_w - 20,
-            g.x_of(lane) + 16,
-            g.y_of(i) + 30,
-            esc(&cut(&e.sql, chars - 3)),
-            g.x_of(lane) + 16,
-            g.y_of(i) + 52,
-            esc(&cut(&label, chars - 5))
+            LINE_H * (sql.len() + label.len()) + 6,
         );
+        text_lines(s, sql, g.x_of(lane) + 16, g.y_of(i) + 30, "#212121");
+        text_lines(
+            s,
+            label,
+            g.x_of(lane) + 16,
+            g.y_of(i) + 30 + LINE_H * sql.len(),
+            "#bf360c",
+        );
+        s.push('\n');
         if let Some(end) = end {
             ended_at.insert(end, i);
         }
@@ -458,12 +561,12 @@ fn wait_bars(s: &mut String, g: &Grid<'_>, entries: &[Entry], style: &Style) -> 
 /// Every row's time, and a box for each step that is not a wait: its
 /// statement and its outcome (errors with their SQLSTATE).
 fn step_boxes(s: &mut String, g: &Grid<'_>, entries: &[Entry], style: &Style) {
-    let (col_w, chars) = (g.col_w, g.chars);
+    let col_w = g.col_w;
     for (i, e) in entries.iter().enumerate() {
         let _ = writeln!(
             s,
             "<text x=\"8\" y=\"{}\" font-size=\"15\" fill=\"#616161\">{:.1}</text>",
-            g.y_of(i) + ROW_H / 2 + 5,
+            g.mid_of(i) + 5,
             e.t_ms
         );
         if e.result == StepResult::Waiting {
@@ -472,35 +575,17 @@ fn step_boxes(s: &mut String, g: &Grid<'_>, entries: &[Entry], style: &Style) {
         let lane = g.lane_of(&e.session);
         let (fill, stroke) = box_colours(e);
         let (x, y) = (g.x_of(lane) + 8, g.y_of(i) + 6);
-        let first = cut(&e.sql, chars - 2);
-        let mut second = cut(&super::text::outcome_line(e, style), chars - 2);
-        if e.result == StepResult::Error
-            && let Some(code) = &e.sqlstate
-            && !second.contains(code.as_str())
-        {
-            // The outcome's own mark stays in front, once.
-            let rest = second.strip_prefix("✖ ").unwrap_or(&second);
-            second = cut(&format!("✖ {code} {rest}"), chars - 2);
-        }
-        let (line1, line2) = if first.is_empty() {
-            (second, String::new())
-        } else {
-            (first, second)
-        };
-        let _ = writeln!(
+        let (sql, outcome) = &g.text[i];
+        let _ = write!(
             s,
-            "<g class=\"step\"><title>{}</title><rect x=\"{x}\" y=\"{y}\" width=\"{}\" height=\"{}\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"2\" rx=\"6\"/>\
-             <text x=\"{}\" y=\"{}\" font-size=\"16\">{}</text><text x=\"{}\" y=\"{}\" font-size=\"16\" fill=\"{stroke}\">{}</text></g>",
+            "<g class=\"step\"><title>{}</title><rect x=\"{x}\" y=\"{y}\" width=\"{}\" height=\"{}\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"2\" rx=\"6\"/>",
             esc(&format!("{}\n{}", e.sql, super::text::outcome_line(e, style))),
             col_w - 16,
-            ROW_H - 12,
-            x + 8,
-            y + 23,
-            esc(&line1),
-            x + 8,
-            y + 45,
-            esc(&line2)
+            g.heights[i] - 12,
         );
+        text_lines(s, sql, x + 8, y + 23, "#212121");
+        text_lines(s, outcome, x + 8, y + 23 + LINE_H * sql.len(), stroke);
+        s.push_str("</g>\n");
     }
 }
 
@@ -523,8 +608,8 @@ fn release_arrows(s: &mut String, g: &Grid<'_>, entries: &[Entry], ended_at: &BT
             let _ = writeln!(
                 s,
                 "<line class=\"release\" x1=\"{x1}\" y1=\"{}\" x2=\"{x2}\" y2=\"{}\" stroke=\"#6a1b9a\" stroke-width=\"3\" marker-end=\"url(#arrow)\"/>",
-                g.y_of(k) + ROW_H / 2,
-                g.y_of(end) + ROW_H / 2
+                g.mid_of(k),
+                g.mid_of(end)
             );
         }
     }
@@ -695,7 +780,49 @@ pub mod msg {
 
 #[cfg(test)]
 mod tests {
-    use super::timeline_bars;
+    use super::{lines_of, timeline_bars};
+
+    #[test]
+    fn a_run_stopped_part_way_says_so_above_the_summary() {
+        let mut done = crate::report::ScenarioReport::new("lost-update", "18.1");
+        done.variants = Vec::new();
+        let mut stopped = crate::report::ScenarioReport::new("write-skew", "18.1");
+        stopped.error = Some(crate::report::RunError {
+            variant: "serializable".into(),
+            message: "interrupted: lab ended its sessions".into(),
+            exit_code: 130,
+        });
+        let style = crate::render::Style::plain(crate::i18n::Lang::En);
+        let page = super::page(&[done, stopped], super::Kind::Runs, &style);
+        let banner = page.find("id=\"stopped\"").expect("a banner");
+        assert!(
+            banner < page.find("<table id=\"summary\"").expect("a summary"),
+            "{page}"
+        );
+        assert!(page[banner..].contains("write-skew/serializable</a>: interrupted: lab ended its sessions"));
+    }
+
+    #[test]
+    fn a_statement_wraps_at_spaces_and_a_long_one_ends_with_an_ellipsis() {
+        let sql = "UPDATE stock_items\n   SET quantity_on_hand = quantity_on_hand - 1 WHERE book_id = 1;";
+        let lines = lines_of(sql, 30, 5);
+        assert_eq!(
+            lines,
+            [
+                "UPDATE stock_items SET",
+                "quantity_on_hand =",
+                "quantity_on_hand - 1 WHERE",
+                "book_id = 1;"
+            ]
+        );
+        assert!(lines.iter().all(|l| l.chars().count() <= 30));
+        let cut = lines_of(sql, 30, 2);
+        assert_eq!(cut, ["UPDATE stock_items SET", "quantity_on_hand = …"]);
+        assert!(lines_of("  ", 30, 2).is_empty());
+        // A word longer than a line is cut, never lost.
+        let long = lines_of(&"x".repeat(45), 20, 5);
+        assert_eq!(long.concat(), "x".repeat(45));
+    }
     use crate::report::{Entry, Phrase, StepResult};
 
     fn entry(t_ms: f64, sql: &str, result: StepResult, detail: &str) -> Entry {

@@ -11,7 +11,7 @@ mod text;
 pub use junit::junit;
 pub use text::{
     all_summary, brief_summary, outcome_in, outcome_line, scenario, scenario_outcomes, timeline, variant,
-    variant_with_verdict,
+    variant_with_verdict, wrap,
 };
 
 use comfy_table::presets::UTF8_FULL;
