@@ -290,6 +290,10 @@ pub struct Opener {
     /// the startup packet, and the session does not ask its pid (the
     /// variant's close finds its backends by application_name).
     balanced: bool,
+    /// The run's control connection, on the server the sessions reach
+    /// (none for sessions elsewhere): it ends the backend of a session that
+    /// failed after its handshake.
+    control: Option<Arc<tokio_postgres::Client>>,
 }
 
 impl Opener {
@@ -311,7 +315,28 @@ impl Opener {
             pooled: env.pooled_sessions(),
             raw: false,
             balanced: false,
+            control: Some(env.control.clone()),
         }
+    }
+
+    /// Ends the backend a session that failed after its handshake left on
+    /// the server (its setup or first question went unanswered: the server
+    /// would keep it, idle, for as long as TCP keepalive takes). Only that
+    /// backend: its pid from the handshake, its application_name checked.
+    async fn end_stray(&self, e: &anyhow::Error, app: &str) {
+        let (Some(control), Some(pid)) = (&self.control, connect::stray_backend(e)) else {
+            return;
+        };
+        if self.pooled || self.balanced || self.raw {
+            // The handshake's pid is the pooler's, not a backend's.
+            return;
+        }
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&pid, &app];
+        let end = control.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND application_name = $2",
+            &params,
+        );
+        let _ = tokio::time::timeout(self.deadline, end).await;
     }
 
     /// isolationtester's transcript gets what the sessions receive.
@@ -329,6 +354,7 @@ impl Opener {
             opened: Arc::default(),
             max_sessions: None,
             pooled: false,
+            control: None,
             ..self.clone()
         }
     }
@@ -469,14 +495,19 @@ impl Opener {
             // went silent after its handshake must not hold the run.
             const WHO: &str = "SELECT pg_backend_pid(), extract(epoch FROM now())::text";
             let silent = || anyhow::anyhow!(msg::no_answer(msg::quoted(WHO), secs(self.deadline)));
-            let row = tokio::time::timeout(self.deadline, conn.client.query_one(WHO, &[]))
-                .await
-                .map_err(|_| silent())
-                .ctx(what)?
-                .ctx(what)?;
+            let row = match tokio::time::timeout(self.deadline, conn.client.query_one(WHO, &[])).await {
+                Ok(r) => r.ctx(what)?,
+                Err(_) => {
+                    let pid = connect::handshake_pid(&conn.client).await;
+                    return Err(connect::Stray::wrap(pid, Err::<(), _>(silent()).ctx(what).unwrap_err()));
+                }
+            };
             Ok((conn, row.get(0), Some(row.get(1))))
         }
         .await;
+        if let Err(e) = &connected {
+            self.end_stray(e, &app).await;
+        }
         let (conn, pid, since) = {
             let mut opened = self.opened.lock().unwrap();
             let slot = opened.iter().position(|(n, p)| n == name && *p == 0);

@@ -148,10 +148,13 @@ async fn open(
     if let Some(sql) = setup.filter(|s| !s.is_empty()) {
         // Bounded like the handshake: behind a pooler with no free server
         // connection the first statement queues (PgBouncer's query_wait_timeout is 120 s).
-        tokio::time::timeout(limit, client.batch_execute(sql))
-            .await
-            .map_err(|_| msg::setup_queued(place, limit.as_secs_f64()))?
-            .map_err(|e| sql_error(e, msg::setup()))?;
+        let set = match tokio::time::timeout(limit, client.batch_execute(sql)).await {
+            Ok(r) => r.map_err(|e| sql_error(e, msg::setup())),
+            Err(_) => Err(msg::setup_queued(place, limit.as_secs_f64()).into()),
+        };
+        if let Err(e) = set {
+            return Err(Stray::wrap(handshake_pid(&client).await, e));
+        }
     }
     Ok(Conn {
         client,
@@ -261,6 +264,55 @@ pub async fn within<T>(limit: Duration, work: impl std::future::Future<Output = 
         Ok(r) => r,
         Err(_) => bail!(msg::no_answer(limit.as_secs_f64())),
     }
+}
+
+/// The backend the server named in the handshake (its BackendKeyData),
+/// without a round trip: tokio-postgres keeps it only in the cancel token,
+/// which writes it in the cancel request it sends down a stream of ours.
+/// Through a pooler it is the pooler's number, not a backend's.
+pub async fn handshake_pid(client: &Client) -> Option<i32> {
+    use tokio::io::AsyncReadExt;
+    let (mut ours, theirs) = tokio::io::duplex(64);
+    client.cancel_token().cancel_query_raw(theirs, NoTls).await.ok()?;
+    // Length 16, the cancel request code, the pid, the secret key.
+    let mut packet = [0u8; 16];
+    ours.read_exact(&mut packet).await.ok()?;
+    let word = |i: usize| [packet[i], packet[i + 1], packet[i + 2], packet[i + 3]];
+    (u32::from_be_bytes(word(4)) == 80877102).then(|| i32::from_be_bytes(word(8)))
+}
+
+/// A connection that failed after its handshake, with the backend the
+/// server started for it: the server may keep that backend (idle, waiting
+/// for a client the network lost), so whoever has a control connection
+/// ends it (see [`stray_backend`]). Says nothing itself: the error line is
+/// its cause's.
+#[derive(Debug)]
+pub struct Stray {
+    pid: Option<i32>,
+    cause: anyhow::Error,
+}
+
+impl Stray {
+    pub fn wrap(pid: Option<i32>, cause: anyhow::Error) -> anyhow::Error {
+        anyhow::Error::new(Stray { pid, cause })
+    }
+}
+
+impl std::fmt::Display for Stray {
+    fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        Ok(())
+    }
+}
+
+impl std::error::Error for Stray {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(self.cause.as_ref())
+    }
+}
+
+/// The backend a failed connection left on the server, if the error says.
+pub fn stray_backend(e: &anyhow::Error) -> Option<i32> {
+    e.chain().find_map(|c| c.downcast_ref::<Stray>()).and_then(|s| s.pid)
 }
 
 /// An application_name as the server stores it: cut at 63 bytes (on a char boundary, which the server would not do).

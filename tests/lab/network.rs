@@ -293,3 +293,103 @@ fn a_black_hole_under_lab_locks_ends_it() {
     assert!(o.stderr.contains("got no answer for 10 s"), "{}", o.stderr);
     assert_eq!(o.stderr.lines().count(), 1, "{}", o.stderr);
 }
+
+/// A TCP proxy in front of `upstream` that forwards everything, except
+/// for the first connection whose startup packet names an
+/// application_name ending in `victim`: after `chunks` reads from its
+/// client, nothing passes either way any more, and both sockets stay open
+/// (the server keeps its backend, as behind a network that lost the client).
+/// Lives as long as the test.
+fn silencing_proxy(upstream: u16, victim: &'static str, chunks: usize) -> u16 {
+    use std::io::Write;
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let taken = Arc::new(AtomicBool::new(false));
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let server = TcpStream::connect(("127.0.0.1", upstream)).unwrap();
+            let _ = client.set_nodelay(true);
+            let _ = server.set_nodelay(true);
+            let silent = Arc::new(AtomicBool::new(false));
+            let taken = taken.clone();
+            let pipe = move |mut from: TcpStream, mut to: TcpStream, up: bool, silent: Arc<AtomicBool>| {
+                let mut buf = vec![0u8; 65536];
+                let mut reads = 0;
+                let mut victim_here = false;
+                while let Ok(n) = from.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    reads += 1;
+                    if up && reads == 1 {
+                        let startup = String::from_utf8_lossy(&buf[..n]).into_owned();
+                        let app = startup.split('\0').skip_while(|k| *k != "application_name").nth(1);
+                        victim_here = app.is_some_and(|a| a.ends_with(victim)) && !taken.swap(true, Ordering::SeqCst);
+                    }
+                    if victim_here && reads > chunks {
+                        silent.store(true, Ordering::SeqCst);
+                    }
+                    if silent.load(Ordering::SeqCst) {
+                        continue;
+                    }
+                    if to.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+                if !silent.load(Ordering::SeqCst) {
+                    let _ = to.shutdown(std::net::Shutdown::Write);
+                } else {
+                    // Silent for good: the sockets stay open until the test ends.
+                    std::mem::forget(to);
+                }
+            };
+            let (c2, s2, quiet) = (client.try_clone().unwrap(), server.try_clone().unwrap(), silent.clone());
+            let p = pipe.clone();
+            std::thread::spawn(move || p(client, server, true, silent));
+            std::thread::spawn(move || pipe(s2, c2, false, quiet));
+        }
+    });
+    port
+}
+
+/// A session whose connection goes silent after its handshake (its setup
+/// SETs, or its first question) fails the run within the deadline, and
+/// lab ends the backend the server started for it: the server would keep
+/// it, idle, until its TCP keepalive gave up (two hours by default).
+#[test]
+fn a_session_silent_after_its_handshake_leaves_no_backend() {
+    let srv = TestServer::start();
+    let c = srv.client();
+    for chunks in [1, 2] {
+        let port = silencing_proxy(srv.cluster.port, ":T1", chunks);
+        let url = format!("postgres://postgres@127.0.0.1:{port}/postgres");
+        let r = crate::support::run(&[
+            "phenomena",
+            "--show",
+            "p4",
+            "--level",
+            "read-committed",
+            "--wait-timeout",
+            "3",
+            "--database-url",
+            &url,
+        ]);
+        assert_eq!(r.code, 2, "{}", r.why());
+        assert!(r.stderr.contains("could not open session T1"), "{}", r.stderr);
+        // The proxy still holds both sockets open: only lab can have ended it.
+        srv.wait_for_zero(
+            &c,
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:%'",
+        );
+        assert_eq!(
+            srv.query_i64(
+                &c,
+                "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'lab\\_ph\\_%'"
+            ),
+            0
+        );
+    }
+}
