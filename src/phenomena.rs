@@ -415,7 +415,7 @@ pub struct Row {
 /// part-way keeps them), and the schemas of cells still running.
 pub struct Matrix {
     pub cfg: MatrixConfig,
-    schemas: Arc<std::sync::Mutex<Vec<String>>>,
+    schemas: Arc<crate::engine::Made>,
     grid: std::sync::Mutex<Vec<Vec<Option<Cell>>>>,
 }
 
@@ -455,7 +455,7 @@ impl Matrix {
     /// The schemas of cells that did not drop their own (a run cut short):
     /// each is tried; the first that could not be dropped is the error.
     pub async fn clean_up(&self, control: &tokio_postgres::Client) -> Result<()> {
-        let left: Vec<String> = self.schemas.lock().unwrap().clone();
+        let left = self.schemas.close();
         if left.is_empty() {
             return Ok(());
         }
@@ -467,7 +467,7 @@ impl Matrix {
         };
         connect::within(self.cfg.wait_timeout, drop).await?;
         // Listed until dropped: a clean-up tried again drops them.
-        self.schemas.lock().unwrap().retain(|s| !left.contains(s));
+        self.schemas.dropped(&left);
         Ok(())
     }
 
@@ -478,15 +478,11 @@ impl Matrix {
 }
 
 /// One phenomenon at one level, in a schema of its own.
-async fn cell(
-    env: &Env,
-    p: &Phenomenon,
-    level: usize,
-    schema: &str,
-    schemas: &std::sync::Mutex<Vec<String>>,
-) -> Result<Cell> {
+async fn cell(env: &Env, p: &Phenomenon, level: usize, schema: &str, schemas: &crate::engine::Made) -> Result<Cell> {
     let began = std::time::Instant::now();
-    schemas.lock().unwrap().push(schema.to_string());
+    if !schemas.add(schema) {
+        anyhow::bail!(msg::stopped());
+    }
     let env = &env.in_schema(schema);
     env.control
         .batch_execute(&format!("CREATE SCHEMA {schema}"))
@@ -534,7 +530,7 @@ async fn cell(
     // Listed until dropped: the run's clean-up tries again (on a new
     // control connection, if this one was lost).
     if dropped.is_ok() {
-        schemas.lock().unwrap().retain(|s| s != schema);
+        schemas.dropped(&[schema.to_string()]);
     }
     let o = o?;
     dropped.map_err(|e| connect::sql_error(e, msg::schema(schema)))?;
@@ -708,6 +704,10 @@ pub fn matrix(
 pub(crate) mod msg {
     crate::messages! {
         prefix "ph";
+        stopped() {
+            en: "the run has stopped: its clean-up has begun",
+            tr: "çalıştırma durdu: temizliği başladı",
+        }
         bad(file, why) {
             en: "{file}: {why}",
             tr: "{file}: {why}",

@@ -244,13 +244,26 @@ impl Env {
     /// the run's advisory locks), is ended first.
     pub async fn with_new_control(&self, control: Client, app: &str) -> Env {
         if let Some(pid) = self.control_pid {
+            let app = connect::app_name(app);
             let _ = control
                 .execute(
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
                       WHERE pid = $1 AND application_name = $2 AND usename = current_user",
-                    &[&pid, &connect::app_name(app)],
+                    &[&pid, &app],
                 )
                 .await;
+            // A terminated backend ends on its own time, and holds the run's
+            // schema claim until it has: the new connection claims it after.
+            let gone = || async {
+                let row = control
+                    .query_one(
+                        "SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $1 AND application_name = $2",
+                        &[&pid, &app],
+                    )
+                    .await?;
+                Ok(Some(row.get::<_, bool>(0).to_string()))
+            };
+            let _ = super::until_yes(self.wait_timeout / 2, gone).await;
         }
         Env {
             control: Arc::new(control),

@@ -129,6 +129,40 @@ pub fn spawn_in_order<T: Send + 'static>(jobs: usize, tasks: Vec<Task<T>>) -> Ve
         .collect()
 }
 
+/// What a run made on the server (schemas) and has not dropped yet. Once
+/// the clean-up has begun it is closed: a task aborted part-way that still
+/// gets to run cannot make one the clean-up would not see.
+#[derive(Default)]
+pub struct Made(std::sync::Mutex<(bool, Vec<String>)>);
+
+impl Made {
+    /// Lists `name` before it is made; false once closed (make nothing then).
+    pub fn add(&self, name: &str) -> bool {
+        let mut m = self.0.lock().unwrap();
+        if !m.0 {
+            m.1.push(name.to_string());
+        }
+        !m.0
+    }
+
+    /// Takes `names` off the list once they are dropped.
+    pub fn dropped(&self, names: &[String]) {
+        self.0.lock().unwrap().1.retain(|n| !names.contains(n));
+    }
+
+    /// Closes the list; what is on it.
+    pub fn close(&self) -> Vec<String> {
+        let mut m = self.0.lock().unwrap();
+        m.0 = true;
+        m.1.clone()
+    }
+
+    /// What is on it now.
+    pub fn names(&self) -> Vec<String> {
+        self.0.lock().unwrap().1.clone()
+    }
+}
+
 /// Aborts its tasks when dropped (a caller that stops awaiting them stops them).
 pub struct AbortOnDrop(pub Vec<tokio::task::AbortHandle>);
 

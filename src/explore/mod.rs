@@ -411,7 +411,7 @@ pub struct Explorer {
     /// Runs whose setup failed on what an earlier run's teardown left in
     /// their worker's schema: the schema was made afresh and they ran again.
     pub remade: AtomicUsize,
-    schemas: Mutex<Vec<String>>,
+    schemas: crate::engine::Made,
     /// The workers, stopped at once when the run is cut short (their
     /// sessions close, so nothing holds a lock on a schema lab drops).
     workers: Mutex<Vec<tokio::task::AbortHandle>>,
@@ -442,7 +442,7 @@ impl Explorer {
             waited: tokio::sync::Notify::new(),
             finished: AtomicUsize::new(0),
             remade: AtomicUsize::new(0),
-            schemas: Mutex::default(),
+            schemas: crate::engine::Made::default(),
             workers: Mutex::default(),
             bar,
         }
@@ -498,11 +498,11 @@ impl Explorer {
         }
         self.bar.finish_and_clear();
         // The workers' schemas go together, in one statement, once all are done.
-        let made: Vec<String> = self.schemas.lock().unwrap().clone();
+        let made = self.schemas.names();
         let dropped = drop_schemas(&env.control, &made).await;
         // Listed until dropped: the clean-up tries again.
         if dropped.is_ok() {
-            self.schemas.lock().unwrap().retain(|s| !made.contains(s));
+            self.schemas.dropped(&made);
         }
         first.and(dropped)
     }
@@ -525,16 +525,18 @@ impl Explorer {
         for w in self.workers.lock().unwrap().drain(..) {
             w.abort();
         }
-        let left: Vec<String> = self.schemas.lock().unwrap().clone();
+        let left = self.schemas.close();
         connect::within(self.cfg.wait_timeout, drop_schemas(control, &left)).await?;
         // Listed until dropped: a clean-up tried again drops them.
-        self.schemas.lock().unwrap().retain(|s| !left.contains(s));
+        self.schemas.dropped(&left);
         Ok(())
     }
 
     async fn worker(&self, env: &Env, w: usize) -> Result<()> {
         let schema = format!("lab_ex_{}_{w}", std::process::id());
-        self.schemas.lock().unwrap().push(schema.clone());
+        if !self.schemas.add(&schema) {
+            return Ok(());
+        }
         // (The schema stays for run_all to drop with the others.)
         self.make_schema(env, &schema).await?;
         self.work_in(env, &schema, w).await
@@ -716,7 +718,9 @@ impl Explorer {
     pub async fn replay(&self, env: &Env, k: usize) -> Result<RunResult> {
         let (li, pi) = self.runs[k];
         let schema = format!("lab_ex_{}_step", std::process::id());
-        self.schemas.lock().unwrap().push(schema.clone());
+        if !self.schemas.add(&schema) {
+            anyhow::bail!(msg::stopped());
+        }
         let made = self.make_schema(env, &schema).await;
         let replayed = match made {
             Ok(()) => {
@@ -758,7 +762,7 @@ impl Explorer {
         };
         let dropped = drop_schemas(&env.control, std::slice::from_ref(&schema)).await;
         if dropped.is_ok() {
-            self.schemas.lock().unwrap().retain(|s| s != &schema);
+            self.schemas.dropped(std::slice::from_ref(&schema));
         }
         let r = replayed?;
         dropped?;

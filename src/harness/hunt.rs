@@ -863,7 +863,8 @@ impl Job for Hunt {
         if let Some(w) = &*self.current.lock().unwrap() {
             w.stop();
         }
-        let explorer = self.explorer.lock().unwrap().take();
+        // Kept (not taken): a clean-up tried again on a new control connection needs it too.
+        let explorer = self.explorer.lock().unwrap().clone();
         let explored = match explorer {
             Some(e) => e.clean_up(&env.control).await,
             None => Ok(()),

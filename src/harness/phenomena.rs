@@ -178,7 +178,8 @@ impl Job for Matrix {
 
     async fn clean_up(&self, env: &Env, _failed: bool) -> Result<()> {
         let cells = self.cells.clean_up(&env.control).await;
-        let exploring = self.exploring.lock().unwrap().take();
+        // Kept (not taken): a clean-up tried again on a new control connection needs it too.
+        let exploring = self.exploring.lock().unwrap().clone();
         match exploring {
             Some(e) => cells.and(e.clean_up(&env.control).await),
             None => cells,

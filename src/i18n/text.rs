@@ -264,7 +264,11 @@ impl fmt::Display for Appended {
     }
 }
 
-impl std::error::Error for Appended {}
+impl std::error::Error for Appended {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(self.error.as_ref())
+    }
+}
 
 /// An error as one line in `lang`: lab's own texts translated, what libraries
 /// and the server say quoted as they said it.

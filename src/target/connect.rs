@@ -220,8 +220,9 @@ async fn open_watched(config: &Config, silence: Duration) -> Result<(Client, Box
                 () = drive => None,
             };
             if read_only.as_deref() != Some(want) {
-                failure =
-                    Some(msg::not_target_session(place, if want == "on" { "read-only" } else { "read-write" }).into());
+                let attrs = if want == "on" { "read-only" } else { "read-write" };
+                let why = anyhow::Error::new(msg::not_target_session(attrs));
+                failure = Some(Err::<(), _>(why).ctx(|| msg::could_not_connect(place)).unwrap_err());
                 continue;
             }
         }
@@ -896,9 +897,9 @@ pub mod msg {
             en: "no answer within {s} s",
             tr: "{s} sn içinde cevap gelmedi",
         }
-        not_target_session(place, attrs) {
-            en: "{place} does not match target_session_attrs={attrs}",
-            tr: "{place}, target_session_attrs={attrs} ile uyuşmuyor",
+        not_target_session(attrs) {
+            en: "the server does not match target_session_attrs={attrs}",
+            tr: "sunucu target_session_attrs={attrs} ile uyuşmuyor",
         }
         handshake(place, s) {
             en: "could not connect to PostgreSQL at {place}: the server did not complete the startup handshake within {s} s (is it PostgreSQL?)",

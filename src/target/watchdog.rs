@@ -14,6 +14,12 @@
 //! restarts the clock (a long answer in several parts is progress); when it
 //! runs out, the next read fails and the connection ends with it, and every
 //! request on it fails at once.
+//!
+//! The count holds for what lab's own connections send: simple and
+//! extended queries, COPY in the simple protocol, Terminate. An extended
+//! `COPY FROM STDIN` (tokio-postgres's `copy_in`) would not do: the server
+//! answers no Sync sent while the copy is open, so one request would stay
+//! outstanding for ever. A watched connection must not use it.
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};

@@ -393,3 +393,40 @@ fn a_session_silent_after_its_handshake_leaves_no_backend() {
         );
     }
 }
+
+/// A scenario run holds its schema by an advisory lock on its control
+/// connection. That connection black-holed mid-scenario: the run ends
+/// (exit 2), and the new control connection ends the old one's backend,
+/// waits for its lock to go, claims the schema and drops it.
+#[test]
+fn a_black_hole_on_a_scenario_runs_control_connection_leaves_nothing() {
+    let srv = TestServer::start();
+    let o = black_hole_own(
+        &srv,
+        &["lost-update", "--wait-timeout", "3"],
+        "lab:lab:control",
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:lab:lost-update/%'",
+    );
+    let c = srv.client();
+    srv.wait_for_zero(
+        &c,
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:%'",
+    );
+    assert!(o.pid > 0);
+    // The run may have finished its variants before it needed the control
+    // connection again; either way nothing is left and the exit says which.
+    assert!(o.code == 2 || o.code == 0, "{}", o.stderr);
+    if o.code == 2 {
+        assert!(o.stderr.contains("got no answer for 10 s"), "{}", o.stderr);
+    }
+    assert_eq!(
+        srv.query_i64(&c, "SELECT count(*) FROM pg_namespace WHERE nspname = 'lab'"),
+        0,
+        "{}",
+        o.stderr
+    );
+    assert_eq!(
+        srv.query_i64(&c, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"),
+        0
+    );
+}
