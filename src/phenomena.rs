@@ -480,9 +480,7 @@ impl Matrix {
 /// One phenomenon at one level, in a schema of its own.
 async fn cell(env: &Env, p: &Phenomenon, level: usize, schema: &str, schemas: &crate::engine::Made) -> Result<Cell> {
     let began = std::time::Instant::now();
-    if !schemas.add(schema) {
-        anyhow::bail!(msg::stopped());
-    }
+    schemas.add(schema)?;
     let env = &env.in_schema(schema);
     env.control
         .batch_execute(&format!("CREATE SCHEMA {schema}"))
@@ -704,10 +702,6 @@ pub fn matrix(
 pub(crate) mod msg {
     crate::messages! {
         prefix "ph";
-        stopped() {
-            en: "the run has stopped: its clean-up has begun",
-            tr: "çalıştırma durdu: temizliği başladı",
-        }
         bad(file, why) {
             en: "{file}: {why}",
             tr: "{file}: {why}",

@@ -161,15 +161,20 @@ impl Env {
         } else {
             String::new()
         };
-        let row = connect::simple_row(
+        let deadlock_ms: i64 = connect::simple_value(
             &control,
-            "SELECT setting, pg_backend_pid() FROM pg_settings WHERE name = 'deadlock_timeout'",
+            "SELECT setting FROM pg_settings WHERE name = 'deadlock_timeout'",
         )
         .await
+        .ctx(connect::msg::version)?
+        .and_then(|v| v.parse().ok())
         .ctx(connect::msg::version)?;
-        let int = |i: usize| row.get(i).cloned().flatten().and_then(|v| v.parse::<i64>().ok());
-        let deadlock_ms = int(0).ctx(connect::msg::version)?;
-        let control_pid = int(1).filter(|_| !server.behind_pooler).map(|p| p as i32);
+        // Through a pooler the handshake's pid is the pooler's own.
+        let control_pid = if server.behind_pooler {
+            None
+        } else {
+            connect::handshake_pid(&control).await
+        };
         Ok(Env {
             pg: spec.pg,
             schema: spec.schema,
@@ -243,35 +248,20 @@ impl Env {
     /// has it (a network that stopped answering leaves it there, idle, with
     /// the run's advisory locks), is ended first.
     pub async fn with_new_control(&self, control: Client, app: &str) -> Env {
-        if let Some(pid) = self.control_pid {
-            let app = connect::app_name(app);
-            let _ = control
-                .execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-                      WHERE pid = $1 AND application_name = $2 AND usename = current_user",
-                    &[&pid, &app],
-                )
-                .await;
-            // A terminated backend ends on its own time, and holds the run's
-            // schema claim until it has: the new connection claims it after.
-            let gone = || async {
-                let row = control
-                    .query_one(
-                        "SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $1 AND application_name = $2",
-                        &[&pid, &app],
-                    )
-                    .await?;
-                Ok(Some(row.get::<_, bool>(0).to_string()))
-            };
-            let _ = super::until_yes(self.wait_timeout / 2, gone).await;
-        }
-        Env {
+        let env = Env {
             control: Arc::new(control),
             watch: Arc::default(),
             control_pid: None,
             control_replaced: true,
             ..self.derived()
+        };
+        if let Some(pid) = self.control_pid {
+            env.terminate(&[pid], app).await;
+            // A terminated backend ends on its own time, and holds the run's
+            // schema claim until it has: the new connection claims it after.
+            let _ = env.await_gone(&[pid]).await;
         }
+        env
     }
 
     /// The same run on `pg` in `schema`, watched by the same control connection.
@@ -623,18 +613,22 @@ impl Env {
     /// ended may name another backend by now (process ids wrap around, at
     /// 32768 on many machines): that one, not lab's, is left alone.
     pub async fn terminate(&self, pids: &[i32], app: &str) {
-        let _ = self
-            .control
-            .query_typed(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-                  WHERE pid = ANY($1) AND starts_with(application_name, $2)",
-                &[
-                    (&pids, Type::INT4_ARRAY),
-                    (&crate::target::connect::app_name(app), Type::TEXT),
-                ],
-            )
-            .await;
+        terminate_via(&self.control, pids, app).await
     }
+}
+
+/// [`Env::terminate`] through `control`.
+pub async fn terminate_via(control: &Client, pids: &[i32], app: &str) {
+    let _ = control
+        .query_typed(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+              WHERE pid = ANY($1) AND starts_with(application_name, $2)",
+            &[
+                (&pids, Type::INT4_ARRAY),
+                (&crate::target::connect::app_name(app), Type::TEXT),
+            ],
+        )
+        .await;
 }
 
 /// The statement that cancels (`terminate`: terminates) backend `pid`. With

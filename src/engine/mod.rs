@@ -136,13 +136,14 @@ pub fn spawn_in_order<T: Send + 'static>(jobs: usize, tasks: Vec<Task<T>>) -> Ve
 pub struct Made(std::sync::Mutex<(bool, Vec<String>)>);
 
 impl Made {
-    /// Lists `name` before it is made; false once closed (make nothing then).
-    pub fn add(&self, name: &str) -> bool {
+    /// Lists `name` before it is made; an error once closed (make nothing then).
+    pub fn add(&self, name: &str) -> Result<()> {
         let mut m = self.0.lock().unwrap();
-        if !m.0 {
-            m.1.push(name.to_string());
+        if m.0 {
+            anyhow::bail!(msg::stopped());
         }
-        !m.0
+        m.1.push(name.to_string());
+        Ok(())
     }
 
     /// Takes `names` off the list once they are dropped.

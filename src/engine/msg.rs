@@ -1,6 +1,10 @@
 //! The engine's messages: what sessions, the scheduler and the recorder say.
 crate::messages! {
     prefix "en";
+    stopped() {
+        en: "the run has stopped: its clean-up has begun",
+        tr: "çalıştırma durdu: temizliği başladı",
+    }
     zero_rows() {
         en: "(0 rows)",
         tr: "(0 satır)",

@@ -331,12 +331,7 @@ impl Opener {
             // The handshake's pid is the pooler's, not a backend's.
             return;
         }
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&pid, &app];
-        let end = control.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND application_name = $2",
-            &params,
-        );
-        let _ = tokio::time::timeout(self.deadline, end).await;
+        let _ = tokio::time::timeout(self.deadline, super::env::terminate_via(control, &[pid], app)).await;
     }
 
     /// isolationtester's transcript gets what the sessions receive.

@@ -534,7 +534,8 @@ impl Explorer {
 
     async fn worker(&self, env: &Env, w: usize) -> Result<()> {
         let schema = format!("lab_ex_{}_{w}", std::process::id());
-        if !self.schemas.add(&schema) {
+        if self.schemas.add(&schema).is_err() {
+            // The run is over: this worker has nothing to do.
             return Ok(());
         }
         // (The schema stays for run_all to drop with the others.)
@@ -718,9 +719,7 @@ impl Explorer {
     pub async fn replay(&self, env: &Env, k: usize) -> Result<RunResult> {
         let (li, pi) = self.runs[k];
         let schema = format!("lab_ex_{}_step", std::process::id());
-        if !self.schemas.add(&schema) {
-            anyhow::bail!(msg::stopped());
-        }
+        self.schemas.add(&schema)?;
         let made = self.make_schema(env, &schema).await;
         let replayed = match made {
             Ok(()) => {

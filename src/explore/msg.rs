@@ -1,10 +1,6 @@
 //! What `lab explore` says: its errors, and the words of its output.
 crate::messages! {
     prefix "ex";
-    stopped() {
-        en: "the run has stopped: its clean-up has begun",
-        tr: "çalıştırma durdu: temizliği başladı",
-    }
     no_sessions() {
         en: "the spec has no session: nothing to interleave",
         tr: "spec'te hiç oturum yok: iç içe geçirilecek bir şey yok",

@@ -186,10 +186,7 @@ async fn open_watched(config: &Config, silence: Duration) -> Result<(Client, Box
             (None, Some(host)) => host.clone(),
             (None, None) => continue,
         };
-        let place = match &host {
-            Host::Tcp(name) => format!("{name}:{port}"),
-            Host::Unix(dir) => format!("{}/.s.PGSQL.{port}", dir.display()),
-        };
+        let place = place_of(&host, port);
         let socket = match open_socket(&host, port).await {
             Ok(s) => s,
             Err(e) => {
@@ -617,17 +614,17 @@ fn refuse_standby(info: &ServerInfo, config: &Config) -> Result<()> {
 
 /// `host:port` (or the socket directory) a configuration connects to, for messages.
 pub fn where_of(config: &Config) -> String {
-    use tokio_postgres::config::Host;
     let port = config.get_ports().first().copied().unwrap_or(5432);
-    let hosts: Vec<String> = config
-        .get_hosts()
-        .iter()
-        .map(|h| match h {
-            Host::Tcp(name) => format!("{name}:{port}"),
-            Host::Unix(dir) => format!("{}/.s.PGSQL.{port}", dir.display()),
-        })
-        .collect();
+    let hosts: Vec<String> = config.get_hosts().iter().map(|h| place_of(h, port)).collect();
     hosts.join(",")
+}
+
+/// One host and port as messages name it: `host:port`, or the socket's path.
+fn place_of(host: &tokio_postgres::config::Host, port: u16) -> String {
+    match host {
+        tokio_postgres::config::Host::Tcp(name) => format!("{name}:{port}"),
+        tokio_postgres::config::Host::Unix(dir) => format!("{}/.s.PGSQL.{port}", dir.display()),
+    }
 }
 
 /// The settings a role's or database's defaults (`ALTER ROLE ... SET`) could
