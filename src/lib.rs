@@ -146,7 +146,7 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
                     baseline::Kind::Runs => baseline::msg::compared(runs.len(), sbs.differing),
                     baseline::Kind::Phenomena => baseline::msg::compared_cells(runs.len(), sbs.differing),
                 };
-                eprintln!("{}", compared.render(lang));
+                crate::output::eline!("{}", compared.render(lang));
                 Ok(output::Exit::Ok)
             }
             Command::Shell(args) => {

@@ -27,7 +27,8 @@ fn main() -> ExitCode {
         Err(e) => {
             // Usage errors on one line, like every other error.
             let error = lab::i18n::ui::error().render(lang);
-            eprintln!("{error}: {}", lab::cli::usage_line(&e, lang));
+            // Not eprintln!: a closed stderr is no reason to panic.
+            let _ = writeln!(std::io::stderr(), "{error}: {}", lab::cli::usage_line(&e, lang));
             return lab::Exit::CouldNotRun.into();
         }
     };

@@ -36,6 +36,26 @@ impl Exit {
     }
 }
 
+/// `eprintln!` that cannot panic: when stderr is gone (the terminal closed
+/// under `--step`), what could not be said is lost, and SIGHUP still ends
+/// the run as interrupted (130), not as a panic (101).
+macro_rules! eline {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+pub(crate) use eline;
+
+/// `eprint!` that cannot panic (see [`eline`]).
+macro_rules! etext {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+pub(crate) use etext;
+
 /// Writes to stdout. A reader that went away (`lab all | head`) is
 /// [`ClosedPipe`]: lab stops, cleans up and ends quietly; any other failure
 /// (a full disk) is an error: output was lost, the run cannot pass.
@@ -67,7 +87,7 @@ pub fn is_closed_pipe(err: &anyhow::Error) -> bool {
 
 /// `error: ...` with the cause chain, on one line, in `lang`.
 pub fn print_error(err: &anyhow::Error, lang: Lang) {
-    eprintln!("{}: {}", ui::error().render(lang), i18n::error_line(err, lang));
+    crate::output::eline!("{}: {}", ui::error().render(lang), i18n::error_line(err, lang));
 }
 
 /// Writes a report file (JUnit, HTML); `what` names it in the error.

@@ -250,6 +250,10 @@ pub struct VariantReport {
     /// A cycle of transactions to draw before the swimlanes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cycle: Option<CycleFigure>,
+    /// How a person reads `name`, where it is one of lab's own words
+    /// ("expected output"); `name` stays the same in every language (JSON, JUnit).
+    #[serde(skip)]
+    pub label: Option<Text>,
 }
 
 impl VariantReport {
@@ -273,7 +277,23 @@ impl VariantReport {
             evidence: Vec::new(),
             spans: Default::default(),
             cycle: None,
+            label: None,
         }
+    }
+
+    /// A variant named by one of lab's own texts: `name` is its English.
+    pub fn named(label: Text, expected: Text, explain: Text) -> VariantReport {
+        VariantReport {
+            label: Some(label.clone()),
+            ..VariantReport::new(label.render(Lang::En), expected, explain)
+        }
+    }
+
+    /// The variant's name as a person reads it in `lang`.
+    pub fn shown_name(&self, lang: Lang) -> String {
+        self.label
+            .as_ref()
+            .map_or_else(|| self.name.clone(), |l| l.render(lang))
     }
 
     /// The observed outcome as one line in `lang`.

@@ -179,7 +179,8 @@ impl Stage {
     /// Under `--step`, shows the request and why, and waits for the person.
     async fn prompt(cx: &Cx<'_>, name: &str, req: &Request, why: &Text) {
         if let Some(st) = &cx.env.stepper {
-            st.before(name, None, &req.shown(), Some(why.render(st.lang()))).await;
+            st.before(name, None, &req.shown(), Some(why.render(st.lang())), false)
+                .await;
         }
     }
 

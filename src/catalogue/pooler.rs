@@ -565,7 +565,7 @@ async fn pool_exhaustion(cx: &mut Cx<'_>) -> Result<()> {
     // C's statement needs a server connection; both are in A's and B's transactions.
     let work = st.sql.get("work")?.to_string();
     if let Some(stp) = &cx.env.stepper {
-        stp.before("C", Some("work"), &work, None).await;
+        stp.before("C", Some("work"), &work, None, false).await;
     }
     let mut pending = c.send(&work);
     let sent = pending.at;

@@ -158,8 +158,8 @@ crate::messages! {
         tr: "[Enter] çalıştır   [s Enter] bu varyantın kalanını durmadan çalıştır",
     }
     step_guess() {
-        en: "your guess, then Enter: [Enter] runs at once   [wait A]   [error 40001]   [value 5]   [-] no guess   [s] run the rest without stopping",
-        tr: "tahmininiz, sonra Enter: [Enter] hemen çalışır   [wait A]   [error 40001]   [value 5]   [-] tahmin yok   [s] kalanı durmadan çalıştır",
+        en: "your guess, then Enter: [Enter] runs at once   [wait A]   [error 40001]   [value 5]\n  [-] no guess   [s] run the rest without stopping",
+        tr: "tahmininiz, sonra Enter: [Enter] hemen çalışır   [wait A]   [error 40001]   [value 5]\n  [-] tahmin yok   [s] kalanı durmadan çalıştır",
     }
     step_unattended(setting, value) {
         en: "{setting} = {value} now counts while the room reads: the rest of this variant runs on its own (each statement is shown)",
@@ -176,6 +176,10 @@ crate::messages! {
     why_commit() {
         en: "make the transaction's changes visible and release its locks",
         tr: "transaction'ın değişikliklerini görünür kıl ve kilitlerini bırak",
+    }
+    commit_failed_tx() {
+        en: "but this transaction already failed: the server ends it with ROLLBACK",
+        tr: "ama bu transaction zaten başarısız oldu: sunucu onu ROLLBACK ile bitirir",
     }
     why_rollback() {
         en: "undo the transaction and release its locks",

@@ -488,7 +488,7 @@ impl Opener {
                 .ctx(what)?;
             // Within the deadline, as every statement: a connection that
             // went silent after its handshake must not hold the run.
-            const WHO: &str = "SELECT pg_backend_pid(), extract(epoch FROM now())::text";
+            const WHO: &str = "/* lab */ SELECT pg_backend_pid(), extract(epoch FROM now())::text";
             let silent = || anyhow::anyhow!(msg::no_answer(msg::quoted(WHO), secs(self.deadline)));
             let row = match tokio::time::timeout(self.deadline, conn.client.query_one(WHO, &[])).await {
                 Ok(r) => r.ctx(what)?,
@@ -693,7 +693,8 @@ impl Session {
     /// Under `--step`, shows the statement (and why) and waits for the person.
     pub async fn prompt(&self, step: Option<&str>, sql: &str, why: Option<String>) {
         if let Some(st) = &self.inner.stepper {
-            st.before(&self.inner.name, step, sql, why).await;
+            st.before(&self.inner.name, step, sql, why, self.tx() == Tx::Failed)
+                .await;
         }
     }
 
@@ -838,12 +839,17 @@ impl Session {
     }
 
     /// The isolation level of the transaction the session is in, read back from
-    /// the server (SHOW takes no snapshot, so it changes nothing).
+    /// the server (SHOW takes no snapshot, so it changes nothing). Marked as
+    /// lab's own (the lock view does not show it as the session's statement)
+    /// where the session reaches the server itself, its pid read at its
+    /// handshake: pgpool-II routes a statement opening with a comment elsewhere.
     pub async fn isolation(&self) -> Option<String> {
-        connect::simple_value(&self.inner.client, "SHOW transaction_isolation")
-            .await
-            .ok()
-            .flatten()
+        let sql = if self.inner.since.is_some() {
+            "/* lab */ SHOW transaction_isolation"
+        } else {
+            "SHOW transaction_isolation"
+        };
+        connect::simple_value(&self.inner.client, sql).await.ok().flatten()
     }
 
     /// Runs `sql` to its answer within `deadline`, without recording it:

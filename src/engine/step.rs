@@ -82,7 +82,7 @@ impl Stepper {
         let watching = self.clone();
         Box::new(move |e| {
             if watching.active() {
-                eprintln!("    {}: {}", e.session, (watching.outcome)(e, watching.lang));
+                crate::output::eline!("    {}: {}", e.session, (watching.outcome)(e, watching.lang));
             }
             watching.judge(e);
         })
@@ -95,13 +95,13 @@ impl Stepper {
             return;
         };
         let mut tally = self.tally.lock().unwrap();
-        eprintln!("    {}", tally.judge(&g, &did, self.lang));
+        crate::output::eline!("    {}", tally.judge(&g, &did, self.lang));
     }
 
     /// A new variant begins: say which, and what it should show, before its first prompt.
     pub fn announce(&self, label: &str, expected: &str) {
         if self.active() {
-            eprintln!("\n▶ {label}: {expected}");
+            crate::output::eline!("\n▶ {label}: {expected}");
         }
     }
 
@@ -124,7 +124,9 @@ impl Stepper {
         text.render(self.lang)
     }
 
-    pub async fn before(&self, session: &str, step: Option<&str>, sql: &str, why: Option<String>) {
+    /// Shows `session`'s next statement and why, and waits for Enter;
+    /// `failed`: its transaction already failed (a COMMIT will be a ROLLBACK).
+    pub async fn before(&self, session: &str, step: Option<&str>, sql: &str, why: Option<String>, failed: bool) {
         if !self.active() {
             return;
         }
@@ -137,16 +139,24 @@ impl Stepper {
         let statement = sql.lines().map(str::trim).collect::<Vec<_>>().join(" ");
         if self.unattended.load(Ordering::SeqCst) {
             // A timeout is running: shown, not waited for.
-            eprintln!("{}\n    {statement}", msg::step_next(session).render(lang));
+            crate::output::eline!("{}\n    {statement}", msg::step_next(session).render(lang));
             return;
         }
-        let why = why.unwrap_or_else(|| self.why(step, sql));
+        let mut why = why.unwrap_or_else(|| self.why(step, sql));
+        if failed
+            && matches!(
+                sqltext::words(sql, 1).first().map(String::as_str),
+                Some("COMMIT" | "END")
+            )
+        {
+            why = format!("{why}; {}", msg::commit_failed_tx().render(lang));
+        }
         let prompt = if self.predict {
             msg::step_guess()
         } else {
             msg::step_prompt()
         };
-        eprintln!(
+        crate::output::eline!(
             "\n{}\n    {statement}\n    {}: {why}\n{}",
             msg::step_next(session).render(lang),
             crate::i18n::ui::why().render(lang),
@@ -169,7 +179,7 @@ impl Stepper {
                 }
                 // Not a guess: asked again, the statement not yet run.
                 Some(Err(())) => {
-                    eprintln!("{}\n{}", guess::msg::predict_bad().render(lang), prompt.render(lang));
+                    crate::output::eline!("{}\n{}", guess::msg::predict_bad().render(lang), prompt.render(lang));
                     continue;
                 }
                 None => {}
@@ -178,12 +188,12 @@ impl Stepper {
         };
         if skip {
             self.skipping.store(true, Ordering::SeqCst);
-            eprintln!("{}", msg::step_skipping().render(lang));
+            crate::output::eline!("{}", msg::step_skipping().render(lang));
         } else if let Some((setting, value)) = pace_sensitive(sql) {
             // From here a person's pause would set the timeout off before its
             // time: the variant's next statements run on their own.
             self.unattended.store(true, Ordering::SeqCst);
-            eprintln!("{}", msg::step_unattended(setting, value).render(lang));
+            crate::output::eline!("{}", msg::step_unattended(setting, value).render(lang));
         }
     }
 }

@@ -427,7 +427,7 @@ impl Job for Explore {
                     for (stream, piece) in &r.pieces {
                         match stream {
                             Stream::Out => text.push_str(piece),
-                            Stream::Err => eprint!("{piece}"),
+                            Stream::Err => crate::output::etext!("{piece}"),
                         }
                     }
                 }
@@ -438,7 +438,7 @@ impl Job for Explore {
         Ok(Finished {
             reports,
             html_reports: Some(pages),
-            html: html::Kind::Runs,
+            html: html::Kind::Classes,
             style: Style::plain(self.common.lang),
             stdout,
             stderr: Vec::new(),

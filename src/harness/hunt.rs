@@ -134,7 +134,6 @@ impl Hunt {
             bar,
         ));
         *self.current.lock().unwrap() = Some(w.clone());
-        let began = Instant::now();
         let setup = connect::session_setup(Some(&self.schema), &env.settings);
         let mut conns = Vec::new();
         for i in 0..self.cfg.clients {
@@ -164,7 +163,6 @@ impl Hunt {
         }
         w.bar.finish_and_clear();
         first?;
-        let secs = began.elapsed().as_secs_f64();
         *self.current.lock().unwrap() = None;
         let read_back = w.read_back.lock().unwrap().clone();
         let differs = crate::hunt::workload::level_read_back(&read_back, level)
@@ -177,6 +175,9 @@ impl Hunt {
         let checked = check::check(&history, self.cfg.options).map_err(|d| anyhow::anyhow!(d.what))?;
         commit_times(env, &mut history, &checked).await?;
         let file = self.write_history(&history, level)?;
+        // The transactions' own time (first start to last end), as --check
+        // reads it from the history: the same txns/s either way.
+        let secs = recorded_secs(&history);
         let mut found = Found {
             level: Some(level),
             history,
@@ -520,6 +521,10 @@ impl Outputs<'_> {
     }
 
     pub fn table(&self) -> String {
+        // Nothing ran (the run failed before its first level): the error line says why, and no empty table.
+        if self.found.is_empty() {
+            return String::new();
+        }
         let style = Style::for_stdout(self.lang, false);
         let lang = self.lang;
         // A history checked from a file names its server only if it recorded one.
@@ -840,7 +845,7 @@ impl Job for Hunt {
         let free = connect::free_connections(&env.control).await?;
         let need = self.cfg.clients as i64;
         if free < need {
-            anyhow::bail!(super::msg::server_full(free, need));
+            anyhow::bail!(msg::no_room(free, need));
         }
         env.control
             .batch_execute(&format!(
@@ -925,11 +930,18 @@ pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
     let unreadable =
         |e: std::io::Error| anyhow::anyhow!(msg::could_not_read(cfg.file.display().to_string(), e.to_string()));
     let damaged = |d: history::Damage| anyhow::anyhow!(msg::damaged(cfg.file.display().to_string(), d.line, d.what));
-    // lab's JSON lines are read a block at a time; anything else (Jepsen's EDN) whole.
+    // lab's JSON lines are read a block at a time; Jepsen's EDN whole. The
+    // file's extension decides, else its first bytes.
     let mut file = std::fs::File::open(&cfg.file).map_err(unreadable)?;
     let mut head = [0u8; 2];
     let n = std::io::Read::read(&mut file, &mut head).map_err(unreadable)?;
-    let history = if n == 0 || head[..n].starts_with(b"{\"") {
+    let ext = cfg.file.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let json = match ext.as_deref() {
+        Some("jsonl" | "json" | "ndjson") => true,
+        Some("edn") => false,
+        _ => n == 0 || head[..n].starts_with(b"{\""),
+    };
+    let history = if json {
         std::io::Seek::rewind(&mut file).map_err(unreadable)?;
         History::read_json_lines(std::io::BufReader::new(file)).map_err(damaged)?
     } else {
@@ -952,7 +964,7 @@ pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
         && asked != recorded
     {
         let path = cfg.file.display().to_string();
-        eprintln!(
+        crate::output::eline!(
             "{}",
             msg::other_level(path, recorded.sql(), asked.sql()).render(cfg.lang)
         );

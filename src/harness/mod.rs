@@ -190,7 +190,7 @@ async fn execute<J: Job>(job: &J, signals: &mut Signals) -> (Stop, String) {
     };
     match (&result, cleaned, &unclean) {
         (Some(Ok(_)), Ok(Err(e)), _) => print_error(&Err::<(), _>(e).ctx(msg::after_run).unwrap_err(), common.lang),
-        (Some(Ok(_)), _, Some(why)) => eprintln!("{}", msg::warning(why.clone()).render(common.lang)),
+        (Some(Ok(_)), _, Some(why)) => crate::output::eline!("{}", msg::warning(why.clone()).render(common.lang)),
         _ => {}
     }
     drop(env);
@@ -273,12 +273,12 @@ fn deliver(common: &Common, f: Finished, stop: Stop) -> Result<Exit> {
         }
     }
     for line in &f.stderr {
-        eprintln!("{line}");
+        crate::output::eline!("{line}");
     }
     Ok(match stop {
         Stop::Done => Exit::verdict(f.as_expected),
         Stop::Interrupted(clean) => {
-            eprintln!("{}", interrupted(clean).render(common.lang));
+            crate::output::eline!("{}", interrupted(clean).render(common.lang));
             Exit::Interrupted
         }
         Stop::Failed(e) if is_closed_pipe(&e) => Exit::ClosedPipe,

@@ -44,6 +44,6 @@ pub async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lan
     signals.recv().await;
     drop(control);
     drop(cluster);
-    eprintln!("{}", say(ui::server_stopped()));
+    crate::output::eline!("{}", say(ui::server_stopped()));
     Ok(Exit::Ok)
 }

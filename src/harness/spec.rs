@@ -77,11 +77,11 @@ impl Specs {
                 for (stream, text) in o.transcript.pieces() {
                     match stream {
                         Stream::Out => out(&text)?,
-                        Stream::Err => eprint!("{text}"),
+                        Stream::Err => crate::output::etext!("{text}"),
                     }
                 }
                 if let Some(d) = &o.diff {
-                    eprint!("{d}");
+                    crate::output::etext!("{d}");
                 }
                 self.say_what_else_failed(o);
             }
@@ -109,7 +109,7 @@ impl Specs {
             .filter(|v| !v.as_expected && v.name == database)
         {
             for line in &v.observed {
-                eprintln!("{}: {}", o.report.scenario, line.render(self.common.lang));
+                crate::output::eline!("{}: {}", o.report.scenario, line.render(self.common.lang));
             }
         }
     }
@@ -221,7 +221,7 @@ impl Job for Specs {
                         .await?
                         .unwrap_or_default(),
                 };
-                eprintln!("{}", suite::msg::in_database(shown).render(self.common.lang));
+                crate::output::eline!("{}", suite::msg::in_database(shown).render(self.common.lang));
                 self.suite.set_place(Place::Given(name));
             }
             (Place::Named(n), true) => {

@@ -139,16 +139,19 @@ impl Serialize for Name {
 /// PostgreSQL's levels as the checker knows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
+    /// Asked for, and read back, as itself; PostgreSQL runs it as read committed.
+    ReadUncommitted,
     ReadCommitted,
     RepeatableRead,
     Serializable,
 }
 
 impl Level {
-    /// A level as lab's options or the server spell it (read uncommitted is read committed in PostgreSQL).
+    /// A level as lab's options or the server spell it.
     pub fn parse(s: &str) -> Option<Level> {
         match s.trim().to_ascii_lowercase().replace(['-', '_'], " ").as_str() {
-            "read uncommitted" | "read committed" => Some(Level::ReadCommitted),
+            "read uncommitted" => Some(Level::ReadUncommitted),
+            "read committed" => Some(Level::ReadCommitted),
             "repeatable read" => Some(Level::RepeatableRead),
             "serializable" => Some(Level::Serializable),
             _ => None,
@@ -157,6 +160,7 @@ impl Level {
 
     pub fn sql(&self) -> &'static str {
         match self {
+            Level::ReadUncommitted => "read uncommitted",
             Level::ReadCommitted => "read committed",
             Level::RepeatableRead => "repeatable read",
             Level::Serializable => "serializable",
@@ -165,6 +169,7 @@ impl Level {
 
     pub fn flag(&self) -> &'static str {
         match self {
+            Level::ReadUncommitted => "read-uncommitted",
             Level::ReadCommitted => "read-committed",
             Level::RepeatableRead => "repeatable-read",
             Level::Serializable => "serializable",
@@ -172,7 +177,8 @@ impl Level {
     }
 }
 
-/// Does PostgreSQL forbid `name` at `level`? READ COMMITTED forbids G0,
+/// Does PostgreSQL forbid `name` at `level`? READ UNCOMMITTED (which
+/// PostgreSQL documents as behaving as READ COMMITTED) and READ COMMITTED forbid G0,
 /// G1a, G1b and G1c; REPEATABLE READ (snapshot isolation) also G-single;
 /// SERIALIZABLE every cycle. What no level allows (garbage, duplicates,
 /// incompatible orders, internal) is always forbidden. A cycle that needs
@@ -975,6 +981,13 @@ mod tests {
         assert_eq!(c.names(), vec![Name::of(Class::GSingle)]);
         let cyc = &c.anomalies[0].cycle;
         assert_eq!(cyc.iter().filter(|l| matches!(l.why, Why::Rw { .. })).count(), 1);
+        assert!(!forbidden(Name::of(Class::GSingle), Level::ReadUncommitted));
+        assert!(forbidden(Name::of(Class::G1c), Level::ReadUncommitted));
+        assert_eq!(Level::parse("READ-UNCOMMITTED"), Some(Level::ReadUncommitted));
+        assert_eq!(
+            Level::parse("read uncommitted").map(|l| l.flag()),
+            Some("read-uncommitted")
+        );
         assert!(!forbidden(Name::of(Class::GSingle), Level::ReadCommitted));
         assert!(forbidden(Name::of(Class::GSingle), Level::RepeatableRead));
     }

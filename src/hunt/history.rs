@@ -452,9 +452,15 @@ fn cut(s: &str) -> String {
 /// serde_json's error without its " at line 1 column N" (the line is the file's).
 fn json_what(e: &serde_json::Error) -> String {
     let s = e.to_string();
-    match s.rfind(" at line ") {
+    let s = match s.rfind(" at line ") {
         Some(i) => format!("{} (column {})", &s[..i], e.column()),
         None => s,
+    };
+    // serde's own words; a line that is no JSON at all is said to be so first.
+    if e.is_syntax() || e.is_eof() {
+        format!("not JSON: {s}")
+    } else {
+        s
     }
 }
 

@@ -76,6 +76,10 @@ crate::messages! {
         en: "{path} holds no transactions: there is nothing to check",
         tr: "{path} hiç işlem içermiyor: denetlenecek bir şey yok",
     }
+    no_room(free, clients) {
+        en: "the server has room for {free} more connection(s) besides lab's control connection, and --clients asks for {clients}: ask for {free} or fewer, or free some",
+        tr: "sunucuda lab'in kontrol bağlantısı dışında {free} bağlantılık yer var, --clients ise {clients} istiyor: {free} ya da daha azını isteyin ya da yer açın",
+    }
     about_run(seed, clients, keys) {
         en: "seed {seed}, {clients} sessions, {keys} keys",
         tr: "seed {seed}, {clients} oturum, {keys} anahtar",

@@ -273,7 +273,7 @@ fn derived(
     // The statement whose snapshot decides what op `i` of `p` sees.
     let snap = |p: usize, i: usize| {
         let first = ops[p].first().map_or(i, |(j, _)| *j);
-        index(p, Some(if level == Level::ReadCommitted { i } else { first }))
+        index(p, Some(if level <= Level::ReadCommitted { i } else { first }))
     };
     let mut before: Vec<(usize, usize)> = Vec::new();
     // Each session's steps in order.
@@ -307,7 +307,7 @@ fn derived(
                             if let (Some(x), Some(y)) = (pos_a, pos_b)
                                 && x < y
                             {
-                                let at = if level == Level::ReadCommitted {
+                                let at = if level <= Level::ReadCommitted {
                                     index(pb, Some(*ib))?
                                 } else {
                                     snap(pb, *ib)?

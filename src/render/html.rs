@@ -20,6 +20,9 @@ pub enum Kind {
     Runs,
     /// `lab phenomena`: the matrix first, then each cell's swimlanes.
     Matrix,
+    /// `lab explore`: a report per level, a variant per class of
+    /// interleavings; a class shows its representative, not an expectation.
+    Classes,
 }
 
 /// Scenarios whose variants are worker pools: a Gantt chart per worker.
@@ -77,11 +80,13 @@ pub fn page(scenarios: &[ScenarioReport], kind: Kind, style: &Style) -> String {
     let _ = writeln!(body, "<p class=\"meta\">{}</p>", esc(&style.say(&msg::server(version))));
     // A run that stopped part-way says so first, not only at the scenario
     // it stopped in, further down.
-    for s in scenarios {
+    for (i, s) in scenarios.iter().filter(|s| s.error.is_some()).enumerate() {
         if let Some(e) = &s.error {
+            // The first one is where the page's link to it goes; ids are unique.
+            let anchor = if i == 0 { " id=\"stopped\"" } else { "" };
             let _ = writeln!(
                 body,
-                "<p class=\"bad\" id=\"stopped\"><a href=\"#{}\">{}/{}</a>: {}</p>",
+                "<p class=\"bad\"{anchor}><a href=\"#{}\">{}/{}</a>: {}</p>",
                 id(&["scenario", &s.scenario]),
                 esc(&s.scenario),
                 esc(&e.variant),
@@ -92,8 +97,8 @@ pub fn page(scenarios: &[ScenarioReport], kind: Kind, style: &Style) -> String {
     if kind == Kind::Matrix {
         body.push_str(&matrix(scenarios, style));
     }
-    if scenarios.len() > 1 && kind == Kind::Runs {
-        body.push_str(&contents(scenarios, style));
+    if scenarios.len() > 1 && kind != Kind::Matrix {
+        body.push_str(&contents(scenarios, kind, style));
     }
     for s in scenarios {
         let _ = writeln!(
@@ -106,7 +111,7 @@ pub fn page(scenarios: &[ScenarioReport], kind: Kind, style: &Style) -> String {
             let _ = writeln!(body, "<p class=\"bad\">{}: {}</p>", esc(&e.variant), esc(&e.message));
         }
         for v in &s.variants {
-            body.push_str(&variant(&s.scenario, v, style));
+            body.push_str(&variant(&s.scenario, v, kind, style));
         }
     }
     format!(
@@ -135,11 +140,15 @@ fn verdict(v: &VariantReport, style: &Style) -> String {
 }
 
 /// The summary first: each variant with its verdict, linked to its diagram.
-fn contents(scenarios: &[ScenarioReport], style: &Style) -> String {
+fn contents(scenarios: &[ScenarioReport], kind: Kind, style: &Style) -> String {
+    let (what, which) = match kind {
+        Kind::Classes => (msg::col_level(), msg::col_class()),
+        _ => (ui::col_scenario(), ui::col_variant()),
+    };
     let mut t = format!(
         "<table id=\"summary\"><tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr>\n",
-        esc(&style.say(&ui::col_scenario())),
-        esc(&style.say(&ui::col_variant())),
+        esc(&style.say(&what)),
+        esc(&style.say(&which)),
         esc(&style.say(&ui::col_anomaly())),
         esc(&style.say(&ui::col_verdict())),
     );
@@ -156,7 +165,7 @@ fn contents(scenarios: &[ScenarioReport], style: &Style) -> String {
                 id(&["scenario", &s.scenario]),
                 esc(&s.scenario),
                 id(&["variant", &s.scenario, &v.name]),
-                esc(&v.name),
+                esc(&v.shown_name(style.lang)),
                 esc(&anomaly),
                 verdict(v, style)
             );
@@ -208,18 +217,21 @@ fn matrix(scenarios: &[ScenarioReport], style: &Style) -> String {
     t
 }
 
-fn variant(scenario: &str, v: &VariantReport, style: &Style) -> String {
+fn variant(scenario: &str, v: &VariantReport, kind: Kind, style: &Style) -> String {
     let mut out = format!(
         "<h3 id=\"{}\">{} / {} — {}</h3>\n",
         id(&["variant", scenario, &v.name]),
         esc(scenario),
-        esc(&v.name),
+        esc(&v.shown_name(style.lang)),
         verdict(v, style)
     );
     let _ = writeln!(
         out,
         "<p><b>{}:</b> {}<br><b>{}:</b> {}</p>",
-        esc(&style.say(&ui::col_expected())),
+        esc(&style.say(&match kind {
+            Kind::Classes => msg::representative(),
+            _ => ui::col_expected(),
+        })),
         esc(&style.say(&v.expected)),
         esc(&style.say(&ui::col_observed())),
         esc(&v.observed_line(style.lang))
@@ -755,6 +767,18 @@ fn gantt(svg_id: &str, rows: &[(String, Vec<Bar>)]) -> String {
 pub mod msg {
     crate::messages! {
         prefix "ht";
+        col_level() {
+            en: "level",
+            tr: "düzey",
+        }
+        col_class() {
+            en: "class",
+            tr: "sınıf",
+        }
+        representative() {
+            en: "representative (paste it into the spec's permutations)",
+            tr: "temsilci (spec'in permutation listesine yapıştırılabilir)",
+        }
         title() {
             en: "lab: what the server did",
             tr: "lab: sunucunun yaptıkları",

@@ -136,6 +136,7 @@ mod tests {
             evidence: vec![],
             spans: Default::default(),
             cycle: None,
+            label: None,
         }
     }
 

@@ -93,7 +93,11 @@ fn verdict_word(v: &VariantReport, style: &Style) -> String {
 /// A variant: a heading, its diagram in a `mermaid` fence, then expected,
 /// observed and the verdict.
 pub fn variant(scenario: &str, v: &VariantReport, style: &Style) -> String {
-    let mut out = format!("#### {scenario} / {}: {}\n\n", v.name, verdict_word(v, style));
+    let mut out = format!(
+        "#### {scenario} / {}: {}\n\n",
+        v.shown_name(style.lang),
+        verdict_word(v, style)
+    );
     if !v.timeline.is_empty() {
         out.push_str(&format!("```mermaid\n{}```\n\n", diagram(&v.timeline, style)));
     }

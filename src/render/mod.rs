@@ -68,9 +68,11 @@ pub fn table(header: Vec<String>, style: &Style) -> Table {
     let mut t = Table::new();
     t.load_style(UTF8_FULL)
         .set_content_arrangement(ContentArrangement::Dynamic);
-    // No terminal, or one that reports no size (a bare pty): a fixed width.
+    // No terminal, or one that reports no size (a bare pty): $COLUMNS
+    // where it is given (`COLUMNS=100 lab all > handout.txt`), else a fixed width.
     if t.width().is_none_or(|w| w < 40) {
-        t.set_width(PIPE_WIDTH);
+        let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<u16>().ok());
+        t.set_width(columns.filter(|&c| c >= 40).unwrap_or(PIPE_WIDTH));
     }
     if style.color {
         t.enforce_styling();

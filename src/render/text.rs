@@ -209,7 +209,7 @@ fn timeline_summary(entries: &[Entry], style: &Style) -> String {
 }
 
 pub fn variant(scenario: &str, v: &VariantReport, style: &Style) -> String {
-    let mut out = format!("── {scenario} / {} ──\n", v.name);
+    let mut out = format!("── {scenario} / {} ──\n", v.shown_name(style.lang));
     if let Some(reason) = &v.skipped {
         out.push_str(&format!("{}: {}\n", style.say(&ui::skipped()), style.say(reason)));
     }
@@ -274,7 +274,7 @@ fn outcome_table(rows: &[(&str, &VariantReport)], with_scenario: bool, style: &S
             row.push(Cell::new(scenario));
         }
         row.extend([
-            Cell::new(&v.name),
+            Cell::new(v.shown_name(style.lang)),
             Cell::new(style.say(&v.expected)),
             Cell::new(observed(v, style)),
             anomaly_cell(v, style),
@@ -354,7 +354,7 @@ pub fn brief_summary(r: &AllReport, style: &Style) -> String {
     for (scenario, v) in &rows {
         let mut row = vec![
             Cell::new(scenario),
-            Cell::new(&v.name),
+            Cell::new(v.shown_name(style.lang)),
             anomaly_cell(v, style),
             verdict(v, style),
         ];

@@ -54,6 +54,11 @@ impl Buffer {
         self.text.trim().is_empty()
     }
 
+    /// What is typed so far.
+    pub fn text(&self) -> &str {
+        self.text.trim()
+    }
+
     pub fn clear(&mut self) {
         self.text.clear();
         self.session = None;

@@ -237,7 +237,13 @@ impl Shell<'_> {
         loop {
             let prompt = self.prompt().await?;
             match self.read(prompt).await? {
-                Read::Eof => return Ok(()),
+                Read::Eof => {
+                    // As typed, a statement runs at its ';' only: say what was left unsent.
+                    if !self.buffer.is_empty() {
+                        self.said(msg::not_ended(self.buffer.text().replace('\n', " ")));
+                    }
+                    return Ok(());
+                }
                 Read::Interrupted => self.interrupt().await?,
                 Read::Line(l) => {
                     let names = self.names();

@@ -6,8 +6,8 @@ crate::messages! {
         tr: "lab shell: {sessions} oturumları PostgreSQL {version} üzerinde, her biri kendi bağlantısında. İfadeler ';' ile biter. Yardım için \\?, çıkmak için \\q.",
     }
     help() {
-        en: "  B: <sql>;        run one statement on B without switching\n  \\s B             B becomes the current session\n  \\timeline        what each session did so far, in time order\n  \\locks           who waits for whom, as the server says\n  \\save FILE.spec  write what ran as an isolationtester spec (lab spec FILE replays it)\n  \\html FILE       write the HTML report of what happened\n  \\run STEP ...    run a loaded spec's step on its session (--spec FILE); \\steps lists them\n  \\setup <sql>     run on lab's own connection, saved as the spec's setup\n  \\predict [on|off] guess first: before each statement, say what it will do\n  Ctrl-C           cancel the current session's running statement\n  \\q or Ctrl-D     leave (sessions ended, the lab schema dropped)",
-        tr: "  B: <sql>;        geçiş yapmadan B'de tek bir ifade çalıştır\n  \\s B             B geçerli oturum olur\n  \\timeline        her oturumun şimdiye kadar yaptıkları, zaman sırasıyla\n  \\locks           sunucuya göre kim kimi bekliyor\n  \\save FILE.spec  çalışanları isolationtester spec'i olarak yaz (lab spec FILE yeniden oynatır)\n  \\html FILE       olanların HTML raporunu yaz\n  \\run STEP ...    yüklenen spec'in adımını kendi oturumunda çalıştır (--spec FILE); \\steps listeler\n  \\setup <sql>     lab'ın kendi bağlantısında çalıştır, spec'in setup'ı olarak kaydedilir\n  \\predict [on|off] önce tahmin et: her ifadeden önce ne yapacağını söyleyin\n  Ctrl-C           geçerli oturumun çalışan ifadesini iptal et\n  \\q ya da Ctrl-D  çık (oturumlar kapanır, lab şeması silinir)",
+        en: "  B: <sql>;        run one statement on B without switching\n  \\s B             B becomes the current session\n  \\timeline        what each session did so far, in time order\n  \\locks           who waits for whom, as the server says\n  \\save FILE.spec  write what ran as an isolationtester spec (lab spec FILE replays it)\n  \\html FILE       write the HTML report of what happened\n  \\run STEP ...    run a loaded spec's step on its session (--spec FILE); \\steps lists them\n  \\setup <sql>     run on lab's own connection, saved as the spec's setup\n  \\predict [on|off] guess first: before each statement, say what it will do\n  Ctrl-C           cancel the current session's running statement\n  \\q or Ctrl-D     leave (sessions ended, the lab schema dropped unless it was there before)",
+        tr: "  B: <sql>;        geçiş yapmadan B'de tek bir ifade çalıştır\n  \\s B             B geçerli oturum olur\n  \\timeline        her oturumun şimdiye kadar yaptıkları, zaman sırasıyla\n  \\locks           sunucuya göre kim kimi bekliyor\n  \\save FILE.spec  çalışanları isolationtester spec'i olarak yaz (lab spec FILE yeniden oynatır)\n  \\html FILE       olanların HTML raporunu yaz\n  \\run STEP ...    yüklenen spec'in adımını kendi oturumunda çalıştır (--spec FILE); \\steps listeler\n  \\setup <sql>     lab'ın kendi bağlantısında çalıştır, spec'in setup'ı olarak kaydedilir\n  \\predict [on|off] önce tahmin et: her ifadeden önce ne yapacağını söyleyin\n  Ctrl-C           geçerli oturumun çalışan ifadesini iptal et\n  \\q ya da Ctrl-D  çık (oturumlar kapanır, lab şeması önceden yoksa silinir)",
     }
     waits(who, by, lock) {
         en: "⏳ {who} waits for {by} ({lock})",
@@ -172,6 +172,10 @@ crate::messages! {
     sigint() {
         en: "could not watch for Ctrl-C (SIGINT)",
         tr: "Ctrl-C (SIGINT) izlenemedi",
+    }
+    not_ended(text) {
+        en: "not run: {text} (no ';' ended it)",
+        tr: "çalıştırılmadı: {text} (';' ile bitmedi)",
     }
     left() {
         en: "bye: the sessions are ended",

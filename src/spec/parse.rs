@@ -7,17 +7,85 @@
 //! annotations (`# variant: NAME`, `# why: ...`) from a file that
 //! isolationtester reads as plain comments.
 use super::{Blocker, Permutation, PermutationStep, Session, Spec, Step};
+use crate::i18n::Text;
 
-/// Where parsing stopped, and why, in isolationtester's words where it has them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where parsing stopped, and why: in English isolationtester's words
+/// where it has them.
+#[derive(Debug, Clone)]
 pub struct ParseError {
     pub line: usize,
-    pub message: String,
+    pub message: Text,
 }
 
 impl std::fmt::Display for ParseError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+mod msg {
+    crate::messages! {
+        prefix "sx";
+        unterminated_quoted() {
+            en: "unterminated quoted identifier",
+            tr: "tırnaklı ad kapanmamış",
+        }
+        newline_in_quoted() {
+            en: "unexpected newline in quoted identifier",
+            tr: "tırnaklı adın içinde beklenmeyen satır sonu",
+        }
+        unterminated_sql() {
+            en: "unterminated sql block",
+            tr: "sql bloğu kapanmamış",
+        }
+        number_out_of_range(digits) {
+            en: "number out of range: {digits}",
+            tr: "sayı sınırların dışında: {digits}",
+        }
+        unexpected_character(c) {
+            en: "syntax error: unexpected character \"{c}\"",
+            tr: "söz dizimi hatası: beklenmeyen karakter \"{c}\"",
+        }
+        expected(what, found) {
+            en: "syntax error: expected {what}, found {found}",
+            tr: "söz dizimi hatası: {what} bekleniyordu, {found} bulundu",
+        }
+        end_of_file() {
+            en: "end of file",
+            tr: "dosyanın sonu",
+        }
+        sql_block(block) {
+            en: "a {block} block",
+            tr: "bir {block} bloğu",
+        }
+        name() {
+            en: "a name",
+            tr: "bir ad",
+        }
+        step() {
+            en: "a step",
+            tr: "bir step",
+        }
+        session() {
+            en: "a session",
+            tr: "bir session",
+        }
+        notices() {
+            en: "a number of notices",
+            tr: "bir notices sayısı",
+        }
+        comma_or_paren() {
+            en: "\",\" or \")\"",
+            tr: "\",\" ya da \")\"",
+        }
+        step_name() {
+            en: "a step name",
+            tr: "bir step adı",
+        }
+        permutation_or_end() {
+            en: "\"permutation\" or the end of the file",
+            tr: "\"permutation\" ya da dosyanın sonu",
+        }
     }
 }
 
@@ -61,7 +129,7 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
     let mut out = Vec::new();
     let mut comments = Vec::new();
     let (mut i, mut line) = (0, 1);
-    let err = |line: usize, message: String| Err(ParseError { line, message });
+    let err = |line: usize, message: Text| Err(ParseError { line, message });
     while i < chars.len() {
         let c = chars[i];
         let start_line = line;
@@ -101,8 +169,8 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
             i += 1;
             loop {
                 match chars.get(i) {
-                    None => return err(line, "unterminated quoted identifier".into()),
-                    Some('\n') => return err(line, "unexpected newline in quoted identifier".into()),
+                    None => return err(line, msg::unterminated_quoted()),
+                    Some('\n') => return err(line, msg::newline_in_quoted()),
                     Some('"') if chars.get(i + 1) == Some(&'"') => {
                         word.push('"');
                         i += 2;
@@ -124,7 +192,7 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
                 i += 1;
             }
             let Some(close) = chars[i..].iter().position(|&c| c == '}') else {
-                return err(line, "unterminated sql block".into());
+                return err(line, msg::unterminated_sql());
             };
             let mut body: String = chars[i..i + close].iter().collect();
             line += body.matches('\n').count();
@@ -143,13 +211,13 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
             i = end;
             match digits.parse() {
                 Ok(n) => Tok::Int(n),
-                Err(_) => return err(line, format!("number out of range: {digits}")),
+                Err(_) => return err(line, msg::number_out_of_range(digits)),
             }
         } else if matches!(c, ',' | '(' | ')' | '*') {
             i += 1;
             Tok::Punct(c)
         } else {
-            return err(line, format!("syntax error: unexpected character \"{c}\""));
+            return err(line, msg::unexpected_character(c.to_string()));
         };
         out.push(Token {
             tok,
@@ -181,18 +249,18 @@ impl Parser {
         t
     }
 
-    fn fail<T>(&self, what: &str) -> Result<T, ParseError> {
-        let found = match self.peek() {
-            None => "end of file".to_string(),
-            Some(Tok::Ident(s)) => format!("\"{s}\""),
-            Some(Tok::Sql(_)) => "a { sql } block".to_string(),
-            Some(Tok::Int(n)) => n.to_string(),
-            Some(Tok::Punct(c)) => format!("\"{c}\""),
-            Some(t) => format!("{t:?}").to_lowercase(),
+    fn fail<T>(&self, what: Text) -> Result<T, ParseError> {
+        let found: crate::i18n::Arg = match self.peek() {
+            None => msg::end_of_file().into(),
+            Some(Tok::Ident(s)) => format!("\"{s}\"").into(),
+            Some(Tok::Sql(_)) => msg::sql_block("{ sql }").into(),
+            Some(Tok::Int(n)) => n.to_string().into(),
+            Some(Tok::Punct(c)) => format!("\"{c}\"").into(),
+            Some(t) => format!("{t:?}").to_lowercase().into(),
         };
         Err(ParseError {
             line: self.line(),
-            message: format!("syntax error: expected {what}, found {found}"),
+            message: msg::expected(what, found),
         })
     }
 
@@ -202,7 +270,7 @@ impl Parser {
                 Some(Tok::Sql(s)) => Ok(s),
                 _ => unreachable!("peeked"),
             },
-            _ => self.fail("a { sql } block"),
+            _ => self.fail(msg::sql_block("{ sql }")),
         }
     }
 
@@ -212,7 +280,7 @@ impl Parser {
                 Some(Tok::Ident(s)) => Ok(s),
                 _ => unreachable!("peeked"),
             },
-            _ => self.fail("a name"),
+            _ => self.fail(msg::name()),
         }
     }
 
@@ -264,7 +332,7 @@ pub fn parse(text: &str) -> Result<Spec, ParseError> {
             session.steps.push(Step { name, sql, notes });
         }
         if session.steps.is_empty() {
-            return p.fail("a step");
+            return p.fail(msg::step());
         }
         if p.eat(&Tok::Teardown) {
             session.teardown = Some(p.sql()?);
@@ -272,7 +340,7 @@ pub fn parse(text: &str) -> Result<Spec, ParseError> {
         spec.sessions.push(session);
     }
     if spec.sessions.is_empty() {
-        return p.fail("a session");
+        return p.fail(msg::session());
     }
     while p.peek() == Some(&Tok::Permutation) {
         let notes = p.comments();
@@ -293,7 +361,7 @@ pub fn parse(text: &str) -> Result<Spec, ParseError> {
                                 Some(Tok::Int(n)) => blockers.push(Blocker::Notices(step, n)),
                                 _ => {
                                     p.at -= 1;
-                                    return p.fail("a number of notices");
+                                    return p.fail(msg::notices());
                                 }
                             }
                         } else {
@@ -304,19 +372,19 @@ pub fn parse(text: &str) -> Result<Spec, ParseError> {
                         break;
                     }
                     if !p.eat(&Tok::Punct(',')) {
-                        return p.fail("\",\" or \")\"");
+                        return p.fail(msg::comma_or_paren());
                     }
                 }
             }
             steps.push(PermutationStep { name, blockers });
         }
         if steps.is_empty() {
-            return p.fail("a step name");
+            return p.fail(msg::step_name());
         }
         spec.permutations.push(Permutation { steps, notes, line });
     }
     if p.peek().is_some() {
-        return p.fail("\"permutation\" or the end of the file");
+        return p.fail(msg::permutation_or_end());
     }
     Ok(spec)
 }
@@ -377,13 +445,13 @@ permutation w2 r1 c1
         let e = parse("session s1\nstep a { SELECT 1; }\npermutation a b(\n").unwrap_err();
         assert_eq!(e.line, 3, "{e}");
         let e = parse("session s1\nstep a { SELECT 1;\n").unwrap_err();
-        assert!(e.message.contains("unterminated sql block"), "{e}");
+        assert!(e.message.to_string().contains("unterminated sql block"), "{e}");
         let e = parse("setup { x }\n").unwrap_err();
-        assert!(e.message.contains("expected a session"), "{e}");
+        assert!(e.message.to_string().contains("expected a session"), "{e}");
         let e = parse("session s1 step a { } ; ").unwrap_err();
-        assert!(e.message.contains("unexpected character \";\""), "{e}");
+        assert!(e.message.to_string().contains("unexpected character \";\""), "{e}");
         let e = parse("session \"s\n1\" step a {}").unwrap_err();
-        assert!(e.message.contains("newline in quoted identifier"), "{e}");
+        assert!(e.message.to_string().contains("newline in quoted identifier"), "{e}");
     }
 
     #[test]

@@ -51,6 +51,10 @@ pub fn collect(paths: &[PathBuf], schedules: &[PathBuf], inputdir: Option<&Path>
             groups.push(vec![p.clone()]);
         } else if let Some(found) = inputdir.and_then(|d| test_in(d, &p.to_string_lossy())) {
             groups.push(vec![found]);
+        } else if let Some(d) = inputdir {
+            // Where a test of that name would be, too.
+            let test = d.join("specs").join(format!("{}.spec", p.display()));
+            bail!(msg::no_such_test(p.display().to_string(), test.display().to_string()));
         } else {
             bail!(msg::no_such_file(p.display().to_string()));
         }

@@ -566,8 +566,8 @@ async fn run_spec(suite: &Suite, env: &Env, run: usize) -> Result<Outcome> {
             observed: vec![if ok { msg::same() } else { msg::differs() }],
             checks: vec![check(ok, msg::same_output(shown.clone()))],
             anomaly: None,
-            ..VariantReport::new(
-                msg::expected_variant().render(Lang::En),
+            ..VariantReport::named(
+                msg::expected_variant(),
                 msg::same_output(shown.clone()),
                 msg::same_output(shown),
             )
@@ -605,8 +605,8 @@ fn left_behind(clean: bool, left: &[catalogue::Object], failed: &[(catalogue::Ob
         observed,
         checks: vec![check(ok, msg::leaves_nothing())],
         anomaly: None,
-        ..VariantReport::new(
-            msg::database_variant().render(Lang::En),
+        ..VariantReport::named(
+            msg::database_variant(),
             msg::leaves_nothing(),
             msg::leaves_nothing_why(),
         )
@@ -639,8 +639,8 @@ fn not_run(file: &SpecFile, env: &Env, spec: usize, round: usize, by: String, le
         // What it waits for: not something it did (it never ran).
         checks: vec![check(false, msg::runs_in_clean_database())],
         anomaly: None,
-        ..VariantReport::new(
-            msg::not_run_variant().render(Lang::En),
+        ..VariantReport::named(
+            msg::not_run_variant(),
             msg::runs_in_clean_database(),
             msg::leaves_nothing_why(),
         )
@@ -674,11 +674,7 @@ pub fn repeat_report(runs: usize, asked: usize, flaky: &[repeat::Flaky]) -> Vari
         observed,
         checks: vec![check(ok, msg::same_in(asked))],
         anomaly: None,
-        ..VariantReport::new(
-            msg::repeat_variant(asked).render(Lang::En),
-            msg::same_in(asked),
-            msg::same_in_why(),
-        )
+        ..VariantReport::named(msg::repeat_variant(asked), msg::same_in(asked), msg::same_in_why())
     }
 }
 

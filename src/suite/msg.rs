@@ -9,6 +9,10 @@ crate::messages! {
         en: "{path}: no such file",
         tr: "{path}: böyle bir dosya yok",
     }
+    no_such_test(name, path) {
+        en: "{name}: no such file, nor test {path}",
+        tr: "{name}: böyle bir dosya yok, {path} testi de yok",
+    }
     no_such_dir(path) {
         en: "{path}: no such directory",
         tr: "{path}: böyle bir dizin yok",

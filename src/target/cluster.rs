@@ -610,7 +610,7 @@ fn ensure_template(bin: &Path, owner: &Owner, lang: Lang) -> Result<PathBuf> {
     if template.exists() {
         // Damaged (a file deleted, a copy cut short): made again, with a note.
         let _ = fs::remove_dir_all(&template);
-        eprintln!("{}", msg::template_rebuilt(template.display().to_string()).render(lang));
+        crate::output::eline!("{}", msg::template_rebuilt(template.display().to_string()).render(lang));
     }
     fs::create_dir_all(&root).ctx(|| msg::create_cache(root.display().to_string()))?;
 

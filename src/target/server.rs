@@ -234,7 +234,7 @@ fn fill_password_from_file(config: &mut tokio_postgres::Config, env: EnvLookup<'
         Ok(Some(p)) => p,
         Ok(None) => return,
         Err(path) => {
-            eprintln!("{}", msg::pgpass_open(path).render(lang));
+            crate::output::eline!("{}", msg::pgpass_open(path).render(lang));
             return;
         }
     };

@@ -510,6 +510,16 @@ fn samples_and_reports() {
         page.contains("t1_commit") && page.contains("40001"),
         "the classes' swimlanes"
     );
+    // Turkish (--lang tr): a grid of levels and classes, each class with its representative.
+    assert!(page.contains("<th>düzey</th><th>sınıf</th>"), "the summary's headings");
+    assert!(
+        page.contains("<b>temsilci (spec"),
+        "a class shows its representative, not an expectation"
+    );
+    assert!(
+        !page.contains("<b>beklenen:"),
+        "no class is labelled with an expectation"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -262,6 +262,20 @@ fn read_committed_finds_g_single_and_its_reproducer_replays_it() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Read uncommitted is asked for and read back as itself, and checked
+/// against what read committed forbids (PostgreSQL documents it so).
+#[test]
+fn read_uncommitted_runs_as_itself_and_is_held_to_read_committed() {
+    let srv = TestServer::start();
+    let dir = scratch("ru");
+    let (code, report) = hunt(&srv, &dir, &["--level", "read-uncommitted", "--seed", "3"]);
+    assert_eq!(code, 0, "{report}");
+    let level = &report["levels"][0];
+    assert_eq!(level["level"], "read uncommitted", "{level}");
+    assert_eq!(level["forbidden_found"].as_array().map(Vec::len), Some(0), "{level}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn at_serializable_nothing_but_the_unsettled_g2_item_and_the_same_seed_runs_the_same_transactions() {
     let srv = TestServer::start();
@@ -470,7 +484,7 @@ fn a_tampered_history_is_not_as_documented() {
     let (code, report) = check(&write(&aborted, "g1a.jsonl"), &[]);
     assert_eq!(code, 1);
     assert!(names(&report).contains(&"G1a".to_string()), "{report}");
-    for level in ["read-committed", "repeatable-read"] {
+    for level in ["read-uncommitted", "read-committed", "repeatable-read"] {
         assert_eq!(check(&write(&aborted, "g1a.jsonl"), &["--level", level]).0, 1);
     }
     let mut garbage = lines.clone();
@@ -521,6 +535,13 @@ fn bad_input_is_one_line_and_exit_2() {
     )
     .unwrap();
     one_line_exit_2(&run(&["hunt", "--check", unknown.to_str().unwrap()]), "\"write\"");
+    // A .jsonl file is read as JSON lines, whatever it begins with.
+    let not_json = dir.join("not-json.jsonl");
+    std::fs::write(&not_json, "not json\n").unwrap();
+    one_line_exit_2(
+        &run(&["hunt", "--check", not_json.to_str().unwrap()]),
+        &format!("{}:1: not JSON", not_json.display()),
+    );
     let edn = dir.join("bad.edn");
     std::fs::write(
         &edn,
@@ -564,6 +585,17 @@ fn bad_input_is_one_line_and_exit_2() {
     one_line_exit_2(&run(&["hunt", "--level", "snapshot"]), "--level snapshot");
     one_line_exit_2(&run(&["hunt", "--seconds", "0"]), "--seconds");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// More sessions than the server has room for: one line that says how many
+/// it has, and nothing on stdout (no empty table before the error).
+#[test]
+fn more_clients_than_the_server_has_room_for_is_one_line_and_no_table() {
+    let srv = TestServer::start();
+    let url = srv.url();
+    let r = run(&["hunt", "--database-url", &url, "--clients", "1000", "--no-specs"]);
+    one_line_exit_2(&r, "--clients asks for 1000: ask for");
+    assert_eq!(r.stdout, "", "nothing ran, nothing to show");
 }
 
 #[test]

@@ -341,3 +341,33 @@ fn bad_shell_input_is_one_line_and_exit_2() {
     assert_eq!(r.code, 2, "{}", r.why());
     assert!(!r.stderr.contains("secret"), "{}", r.stderr);
 }
+
+/// Input that ends part-way through a statement: the statement is not
+/// sent (a statement runs at its ';'), and the shell says so.
+#[test]
+fn a_statement_left_without_its_semicolon_at_the_end_of_input_is_named_not_run() {
+    use std::io::Write;
+    let srv = TestServer::start();
+    let mut child = crate::support::lab()
+        .args(["shell", "--database-url", &srv.url(), "--schema", "lab_unended"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"SELECT 41 + 1 AS answer;\nSELECT 'never sent' -- no semicolon\n")
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{printed}");
+    assert!(printed.contains("42"), "{printed}");
+    assert!(
+        printed.contains("not run: SELECT 'never sent' -- no semicolon (no ';' ended it)"),
+        "{printed}"
+    );
+    assert!(!printed.contains("A → SELECT 'never sent'"), "{printed}");
+    nothing_left(&srv, "lab_unended");
+}

@@ -119,6 +119,7 @@ fn waited() -> VariantReport {
         }],
         spans: Default::default(),
         cycle: None,
+        label: None,
     }
 }
 
@@ -153,6 +154,7 @@ fn failed() -> VariantReport {
         evidence: vec![],
         spans: Default::default(),
         cycle: None,
+        label: None,
     }
 }
 

@@ -7,7 +7,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::oracle::{build_bookstore, isolationtester, isolationtester_output};
-use crate::support::{TestServer, run, run_cmd};
+use crate::support::{TestServer, one_line_exit_2, run, run_cmd};
 
 const SUITE: &str = "tests/pg15-isolation";
 
@@ -416,6 +416,25 @@ fn bad_specs_get_one_line_and_exit_2() {
         assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
         assert_eq!(r.stderr.lines().count(), 1, "{args:?}: {}", r.stderr);
     }
+    // A test name under --inputdir that is not there: where lab looked.
+    let r = run(&["spec", "--inputdir", dir.to_str().unwrap(), "nosuchtest"]);
+    one_line_exit_2(
+        &r,
+        &format!(
+            "nosuchtest: no such file, nor test {}",
+            dir.join("specs/nosuchtest.spec").display()
+        ),
+    );
+    // lab's own words are Turkish too.
+    let typo = write_spec(&dir, "typo.spec", "sesion s1\n");
+    let r = run(&["spec", &typo, "--lang", "tr"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("typo.spec:1: söz dizimi hatası: bir session bekleniyordu, \"sesion\" bulundu"),
+        "{}",
+        r.stderr
+    );
     for flag in ["--jobs", "--repeat"] {
         let r = run(&["spec", flag, "0", "lab/nowait.spec"]);
         assert_eq!(r.code, 2, "{flag}: {}", r.stderr);

@@ -20,6 +20,7 @@ pub fn lab() -> Command {
         "PGSERVICEFILE",
         "LAB_SCHEMA",
         "LAB_DIR",
+        "COLUMNS",
     ] {
         c.env_remove(v);
     }

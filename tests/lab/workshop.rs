@@ -50,6 +50,22 @@ fn step_pauses_before_each_statement_and_s_skips_the_rest() {
     assert!(!out.contains("\u{1b}[38;5"), "NO_COLOR means no colour");
 }
 
+/// A COMMIT in a transaction that already failed (40001 at B's INSERT) is
+/// announced as the ROLLBACK the server will make of it, not as a commit.
+#[test]
+fn step_says_a_commit_after_a_failure_will_be_a_rollback() {
+    let (code, out) = in_pty(
+        "write-skew --variant serializable --step",
+        &"\n".repeat(30),
+        &[("NO_COLOR", "1")],
+    );
+    assert_eq!(code, 0, "{out}");
+    let said = "but this transaction already failed: the server ends it with ROLLBACK";
+    assert_eq!(out.matches(said).count(), 1, "{out}");
+    let after = &out[out.find(said).unwrap()..];
+    assert!(after.contains("B: → ROLLBACK"), "{out}");
+}
+
 #[test]
 fn step_speaks_turkish_too() {
     let (code, out) = in_pty("nowait --variant skip-locked --step --lang tr", "s\n", &[]);
@@ -451,4 +467,66 @@ fn ctrl_c_at_a_step_prompt_exits_at_once() {
     let (code, out) = pty.exit();
     assert_eq!(code, 130, "{out}");
     assert!(out.contains("interrupted"), "{out}");
+}
+
+/// The presenter's terminal goes away mid-step (an SSH connection dropped):
+/// SIGHUP, and every later write to the terminal fails. lab ends as
+/// interrupted (130), cleaned up; it panicked (101) writing its next line.
+#[test]
+fn a_terminal_closed_during_step_ends_the_run_as_interrupted() {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::process::CommandExt;
+    let (mut master, slave) = unsafe {
+        let (mut m, mut s) = (0, 0);
+        let rc = libc::openpty(&mut m, &mut s, std::ptr::null_mut(), std::ptr::null(), std::ptr::null());
+        assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+        // Not inherited: a master still open in lab (or in another test's child) would keep the terminal up.
+        for fd in [m, s] {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+        (std::fs::File::from_raw_fd(m), OwnedFd::from_raw_fd(s))
+    };
+    let mut cmd = lab();
+    cmd.args(["lost-update", "--variant", "select-for-update", "--step"])
+        .env("NO_COLOR", "1")
+        .stdin(slave.try_clone().unwrap())
+        .stdout(slave.try_clone().unwrap())
+        .stderr(slave.try_clone().unwrap());
+    // Its own session, the pty its controlling terminal: closing the pty hangs it up.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    drop(slave);
+    let pid = child.id();
+    // Read until the second prompt: one Enter typed, the run under way.
+    let mut seen = String::new();
+    let mut buf = [0u8; 4096];
+    let mut entered = false;
+    while seen.matches("next: session").count() < 2 {
+        let n = master.read(&mut buf).expect("lab prints its prompts");
+        assert!(n > 0, "the terminal closed early: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        if !entered && seen.contains("next: session") {
+            master.write_all(b"\r").unwrap();
+            entered = true;
+        }
+    }
+    drop(master);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "lab outlived its terminal");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130), "{status:?}; it printed:\n{seen}");
+    crate::support::assert_no_leftovers(pid);
 }
