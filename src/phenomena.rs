@@ -630,7 +630,7 @@ fn mark(verdict: Verdict, how: Option<How>, sqlstate: Option<&str>) -> Text {
     match (verdict, how) {
         (Verdict::Occurs, _) => msg::occurs(),
         (Verdict::Prevented, Some(How::Blocked)) => msg::blocked(),
-        (Verdict::Prevented, Some(How::Aborted)) => msg::aborted(sqlstate.unwrap_or("")),
+        (Verdict::Prevented, Some(How::Aborted)) => sqlstate.map_or_else(msg::aborted_any, msg::aborted),
         (Verdict::Prevented, Some(How::Snapshot)) => msg::snapshot(),
         (Verdict::Prevented, _) => msg::prevented(),
     }
@@ -749,6 +749,10 @@ pub(crate) mod msg {
         aborted(sqlstate) {
             en: "✓ aborted {sqlstate}",
             tr: "✓ iptal {sqlstate}",
+        }
+        aborted_any() {
+            en: "✓ aborted",
+            tr: "✓ iptal",
         }
         snapshot() {
             en: "✓ snapshot",

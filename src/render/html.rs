@@ -217,6 +217,25 @@ fn matrix(scenarios: &[ScenarioReport], style: &Style) -> String {
     t
 }
 
+/// lab's prose as HTML: escaped, with what its texts put in backticks
+/// (Markdown-style: `quantity_on_hand - 1`) set as code. Backticks that
+/// do not pair up stay as written.
+fn prose(s: &str) -> String {
+    let pieces: Vec<&str> = s.split('`').collect();
+    if pieces.len().is_multiple_of(2) {
+        return esc(s);
+    }
+    let mut out = String::new();
+    for (i, p) in pieces.iter().enumerate() {
+        if i % 2 == 1 {
+            let _ = write!(out, "<code>{}</code>", esc(p));
+        } else {
+            out.push_str(&esc(p));
+        }
+    }
+    out
+}
+
 fn variant(scenario: &str, v: &VariantReport, kind: Kind, style: &Style) -> String {
     let mut out = format!(
         "<h3 id=\"{}\">{} / {} — {}</h3>\n",
@@ -232,12 +251,12 @@ fn variant(scenario: &str, v: &VariantReport, kind: Kind, style: &Style) -> Stri
             Kind::Classes => msg::representative(),
             _ => ui::col_expected(),
         })),
-        esc(&style.say(&v.expected)),
+        prose(&style.say(&v.expected)),
         esc(&style.say(&ui::col_observed())),
-        esc(&v.observed_line(style.lang))
+        prose(&v.observed_line(style.lang))
     );
     if let Some(reason) = v.skipped.as_ref().or(v.pooler_differs.as_ref()) {
-        let _ = writeln!(out, "<p class=\"skip\">{}</p>", esc(&style.say(reason)));
+        let _ = writeln!(out, "<p class=\"skip\">{}</p>", prose(&style.say(reason)));
     }
     let failed: Vec<String> = v.failed().map(|c| style.say(&c.text)).collect();
     if !failed.is_empty() {
@@ -245,7 +264,7 @@ fn variant(scenario: &str, v: &VariantReport, kind: Kind, style: &Style) -> Stri
             out,
             "<p class=\"bad\">{}: {}</p>",
             esc(&style.say(&ui::failed_checks())),
-            esc(&failed.join("; "))
+            prose(&failed.join("; "))
         );
     }
     if let Some(fig) = &v.cycle {
@@ -271,7 +290,7 @@ fn variant(scenario: &str, v: &VariantReport, kind: Kind, style: &Style) -> Stri
     };
     let _ = writeln!(out, "<div class=\"scroll\">{svg}</div>");
     if style.explain {
-        let _ = writeln!(out, "<p class=\"meta\">{}</p>", esc(&style.say(&v.explain)));
+        let _ = writeln!(out, "<p class=\"meta\">{}</p>", prose(&style.say(&v.explain)));
     }
     out
 }
@@ -824,6 +843,33 @@ mod tests {
             "{page}"
         );
         assert!(page[banner..].contains("write-skew/serializable</a>: interrupted: lab ended its sessions"));
+    }
+
+    #[test]
+    fn two_stopped_scenarios_have_one_stopped_anchor() {
+        let stopped = |name: &str| {
+            let mut r = crate::report::ScenarioReport::new(name, "18.1");
+            r.error = Some(crate::report::RunError {
+                variant: "v".into(),
+                message: "failed".into(),
+                exit_code: 2,
+            });
+            r
+        };
+        let style = crate::render::Style::plain(crate::i18n::Lang::En);
+        let page = super::page(&[stopped("a"), stopped("b")], super::Kind::Runs, &style);
+        assert_eq!(page.matches("id=\"stopped\"").count(), 1, "{page}");
+        assert_eq!(page.matches("<p class=\"bad\"><a href=").count(), 1, "{page}");
+    }
+
+    #[test]
+    fn backticks_in_prose_are_code_and_the_rest_is_escaped() {
+        assert_eq!(
+            super::prose("B's `quantity_on_hand - 1` waits for <A>"),
+            "B&apos;s <code>quantity_on_hand - 1</code> waits for &lt;A&gt;"
+        );
+        // Unpaired: as written.
+        assert_eq!(super::prose("a ` b"), "a ` b");
     }
 
     #[test]

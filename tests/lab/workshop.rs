@@ -502,14 +502,40 @@ fn a_terminal_closed_during_step_ends_the_run_as_interrupted() {
             Ok(())
         });
     }
-    let mut child = cmd.spawn().unwrap();
+    let child = cmd.spawn().unwrap();
     drop(slave);
     let pid = child.id();
+    // Ended (SIGINT: lab cleans up) if the test fails first: nothing outlives it.
+    struct Reap(std::process::Child);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            if self.0.try_wait().ok().flatten().is_none() {
+                unsafe { libc::kill(self.0.id() as i32, libc::SIGINT) };
+                let deadline = Instant::now() + Duration::from_secs(15);
+                while self.0.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                let _ = self.0.kill();
+                let _ = self.0.wait();
+            }
+        }
+    }
+    let mut child = Reap(child);
     // Read until the second prompt: one Enter typed, the run under way.
     let mut seen = String::new();
     let mut buf = [0u8; 4096];
     let mut entered = false;
     while seen.matches("next: session").count() < 2 {
+        // Within a deadline: a lab that prints nothing must not hang the test.
+        let mut fd = libc::pollfd {
+            fd: std::os::fd::AsRawFd::as_raw_fd(&master),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        assert!(
+            unsafe { libc::poll(&mut fd, 1, 60_000) } > 0,
+            "no prompt within 60 s: {seen}"
+        );
         let n = master.read(&mut buf).expect("lab prints its prompts");
         assert!(n > 0, "the terminal closed early: {seen}");
         seen.push_str(&String::from_utf8_lossy(&buf[..n]));
@@ -521,7 +547,7 @@ fn a_terminal_closed_during_step_ends_the_run_as_interrupted() {
     drop(master);
     let deadline = Instant::now() + Duration::from_secs(30);
     let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
+        if let Some(s) = child.0.try_wait().unwrap() {
             break s;
         }
         assert!(Instant::now() < deadline, "lab outlived its terminal");
