@@ -506,7 +506,8 @@ pub struct ExploreArgs {
                   read back as asked), 2 could not run, 130 interrupted (the history so far is checked)."
 )]
 pub struct HuntArgs {
-    /// read-committed, repeatable-read, serializable, or all (the default; repeatable).
+    /// read-uncommitted, read-committed, repeatable-read, serializable, or all
+    /// (the default: the three levels that differ in PostgreSQL; repeatable).
     #[arg(long, value_name = "LEVEL")]
     pub level: Vec<String>,
 

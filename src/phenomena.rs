@@ -147,7 +147,7 @@ fn header_value<'a>(spec: &'a Spec, key: &str) -> Vec<&'a str> {
 /// Reads a phenomenon's spec (`phenomena/<id>.spec`).
 pub fn load(id: &str, text: &str) -> Result<Phenomenon> {
     let file = format!("phenomena/{id}.spec");
-    let spec = spec::parse(text).map_err(|e| msg::bad(&file, format!("{}: {}", e.line, e.message)))?;
+    let spec = spec::parse(text).map_err(|e| msg::bad_at(&file, e.line, e.message))?;
     spec.check().map_err(|e| msg::bad(&file, e.to_string()))?;
     if spec.permutations.len() != 1 {
         bail!(msg::one_permutation(&file));
@@ -705,6 +705,10 @@ pub(crate) mod msg {
         bad(file, why) {
             en: "{file}: {why}",
             tr: "{file}: {why}",
+        }
+        bad_at(file, line, why) {
+            en: "{file}:{line}: {why}",
+            tr: "{file}:{line}: {why}",
         }
         one_permutation(file) {
             en: "{file}: a phenomenon has one permutation, its minimal interleaving",

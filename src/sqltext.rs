@@ -155,7 +155,7 @@ fn push<'a>(out: &mut Vec<&'a str>, stmt: &'a str) {
 }
 
 /// The statement without leading comments.
-fn strip_comments(stmt: &str) -> &str {
+pub fn strip_comments(stmt: &str) -> &str {
     let mut s = stmt.trim_start();
     loop {
         if let Some(rest) = s.strip_prefix("--") {

@@ -135,7 +135,7 @@ impl<'e> Cx<'e> {
         }
         let name = self.spec_file.ctx(|| msg::no_spec(self.scenario))?;
         let text = self.opts.files.read(name)?;
-        let spec = crate::spec::parse(&text).map_err(|e| msg::bad_spec(name, e.to_string()))?;
+        let spec = crate::spec::parse(&text).map_err(|e| msg::bad_spec_at(name, e.line, e.message))?;
         spec.check().map_err(|e| msg::bad_spec(name, e.to_string()))?;
         if let Some(st) = &self.env.stepper {
             let lang = st.lang();
@@ -654,6 +654,10 @@ pub mod msg {
         bad_spec(file, error) {
             en: "{file}: {error}",
             tr: "{file}: {error}",
+        }
+        bad_spec_at(file, line, error) {
+            en: "{file}:{line}: {error}",
+            tr: "{file}:{line}: {error}",
         }
         no_permutation(file, label) {
             en: "{file} has no permutation marked `# variant: {label}`",

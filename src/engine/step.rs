@@ -143,12 +143,14 @@ impl Stepper {
             return;
         }
         let mut why = why.unwrap_or_else(|| self.why(step, sql));
-        if failed
-            && matches!(
+        // COMMIT, END or PREPARE TRANSACTION; not COMMIT PREPARED (refused
+        // there, 25P02) nor a ROLLBACK, which ends it as asked.
+        let commits = sqltext::tx_effect(sql) == sqltext::TxEffect::End
+            && !matches!(
                 sqltext::words(sql, 1).first().map(String::as_str),
-                Some("COMMIT" | "END")
-            )
-        {
+                Some("ROLLBACK" | "ABORT")
+            );
+        if failed && commits {
             why = format!("{why}; {}", msg::commit_failed_tx().render(lang));
         }
         let prompt = if self.predict {

@@ -1,6 +1,10 @@
 //! What `lab explore` says: its errors, and the words of its output.
 crate::messages! {
     prefix "ex";
+    no_room(free, jobs, need, per) {
+        en: "the server has room for {free} more connection(s) besides lab's control connection; {jobs} worker(s) at once need {need} ({per} each: the spec's sessions and a setup connection): ask for fewer with --jobs, or free some",
+        tr: "sunucuda lab'in kontrol bağlantısı dışında {free} bağlantılık yer var; aynı anda {jobs} çalışan {need} bağlantı ister (her biri {per}: spec'in oturumları ve bir setup bağlantısı): --jobs ile daha azını isteyin ya da yer açın",
+    }
     no_sessions() {
         en: "the spec has no session: nothing to interleave",
         tr: "spec'te hiç oturum yok: iç içe geçirilecek bir şey yok",

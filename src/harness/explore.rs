@@ -294,7 +294,6 @@ impl Explore {
         version: &str,
     ) -> (Vec<ScenarioReport>, Vec<ScenarioReport>) {
         let cfg = &self.explorer.cfg;
-        let lang = self.common.lang;
         let name = format!("explore.{}", cfg.name);
         let mut junit = ScenarioReport::new(&name, version);
         let mut pages = Vec::new();
@@ -321,8 +320,8 @@ impl Explore {
                     observed: vec![ui::verbatim(self.what(c))],
                     timeline: rep.map(|r| r.timeline.clone()).unwrap_or_default(),
                     elapsed_ms: rep.map_or(0.0, |r| r.elapsed_ms),
-                    ..VariantReport::new(
-                        msg::class_name(i + 1, c.runs.len()).render(lang),
+                    ..VariantReport::named(
+                        msg::class_name(i + 1, c.runs.len()),
                         ui::verbatim(self.representative(o, c)),
                         line.clone(),
                     )
@@ -362,6 +361,25 @@ impl Job for Explore {
             max_connections: None,
             through_pooler: false,
         }
+    }
+
+    async fn prepare(&self, env: Env) -> Result<Env> {
+        // Checked up front: the workers that start at once each need the
+        // spec's sessions and a setup connection. Without room for them the
+        // run would fail part-way, on a worker's "too many clients".
+        let cfg = &self.explorer.cfg;
+        let per = cfg.spec.sessions.len() + 1;
+        let first = if cfg.alone.is_some() { 1 } else { cfg.jobs.first };
+        let first = first.clamp(1, self.explorer.runs.len().max(1));
+        let free = crate::target::connect::free_connections(&env.control).await?;
+        if free < per as i64 {
+            // Not even one worker: fewer would not help.
+            anyhow::bail!(super::msg::server_full(free.max(0), per));
+        }
+        if free < (per * first) as i64 {
+            anyhow::bail!(msg::no_room(free, first, per * first, per));
+        }
+        Ok(env)
     }
 
     async fn work(&self, env: &Arc<Env>) -> Result<()> {

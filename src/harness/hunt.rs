@@ -611,11 +611,7 @@ impl Outputs<'_> {
             }
             for (i, a) in f.checked.anomalies.iter().enumerate() {
                 let at = f.judged_at();
-                let how = if forbidden(a.name, at) {
-                    msg::forbidden_at(at.sql())
-                } else {
-                    msg::allowed_at(at.sql())
-                };
+                let how = judged(a.name, at);
                 text.push_str(&format!(
                     "\n{} — {} ({}): {}\n",
                     a.name.text(),
@@ -740,15 +736,8 @@ impl Outputs<'_> {
             }
             suite.as_expected = f.as_expected();
             for (i, a) in f.checked.anomalies.iter().enumerate() {
-                let mut v = VariantReport::new(
-                    a.name.text(),
-                    if forbidden(a.name, at) {
-                        msg::forbidden_at(at.sql())
-                    } else {
-                        msg::allowed_at(at.sql())
-                    },
-                    ui::verbatim(txn_list(&f.history, a)),
-                );
+                let mut v =
+                    VariantReport::new(a.name.text(), judged(a.name, at), ui::verbatim(txn_list(&f.history, a)));
                 v.as_expected = !forbidden(a.name, at);
                 v.anomaly = Some(true);
                 v.observed = explain(&f.history, a);
@@ -799,6 +788,22 @@ impl Outputs<'_> {
     }
 }
 
+/// "forbidden at LEVEL" or "allowed at LEVEL"; read uncommitted says it
+/// is held to read committed (as PostgreSQL documents it), where the
+/// standard would allow dirty reads.
+fn judged(name: Name, at: Level) -> Text {
+    let level: crate::i18n::Arg = if at == Level::ReadUncommitted {
+        msg::ru_as_rc().into()
+    } else {
+        at.sql().into()
+    };
+    if forbidden(name, at) {
+        msg::forbidden_at(level)
+    } else {
+        msg::allowed_at(level)
+    }
+}
+
 fn edge_label(w: &Why) -> String {
     match w {
         Why::Ww { key, .. } => format!("ww k{key}"),
@@ -844,6 +849,10 @@ impl Job for Hunt {
     async fn prepare(&self, env: Env) -> Result<Env> {
         let free = connect::free_connections(&env.control).await?;
         let need = self.cfg.clients as i64;
+        if free <= 0 {
+            // Full: fewer clients would not help.
+            anyhow::bail!(super::msg::server_full(free.max(0), need));
+        }
         if free < need {
             anyhow::bail!(msg::no_room(free, need));
         }

@@ -456,9 +456,10 @@ fn json_what(e: &serde_json::Error) -> String {
         Some(i) => format!("{} (column {})", &s[..i], e.column()),
         None => s,
     };
-    // serde's own words; a line that is no JSON at all is said to be so first.
+    // serde's own words; a line that is not JSON on its own (not JSON at
+    // all, or a report pretty-printed over many lines) is said to be so first.
     if e.is_syntax() || e.is_eof() {
-        format!("not JSON: {s}")
+        format!("not one JSON value per line: {s}")
     } else {
         s
     }

@@ -17,8 +17,8 @@ crate::messages! {
         tr: "oturumlar {asked} istedi, sunucu {read} okuyor",
     }
     bad_level(given) {
-        en: "--level {given}: not a level (read-committed, repeatable-read, serializable, all)",
-        tr: "--level {given}: bir düzey değil (read-committed, repeatable-read, serializable, all)",
+        en: "--level {given}: not a level (read-uncommitted, read-committed, repeatable-read, serializable, all)",
+        tr: "--level {given}: bir düzey değil (read-uncommitted, read-committed, repeatable-read, serializable, all)",
     }
     check_one_level() {
         en: "--check judges a history at one level: give one --level",
@@ -119,6 +119,10 @@ crate::messages! {
     none() {
         en: "none",
         tr: "yok",
+    }
+    ru_as_rc() {
+        en: "read uncommitted, which PostgreSQL runs as read committed",
+        tr: "PostgreSQL'in read committed olarak çalıştırdığı read uncommitted",
     }
     forbidden_at(level) {
         en: "forbidden at {level}",

@@ -208,7 +208,7 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ),
     (
         "arg.hunt.level",
-        "read-committed, repeatable-read, serializable ya da all (varsayılan; tekrarlanabilir)",
+        "read-uncommitted, read-committed, repeatable-read, serializable ya da all (varsayılan: PostgreSQL'de farklı davranan üç düzey; tekrarlanabilir)",
     ),
     (
         "arg.hunt.keys",

@@ -264,7 +264,7 @@ fn variant(scenario: &str, v: &VariantReport, kind: Kind, style: &Style) -> Stri
             out,
             "<p class=\"bad\">{}: {}</p>",
             esc(&style.say(&ui::failed_checks())),
-            prose(&failed.join("; "))
+            failed.iter().map(|f| prose(f)).collect::<Vec<_>>().join("; ")
         );
     }
     if let Some(fig) = &v.cycle {

@@ -393,6 +393,16 @@ mod tests {
     use crate::report::{AllReport, ScenarioReport, VariantReport};
 
     #[test]
+    fn a_variant_named_by_a_text_is_shown_in_the_run_language_and_keeps_its_english_name() {
+        let v = VariantReport::named(ui::col_expected(), ui::col_expected(), ui::col_expected());
+        assert_eq!(v.name, "expected");
+        let tr = Style::plain(crate::i18n::Lang::Tr);
+        assert!(super::variant("spec", &v, &tr).starts_with("── spec / beklenen ──"));
+        let json = serde_json::to_value(&v).unwrap();
+        assert_eq!(json["name"], "expected", "JSON keeps the English name");
+    }
+
+    #[test]
     fn lines_break_at_spaces_and_only_overlong_words_are_cut() {
         assert_eq!(wrap("aa bb cc", 5, 2), ["aa bb", "  cc"]);
         assert_eq!(

@@ -59,6 +59,11 @@ impl Buffer {
         self.text.trim()
     }
 
+    /// The session a `B:` prefix gave it, if one did.
+    pub fn session(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+
     pub fn clear(&mut self) {
         self.text.clear();
         self.session = None;

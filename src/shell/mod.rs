@@ -239,8 +239,15 @@ impl Shell<'_> {
             match self.read(prompt).await? {
                 Read::Eof => {
                     // As typed, a statement runs at its ';' only: say what was left unsent.
-                    if !self.buffer.is_empty() {
-                        self.said(msg::not_ended(self.buffer.text().replace('\n', " ")));
+                    // (A comment alone, as a script may end with, is no statement.)
+                    let left = self.buffer.text();
+                    if !crate::sqltext::strip_comments(left).trim().is_empty() {
+                        let left = left.replace('\n', " ");
+                        let shown = match self.buffer.session() {
+                            Some(s) => format!("{s}: {left}"),
+                            None => left,
+                        };
+                        self.said(msg::not_ended(shown));
                     }
                     return Ok(());
                 }

@@ -423,3 +423,28 @@ fn a_pgbouncer_setting_that_names_no_program_is_one_line_with_how_to_install() {
     );
     crate::support::one_line_exit_2(&r, "apt-get install pgbouncer");
 }
+
+/// Piped, tables are 160 columns wide, or $COLUMNS where it is given (a
+/// handout at 100 columns).
+#[test]
+fn piped_tables_take_their_width_from_columns() {
+    let widest = |columns: Option<&str>| {
+        let mut c = lab();
+        c.arg("list");
+        if let Some(n) = columns {
+            c.env("COLUMNS", n);
+        }
+        let r = run_cmd(&mut c);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.stdout
+            .lines()
+            .filter(|l| l.starts_with(['│', '┌', '└', '╞', '├']))
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap()
+    };
+    assert!(widest(Some("100")) <= 100);
+    assert!(widest(None) > 100, "160 wide by default");
+    // Nonsense is the default.
+    assert_eq!(widest(Some("wide")), widest(None));
+}

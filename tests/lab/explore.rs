@@ -564,6 +564,11 @@ fn bad_input_is_one_line_and_exit_2() {
     );
     one_line_exit_2(&with(&["no-such-thing"]), "no-such-thing");
     one_line_exit_2(&with(&[&big, "--sample", "0"]), "--sample");
+    // More workers at once than the server has room for: said before any starts.
+    let r = with(&["write-skew", "--jobs", "400"]);
+    // (As many as there are runs: write-skew's 20 interleavings at 4 levels.)
+    one_line_exit_2(&r, "80 worker(s) at once need 320 (4 each");
+    assert_eq!(r.stdout, "", "nothing ran");
     // A sample of a space too large to list runs.
     let r = with(&[&big, "--sample", "3", "--level", "read-committed", "--format", "json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);

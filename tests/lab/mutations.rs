@@ -450,8 +450,7 @@ fn an_unchanged_copy_of_the_lab_files_passes() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
-        r.stderr
-            .starts_with("error: nowait.spec: line 2: unterminated sql block"),
+        r.stderr.starts_with("error: nowait.spec:2: unterminated sql block"),
         "{}",
         r.stderr
     );

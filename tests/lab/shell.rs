@@ -357,7 +357,7 @@ fn a_statement_left_without_its_semicolon_at_the_end_of_input_is_named_not_run()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     stdin
-        .write_all(b"SELECT 41 + 1 AS answer;\nSELECT 'never sent' -- no semicolon\n")
+        .write_all(b"BEGIN;\n\\locks\nSELECT 41 + 1 AS answer;\nB: SELECT 'never sent' -- no semicolon\n")
         .unwrap();
     drop(stdin);
     let out = child.wait_with_output().unwrap();
@@ -365,9 +365,30 @@ fn a_statement_left_without_its_semicolon_at_the_end_of_input_is_named_not_run()
     assert_eq!(out.status.code(), Some(0), "{printed}");
     assert!(printed.contains("42"), "{printed}");
     assert!(
-        printed.contains("not run: SELECT 'never sent' -- no semicolon (no ';' ended it)"),
+        printed.contains("not run: B: SELECT 'never sent' -- no semicolon (no ';' ended it)"),
         "{printed}"
     );
-    assert!(!printed.contains("A → SELECT 'never sent'"), "{printed}");
+    assert!(!printed.contains("B → SELECT 'never sent'"), "{printed}");
+    // \locks shows no statement lab sent for itself (its handshake, the level read back after BEGIN).
+    assert!(printed.contains("idle in transaction"), "{printed}");
+    assert!(
+        !printed.contains("SHOW transaction_isolation") && !printed.contains("pg_backend_pid()"),
+        "{printed}"
+    );
     nothing_left(&srv, "lab_unended");
+    // A script that ends with a comment: nothing left unsent, nothing said.
+    let script = std::env::temp_dir().join(format!("lab-shell-script-{}.sql", std::process::id()));
+    std::fs::write(&script, "SELECT 1;\n-- the end of the demo\n").unwrap();
+    let r = run_cmd(
+        crate::support::lab()
+            .args(["shell", "--database-url", &srv.url(), "--schema", "lab_unended"])
+            .stdin(std::fs::File::open(&script).unwrap()),
+    );
+    std::fs::remove_file(&script).unwrap();
+    assert_eq!(r.code, 0, "{}", r.why());
+    assert!(
+        !r.stdout.contains("not run") && !r.stderr.contains("not run"),
+        "{}",
+        r.stdout
+    );
 }
