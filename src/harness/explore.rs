@@ -371,14 +371,10 @@ impl Job for Explore {
         let per = cfg.spec.sessions.len() + 1;
         let first = if cfg.alone.is_some() { 1 } else { cfg.jobs.first };
         let first = first.clamp(1, self.explorer.runs.len().max(1));
-        let free = crate::target::connect::free_connections(&env.control).await?;
-        if free < per as i64 {
-            // Not even one worker: fewer would not help.
-            anyhow::bail!(super::msg::server_full(free.max(0), per));
-        }
-        if free < (per * first) as i64 {
-            anyhow::bail!(msg::no_room(free, first, per * first, per));
-        }
+        super::check_room(&env, per, per * first, |free| {
+            msg::no_room(free, first, per * first, per)
+        })
+        .await?;
         Ok(env)
     }
 

@@ -847,15 +847,8 @@ impl Job for Hunt {
     }
 
     async fn prepare(&self, env: Env) -> Result<Env> {
-        let free = connect::free_connections(&env.control).await?;
-        let need = self.cfg.clients as i64;
-        if free <= 0 {
-            // Full: fewer clients would not help.
-            anyhow::bail!(super::msg::server_full(free.max(0), need));
-        }
-        if free < need {
-            anyhow::bail!(msg::no_room(free, need));
-        }
+        let need = self.cfg.clients;
+        super::check_room(&env, 1, need, |free| msg::no_room(free, need)).await?;
         env.control
             .batch_execute(&format!(
                 "CREATE SCHEMA {s}; SET search_path = {s}; {CREATE}; RESET search_path",

@@ -16,7 +16,7 @@ mod spec;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 pub use crate::config::Common;
@@ -225,6 +225,20 @@ async fn replace_lost_control(env: &Env, app: &str) -> Option<Env> {
 /// schema is left alone.
 pub async fn reclaim(env: &Env, schema: &str) -> bool {
     !env.control_replaced || connect::claim_schema(&env.control, schema).await.is_ok()
+}
+
+/// Whether the server has room for a run's connections besides its control
+/// connection: at least `least` (else it is full: "wait, or free some"),
+/// and `want` (else `fewer`, given how many there are, says what to ask for).
+async fn check_room(env: &Env, least: usize, want: usize, fewer: impl FnOnce(i64) -> crate::i18n::Text) -> Result<()> {
+    let free = connect::free_connections(&env.control).await?;
+    if free < least as i64 {
+        bail!(msg::server_full(free.max(0), least));
+    }
+    if free < want as i64 {
+        bail!(fewer(free));
+    }
+    Ok(())
 }
 
 /// The control connection and the run's environment, prepared by the job.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use super::{Finished, Job, Setup, Stop, msg};
 use crate::config::{Common, ShellRun};
@@ -53,10 +53,7 @@ impl Job for Shell {
 
     async fn prepare(&self, env: Env) -> Result<Env> {
         let need = self.cfg.shell.sessions.len() + 1;
-        let free = connect::free_connections(&env.control).await?;
-        if free < need as i64 {
-            bail!(msg::server_full(free, need));
-        }
+        super::check_room(&env, need, need, |free| msg::server_full(free, need)).await?;
         connect::claim_schema(&env.control, &self.cfg.schema).await?;
         let existed = connect::lab_schema_exists(&env.control, &self.cfg.schema).await?;
         self.existed.store(existed, Ordering::SeqCst);

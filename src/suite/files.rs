@@ -53,7 +53,7 @@ pub fn collect(paths: &[PathBuf], schedules: &[PathBuf], inputdir: Option<&Path>
             groups.push(vec![found]);
         } else if let Some(d) = inputdir {
             // Where a test of that name would be, too.
-            let test = d.join("specs").join(format!("{}.spec", p.display()));
+            let test = test_path(d, &p.to_string_lossy());
             bail!(msg::no_such_test(p.display().to_string(), test.display().to_string()));
         } else {
             bail!(msg::no_such_file(p.display().to_string()));
@@ -69,8 +69,13 @@ pub fn collect(paths: &[PathBuf], schedules: &[PathBuf], inputdir: Option<&Path>
 }
 
 /// A test's spec under a pg_regress input directory: DIR/specs/NAME.spec.
+fn test_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join("specs").join(format!("{name}.spec"))
+}
+
+/// That spec, if it is there.
 fn test_in(dir: &Path, name: &str) -> Option<PathBuf> {
-    let p = dir.join("specs").join(format!("{name}.spec"));
+    let p = test_path(dir, name);
     p.is_file().then_some(p)
 }
 
