@@ -5,7 +5,7 @@
 //! anomaly occurred and, if not, how it was prevented.
 //!
 //! A phenomenon's header says what it is and what to expect:
-//! `# name:`, `# what:` / `# what-tr:`, `# expect: LEVEL=occurs|prevented/HOW ...`,
+//! `# name:` (and `# name-tr:`, else the English name), `# what:` / `# what-tr:`, `# expect: LEVEL=occurs|prevented/HOW ...`,
 //! and one or more `# occurs-if: STEP COLUMN = VALUE` (or `STEP rows = N`,
 //! `STEP ok`, `STEP nowait`, `STEP before OTHER`, several joined by `and`): the anomaly
 //! occurred when all the conditions of any one line hold for what the steps
@@ -39,6 +39,8 @@ pub const LEVELS: [(&str, &str); 4] = [
 pub struct Phenomenon {
     pub id: String,
     pub name: String,
+    /// Its Turkish name (`# name-tr:`); the English one where the file gives none.
+    pub name_tr: String,
     pub what_en: String,
     pub what_tr: String,
     pub spec: Spec,
@@ -46,6 +48,24 @@ pub struct Phenomenon {
     pub expect: Vec<Expected>,
     /// The anomaly occurred if all the conditions of any one line hold.
     pub occurs_if: Vec<Vec<Condition>>,
+}
+
+impl Phenomenon {
+    /// Its name, in the language it is shown in.
+    pub fn name(&self) -> crate::i18n::Arg {
+        crate::i18n::Arg::Each {
+            en: self.name.clone(),
+            tr: self.name_tr.clone(),
+        }
+    }
+
+    /// What it is, in the language it is shown in.
+    pub fn what(&self) -> crate::i18n::Arg {
+        crate::i18n::Arg::Each {
+            en: self.what_en.clone(),
+            tr: self.what_tr.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -159,6 +179,7 @@ pub fn load(id: &str, text: &str) -> Result<Phenomenon> {
             .ctx(|| msg::missing(&file, key))
     };
     let (name, what_en, what_tr) = (one("name")?, one("what")?, one("what-tr")?);
+    let name_tr = one("name-tr").unwrap_or_else(|_| name.clone());
     let expect = expectations(&spec, &file, "expect")?.ctx(|| msg::missing(&file, "expect"))?;
     let occurs_if = occurs_if(&spec, &file)?;
     if occurs_if.is_empty() {
@@ -167,6 +188,7 @@ pub fn load(id: &str, text: &str) -> Result<Phenomenon> {
     Ok(Phenomenon {
         id: id.to_string(),
         name,
+        name_tr,
         what_en,
         what_tr,
         spec,
@@ -587,7 +609,8 @@ pub fn cell_reports(
                         sqlstates: c.sqlstate.iter().cloned().collect(),
                         timeline: c.timeline.clone(),
                         elapsed_ms: c.elapsed_ms,
-                        ..crate::report::VariantReport::new(LEVELS[l].0, expected, msg::what(&p.name, &p.what_en))
+                        cell: cell_lines(c),
+                        ..crate::report::VariantReport::new(LEVELS[l].0, expected, msg::what(p.name(), p.what()))
                     }
                 })
                 .collect();
@@ -610,10 +633,9 @@ fn cell_checks(c: &Cell, level: &str, expected: &Text) -> Vec<crate::report::Che
             text: msg::level_not_set(level, read),
         });
     }
-    let documented = c.verdict == c.expected.verdict && c.expected.how.is_none_or(|h| h == c.how);
     checks.push(crate::report::Check {
         id: "ph.cell".into(),
-        ok: documented,
+        ok: documented(c),
         text: msg::differs(expected.clone()),
     });
     if let Some(i) = &c.interleavings {
@@ -639,6 +661,32 @@ fn mark(verdict: Verdict, how: Option<How>, sqlstate: Option<&str>) -> Text {
 /// "k of n interleavings occur, m blocked, j aborted".
 pub fn counts(i: &Interleavings) -> Text {
     msg::counts(i.occur, i.runs, i.blocked, i.aborted)
+}
+
+/// Whether the cell came out as documented: prevented or not, and how where that is documented.
+fn documented(c: &Cell) -> bool {
+    c.verdict == c.expected.verdict && c.expected.how.is_none_or(|h| h == c.how)
+}
+
+/// What a matrix cell says, a line each: how the cell came out; what was
+/// documented, where it differs; the level read back, where it was not
+/// the one set; with `--all-interleavings`, the counts.
+pub fn cell_lines(c: &Cell) -> Vec<Text> {
+    let mut lines = vec![cell_mark(c)];
+    if !documented(c) {
+        lines.push(msg::differs(mark(c.expected.verdict, c.expected.how, None)));
+    }
+    if let Some(read) = &c.wrong_level {
+        lines.push(msg::read_back(read));
+    }
+    if let Some(i) = &c.interleavings {
+        lines.push(if i.as_expected {
+            counts(i)
+        } else {
+            msg::counts_differ(counts(i))
+        });
+    }
+    lines
 }
 
 fn cell_mark(c: &Cell) -> Text {
@@ -669,22 +717,14 @@ pub fn matrix(
     header.extend(levels.iter().map(|&l| LEVELS[l].0.to_string()));
     let mut t = render::table(header, style);
     for (p, cs) in chosen.iter().zip(cells) {
-        let mut row = vec![comfy_table::Cell::new(format!("{} ({})", p.name, p.id))];
+        let mut row = vec![comfy_table::Cell::new(format!(
+            "{} ({})",
+            p.name().render(style.lang),
+            p.id
+        ))];
         for c in cs {
-            let mut text = style.say(&cell_mark(c));
-            if !(c.verdict == c.expected.verdict && c.expected.how.is_none_or(|h| h == c.how)) {
-                let exp = mark(c.expected.verdict, c.expected.how, None);
-                text = format!("{text}\n{}", style.say(&msg::differs(exp)));
-            }
-            if let Some(read) = &c.wrong_level {
-                text = format!("{text}\n{}", style.say(&msg::read_back(read)));
-            }
-            if let Some(i) = &c.interleavings {
-                text = format!("{text}\n{}", style.say(&counts(i)));
-                if !i.as_expected {
-                    text = format!("{text} {}", style.say(&msg::counts_differ()));
-                }
-            }
+            let text: Vec<String> = cell_lines(c).iter().map(|l| style.say(l)).collect();
+            let text = text.join("\n");
             let color = match (c.as_expected, c.verdict) {
                 (false, _) => comfy_table::Color::Red,
                 (true, Verdict::Occurs) => comfy_table::Color::Yellow,
@@ -802,9 +842,9 @@ pub(crate) mod msg {
             en: "{occur}/{runs} interleavings occur, {blocked} blocked, {aborted} aborted",
             tr: "{runs} iç içe geçişin {occur} tanesinde oluşuyor, {blocked} bekledi, {aborted} iptal",
         }
-        counts_differ() {
-            en: "(≠ documented)",
-            tr: "(≠ belgelenen)",
+        counts_differ(counts) {
+            en: "{counts} (≠ documented)",
+            tr: "{counts} (≠ belgelenen)",
         }
         read_back(levels) {
             en: "level read back: {levels}",

@@ -254,6 +254,10 @@ pub struct VariantReport {
     /// ("expected output"); `name` stays the same in every language (JSON, JUnit).
     #[serde(skip)]
     pub label: Option<Text>,
+    /// What a matrix shows for the variant, a line each, where the
+    /// variant is a matrix cell (the phenomena's: "✓ blocked").
+    #[serde(skip)]
+    pub cell: Vec<Text>,
 }
 
 impl VariantReport {
@@ -273,6 +277,7 @@ impl VariantReport {
             timeline: Vec::new(),
             skipped: None,
             pooler_differs: None,
+            cell: Vec::new(),
             notes: Vec::new(),
             evidence: Vec::new(),
             spans: Default::default(),

@@ -10,7 +10,6 @@ use crate::cli::Format;
 use crate::config::{Common, PhenomenaRun};
 use crate::engine::Env;
 use crate::explore::{Choice, ExploreConfig, Explorer, Source};
-use crate::i18n::Lang;
 use crate::phenomena::{self, Cell, Interleavings, LEVELS, Matrix as Cells};
 use crate::render::{self, Style, html};
 use crate::report::round_ms;
@@ -122,12 +121,8 @@ impl Matrix {
         text.push_str(&phenomena::matrix(&cfg.phenomena, &cfg.levels, cells, style, version));
         if self.explain {
             for p in &cfg.phenomena {
-                let what = if self.common.lang == Lang::Tr {
-                    &p.what_tr
-                } else {
-                    &p.what_en
-                };
-                text.push_str(&format!("{} ({}): {what}\n", p.name, p.id));
+                let (lang, name, what) = (self.common.lang, p.name(), p.what());
+                text.push_str(&format!("{} ({}): {}\n", name.render(lang), p.id, what.render(lang)));
             }
         }
         text

@@ -38,6 +38,11 @@ pub enum Arg {
     Text(Box<Text>),
     /// Phrases joined with ", ".
     List(Vec<Arg>),
+    /// Words a file gives in each language (a phenomenon's `# name:` and `# name-tr:`).
+    Each {
+        en: String,
+        tr: String,
+    },
 }
 
 impl Arg {
@@ -48,6 +53,10 @@ impl Arg {
             Arg::Str(s) => s.clone(),
             Arg::Text(t) => t.render(lang),
             Arg::List(v) => v.iter().map(|a| a.render(lang)).collect::<Vec<_>>().join(", "),
+            Arg::Each { en, tr } => match lang {
+                Lang::En => en.clone(),
+                Lang::Tr => tr.clone(),
+            },
         }
     }
 }

@@ -64,7 +64,7 @@ table { border-collapse: collapse; margin: .5em 0 1em; } td, th { border: 1px so
 .ok { color: var(--ok); font-weight: 700; } .bad { color: var(--bad); font-weight: 700; } .skip { color: var(--muted); font-weight: 700; }
 .meta { color: var(--muted); } .scroll { overflow-x: auto; border: 1px solid var(--line); padding: .3em; }
 svg text { font-family: system-ui, sans-serif; }
-td.cell-ok { background: #c8e6c9; } td.cell-occurs { background: #ffcdd2; } td.cell-bad { background: #b71c1c; color: #fff; }
+td.cell-ok { background: #c8e6c9; } td.cell-occurs { background: #fff3b0; } td.cell-bad { background: #b71c1c; color: #fff; }
 @media print { body { font-size: 12pt; margin: 0; } .scroll { overflow: visible; border: 0; } h2 { page-break-before: auto; } }
 ";
 
@@ -192,21 +192,33 @@ fn matrix(scenarios: &[ScenarioReport], style: &Style) -> String {
     t.push_str("</tr>\n");
     for s in scenarios {
         let name = s.scenario.strip_prefix("phenomena.").unwrap_or(&s.scenario);
-        let _ = write!(t, "<tr><th>{}</th>", esc(name));
+        let _ = write!(
+            t,
+            "<tr><th><a href=\"#{}\">{}</a></th>",
+            id(&["scenario", &s.scenario]),
+            esc(name)
+        );
         for l in &levels {
             match s.variants.iter().find(|v| v.name == *l) {
                 None => t.push_str("<td></td>"),
                 Some(v) => {
                     let (class, word) = match (v.as_expected, v.anomaly == Some(true)) {
-                        (false, _) => ("cell-bad", style.say(&ui::verdict_not())),
-                        (true, true) => ("cell-occurs", style.say(&msg::occurs())),
-                        (true, false) => ("cell-ok", style.say(&msg::prevented())),
+                        (false, _) => ("cell-bad", ui::verdict_not()),
+                        (true, true) => ("cell-occurs", msg::occurs()),
+                        (true, false) => ("cell-ok", msg::prevented()),
+                    };
+                    // The cell's own lines where the variant has them (how it was
+                    // prevented, the counts), else the word for its colour.
+                    let lines: Vec<String> = if v.cell.is_empty() {
+                        vec![esc(&style.say(&word))]
+                    } else {
+                        v.cell.iter().map(|l| esc(&style.say(l))).collect()
                     };
                     let _ = write!(
                         t,
                         "<td class=\"{class}\" title=\"{}\">{}</td>",
                         esc(&v.observed_line(style.lang)),
-                        esc(&word)
+                        lines.join("<br>")
                     );
                 }
             }
@@ -860,6 +872,40 @@ mod tests {
         let page = super::page(&[stopped("a"), stopped("b")], super::Kind::Runs, &style);
         assert_eq!(page.matches("id=\"stopped\"").count(), 1, "{page}");
         assert_eq!(page.matches("<p class=\"bad\"><a href=").count(), 1, "{page}");
+    }
+
+    #[test]
+    fn a_matrix_cell_says_what_its_variant_says_and_a_documented_anomaly_is_not_red() {
+        let mut r = crate::report::ScenarioReport::new("phenomena.g2-item", "18.1");
+        let cell = |name: &str, anomaly: bool, as_expected: bool, lines: &[&str]| {
+            let mut v =
+                crate::report::VariantReport::new(name, crate::i18n::ui::verdict_ok(), crate::i18n::ui::verdict_ok());
+            v.anomaly = Some(anomaly);
+            v.as_expected = as_expected;
+            v.cell = lines.iter().map(|l| crate::i18n::ui::verbatim(*l)).collect();
+            v
+        };
+        r.variants = vec![
+            cell("repeatable-read", true, true, &["✗ occurs", "6/6 <occur>"]),
+            cell("serializable", false, false, &["✓ blocked", "≠ expected ✓ aborted"]),
+            cell("read-committed", true, true, &[]),
+        ];
+        let style = crate::render::Style::plain(crate::i18n::Lang::En);
+        let page = super::page(&[r], super::Kind::Matrix, &style);
+        assert!(page.contains(">✗ occurs<br>6/6 &lt;occur&gt;</td>"), "{page}");
+        assert!(
+            page.contains("<td class=\"cell-bad\" title=\"\">✓ blocked<br>≠ expected ✓ aborted</td>"),
+            "{page}"
+        );
+        assert!(
+            page.contains("<td class=\"cell-occurs\" title=\"\">occurs</td>"),
+            "{page}"
+        );
+        let occurs = page.find("td.cell-occurs {").expect("a style for documented anomalies");
+        assert!(
+            !page[occurs..].starts_with("td.cell-occurs { background: #ffcdd2"),
+            "red is for not as documented"
+        );
     }
 
     #[test]

@@ -137,6 +137,7 @@ mod tests {
             spans: Default::default(),
             cycle: None,
             label: None,
+            cell: vec![],
         }
     }
 

@@ -206,5 +206,13 @@ fn the_pools_get_gantt_charts_and_the_matrix_a_coloured_grid() {
     let cells = found.iter().filter(|(i, _, _)| i.starts_with("cell-")).count();
     assert_eq!(cells, 76, "every cell of the matrix is drawn");
     assert!(!found.iter().any(|(i, _, _)| i == "cell-bad"), "all as documented");
+    // A cell says how the server prevented the anomaly, as the terminal's matrix does.
+    let page = std::fs::read_to_string(&html).unwrap();
+    let row = page
+        .lines()
+        .find(|l| l.contains(">g2-item</a></th>"))
+        .expect("write skew's row");
+    assert_eq!(row.matches(">✗ occurs</td>").count(), 3, "{row}");
+    assert!(row.contains(">✓ aborted 40001</td>"), "{row}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

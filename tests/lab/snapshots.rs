@@ -120,6 +120,7 @@ fn waited() -> VariantReport {
         spans: Default::default(),
         cycle: None,
         label: None,
+        cell: vec![],
     }
 }
 
@@ -155,6 +156,7 @@ fn failed() -> VariantReport {
         spans: Default::default(),
         cycle: None,
         label: None,
+        cell: vec![],
     }
 }
 
