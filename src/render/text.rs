@@ -245,7 +245,14 @@ pub(super) fn observed(v: &VariantReport, style: &Style) -> String {
     if let (Some(reason), true) = (&v.skipped, text.is_empty()) {
         text = style.say(reason);
     }
-    let failed: Vec<String> = v.failed().map(|c| style.say(&c.text)).collect();
+    // A failed check that says no more than the expected column beside it
+    // (the expected output's "the output is byte for byte F") is left out.
+    let expected = style.say(&v.expected);
+    let failed: Vec<String> = v
+        .failed()
+        .map(|c| style.say(&c.text))
+        .filter(|t| *t != expected)
+        .collect();
     if !failed.is_empty() {
         text = format!("{text}\n{}: {}", style.say(&ui::failed_checks()), failed.join("; "));
     }
@@ -457,5 +464,22 @@ mod tests {
         assert!(plain.starts_with("Summary: PostgreSQL 15.18, 2 variants, 2 as documented, 0 skipped"));
         assert!(!plain.contains("observed"), "{plain}");
         assert!(brief.contains("observed"), "{brief}");
+    }
+
+    #[test]
+    fn a_failed_check_that_only_repeats_the_expectation_is_not_shown_again() {
+        let style = Style::plain(crate::i18n::Lang::En);
+        let mut v = VariantReport::new("expected output", ui::verbatim("byte for byte f.out"), ui::no());
+        v.as_expected = false;
+        v.observed = vec![ui::verbatim("differs")];
+        let check = |text: &str| crate::report::Check {
+            id: "t.check".into(),
+            ok: false,
+            text: ui::verbatim(text),
+        };
+        v.checks = vec![check("byte for byte f.out")];
+        assert_eq!(observed(&v, &style), "differs");
+        v.checks.push(check("B waited"));
+        assert_eq!(observed(&v, &style), "differs\nNOT as documented: B waited");
     }
 }
