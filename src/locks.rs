@@ -8,8 +8,8 @@ use anyhow::Result;
 
 use crate::files::LabFiles;
 use crate::i18n::{Context, Lang, ui};
+use crate::output::wrap;
 use crate::render::Style;
-use crate::render::wrap;
 use crate::sql::SqlFile;
 use crate::target::connect;
 

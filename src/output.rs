@@ -1,5 +1,6 @@
 //! What lab gives back: its exit code, what it writes to stdout (one writer,
-//! which tolerates a reader that went away), and the one error line on stderr.
+//! which tolerates a reader that went away), the one error line on stderr,
+//! and how wide its lines may be (prose wrapped as tables are).
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -105,6 +106,110 @@ pub mod msg {
         junit(path) {
             en: "could not write the JUnit report to {path}",
             tr: "JUnit raporu {path} dosyasına yazılamadı",
+        }
+    }
+}
+
+/// Lines fit this many columns when stdout is not a terminal and $COLUMNS says nothing.
+const PIPE_WIDTH: u16 = 160;
+
+/// No terminal, or one that reports no size (a bare pty): $COLUMNS where
+/// it is given (`COLUMNS=100 lab all > handout.txt`), else a fixed width.
+pub fn unsized_width() -> u16 {
+    let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<u16>().ok());
+    columns.filter(|&c| c >= 40).unwrap_or(PIPE_WIDTH)
+}
+
+/// How wide lab's lines may be: the terminal's, else as [`unsized_width`] says;
+/// tables and prose alike.
+pub fn width() -> usize {
+    usize::from(
+        comfy_table::Table::new()
+            .width()
+            .filter(|&w| w >= 40)
+            .unwrap_or_else(unsized_width),
+    )
+}
+
+/// Prose as a person reads it at [`width`]: `lead` then `text`, wrapped at
+/// spaces, the lines after the first indented under the text; a line break
+/// in `text` stays one.
+pub fn paragraph(lead: &str, text: &str) -> String {
+    paragraph_at(width(), lead, text)
+}
+
+fn paragraph_at(width: usize, lead: &str, text: &str) -> String {
+    let indent = lead.chars().count().min(12);
+    let mut out = Vec::new();
+    for (i, line) in text.split('\n').enumerate() {
+        let first = if i == 0 {
+            format!("{lead}{line}")
+        } else {
+            format!("{}{line}", " ".repeat(indent))
+        };
+        out.extend(wrap(&first, width, indent));
+    }
+    out.join("\n")
+}
+
+/// `text` cut into lines of at most `width` characters at spaces (its own
+/// leading spaces kept), the lines after the first indented by `indent`;
+/// only a word longer than a whole line is cut.
+pub fn wrap(text: &str, width: usize, indent: usize) -> Vec<String> {
+    let lead = text.len() - text.trim_start().len();
+    let mut lines = vec![" ".repeat(lead)];
+    let mut words_on_line = 0;
+    for word in text.split_whitespace() {
+        let mut rest: Vec<char> = word.chars().collect();
+        while !rest.is_empty() {
+            let line = lines.last_mut().expect("never empty");
+            let used = line.chars().count() + usize::from(words_on_line > 0);
+            let room = width.saturating_sub(used);
+            if rest.len() <= room || (words_on_line == 0 && room > 0) {
+                // It fits, or it is longer than any line: cut it here.
+                let take = rest.len().min(room);
+                if words_on_line > 0 {
+                    line.push(' ');
+                }
+                line.extend(rest.drain(..take));
+                words_on_line += 1;
+            } else {
+                lines.push(" ".repeat(indent));
+                words_on_line = 0;
+            }
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn a_paragraph_wraps_under_its_text_and_keeps_its_line_breaks() {
+        assert_eq!(
+            super::paragraph_at(20, "why: ", "the row lock is held until COMMIT"),
+            "why: the row lock is\n     held until\n     COMMIT"
+        );
+        assert_eq!(super::paragraph_at(40, "note: ", "one\ntwo"), "note: one\n      two");
+        // A long lead indents no further than 12.
+        let p = super::paragraph_at(30, "▶ lost-update/atomic-update: ", "B waits for A");
+        assert_eq!(p, "▶ lost-update/atomic-update: B\n            waits for A");
+    }
+
+    #[test]
+    fn lines_break_at_spaces_and_only_overlong_words_are_cut() {
+        assert_eq!(wrap("aa bb cc", 5, 2), ["aa bb", "  cc"]);
+        assert_eq!(
+            wrap("    statement: SELECT 1", 16, 6),
+            ["    statement:", "      SELECT 1"]
+        );
+        assert_eq!(wrap("abcdefgh", 5, 1), ["abcde", " fgh"]);
+        assert_eq!(wrap("x abcdefgh", 5, 1), ["x", " abcd", " efgh"]);
+        for line in wrap(&"word ".repeat(100), 80, 4) {
+            assert!(line.chars().count() <= 80, "{line}");
+            assert!(line.trim().split(' ').all(|w| w == "word"), "{line}");
         }
     }
 }

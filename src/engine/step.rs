@@ -82,7 +82,11 @@ impl Stepper {
         let watching = self.clone();
         Box::new(move |e| {
             if watching.active() {
-                crate::output::eline!("    {}: {}", e.session, (watching.outcome)(e, watching.lang));
+                let outcome = (watching.outcome)(e, watching.lang);
+                crate::output::eline!(
+                    "{}",
+                    crate::output::paragraph(&format!("    {}: ", e.session), &outcome)
+                );
             }
             watching.judge(e);
         })
@@ -95,13 +99,16 @@ impl Stepper {
             return;
         };
         let mut tally = self.tally.lock().unwrap();
-        crate::output::eline!("    {}", tally.judge(&g, &did, self.lang));
+        crate::output::eline!(
+            "{}",
+            crate::output::paragraph("    ", &tally.judge(&g, &did, self.lang))
+        );
     }
 
     /// A new variant begins: say which, and what it should show, before its first prompt.
     pub fn announce(&self, label: &str, expected: &str) {
         if self.active() {
-            crate::output::eline!("\n▶ {label}: {expected}");
+            crate::output::eline!("\n{}", crate::output::paragraph(&format!("▶ {label}: "), expected));
         }
     }
 
@@ -139,7 +146,11 @@ impl Stepper {
         let statement = sql.lines().map(str::trim).collect::<Vec<_>>().join(" ");
         if self.unattended.load(Ordering::SeqCst) {
             // A timeout is running: shown, not waited for.
-            crate::output::eline!("{}\n    {statement}", msg::step_next(session).render(lang));
+            crate::output::eline!(
+                "{}\n{}",
+                msg::step_next(session).render(lang),
+                crate::output::paragraph("    ", &statement)
+            );
             return;
         }
         let mut why = why.unwrap_or_else(|| self.why(step, sql));
@@ -159,9 +170,10 @@ impl Stepper {
             msg::step_prompt()
         };
         crate::output::eline!(
-            "\n{}\n    {statement}\n    {}: {why}\n{}",
+            "\n{}\n{}\n{}\n{}",
             msg::step_next(session).render(lang),
-            crate::i18n::ui::why().render(lang),
+            crate::output::paragraph("    ", &statement),
+            crate::output::paragraph(&format!("    {}: ", crate::i18n::ui::why().render(lang)), &why),
             prompt.render(lang),
         );
         let skip = loop {

@@ -420,7 +420,7 @@ fn lines_of(text: &str, chars: usize, max: usize) -> Vec<String> {
     if one.is_empty() {
         return Vec::new();
     }
-    let mut lines = super::text::wrap(&one, chars, 0);
+    let mut lines = crate::output::wrap(&one, chars, 0);
     if lines.len() > max {
         lines.truncate(max);
         let last = lines.last_mut().expect("max > 0");

@@ -11,16 +11,13 @@ mod text;
 pub use junit::junit;
 pub use text::{
     all_summary, brief_summary, outcome_in, outcome_line, scenario, scenario_outcomes, timeline, variant,
-    variant_with_verdict, wrap,
+    variant_with_verdict,
 };
 
 use comfy_table::presets::UTF8_FULL;
 use comfy_table::{Cell, Color, ContentArrangement, Table};
 
 use crate::i18n::{Lang, Text, ui};
-
-/// Tables fit this many columns when stdout is not a terminal.
-const PIPE_WIDTH: u16 = 160;
 
 /// How to render: the language, whether to colour, whether to explain.
 #[derive(Debug, Clone, Copy)]
@@ -68,11 +65,8 @@ pub fn table(header: Vec<String>, style: &Style) -> Table {
     let mut t = Table::new();
     t.load_style(UTF8_FULL)
         .set_content_arrangement(ContentArrangement::Dynamic);
-    // No terminal, or one that reports no size (a bare pty): $COLUMNS
-    // where it is given (`COLUMNS=100 lab all > handout.txt`), else a fixed width.
     if t.width().is_none_or(|w| w < 40) {
-        let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<u16>().ok());
-        t.set_width(columns.filter(|&c| c >= 40).unwrap_or(PIPE_WIDTH));
+        t.set_width(crate::output::unsized_width());
     }
     if style.color {
         t.enforce_styling();

@@ -37,36 +37,6 @@ fn step_text(e: &Entry, style: &Style) -> String {
     }
 }
 
-/// `text` cut into lines of at most `width` characters at spaces (its own
-/// leading spaces kept), the lines after the first indented by `indent`;
-/// only a word longer than a whole line is cut.
-pub fn wrap(text: &str, width: usize, indent: usize) -> Vec<String> {
-    let lead = text.len() - text.trim_start().len();
-    let mut lines = vec![" ".repeat(lead)];
-    let mut words_on_line = 0;
-    for word in text.split_whitespace() {
-        let mut rest: Vec<char> = word.chars().collect();
-        while !rest.is_empty() {
-            let line = lines.last_mut().expect("never empty");
-            let used = line.chars().count() + usize::from(words_on_line > 0);
-            let room = width.saturating_sub(used);
-            if rest.len() <= room || (words_on_line == 0 && room > 0) {
-                // It fits, or it is longer than any line: cut it here.
-                let take = rest.len().min(room);
-                if words_on_line > 0 {
-                    line.push(' ');
-                }
-                line.extend(rest.drain(..take));
-                words_on_line += 1;
-            } else {
-                lines.push(" ".repeat(indent));
-                words_on_line = 0;
-            }
-        }
-    }
-    lines
-}
-
 /// [`outcome_line`] in plain words in `lang`: what `--step` prints under a prompt.
 pub fn outcome_in(e: &Entry, lang: crate::i18n::Lang) -> String {
     outcome_line(e, &Style::plain(lang))
@@ -226,15 +196,19 @@ pub fn variant(scenario: &str, v: &VariantReport, style: &Style) -> String {
         }
         out.push_str(&format!("{}:\n{t}\n", ev.title.render(style.lang)));
     }
+    let mut line = |lead: &crate::i18n::Text, text: String| {
+        out.push_str(&crate::output::paragraph(&format!("{}: ", style.say(lead)), &text));
+        out.push('\n');
+    };
     for n in &v.notes {
-        out.push_str(&format!("{}: {}\n", style.say(&ui::note()), style.say(n)));
+        line(&ui::note(), style.say(n));
     }
     if !v.metrics.is_empty() {
         let m: Vec<String> = v.metrics.iter().map(|(k, val)| format!("{k}={val}")).collect();
-        out.push_str(&format!("{}: {}\n", style.say(&ui::metrics()), m.join(", ")));
+        line(&ui::metrics(), m.join(", "));
     }
     if style.explain {
-        out.push_str(&format!("{}: {}\n", style.say(&ui::why()), style.say(&v.explain)));
+        line(&ui::why(), style.say(&v.explain));
     }
     out
 }
@@ -407,21 +381,6 @@ mod tests {
         assert!(super::variant("spec", &v, &tr).starts_with("── spec / beklenen ──"));
         let json = serde_json::to_value(&v).unwrap();
         assert_eq!(json["name"], "expected", "JSON keeps the English name");
-    }
-
-    #[test]
-    fn lines_break_at_spaces_and_only_overlong_words_are_cut() {
-        assert_eq!(wrap("aa bb cc", 5, 2), ["aa bb", "  cc"]);
-        assert_eq!(
-            wrap("    statement: SELECT 1", 16, 6),
-            ["    statement:", "      SELECT 1"]
-        );
-        assert_eq!(wrap("abcdefgh", 5, 1), ["abcde", " fgh"]);
-        assert_eq!(wrap("x abcdefgh", 5, 1), ["x", " abcd", " efgh"]);
-        for line in wrap(&"word ".repeat(100), 80, 4) {
-            assert!(line.chars().count() <= 80, "{line}");
-            assert!(line.trim().split(' ').all(|w| w == "word"), "{line}");
-        }
     }
 
     fn variant(name: &str) -> VariantReport {

@@ -448,3 +448,20 @@ fn piped_tables_take_their_width_from_columns() {
     // Nonsense is the default.
     assert_eq!(widest(Some("wide")), widest(None));
 }
+
+/// Prose keeps to the width tables take: a handout at 60 columns has no
+/// longer line, its explanations wrapped under their label.
+#[test]
+fn piped_prose_wraps_at_columns_too() {
+    let r = run_cmd(lab().args(["lost-update", "--explain"]).env("COLUMNS", "60"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let longest = r.stdout.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(longest <= 60, "{longest}:\n{}", r.stdout);
+    let why = r
+        .stdout
+        .lines()
+        .position(|l| l.starts_with("why: "))
+        .expect("an explanation");
+    let next = r.stdout.lines().nth(why + 1).unwrap();
+    assert!(next.starts_with("     ") && !next.trim().is_empty(), "{next}");
+}
