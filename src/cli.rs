@@ -861,14 +861,17 @@ pub fn help_output(e: &clap::Error, lang: Lang, terminal: bool) -> String {
 
 /// A usage error on one line, in `lang`: the common kinds in our own words
 /// (from the error's context), any other in clap's.
-pub fn usage_error(e: &clap::Error, lang: Lang) -> String {
+pub fn usage_error(e: &clap::Error, lang: Lang, args: &[String]) -> String {
     use clap::error::{ContextKind, ErrorKind};
     let get = |k: ContextKind| e.get(k).map(|v| v.to_string());
     let arg = get(ContextKind::InvalidArg).unwrap_or_default();
     let text = match e.kind() {
         // A word where none is taken (an option's words start with '-').
         ErrorKind::UnknownArgument if !arg.starts_with('-') => msg::unexpected_arg(arg),
-        ErrorKind::UnknownArgument => msg::unknown_arg(arg),
+        ErrorKind::UnknownArgument => match before_its_command(&arg, args, lang) {
+            Some(placed) => return placed.render(lang),
+            None => msg::unknown_arg(arg),
+        },
         ErrorKind::InvalidSubcommand => match get(ContextKind::InvalidSubcommand) {
             Some(command) => msg::unknown_command(command),
             None => return one_line_usage_error(e),
@@ -915,6 +918,36 @@ pub fn usage_error(e: &clap::Error, lang: Lang) -> String {
     }
 }
 
+/// An option of the commands given before any command (`lab --lab-dir D
+/// all`): where it belongs, naming the command that follows it when that
+/// command takes it. None where the option was not before a command or no
+/// command takes it.
+fn before_its_command(arg: &str, args: &[String], lang: Lang) -> Option<crate::i18n::Text> {
+    let long = arg.strip_prefix("--")?;
+    let cmd = command(lang);
+    let names: Vec<&str> = cmd.get_subcommands().map(clap::Command::get_name).collect();
+    let taking: Vec<&str> = cmd
+        .get_subcommands()
+        .filter(|s| s.get_arguments().any(|a| a.get_long() == Some(long)))
+        .map(clap::Command::get_name)
+        .collect();
+    let given = |a: &String| a == arg || a.strip_prefix(arg).is_some_and(|v| v.starts_with('='));
+    let at = args.iter().skip(1).position(given)? + 1;
+    if taking.is_empty() || args[1..at].iter().any(|a| names.contains(&a.as_str())) {
+        return None;
+    }
+    Some(match args[at + 1..].iter().find(|a| names.contains(&a.as_str())) {
+        Some(c) if taking.contains(&c.as_str()) => msg::after_the_command(arg, c),
+        _ => {
+            let mut some: Vec<&str> = taking.iter().copied().take(3).collect();
+            if taking.len() > 3 {
+                some.push("...");
+            }
+            msg::after_a_command(arg, some.join(", "))
+        }
+    })
+}
+
 /// Clap's message without its usage block, on one line.
 pub fn one_line_usage_error(e: &clap::Error) -> String {
     let text = e.render().to_string();
@@ -929,8 +962,8 @@ pub fn one_line_usage_error(e: &clap::Error) -> String {
 }
 
 /// The text of a usage error line: `<error> (see lab --help)`.
-pub fn usage_line(e: &clap::Error, lang: Lang) -> String {
-    msg::usage(usage_error(e, lang)).render(lang)
+pub fn usage_line(e: &clap::Error, lang: Lang, args: &[String]) -> String {
+    msg::usage(usage_error(e, lang, args)).render(lang)
 }
 
 /// The language of a command line clap could not parse: its `--lang`, if it
@@ -959,6 +992,14 @@ pub mod msg {
         unknown_arg(arg) {
             en: "unknown option '{arg}'",
             tr: "bilinmeyen seçenek '{arg}'",
+        }
+        after_the_command(arg, command) {
+            en: "'{arg}' is an option of the command: put it after it (lab {command} {arg} ...)",
+            tr: "'{arg}' komutun bir seçeneği: komuttan sonra yazın (lab {command} {arg} ...)",
+        }
+        after_a_command(arg, commands) {
+            en: "'{arg}' is an option of the commands ({commands}), not of lab: put it after one (lab COMMAND {arg} ...)",
+            tr: "'{arg}' lab'in değil, komutların seçeneği ({commands}): bir komuttan sonra yazın (lab KOMUT {arg} ...)",
         }
         unexpected_arg(arg) {
             en: "unexpected argument '{arg}'",

@@ -28,7 +28,7 @@ fn main() -> ExitCode {
             // Usage errors on one line, like every other error.
             let error = lab::i18n::ui::error().render(lang);
             // Not eprintln!: a closed stderr is no reason to panic.
-            let _ = writeln!(std::io::stderr(), "{error}: {}", lab::cli::usage_line(&e, lang));
+            let _ = writeln!(std::io::stderr(), "{error}: {}", lab::cli::usage_line(&e, lang, &args));
             return lab::Exit::CouldNotRun.into();
         }
     };

@@ -23,6 +23,32 @@ fn unknown_scenario_is_a_usage_error() {
     assert_one_line_error(&r, "no-such-scenario");
 }
 
+/// A command's option typed before the command (`lab --lab-dir D all`, as
+/// `git -C D` is) says where it goes; one no command has stays unknown.
+#[test]
+fn an_option_before_its_command_says_where_it_goes() {
+    let r = run(&["--lab-dir=lab", "all"]);
+    assert_one_line_error(
+        &r,
+        "'--lab-dir' is an option of the command: put it after it (lab all --lab-dir ...)",
+    );
+    // The command after it does not take it: the ones that do are named.
+    let r = run(&["--jobs", "4", "list"]);
+    assert_one_line_error(&r, "'--jobs' is an option of the commands (");
+    assert!(r.stderr.contains("spec"), "{}", r.stderr);
+    let r = run(&["--lang", "tr", "--schema", "x", "lost-update"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("'--schema' komutun bir seçeneği: komuttan sonra yazın (lab lost-update --schema ...)"),
+        "{}",
+        r.stderr
+    );
+    // After a command that does not take it, or taken by none: unknown.
+    assert_one_line_error(&run(&["list", "--lab-dir", "lab"]), "unknown option '--lab-dir'");
+    assert_one_line_error(&run(&["--bogus", "all"]), "unknown option '--bogus'");
+}
+
 #[test]
 fn unknown_variant_names_the_real_ones() {
     let r = run(&["lost-update", "--variant", "nope"]);
