@@ -926,17 +926,28 @@ fn before_its_command(arg: &str, args: &[String], lang: Lang) -> Option<crate::i
     let long = arg.strip_prefix("--")?;
     let cmd = command(lang);
     let names: Vec<&str> = cmd.get_subcommands().map(clap::Command::get_name).collect();
-    let taking: Vec<&str> = cmd
+    let options: Vec<(&str, &clap::Arg)> = cmd
         .get_subcommands()
-        .filter(|s| s.get_arguments().any(|a| a.get_long() == Some(long)))
-        .map(clap::Command::get_name)
+        .filter_map(|s| Some((s.get_name(), s.get_arguments().find(|a| a.get_long() == Some(long))?)))
         .collect();
-    let given = |a: &String| a == arg || a.strip_prefix(arg).is_some_and(|v| v.starts_with('='));
-    let at = args.iter().skip(1).position(given)? + 1;
+    let taking: Vec<&str> = options.iter().map(|(name, _)| *name).collect();
+    let at = args
+        .iter()
+        .skip(1)
+        .position(|a| a == arg)
+        .map(|i| (i + 1, true))
+        .or_else(|| {
+            let with_value = |a: &String| a.strip_prefix(arg).is_some_and(|v| v.starts_with('='));
+            Some((args.iter().skip(1).position(with_value)? + 1, false))
+        });
+    let (at, value_follows) = at?;
     if taking.is_empty() || args[1..at].iter().any(|a| names.contains(&a.as_str())) {
         return None;
     }
-    Some(match args[at + 1..].iter().find(|a| names.contains(&a.as_str())) {
+    // `--variant deadlock all`: the word after an option that takes a value is its value.
+    let takes_value = options.first().is_some_and(|(_, a)| a.get_action().takes_values());
+    let from = (at + 1 + usize::from(value_follows && takes_value)).min(args.len());
+    Some(match args[from..].iter().find(|a| names.contains(&a.as_str())) {
         Some(c) if taking.contains(&c.as_str()) => msg::after_the_command(arg, c),
         _ => {
             let mut some: Vec<&str> = taking.iter().copied().take(3).collect();
@@ -999,7 +1010,7 @@ pub mod msg {
         }
         after_a_command(arg, commands) {
             en: "'{arg}' is an option of the commands ({commands}), not of lab: put it after one (lab COMMAND {arg} ...)",
-            tr: "'{arg}' lab'in değil, komutların seçeneği ({commands}): bir komuttan sonra yazın (lab KOMUT {arg} ...)",
+            tr: "'{arg}' lab'ın değil, komutların seçeneği ({commands}): bir komuttan sonra yazın (lab KOMUT {arg} ...)",
         }
         unexpected_arg(arg) {
             en: "unexpected argument '{arg}'",

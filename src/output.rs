@@ -120,56 +120,70 @@ pub fn unsized_width() -> u16 {
     columns.filter(|&c| c >= 40).unwrap_or(PIPE_WIDTH)
 }
 
-/// How wide lab's lines may be: the terminal's, else as [`unsized_width`] says;
-/// tables and prose alike.
+/// How wide lab's lines on stdout may be: the terminal's, else as
+/// [`unsized_width`] says; tables and prose alike.
 pub fn width() -> usize {
-    usize::from(
-        comfy_table::Table::new()
-            .width()
-            .filter(|&w| w >= 40)
-            .unwrap_or_else(unsized_width),
-    )
+    sized(comfy_table::Table::new().width())
 }
 
-/// Prose as a person reads it at [`width`]: `lead` then `text`, wrapped at
-/// spaces, the lines after the first indented under the text; a line break
-/// in `text` stays one.
+/// How wide lab's lines on stderr may be (`--step`'s prompts, which stay on
+/// the terminal when stdout is piped: `lab write-skew --step | tee run.txt`).
+pub fn ewidth() -> usize {
+    sized(comfy_table::Table::new().use_stderr().width())
+}
+
+fn sized(terminal: Option<u16>) -> usize {
+    usize::from(terminal.filter(|&w| w >= 40).unwrap_or_else(unsized_width))
+}
+
+/// Prose for stdout as a person reads it at [`width`]: `lead` then `text`,
+/// wrapped at spaces, the lines after the first indented under the text
+/// (and under their own indentation); a line break in `text` stays one.
 pub fn paragraph(lead: &str, text: &str) -> String {
     paragraph_at(width(), lead, text)
+}
+
+/// [`paragraph`] for stderr, at [`ewidth`].
+pub fn eparagraph(lead: &str, text: &str) -> String {
+    paragraph_at(ewidth(), lead, text)
 }
 
 fn paragraph_at(width: usize, lead: &str, text: &str) -> String {
     let indent = lead.chars().count().min(12);
     let mut out = Vec::new();
     for (i, line) in text.split('\n').enumerate() {
+        let own = line.len() - line.trim_start_matches(' ').len();
         let first = if i == 0 {
             format!("{lead}{line}")
         } else {
             format!("{}{line}", " ".repeat(indent))
         };
-        out.extend(wrap(&first, width, indent));
+        out.extend(wrap(&first, width, indent + if i == 0 { 0 } else { own }));
     }
     out.join("\n")
 }
 
 /// `text` cut into lines of at most `width` characters at spaces (its own
 /// leading spaces kept), the lines after the first indented by `indent`;
-/// only a word longer than a whole line is cut.
+/// only a word longer than a whole line is cut. Within a line the spaces
+/// between words stay as written (`'a  b'` in a statement is not `'a b'`);
+/// a break of another kind (a newline, a tab) is one space.
 pub fn wrap(text: &str, width: usize, indent: usize) -> Vec<String> {
     let lead = text.len() - text.trim_start().len();
     let mut lines = vec![" ".repeat(lead)];
     let mut words_on_line = 0;
-    for word in text.split_whitespace() {
+    for (gap, word) in words(&text[lead..]) {
         let mut rest: Vec<char> = word.chars().collect();
         while !rest.is_empty() {
             let line = lines.last_mut().expect("never empty");
-            let used = line.chars().count() + usize::from(words_on_line > 0);
+            let sep = if words_on_line > 0 { gap.chars().count() } else { 0 };
+            let used = line.chars().count() + sep;
             let room = width.saturating_sub(used);
             if rest.len() <= room || (words_on_line == 0 && room > 0) {
                 // It fits, or it is longer than any line: cut it here.
                 let take = rest.len().min(room);
                 if words_on_line > 0 {
-                    line.push(' ');
+                    line.push_str(&gap);
                 }
                 line.extend(rest.drain(..take));
                 words_on_line += 1;
@@ -180,6 +194,30 @@ pub fn wrap(text: &str, width: usize, indent: usize) -> Vec<String> {
         }
     }
     lines
+}
+
+/// Each word of `text` (no leading whitespace) with the spaces before it:
+/// as written where they are only spaces, else one.
+fn words(text: &str) -> Vec<(String, &str)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let start = rest.len() - rest.trim_start().len();
+        let gap = &rest[..start];
+        let after = &rest[start..];
+        if after.is_empty() {
+            break;
+        }
+        let end = after.find(char::is_whitespace).unwrap_or(after.len());
+        let gap = if gap.chars().all(|c| c == ' ') {
+            gap.to_string()
+        } else {
+            " ".to_string()
+        };
+        out.push((gap, &after[..end]));
+        rest = &after[end..];
+    }
+    out
 }
 
 #[cfg(test)]
@@ -193,6 +231,12 @@ mod tests {
             "why: the row lock is\n     held until\n     COMMIT"
         );
         assert_eq!(super::paragraph_at(40, "note: ", "one\ntwo"), "note: one\n      two");
+        // Spaces inside a line stay; an indented line continues under itself.
+        assert_eq!(super::paragraph_at(40, "    ", "SELECT 'a  b';"), "    SELECT 'a  b';");
+        assert_eq!(
+            super::paragraph_at(16, "why: ", "x\n  indented text"),
+            "why: x\n       indented\n       text"
+        );
         // A long lead indents no further than 12.
         let p = super::paragraph_at(30, "▶ lost-update/atomic-update: ", "B waits for A");
         assert_eq!(p, "▶ lost-update/atomic-update: B\n            waits for A");
@@ -207,6 +251,9 @@ mod tests {
         );
         assert_eq!(wrap("abcdefgh", 5, 1), ["abcde", " fgh"]);
         assert_eq!(wrap("x abcdefgh", 5, 1), ["x", " abcd", " efgh"]);
+        // Spaces between words stay as written; a newline is a space.
+        assert_eq!(wrap("'a  b'\nc", 40, 0), ["'a  b' c"]);
+        assert_eq!(wrap("aa    bb", 5, 0), ["aa", "bb"]);
         for line in wrap(&"word ".repeat(100), 80, 4) {
             assert!(line.chars().count() <= 80, "{line}");
             assert!(line.trim().split(' ').all(|w| w == "word"), "{line}");

@@ -179,7 +179,10 @@ pub fn load(id: &str, text: &str) -> Result<Phenomenon> {
             .ctx(|| msg::missing(&file, key))
     };
     let (name, what_en, what_tr) = (one("name")?, one("what")?, one("what-tr")?);
-    let name_tr = one("name-tr").unwrap_or_else(|_| name.clone());
+    let name_tr = one("name-tr")
+        .ok()
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| name.clone());
     let expect = expectations(&spec, &file, "expect")?.ctx(|| msg::missing(&file, "expect"))?;
     let occurs_if = occurs_if(&spec, &file)?;
     if occurs_if.is_empty() {

@@ -309,6 +309,17 @@ impl VariantReport {
     pub fn failed(&self) -> impl Iterator<Item = &Check> {
         self.checks.iter().filter(|c| !c.ok)
     }
+
+    /// The failed checks a person is shown beside the expected outcome, in
+    /// `lang`: one that says no more than the expectation (the expected
+    /// output's "the output is byte for byte F") is left out.
+    pub fn failed_beside_expected(&self, lang: Lang) -> Vec<String> {
+        let expected = self.expected.render(lang);
+        self.failed()
+            .map(|c| c.text.render(lang))
+            .filter(|t| *t != expected)
+            .collect()
+    }
 }
 
 /// Every SQLSTATE a timeline's steps failed with, in order.

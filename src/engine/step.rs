@@ -85,7 +85,7 @@ impl Stepper {
                 let outcome = (watching.outcome)(e, watching.lang);
                 crate::output::eline!(
                     "{}",
-                    crate::output::paragraph(&format!("    {}: ", e.session), &outcome)
+                    crate::output::eparagraph(&format!("    {}: ", e.session), &outcome)
                 );
             }
             watching.judge(e);
@@ -101,14 +101,14 @@ impl Stepper {
         let mut tally = self.tally.lock().unwrap();
         crate::output::eline!(
             "{}",
-            crate::output::paragraph("    ", &tally.judge(&g, &did, self.lang))
+            crate::output::eparagraph("      ", tally.judge(&g, &did, self.lang).trim_start())
         );
     }
 
     /// A new variant begins: say which, and what it should show, before its first prompt.
     pub fn announce(&self, label: &str, expected: &str) {
         if self.active() {
-            crate::output::eline!("\n{}", crate::output::paragraph(&format!("▶ {label}: "), expected));
+            crate::output::eline!("\n{}", crate::output::eparagraph(&format!("▶ {label}: "), expected));
         }
     }
 
@@ -149,7 +149,7 @@ impl Stepper {
             crate::output::eline!(
                 "{}\n{}",
                 msg::step_next(session).render(lang),
-                crate::output::paragraph("    ", &statement)
+                crate::output::eparagraph("    ", &statement)
             );
             return;
         }
@@ -172,9 +172,9 @@ impl Stepper {
         crate::output::eline!(
             "\n{}\n{}\n{}\n{}",
             msg::step_next(session).render(lang),
-            crate::output::paragraph("    ", &statement),
-            crate::output::paragraph(&format!("    {}: ", crate::i18n::ui::why().render(lang)), &why),
-            prompt.render(lang),
+            crate::output::eparagraph("    ", &statement),
+            crate::output::eparagraph(&format!("    {}: ", crate::i18n::ui::why().render(lang)), &why),
+            crate::output::eparagraph("", &prompt.render(lang)),
         );
         let skip = loop {
             let Some(line) = read_line().await else {
@@ -193,7 +193,8 @@ impl Stepper {
                 }
                 // Not a guess: asked again, the statement not yet run.
                 Some(Err(())) => {
-                    crate::output::eline!("{}\n{}", guess::msg::predict_bad().render(lang), prompt.render(lang));
+                    let bad = crate::output::eparagraph("", &guess::msg::predict_bad().render(lang));
+                    crate::output::eline!("{bad}\n{}", crate::output::eparagraph("", &prompt.render(lang)));
                     continue;
                 }
                 None => {}
@@ -207,7 +208,8 @@ impl Stepper {
             // From here a person's pause would set the timeout off before its
             // time: the variant's next statements run on their own.
             self.unattended.store(true, Ordering::SeqCst);
-            crate::output::eline!("{}", msg::step_unattended(setting, value).render(lang));
+            let said = msg::step_unattended(setting, value).render(lang);
+            crate::output::eline!("{}", crate::output::eparagraph("", &said));
         }
     }
 }

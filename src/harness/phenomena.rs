@@ -122,7 +122,9 @@ impl Matrix {
         if self.explain {
             for p in &cfg.phenomena {
                 let (lang, name, what) = (self.common.lang, p.name(), p.what());
-                text.push_str(&format!("{} ({}): {}\n", name.render(lang), p.id, what.render(lang)));
+                let lead = format!("{} ({}): ", name.render(lang), p.id);
+                text.push_str(&crate::output::paragraph(&lead, &what.render(lang)));
+                text.push('\n');
             }
         }
         text

@@ -181,7 +181,11 @@ fn timeline_summary(entries: &[Entry], style: &Style) -> String {
 pub fn variant(scenario: &str, v: &VariantReport, style: &Style) -> String {
     let mut out = format!("── {scenario} / {} ──\n", v.shown_name(style.lang));
     if let Some(reason) = &v.skipped {
-        out.push_str(&format!("{}: {}\n", style.say(&ui::skipped()), style.say(reason)));
+        out.push_str(&crate::output::paragraph(
+            &format!("{}: ", style.say(&ui::skipped())),
+            &style.say(reason),
+        ));
+        out.push('\n');
     }
     if v.timeline.len() > LONG_TIMELINE && !style.verbose {
         out.push_str(&timeline_summary(&v.timeline, style));
@@ -219,14 +223,7 @@ pub(super) fn observed(v: &VariantReport, style: &Style) -> String {
     if let (Some(reason), true) = (&v.skipped, text.is_empty()) {
         text = style.say(reason);
     }
-    // A failed check that says no more than the expected column beside it
-    // (the expected output's "the output is byte for byte F") is left out.
-    let expected = style.say(&v.expected);
-    let failed: Vec<String> = v
-        .failed()
-        .map(|c| style.say(&c.text))
-        .filter(|t| *t != expected)
-        .collect();
+    let failed = v.failed_beside_expected(style.lang);
     if !failed.is_empty() {
         text = format!("{text}\n{}: {}", style.say(&ui::failed_checks()), failed.join("; "));
     }

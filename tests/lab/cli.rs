@@ -32,10 +32,18 @@ fn an_option_before_its_command_says_where_it_goes() {
         &r,
         "'--lab-dir' is an option of the command: put it after it (lab all --lab-dir ...)",
     );
+    // Its value is not the command, even where it names one.
+    let r = run(&["--variant", "deadlock", "all"]);
+    assert_one_line_error(&r, "put it after it (lab all --variant ...)");
     // The command after it does not take it: the ones that do are named.
     let r = run(&["--jobs", "4", "list"]);
     assert_one_line_error(&r, "'--jobs' is an option of the commands (");
-    assert!(r.stderr.contains("spec"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("not of lab: put it after one (lab COMMAND --jobs ...)"),
+        "{}",
+        r.stderr
+    );
     let r = run(&["--lang", "tr", "--schema", "x", "lost-update"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(

@@ -213,6 +213,6 @@ fn the_pools_get_gantt_charts_and_the_matrix_a_coloured_grid() {
         .find(|l| l.contains(">g2-item</a></th>"))
         .expect("write skew's row");
     assert_eq!(row.matches(">✗ occurs</td>").count(), 3, "{row}");
-    assert!(row.contains(">✓ aborted 40001</td>"), "{row}");
+    assert!(row.contains(">✓ aborted"), "{row}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

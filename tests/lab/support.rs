@@ -369,6 +369,12 @@ pub fn stdout_of(child: &mut std::process::Child) -> std::thread::JoinHandle<Str
 /// `lab ARGS` in a pseudo-terminal (util-linux `script`), its stdio piped,
 /// in the C locale, without the caller's DATABASE_URL or NO_COLOR.
 pub fn in_script(args: &str) -> Command {
+    in_script_sized(args, None)
+}
+
+/// [`in_script`] on a terminal `columns` wide (a bare pty reports no size).
+pub fn in_script_sized(args: &str, columns: Option<u16>) -> Command {
+    let size = columns.map(|c| format!("stty cols {c} rows 40; ")).unwrap_or_default();
     let mut c = Command::new("script");
     // `exec`: lab alone is the terminal's foreground process group, as when
     // a user's shell starts it. Left in it, the `sh -c` that script starts
@@ -376,7 +382,7 @@ pub fn in_script(args: &str) -> Command {
     // handles it, and dies of it once lab exits: exit 130 that is not lab's.
     c.args([
         "-qec",
-        &format!("exec {} {args}", env!("CARGO_BIN_EXE_lab")),
+        &format!("{size}exec {} {args}", env!("CARGO_BIN_EXE_lab")),
         "/dev/null",
     ])
     // The same shell for script to start wherever the tests run.

@@ -2,11 +2,16 @@ use std::io::Write;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::support::{Pty, TestServer, in_script, lab, run};
+use crate::support::{Pty, TestServer, in_script, in_script_sized, lab, run};
 
 /// Runs lab inside a pseudo-terminal (util-linux `script`), typing `input`.
 fn in_pty(args: &str, input: &str, env: &[(&str, &str)]) -> (i32, String) {
-    let mut c = in_script(args);
+    in_pty_sized(args, input, env, None)
+}
+
+/// [`in_pty`] on a terminal `columns` wide.
+fn in_pty_sized(args: &str, input: &str, env: &[(&str, &str)], columns: Option<u16>) -> (i32, String) {
+    let mut c = in_script_sized(args, columns);
     for (k, v) in env {
         c.env(k, v);
     }
@@ -48,6 +53,34 @@ fn step_pauses_before_each_statement_and_s_skips_the_rest() {
     assert!(out.contains("why: fix 1: let the database compute"), "{out}");
     assert!(out.contains("as documented"));
     assert!(!out.contains("\u{1b}[38;5"), "NO_COLOR means no colour");
+}
+
+/// On a terminal 60 columns wide, with stdout piped to a file (`| tee`),
+/// the prompts on the terminal wrap at 60, each line under its label.
+#[test]
+fn step_prompts_fit_the_terminal_when_stdout_is_piped() {
+    let dir = std::env::temp_dir().join(format!("lab-step-width-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let piped = dir.join("stdout.txt");
+    let (code, out) = in_pty_sized(
+        &format!("lost-update --variant atomic-update --step > {}", piped.display()),
+        &"\n".repeat(12),
+        &[("NO_COLOR", "1")],
+        Some(60),
+    );
+    assert_eq!(code, 0, "{out}");
+    let prompts: Vec<&str> = out.lines().collect();
+    let longest = prompts.iter().map(|l| l.trim_end().chars().count()).max().unwrap();
+    assert!(longest <= 60, "{longest}:\n{out}");
+    let why = prompts
+        .iter()
+        .position(|l| l.starts_with("    why: start a READ COMMITTED"))
+        .expect("a why");
+    assert!(prompts[why + 1].starts_with("         "), "{out}");
+    // stdout, a file, keeps the width of no terminal.
+    let report = std::fs::read_to_string(&piped).unwrap();
+    assert!(report.lines().any(|l| l.chars().count() > 60), "{report}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A COMMIT in a transaction that already failed (40001 at B's INSERT) is
