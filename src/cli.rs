@@ -931,16 +931,10 @@ fn before_its_command(arg: &str, args: &[String], lang: Lang) -> Option<crate::i
         .filter_map(|s| Some((s.get_name(), s.get_arguments().find(|a| a.get_long() == Some(long))?)))
         .collect();
     let taking: Vec<&str> = options.iter().map(|(name, _)| *name).collect();
-    let at = args
-        .iter()
-        .skip(1)
-        .position(|a| a == arg)
-        .map(|i| (i + 1, true))
-        .or_else(|| {
-            let with_value = |a: &String| a.strip_prefix(arg).is_some_and(|v| v.starts_with('='));
-            Some((args.iter().skip(1).position(with_value)? + 1, false))
-        });
-    let (at, value_follows) = at?;
+    // `--lab-dir D` or `--lab-dir=D`.
+    let given = |a: &String| a.strip_prefix(arg).is_some_and(|v| v.is_empty() || v.starts_with('='));
+    let at = args.iter().skip(1).position(given)? + 1;
+    let value_follows = args[at] == arg;
     if taking.is_empty() || args[1..at].iter().any(|a| names.contains(&a.as_str())) {
         return None;
     }

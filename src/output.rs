@@ -115,7 +115,7 @@ const PIPE_WIDTH: u16 = 160;
 
 /// No terminal, or one that reports no size (a bare pty): $COLUMNS where
 /// it is given (`COLUMNS=100 lab all > handout.txt`), else a fixed width.
-pub fn unsized_width() -> u16 {
+fn unsized_width() -> u16 {
     let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<u16>().ok());
     columns.filter(|&c| c >= 40).unwrap_or(PIPE_WIDTH)
 }
@@ -151,14 +151,15 @@ pub fn eparagraph(lead: &str, text: &str) -> String {
 fn paragraph_at(width: usize, lead: &str, text: &str) -> String {
     let indent = lead.chars().count().min(12);
     let mut out = Vec::new();
-    for (i, line) in text.split('\n').enumerate() {
+    let mut lines = text.split('\n');
+    out.extend(wrap(
+        &format!("{lead}{}", lines.next().unwrap_or_default()),
+        width,
+        indent,
+    ));
+    for line in lines {
         let own = line.len() - line.trim_start_matches(' ').len();
-        let first = if i == 0 {
-            format!("{lead}{line}")
-        } else {
-            format!("{}{line}", " ".repeat(indent))
-        };
-        out.extend(wrap(&first, width, indent + if i == 0 { 0 } else { own }));
+        out.extend(wrap(&format!("{}{line}", " ".repeat(indent)), width, indent + own));
     }
     out.join("\n")
 }
@@ -183,7 +184,7 @@ pub fn wrap(text: &str, width: usize, indent: usize) -> Vec<String> {
                 // It fits, or it is longer than any line: cut it here.
                 let take = rest.len().min(room);
                 if words_on_line > 0 {
-                    line.push_str(&gap);
+                    line.push_str(gap);
                 }
                 line.extend(rest.drain(..take));
                 words_on_line += 1;
@@ -198,7 +199,7 @@ pub fn wrap(text: &str, width: usize, indent: usize) -> Vec<String> {
 
 /// Each word of `text` (no leading whitespace) with the spaces before it:
 /// as written where they are only spaces, else one.
-fn words(text: &str) -> Vec<(String, &str)> {
+fn words(text: &str) -> Vec<(&str, &str)> {
     let mut out = Vec::new();
     let mut rest = text;
     while !rest.is_empty() {
@@ -209,11 +210,7 @@ fn words(text: &str) -> Vec<(String, &str)> {
             break;
         }
         let end = after.find(char::is_whitespace).unwrap_or(after.len());
-        let gap = if gap.chars().all(|c| c == ' ') {
-            gap.to_string()
-        } else {
-            " ".to_string()
-        };
+        let gap = if gap.chars().all(|c| c == ' ') { gap } else { " " };
         out.push((gap, &after[..end]));
         rest = &after[end..];
     }

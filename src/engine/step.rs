@@ -169,12 +169,12 @@ impl Stepper {
         } else {
             msg::step_prompt()
         };
+        let asked = crate::output::eparagraph("", &prompt.render(lang));
         crate::output::eline!(
-            "\n{}\n{}\n{}\n{}",
+            "\n{}\n{}\n{}\n{asked}",
             msg::step_next(session).render(lang),
             crate::output::eparagraph("    ", &statement),
             crate::output::eparagraph(&format!("    {}: ", crate::i18n::ui::why().render(lang)), &why),
-            crate::output::eparagraph("", &prompt.render(lang)),
         );
         let skip = loop {
             let Some(line) = read_line().await else {
@@ -194,7 +194,7 @@ impl Stepper {
                 // Not a guess: asked again, the statement not yet run.
                 Some(Err(())) => {
                     let bad = crate::output::eparagraph("", &guess::msg::predict_bad().render(lang));
-                    crate::output::eline!("{bad}\n{}", crate::output::eparagraph("", &prompt.render(lang)));
+                    crate::output::eline!("{bad}\n{asked}");
                     continue;
                 }
                 None => {}

@@ -65,9 +65,7 @@ pub fn table(header: Vec<String>, style: &Style) -> Table {
     let mut t = Table::new();
     t.load_style(UTF8_FULL)
         .set_content_arrangement(ContentArrangement::Dynamic);
-    if t.width().is_none_or(|w| w < 40) {
-        t.set_width(crate::output::unsized_width());
-    }
+    t.set_width(u16::try_from(crate::output::width()).unwrap_or(u16::MAX));
     if style.color {
         t.enforce_styling();
     } else {

@@ -179,13 +179,16 @@ fn timeline_summary(entries: &[Entry], style: &Style) -> String {
 }
 
 pub fn variant(scenario: &str, v: &VariantReport, style: &Style) -> String {
+    // `label: text`, wrapped under the text.
+    let labelled = |label: &crate::i18n::Text, text: &str| {
+        format!(
+            "{}\n",
+            crate::output::paragraph(&format!("{}: ", style.say(label)), text)
+        )
+    };
     let mut out = format!("── {scenario} / {} ──\n", v.shown_name(style.lang));
     if let Some(reason) = &v.skipped {
-        out.push_str(&crate::output::paragraph(
-            &format!("{}: ", style.say(&ui::skipped())),
-            &style.say(reason),
-        ));
-        out.push('\n');
+        out.push_str(&labelled(&ui::skipped(), &style.say(reason)));
     }
     if v.timeline.len() > LONG_TIMELINE && !style.verbose {
         out.push_str(&timeline_summary(&v.timeline, style));
@@ -200,19 +203,15 @@ pub fn variant(scenario: &str, v: &VariantReport, style: &Style) -> String {
         }
         out.push_str(&format!("{}:\n{t}\n", ev.title.render(style.lang)));
     }
-    let mut line = |lead: &crate::i18n::Text, text: String| {
-        out.push_str(&crate::output::paragraph(&format!("{}: ", style.say(lead)), &text));
-        out.push('\n');
-    };
     for n in &v.notes {
-        line(&ui::note(), style.say(n));
+        out.push_str(&labelled(&ui::note(), &style.say(n)));
     }
     if !v.metrics.is_empty() {
         let m: Vec<String> = v.metrics.iter().map(|(k, val)| format!("{k}={val}")).collect();
-        line(&ui::metrics(), m.join(", "));
+        out.push_str(&labelled(&ui::metrics(), &m.join(", ")));
     }
     if style.explain {
-        line(&ui::why(), style.say(&v.explain));
+        out.push_str(&labelled(&ui::why(), &style.say(&v.explain)));
     }
     out
 }
