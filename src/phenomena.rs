@@ -621,6 +621,7 @@ pub fn cell_reports(
             r.as_expected = variants.iter().all(|v| v.as_expected);
             r.elapsed_ms = crate::report::round_ms(variants.iter().map(|v| v.elapsed_ms).sum());
             r.variants = variants;
+            r.title = Some(p.name());
             r
         })
         .collect()

@@ -361,6 +361,10 @@ pub struct ScenarioReport {
     /// that finished before are kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<RunError>,
+    /// What a reader calls it, where that is not its id (a phenomenon's
+    /// `# name:`, in either language): the HTML page heads its row and section with it.
+    #[serde(skip)]
+    pub title: Option<crate::i18n::Arg>,
 }
 
 impl ScenarioReport {
@@ -373,6 +377,7 @@ impl ScenarioReport {
             elapsed_ms: 0.0,
             variants: Vec::new(),
             error: None,
+            title: None,
         }
     }
 }

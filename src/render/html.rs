@@ -105,7 +105,7 @@ pub fn page(scenarios: &[ScenarioReport], kind: Kind, style: &Style) -> String {
             body,
             "<h2 id=\"{}\">{}</h2>",
             id(&["scenario", &s.scenario]),
-            esc(&s.scenario)
+            heading(s, style)
         );
         if let Some(e) = &s.error {
             let _ = writeln!(body, "<p class=\"bad\">{}: {}</p>", esc(&e.variant), esc(&e.message));
@@ -122,6 +122,20 @@ pub fn page(scenarios: &[ScenarioReport], kind: Kind, style: &Style) -> String {
         },
         esc(&style.say(&msg::title())),
     )
+}
+
+/// A scenario's heading: its name where it has one, with its id after it
+/// as the terminal's matrix writes it ("lost update (P4) (p4)"), else its id.
+fn heading(s: &ScenarioReport, style: &Style) -> String {
+    let short = s.scenario.strip_prefix("phenomena.").unwrap_or(&s.scenario);
+    match &s.title {
+        Some(t) => format!(
+            "{} <span class=\"meta\">({})</span>",
+            esc(&t.render(style.lang)),
+            esc(short)
+        ),
+        None => esc(&s.scenario),
+    }
 }
 
 fn verdict(v: &VariantReport, style: &Style) -> String {
@@ -191,12 +205,11 @@ fn matrix(scenarios: &[ScenarioReport], style: &Style) -> String {
     }
     t.push_str("</tr>\n");
     for s in scenarios {
-        let name = s.scenario.strip_prefix("phenomena.").unwrap_or(&s.scenario);
         let _ = write!(
             t,
             "<tr><th><a href=\"#{}\">{}</a></th>",
             id(&["scenario", &s.scenario]),
-            esc(name)
+            heading(s, style)
         );
         for l in &levels {
             match s.variants.iter().find(|v| v.name == *l) {
@@ -903,6 +916,42 @@ mod tests {
         );
         // Yellow, as the terminal's matrix has it; red is for not as documented.
         assert!(page.contains("td.cell-occurs { background: #fff3b0; }"), "{page}");
+    }
+
+    #[test]
+    fn a_phenomenon_is_headed_by_its_name_in_the_page_language_with_its_id() {
+        let mut r = crate::report::ScenarioReport::new("phenomena.p4", "18.1");
+        r.title = Some(crate::i18n::Arg::Each {
+            en: "lost update (P4)".into(),
+            tr: "kayıp güncelleme (P4)".into(),
+        });
+        let page = |lang| super::page(&[r.clone()], super::Kind::Matrix, &crate::render::Style::plain(lang));
+        let en = page(crate::i18n::Lang::En);
+        assert!(
+            en.contains(
+                "<tr><th><a href=\"#scenario-phenomena-p4\">lost update (P4) <span class=\"meta\">(p4)</span></a></th>"
+            ),
+            "{en}"
+        );
+        assert!(
+            en.contains("<h2 id=\"scenario-phenomena-p4\">lost update (P4) <span class=\"meta\">(p4)</span></h2>"),
+            "{en}"
+        );
+        let tr = page(crate::i18n::Lang::Tr);
+        assert!(
+            tr.contains(">kayıp güncelleme (P4) <span class=\"meta\">(p4)</span></a></th>"),
+            "{tr}"
+        );
+        // Without a name, its id as before.
+        let plain = super::page(
+            &[crate::report::ScenarioReport::new("lost-update", "18.1")],
+            super::Kind::Runs,
+            &crate::render::Style::plain(crate::i18n::Lang::En),
+        );
+        assert!(
+            plain.contains("<h2 id=\"scenario-lost-update\">lost-update</h2>"),
+            "{plain}"
+        );
     }
 
     #[test]

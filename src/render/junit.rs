@@ -154,6 +154,7 @@ mod tests {
                 variant("c", true, true),
             ],
             error: None,
+            title: None,
         };
         let xml = junit(&[r]);
         assert!(xml.contains("<testsuites name=\"lab\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""));

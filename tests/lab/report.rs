@@ -210,8 +210,8 @@ fn the_pools_get_gantt_charts_and_the_matrix_a_coloured_grid() {
     let page = std::fs::read_to_string(&html).unwrap();
     let row = page
         .lines()
-        .find(|l| l.contains(">g2-item</a></th>"))
-        .expect("write skew's row");
+        .find(|l| l.contains(">write skew (G2-item, A5B) <span class=\"meta\">(g2-item)</span></a></th>"))
+        .expect("write skew's row, headed by its name as in the terminal");
     assert_eq!(row.matches(">✗ occurs</td>").count(), 3, "{row}");
     assert!(row.contains(">✓ aborted"), "{row}");
     std::fs::remove_dir_all(&dir).unwrap();

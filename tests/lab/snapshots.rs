@@ -168,6 +168,7 @@ fn scenario() -> ScenarioReport {
         elapsed_ms: 20.0,
         variants: vec![waited(), failed()],
         error: None,
+        title: None,
     }
 }
 
