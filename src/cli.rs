@@ -34,7 +34,7 @@ pub struct Cli {
 pub enum Command {
     /// List every scenario with a one-line summary and its variants.
     List(ListArgs),
-    /// Run every scenario in order, then print one summary table.
+    /// Run every scenario (4 at a time; reported in catalogue order), then print one summary table.
     All(RunArgs),
     /// Start the throwaway PostgreSQL with the lab schema and keep it until Ctrl-C.
     Server(ServerArgs),
@@ -76,7 +76,7 @@ pub enum Parsed {
 #[derive(Debug, Clone, Args)]
 pub struct ConnArgs {
     /// PostgreSQL URL or key=value connection string. Without it (and without
-    /// PGHOST/PGPORT/PGUSER/PGDATABASE) a throwaway cluster is started.
+    /// PGSERVICE/PGHOST/PGPORT/PGUSER/PGDATABASE) a throwaway cluster is started.
     #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_name = "URL")]
     pub database_url: Option<String>,
 
@@ -156,7 +156,8 @@ pub struct RunArgs {
     pub wait_timeout: f64,
 
     /// The timeout, in ms, that scenarios showing a timeout set (lock_timeout in
-    /// fk-blocking and ddl-lock-queue, each of the four in timeouts).
+    /// fk-blocking and ddl-lock-queue, each of the four in timeouts, lost-client's
+    /// idle_in_transaction_session_timeout).
     #[arg(long, default_value_t = 1000, value_name = "MS")]
     pub timeout_ms: u64,
 
@@ -605,7 +606,7 @@ pub enum HuntFormat {
 #[derive(Debug, Clone, Args)]
 pub struct TargetArgs {
     /// PostgreSQL URL or key=value connection string. Without it (and without
-    /// PGHOST/PGPORT/PGUSER/PGDATABASE) a throwaway cluster is started.
+    /// PGSERVICE/PGHOST/PGPORT/PGUSER/PGDATABASE) a throwaway cluster is started.
     #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_name = "URL")]
     pub database_url: Option<String>,
 

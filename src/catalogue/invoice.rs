@@ -20,7 +20,7 @@ pub static SCENARIO: Scenario = Scenario {
     name: "invoice-numbering",
     about: msg::about,
     summary: msg::summary,
-    readme: "Seed 001: invoices queued by the scheduler and by users (some cancelled while queued, one with an \
+    readme: "Seed 001: `--invoices` (20) invoices queued by the scheduler and by users (some cancelled while queued, one with an \
              invalid tax number) are taken by `--workers` with SKIP LOCKED and sent to an in-process integrator \
              with `--latency-ms` (0.5–1.5× it) and `--transient-rate` failures, which rejects a number it already \
              has as a duplicate and answers \"is number X here?\". Each variant ends with an audit of the \

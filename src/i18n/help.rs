@@ -14,7 +14,7 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ("cmd.list", "Her senaryoyu tek satırlık özeti ve varyantlarıyla listele"),
     (
         "cmd.all",
-        "Bütün senaryoları sırayla çalıştır, sonra tek bir özet tablo yazdır",
+        "Bütün senaryoları çalıştır (aynı anda 4; katalog sırasıyla raporlanır), sonra tek bir özet tablo yazdır",
     ),
     (
         "cmd.server",
@@ -378,7 +378,7 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ),
     (
         "arg.timeout_ms",
-        "Zaman aşımı gösteren senaryoların ayarladığı süre, ms (fk-blocking ve ddl-lock-queue'da lock_timeout, timeouts'ta dördü de)",
+        "Zaman aşımı gösteren senaryoların ayarladığı süre, ms (fk-blocking ve ddl-lock-queue'da lock_timeout, timeouts'ta dördü de, lost-client'ta idle_in_transaction_session_timeout)",
     ),
     (
         "arg.retry_attempts",
@@ -391,7 +391,7 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ("arg.retry_cap_ms", "En uzun bekleme, ms"),
     (
         "arg.database_url",
-        "PostgreSQL URL'si ya da key=value bağlantı dizesi. Verilmezse (PGHOST/PGPORT/PGUSER/PGDATABASE de yoksa) geçici bir cluster başlatılır",
+        "PostgreSQL URL'si ya da key=value bağlantı dizesi. Verilmezse (PGSERVICE/PGHOST/PGPORT/PGUSER/PGDATABASE de yoksa) geçici bir cluster başlatılır",
     ),
     (
         "arg.pg_bin",
