@@ -687,8 +687,9 @@ impl Explorer {
     ) -> Result<Observation> {
         let level = self.cfg.levels[li];
         let plan = &self.cfg.plans[li][pi];
-        let line = plan::line(&self.cfg.spec, plan);
-        transcript.out(format!("\nstarting permutation: {line}\n"));
+        // As isolationtester prints it: the steps' names as they are, no marks.
+        let names: Vec<&str> = plan.iter().map(|p| self.cfg.spec.step(p.id).name.as_str()).collect();
+        transcript.out(format!("\nstarting permutation: {}\n", names.join(" ")));
         recorder.restart();
         let params: Vec<(&str, Param)> = level
             .map(|l| ("level", Param::Str(LEVELS[l].1.to_string())))

@@ -302,24 +302,26 @@ impl SplitMix {
     }
 }
 
-/// A permutation as a spec's `permutation` line takes it.
+/// A permutation as a spec's `permutation` line takes it (names quoted
+/// where the spec's grammar needs it, so the line can be pasted back).
 pub fn line(spec: &Spec, plan: &[Planned]) -> String {
+    let name = |id| crate::spec::name(&spec.step(id).name);
     plan.iter()
         .map(|p| {
-            let name = &spec.step(p.id).name;
+            let step = name(p.id);
             let marks: Vec<String> = p
                 .blockers
                 .iter()
                 .map(|b| match b {
                     crate::spec::Resolved::Once => "*".to_string(),
-                    crate::spec::Resolved::Step(id) => spec.step(*id).name.clone(),
-                    crate::spec::Resolved::Notices(id, n) => format!("{} notices {n}", spec.step(*id).name),
+                    crate::spec::Resolved::Step(id) => name(*id),
+                    crate::spec::Resolved::Notices(id, n) => format!("{} notices {n}", name(*id)),
                 })
                 .collect();
             if marks.is_empty() {
-                name.clone()
+                step
             } else {
-                format!("{name}({})", marks.join(", "))
+                format!("{step}({})", marks.join(", "))
             }
         })
         .collect::<Vec<_>>()

@@ -14,7 +14,7 @@
 //! runs the literal, lab may bind another value (see [`bind`]).
 mod parse;
 
-pub use parse::{ParseError, parse};
+pub use parse::{ParseError, name, parse};
 
 use crate::i18n::Lang;
 use crate::sqltext::{literal, skip_block_comment, skip_dollar, skip_line_comment, skip_quoted};

@@ -119,6 +119,20 @@ fn is_ident_cont(c: char) -> bool {
     is_ident_start(c) || c.is_ascii_digit() || c == '$'
 }
 
+/// A session's or step's name as a spec writes it: as it is where the
+/// scanner reads it back as that name, else in double quotes (`"a b"`,
+/// `"1"`, `"step"`), a quote in it doubled.
+pub fn name(s: &str) -> String {
+    let keyword = matches!(s, "notices" | "permutation" | "session" | "setup" | "step" | "teardown");
+    let mut chars = s.chars();
+    let plain = chars.next().is_some_and(is_ident_start) && chars.all(is_ident_cont);
+    if plain && !keyword {
+        s.to_string()
+    } else {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    }
+}
+
 /// The scanner's space: newlines are not space (they count lines).
 fn is_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\r' | '\x0c')
@@ -438,6 +452,24 @@ permutation w2 r1 c1
             vec![Blocker::Step("r1".into()), Blocker::Notices("w2".into(), 2)]
         );
         assert!(s.permutations[1].notes.is_empty());
+    }
+
+    #[test]
+    fn a_name_written_by_name_reads_back_as_itself() {
+        for n in ["s1", "a b", "1", "step", "Setup", "x\"y", "_ok$", "çay", "a-b"] {
+            let text = format!(
+                "session {} step {} {{ SELECT 1; }} permutation {}",
+                name(n),
+                name(&format!("{n}1")),
+                name(&format!("{n}1"))
+            );
+            let s = parse(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(s.sessions[0].name, n, "{text}");
+            assert_eq!(s.sessions[0].steps[0].name, format!("{n}1"), "{text}");
+            assert_eq!(s.permutations[0].steps[0].name, format!("{n}1"), "{text}");
+        }
+        assert_eq!(name("s1"), "s1");
+        assert_eq!(name("step"), "\"step\"");
     }
 
     #[test]

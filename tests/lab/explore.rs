@@ -108,6 +108,48 @@ fn isolation_format_is_isolationtester_byte_for_byte_on_the_generated_permutatio
     }
 }
 
+/// Listed permutations with blocker marks and names that need quotes:
+/// isolationtester's output byte for byte (its `starting permutation:`
+/// line has the names as they are, no marks), and a representative line
+/// that pastes back into the spec.
+#[test]
+fn quoted_names_and_marks_print_as_isolationtester_and_paste_back() {
+    let srv = TestServer::start();
+    let text = "setup { CREATE TABLE q (k int PRIMARY KEY, v int); INSERT INTO q VALUES (1, 0); }\n\
+                teardown { DROP TABLE q; }\n\
+                session \"s 1\"\n\
+                step \"r 1\" { BEGIN; UPDATE q SET v = v + 1 WHERE k = 1; }\n\
+                step \"c 1\" { COMMIT; }\n\
+                session s2\n\
+                step \"w 2\" { UPDATE q SET v = v + 10 WHERE k = 1; }\n\
+                permutation \"r 1\" \"w 2\" \"c 1\"\n\
+                permutation \"r 1\" \"w 2\"(\"c 1\") \"c 1\"\n";
+    let dir = scratch("quoted");
+    let path = dir.join("quoted.spec");
+    std::fs::write(&path, text).unwrap();
+    let url = srv.url();
+    let theirs = isolationtester_output(&srv, text, &[]);
+    let ours = run(&[
+        "explore",
+        path.to_str().unwrap(),
+        "--database-url",
+        &url,
+        "--format",
+        "isolation",
+    ]);
+    assert_eq!(ours.code, 0, "{}", ours.stderr);
+    assert_eq!(ours.stdout, String::from_utf8_lossy(&theirs.stdout));
+    let (_, report) = explore_json(&srv, &[path.to_str().unwrap(), "--level", "read-committed"]);
+    let class = &report["levels"][0]["classes"][0];
+    assert_eq!(class["representative"], "\"r 1\" \"w 2\" \"c 1\"", "{report}");
+    let spec = lab::spec::parse(&format!(
+        "{text}permutation {}\n",
+        class["representative"].as_str().unwrap()
+    ))
+    .expect("the representative pastes back");
+    spec.check().expect("a valid permutation");
+}
+
 /// Write skew over every interleaving: both checks see no pending order and
 /// both insert in 18 of the 20 at READ COMMITTED and REPEATABLE READ (the
 /// two serial ones see the first order); SERIALIZABLE lets none through,
