@@ -49,9 +49,10 @@ pub struct Buffer {
 }
 
 impl Buffer {
-    /// Whether a statement is part-way typed (the prompt says so).
+    /// Whether nothing is part-way typed: no statement, and no `B:` alone
+    /// on its line waiting for its statement (the prompt says so).
     pub fn is_empty(&self) -> bool {
-        self.text.trim().is_empty()
+        self.text.trim().is_empty() && self.session.is_none()
     }
 
     /// What is typed so far.
@@ -209,6 +210,19 @@ mod tests {
                 statements: vec!["SELECT '\\q'".into()]
             })
         );
+        // `B:` alone on its line: the statement on the next lines is B's.
+        assert_eq!(b.push("B:", &names()), None);
+        assert!(!b.is_empty());
+        assert_eq!(b.session(), Some("B"));
+        assert_eq!(b.push("SELECT 2", &names()), None);
+        assert_eq!(
+            b.push(";", &names()),
+            Some(Input::Sql {
+                session: Some("B".into()),
+                statements: vec!["SELECT 2".into()]
+            })
+        );
+        assert!(b.is_empty());
     }
 
     #[test]

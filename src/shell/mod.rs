@@ -74,6 +74,8 @@ struct Pending {
     /// The wait the server confirmed, if it did.
     waited: Option<Waited>,
     said_running: bool,
+    /// lab asked the server to cancel it (Ctrl-C).
+    cancelled: bool,
     guess: Option<Guess>,
     /// Its place in the recording.
     index: usize,
@@ -195,16 +197,18 @@ impl Shell<'_> {
             self.rec.setup = l.spec.setup.clone();
             self.rec.teardown = l.spec.teardown.clone();
             for sql in &l.spec.setup {
-                self.setup_sql(sql, false).await;
+                self.setup_sql(sql, false).await?;
             }
             for s in &l.spec.sessions {
                 self.rec
                     .session_blocks
                     .push((s.name.clone(), s.setup.clone(), s.teardown.clone()));
                 if let (Some(sql), Some(i)) = (&s.setup, self.index_of(&s.name)) {
-                    let answer = self.sessions[i].simple(sql).await;
-                    if let Err(e) = answer {
-                        self.said(msg::setup_failed(e.to_string()));
+                    match self.sessions[i].simple(sql).await {
+                        // A setup block may begin the session's transaction
+                        // (`BEGIN; LOCK ...`): its level, for the prompt.
+                        Ok(_) => self.levels[i] = self.sessions[i].isolation().await,
+                        Err(e) => self.said(msg::setup_failed(e.to_string())),
                     }
                 }
             }
@@ -252,6 +256,7 @@ impl Shell<'_> {
                     return Ok(());
                 }
                 Read::Interrupted => self.interrupt().await?,
+                Read::NotText => bail!(msg::not_utf8()),
                 Read::Line(l) => {
                     let names = self.names();
                     match self.buffer.push(&l, &names) {
@@ -302,7 +307,8 @@ impl Shell<'_> {
         let s = &self.sessions[self.current];
         let name = s.name();
         if !self.buffer.is_empty() {
-            return Ok(format!("{name}-> "));
+            // The session the statement goes to: a `B:` prefix's, else the current one.
+            return Ok(format!("{}-> ", self.buffer.session().unwrap_or(name)));
         }
         let state = match &self.pending[self.current] {
             Some(Pending { waited: Some(w), .. }) => Some(msg::waiting_state(w.by.join(", "))),
@@ -405,8 +411,10 @@ impl Shell<'_> {
             Command::Setup(sql) => {
                 if self.pending.iter().any(Option::is_some) {
                     self.said(msg::setup_busy());
+                } else if !self.rec.ran.is_empty() {
+                    self.said(msg::setup_after_steps());
                 } else {
-                    self.setup_sql(&sql, true).await;
+                    self.setup_sql(&sql, true).await?;
                 }
             }
             Command::Predict(on) => {
@@ -424,24 +432,44 @@ impl Shell<'_> {
         Ok(())
     }
 
-    /// Runs `sql` on lab's own connection; `keep`: it goes into the saved spec's setup.
-    async fn setup_sql(&mut self, sql: &str, keep: bool) {
-        match self.setup.simple(sql).await {
-            Ok(results) => {
+    /// Runs `sql` on lab's own connection; `keep`: it goes into the saved
+    /// spec's setup. One that the server says waits (for a session's
+    /// lock) is cancelled at once, and so is one Ctrl-C stops: nothing
+    /// here waits on a person's transaction.
+    async fn setup_sql(&mut self, sql: &str, keep: bool) -> Result<()> {
+        let mut sent = self.setup.send(sql);
+        let mut cancelled: Option<Instant> = None;
+        while !sent.ready() {
+            if let Some(at) = cancelled {
+                if at.elapsed() > CANCELLED {
+                    bail!(msg::setup_no_answer(CANCELLED.as_secs()));
+                }
+            } else if let Some(w) = self.wait_of_pid(self.setup.pid()).await? {
+                self.said(msg::setup_waits(w.by.join(", ")));
+                self.live.cancel(self.setup.pid()).await?;
+                cancelled = Some(Instant::now());
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(POLL) => {}
+                _ = self.sigint.recv(), if cancelled.is_none() => {
+                    self.said(msg::cancelling("setup"));
+                    self.live.cancel(self.setup.pid()).await?;
+                    cancelled = Some(Instant::now());
+                }
+            }
+        }
+        match sent.take() {
+            Some((Ok(results), _)) => {
                 if keep {
                     self.rec.setup.push(sql.to_string());
                 }
                 let tag = results.last().map(|r| r.tag.clone()).unwrap_or_default();
                 self.said(msg::setup_done(tag));
             }
-            Err(e) => {
-                let line = e.as_db_error().map_or_else(
-                    || e.to_string(),
-                    |d| format!("{} {}: {}", d.severity(), d.code().code(), d.message()),
-                );
-                self.said(msg::setup_failed(line));
-            }
+            Some((Err(e), _)) => self.said(msg::setup_failed(self.error_text(&e))),
+            None => {}
         }
+        Ok(())
     }
 
     /// Ctrl-C: the current session's running statement is cancelled; with
@@ -449,7 +477,8 @@ impl Shell<'_> {
     async fn interrupt(&mut self) -> Result<()> {
         let s = self.current;
         let name = self.sessions[s].name().to_string();
-        if self.pending[s].is_some() {
+        if let Some(p) = self.pending[s].as_mut() {
+            p.cancelled = true;
             self.said(msg::cancelling(&name));
             self.live.cancel(self.sessions[s].pid()).await?;
             // The server takes the cancel in its own time, and until then the
@@ -472,7 +501,10 @@ impl Shell<'_> {
     async fn send(&mut self, s: usize, sql: &str, step: String) -> Result<()> {
         let name = self.sessions[s].name().to_string();
         if self.pending[s].is_some() {
+            // Nothing more of the line (or of `\run`'s steps) is sent: the
+            // rest would run in an order nobody typed.
             self.said(msg::busy(name));
+            self.stopped = true;
             return Ok(());
         }
         let guess = if self.predict {
@@ -486,6 +518,11 @@ impl Shell<'_> {
         } else {
             None
         };
+        for (t, p) in self.pending.iter().enumerate() {
+            if let Some(p) = p.as_ref().filter(|p| t != s && p.waited.is_none()) {
+                self.rec.overlaps.push((p.step.clone(), step.clone()));
+            }
+        }
         let index = self.rec.ran.len();
         if index == 0 {
             // The timeline starts at the first statement.
@@ -496,6 +533,7 @@ impl Shell<'_> {
             step: step.clone(),
             sql: sql.to_string(),
             released_by: None,
+            cancelled: false,
         });
         let sent = self.sessions[s].send(sql);
         self.pending[s] = Some(Pending {
@@ -504,6 +542,7 @@ impl Shell<'_> {
             sql: sql.to_string(),
             waited: None,
             said_running: false,
+            cancelled: false,
             guess,
             index,
         });
@@ -524,6 +563,7 @@ impl Shell<'_> {
                 },
                 Read::Interrupted => return Ok(None),
                 Read::Eof => return Ok(Some(None)),
+                Read::NotText => bail!(msg::not_utf8()),
             }
         }
     }
@@ -573,7 +613,8 @@ impl Shell<'_> {
         self.stopped = true;
         let s = s.filter(|s| self.pending[*s].is_some()).unwrap_or(self.current);
         let name = self.sessions[s].name().to_string();
-        if self.pending[s].is_some() {
+        if let Some(p) = self.pending[s].as_mut() {
+            p.cancelled = true;
             self.said(msg::cancelling(&name));
             self.live.cancel(self.sessions[s].pid()).await?;
         } else {
@@ -672,7 +713,12 @@ impl Shell<'_> {
     /// anything (whom: the shell's sessions, lab's setup connection, or
     /// any other backend, named by pid).
     async fn wait_of(&self, s: usize) -> Result<Option<Waited>> {
-        let b = self.live.blocking(self.sessions[s].pid()).await?;
+        self.wait_of_pid(self.sessions[s].pid()).await
+    }
+
+    /// What the backend `pid` waits for, named as [`Shell::wait_of`] names it.
+    async fn wait_of_pid(&self, pid: i32) -> Result<Option<Waited>> {
+        let b = self.live.blocking(pid).await?;
         Ok(waited_of(&b, |pid| {
             Some(if pid == self.setup.pid() {
                 "setup".to_string()
@@ -751,11 +797,21 @@ impl Shell<'_> {
                 }
             }
         }
+        // What let a wait go is marked on a step that succeeded; an error
+        // (a deadlock's victim, a serialization failure) ends it by itself,
+        // and is reported before what its end let go, live and on replay.
         if p.waited.is_some()
+            && answer.is_ok()
             && let Some((last, step)) = &self.last_step
             && *last != s
         {
             self.rec.ran[p.index].released_by = Some(step.clone());
+        }
+        if p.cancelled
+            && let Err(e) = &answer
+            && e.is("57014")
+        {
+            self.rec.ran[p.index].cancelled = true;
         }
         self.show(s, &answer, p.waited.is_some().then_some(took), isolation);
         if p.waited.is_none()
@@ -832,12 +888,30 @@ impl Shell<'_> {
             self.said(msg::nothing_ran());
             return;
         }
+        if let Some((s, p)) = self
+            .pending
+            .iter()
+            .enumerate()
+            .find_map(|(s, p)| p.as_ref().map(|p| (s, p)))
+        {
+            self.said(msg::save_pending(self.sessions[s].name(), &p.step));
+            return;
+        }
+        if let Some(why) = self.rec.unsaveable() {
+            self.said(why);
+            return;
+        }
         let about = [
             msg::about_saved(&self.env.server.version).render(Lang::En),
             msg::about_replay().render(Lang::En),
         ];
         match std::fs::write(path, self.rec.spec(&about)) {
-            Ok(()) => self.said(msg::saved(path.display().to_string(), self.rec.ran.len() as u64)),
+            Ok(()) => {
+                self.said(msg::saved(path.display().to_string(), self.rec.ran.len() as u64));
+                for (running, sent) in &self.rec.overlaps {
+                    self.said(msg::saved_overlap(running, sent));
+                }
+            }
             Err(e) => self.said(msg::not_written(path.display().to_string(), e.to_string())),
         }
     }

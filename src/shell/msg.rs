@@ -90,8 +90,8 @@ crate::messages! {
         tr: "Ctrl-C: {who} oturumunun ifadesi gönderilmiyor",
     }
     rest_not_sent(n) {
-        en: "Ctrl-C: the {n} statement(s) after it are not sent",
-        tr: "Ctrl-C: ondan sonraki {n} ifade gönderilmiyor",
+        en: "the {n} statement(s) after it are not sent",
+        tr: "ondan sonraki {n} ifade gönderilmiyor",
     }
     nothing_running(who) {
         en: "{who} runs nothing to cancel; \\q or Ctrl-D leaves",
@@ -100,6 +100,42 @@ crate::messages! {
     saved(path, steps) {
         en: "saved {steps} step(s) to {path}: `lab spec {path}` replays them",
         tr: "{steps} adım {path} dosyasına kaydedildi: `lab spec {path}` yeniden oynatır",
+    }
+    save_cancelled(who, step) {
+        en: "not saved: {who}'s {step} was cancelled (Ctrl-C), and a spec has no step that cancels another, so no spec would replay what happened",
+        tr: "kaydedilmedi: {who} oturumunun {step} adımı iptal edildi (Ctrl-C); spec'te başka bir adımı iptal eden adım olmadığından hiçbir spec olanı yeniden oynatamaz",
+    }
+    save_brace(who, step) {
+        en: "not saved: {who}'s {step} has a '}', which ends a spec's SQL block (isolationtester's too) with no way to escape it; write it another way (ARRAY[1,2] for an array literal, chr(125) in a string) and run it again",
+        tr: "kaydedilmedi: {who} oturumunun {step} adımında bir '}' var; spec'in SQL bloğunu (isolationtester'ınkini de) kaçışı olmadan bitirir; başka türlü yazıp (dizi sabiti için ARRAY[1,2], metin içinde chr(125)) yeniden çalıştırın",
+    }
+    save_brace_setup() {
+        en: "not saved: a \\setup statement has a '}', which ends a spec's SQL block (isolationtester's too) with no way to escape it",
+        tr: "kaydedilmedi: bir \\setup ifadesinde '}' var; spec'in SQL bloğunu (isolationtester'ınkini de) kaçışı olmadan bitirir",
+    }
+    save_pending(who, step) {
+        en: "not saved: {who}'s {step} has not answered yet, and a spec that ends with it would replay an answer that did not come; save once it has (Ctrl-C on {who} cancels it)",
+        tr: "kaydedilmedi: {who} oturumunun {step} adımı henüz cevap vermedi; onunla biten bir spec gelmemiş bir cevabı oynatırdı; cevap geldikten sonra kaydedin ({who} üzerinde Ctrl-C onu iptal eder)",
+    }
+    setup_after_steps() {
+        en: "\\setup runs before the sessions' first statement: it is saved as the spec's setup, which runs first on replay; use a session for this one",
+        tr: "\\setup oturumların ilk ifadesinden önce çalışır: spec'in setup'ı olarak kaydedilir ve yeniden oynatmada önce çalışır; bunun için bir oturum kullanın",
+    }
+    setup_waits(by) {
+        en: "the setup statement waits for {by}, so it is cancelled: end {by}'s transaction first",
+        tr: "setup ifadesi {by} oturumunu bekliyor, bu yüzden iptal edildi: önce {by} oturumunun transaction'ını bitirin",
+    }
+    setup_no_answer(secs) {
+        en: "the setup statement did not answer its cancel within {secs} s",
+        tr: "setup ifadesi iptaline {secs} saniye içinde cevap vermedi",
+    }
+    not_utf8() {
+        en: "the input is not UTF-8 text: lab shell reads UTF-8 (convert the file with iconv -t UTF-8)",
+        tr: "girdi UTF-8 metin değil: lab shell UTF-8 okur (dosyayı iconv -t UTF-8 ile dönüştürün)",
+    }
+    saved_overlap(running, sent) {
+        en: "  note: {sent} was sent while {running} was still running (waiting for no lock); a spec cannot say so, and on replay {running} runs to its end before {sent} starts",
+        tr: "  not: {sent}, {running} hâlâ çalışırken (bir kilit beklemeden) gönderildi; spec bunu ifade edemez ve yeniden oynatmada {running} bitmeden {sent} başlamaz",
     }
     nothing_ran() {
         en: "nothing ran yet: nothing to save",

@@ -5,14 +5,22 @@
 //! another step's completion let it go.
 use std::fmt::Write;
 
+use super::msg;
+use crate::i18n::Text;
+use crate::spec::name as quoted;
+
 /// One statement as it ran.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ran {
     pub session: String,
     pub step: String,
     pub sql: String,
-    /// The step after which it completed, when the server confirmed it waited.
+    /// The step after which it completed, when the server confirmed it
+    /// waited and it succeeded (an error ends a step by itself).
     pub released_by: Option<String>,
+    /// lab cancelled it (Ctrl-C) and the server said 57014: a spec has no
+    /// step that cancels another, so no spec replays it.
+    pub cancelled: bool,
 }
 
 /// Everything `\save` writes.
@@ -33,9 +41,29 @@ pub struct Recording {
     /// on replay the deadlock detector runs in the same victim first (it
     /// fails the backend whose timer finds the cycle).
     pub survivors: Vec<String>,
+    /// A step sent while another session's was still running, waiting for
+    /// no lock: (that one, this one). A spec cannot say so: isolationtester
+    /// runs a step that waits for no lock to its end before the next.
+    pub overlaps: Vec<(String, String)>,
 }
 
 impl Recording {
+    /// Why what ran cannot be written as a spec that replays it, if it cannot.
+    pub fn unsaveable(&self) -> Option<Text> {
+        if let Some(r) = self.ran.iter().find(|r| r.cancelled) {
+            return Some(msg::save_cancelled(&r.session, &r.step));
+        }
+        // A spec's SQL block ends at its first `}`, in isolationtester's
+        // scanner and in lab's: there is no way to write one inside it.
+        if let Some(r) = self.ran.iter().find(|r| r.sql.contains('}')) {
+            return Some(msg::save_brace(&r.session, &r.step));
+        }
+        if self.setup.iter().any(|s| s.contains('}')) {
+            return Some(msg::save_brace_setup());
+        }
+        None
+    }
+
     /// A fresh name for `session`'s next typed statement (`a1`, `a2` ...),
     /// one no step has yet.
     pub fn step_name(&self, session: &str, taken: &[String]) -> String {
@@ -76,7 +104,7 @@ impl Recording {
             if steps.is_empty() {
                 continue;
             }
-            let _ = write!(t, "\nsession {name}\n");
+            let _ = write!(t, "\nsession {}\n", quoted(name));
             let blocks = self.session_blocks.iter().find(|(s, _, _)| s == name);
             let mut setup: Vec<String> = blocks
                 .and_then(|(_, s, _)| s.as_ref())
@@ -84,13 +112,23 @@ impl Recording {
                 .into_iter()
                 .collect();
             if self.survivors.contains(name) {
+                // On a line of its own, after a `;` of its own: the loaded
+                // spec's block may end in a `--` comment or without a `;`.
+                if !setup.is_empty() && !setup.iter().any(|s| s.ends_with(';')) {
+                    setup.push(";".into());
+                }
                 setup.push("SET deadlock_timeout = '10s';".into());
             }
             if !setup.is_empty() {
-                let _ = writeln!(t, "setup {{ {} }}", setup.join(" "));
+                let _ = writeln!(t, "setup {{ {} }}", setup.join("\n  "));
             }
             for r in steps {
-                let _ = writeln!(t, "step {} {{ {}; }}", r.step, r.sql.trim().trim_end_matches(';'));
+                let _ = writeln!(
+                    t,
+                    "step {} {{ {}; }}",
+                    quoted(&r.step),
+                    r.sql.trim().trim_end_matches(';')
+                );
             }
             if let Some((_, _, Some(td))) = blocks {
                 let _ = writeln!(t, "teardown {{ {} }}", td.trim());
@@ -100,8 +138,8 @@ impl Recording {
             .ran
             .iter()
             .map(|r| match &r.released_by {
-                Some(b) => format!("{}({b})", r.step),
-                None => r.step.clone(),
+                Some(b) => format!("{}({})", quoted(&r.step), quoted(b)),
+                None => quoted(&r.step),
             })
             .collect();
         let _ = writeln!(t, "\npermutation {}", order.join(" "));
@@ -119,6 +157,7 @@ mod tests {
             step: step.into(),
             sql: sql.into(),
             released_by: released_by.map(str::to_string),
+            cancelled: false,
         }
     }
 
@@ -184,5 +223,49 @@ mod tests {
         assert_eq!(spec.sessions[0].steps.len(), 1);
         assert_eq!(spec.permutations[0].steps.len(), 2);
         assert_eq!(rec.step_name("A", &["a2".into()]), "a3");
+    }
+
+    #[test]
+    fn names_the_grammar_cannot_read_are_quoted_and_a_survivors_set_survives_a_comment() {
+        let rec = Recording {
+            sessions: vec!["1".into(), "step".into()],
+            session_blocks: vec![("1".into(), Some("SET x = 1 -- the loaded spec's".into()), None)],
+            ran: vec![
+                ran("1", "11", "SELECT 1", None),
+                ran("step", "step1", "SELECT 2", Some("11")),
+            ],
+            survivors: vec!["1".into()],
+            ..Recording::default()
+        };
+        let text = rec.spec(&[]);
+        let spec = crate::spec::parse(&text).unwrap_or_else(|e| panic!("{text}\n{e}"));
+        let names: Vec<&str> = spec.sessions.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["1", "step"], "{text}");
+        let order: Vec<&str> = spec.permutations[0].steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(order, ["11", "step1"]);
+        // The SET is a statement of its own, not part of the comment.
+        let setup = spec.sessions[0].setup.as_deref().unwrap();
+        let set_line = setup.lines().find(|l| l.contains("deadlock_timeout")).unwrap();
+        assert!(!set_line.contains("--"), "{setup}");
+        assert!(setup.contains("-- the loaded spec's\n  ;\n"), "{setup}");
+    }
+
+    #[test]
+    fn what_no_spec_can_replay_is_not_saved() {
+        let mut rec = Recording {
+            sessions: vec!["A".into()],
+            ran: vec![ran("A", "a1", "SELECT '{1,2}'::int[]", None)],
+            ..Recording::default()
+        };
+        let why = rec.unsaveable().expect("a '}' in a step").en();
+        assert!(why.contains("A's a1 has a '}'"), "{why}");
+        rec.ran[0].sql = "SELECT 1".into();
+        assert!(rec.unsaveable().is_none());
+        rec.setup.push("INSERT INTO t VALUES ('}')".into());
+        assert!(rec.unsaveable().is_some());
+        rec.setup.clear();
+        rec.ran[0].cancelled = true;
+        let why = rec.unsaveable().expect("a cancelled step").en();
+        assert!(why.contains("A's a1 was cancelled"), "{why}");
     }
 }

@@ -1,7 +1,8 @@
 //! The terminal side of `lab shell`: rustyline's line editor on a thread of
 //! its own (its `readline` blocks), asked for one line at a time with the
-//! prompt of the moment, and a printer that writes above the line being
-//! typed (rustyline's external printer) or, without a terminal, plainly.
+//! prompt of the moment, and a printer on a thread of its own that writes
+//! above the line being typed (rustyline's external printer) or, with no
+//! prompt up or no terminal, plainly.
 use std::io::Write;
 use std::sync::{Arc, Mutex, mpsc};
 
@@ -17,35 +18,76 @@ pub enum Read {
     Interrupted,
     /// Ctrl-D, or the end of the input.
     Eof,
+    /// The input is not UTF-8 text.
+    NotText,
 }
 
 type Boxed = Box<dyn ExternalPrinter + Send>;
 
-/// Prints whole lines while a prompt may be showing.
+/// What the printer's thread is given: a line, or a request to say when
+/// every line before it is out.
+enum Out {
+    Line(String),
+    Flushed(mpsc::Sender<()>),
+}
+
+/// Prints whole lines while a prompt may be showing. The lines go to a
+/// thread of its own, in order: rustyline's external printer may block
+/// (its one-slot channel is emptied only while the editor reads a line),
+/// and the shell, which asks for the next line, must never wait on it.
 #[derive(Clone)]
 pub struct Printer {
-    editor: Arc<Mutex<Option<Boxed>>>,
-    /// A prompt is up (the editor is reading a line). Held while a line is
-    /// printed, so the prompt comes after it or the editor prints it.
-    reading: Arc<Mutex<bool>>,
+    lines: mpsc::Sender<Out>,
 }
 
 impl Printer {
-    /// Through the editor while its prompt is up (above the prompt); else
-    /// straight away (the editor would keep it until its next prompt, and
-    /// a Ctrl-C at the prompt could lose it).
     pub fn say(&self, text: &str) {
-        let reading = self.reading.lock().unwrap();
-        if *reading
-            && let Some(p) = self.editor.lock().unwrap().as_mut()
-            && p.print(format!("{text}\n")).is_ok()
-        {
-            return;
-        }
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{text}");
-        let _ = out.flush();
+        let _ = self.lines.send(Out::Line(text.to_string()));
     }
+
+    /// Waits (a second at most) until the lines said so far are out.
+    fn flush(&self) {
+        let (tx, rx) = mpsc::channel();
+        if self.lines.send(Out::Flushed(tx)).is_ok() {
+            let _ = rx.recv_timeout(std::time::Duration::from_secs(1));
+        }
+    }
+}
+
+/// The printer's thread: through the editor while its prompt is up (above
+/// the prompt); else straight away, with the prompt kept from being drawn
+/// meanwhile (the editor would keep the line until its next prompt, and a
+/// Ctrl-C at the prompt could lose it).
+fn printer(lines: mpsc::Receiver<Out>, editor: mpsc::Receiver<Option<Boxed>>, reading: Arc<Mutex<bool>>) {
+    let mut editor = editor.recv().ok().flatten();
+    while let Ok(out) = lines.recv() {
+        let text = match out {
+            Out::Line(text) => text,
+            Out::Flushed(done) => {
+                let _ = done.send(());
+                continue;
+            }
+        };
+        let up = reading.lock().unwrap();
+        if *up && let Some(p) = editor.as_mut() {
+            // Not held while printing: the editor takes it to start and end
+            // a prompt, and may be the one this print waits for.
+            drop(up);
+            if p.print(format!("{text}\n")).is_ok() {
+                continue;
+            }
+            let _held = reading.lock().unwrap();
+            plain(&text);
+        } else {
+            plain(&text);
+        }
+    }
+}
+
+fn plain(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
+    let _ = out.flush();
 }
 
 /// The line editor's thread: prompts go one way, lines come back.
@@ -66,6 +108,8 @@ impl Term {
         let (printer_tx, printer_rx) = mpsc::channel::<Option<Boxed>>();
         let reading = Arc::new(Mutex::new(false));
         let prompt_up = reading.clone();
+        let (out_tx, out_rx) = mpsc::channel();
+        std::thread::spawn(move || printer(out_rx, printer_rx, reading));
         std::thread::spawn(move || {
             let mut editor = match DefaultEditor::new() {
                 Ok(e) => e,
@@ -89,6 +133,7 @@ impl Term {
                         Read::Line(line)
                     }
                     Err(ReadlineError::Interrupted) => Read::Interrupted,
+                    Err(ReadlineError::Io(e)) if e.kind() == std::io::ErrorKind::InvalidData => Read::NotText,
                     Err(_) => Read::Eof,
                 };
                 if lines_tx.send(read).is_err() {
@@ -96,14 +141,10 @@ impl Term {
                 }
             }
         });
-        let printer = printer_rx.recv().ok().flatten();
         Term {
             ask: Some(ask),
             lines,
-            printer: Printer {
-                editor: Arc::new(Mutex::new(printer)),
-                reading,
-            },
+            printer: Printer { lines: out_tx },
             saved,
         }
     }
@@ -123,6 +164,9 @@ impl Term {
 
 impl Drop for Term {
     fn drop(&mut self) {
+        // What was said is out before the terminal is put back (and before
+        // lab's last line, an error, say).
+        self.printer.flush();
         // The editor's thread ends at its next prompt; the terminal is put back now.
         self.ask = None;
         if let Some(t) = &self.saved {

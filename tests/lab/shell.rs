@@ -241,7 +241,120 @@ fn a_deadlock_shows_its_victim_and_the_other_side_going_on() {
     let failed_step = before.lines().rev().find_map(|l| l.strip_prefix("step ")).unwrap();
     let victim_step = if victim == "A" { "a3" } else { "b3" };
     assert!(failed_step.starts_with(&format!("{victim_step}:")), "{}", r.stdout);
+    // As live: the victim's error first, then the other side going on. (A
+    // blocker mark on the victim would hold its error until then.)
+    assert!(!text.contains(&format!("{victim_step}(")), "{text}");
+    let other_step = if victim == "A" { "b3" } else { "a3" };
+    let went_on = r
+        .stdout
+        .find(&format!("step {other_step}: <... completed>"))
+        .unwrap_or_else(|| panic!("{other_step} completes after a wait: {}", r.stdout));
+    assert!(before.len() < went_on, "{}", r.stdout);
     let _ = std::fs::remove_file(&spec);
+}
+
+/// What no spec could replay is not saved, with the reason: a statement
+/// still waiting, a `}` (it ends a spec's SQL block), a cancelled step.
+/// A `\setup` that would wait for a session's lock is cancelled, not
+/// left hanging; one typed after statements ran is refused (the saved
+/// spec would run it first). `B:` alone on a line sends the next lines to B.
+#[test]
+fn what_no_spec_replays_is_not_saved_and_setup_never_waits() {
+    let srv = TestServer::start();
+    let args = on(&srv, "shell_unsaved");
+    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    sh.expect("A> ");
+    sh.send("BEGIN;");
+    sh.expect("A → BEGIN");
+    sh.send(UPDATE_1);
+    sh.expect("A → UPDATE 1");
+    sh.send("\\setup UPDATE stock_items SET quantity_on_hand = 5 WHERE book_id = 1");
+    let refused = sh.expect("use a session for this one");
+    assert!(
+        refused.contains("\\setup runs before the sessions' first statement"),
+        "{refused}"
+    );
+    let spec = std::env::temp_dir().join(format!("lab-shell-unsaved-{}.spec", std::process::id()));
+    sh.send("B:");
+    sh.expect("B-> ");
+    sh.send(UPDATE_1);
+    sh.expect("⏳ B waits for A");
+    sh.send(&format!("\\save {}", spec.display()));
+    sh.expect("not saved: B's b1 has not answered yet");
+    sh.send("A: SELECT '{1,2}'::int[] AS arr;");
+    sh.expect("A → SELECT 1");
+    sh.send("A: COMMIT;");
+    sh.expect("✔ B after");
+    sh.send(&format!("\\save {}", spec.display()));
+    sh.expect("not saved: A's a3 has a '}'");
+    sh.send("B: SELECT pg_sleep(60);");
+    sh.expect("B is still running");
+    sh.send("\\s B");
+    sh.expect("B (running)> ");
+    sh.ctrl_c();
+    sh.expect("57014");
+    sh.send(&format!("\\save {}", spec.display()));
+    sh.expect("not saved: B's b2 was cancelled (Ctrl-C)");
+    let (code, out) = sh.quit();
+    assert_eq!(code, 0, "{out}");
+    assert!(!spec.exists(), "nothing written");
+    nothing_left(&srv, "shell_unsaved");
+
+    // A spec whose session A takes a lock in its own setup: a \setup that
+    // waits for it is cancelled, and the shell goes on.
+    let file = std::env::temp_dir().join(format!("lab-shell-locked-{}.spec", std::process::id()));
+    std::fs::write(
+        &file,
+        "setup { CREATE TABLE shell_locked (k int); }\nteardown { DROP TABLE shell_locked; }\n\
+         session A\nsetup { BEGIN; LOCK TABLE shell_locked; }\nstep a1 { COMMIT; }\n\
+         session B\nstep b1 { SELECT count(*) FROM shell_locked; }\n",
+    )
+    .unwrap();
+    let mut args = on(&srv, "shell_setup_wait");
+    args.extend(["--spec".into(), file.display().to_string()]);
+    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    sh.expect("A (in transaction, read committed)> ");
+    sh.send("\\setup INSERT INTO shell_locked VALUES (1)");
+    let cancelled = sh.expect("57014");
+    assert!(
+        cancelled.contains("the setup statement waits for A, so it is cancelled"),
+        "{cancelled}"
+    );
+    sh.send("\\run a1 b1");
+    sh.expect("B → SELECT 1");
+    let (code, out) = sh.quit();
+    assert_eq!(code, 0, "{out}");
+    nothing_left(&srv, "shell_setup_wait");
+    let _ = std::fs::remove_file(&file);
+}
+
+/// A script that is not UTF-8 (Latin-5, say) is refused with one line and
+/// exit 2, not taken for the end of the input.
+#[test]
+fn input_that_is_not_utf8_is_one_line_and_exit_2() {
+    use std::io::Write;
+    let srv = TestServer::start();
+    let mut child = crate::support::lab()
+        .args(["shell", "--database-url", &srv.url(), "--schema", "lab_latin5"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // 'Çanakkale' in ISO-8859-9: 0xC7 is no UTF-8.
+    stdin
+        .write_all(b"SELECT 1 AS one;\nSELECT '\xC7anakkale';\nSELECT 2 AS two;\n")
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("not UTF-8"), "{stderr}");
+    assert!(stdout.contains("A → SELECT 1") && !stdout.contains("two"), "{stdout}");
+    nothing_left(&srv, "lab_latin5");
 }
 
 #[test]
@@ -391,4 +504,33 @@ fn a_statement_left_without_its_semicolon_at_the_end_of_input_is_named_not_run()
         "{}",
         r.stdout
     );
+}
+
+/// A statement sent while another session's still runs (waiting for no
+/// lock) is saved, with a note: isolationtester runs the first to its end
+/// before the next, so the replay's order is not the live one.
+#[test]
+fn a_statement_sent_beside_a_running_one_is_saved_with_a_note() {
+    let srv = TestServer::start();
+    let args = on(&srv, "shell_overlap");
+    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    sh.expect("A> ");
+    sh.send("SELECT pg_sleep(1.8);");
+    sh.expect("A is still running");
+    sh.send("B: SELECT 1 AS one;");
+    sh.expect("B → SELECT 1");
+    sh.expect("A → SELECT 1");
+    let spec = std::env::temp_dir().join(format!("lab-shell-overlap-{}.spec", std::process::id()));
+    sh.send(&format!("\\save {}", spec.display()));
+    let saved = sh.expect("before b1 starts");
+    assert!(
+        saved.contains("saved 2 step(s)") && saved.contains("note: b1 was sent while a1 was still running"),
+        "{saved}"
+    );
+    let (code, out) = sh.quit();
+    assert_eq!(code, 0, "{out}");
+    nothing_left(&srv, "shell_overlap");
+    let text = std::fs::read_to_string(&spec).unwrap();
+    assert!(text.contains("\npermutation a1 b1\n"), "{text}");
+    let _ = std::fs::remove_file(&spec);
 }
