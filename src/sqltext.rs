@@ -86,32 +86,130 @@ pub fn left_open(sql: &str) -> bool {
 }
 
 /// Whether the last character of `sql` outside quotes and comments is a
-/// `;`; none when a quote, dollar quote or block comment is left open.
+/// `;` that ends a statement; none when a quote, dollar quote or block
+/// comment is left open.
 fn scan(sql: &str) -> Option<bool> {
+    let lexed = lex(sql);
+    (!lexed.open).then_some(lexed.ends)
+}
+
+/// `sql` read as psql's lexer reads it to find where statements end (and
+/// as the server's grammar splits them): at a `;` outside quotes
+/// (`E'...'` with its backslash escapes), dollar quotes, comments,
+/// parentheses, and the `BEGIN ... END` of a `CREATE FUNCTION` or
+/// `PROCEDURE` body (`BEGIN ATOMIC`; psql's heuristic: the statement
+/// starts `CREATE [OR REPLACE] FUNCTION|PROCEDURE`, and a `CASE` inside
+/// such a block ends with an `END` too).
+struct Lexed {
+    /// Each statement's byte range, its `;` left out.
+    pieces: Vec<(usize, usize)>,
+    /// The last character outside quotes and comments is a `;` that ended a statement.
+    ends: bool,
+    /// A quote, dollar quote or block comment is left open.
+    open: bool,
+}
+
+fn lex(sql: &str) -> Lexed {
     let b = sql.as_bytes();
-    let (mut i, mut ends) = (0, false);
+    let is_ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80;
+    let mut out = Lexed {
+        pieces: Vec::new(),
+        ends: false,
+        open: false,
+    };
+    let (mut start, mut i) = (0, 0);
+    let (mut depth, mut begin) = (0usize, 0usize);
+    // The first letters of the statement's leading CREATE, OR, REPLACE,
+    // FUNCTION, PROCEDURE (0 for any other word), as psql keeps them.
+    let mut lead: Vec<u8> = Vec::new();
     while i < b.len() {
-        let next = match b[i] {
-            b'\'' | b'"' => {
-                ends = false;
+        let c = b[i];
+        let next = match c {
+            b'\'' => {
+                // E'...': a backslash escapes the next character.
+                let escaped = i > 0 && matches!(b[i - 1], b'e' | b'E') && (i < 2 || !is_ident(b[i - 2]));
+                out.ends = false;
+                if escaped { escaped_end(b, i) } else { quoted_end(b, i) }
+            }
+            b'"' => {
+                out.ends = false;
                 quoted_end(b, i)
             }
-            b'$' => {
-                ends = false;
+            b'$' if i == 0 || !is_ident(b[i - 1]) => {
+                out.ends = false;
                 dollar_end(b, i)
             }
             b'-' if b.get(i + 1) == Some(&b'-') => Some(skip_line_comment(b, i)),
             b'/' if b.get(i + 1) == Some(&b'*') => block_comment_end(b, i),
+            b'(' | b')' => {
+                depth = if c == b'(' { depth + 1 } else { depth.saturating_sub(1) };
+                out.ends = false;
+                Some(i + 1)
+            }
+            b';' if depth == 0 && begin == 0 => {
+                out.pieces.push((start, i));
+                out.ends = true;
+                lead.clear();
+                start = i + 1;
+                Some(i + 1)
+            }
+            c if is_ident(c) && !c.is_ascii_digit() => {
+                let end = b[i..].iter().position(|&c| !is_ident(c)).map_or(b.len(), |p| i + p);
+                let word = sql[i..end].to_ascii_lowercase();
+                let first = match word.as_str() {
+                    "create" | "or" | "replace" | "function" | "procedure" => word.as_bytes()[0],
+                    _ => 0,
+                };
+                if lead.len() < 4 {
+                    lead.push(first);
+                }
+                let body = matches!(
+                    lead.as_slice(),
+                    [b'c', b'f' | b'p', ..] | [b'c', b'o', b'r', b'f' | b'p', ..]
+                );
+                if body && depth == 0 {
+                    match word.as_str() {
+                        "begin" => begin += 1,
+                        "case" if begin > 0 => begin += 1,
+                        "end" => begin = begin.saturating_sub(1),
+                        _ => {}
+                    }
+                }
+                out.ends = false;
+                Some(end)
+            }
             c => {
                 if !c.is_ascii_whitespace() {
-                    ends = c == b';';
+                    out.ends = false;
                 }
                 Some(i + 1)
             }
         };
-        i = next?;
+        match next {
+            Some(n) => i = n,
+            None => {
+                out.open = true;
+                break;
+            }
+        }
     }
-    Some(ends)
+    out.pieces.push((start.min(b.len()), b.len()));
+    out
+}
+
+/// Where an `E'...'` string starting at `start` (its quote) ends: `\`
+/// escapes the next character, `''` is a quote; none if it does not.
+fn escaped_end(b: &[u8], start: usize) -> Option<usize> {
+    let mut i = start + 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'\'' if b.get(i + 1) == Some(&b'\'') => i += 2,
+            b'\'' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 /// A statement on one line, its whitespace runs made single spaces.
@@ -124,27 +222,13 @@ pub fn literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
-/// The statements of `sql`, split at semicolons outside quotes, comments and
-/// dollar quotes; empty statements are dropped.
+/// The statements of `sql`, split where psql and the server split them
+/// (see [`Lexed`]); empty statements are dropped.
 pub fn statements(sql: &str) -> Vec<&str> {
-    let b = sql.as_bytes();
     let mut out = Vec::new();
-    let (mut start, mut i) = (0, 0);
-    while i < b.len() {
-        match b[i] {
-            b'\'' | b'"' => i = skip_quoted(b, i),
-            b'-' if b.get(i + 1) == Some(&b'-') => i = skip_line_comment(b, i),
-            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
-            b'$' => i = skip_dollar(b, i),
-            b';' => {
-                push(&mut out, &sql[start..i]);
-                i += 1;
-                start = i;
-            }
-            _ => i += 1,
-        }
+    for (a, z) in lex(sql).pieces {
+        push(&mut out, &sql[a..z]);
     }
-    push(&mut out, &sql[start.min(sql.len())..]);
     out
 }
 
@@ -329,6 +413,45 @@ mod tests {
         assert_eq!(statements("  ;  "), Vec::<&str>::new());
         assert_eq!(statements("SELECT 1 /* ; */"), ["SELECT 1 /* ; */"]);
         assert_eq!(statements("-- only a comment"), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn statements_split_as_psql_splits_them() {
+        // A `;` inside parentheses ends nothing (a rule's actions).
+        let rule = "CREATE RULE r AS ON INSERT TO t DO ALSO (INSERT INTO a VALUES (1); INSERT INTO b VALUES (2))";
+        assert_eq!(statements(&format!("{rule}; SELECT 1")), [rule, "SELECT 1"]);
+        assert!(!ends_statement(
+            "CREATE RULE r AS ON INSERT TO t DO ALSO (INSERT INTO a VALUES (1);"
+        ));
+        // A function's BEGIN ATOMIC body, with a CASE in it.
+        let f = "CREATE OR REPLACE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC \
+                 SELECT CASE WHEN true THEN 1 END; SELECT 2; END";
+        assert_eq!(statements(&format!("{f}; SELECT 3;")), [f, "SELECT 3"]);
+        assert!(!ends_statement(
+            "CREATE PROCEDURE p() BEGIN ATOMIC INSERT INTO t VALUES (1);"
+        ));
+        assert!(ends_statement(
+            "CREATE PROCEDURE p() BEGIN ATOMIC INSERT INTO t VALUES (1); END;"
+        ));
+        // A transaction's BEGIN is no body.
+        assert_eq!(statements("BEGIN; SELECT 1; END;"), ["BEGIN", "SELECT 1", "END"]);
+        // E'...' has backslash escapes; a standard string does not.
+        assert_eq!(
+            statements("SELECT E'it\\'s; ok'; SELECT 'a\\'; SELECT 2"),
+            ["SELECT E'it\\'s; ok'", "SELECT 'a\\'", "SELECT 2"]
+        );
+        assert!(ends_statement("SELECT e'\\\\';"));
+        assert!(!ends_statement("SELECT E'\\';"));
+        // A word ending in e before a quote is no E string.
+        assert_eq!(
+            statements("SELECT name'x\\'; SELECT 1"),
+            ["SELECT name'x\\'", "SELECT 1"]
+        );
+        // $1 and a$b are no dollar quotes.
+        assert_eq!(
+            statements("SELECT $1; SELECT a$b; SELECT 2"),
+            ["SELECT $1", "SELECT a$b", "SELECT 2"]
+        );
     }
 
     #[test]
