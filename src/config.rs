@@ -821,10 +821,21 @@ pub fn shell(args: &crate::cli::ShellArgs, env: EnvLookup<'_>, lang: Lang) -> Re
         }
         None => None,
     };
-    let sessions = match &spec {
+    let sessions: Vec<String> = match &spec {
         Some(l) => l.spec.sessions.iter().map(|s| s.name.clone()).collect(),
         None => crate::shell::session_names(args.sessions.as_deref())?,
     };
+    // The shell finds a session by its name in any case (`b: ...`, `\s b`),
+    // and calls its own connection "setup".
+    for (i, name) in sessions.iter().enumerate() {
+        if let Some(other) = sessions[..i]
+            .iter()
+            .chain(std::iter::once(&"setup".to_string()))
+            .find(|o| o.eq_ignore_ascii_case(name))
+        {
+            bail!(smsg::spec_sessions_alike(other, name));
+        }
+    }
     Ok(ShellRun {
         common: Common {
             lang,

@@ -222,7 +222,8 @@ impl Shell<'_> {
     /// Every running statement cancelled and the sessions ended; the tally.
     async fn end(&mut self) {
         for (i, p) in self.pending.iter().enumerate() {
-            if p.is_some() {
+            if let Some(p) = p {
+                self.said(msg::left_cancelled(self.sessions[i].name(), &p.step));
                 let _ = self.live.cancel(self.sessions[i].pid()).await;
             }
         }
@@ -367,7 +368,7 @@ impl Shell<'_> {
                     crate::locks::snapshot(&self.env.control, &self.env.server.version, view, &self.style).await?;
                 self.say(text.trim_end());
             }
-            Command::Save(path) => self.save(&path),
+            Command::Save(path) => self.save(&path).await?,
             Command::Html(path) => self.html(&path),
             Command::Run(steps) => {
                 let Some(l) = self.spec else {
@@ -883,10 +884,10 @@ impl Shell<'_> {
         t
     }
 
-    fn save(&self, path: &Path) {
+    async fn save(&mut self, path: &Path) -> Result<()> {
         if self.rec.ran.is_empty() {
             self.said(msg::nothing_ran());
-            return;
+            return Ok(());
         }
         if let Some((s, p)) = self
             .pending
@@ -895,12 +896,13 @@ impl Shell<'_> {
             .find_map(|(s, p)| p.as_ref().map(|p| (s, p)))
         {
             self.said(msg::save_pending(self.sessions[s].name(), &p.step));
-            return;
+            return Ok(());
         }
         if let Some(why) = self.rec.unsaveable() {
             self.said(why);
-            return;
+            return Ok(());
         }
+        self.rec.settings = self.forced_settings().await?;
         let about = [
             msg::about_saved(&self.env.server.version).render(Lang::En),
             msg::about_replay().render(Lang::En),
@@ -914,6 +916,33 @@ impl Shell<'_> {
             }
             Err(e) => self.said(msg::not_written(path.display().to_string(), e.to_string())),
         }
+        Ok(())
+    }
+
+    /// lab's neutral settings, which the sessions ran with, where a new
+    /// connection of this role to this database starts with another value
+    /// (`pg_settings.reset_val`: the server's, the database's and the
+    /// role's defaults, not a SET): a replay has to set them itself.
+    async fn forced_settings(&self) -> Result<Vec<(String, String)>> {
+        let neutral = crate::target::connect::neutral_settings(self.env.server.version_num);
+        let names: Vec<&str> = neutral.iter().map(|(k, _)| *k).collect();
+        let rows = self
+            .env
+            .control
+            .query(
+                "SELECT name, reset_val FROM pg_settings WHERE name = ANY($1)",
+                &[&names],
+            )
+            .await
+            .ctx(msg::read_settings)?;
+        Ok(neutral
+            .iter()
+            .filter(|(k, v)| {
+                rows.iter()
+                    .any(|r| r.get::<_, &str>(0) == *k && r.get::<_, Option<&str>>(1) != Some(*v))
+            })
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect())
     }
 
     fn html(&self, path: &Path) {

@@ -213,6 +213,14 @@ crate::messages! {
         en: "not run: {text} (no ';' ended it)",
         tr: "çalıştırılmadı: {text} (';' ile bitmedi)",
     }
+    left_cancelled(who, step) {
+        en: "leaving: {who}'s {step} had not answered; it is cancelled",
+        tr: "çıkılıyor: {who} oturumunun {step} adımı cevap vermemişti; iptal edildi",
+    }
+    read_settings() {
+        en: "could not read the server's settings (pg_settings)",
+        tr: "sunucunun ayarları okunamadı (pg_settings)",
+    }
     left() {
         en: "bye: the sessions are ended",
         tr: "görüşmek üzere: oturumlar kapatıldı",
@@ -224,6 +232,10 @@ crate::messages! {
     spec_sessions() {
         en: "--spec gives the sessions (the spec's own): leave out --sessions",
         tr: "--spec oturumları verir (spec'in kendi oturumları): --sessions vermeyin",
+    }
+    spec_sessions_alike(one, other) {
+        en: "the spec's sessions {one} and {other} differ only in case (or one is the shell's own \"setup\"): the shell could not tell them apart",
+        tr: "spec'in {one} ve {other} oturumları yalnızca büyük/küçük harfte ayrılıyor (ya da biri kabuğun kendi \"setup\" bağlantısı): kabuk onları ayırt edemez",
     }
     about_saved(version) {
         en: "Recorded by `lab shell` on PostgreSQL {version}: one step per statement, one permutation in the order they ran.",

@@ -45,6 +45,10 @@ pub struct Recording {
     /// no lock: (that one, this one). A spec cannot say so: isolationtester
     /// runs a step that waits for no lock to its end before the next.
     pub overlaps: Vec<(String, String)>,
+    /// Settings the shell's sessions ran with (lab's neutral ones) that a
+    /// new connection to this database would not get (its role's or the
+    /// database's defaults differ): each saved session sets them first.
+    pub settings: Vec<(String, String)>,
 }
 
 impl Recording {
@@ -106,15 +110,16 @@ impl Recording {
             }
             let _ = write!(t, "\nsession {}\n", quoted(name));
             let blocks = self.session_blocks.iter().find(|(s, _, _)| s == name);
-            let mut setup: Vec<String> = blocks
-                .and_then(|(_, s, _)| s.as_ref())
-                .map(|s| s.trim().to_string())
-                .into_iter()
+            let mut setup: Vec<String> = self
+                .settings
+                .iter()
+                .map(|(k, v)| format!("SET {k} = {};", crate::sqltext::literal(v)))
                 .collect();
+            setup.extend(blocks.and_then(|(_, s, _)| s.as_ref()).map(|s| s.trim().to_string()));
             if self.survivors.contains(name) {
                 // On a line of its own, after a `;` of its own: the loaded
                 // spec's block may end in a `--` comment or without a `;`.
-                if !setup.is_empty() && !setup.iter().any(|s| s.ends_with(';')) {
+                if setup.last().is_some_and(|s| !s.ends_with(';')) {
                     setup.push(";".into());
                 }
                 setup.push("SET deadlock_timeout = '10s';".into());

@@ -450,6 +450,18 @@ fn bad_shell_input_is_one_line_and_exit_2() {
         &run(&["shell", "--spec", "lab/write-skew.spec", "--sessions", "A"]),
         "leave out --sessions",
     );
+    // Sessions the shell could not tell apart (`s1: ...` finds either).
+    let alike = std::env::temp_dir().join(format!("lab-shell-alike-{}.spec", std::process::id()));
+    std::fs::write(
+        &alike,
+        "session s1\nstep a { SELECT 1; }\nsession S1\nstep b { SELECT 2; }\n",
+    )
+    .unwrap();
+    one_line_exit_2(
+        &run(&["shell", "--spec", alike.to_str().unwrap()]),
+        "sessions s1 and S1 differ only in case",
+    );
+    let _ = std::fs::remove_file(&alike);
     let r = run_cmd(crate::support::lab().args(["shell", "--database-url", "postgresql://lab:secret@127.0.0.1:1/x"]));
     assert_eq!(r.code, 2, "{}", r.why());
     assert!(!r.stderr.contains("secret"), "{}", r.stderr);
@@ -532,5 +544,48 @@ fn a_statement_sent_beside_a_running_one_is_saved_with_a_note() {
     nothing_left(&srv, "shell_overlap");
     let text = std::fs::read_to_string(&spec).unwrap();
     assert!(text.contains("\npermutation a1 b1\n"), "{text}");
+    let _ = std::fs::remove_file(&spec);
+}
+
+/// A role whose default level is REPEATABLE READ: the shell's sessions
+/// still begin READ COMMITTED (lab's neutral settings), so the saved spec
+/// sets that in each session, and the replay runs as the shell ran. Only
+/// what differs is written.
+#[test]
+fn settings_the_shell_ran_with_are_saved_where_the_role_defaults_differ() {
+    let srv = TestServer::start();
+    let c = srv.client();
+    srv.exec(
+        &c,
+        "ALTER ROLE CURRENT_USER SET default_transaction_isolation = 'repeatable read'",
+    );
+    let args = on(&srv, "shell_settings");
+    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    sh.expect("A> ");
+    sh.send("BEGIN;");
+    sh.expect("A → BEGIN (read committed)");
+    sh.send("SELECT current_setting('transaction_isolation') AS level;");
+    sh.expect("A → SELECT 1");
+    sh.send("COMMIT;");
+    sh.expect("A → COMMIT");
+    let spec = std::env::temp_dir().join(format!("lab-shell-settings-{}.spec", std::process::id()));
+    sh.send(&format!("\\save {}", spec.display()));
+    sh.expect("saved 3 step(s)");
+    let (code, out) = sh.quit();
+    assert_eq!(code, 0, "{out}");
+    nothing_left(&srv, "shell_settings");
+    let text = std::fs::read_to_string(&spec).unwrap();
+    assert!(
+        text.contains("session A\nsetup { SET default_transaction_isolation = 'read committed'; }\n"),
+        "{text}"
+    );
+    assert!(!text.contains("lock_timeout"), "only what differs: {text}");
+    let r = replay(&srv, &spec);
+    assert_eq!(r.code, 0, "{}", r.why());
+    assert!(
+        r.stdout.contains("read committed") && !r.stdout.contains("repeatable read"),
+        "{}",
+        r.stdout
+    );
     let _ = std::fs::remove_file(&spec);
 }
