@@ -22,6 +22,18 @@ fn explore_json(srv: &TestServer, args: &[&str]) -> (i32, Value) {
     (r.code, serde_json::from_str(&r.stdout).expect("JSON"))
 }
 
+/// `lab explore FILE --format isolation` on the server at `url`.
+fn as_isolationtester(path: &std::path::Path, url: &str) -> crate::support::Run {
+    run(&[
+        "explore",
+        path.to_str().unwrap(),
+        "--database-url",
+        url,
+        "--format",
+        "isolation",
+    ])
+}
+
 /// Per level: (runs, anomaly, blocked, aborted, dead ends, stuck, classes).
 fn tallies(report: &Value) -> Vec<(String, [i64; 7])> {
     report["levels"]
@@ -74,14 +86,7 @@ fn isolation_format_is_isolationtester_byte_for_byte_on_the_generated_permutatio
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let text = std::fs::read_to_string(path).unwrap();
         let theirs = isolationtester_output(&srv, &text, &[]);
-        let ours = run(&[
-            "explore",
-            path.to_str().unwrap(),
-            "--database-url",
-            &url,
-            "--format",
-            "isolation",
-        ]);
+        let ours = as_isolationtester(path, &url);
         assert_eq!(ours.code, 0, "{name}: {}", ours.stderr);
         assert_eq!(
             ours.stdout,
@@ -129,14 +134,7 @@ fn quoted_names_and_marks_print_as_isolationtester_and_paste_back() {
     std::fs::write(&path, text).unwrap();
     let url = srv.url();
     let theirs = isolationtester_output(&srv, text, &[]);
-    let ours = run(&[
-        "explore",
-        path.to_str().unwrap(),
-        "--database-url",
-        &url,
-        "--format",
-        "isolation",
-    ]);
+    let ours = as_isolationtester(&path, &url);
     assert_eq!(ours.code, 0, "{}", ours.stderr);
     assert_eq!(ours.stdout, String::from_utf8_lossy(&theirs.stdout));
     let (_, report) = explore_json(&srv, &[path.to_str().unwrap(), "--level", "read-committed"]);

@@ -25,6 +25,22 @@ fn on(srv: &TestServer, schema: &str) -> Vec<String> {
     ]
 }
 
+/// `lab shell` on the test server in `schema`, `input` piped in whole.
+fn piped(srv: &TestServer, schema: &str, input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    let mut child = crate::support::lab()
+        .args(["shell", "--database-url", &srv.url(), "--schema", schema])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input).unwrap();
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
+
 /// Nothing of the shell's is left on the server: no session, no schema.
 fn nothing_left(srv: &TestServer, schema: &str) {
     let c = srv.client();
@@ -332,22 +348,13 @@ fn what_no_spec_replays_is_not_saved_and_setup_never_waits() {
 /// exit 2, not taken for the end of the input.
 #[test]
 fn input_that_is_not_utf8_is_one_line_and_exit_2() {
-    use std::io::Write;
     let srv = TestServer::start();
-    let mut child = crate::support::lab()
-        .args(["shell", "--database-url", &srv.url(), "--schema", "lab_latin5"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
     // 'Çanakkale' in ISO-8859-9: 0xC7 is no UTF-8.
-    stdin
-        .write_all(b"SELECT 1 AS one;\nSELECT '\xC7anakkale';\nSELECT 2 AS two;\n")
-        .unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
+    let out = piped(
+        &srv,
+        "lab_latin5",
+        b"SELECT 1 AS one;\nSELECT '\xC7anakkale';\nSELECT 2 AS two;\n",
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
@@ -471,21 +478,12 @@ fn bad_shell_input_is_one_line_and_exit_2() {
 /// sent (a statement runs at its ';'), and the shell says so.
 #[test]
 fn a_statement_left_without_its_semicolon_at_the_end_of_input_is_named_not_run() {
-    use std::io::Write;
     let srv = TestServer::start();
-    let mut child = crate::support::lab()
-        .args(["shell", "--database-url", &srv.url(), "--schema", "lab_unended"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(b"BEGIN;\n\\locks\nSELECT 41 + 1 AS answer;\nB: SELECT 'never sent' -- no semicolon\n")
-        .unwrap();
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
+    let out = piped(
+        &srv,
+        "lab_unended",
+        b"BEGIN;\n\\locks\nSELECT 41 + 1 AS answer;\nB: SELECT 'never sent' -- no semicolon\n",
+    );
     let printed = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{printed}");
     assert!(printed.contains("42"), "{printed}");
