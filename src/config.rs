@@ -830,7 +830,8 @@ pub fn shell(args: &crate::cli::ShellArgs, env: EnvLookup<'_>, lang: Lang) -> Re
     for (i, name) in sessions.iter().enumerate() {
         if let Some(other) = sessions[..i]
             .iter()
-            .chain(std::iter::once(&"setup".to_string()))
+            .map(String::as_str)
+            .chain(["setup"])
             .find(|o| o.eq_ignore_ascii_case(name))
         {
             bail!(smsg::spec_sessions_alike(other, name));

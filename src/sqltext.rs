@@ -76,21 +76,14 @@ fn block_comment_end(b: &[u8], start: usize) -> Option<usize> {
 /// outside quotes and comments is a `;`, and no quote, dollar quote or
 /// block comment is left open.
 pub fn ends_statement(sql: &str) -> bool {
-    scan(sql) == Some(true)
+    let lexed = lex(sql);
+    lexed.ends && !lexed.open
 }
 
 /// Whether `sql` leaves a quote, a dollar quote or a block comment open
 /// (what is typed next is still inside it).
 pub fn left_open(sql: &str) -> bool {
-    scan(sql).is_none()
-}
-
-/// Whether the last character of `sql` outside quotes and comments is a
-/// `;` that ends a statement; none when a quote, dollar quote or block
-/// comment is left open.
-fn scan(sql: &str) -> Option<bool> {
-    let lexed = lex(sql);
-    (!lexed.open).then_some(lexed.ends)
+    lex(sql).open
 }
 
 /// `sql` read as psql's lexer reads it to find where statements end (and

@@ -25,6 +25,18 @@ fn on(srv: &TestServer, schema: &str) -> Vec<String> {
     ]
 }
 
+/// `lab shell` on the test server in `schema`, with `extra` options, in a pseudo-terminal.
+fn shell(srv: &TestServer, schema: &str, extra: &[&str]) -> Pty {
+    let mut args = on(srv, schema);
+    args.extend(extra.iter().map(|a| a.to_string()));
+    Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// `<tmp>/lab-shell-<pid>-<name>`: a file of this test process's own.
+fn temp_file(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("lab-shell-{}-{name}", std::process::id()))
+}
+
 /// `lab shell` on the test server in `schema`, `input` piped in whole.
 fn piped(srv: &TestServer, schema: &str, input: &[u8]) -> std::process::Output {
     use std::io::Write;
@@ -60,8 +72,7 @@ fn nothing_left(srv: &TestServer, schema: &str) {
 #[test]
 fn a_wait_shows_live_and_the_saved_spec_replays_it_in_lab_and_isolationtester() {
     let srv = TestServer::start();
-    let args = on(&srv, "shell_wait");
-    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut sh = shell(&srv, "shell_wait", &[]);
     sh.expect("lab shell: sessions A, B on PostgreSQL");
     sh.send("BEGIN;");
     sh.expect("A → BEGIN (read committed)");
@@ -90,7 +101,7 @@ fn a_wait_shows_live_and_the_saved_spec_replays_it_in_lab_and_isolationtester() 
     sh.expect("B → COMMIT");
     sh.send("\\timeline");
     sh.expect("⏳ waiting for A (ShareLock on transaction");
-    let spec = std::env::temp_dir().join(format!("lab-shell-{}.spec", std::process::id()));
+    let spec = temp_file("wait.spec");
     sh.send(&format!("\\save {}", spec.display()));
     sh.expect("saved 7 step(s)");
     let page = spec.with_extension("html");
@@ -141,8 +152,7 @@ fn a_wait_shows_live_and_the_saved_spec_replays_it_in_lab_and_isolationtester() 
 #[test]
 fn ctrl_c_cancels_the_waiting_statement_of_its_session_only() {
     let srv = TestServer::start();
-    let args = on(&srv, "shell_cancel");
-    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut sh = shell(&srv, "shell_cancel", &[]);
     sh.expect("A> ");
     sh.send("BEGIN;");
     sh.expect("A → BEGIN");
@@ -183,8 +193,7 @@ fn ctrl_c_cancels_the_waiting_statement_of_its_session_only() {
 #[test]
 fn ctrl_c_before_the_prompt_comes_back_cancels_the_statement_out() {
     let srv = TestServer::start();
-    let args = on(&srv, "shell_cancel_early");
-    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut sh = shell(&srv, "shell_cancel_early", &[]);
     sh.expect("A> ");
     // Typed, and Ctrl-C straight after: the editor has given the line up and
     // lab is watching the statement (the prompt comes back only after 1.5 s),
@@ -211,8 +220,7 @@ fn ctrl_c_before_the_prompt_comes_back_cancels_the_statement_out() {
 #[test]
 fn a_deadlock_shows_its_victim_and_the_other_side_going_on() {
     let srv = TestServer::start();
-    let args = on(&srv, "shell_deadlock");
-    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut sh = shell(&srv, "shell_deadlock", &[]);
     sh.expect("A> ");
     for (who, sql, answer) in [
         ("A", "BEGIN;", "A → BEGIN"),
@@ -239,7 +247,7 @@ fn a_deadlock_shows_its_victim_and_the_other_side_going_on() {
         rest.contains("DETAIL: Process") && rest.contains("(A)") && rest.contains("(B)"),
         "the DETAIL names both sessions: {rest}"
     );
-    let spec = std::env::temp_dir().join(format!("lab-shell-deadlock-{}.spec", std::process::id()));
+    let spec = temp_file("deadlock.spec");
     sh.send(&format!("\\save {}", spec.display()));
     sh.expect("saved 6 step(s)");
     let (code, out) = sh.quit();
@@ -277,8 +285,7 @@ fn a_deadlock_shows_its_victim_and_the_other_side_going_on() {
 #[test]
 fn what_no_spec_replays_is_not_saved_and_setup_never_waits() {
     let srv = TestServer::start();
-    let args = on(&srv, "shell_unsaved");
-    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut sh = shell(&srv, "shell_unsaved", &[]);
     sh.expect("A> ");
     sh.send("BEGIN;");
     sh.expect("A → BEGIN");
@@ -290,7 +297,7 @@ fn what_no_spec_replays_is_not_saved_and_setup_never_waits() {
         refused.contains("\\setup runs before the sessions' first statement"),
         "{refused}"
     );
-    let spec = std::env::temp_dir().join(format!("lab-shell-unsaved-{}.spec", std::process::id()));
+    let spec = temp_file("unsaved.spec");
     sh.send("B:");
     sh.expect("B-> ");
     sh.send(UPDATE_1);
@@ -318,7 +325,7 @@ fn what_no_spec_replays_is_not_saved_and_setup_never_waits() {
 
     // A spec whose session A takes a lock in its own setup: a \setup that
     // waits for it is cancelled, and the shell goes on.
-    let file = std::env::temp_dir().join(format!("lab-shell-locked-{}.spec", std::process::id()));
+    let file = temp_file("locked.spec");
     std::fs::write(
         &file,
         "setup { CREATE TABLE shell_locked (k int); }\nteardown { DROP TABLE shell_locked; }\n\
@@ -326,9 +333,7 @@ fn what_no_spec_replays_is_not_saved_and_setup_never_waits() {
          session B\nstep b1 { SELECT count(*) FROM shell_locked; }\n",
     )
     .unwrap();
-    let mut args = on(&srv, "shell_setup_wait");
-    args.extend(["--spec".into(), file.display().to_string()]);
-    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut sh = shell(&srv, "shell_setup_wait", &["--spec", file.to_str().unwrap()]);
     sh.expect("A (in transaction, read committed)> ");
     sh.send("\\setup INSERT INTO shell_locked VALUES (1)");
     let cancelled = sh.expect("57014");
@@ -367,9 +372,7 @@ fn input_that_is_not_utf8_is_one_line_and_exit_2() {
 #[test]
 fn predict_asks_first_and_tallies_in_turkish_too() {
     let srv = TestServer::start();
-    let mut args = on(&srv, "shell_predict");
-    args.extend(["--predict".into(), "--lang".into(), "tr".into()]);
-    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut sh = shell(&srv, "shell_predict", &["--predict", "--lang", "tr"]);
     sh.expect("önce tahmin");
     for (sql, guess, judged) in [
         ("A: BEGIN;", "", "✔ doğru"),
@@ -400,9 +403,7 @@ fn predict_asks_first_and_tallies_in_turkish_too() {
 #[test]
 fn a_spec_is_walked_step_by_step_and_serializable_aborts_one() {
     let srv = TestServer::start();
-    let mut args = on(&srv, "shell_spec");
-    args.extend(["--spec".into(), "lab/write-skew.spec".into()]);
-    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut sh = shell(&srv, "shell_spec", &["--spec", "lab/write-skew.spec"]);
     sh.expect("sessions A, B");
     sh.send("\\steps");
     sh.expect("a_begin_rc a_begin_rr a_begin_s a_check");
@@ -422,7 +423,7 @@ fn a_spec_is_walked_step_by_step_and_serializable_aborts_one() {
     assert!(b.contains("✖ B ERROR 40001"), "{b}");
     sh.send("\\run nope");
     sh.expect("the spec has no step nope");
-    let spec = std::env::temp_dir().join(format!("lab-shell-walked-{}.spec", std::process::id()));
+    let spec = temp_file("walked.spec");
     sh.send(&format!("\\save {}", spec.display()));
     sh.expect("saved 8 step(s)");
     let (code, out) = sh.quit();
@@ -458,7 +459,7 @@ fn bad_shell_input_is_one_line_and_exit_2() {
         "leave out --sessions",
     );
     // Sessions the shell could not tell apart (`s1: ...` finds either).
-    let alike = std::env::temp_dir().join(format!("lab-shell-alike-{}.spec", std::process::id()));
+    let alike = temp_file("alike.spec");
     std::fs::write(
         &alike,
         "session s1\nstep a { SELECT 1; }\nsession S1\nstep b { SELECT 2; }\n",
@@ -500,7 +501,7 @@ fn a_statement_left_without_its_semicolon_at_the_end_of_input_is_named_not_run()
     );
     nothing_left(&srv, "lab_unended");
     // A script that ends with a comment: nothing left unsent, nothing said.
-    let script = std::env::temp_dir().join(format!("lab-shell-script-{}.sql", std::process::id()));
+    let script = temp_file("script.sql");
     std::fs::write(&script, "SELECT 1;\n-- the end of the demo\n").unwrap();
     let r = run_cmd(
         crate::support::lab()
@@ -522,15 +523,14 @@ fn a_statement_left_without_its_semicolon_at_the_end_of_input_is_named_not_run()
 #[test]
 fn a_statement_sent_beside_a_running_one_is_saved_with_a_note() {
     let srv = TestServer::start();
-    let args = on(&srv, "shell_overlap");
-    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut sh = shell(&srv, "shell_overlap", &[]);
     sh.expect("A> ");
     sh.send("SELECT pg_sleep(1.8);");
     sh.expect("A is still running");
     sh.send("B: SELECT 1 AS one;");
     sh.expect("B → SELECT 1");
     sh.expect("A → SELECT 1");
-    let spec = std::env::temp_dir().join(format!("lab-shell-overlap-{}.spec", std::process::id()));
+    let spec = temp_file("overlap.spec");
     sh.send(&format!("\\save {}", spec.display()));
     let saved = sh.expect("before b1 starts");
     assert!(
@@ -557,8 +557,7 @@ fn settings_the_shell_ran_with_are_saved_where_the_role_defaults_differ() {
         &c,
         "ALTER ROLE CURRENT_USER SET default_transaction_isolation = 'repeatable read'",
     );
-    let args = on(&srv, "shell_settings");
-    let mut sh = Pty::start(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut sh = shell(&srv, "shell_settings", &[]);
     sh.expect("A> ");
     sh.send("BEGIN;");
     sh.expect("A → BEGIN (read committed)");
@@ -566,7 +565,7 @@ fn settings_the_shell_ran_with_are_saved_where_the_role_defaults_differ() {
     sh.expect("A → SELECT 1");
     sh.send("COMMIT;");
     sh.expect("A → COMMIT");
-    let spec = std::env::temp_dir().join(format!("lab-shell-settings-{}.spec", std::process::id()));
+    let spec = temp_file("settings.spec");
     sh.send(&format!("\\save {}", spec.display()));
     sh.expect("saved 3 step(s)");
     let (code, out) = sh.quit();
