@@ -44,6 +44,16 @@ const CANCELLED: Duration = Duration::from_secs(5);
 /// How often the server is asked again while a statement is on its way.
 const POLL: Duration = Duration::from_millis(2);
 
+/// What the guess prompt read.
+enum Asked {
+    /// A guess, or an empty line (none).
+    Guess(Option<Guess>),
+    /// Ctrl-C: the statement is dropped.
+    Interrupted,
+    /// Ctrl-D or the end of the input: the statement is dropped and the shell ends.
+    Eof,
+}
+
 /// A spec walked with `\run`.
 pub struct Loaded {
     pub spec: Spec,
@@ -140,6 +150,7 @@ pub async fn run(env: &Env, cfg: &Config) -> Result<()> {
         buffer: Buffer::default(),
         sigint,
         stopped: false,
+        ended: false,
     };
     shell.begin().await?;
     let result = shell.repl().await;
@@ -175,6 +186,8 @@ struct Shell<'a> {
     /// A Ctrl-C came before the prompt was back: what is left of the line
     /// (or of `\run`'s steps) is not sent.
     stopped: bool,
+    /// The input ended at a guess: the shell ends as at Ctrl-D.
+    ended: bool,
 }
 
 impl Shell<'_> {
@@ -239,7 +252,7 @@ impl Shell<'_> {
     }
 
     async fn repl(&mut self) -> Result<()> {
-        loop {
+        while !self.ended {
             let prompt = self.prompt().await?;
             match self.read(prompt).await? {
                 Read::Eof => {
@@ -284,6 +297,7 @@ impl Shell<'_> {
                 }
             }
         }
+        Ok(())
     }
 
     /// A line read at `prompt`, while answers are watched for and printed
@@ -509,13 +523,22 @@ impl Shell<'_> {
             return Ok(());
         }
         let guess = if self.predict {
-            let Some(guess) = self.ask_guess(&name).await? else {
-                // Ctrl-C at the guess: nothing was sent, and nothing more of the line is.
-                self.said(msg::guess_dropped(name));
-                self.stopped = true;
-                return Ok(());
-            };
-            guess
+            match self.ask_guess(&name).await? {
+                Asked::Guess(g) => g,
+                Asked::Interrupted => {
+                    // Nothing was sent, and nothing more of the line is.
+                    self.said(msg::guess_dropped(name));
+                    self.stopped = true;
+                    return Ok(());
+                }
+                Asked::Eof => {
+                    // As Ctrl-D at the prompt: the shell ends, sending nothing more.
+                    self.said(msg::guess_eof(name));
+                    self.stopped = true;
+                    self.ended = true;
+                    return Ok(());
+                }
+            }
         } else {
             None
         };
@@ -551,19 +574,18 @@ impl Shell<'_> {
         self.settle(Some(s)).await
     }
 
-    /// The guess for `who`'s statement (`Some(None)`: none made); `None`
-    /// when Ctrl-C at the guess drops the statement.
-    async fn ask_guess(&mut self, who: &str) -> Result<Option<Option<Guess>>> {
+    /// The guess for `who`'s statement, if one was made.
+    async fn ask_guess(&mut self, who: &str) -> Result<Asked> {
         loop {
             let prompt = msg::predict_ask(who).render(self.lang);
             match self.read(prompt).await? {
                 Read::Line(l) => match guess::guess(&l) {
-                    None => return Ok(Some(None)),
-                    Some(Ok(g)) => return Ok(Some(Some(g))),
+                    None => return Ok(Asked::Guess(None)),
+                    Some(Ok(g)) => return Ok(Asked::Guess(Some(g))),
                     Some(Err(())) => self.said(guess::msg::predict_bad()),
                 },
-                Read::Interrupted => return Ok(None),
-                Read::Eof => return Ok(Some(None)),
+                Read::Interrupted => return Ok(Asked::Interrupted),
+                Read::Eof => return Ok(Asked::Eof),
                 Read::NotText => bail!(msg::not_utf8()),
             }
         }
@@ -574,7 +596,11 @@ impl Shell<'_> {
     async fn settle(&mut self, first: Option<usize>) -> Result<()> {
         let began = Instant::now();
         loop {
-            let moving = self.pass(first).await?;
+            // One already said to be running (a long query) holds no prompt
+            // again: its answer is printed when it comes.
+            let moving: Vec<usize> = (self.pass(first).await?.into_iter())
+                .filter(|s| self.pending[*s].as_ref().is_none_or(|p| !p.said_running))
+                .collect();
             if moving.is_empty() {
                 return Ok(());
             }

@@ -89,6 +89,10 @@ crate::messages! {
         en: "Ctrl-C: {who}'s statement is not sent",
         tr: "Ctrl-C: {who} oturumunun ifadesi gönderilmiyor",
     }
+    guess_eof(who) {
+        en: "the input ended at the guess: {who}'s statement is not sent",
+        tr: "girdi tahminde bitti: {who} oturumunun ifadesi gönderilmiyor",
+    }
     rest_not_sent(n) {
         en: "the {n} statement(s) after it are not sent",
         tr: "ondan sonraki {n} ifade gönderilmiyor",
@@ -112,6 +116,10 @@ crate::messages! {
     save_brace_setup() {
         en: "not saved: a \\setup statement has a '}', which ends a spec's SQL block (isolationtester's too) with no way to escape it",
         tr: "kaydedilmedi: bir \\setup ifadesinde '}' var; spec'in SQL bloğunu (isolationtester'ınkini de) kaçışı olmadan bitirir",
+    }
+    save_idle_setup(who) {
+        en: "not saved: {who}'s setup block ran, and {who} ran no statement; a spec's session needs a step, so the spec would leave {who} out, and its setup (a lock it takes, say) with it; run one statement on {who} ({who}: SELECT 1;) and save again",
+        tr: "kaydedilmedi: {who} oturumunun setup bloğu çalıştı ama {who} hiç ifade çalıştırmadı; spec'te her oturumun en az bir adımı olur, yani spec {who} oturumunu, onunla da setup'ını (aldığı bir kilidi, örneğin) dışarıda bırakırdı; {who} üzerinde bir ifade çalıştırıp ({who}: SELECT 1;) yeniden kaydedin",
     }
     save_pending(who, step) {
         en: "not saved: {who}'s {step} has not answered yet, and a spec that ends with it would replay an answer that did not come; save once it has (Ctrl-C on {who} cancels it)",

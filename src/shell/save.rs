@@ -65,6 +65,16 @@ impl Recording {
         if self.setup.iter().any(|s| s.contains('}')) {
             return Some(msg::save_brace_setup());
         }
+        // A spec's session has at least one step (isolationtester's grammar):
+        // one left out takes its setup block, which ran here, with it.
+        if let Some((s, _, _)) = self.session_blocks.iter().find(|(s, setup, _)| {
+            setup
+                .as_deref()
+                .is_some_and(|sql| !crate::sqltext::strip_comments(sql).trim().is_empty())
+                && !self.ran.iter().any(|r| &r.session == s)
+        }) {
+            return Some(msg::save_idle_setup(s));
+        }
         None
     }
 
@@ -269,6 +279,15 @@ mod tests {
         rec.setup.push("INSERT INTO t VALUES ('}')".into());
         assert!(rec.unsaveable().is_some());
         rec.setup.clear();
+        rec.session_blocks = vec![
+            ("A".into(), Some("SET x = 1".into()), None),
+            ("B".into(), Some("-- nothing".into()), None),
+            ("C".into(), Some("BEGIN; LOCK t;".into()), None),
+        ];
+        let why = rec.unsaveable().expect("C's setup ran, C ran nothing").en();
+        assert!(why.contains("C's setup block ran"), "{why}");
+        rec.session_blocks.pop();
+        assert!(rec.unsaveable().is_none(), "B's block is a comment alone");
         rec.ran[0].cancelled = true;
         let why = rec.unsaveable().expect("a cancelled step").en();
         assert!(why.contains("A's a1 was cancelled"), "{why}");

@@ -37,11 +37,12 @@ fn temp_file(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("lab-shell-{}-{name}", std::process::id()))
 }
 
-/// `lab shell` on the test server in `schema`, `input` piped in whole.
-fn piped(srv: &TestServer, schema: &str, input: &[u8]) -> std::process::Output {
+/// `lab shell` on the test server in `schema`, with `extra` options, `input` piped in whole.
+fn piped(srv: &TestServer, schema: &str, extra: &[&str], input: &[u8]) -> std::process::Output {
     use std::io::Write;
     let mut child = crate::support::lab()
         .args(["shell", "--database-url", &srv.url(), "--schema", schema])
+        .args(extra)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -341,12 +342,23 @@ fn what_no_spec_replays_is_not_saved_and_setup_never_waits() {
         cancelled.contains("the setup statement waits for A, so it is cancelled"),
         "{cancelled}"
     );
+    // A ran nothing yet, and its setup took a lock: a spec without A
+    // would replay without the lock, and a spec's session needs a step.
+    sh.send("B: SELECT 1 AS one;");
+    sh.expect("B → SELECT 1");
+    let locked_spec = temp_file("locked-saved.spec");
+    sh.send(&format!("\\save {}", locked_spec.display()));
+    sh.expect("not saved: A's setup block ran, and A ran no statement");
     sh.send("\\run a1 b1");
     sh.expect("B → SELECT 1");
+    sh.send(&format!("\\save {}", locked_spec.display()));
+    sh.expect("saved 3 step(s)");
     let (code, out) = sh.quit();
     assert_eq!(code, 0, "{out}");
     nothing_left(&srv, "shell_setup_wait");
+    assert!(locked_spec.exists(), "saved once A ran a step");
     let _ = std::fs::remove_file(&file);
+    let _ = std::fs::remove_file(&locked_spec);
 }
 
 /// A script that is not UTF-8 (Latin-5, say) is refused with one line and
@@ -358,6 +370,7 @@ fn input_that_is_not_utf8_is_one_line_and_exit_2() {
     let out = piped(
         &srv,
         "lab_latin5",
+        &[],
         b"SELECT 1 AS one;\nSELECT '\xC7anakkale';\nSELECT 2 AS two;\n",
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -397,6 +410,24 @@ fn predict_asks_first_and_tallies_in_turkish_too() {
     assert!(!out.contains("A → ROLLBACK") && !out.contains("?column?"), "{out}");
     assert!(out.contains("⏳ B, A oturumunu bekliyor"), "{out}");
     assert!(out.contains("tahminler: 4 tahminden 3 doğru"), "{out}");
+    nothing_left(&srv, "shell_predict");
+
+    // The input ends at a guess: as Ctrl-D at the prompt, the shell ends
+    // and the statement is not sent (it was, without its guess).
+    let out = piped(
+        &srv,
+        "shell_predict",
+        &["--predict"],
+        b"SELECT 41 + 1 AS answer;\n\nSELECT 'not sent' AS never;\n",
+    );
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{printed}");
+    assert!(printed.contains("42"), "{printed}");
+    assert!(
+        printed.contains("the input ended at the guess: A's statement is not sent"),
+        "{printed}"
+    );
+    assert!(!printed.contains("never"), "{printed}");
     nothing_left(&srv, "shell_predict");
 }
 
@@ -483,6 +514,7 @@ fn a_statement_left_without_its_semicolon_at_the_end_of_input_is_named_not_run()
     let out = piped(
         &srv,
         "lab_unended",
+        &[],
         b"BEGIN;\n\\locks\nSELECT 41 + 1 AS answer;\nB: SELECT 'never sent' -- no semicolon\n",
     );
     let printed = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
