@@ -888,7 +888,7 @@ impl Job for Hunt {
         let mut found = std::mem::take(&mut *self.found.lock().unwrap());
         // A level cut short: the history recorded so far, checked.
         if let Some(w) = self.current.lock().unwrap().take() {
-            let txns = std::mem::take(&mut *w.recorded.lock().unwrap());
+            let txns = w.so_far();
             let history = History {
                 header: Some(self.header(w.level, version)),
                 txns,

@@ -331,7 +331,7 @@ impl Hasher for IntHasher {
 
 pub type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
 
-/// Who appended an element.
+/// Who appended an element to a key.
 #[derive(Clone, Copy)]
 struct Writer {
     txn: u32,
@@ -340,10 +340,19 @@ struct Writer {
     last: bool,
 }
 
+/// Up to this many operations, a transaction is searched rather than indexed.
+const SHORT: usize = 16;
+
+/// Who appended each (key, element).
+type Writers = IntMap<(Key, Elem), Writer>;
+
 /// How far one search may go (edges looked at) per class and component.
 const BUDGET: u64 = 2_000_000;
 
-/// Checks `h`. A history the checker cannot read as list-append (an element appended twice) is damage.
+/// Checks `h`. A history the checker cannot read as list-append (an
+/// element appended twice to one key) is damage. Elements need be unique
+/// per key only, as Elle asks: Jepsen's generator numbers each key's
+/// appends 1, 2, 3 ...
 pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
     let txns = &h.txns;
     let n = txns.len();
@@ -351,25 +360,36 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
         txns: n,
         ..Checked::default()
     };
-    // Who wrote what.
-    let mut writers: IntMap<Elem, Writer> = IntMap::default();
+    // Who wrote what, by key and element.
+    let mut writers: Writers = IntMap::default();
     writers.reserve(n * 2);
     for (t, txn) in txns.iter().enumerate() {
+        // A long transaction (a --check file's) has each key's last append
+        // looked up, not searched for after every append.
+        let last_of: Option<IntMap<Key, usize>> = (txn.ops.len() > SHORT).then(|| {
+            (txn.ops.iter().enumerate())
+                .filter_map(|(i, o)| match o {
+                    Op::Append(k, _) => Some((*k, i)),
+                    Op::Read(..) => None,
+                })
+                .collect()
+        });
         for (i, op) in txn.ops.iter().enumerate() {
             if let Op::Append(k, v) = op {
-                let last = !txn.ops[i + 1..]
-                    .iter()
-                    .any(|o| matches!(o, Op::Append(k2, _) if k2 == k));
+                let last = match &last_of {
+                    Some(m) => m[k] == i,
+                    None => !(txn.ops[i + 1..].iter()).any(|o| matches!(o, Op::Append(k2, _) if k2 == k)),
+                };
                 let w = Writer {
                     txn: t as u32,
                     op: i as u32,
                     last,
                 };
-                if let Some(before) = writers.insert(*v, w) {
+                if let Some(before) = writers.insert((*k, *v), w) {
                     return Err(Damage {
                         line: txn.line,
                         what: format!(
-                            "the element {v} is appended twice (also by the transaction on line {}): list-append needs every appended element unique",
+                            "the element {v} is appended to key {k} twice (also by the transaction on line {}): list-append needs each key's appended elements unique",
                             txns[before.txn as usize].line
                         ),
                     });
@@ -382,9 +402,9 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
     let unknown = txns.iter().any(|t| t.status == Status::Info);
     for txn in txns.iter().filter(|t| unknown && t.status == Status::Ok) {
         for op in &txn.ops {
-            if let Op::Read(_, Some(list)) = op {
+            if let Op::Read(k, Some(list)) = op {
                 for e in list {
-                    if let Some(w) = writers.get(e)
+                    if let Some(w) = writers.get(&(*k, *e))
                         && txns[w.txn as usize].status == Status::Info
                     {
                         committed[w.txn as usize] = true;
@@ -455,22 +475,22 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
             // order's first elements hold (each looked at once per key);
             // another is looked at element by element.
             let flaws = if prefix {
-                let f = flaws_of.entry(*k).or_insert_with(|| flaws(order, &writers, txns));
+                let f = flaws_of.entry(*k).or_insert_with(|| flaws(*k, order, &writers, txns));
                 (f.0.filter(|p| *p < l.len()), f.1.filter(|p| *p < l.len()))
             } else {
-                flaws(l, &writers, txns)
+                flaws(*k, l, &writers, txns)
             };
             if let Some(p) = flaws.0 {
                 note(&mut out, read(Class::DuplicateElements, Some(l[p]), None, None));
             }
             if let Some(p) = flaws.1 {
                 let e = l[p];
-                match writers.get(&e) {
+                match writers.get(&(*k, e)) {
                     None => note(&mut out, read(Class::Garbage, Some(e), None, None)),
                     Some(w) => note(&mut out, read(Class::G1a, Some(e), Some(w.txn as usize), None)),
                 }
             }
-            let last = l.last().and_then(|e| writers.get(e));
+            let last = l.last().and_then(|e| writers.get(&(*k, *e)));
             if let (Some(e), Some(w)) = (l.last(), last)
                 && w.txn as usize != t
                 && !w.last
@@ -493,7 +513,7 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
             // rw: this reader -> the writer of the element it did not see
             // (not when that writer's earlier element ends the read: a G1b, said once).
             if let Some(e) = order.get(l.len())
-                && let Some(w) = writers.get(e)
+                && let Some(w) = writers.get(&(*k, *e))
                 && w.txn as usize != t
                 && last.is_none_or(|x| x.txn != w.txn)
                 && committed[w.txn as usize]
@@ -503,10 +523,10 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
         }
     }
     // ww: consecutive elements of each key's order, by different writers.
-    for &at in longest.values() {
+    for (&k, &at) in &longest {
         let order = list_at(at);
         for pair in order.windows(2) {
-            if let (Some(a), Some(b)) = (writers.get(&pair[0]), writers.get(&pair[1]))
+            if let (Some(a), Some(b)) = (writers.get(&(k, pair[0])), writers.get(&(k, pair[1])))
                 && a.txn != b.txn
                 && committed[a.txn as usize]
                 && committed[b.txn as usize]
@@ -531,10 +551,10 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
     Ok(out)
 }
 
-/// Where a list first holds an element a second time, and first holds one
-/// nobody appended or an aborted transaction appended.
-fn flaws(l: &[Elem], writers: &IntMap<Elem, Writer>, txns: &[Txn]) -> (Option<usize>, Option<usize>) {
-    let dup = if l.len() <= 16 {
+/// Where key `k`'s list first holds an element a second time, and first
+/// holds one nobody appended to it or an aborted transaction appended.
+fn flaws(k: Key, l: &[Elem], writers: &Writers, txns: &[Txn]) -> (Option<usize>, Option<usize>) {
+    let dup = if l.len() <= SHORT {
         (0..l.len()).find(|i| l[..*i].contains(&l[*i]))
     } else {
         let mut seen: IntMap<Elem, ()> = IntMap::default();
@@ -542,7 +562,7 @@ fn flaws(l: &[Elem], writers: &IntMap<Elem, Writer>, txns: &[Txn]) -> (Option<us
     };
     let bad = l.iter().position(|e| {
         writers
-            .get(e)
+            .get(&(k, *e))
             .is_none_or(|w| txns[w.txn as usize].status == Status::Fail)
     });
     (dup, bad)
@@ -554,29 +574,25 @@ fn flaws(l: &[Elem], writers: &IntMap<Elem, Writer>, txns: &[Txn]) -> (Option<us
 fn internal(t: usize, txn: &Txn, note: &mut dyn FnMut(Anomaly)) {
     // Only a key the transaction touches twice can show it.
     let ops = &txn.ops;
-    if !ops
-        .iter()
-        .enumerate()
-        .any(|(i, o)| ops[..i].iter().any(|p| p.key() == o.key()))
-    {
+    let repeats = if ops.len() <= SHORT {
+        (ops.iter().enumerate()).any(|(i, o)| ops[..i].iter().any(|p| p.key() == o.key()))
+    } else {
+        let mut keys: IntMap<Key, ()> = IntMap::default();
+        ops.iter().any(|o| keys.insert(o.key(), ()).is_some())
+    };
+    if !repeats {
         return;
     }
     // Per key: the last read (op index), the appends since.
-    let mut seen: Vec<(Key, Option<usize>, Vec<Elem>)> = Vec::new();
+    let mut seen: IntMap<Key, (Option<usize>, Vec<Elem>)> = IntMap::default();
     for (i, op) in txn.ops.iter().enumerate() {
         let k = op.key();
-        let pos = match seen.iter().position(|s| s.0 == k) {
-            Some(p) => p,
-            None => {
-                seen.push((k, None, Vec::new()));
-                seen.len() - 1
-            }
-        };
+        let entry = seen.entry(k).or_default();
         match op {
-            Op::Append(_, v) => seen[pos].2.push(*v),
+            Op::Append(_, v) => entry.1.push(*v),
             Op::Read(_, None) => {}
             Op::Read(_, Some(l)) => {
-                let (_, before, since) = &seen[pos];
+                let (before, since) = &*entry;
                 let prefix_ok = before.is_none_or(|b| match &txn.ops[b] {
                     Op::Read(_, Some(p)) => l.starts_with(p),
                     _ => true,
@@ -596,7 +612,7 @@ fn internal(t: usize, txn: &Txn, note: &mut dyn FnMut(Anomaly)) {
                         }),
                     });
                 }
-                seen[pos] = (k, Some(i), Vec::new());
+                *entry = (Some(i), Vec::new());
             }
         }
     }
@@ -747,6 +763,7 @@ fn cycles(g: &Graph, opts: Options, found: &mut dyn FnMut(Name, Vec<(u32, u32, u
                         if !simple(&path) {
                             continue;
                         }
+                        let path = plainest(g, path);
                         let name = classify(&path);
                         if name.class == class && (with == 0) == (name.via == Via::Data) {
                             seen.push(name);
@@ -767,6 +784,23 @@ fn simple(path: &[(u32, u32, u8)]) -> bool {
     let mut nodes: Vec<u32> = path.iter().map(|e| e.0).collect();
     nodes.sort_unstable();
     nodes.windows(2).all(|w| w[0] != w[1])
+}
+
+/// The cycle with each edge walked as RW that is a WW or WR edge too
+/// walked as that: an anti-dependency that a write or read dependency
+/// explains does not make the cycle a G-single or G2-item (u -rw-> v
+/// -ww,rw-> u is a G-single, not a G2-item as well).
+fn plainest(g: &Graph, path: Vec<(u32, u32, u8)>) -> Vec<(u32, u32, u8)> {
+    (path.into_iter())
+        .map(|(a, b, kind)| {
+            let kinds = g.kinds(a, b);
+            match kind {
+                RW if kinds & WW != 0 => (a, b, WW),
+                RW if kinds & WR != 0 => (a, b, WR),
+                _ => (a, b, kind),
+            }
+        })
+        .collect()
 }
 
 /// A cycle's class from the kinds it walks.
@@ -791,7 +825,7 @@ pub fn classify(path: &[(u32, u32, u8)]) -> Name {
 /// A cycle with the operations each edge rests on.
 fn explain(
     txns: &[Txn],
-    writers: &IntMap<Elem, Writer>,
+    writers: &Writers,
     longest: &IntMap<Key, (u32, u32)>,
     name: Name,
     path: Vec<(u32, u32, u8)>,
@@ -813,22 +847,15 @@ fn explain(
 }
 
 /// The evidence for edge `a -> b` of `kind`: the first key that shows it.
-fn why(
-    txns: &[Txn],
-    writers: &IntMap<Elem, Writer>,
-    longest: &IntMap<Key, (u32, u32)>,
-    a: usize,
-    b: usize,
-    kind: u8,
-) -> Why {
+fn why(txns: &[Txn], writers: &Writers, longest: &IntMap<Key, (u32, u32)>, a: usize, b: usize, kind: u8) -> Why {
     let order_of = |k: &Key| -> &[Elem] {
         match longest.get(k).map(|&(t, i)| &txns[t as usize].ops[i as usize]) {
             Some(Op::Read(_, Some(l))) => l,
             _ => &[],
         }
     };
-    let by = |e: &Elem, t: usize| writers.get(e).is_some_and(|w| w.txn as usize == t);
-    let op_of = |e: &Elem| writers.get(e).map_or(0, |w| w.op as usize);
+    let by = |k: Key, e: Elem, t: usize| writers.get(&(k, e)).is_some_and(|w| w.txn as usize == t);
+    let op_of = |k: Key, e: Elem| writers.get(&(k, e)).map_or(0, |w| w.op as usize);
     match kind {
         WW => {
             for (j, op) in txns[b].ops.iter().enumerate() {
@@ -836,13 +863,13 @@ fn why(
                     let order = order_of(k);
                     if let Some(p) = order.iter().position(|e| e == then)
                         && p > 0
-                        && by(&order[p - 1], a)
+                        && by(*k, order[p - 1], a)
                     {
                         return Why::Ww {
                             key: *k,
                             first: order[p - 1],
                             then: *then,
-                            from_op: op_of(&order[p - 1]),
+                            from_op: op_of(*k, order[p - 1]),
                             to_op: j,
                         };
                     }
@@ -853,12 +880,12 @@ fn why(
             for (j, op) in txns[b].ops.iter().enumerate() {
                 if let Op::Read(k, Some(l)) = op
                     && let Some(e) = l.last()
-                    && by(e, a)
+                    && by(*k, *e, a)
                 {
                     return Why::Wr {
                         key: *k,
                         elem: *e,
-                        from_op: op_of(e),
+                        from_op: op_of(*k, *e),
                         to_op: j,
                     };
                 }
@@ -868,13 +895,13 @@ fn why(
             for (j, op) in txns[a].ops.iter().enumerate() {
                 if let Op::Read(k, Some(l)) = op
                     && let Some(e) = order_of(k).get(l.len())
-                    && by(e, b)
+                    && by(*k, *e, b)
                 {
                     return Why::Rw {
                         key: *k,
                         elem: *e,
                         from_op: j,
-                        to_op: op_of(e),
+                        to_op: op_of(*k, *e),
                     };
                 }
             }
@@ -1055,9 +1082,9 @@ mod tests {
     }
 
     #[test]
-    fn an_element_appended_twice_is_damage() {
+    fn an_element_appended_twice_to_a_key_is_damage() {
         let e = check(
-            &history(vec![ok(1, 0, vec![a(1, 1)]), ok(2, 0, vec![a(2, 1)])]),
+            &history(vec![ok(1, 0, vec![a(1, 1)]), ok(2, 0, vec![a(1, 1)])]),
             Options::default(),
         )
         .unwrap_err();
@@ -1099,6 +1126,86 @@ mod tests {
         let c = check(&history(h), Options::default()).unwrap();
         assert_eq!(c.committed, 2);
         assert!(c.anomalies.is_empty());
+    }
+
+    /// U -rw-> V on key 1; V -> U both ww (key 2) and rw (key 3): a
+    /// G-single (the ww explains V -> U), not a G2-item too.
+    #[test]
+    fn an_edge_a_write_explains_is_not_walked_as_an_anti_dependency() {
+        let h = vec![
+            ok(1, 0, vec![r(1, &[]), a(2, 20), a(3, 30)]),
+            ok(2, 0, vec![r(3, &[]), a(1, 10), a(2, 21)]),
+            ok(3, 10, vec![r(1, &[10]), r(2, &[21, 20]), r(3, &[30])]),
+        ];
+        assert_eq!(names(h.clone(), Options::default()), vec!["G-single"]);
+        let all = Options {
+            all_cycles: true,
+            ..Options::default()
+        };
+        let c = check(&history(h), all).unwrap();
+        assert_eq!(c.counts.keys().collect::<Vec<_>>(), ["G-single"], "{:?}", c.counts);
+        let why = &c.anomalies[0].cycle;
+        assert!(why.iter().any(|l| matches!(l.why, Why::Ww { key: 2, .. })), "{why:?}");
+        assert!(why.iter().any(|l| matches!(l.why, Why::Rw { key: 1, .. })), "{why:?}");
+    }
+
+    #[test]
+    fn elements_need_be_unique_per_key_only() {
+        // Jepsen's numbering: key 1's first append is 1, and so is key 2's.
+        let h = vec![
+            ok(1, 0, vec![r(1, &[]), a(2, 1)]),
+            ok(2, 0, vec![r(2, &[]), a(1, 1)]),
+            ok(3, 10, vec![r(1, &[1]), r(2, &[1])]),
+        ];
+        assert_eq!(names(h.clone(), Options::default()), vec!["G2-item"]);
+        // An element read on a key it was not appended to: nobody wrote it there.
+        let mut garbage = h.clone();
+        garbage[2].ops[1] = r(2, &[1, 7]);
+        garbage.push(ok(4, 20, vec![a(1, 7)]));
+        assert!(names(garbage, Options::default()).contains(&"garbage-read".to_string()));
+        // The same element appended to one key twice cannot be read as list-append.
+        let mut twice = h;
+        twice.push(ok(4, 20, vec![a(2, 1)]));
+        let Err(e) = check(&history(twice), Options::default()) else {
+            panic!("damage")
+        };
+        assert!(e.what.contains("appended to key 2 twice"), "{}", e.what);
+    }
+
+    /// Jepsen's :info is an outcome nobody knows, at a time that ends
+    /// nothing: no realtime edge leaves it, or a read before it took
+    /// effect would make a cycle that did not happen.
+    #[test]
+    fn an_info_completion_is_no_realtime_source() {
+        let text = "\
+{:type :invoke, :f :txn, :value [[:append 1 1]], :process 0, :time 0}
+{:type :info, :f :txn, :value [[:append 1 1]], :process 0, :time 10}
+{:type :invoke, :f :txn, :value [[:r 1 nil]], :process 1, :time 20}
+{:type :ok, :f :txn, :value [[:r 1 nil]], :process 1, :time 30}
+{:type :invoke, :f :txn, :value [[:r 1 nil]], :process 2, :time 40}
+{:type :ok, :f :txn, :value [[:r 1 [1]]], :process 2, :time 50}
+";
+        let h = History::parse(text).unwrap();
+        let rt = Options {
+            realtime: true,
+            ..Options::default()
+        };
+        let c = check(&h, rt).unwrap();
+        assert_eq!(c.committed, 3, "the :info append was read, so it committed");
+        assert!(c.anomalies.is_empty(), "{:?}", c.names());
+        // Had it ended at its :info time, process 1's read of nil (the
+        // empty list) would sit after it in real time: G-single-realtime.
+        let mut ended = h;
+        ended.txns[0].end = Some(10);
+        assert_eq!(
+            check(&ended, rt)
+                .unwrap()
+                .names()
+                .iter()
+                .map(|n| n.text())
+                .collect::<Vec<_>>(),
+            vec!["G-single-realtime"]
+        );
     }
 
     #[test]

@@ -76,7 +76,13 @@ pub struct Reader<'a> {
     src: &'a [u8],
     pos: usize,
     line: usize,
+    /// Forms being read around the current one.
+    depth: usize,
 }
+
+/// How deep forms may nest (a history's go five deep, a tag counted): deeper
+/// is refused, not read into a stack overflow.
+const DEEPEST: usize = 128;
 
 impl<'a> Reader<'a> {
     pub fn new(text: &'a str) -> Reader<'a> {
@@ -84,12 +90,13 @@ impl<'a> Reader<'a> {
             src: text.as_bytes(),
             pos: 0,
             line: 1,
+            depth: 0,
         }
     }
 
     /// The next top-level form and the line it starts on; none at the end.
     pub fn next_form(&mut self) -> Result<Option<(usize, Value)>, EdnError> {
-        self.skip_space();
+        self.skip()?;
         if self.pos >= self.src.len() {
             return Ok(None);
         }
@@ -136,8 +143,33 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Whitespace, comments and `#_` discarded forms.
+    fn skip(&mut self) -> Result<(), EdnError> {
+        loop {
+            self.skip_space();
+            if self.src[self.pos..].starts_with(b"#_") {
+                self.pos += 2;
+                self.value()?;
+            } else {
+                return Ok(());
+            }
+        }
+    }
+
+    /// A form; one inside too many others (or after too many tags or
+    /// discards) is refused.
     fn value(&mut self) -> Result<Value, EdnError> {
-        self.skip_space();
+        if self.depth == DEEPEST {
+            return self.err(format!("forms nested more than {DEEPEST} deep"));
+        }
+        self.depth += 1;
+        let v = self.form();
+        self.depth -= 1;
+        v
+    }
+
+    fn form(&mut self) -> Result<Value, EdnError> {
+        self.skip()?;
         let Some(c) = self.peek() else {
             return self.err("the text ends inside a form");
         };
@@ -172,11 +204,6 @@ impl<'a> Reader<'a> {
                         self.bump();
                         Ok(Value::Seq(self.items(b'}')?))
                     }
-                    Some(b'_') => {
-                        self.bump();
-                        self.value()?;
-                        self.value()
-                    }
                     // A tagged element: the tag says what the value means; the value is what a history needs.
                     Some(c) if c.is_ascii_alphabetic() => {
                         self.token();
@@ -198,7 +225,7 @@ impl<'a> Reader<'a> {
         let opened = self.line;
         let mut items = Vec::new();
         loop {
-            self.skip_space();
+            self.skip()?;
             match self.peek() {
                 None => {
                     return Err(EdnError {
@@ -324,7 +351,8 @@ mod tests {
 
     #[test]
     fn strings_sets_discards_and_big_ints() {
-        let forms = all(r#"[#{1 2} "a \"q\"" #_ :gone 7N -3 1.5 \c sym]"#);
+        let forms = all(r#"#_ {:gone 0} [#{1 2} "a \"q\"" #_ :gone 7N -3 1.5 \c sym #_ #_ 8 9] #_ 10"#);
+        assert_eq!(forms.len(), 1, "{forms:?}");
         let Value::Seq(items) = &forms[0].1 else { panic!() };
         assert_eq!(
             items,
@@ -352,5 +380,13 @@ mod tests {
         assert!(e.what.contains("missing"), "{}", e.what);
         let e = Reader::new("{:a}").next_form().unwrap_err();
         assert!(e.what.contains("odd"), "{}", e.what);
+        // Deep nesting, chained tags or discards: refused, not a stack overflow.
+        for deep in ["[".repeat(200_000), "#_".repeat(200_000), "#t ".repeat(200_000)] {
+            let e = Reader::new(&deep).next_form().unwrap_err();
+            assert!(e.what.contains("nested more than 128 deep"), "{}", e.what);
+        }
+        let mut ok = "[".repeat(100);
+        ok.push_str(&"]".repeat(100));
+        assert!(Reader::new(&ok).next_form().is_ok());
     }
 }

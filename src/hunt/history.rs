@@ -364,7 +364,10 @@ impl History {
                 status,
                 sqlstate: None,
                 start,
-                end: Some(time),
+                // An unknown outcome may have taken effect at any time after
+                // its invocation: its :info time ends nothing (no realtime
+                // edge leaves it).
+                end: (status != Status::Info).then_some(time),
                 ops: micro_ops(&mops, status).map_err(bad)?,
                 at: Vec::new(),
                 xid: None,
@@ -420,7 +423,11 @@ fn micro_ops(value: &Value, status: Status) -> Result<Vec<Op>, String> {
             match f.keyword() {
                 Some("append") => Ok(Op::Append(k, int(v, "the appended value")?)),
                 Some("r") => match (v, status) {
-                    (_, Status::Info) | (Value::Nil, _) => Ok(Op::Read(k, None)),
+                    // A committed read of nil is the key's initial state,
+                    // no row yet (Jepsen's SQL clients say so): Elle reads it
+                    // as the empty list. A failure's reads say nothing.
+                    (_, Status::Info) | (Value::Nil, Status::Fail) => Ok(Op::Read(k, None)),
+                    (Value::Nil, _) => Ok(Op::Read(k, Some(Vec::new()))),
                     (Value::Seq(items), _) => Ok(Op::Read(
                         k,
                         Some(
@@ -531,9 +538,24 @@ mod tests {
         assert_eq!(h.txns[0].ops, vec![Op::Append(1, 2), Op::Read(1, Some(vec![2]))]);
         assert_eq!((h.txns[0].start, h.txns[0].end), (10, Some(20)));
         assert_eq!(h.txns[1].status, Status::Fail);
+        assert_eq!(h.txns[1].ops, vec![Op::Read(1, None)], "a failure's reads say nothing");
         assert_eq!(h.txns[2].status, Status::Info);
         assert_eq!(h.txns[2].end, None);
         assert_eq!(h.txns[2].line, 6);
+    }
+
+    #[test]
+    fn a_committed_nil_read_is_the_empty_list_and_info_ends_nothing() {
+        let text = "\
+{:type :invoke, :f :txn, :value [[:r 1 nil]], :process 0, :time 10}
+{:type :ok, :f :txn, :value [[:r 1 nil]], :process 0, :time 20}
+{:type :invoke, :f :txn, :value [[:append 1 1] [:r 1 nil]], :process 1, :time 30}
+{:type :info, :f :txn, :value [[:append 1 1] [:r 1 nil]], :process 1, :time 40}
+";
+        let h = History::parse(text).unwrap();
+        assert_eq!(h.txns[0].ops, vec![Op::Read(1, Some(Vec::new()))]);
+        assert_eq!(h.txns[1].ops, vec![Op::Append(1, 1), Op::Read(1, None)]);
+        assert_eq!((h.txns[1].start, h.txns[1].end), (30, None));
     }
 
     #[test]

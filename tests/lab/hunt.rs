@@ -558,10 +558,13 @@ fn bad_input_is_one_line_and_exit_2() {
     std::fs::write(
         &twice,
         "{\"index\":0,\"session\":1,\"type\":\"ok\",\"start\":0,\"end\":1,\"ops\":[[\"append\",1,5]]}\n\
-         {\"index\":1,\"session\":2,\"type\":\"ok\",\"start\":0,\"end\":1,\"ops\":[[\"append\",2,5]]}\n",
+         {\"index\":1,\"session\":2,\"type\":\"ok\",\"start\":0,\"end\":1,\"ops\":[[\"append\",1,5]]}\n",
     )
     .unwrap();
-    one_line_exit_2(&run(&["hunt", "--check", twice.to_str().unwrap()]), "appended twice");
+    one_line_exit_2(
+        &run(&["hunt", "--check", twice.to_str().unwrap()]),
+        "the element 5 is appended to key 1 twice",
+    );
     one_line_exit_2(&run(&["hunt", "--check", "/nonexistent/h.jsonl"]), "could not read");
     // A history that could not be written is refused before a server starts, as --junit is.
     one_line_exit_2(
