@@ -270,15 +270,19 @@ impl SpecRun {
                 bail!(smsg::no_such_dir(dir.display().to_string()));
             }
         }
-        let groups = files::collect(&args.paths, &args.schedule, args.inputdir.as_deref())?;
+        // pg_regress's options: lab is pg_isolation_regress's drop-in, and
+        // its --inputdir is the current directory unless given (tests are
+        // ./specs/NAME.spec, expected files ./expected/NAME.out).
+        let drop_in = args.inputdir.is_some() || args.outputdir.is_some() || args.expecteddir.is_some();
+        let inputdir = args.inputdir.clone().or_else(|| drop_in.then(|| PathBuf::from(".")));
+        let groups = files::collect(&args.paths, &args.schedule, inputdir.as_deref())?;
         let paths: Vec<PathBuf> = groups.iter().flatten().cloned().collect();
         if args.expected.is_some() && paths.len() != 1 {
             bail!(smsg::expected_one());
         }
         // pg_regress's layout: expected files in EXPECTEDDIR/expected.
-        let layout = (args.inputdir.is_some() || args.outputdir.is_some() || args.expecteddir.is_some())
-            .then(|| regress::Layout::new(args.outputdir.as_deref().unwrap_or(Path::new("."))));
-        let expected_dir = match (&args.expected_dir, &args.expecteddir, &args.inputdir) {
+        let layout = drop_in.then(|| regress::Layout::new(args.outputdir.as_deref().unwrap_or(Path::new("."))));
+        let expected_dir = match (&args.expected_dir, &args.expecteddir, &inputdir) {
             (Some(d), _, _) => Some(d.clone()),
             (None, Some(d), _) | (None, None, Some(d)) => Some(d.join("expected")),
             _ => None,
@@ -353,10 +357,19 @@ impl SpecRun {
                 },
                 wait_timeout,
                 regress,
-                appname: env("PGAPPNAME"),
+                // pg_regress's options (a drop-in for pg_isolation_regress)
+                // set these whatever the environment says, as pg_regress
+                // does (setenv(..., 1)): a CI runner's PGTZ=UTC must not
+                // change a timestamptz that expected files hold. Compared
+                // through lab's own --expected-dir, the environment wins.
+                appname: env("PGAPPNAME").filter(|_| !drop_in),
                 options: env("PGOPTIONS"),
-                datestyle: env("PGDATESTYLE").or_else(|| regress.then(|| "Postgres, MDY".into())),
-                tz: env("PGTZ").or_else(|| regress.then(|| "America/Los_Angeles".into())),
+                datestyle: env("PGDATESTYLE")
+                    .filter(|_| !drop_in)
+                    .or_else(|| regress.then(|| "Postgres, MDY".into())),
+                tz: env("PGTZ")
+                    .filter(|_| !drop_in)
+                    .or_else(|| regress.then(|| "America/Los_Angeles".into())),
             },
         })
     }

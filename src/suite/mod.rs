@@ -426,6 +426,17 @@ impl Suite {
                 .map_err(|_| msg::create_db(&name))?
                 .map_err(|e| connect::sql_error(e, msg::create_db(&name)))?;
         }
+        // And English messages, as pg_regress sets them, where the role may
+        // (lc_messages is a superuser's setting): a cluster made in another
+        // locale would otherwise say FEHLER where expected files say ERROR.
+        let english = format!("ALTER DATABASE {q} SET lc_messages TO 'C'");
+        match tokio::time::timeout(self.cfg.wait_timeout, control.batch_execute(&english)).await {
+            Err(_) => bail!(msg::create_db(&name)),
+            Ok(Err(e)) if e.code() != Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => {
+                return Err(connect::sql_error(e, msg::create_db(&name)));
+            }
+            Ok(_) => {}
+        }
         Ok(Db { name, baseline: None })
     }
 

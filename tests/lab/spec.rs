@@ -954,6 +954,60 @@ fn tests_named_under_inputdir_write_pg_regress_layout() {
     );
     let log = std::fs::read_to_string(output.join("regression.out")).unwrap();
     assert_eq!(test_lines(&log).len(), 2, "{log}");
+
+    // Without --inputdir, pg_regress's is the current directory: the same
+    // failure, not a pass for want of anything to compare with.
+    let mut cmd = crate::support::lab();
+    cmd.current_dir(&input).args([
+        "spec",
+        "--database-url",
+        &srv.url(),
+        "--outputdir=output_iso",
+        "deadlock-simple",
+    ]);
+    let r = run_cmd(&mut cmd);
+    assert_eq!(r.code, 1, "{}", r.why());
+    assert!(r.stdout.contains(" 1 of 1 tests failed. "), "{}", r.stdout);
+
+    // pg_regress's settings whatever the environment says (a CI runner's
+    // PGTZ=UTC, say), as pg_regress sets them: the expected file is
+    // isolationtester's, run as pg_isolation_regress runs it.
+    let settings = "session s1\nstep show { SELECT current_setting('TimeZone') AS tz, \
+                    current_setting('DateStyle') AS ds, current_setting('IntervalStyle') AS ivs, \
+                    current_setting('application_name') AS app; }\n";
+    std::fs::write(input.join("specs/settings.spec"), settings).unwrap();
+    let iso = isolationtester_output(
+        &srv,
+        settings,
+        &[
+            ("PGTZ", "America/Los_Angeles"),
+            ("PGDATESTYLE", "Postgres, MDY"),
+            ("PGOPTIONS", "-c intervalstyle=postgres_verbose"),
+            ("PGAPPNAME", "isolation/settings"),
+        ],
+    );
+    assert!(iso.status.success());
+    assert!(
+        String::from_utf8_lossy(&iso.stdout).contains("isolation/settings/s1"),
+        "{}",
+        String::from_utf8_lossy(&iso.stdout)
+    );
+    std::fs::write(input.join("expected/settings.out"), iso.stdout).unwrap();
+    let mut cmd = crate::support::lab();
+    cmd.current_dir(&input)
+        .args([
+            "spec",
+            "--database-url",
+            &srv.url(),
+            "--inputdir=.",
+            "--outputdir=output_iso",
+            "settings",
+        ])
+        .env("PGTZ", "UTC")
+        .env("PGDATESTYLE", "ISO, DMY")
+        .env("PGAPPNAME", "ci");
+    let r = run_cmd(&mut cmd);
+    assert_eq!(r.code, 0, "{}", r.why());
     let _ = std::fs::remove_dir_all(&input);
 }
 
