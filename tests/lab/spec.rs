@@ -850,6 +850,33 @@ fn repeat_finds_the_spec_made_flaky_on_purpose() {
     );
 }
 
+/// A step held back by an annotation nothing left can meet (s1 raises no
+/// notice): once every step has answered, isolationtester gives up at once
+/// with its own line and exit 1, and so does lab, byte for byte.
+#[test]
+fn annotations_nothing_can_meet_end_the_permutation_as_isolationtester_does() {
+    let srv = TestServer::start();
+    let text = "session s1\nstep a { SELECT 1 AS one; }\nsession s2\nstep b { SELECT 2 AS two; }\n\
+                permutation a b(a notices 1)\n";
+    let iso = isolationtester_output(&srv, text, &[]);
+    assert_eq!(iso.status.code(), Some(1));
+    let mut want = iso.stdout;
+    want.extend(iso.stderr);
+    let want = String::from_utf8(want).unwrap();
+    assert!(
+        want.ends_with(
+            "step b: SELECT 2 AS two; <waiting ...>\nfailed to complete permutation due to mutually-blocking steps\n"
+        ),
+        "{want}"
+    );
+    let dir = scratch("mutually-blocking");
+    let spec = write_spec(&dir, "held.spec", text);
+    let r = run(&["spec", "--database-url", &srv.url(), &spec, "--format", "isolation"]);
+    assert_eq!(r.stdout.clone() + &r.stderr, want);
+    assert_eq!(r.code, 1, "{}", r.why());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// PGISOLATIONTIMEOUT sets the step deadline when --wait-timeout is not
 /// given, and the step is cancelled with isolationtester's own line: the
 /// transcript is byte for byte isolationtester's under the same setting.

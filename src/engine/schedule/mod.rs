@@ -386,7 +386,7 @@ impl<S: Server> Runner<'_, S> {
                 }
                 self.try_complete_steps(true, true).await?;
                 if self.active[s].is_some() {
-                    self.annotations_overdue(s, began, true)?;
+                    self.annotations_overdue(s, began)?;
                 }
             }
             self.send(pos).await;
@@ -406,40 +406,42 @@ impl<S: Server> Runner<'_, S> {
             }
             self.probes_after(pos).await?;
         }
-        // Wait for whatever is still running.
-        let began = Instant::now();
-        while !self.waiting.is_empty() {
+        // Wait for whatever is still running, each step to its answer (or
+        // its deadline). A step still held back then waits only on blocker
+        // annotations that nothing left can meet: isolationtester gives up
+        // at once, and says so.
+        if !self.waiting.is_empty() {
             self.try_complete_steps(false, true).await?;
-            if let Some(&s) = self.waiting.first() {
-                self.annotations_overdue(s, began, false)?;
+        }
+        if let Some(&s) = self.waiting.first() {
+            if let Some(tr) = self.run.transcript {
+                tr.fatal("failed to complete permutation due to mutually-blocking steps\n");
             }
+            let pos = self.active[s].as_ref().map_or(0, |a| a.pos);
+            bail!(msg::never_completed(self.step_name(pos)));
         }
         Ok(())
     }
 
-    /// A step held back only by its blocker annotations for longer than the
-    /// deadline: the annotations can never be satisfied (isolationtester
-    /// gives up there too).
-    /// (`before_send`: waiting to send the session's next step, where
-    /// isolationtester also lists the steps still running.)
-    fn annotations_overdue(&self, s: usize, began: Instant, before_send: bool) -> Result<()> {
+    /// A step held back only by its blocker annotations for longer than
+    /// twice the deadline while its session's next step waits to be sent:
+    /// the annotations can never be satisfied (isolationtester gives up
+    /// there too, listing the steps still running).
+    fn annotations_overdue(&self, s: usize, began: Instant) -> Result<()> {
         if began.elapsed() > self.deadline * 2 {
             let pos = self.active[s].as_ref().map_or(0, |a| a.pos);
             if let Some(tr) = self.run.transcript {
                 // As isolationtester says it, with the steps still running.
                 let mut text = format!(
-                    "step {} timed out after {} seconds\n",
+                    "step {} timed out after {} seconds\nactive steps are:",
                     self.step_name(pos),
                     began.elapsed().as_secs()
                 );
-                if before_send {
-                    text.push_str("active steps are:");
-                    for a in self.active.iter().flatten() {
-                        text.push(' ');
-                        text.push_str(self.step_name(a.pos));
-                    }
-                    text.push('\n');
+                for a in self.active.iter().flatten() {
+                    text.push(' ');
+                    text.push_str(self.step_name(a.pos));
                 }
+                text.push('\n');
                 tr.fatal(text);
             }
             bail!(msg::never_completed(self.step_name(pos)));
