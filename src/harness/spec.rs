@@ -125,6 +125,7 @@ impl Specs {
             name: o.report.scenario.clone(),
             ok,
             ms: o.report.elapsed_ms.round() as u64,
+            exited: o.transcript.ended(),
         });
         let size = self.suite.cfg.groups.get(lines.group).copied().unwrap_or(1);
         if lines.all.len() - lines.group_start == size {

@@ -30,11 +30,15 @@ pub struct SpecFile {
 /// own, a schedule's `test: a b c` line one group (pg_regress runs it at once).
 pub type Groups = Vec<Vec<PathBuf>>;
 
-/// Reads and checks every spec the paths and schedules name, in order.
+/// Reads and checks every spec the schedules and paths name, in
+/// pg_regress's order: the schedules' tests first, then those named alone.
 /// With `inputdir` (pg_regress's `--inputdir`), a name that is not a file
 /// is a test: `inputdir/specs/NAME.spec`, and schedules look there too.
 pub fn collect(paths: &[PathBuf], schedules: &[PathBuf], inputdir: Option<&Path>) -> Result<Groups> {
     let mut groups = Vec::new();
+    for s in schedules {
+        groups.extend(schedule(s, inputdir)?);
+    }
     for p in paths {
         if p.is_dir() {
             let mut in_dir: Vec<PathBuf> = std::fs::read_dir(p)
@@ -58,9 +62,6 @@ pub fn collect(paths: &[PathBuf], schedules: &[PathBuf], inputdir: Option<&Path>
         } else {
             bail!(msg::no_such_file(p.display().to_string()));
         }
-    }
-    for s in schedules {
-        groups.extend(schedule(s, inputdir)?);
     }
     if groups.is_empty() {
         bail!(msg::nothing_to_run());
@@ -151,4 +152,35 @@ pub fn expected_in(dir: &Path, name: &str) -> Vec<PathBuf> {
         .chain((0..=9).map(|i| dir.join(format!("{name}_{i}.out"))))
         .filter(|p| p.is_file())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// pg_regress runs the schedules' tests first, then those named alone.
+    #[test]
+    fn schedules_come_before_tests_named_alone() {
+        let dir = std::env::temp_dir().join(format!("lab-files-order-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("specs")).unwrap();
+        for name in ["alone", "scheduled"] {
+            std::fs::write(
+                dir.join(format!("specs/{name}.spec")),
+                "session s\nstep x { SELECT 1; }\n",
+            )
+            .unwrap();
+        }
+        let schedule = dir.join("schedule");
+        std::fs::write(&schedule, "# a comment\ntest: scheduled\n").unwrap();
+        let groups = collect(&[PathBuf::from("alone")], std::slice::from_ref(&schedule), Some(&dir));
+        std::fs::remove_dir_all(&dir).unwrap();
+        let names: Vec<Vec<String>> = (groups.unwrap().iter())
+            .map(|g| {
+                g.iter()
+                    .map(|p| p.file_stem().unwrap().to_string_lossy().into())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(names, [["scheduled"], ["alone"]]);
+    }
 }

@@ -26,6 +26,9 @@ pub struct TestLine {
     pub name: String,
     pub ok: bool,
     pub ms: u64,
+    /// isolationtester would have exited 1 (a setup failed, a step timed
+    /// out, steps blocked each other): pg_regress says so on the line.
+    pub exited: bool,
 }
 
 impl Layout {
@@ -116,7 +119,18 @@ pub const RUNNING: &str = "============== running regression test queries       
 /// for a group of one, else a `parallel group (N tests):` line and one
 /// indented line per test.
 pub fn group_lines(group: &[TestLine]) -> String {
-    let status = |l: &TestLine| format!("{:<6} {:>8} ms\n", if l.ok { "ok" } else { "FAILED" }, l.ms);
+    let status = |l: &TestLine| {
+        format!(
+            "{:<6}{} {:>8} ms\n",
+            if l.ok { "ok" } else { "FAILED" },
+            if l.exited {
+                " (test process exited with exit code 1)"
+            } else {
+                ""
+            },
+            l.ms
+        )
+    };
     match group {
         [one] => format!("test {:<28} ... {}", one.name, status(one)),
         _ => {
@@ -178,6 +192,7 @@ mod tests {
             name: name.into(),
             ok,
             ms,
+            exited: false,
         }
     }
 
@@ -193,6 +208,15 @@ mod tests {
             "parallel group (2 tests):  read-only-anomaly tuplelock-update\n     \
              read-only-anomaly            ... ok           36 ms\n     \
              tuplelock-update             ... ok          267 ms\n"
+        );
+        // pg_regress 15's log_child_failure(), between the status and the time.
+        let exited = TestLine {
+            exited: true,
+            ..t("timeouts", false, 20_012)
+        };
+        assert_eq!(
+            group_lines(&[exited]),
+            "test timeouts                     ... FAILED (test process exited with exit code 1)    20012 ms\n"
         );
         assert_eq!(
             summary(3, 1),

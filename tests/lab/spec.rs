@@ -874,6 +874,23 @@ fn annotations_nothing_can_meet_end_the_permutation_as_isolationtester_does() {
     let r = run(&["spec", "--database-url", &srv.url(), &spec, "--format", "isolation"]);
     assert_eq!(r.stdout.clone() + &r.stderr, want);
     assert_eq!(r.code, 1, "{}", r.why());
+    // As pg_isolation_regress's test: the output is what was expected, and
+    // pg_regress 15 says the test process exited 1 (log_child_failure).
+    std::fs::create_dir_all(dir.join("specs")).unwrap();
+    std::fs::create_dir_all(dir.join("expected")).unwrap();
+    std::fs::write(dir.join("specs/held.spec"), text).unwrap();
+    std::fs::write(dir.join("expected/held.out"), &want).unwrap();
+    let mut cmd = crate::support::lab();
+    cmd.current_dir(&dir)
+        .args(["spec", "--database-url", &srv.url(), "--outputdir=out", "held"]);
+    let r = run_cmd(&mut cmd);
+    assert_eq!(r.code, 0, "pg_regress counts it passed: {}", r.why());
+    assert!(
+        r.stdout
+            .contains("test held                         ... ok     (test process exited with exit code 1)"),
+        "{}",
+        r.stdout
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
