@@ -920,18 +920,8 @@ mod tests {
     /// A committed transaction on session `s`, from `start` to `start + 1`.
     fn ok(s: u64, start: u64, ops: Vec<Op>) -> Txn {
         Txn {
-            index: 0,
-            session: s,
-            status: Status::Ok,
-            sqlstate: None,
-            start,
             end: Some(start + 1),
-            ops,
-            at: Vec::new(),
-            xid: None,
-            backend: None,
-            committed_at: None,
-            line: 0,
+            ..Txn::new(0, s, Status::Ok, start, ops)
         }
     }
 

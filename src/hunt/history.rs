@@ -88,6 +88,27 @@ pub struct Txn {
     pub line: usize,
 }
 
+impl Txn {
+    /// A transaction and what it did, nothing more known yet: not ended,
+    /// no SQLSTATE, times, ids or line.
+    pub fn new(index: u64, session: u64, status: Status, start: u64, ops: Vec<Op>) -> Txn {
+        Txn {
+            index,
+            session,
+            status,
+            sqlstate: None,
+            start,
+            end: None,
+            ops,
+            at: Vec::new(),
+            xid: None,
+            backend: None,
+            committed_at: None,
+            line: 0,
+        }
+    }
+}
+
 /// The first line of lab's JSON lines.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Header {
@@ -358,41 +379,24 @@ impl History {
             };
             // A completion carries the reads' values; a failure or an unknown outcome may not.
             let mops = if matches!(value, Value::Seq(_)) { value } else { invoked };
+            let ops = micro_ops(&mops, status).map_err(bad)?;
             h.txns.push(Txn {
-                index: h.txns.len() as u64,
-                session: process as u64,
-                status,
-                sqlstate: None,
-                start,
                 // An unknown outcome may have taken effect at any time after
                 // its invocation: its :info time ends nothing (no realtime
                 // edge leaves it).
                 end: (status != Status::Info).then_some(time),
-                ops: micro_ops(&mops, status).map_err(bad)?,
-                at: Vec::new(),
-                xid: None,
-                backend: None,
-                committed_at: None,
                 line,
+                ..Txn::new(h.txns.len() as u64, process as u64, status, start, ops)
             });
         }
         // Invocations that never completed: unknown outcomes.
         let mut left: Vec<_> = pending.into_iter().collect();
         left.sort_by_key(|(_, (line, _, _))| *line);
         for (process, (line, start, invoked)) in left {
+            let ops = micro_ops(&invoked, Status::Info).map_err(|what| Damage { line, what })?;
             h.txns.push(Txn {
-                index: h.txns.len() as u64,
-                session: process as u64,
-                status: Status::Info,
-                sqlstate: None,
-                start,
-                end: None,
-                ops: micro_ops(&invoked, Status::Info).map_err(|what| Damage { line, what })?,
-                at: Vec::new(),
-                xid: None,
-                backend: None,
-                committed_at: None,
                 line,
+                ..Txn::new(h.txns.len() as u64, process as u64, Status::Info, start, ops)
             });
         }
         Ok(h)

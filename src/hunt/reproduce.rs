@@ -348,39 +348,15 @@ fn derived(
 /// What a replay did, as a history: a first transaction that appended the
 /// setup's elements, then one per session, its reads as the server answered.
 pub fn replayed(r: &Reproducer, obs: &Observation) -> History {
+    let setup = (r.initial.iter())
+        .flat_map(|(k, l)| l.iter().map(move |e| Op::Append(*k, *e)))
+        .collect();
     let mut txns = vec![Txn {
-        index: 0,
-        session: 0,
-        status: Status::Ok,
-        sqlstate: None,
-        start: 0,
         end: Some(0),
-        ops: r
-            .initial
-            .iter()
-            .flat_map(|(k, l)| l.iter().map(move |e| Op::Append(*k, *e)))
-            .collect(),
-        at: Vec::new(),
-        xid: None,
-        backend: None,
-        committed_at: None,
-        line: 0,
+        ..Txn::new(0, 0, Status::Ok, 0, setup)
     }];
     for (p, ops) in r.ops.iter().enumerate() {
-        let mut txn = Txn {
-            index: (p + 1) as u64,
-            session: (p + 1) as u64,
-            status: Status::Fail,
-            sqlstate: None,
-            start: u64::MAX,
-            end: None,
-            ops: Vec::new(),
-            at: Vec::new(),
-            xid: None,
-            backend: None,
-            committed_at: None,
-            line: 0,
-        };
+        let mut txn = Txn::new((p + 1) as u64, (p + 1) as u64, Status::Fail, u64::MAX, Vec::new());
         let mut failed = false;
         for (name, q, op) in &r.steps_of {
             if *q != p {
@@ -540,18 +516,9 @@ mod tests {
     fn txn(index: u64, session: u64, start: u64, ops: Vec<Op>) -> Txn {
         let at = (0..ops.len() as u64).map(|i| start + 1 + i).collect();
         Txn {
-            index,
-            session,
-            status: Status::Ok,
-            sqlstate: None,
-            start,
             end: Some(start + 10),
-            ops,
             at,
-            xid: None,
-            backend: None,
-            committed_at: None,
-            line: 0,
+            ..Txn::new(index, session, Status::Ok, start, ops)
         }
     }
 

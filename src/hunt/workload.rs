@@ -263,18 +263,8 @@ impl Workload {
                 // round trip more): the server's commit order can be asked later.
                 Outcome::Ok(()) => {
                     self.committing.lock().unwrap().push(Txn {
-                        index,
-                        session,
-                        status: Status::Info,
-                        sqlstate: None,
-                        start,
-                        end: None,
-                        ops: unknown_reads(&ops),
-                        at: Vec::new(),
-                        xid: None,
                         backend: Some(backend),
-                        committed_at: None,
-                        line: 0,
+                        ..Txn::new(index, session, Status::Info, start, unknown_reads(&ops))
                     });
                     match self.bounded(client.simple_query(COMMIT)).await {
                         Outcome::Ok(answer) => {
@@ -294,18 +284,12 @@ impl Workload {
             };
             let end = self.now();
             let txn = |status, sqlstate, ops, at| Txn {
-                index,
-                session,
-                status,
                 sqlstate,
-                start,
                 end: (status != Status::Info).then_some(end),
-                ops,
                 at,
                 xid,
                 backend: Some(backend),
-                committed_at: None,
-                line: 0,
+                ..Txn::new(index, session, status, start, ops)
             };
             match ended {
                 Ok((status, sqlstate)) => self.record(txn(status, sqlstate, ops, at)),
@@ -408,20 +392,7 @@ mod tests {
             Duration::from_secs(1),
             bar,
         );
-        let txn = |index, session, status, ops| Txn {
-            index,
-            session,
-            status,
-            sqlstate: None,
-            start: 0,
-            end: None,
-            ops,
-            at: Vec::new(),
-            xid: None,
-            backend: None,
-            committed_at: None,
-            line: 0,
-        };
+        let txn = |index, session, status, ops| Txn::new(index, session, status, 0, ops);
         w.committing.lock().unwrap().push(txn(
             1,
             1,

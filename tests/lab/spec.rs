@@ -950,7 +950,7 @@ fn tests_named_under_inputdir_write_pg_regress_layout() {
         .unwrap();
     }
     let output = input.join("output_iso");
-    let lab_in = |args: &[&str]| {
+    let lab_in = |args: &[&str], env: &[(&str, &str)]| {
         let mut cmd = crate::support::lab();
         cmd.current_dir(&input)
             .args([
@@ -960,10 +960,11 @@ fn tests_named_under_inputdir_write_pg_regress_layout() {
                 "--inputdir=.",
                 "--outputdir=output_iso",
             ])
-            .args(args);
+            .args(args)
+            .envs(env.iter().copied());
         run_cmd(&mut cmd)
     };
-    let r = lab_in(&["deadlock-simple", "lock-update-delete"]);
+    let r = lab_in(&["deadlock-simple", "lock-update-delete"], &[]);
     assert_eq!(r.code, 0, "{}", r.why());
     assert_eq!(
         test_lines(&r.stdout),
@@ -982,7 +983,7 @@ fn tests_named_under_inputdir_write_pg_regress_layout() {
     let expected = input.join("expected/deadlock-simple.out");
     let text = std::fs::read_to_string(&expected).unwrap();
     std::fs::write(&expected, text.replace("deadlock detected", "no deadlock")).unwrap();
-    let r = lab_in(&["deadlock-simple", "lock-update-delete"]);
+    let r = lab_in(&["deadlock-simple", "lock-update-delete"], &[]);
     assert_eq!(r.code, 1, "{}", r.why());
     assert!(
         r.stdout.contains("test deadlock-simple              ... FAILED"),
@@ -1037,20 +1038,10 @@ fn tests_named_under_inputdir_write_pg_regress_layout() {
         String::from_utf8_lossy(&iso.stdout)
     );
     std::fs::write(input.join("expected/settings.out"), iso.stdout).unwrap();
-    let mut cmd = crate::support::lab();
-    cmd.current_dir(&input)
-        .args([
-            "spec",
-            "--database-url",
-            &srv.url(),
-            "--inputdir=.",
-            "--outputdir=output_iso",
-            "settings",
-        ])
-        .env("PGTZ", "UTC")
-        .env("PGDATESTYLE", "ISO, DMY")
-        .env("PGAPPNAME", "ci");
-    let r = run_cmd(&mut cmd);
+    let r = lab_in(
+        &["settings"],
+        &[("PGTZ", "UTC"), ("PGDATESTYLE", "ISO, DMY"), ("PGAPPNAME", "ci")],
+    );
     assert_eq!(r.code, 0, "{}", r.why());
     let _ = std::fs::remove_dir_all(&input);
 }
