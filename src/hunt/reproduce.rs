@@ -427,18 +427,14 @@ pub fn replayed(r: &Reproducer, obs: &Observation) -> History {
             }
         }
         txns.push(Txn {
-            index: txns.len() as u64,
-            session: txns.len() as u64,
-            status: Status::Ok,
-            sqlstate: None,
-            start: run.sent.as_nanos() as u64,
             end: Some(at),
-            ops,
-            at: Vec::new(),
-            xid: None,
-            backend: None,
-            committed_at: None,
-            line: 0,
+            ..Txn::new(
+                txns.len() as u64,
+                txns.len() as u64,
+                Status::Ok,
+                run.sent.as_nanos() as u64,
+                ops,
+            )
         });
     }
     History { header: None, txns }
