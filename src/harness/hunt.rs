@@ -170,7 +170,7 @@ impl Hunt {
             .map(|e| e.to_string());
         let mut history = History {
             header: Some(self.header(level, &env.server.version)),
-            txns: std::mem::take(&mut *w.recorded.lock().unwrap()),
+            txns: w.so_far(),
         };
         let checked = check::check(&history, self.cfg.options).map_err(|d| anyhow::anyhow!(d.what))?;
         commit_times(env, &mut history, &checked).await?;

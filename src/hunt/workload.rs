@@ -129,7 +129,7 @@ pub struct Workload {
     generator: Mutex<Generator>,
     began: Instant,
     /// Transactions recorded, as they end (kept when the run is cut short).
-    pub recorded: Mutex<Vec<Txn>>,
+    recorded: Mutex<Vec<Txn>>,
     /// Each session's transaction whose COMMIT is out and not yet
     /// answered, as an unknown outcome: a run cut short keeps it, so a
     /// read of its element (it may have committed) has a writer. Taken

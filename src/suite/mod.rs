@@ -411,31 +411,31 @@ impl Suite {
             created.names.push(name.clone());
         }
         let q = quote_ident(&name);
-        // As pg_regress makes its database (the settings any role may set).
+        // As pg_regress makes its database. lc_messages (English messages:
+        // a cluster made in another locale would say FEHLER where expected
+        // files say ERROR) only where the role may: it is a superuser's.
         let sql = [
-            format!("CREATE DATABASE {q} TEMPLATE template0"),
-            format!(
-                "ALTER DATABASE {q} SET lc_monetary TO 'C'; ALTER DATABASE {q} SET lc_numeric TO 'C'; \
-                 ALTER DATABASE {q} SET lc_time TO 'C'; ALTER DATABASE {q} SET bytea_output TO 'hex'; \
-                 ALTER DATABASE {q} SET timezone_abbreviations TO 'Default'"
+            (format!("CREATE DATABASE {q} TEMPLATE template0"), false),
+            (
+                format!(
+                    "ALTER DATABASE {q} SET lc_monetary TO 'C'; ALTER DATABASE {q} SET lc_numeric TO 'C'; \
+                     ALTER DATABASE {q} SET lc_time TO 'C'; ALTER DATABASE {q} SET bytea_output TO 'hex'; \
+                     ALTER DATABASE {q} SET timezone_abbreviations TO 'Default'"
+                ),
+                false,
             ),
+            (format!("ALTER DATABASE {q} SET lc_messages TO 'C'"), true),
         ];
-        for sql in sql {
-            tokio::time::timeout(self.cfg.wait_timeout, control.batch_execute(&sql))
+        for (sql, superuser_only) in sql {
+            let done = tokio::time::timeout(self.cfg.wait_timeout, control.batch_execute(&sql))
                 .await
-                .map_err(|_| msg::create_db(&name))?
-                .map_err(|e| connect::sql_error(e, msg::create_db(&name)))?;
-        }
-        // And English messages, as pg_regress sets them, where the role may
-        // (lc_messages is a superuser's setting): a cluster made in another
-        // locale would otherwise say FEHLER where expected files say ERROR.
-        let english = format!("ALTER DATABASE {q} SET lc_messages TO 'C'");
-        match tokio::time::timeout(self.cfg.wait_timeout, control.batch_execute(&english)).await {
-            Err(_) => bail!(msg::create_db(&name)),
-            Ok(Err(e)) if e.code() != Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => {
-                return Err(connect::sql_error(e, msg::create_db(&name)));
+                .map_err(|_| msg::create_db(&name))?;
+            match done {
+                Err(e)
+                    if superuser_only && e.code() == Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => {
+                }
+                done => done.map_err(|e| connect::sql_error(e, msg::create_db(&name)))?,
             }
-            Ok(_) => {}
         }
         Ok(Db { name, baseline: None })
     }

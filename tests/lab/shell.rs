@@ -54,6 +54,11 @@ fn piped(srv: &TestServer, schema: &str, extra: &[&str], input: &[u8]) -> std::p
     child.wait_with_output().unwrap()
 }
 
+/// What a piped shell printed: its stdout, then its stderr.
+fn printed(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
 /// Nothing of the shell's is left on the server: no session, no schema.
 fn nothing_left(srv: &TestServer, schema: &str) {
     let c = srv.client();
@@ -420,7 +425,7 @@ fn predict_asks_first_and_tallies_in_turkish_too() {
         &["--predict"],
         b"SELECT 41 + 1 AS answer;\n\nSELECT 'not sent' AS never;\n",
     );
-    let printed = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let printed = printed(&out);
     assert_eq!(out.status.code(), Some(0), "{printed}");
     assert!(printed.contains("42"), "{printed}");
     assert!(
@@ -517,7 +522,7 @@ fn a_statement_left_without_its_semicolon_at_the_end_of_input_is_named_not_run()
         &[],
         b"BEGIN;\n\\locks\nSELECT 41 + 1 AS answer;\nB: SELECT 'never sent' -- no semicolon\n",
     );
-    let printed = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let printed = printed(&out);
     assert_eq!(out.status.code(), Some(0), "{printed}");
     assert!(printed.contains("42"), "{printed}");
     assert!(
