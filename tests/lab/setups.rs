@@ -550,6 +550,22 @@ fn lab_replica_via_pgpool_on_a_pair_that_wants_passwords() {
     }
     assert!(!r.stdout.contains("with\\colon") && !r.stderr.contains("with\\colon"));
     srv.exec(&c, "ALTER ROLE app PASSWORD 'pgpool-secret'");
+    // The standby knows the new password once it has replayed the change:
+    // until then lab is rightly refused there (exit 2).
+    let lsn: String = srv
+        .rt
+        .block_on(c.query_one("SELECT pg_current_wal_lsn()::text", &[]))
+        .unwrap()
+        .get(0);
+    let on_standby = srv
+        .rt
+        .block_on(lab::target::connect::connect(&standby.config(), "lab-test", None, None))
+        .expect("the standby takes a connection");
+    srv.wait_for(
+        &on_standby.client,
+        &format!("SELECT (pg_last_wal_replay_lsn() >= '{lsn}'::pg_lsn)::int::bigint"),
+        1,
+    );
     let (variants, r) = run_with("pgpool-secret");
     for v in &variants {
         assert!(v["skipped"] == false && v["as_expected"] == true, "{v}");
