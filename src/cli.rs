@@ -41,7 +41,7 @@ pub enum Command {
     /// Live lock view: lab's sessions on a server, who waits for whom, refreshed.
     Locks(LocksArgs),
     /// Run isolationtester spec files (PostgreSQL's isolation test format), in parallel.
-    Spec(SpecArgs),
+    Spec(Box<SpecArgs>),
     /// The anomaly matrix (dirty write ... write skew) measured at every isolation level.
     Phenomena(PhenomenaArgs),
     /// Every interleaving of a spec at every isolation level, grouped by what happened.
@@ -242,8 +242,9 @@ pub struct LocksArgs {
     after_help = "Each spec runs in a fresh database of its own, created from template0 and \
                   dropped afterwards; a role that cannot create databases (or --in-database) \
                   runs them one at a time in the database given, as isolationtester does.\n\
-                  With --inputdir/--outputdir/--expecteddir, lab writes pg_regress's layout \
-                  (results/, regression.diffs, regression.out) and prints its lines.\n\
+                  With --inputdir/--outputdir/--expecteddir (or another of pg_isolation_regress's \
+                  options), lab writes pg_regress's layout (results/, regression.diffs, regression.out) \
+                  and prints its lines: a Makefile's pg_isolation_regress line runs unchanged with lab spec.\n\
                   Exit codes: 0 every permutation ran to its end (and matched its expected file), \
                   1 one did not, 2 could not run (a spec that does not parse, no server)."
 )]
@@ -285,7 +286,8 @@ pub struct SpecArgs {
 
     /// Deadline, in seconds, for any one step: a step still running then is
     /// cancelled, as isolationtester does after PGISOLATIONTIMEOUT (which
-    /// sets it when this is not given; else 10).
+    /// sets it when this is not given; else 10, or isolationtester's 300
+    /// with pg_isolation_regress's options).
     #[arg(long, value_name = "SECONDS")]
     pub wait_timeout: Option<f64>,
 
@@ -299,12 +301,12 @@ pub struct SpecArgs {
     /// The database the specs run in, one at a time: made by lab as
     /// pg_regress makes it and dropped afterwards, or with --use-existing
     /// (--in-database) one that exists.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", help_heading = REGRESS_HEADING)]
     pub dbname: Option<String>,
 
     /// pg_regress's --use-existing: run in the database given as it is
     /// (the same as --in-database).
-    #[arg(long)]
+    #[arg(long, help_heading = REGRESS_HEADING)]
     pub use_existing: bool,
 
     /// In the database given, drop what a spec left behind (exactly what it
@@ -314,17 +316,17 @@ pub struct SpecArgs {
 
     /// pg_regress's --inputdir: tests named on the command line or in a
     /// schedule are DIR/specs/NAME.spec.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = REGRESS_HEADING)]
     pub inputdir: Option<PathBuf>,
 
     /// pg_regress's --expecteddir: expected files are DIR/expected/NAME.out
     /// (default: --inputdir).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = REGRESS_HEADING)]
     pub expecteddir: Option<PathBuf>,
 
     /// pg_regress's --outputdir: results/NAME.out, regression.diffs and
     /// regression.out are written in DIR (default: .).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = REGRESS_HEADING)]
     pub outputdir: Option<PathBuf>,
 
     /// Run every spec N times (one spec at a time unless --jobs) and report
@@ -361,6 +363,98 @@ pub struct SpecArgs {
 
     #[command(flatten)]
     pub target: TargetArgs,
+
+    // Last: its heading holds for what follows it.
+    #[command(flatten)]
+    pub regress: RegressArgs,
+}
+
+/// The heading of pg_isolation_regress's own options in `lab spec --help`.
+pub const REGRESS_HEADING: &str = "pg_isolation_regress's options";
+// (Its Turkish is ui::help_regress_options.)
+
+/// pg_isolation_regress's options that lab takes as it does, so that a
+/// Makefile's line can call `lab spec` in its place. Any of them (or
+/// --inputdir, --outputdir, --expecteddir) writes pg_regress's layout.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = REGRESS_HEADING)]
+pub struct RegressArgs {
+    /// Where initdb and postgres are, for the throwaway cluster (pg_regress
+    /// runs psql from there; lab needs no psql).
+    /// (Empty, as PGXS's `make check` passes it: the PATH's.)
+    #[arg(long, value_name = "BINPATH")]
+    pub bindir: Option<String>,
+
+    /// Use the server running on HOST (pg_regress's PGHOST).
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+
+    /// Use the server running at PORT (pg_regress's PGPORT); with
+    /// --temp-instance lab picks a free port itself.
+    #[arg(long, value_name = "PORT")]
+    pub port: Option<u16>,
+
+    /// Connect as USER (pg_regress's PGUSER).
+    #[arg(long, value_name = "USER")]
+    pub user: Option<String>,
+
+    /// Run on a throwaway cluster of lab's own, whatever the environment
+    /// says (lab keeps it in a directory of its own, not DIR, and removes
+    /// it afterwards).
+    #[arg(long, value_name = "DIR")]
+    pub temp_instance: Option<PathBuf>,
+
+    /// Append FILE to the throwaway cluster's postgresql.conf (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub temp_config: Vec<PathBuf>,
+
+    /// The databases lab makes use the C locale (LC_COLLATE and LC_CTYPE 'C').
+    #[arg(long)]
+    pub no_locale: bool,
+
+    /// The databases lab makes have this encoding (sessions still talk UTF8).
+    #[arg(long, value_name = "ENCODING")]
+    pub encoding: Option<String>,
+
+    /// CREATE EXTENSION IF NOT EXISTS this one in each database lab makes (repeatable).
+    #[arg(long, value_name = "EXT")]
+    pub load_extension: Vec<String>,
+
+    /// At most N tests of a schedule group at once (printed as pg_regress
+    /// prints it: "in groups of N").
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+
+    /// A schedule group of more than N tests is refused, as pg_regress refuses it.
+    #[arg(long, value_name = "N")]
+    pub max_concurrent_tests: Option<usize>,
+
+    /// Accepted; pg_regress passes it to psql's tests only, which lab does not run.
+    #[arg(long, value_name = "DIR")]
+    pub dlpath: Option<PathBuf>,
+
+    /// Refused: lab runs the specs itself, with nothing to launch.
+    #[arg(long, value_name = "CMD", hide = true)]
+    pub launcher: Option<String>,
+}
+
+impl RegressArgs {
+    /// Whether any option of pg_regress's own was given.
+    pub fn any(&self) -> bool {
+        self.bindir.is_some()
+            || self.host.is_some()
+            || self.port.is_some()
+            || self.user.is_some()
+            || self.temp_instance.is_some()
+            || !self.temp_config.is_empty()
+            || self.no_locale
+            || self.encoding.is_some()
+            || !self.load_extension.is_empty()
+            || self.max_connections.is_some()
+            || self.max_concurrent_tests.is_some()
+            || self.dlpath.is_some()
+            || self.launcher.is_some()
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -838,10 +932,10 @@ fn localize(mut cmd: clap::Command, lang: Lang, root: bool) -> clap::Command {
             a
         };
         let a = annotate(a, lang);
-        if a.get_help_heading().is_none() {
-            a.help_heading(options.clone())
-        } else {
-            a
+        match a.get_help_heading() {
+            None => a.help_heading(options.clone()),
+            Some(REGRESS_HEADING) => a.help_heading(say(ui::help_regress_options())),
+            Some(_) => a,
         }
     })
     .mut_subcommands(|s| localize(s, lang, false))

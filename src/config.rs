@@ -247,16 +247,6 @@ pub struct SpecRun {
 impl SpecRun {
     pub fn new(args: &SpecArgs, env: EnvLookup<'_>, lang: Lang) -> Result<SpecRun> {
         use crate::suite::{Place, files, msg as smsg, regress};
-        // isolationtester's PGISOLATIONTIMEOUT, where --wait-timeout is not given.
-        let wait_timeout = match (args.wait_timeout, env("PGISOLATIONTIMEOUT")) {
-            (Some(s), _) => deadline(s)?,
-            (None, Some(v)) => deadline(
-                v.trim()
-                    .parse::<f64>()
-                    .map_err(|_| smsg::bad_isolation_timeout(v.clone()))?,
-            )?,
-            (None, None) => deadline(10.0)?,
-        };
         for (flag, n) in [("--jobs", args.jobs), ("--repeat", args.repeat)] {
             if n == Some(0) {
                 bail!(crate::hunt::msg::at_least_one(flag));
@@ -273,11 +263,36 @@ impl SpecRun {
         // pg_regress's options: lab is pg_isolation_regress's drop-in, and
         // its --inputdir is the current directory unless given (tests are
         // ./specs/NAME.spec, expected files ./expected/NAME.out).
-        let drop_in = args.inputdir.is_some() || args.outputdir.is_some() || args.expecteddir.is_some();
+        let r = &args.regress;
+        if r.launcher.is_some() {
+            bail!(smsg::no_launcher());
+        }
+        let drop_in = args.inputdir.is_some() || args.outputdir.is_some() || args.expecteddir.is_some() || r.any();
         let inputdir = args.inputdir.clone().or_else(|| drop_in.then(|| PathBuf::from(".")));
-        let groups = files::collect(&args.paths, &args.schedule, inputdir.as_deref())?;
-        let paths: Vec<PathBuf> = groups.iter().flatten().cloned().collect();
-        if args.expected.is_some() && paths.len() != 1 {
+        // isolationtester's PGISOLATIONTIMEOUT, where --wait-timeout is not
+        // given; else lab's 10 s, or as pg_isolation_regress's drop-in,
+        // isolationtester's own 300 s (a slow step it lets finish must not
+        // fail here).
+        let wait_timeout = match (args.wait_timeout, env("PGISOLATIONTIMEOUT")) {
+            (Some(s), _) => deadline(s)?,
+            (None, Some(v)) => deadline(
+                v.trim()
+                    .parse::<f64>()
+                    .map_err(|_| smsg::bad_isolation_timeout(v.clone()))?,
+            )?,
+            (None, None) => deadline(if drop_in { ISOLATIONTESTER_DEADLINE } else { 10.0 })?,
+        };
+        // lab's own waits (a database made or dropped, the clean-up) need
+        // not wait as long as isolationtester lets a step run.
+        let own_waits = wait_timeout
+            .min(Duration::from_secs(10))
+            .max(args.wait_timeout.map_or(Duration::ZERO, Duration::from_secs_f64));
+        let limits = files::Limits {
+            max: r.max_concurrent_tests.filter(|n| *n > 0),
+        };
+        let groups = files::collect(&args.paths, &args.schedule, inputdir.as_deref(), limits)?;
+        let tests: Vec<&files::Test> = groups.iter().flatten().collect();
+        if args.expected.is_some() && tests.len() != 1 {
             bail!(smsg::expected_one());
         }
         // pg_regress's layout: expected files in EXPECTEDDIR/expected.
@@ -295,8 +310,15 @@ impl SpecRun {
         let junit = junit_path(&args.junit)?;
         let html = html_path(&args.html)?;
         let mut specs = Vec::new();
-        for p in &paths {
-            let mut f = files::load(p)?;
+        for t in &tests {
+            // pg_regress fails a test whose spec isolationtester cannot
+            // read, and goes on with the rest.
+            let mut f = match files::load(&t.path) {
+                // (In English, as isolationtester's output is.)
+                Err(e) if layout.is_some() => files::SpecFile::broken(&t.path, crate::i18n::error_line(&e, Lang::En)),
+                loaded => loaded?,
+            };
+            f.ignored = t.ignored;
             if let Some(e) = &args.expected {
                 f.expected = vec![e.clone()];
             } else if let Some(dir) = &expected_dir {
@@ -321,8 +343,8 @@ impl SpecRun {
         Ok(SpecRun {
             common: Common {
                 lang,
-                target: target_of(&args.target, env, lang)?,
-                wait_timeout,
+                target: regress_target(args, env, lang)?,
+                wait_timeout: own_waits,
                 step: args.step,
                 predict: false,
                 junit,
@@ -354,8 +376,17 @@ impl SpecRun {
                     (false, _, Some(j)) => j,
                     (false, true, None) => 1,
                     (false, false, None) => cores(),
+                }
+                // pg_regress's --max-connections: at most N tests at once.
+                .min(r.max_connections.filter(|n| *n > 0).unwrap_or(usize::MAX)),
+                groups_of: r.max_connections.filter(|n| *n > 0),
+                database: crate::suite::NewDatabase {
+                    encoding: r.encoding.clone(),
+                    no_locale: r.no_locale,
+                    extensions: r.load_extension.clone(),
                 },
                 wait_timeout,
+                own_waits,
                 regress,
                 // pg_regress's options (a drop-in for pg_isolation_regress)
                 // set these whatever the environment says, as pg_regress
@@ -373,6 +404,100 @@ impl SpecRun {
             },
         })
     }
+}
+
+/// What pg_regress 15 adds to its temporary instance's configuration (lab's
+/// log_line_prefix stays: lab reads its server's log by it).
+const REGRESS_TEMP_SETTINGS: &str = "log_autovacuum_min_duration = 0\nmax_prepared_transactions = 2\n";
+
+/// isolationtester's deadline for a step, in seconds, when
+/// PGISOLATIONTIMEOUT does not say.
+const ISOLATIONTESTER_DEADLINE: f64 = 300.0;
+
+/// The server of a `lab spec` run, pg_regress's options taken as it takes
+/// them: --temp-instance starts lab's throwaway cluster whatever the
+/// environment says (pg_regress unsets PGHOST and the rest), with the
+/// --temp-config files appended to its configuration; --host, --port and
+/// --user are PGHOST, PGPORT and PGUSER (pg_regress sets them); --bindir is
+/// where the throwaway cluster's programs are.
+fn regress_target(args: &SpecArgs, env: EnvLookup<'_>, lang: Lang) -> Result<crate::target::Target> {
+    use crate::suite::msg as smsg;
+    use crate::target::Target;
+    let r = &args.regress;
+    // pg_regress's temporary instance: its own settings, then the user's
+    // (a later line wins). Read only for a cluster lab starts, as
+    // pg_regress reads them only for its temporary instance.
+    let conf = || -> Result<String> {
+        let mut conf = String::new();
+        if r.temp_instance.is_some() {
+            conf.push_str(REGRESS_TEMP_SETTINGS);
+        }
+        for f in &r.temp_config {
+            let text =
+                std::fs::read_to_string(f).map_err(|e| smsg::unreadable(f.display().to_string(), e.to_string()))?;
+            conf.push_str(&text);
+            conf.push('\n');
+        }
+        Ok(conf)
+    };
+    // An empty --bindir is pg_regress's "the PATH's": lab's search.
+    let pg_bin = args
+        .target
+        .pg_bin
+        .clone()
+        .or_else(|| (r.bindir.as_deref()).filter(|d| !d.is_empty()).map(PathBuf::from));
+    let libpq = [
+        ("--host", "PGHOST", r.host.clone()),
+        ("--port", "PGPORT", r.port.map(|p| p.to_string())),
+        ("--user", "PGUSER", r.user.clone()),
+    ];
+    let given: Vec<&str> = libpq
+        .iter()
+        .filter(|(_, _, v)| v.is_some())
+        .map(|(o, _, _)| *o)
+        .collect();
+    // A URL from DATABASE_URL (clap reads it into the option) yields to
+    // pg_regress's options, as the rest of the environment does.
+    let url = args
+        .target
+        .database_url
+        .clone()
+        .filter(|u| env("DATABASE_URL").as_ref() != Some(u));
+    if let Some(url_option) = url.is_some().then_some("--database-url") {
+        if r.temp_instance.is_some() {
+            bail!(smsg::server_twice(url_option, "--temp-instance"));
+        }
+        if let Some(o) = given.first() {
+            bail!(smsg::server_twice(url_option, *o));
+        }
+    }
+    if r.temp_instance.is_some() {
+        if let Some(o) = given.iter().find(|o| **o != "--port") {
+            bail!(smsg::server_twice("--temp-instance", *o));
+        }
+        return Ok(Target::Throwaway { pg_bin, conf: conf()? });
+    }
+    let target = if given.is_empty() {
+        crate::target::server::resolve(args.target.database_url.as_deref(), pg_bin.as_deref(), env, lang)?
+    } else {
+        // pg_regress's options win over the environment, DATABASE_URL too.
+        let set = |name: &str| {
+            libpq
+                .iter()
+                .find(|(_, v, _)| *v == name)
+                .and_then(|(_, _, v)| v.clone())
+        };
+        let overlay = |name: &str| match name {
+            "DATABASE_URL" => None,
+            "PGHOST" | "PGPORT" | "PGUSER" => set(name).or_else(|| env(name)),
+            _ => env(name),
+        };
+        crate::target::server::resolve(None, pg_bin.as_deref(), &overlay, lang)?
+    };
+    Ok(match target {
+        Target::Throwaway { pg_bin, .. } => Target::Throwaway { pg_bin, conf: conf()? },
+        server => server,
+    })
 }
 
 /// A checked `lab phenomena` command line.
@@ -525,7 +650,7 @@ impl ExploreRun {
 
 /// A checked `lab hunt` command line: a run against a server, or a history checked alone.
 pub enum Hunt {
-    Run(HuntRun),
+    Run(Box<HuntRun>),
     Check(HuntCheck),
 }
 
@@ -630,7 +755,7 @@ impl Hunt {
             bail!(hmsg::too_many_clients(args.clients, THROWAWAY_ROOM));
         }
         let wait_timeout = deadline(args.wait_timeout)?;
-        Ok(Hunt::Run(HuntRun {
+        Ok(Hunt::Run(Box::new(HuntRun {
             common: Common {
                 lang,
                 target,
@@ -658,7 +783,7 @@ impl Hunt {
             replays: args.replays,
             shrink: !args.no_shrink,
             format: args.format,
-        }))
+        })))
     }
 }
 
@@ -1021,7 +1146,7 @@ mod tests {
     fn nothing_set_means_the_throwaway_cluster() {
         // PGPASSWORD alone names no server.
         let t = target(&conn(None), &env_of(&[("PGPASSWORD", "pw")]), Lang::En).unwrap();
-        assert!(matches!(t, Target::Throwaway { pg_bin: None }));
+        assert!(matches!(t, Target::Throwaway { pg_bin: None, .. }));
         // Set but empty is an error: an unset CI secret must not pass against the wrong server.
         let blank = target(&conn(Some("  ")), &env_of(&[]), Lang::En).unwrap_err();
         assert!(crate::i18n::error_line(&blank, Lang::En).starts_with("--database-url is set but empty"));

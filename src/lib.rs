@@ -122,7 +122,7 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
             }
             Command::Hunt(args) => match config::Hunt::new(&args, env, lang)? {
                 config::Hunt::Check(cfg) => harness::hunt_check(&cfg),
-                config::Hunt::Run(cfg) => harness::block_on(harness::run(&harness::Hunt::new(cfg))),
+                config::Hunt::Run(cfg) => harness::block_on(harness::run(&harness::Hunt::new(*cfg))),
             },
             Command::Compare(args) => {
                 let runs = args

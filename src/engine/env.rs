@@ -45,6 +45,10 @@ pub struct Env {
     pub server: ServerInfo,
     /// Every wait has this deadline.
     pub wait_timeout: Duration,
+    /// A step's and its sessions' statements' deadline: `wait_timeout`,
+    /// or a spec's longer one (isolationtester's 300 s) while lab's own
+    /// waits keep theirs.
+    pub step_deadline: Duration,
     /// The server's deadlock_timeout: a deadlock among lab's sessions is the
     /// server's to break within about that long.
     pub deadlock_timeout: Duration,
@@ -182,6 +186,7 @@ impl Env {
             control: Arc::new(control),
             server,
             wait_timeout: spec.wait_timeout,
+            step_deadline: spec.wait_timeout,
             deadlock_timeout: Duration::from_millis(deadlock_ms.max(0) as u64),
             stepper: spec.stepper,
             max_connections: spec.max_connections,
@@ -281,6 +286,7 @@ impl Env {
             control: self.control.clone(),
             server: self.server.clone(),
             wait_timeout: self.wait_timeout,
+            step_deadline: self.step_deadline,
             deadlock_timeout: self.deadlock_timeout,
             stepper: self.stepper.clone(),
             max_connections: self.max_connections,

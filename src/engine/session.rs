@@ -307,7 +307,7 @@ impl Opener {
             app,
             label,
             recorder,
-            deadline: env.wait_timeout,
+            deadline: env.step_deadline,
             stepper: env.stepper.clone(),
             opened: Arc::default(),
             transcript: None,

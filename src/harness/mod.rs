@@ -339,11 +339,10 @@ impl Signals {
 async fn start_target(target: &Target, lang: Lang) -> Result<(Option<Cluster>, tokio_postgres::Config)> {
     match target {
         Target::Server(config, _) => Ok((None, (**config).clone())),
-        Target::Throwaway { pg_bin } => {
-            let pg_bin = pg_bin.clone();
+        Target::Throwaway { pg_bin, conf } => {
             // Blocking work, but on this thread: the server's parent-death
             // signal is tied to the thread that starts it, which must outlive it.
-            let cluster = tokio::task::block_in_place(|| Cluster::start(pg_bin.as_deref(), lang))?;
+            let cluster = tokio::task::block_in_place(|| Cluster::start_with(pg_bin.as_deref(), conf, lang))?;
             let config = cluster.config();
             Ok((Some(cluster), config))
         }

@@ -11,7 +11,14 @@ use crate::target::connect;
 /// `lab server`: the throwaway cluster with the lab schema, until Ctrl-C.
 pub async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lang) -> Result<Exit> {
     let mut signals = Signals::new()?;
-    let (cluster, pg) = start_target(&Target::Throwaway { pg_bin }, lang).await?;
+    let (cluster, pg) = start_target(
+        &Target::Throwaway {
+            pg_bin,
+            conf: String::new(),
+        },
+        lang,
+    )
+    .await?;
     let cluster = cluster.ctx(msg::no_cluster)?;
     // Named as every lab control connection is, so `lab locks` leaves it out.
     let silence = crate::target::watchdog::control_silence(std::time::Duration::ZERO);

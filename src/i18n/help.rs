@@ -30,7 +30,7 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ),
     (
         "after.spec",
-        "Her spec kendi yeni veritabanında çalışır: template0'dan oluşturulur, sonra silinir; veritabanı oluşturamayan bir rol (ya da --in-database) onları isolationtester'daki gibi verilen veritabanında birer birer çalıştırır.\n--inputdir/--outputdir/--expecteddir ile lab pg_regress'in düzenini yazar (results/, regression.diffs, regression.out) ve onun satırlarını basar.\nÇıkış kodları: 0 her permütasyon sonuna kadar çalıştı (ve beklenen dosyasıyla aynı), 1 biri çalışmadı, 2 çalıştırılamadı (ayrıştırılamayan bir spec, sunucu yok).",
+        "Her spec kendi yeni veritabanında çalışır: template0'dan oluşturulur, sonra silinir; veritabanı oluşturamayan bir rol (ya da --in-database) onları isolationtester'daki gibi verilen veritabanında birer birer çalıştırır.\n--inputdir/--outputdir/--expecteddir (ya da pg_isolation_regress'in başka bir seçeneği) ile lab pg_regress'in düzenini yazar (results/, regression.diffs, regression.out) ve onun satırlarını basar; bir Makefile'ın pg_isolation_regress satırı lab spec ile değiştirilmeden çalışır.\nÇıkış kodları: 0 her permütasyon sonuna kadar çalıştı (ve beklenen dosyasıyla aynı), 1 biri çalışmadı, 2 çalıştırılamadı (ayrıştırılamayan bir spec, sunucu yok).",
     ),
     (
         "arg.spec.paths",
@@ -66,7 +66,7 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ),
     (
         "arg.spec.wait_timeout",
-        "Bir adım için saniye cinsinden son süre: o zaman hâlâ çalışan adım iptal edilir, isolationtester'ın PGISOLATIONTIMEOUT'tan sonra yaptığı gibi (bu verilmezse PGISOLATIONTIMEOUT belirler; yoksa 10)",
+        "Bir adım için saniye cinsinden son süre: o zaman hâlâ çalışan adım iptal edilir, isolationtester'ın PGISOLATIONTIMEOUT'tan sonra yaptığı gibi (bu verilmezse PGISOLATIONTIMEOUT belirler; yoksa 10, pg_isolation_regress'in seçenekleriyle isolationtester'ınki gibi 300)",
     ),
     (
         "arg.spec.in_database",
@@ -95,6 +95,55 @@ pub static HELP_TR: &[(&str, &str)] = &[
     (
         "arg.spec.outputdir",
         "pg_regress'in --outputdir'i: results/AD.out, regression.diffs ve regression.out DIR içine yazılır (varsayılan: .)",
+    ),
+    (
+        "arg.spec.bindir",
+        "Geçici kümenin initdb ve postgres programlarının yeri (pg_regress oradan psql çalıştırır; lab'ın psql'e ihtiyacı yok)",
+    ),
+    (
+        "arg.spec.host",
+        "HOST üzerinde çalışan sunucuyu kullan (pg_regress'in PGHOST'u)",
+    ),
+    (
+        "arg.spec.port",
+        "PORT'taki sunucuyu kullan (pg_regress'in PGPORT'u); --temp-instance ile lab boş bir portu kendisi seçer",
+    ),
+    ("arg.spec.user", "USER olarak bağlan (pg_regress'in PGUSER'ı)"),
+    (
+        "arg.spec.temp_instance",
+        "Ortam ne derse desin lab'ın kendi geçici kümesinde çalış (lab onu DIR'de değil kendi dizininde tutar ve sonra kaldırır)",
+    ),
+    (
+        "arg.spec.temp_config",
+        "FILE'ı geçici kümenin postgresql.conf dosyasının sonuna ekle (tekrarlanabilir)",
+    ),
+    (
+        "arg.spec.no_locale",
+        "lab'ın oluşturduğu veritabanları C yerel ayarını kullanır (LC_COLLATE ve LC_CTYPE 'C')",
+    ),
+    (
+        "arg.spec.encoding",
+        "lab'ın oluşturduğu veritabanları bu kodlamayla oluşturulur (oturumlar yine UTF8 konuşur)",
+    ),
+    (
+        "arg.spec.load_extension",
+        "lab'ın oluşturduğu her veritabanında bu eklenti için CREATE EXTENSION IF NOT EXISTS (tekrarlanabilir)",
+    ),
+    (
+        "arg.spec.max_connections",
+        "Bir schedule grubunun testlerinden aynı anda en çok N tane (pg_regress'in yazdığı gibi yazılır: \"in groups of N\")",
+    ),
+    (
+        "arg.spec.max_concurrent_tests",
+        "N testten büyük bir schedule grubu, pg_regress'in reddettiği gibi reddedilir",
+    ),
+    (
+        "arg.spec.dlpath",
+        "Kabul edilir; pg_regress onu yalnızca psql testlerine verir, lab bunları çalıştırmaz",
+    ),
+    (
+        "arg.spec.launcher",
+        "Reddedilir: lab spec'leri kendisi çalıştırır, başlatacağı bir şey yok",
     ),
     (
         "arg.spec.repeat",

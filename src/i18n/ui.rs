@@ -201,6 +201,10 @@ crate::messages! {
         en: "Options",
         tr: "Seçenekler",
     }
+    help_regress_options() {
+        en: "pg_isolation_regress's options",
+        tr: "pg_isolation_regress'in seçenekleri",
+    }
     help_usage() {
         en: "Usage:",
         tr: "Kullanım:",

@@ -52,7 +52,15 @@ pub struct SpecConfig {
     /// permutations whose output differed are reported.
     pub repeat: usize,
     pub jobs: usize,
+    /// pg_regress's --max-connections, printed on a larger group's line.
+    pub groups_of: Option<usize>,
+    /// How lab makes a spec's database (pg_regress's options).
+    pub database: NewDatabase,
+    /// A step's deadline (isolationtester's PGISOLATIONTIMEOUT).
     pub wait_timeout: std::time::Duration,
+    /// lab's own waits' (making and dropping databases, clean-up): 10 s
+    /// where the step deadline is isolationtester's default 300 s.
+    pub own_waits: std::time::Duration,
     /// Compared with expected files: sessions get pg_regress's settings.
     pub regress: bool,
     /// `PGAPPNAME`, `PGOPTIONS`, `PGDATESTYLE`, `PGTZ` as the environment has them.
@@ -60,6 +68,29 @@ pub struct SpecConfig {
     pub options: Option<String>,
     pub datestyle: Option<String>,
     pub tz: Option<String>,
+}
+
+/// pg_regress's options for the databases it makes: --encoding,
+/// --no-locale, --load-extension.
+#[derive(Debug, Clone, Default)]
+pub struct NewDatabase {
+    pub encoding: Option<String>,
+    pub no_locale: bool,
+    pub extensions: Vec<String>,
+}
+
+impl NewDatabase {
+    /// `CREATE DATABASE` for `name`, as pg_regress writes it.
+    fn create(&self, name: &str) -> String {
+        let mut sql = format!("CREATE DATABASE {} TEMPLATE template0", quote_ident(name));
+        if let Some(e) = &self.encoding {
+            sql.push_str(&format!(" ENCODING {}", crate::sqltext::literal(e)));
+        }
+        if self.no_locale {
+            sql.push_str(" LC_COLLATE 'C' LC_CTYPE 'C'");
+        }
+        sql
+    }
 }
 
 impl SpecConfig {
@@ -250,7 +281,7 @@ impl Suite {
         // A task stops at its next await: until then it may still send a
         // CREATE DATABASE, which must come before the DROPs below.
         let mut live = self.live.subscribe();
-        let _ = tokio::time::timeout(self.cfg.wait_timeout, live.wait_for(|n| *n == 0)).await;
+        let _ = tokio::time::timeout(self.cfg.own_waits, live.wait_for(|n| *n == 0)).await;
         // A run being polled as it was aborted may still have got as far as
         // making a database (CI saw one left): once the list is closed none
         // is made, and one being made is listed already; waiting for it to
@@ -261,12 +292,12 @@ impl Suite {
             created.closed = true;
             created.names.clone()
         };
-        let _ = tokio::time::timeout(self.cfg.wait_timeout, self.creating.lock()).await;
+        let _ = tokio::time::timeout(self.cfg.own_waits, self.creating.lock()).await;
         // Listed until dropped: a clean-up tried again (on a new control
         // connection) drops what this one could not.
         let mut first = Ok(());
         for db in names {
-            let r = connect::within(self.cfg.wait_timeout, drop_database(control, &db)).await;
+            let r = connect::within(self.cfg.own_waits, drop_database(control, &db)).await;
             if r.is_ok() {
                 self.created.lock().unwrap().names.retain(|d| d != &db);
             } else if first.is_ok() {
@@ -415,7 +446,7 @@ impl Suite {
         // a cluster made in another locale would say FEHLER where expected
         // files say ERROR) only where the role may: it is a superuser's.
         let sql = [
-            (format!("CREATE DATABASE {q} TEMPLATE template0"), false),
+            (self.cfg.database.create(&name), false),
             (
                 format!(
                     "ALTER DATABASE {q} SET lc_monetary TO 'C'; ALTER DATABASE {q} SET lc_numeric TO 'C'; \
@@ -427,7 +458,7 @@ impl Suite {
             (format!("ALTER DATABASE {q} SET lc_messages TO 'C'"), true),
         ];
         for (sql, superuser_only) in sql {
-            let done = tokio::time::timeout(self.cfg.wait_timeout, control.batch_execute(&sql))
+            let done = tokio::time::timeout(self.cfg.own_waits, control.batch_execute(&sql))
                 .await
                 .map_err(|_| msg::create_db(&name))?;
             match done {
@@ -507,6 +538,9 @@ async fn run_spec(suite: &Suite, env: &Env, run: usize) -> Result<Outcome> {
     let (i, round) = suite.run_of(run);
     let file = &cfg.specs[i];
     let began = Instant::now();
+    if let Some(why) = &file.broken {
+        return Ok(unparsed(file, env, i, round, why));
+    }
     if let Some((by, left)) = suite.blocked.lock().unwrap().clone() {
         return Ok(not_run(file, env, i, round, by, left));
     }
@@ -668,6 +702,32 @@ fn not_run(file: &SpecFile, env: &Env, spec: usize, round: usize, by: String, le
     }
 }
 
+/// A test whose spec could not be read or parsed (pg_regress's layout): it
+/// failed, with isolationtester's exit, and its output, the one line that
+/// says why, is compared as any other.
+fn unparsed(file: &SpecFile, env: &Env, spec: usize, round: usize, why: &str) -> Outcome {
+    let transcript = Arc::new(Transcript::default());
+    transcript.fatal(format!("{why}\n"));
+    let (diff, best) = compare(file, &transcript.combined()).unzip();
+    let mut report = ScenarioReport::new(&file.name, &env.server.version);
+    report.as_expected = false;
+    report.variants = vec![VariantReport {
+        as_expected: false,
+        observed: vec![msg::does_not_parse(why)],
+        checks: vec![check(false, msg::parses())],
+        anomaly: None,
+        ..VariantReport::named(msg::spec_variant(), msg::parses(), msg::parses_why())
+    }];
+    Outcome {
+        spec,
+        round,
+        report,
+        transcript,
+        diff,
+        best,
+    }
+}
+
 /// `--repeat`'s part of a spec's report: the runs made of the `asked`, and
 /// the permutations whose output was not the same in all of them.
 pub fn repeat_report(runs: usize, asked: usize, flaky: &[repeat::Flaky]) -> VariantReport {
@@ -732,6 +792,14 @@ async fn run_in(
     let before = match &mut watch {
         Watch::Made(db) => {
             if db.baseline.is_none() {
+                // As made: with pg_regress's --load-extension ones.
+                for ext in &cfg.database.extensions {
+                    let sql = format!("CREATE EXTENSION IF NOT EXISTS {}", quote_ident(ext));
+                    control
+                        .batch_execute(&sql)
+                        .await
+                        .map_err(|e| connect::sql_error(e, msg::load_extension(ext, &db.name)))?;
+                }
                 db.baseline = fingerprint(&control).await;
             }
             None
@@ -751,6 +819,7 @@ async fn run_in(
     let schema = if file.bookstore && pooled { BOOKSTORE } else { "" };
     let mut env = env.elsewhere(pg, control, schema);
     env.control_app = control_app;
+    env.step_deadline = cfg.wait_timeout;
     if pooled && let Some(options) = cfg.startup_options() {
         env.settings = connect::options_as_sets(&options)?;
     }

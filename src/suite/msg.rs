@@ -26,8 +26,24 @@ crate::messages! {
         tr: "çalıştırılacak spec yok: spec dosyaları, dizinler ya da --schedule verin",
     }
     bad_schedule_line(path, line, text) {
-        en: "{path}:{line}: not a schedule line (expected `test: NAME ...`): {text}",
-        tr: "{path}:{line}: bir schedule satırı değil (`test: AD ...` bekleniyordu): {text}",
+        en: "{path}:{line}: not a schedule line (expected `test: NAME ...` or `ignore: NAME`): {text}",
+        tr: "{path}:{line}: bir schedule satırı değil (`test: AD ...` ya da `ignore: AD` bekleniyordu): {text}",
+    }
+    too_many_parallel(max, path, line, text) {
+        en: "too many parallel tests (more than {max}) in schedule file \"{path}\" line {line}: {text}",
+        tr: "schedule dosyası \"{path}\" satır {line}: çok fazla paralel test ({max} testten fazla): {text}",
+    }
+    load_extension(ext, db) {
+        en: "could not load extension {ext} into database {db}",
+        tr: "{ext} eklentisi {db} veritabanına yüklenemedi",
+    }
+    no_launcher() {
+        en: "--launcher: lab runs the specs on its own engine, with no program to launch; leave it out",
+        tr: "--launcher: lab spec'leri kendi motoruyla çalıştırır, başlatacağı bir program yok; bu seçeneği çıkarın",
+    }
+    server_twice(given, other) {
+        en: "{given} and {other} both say which server to use; give one",
+        tr: "{given} ve {other} ikisi de hangi sunucunun kullanılacağını söylüyor; birini verin",
     }
     schedule_missing(path, line, name) {
         en: "{path}:{line}: no spec for test {name} (looked for specs/{name}.spec and {name}.spec)",
@@ -128,6 +144,22 @@ crate::messages! {
     leaves_nothing_why() {
         en: "specs run one after another in the database given; the next must not run on top of what this one created",
         tr: "spec'ler verilen veritabanında art arda çalışır; sonraki, bunun oluşturdukları üzerinde çalışmamalı",
+    }
+    spec_variant() {
+        en: "spec",
+        tr: "spec",
+    }
+    parses() {
+        en: "the spec parses",
+        tr: "spec ayrıştırılır",
+    }
+    parses_why() {
+        en: "isolationtester stops at a spec it cannot read or parse; pg_regress fails that test and runs the rest",
+        tr: "isolationtester okuyamadığı ya da ayrıştıramadığı bir spec'te durur; pg_regress o testi başarısız sayar ve kalanları çalıştırır",
+    }
+    does_not_parse(why) {
+        en: "{why}",
+        tr: "{why}",
     }
     not_run_variant() {
         en: "not run",

@@ -29,6 +29,16 @@ pub struct TestLine {
     /// isolationtester would have exited 1 (a setup failed, a step timed
     /// out, steps blocked each other): pg_regress says so on the line.
     pub exited: bool,
+    /// A schedule's `ignore:` line named it: a failure is "failed
+    /// (ignored)" and does not count.
+    pub ignored: bool,
+}
+
+impl TestLine {
+    /// A failure that counts.
+    pub fn failed(&self) -> bool {
+        !self.ok && !self.ignored
+    }
 }
 
 impl Layout {
@@ -92,10 +102,11 @@ impl Layout {
     /// pg_regress's closing words, after which (every test passed) the two
     /// summary files are removed.
     pub fn close(&self, lines: &[TestLine]) -> String {
-        let failed = lines.iter().filter(|l| !l.ok).count();
-        let text = summary(lines.len(), failed);
-        let mut out = text.clone();
-        if failed > 0 {
+        let failed = lines.iter().filter(|l| l.failed()).count();
+        let ignored = lines.iter().filter(|l| !l.ok && l.ignored).count();
+        let mut out = summary(lines.len(), failed, ignored);
+        // (pg_regress keeps them while regression.diffs has anything in it.)
+        if failed + ignored > 0 {
             let _ = write!(
                 out,
                 "The differences that caused some tests to fail can be viewed in the\n\
@@ -118,11 +129,16 @@ pub const RUNNING: &str = "============== running regression test queries       
 /// A schedule group's lines as pg_regress prints them: `test NAME ... ok`
 /// for a group of one, else a `parallel group (N tests):` line and one
 /// indented line per test.
-pub fn group_lines(group: &[TestLine]) -> String {
+/// `groups_of` is pg_regress's --max-connections, said on a larger group's line.
+pub fn group_lines(group: &[TestLine], groups_of: Option<usize>) -> String {
     let status = |l: &TestLine| {
         format!(
             "{:<6}{} {:>8} ms\n",
-            if l.ok { "ok" } else { "FAILED" },
+            match (l.ok, l.ignored) {
+                (true, _) => "ok",
+                (false, false) => "FAILED",
+                (false, true) => "failed (ignored)",
+            },
             if l.exited {
                 " (test process exited with exit code 1)"
             } else {
@@ -134,7 +150,10 @@ pub fn group_lines(group: &[TestLine]) -> String {
     match group {
         [one] => format!("test {:<28} ... {}", one.name, status(one)),
         _ => {
-            let mut out = format!("parallel group ({} tests): ", group.len());
+            let mut out = match groups_of.filter(|n| *n < group.len()) {
+                Some(n) => format!("parallel group ({} tests, in groups of {n}): ", group.len()),
+                None => format!("parallel group ({} tests): ", group.len()),
+            };
             for l in group {
                 let _ = write!(out, " {}", l.name);
             }
@@ -147,12 +166,14 @@ pub fn group_lines(group: &[TestLine]) -> String {
     }
 }
 
-/// The framed count: ` All N tests passed. ` or ` F of N tests failed. `.
-pub fn summary(total: usize, failed: usize) -> String {
-    let line = if failed == 0 {
-        format!(" All {total} tests passed. ")
-    } else {
-        format!(" {failed} of {total} tests failed. ")
+/// The framed count, in pg_regress 15's words: ` All N tests passed. `,
+/// ` F of N tests failed. `, and with failures ignored, how many.
+pub fn summary(total: usize, failed: usize, ignored: usize) -> String {
+    let line = match (failed, ignored) {
+        (0, 0) => format!(" All {total} tests passed. "),
+        (0, i) => format!(" {} of {total} tests passed, {i} failed test(s) ignored. ", total - i),
+        (f, 0) => format!(" {f} of {total} tests failed. "),
+        (f, i) => format!(" {} of {total} tests failed, {i} of these failures ignored. ", f + i),
     };
     let bar = "=".repeat(line.len());
     format!("\n{bar}\n{line}\n{bar}\n\n")
@@ -193,6 +214,7 @@ mod tests {
             ok,
             ms,
             exited: false,
+            ignored: false,
         }
     }
 
@@ -200,11 +222,14 @@ mod tests {
     #[test]
     fn lines_are_pg_regress_own() {
         assert_eq!(
-            group_lines(&[t("deadlock-simple", false, 42)]),
+            group_lines(&[t("deadlock-simple", false, 42)], None),
             "test deadlock-simple              ... FAILED       42 ms\n"
         );
         assert_eq!(
-            group_lines(&[t("read-only-anomaly", true, 36), t("tuplelock-update", true, 267)]),
+            group_lines(
+                &[t("read-only-anomaly", true, 36), t("tuplelock-update", true, 267)],
+                None
+            ),
             "parallel group (2 tests):  read-only-anomaly tuplelock-update\n     \
              read-only-anomaly            ... ok           36 ms\n     \
              tuplelock-update             ... ok          267 ms\n"
@@ -215,16 +240,60 @@ mod tests {
             ..t("timeouts", false, 20_012)
         };
         assert_eq!(
-            group_lines(&[exited]),
+            group_lines(&[exited], None),
             "test timeouts                     ... FAILED (test process exited with exit code 1)    20012 ms\n"
         );
         assert_eq!(
-            summary(3, 1),
+            summary(3, 1, 0),
             "\n======================\n 1 of 3 tests failed. \n======================\n\n"
         );
         assert_eq!(
-            summary(115, 0),
+            summary(115, 0, 0),
             "\n=======================\n All 115 tests passed. \n=======================\n\n"
+        );
+    }
+
+    /// What pg_isolation_regress 15 printed with `ignore: ign` in its
+    /// schedule and --max-connections=1 (the same run, 2026-12-06).
+    #[test]
+    fn ignored_failures_and_groups_of_as_pg_regress_prints_them() {
+        let ignored = TestLine {
+            ignored: true,
+            ..t("ign", false, 14)
+        };
+        assert!(!ignored.failed());
+        assert_eq!(
+            group_lines(&[ignored], None),
+            "test ign                          ... failed (ignored)       14 ms\n"
+        );
+        // An ignored test that passes is ok.
+        let passed = TestLine {
+            ignored: true,
+            ..t("ign", true, 14)
+        };
+        assert_eq!(
+            group_lines(&[passed], None),
+            "test ign                          ... ok           14 ms\n"
+        );
+        assert_eq!(
+            group_lines(&[t("ok1", true, 15), t("fail", false, 13)], Some(1)),
+            "parallel group (2 tests, in groups of 1):  ok1 fail\n     \
+             ok1                          ... ok           15 ms\n     \
+             fail                         ... FAILED       13 ms\n"
+        );
+        // As many at once as the group has: no "in groups of".
+        assert!(group_lines(&[t("a", true, 1), t("b", true, 1)], Some(2)).starts_with("parallel group (2 tests): "));
+        assert_eq!(
+            summary(5, 3, 1),
+            "\n===================================================\n \
+             4 of 5 tests failed, 1 of these failures ignored. \n\
+             ===================================================\n\n"
+        );
+        assert_eq!(
+            summary(2, 0, 1),
+            "\n================================================\n \
+             1 of 2 tests passed, 1 failed test(s) ignored. \n\
+             ================================================\n\n"
         );
     }
 }

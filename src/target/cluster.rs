@@ -73,6 +73,12 @@ impl Cluster {
     /// Finds binaries, starts a server and waits until it accepts connections.
     /// `lang` is the language of the one note it may print (a damaged template made again).
     pub fn start(pg_bin: Option<&Path>, lang: Lang) -> Result<Cluster> {
+        Cluster::start_with(pg_bin, "", lang)
+    }
+
+    /// The same, with `conf` appended to the server's postgresql.conf
+    /// (pg_regress's --temp-config).
+    pub fn start_with(pg_bin: Option<&Path>, conf: &str, lang: Lang) -> Result<Cluster> {
         let began = Instant::now();
         let bin = find_bin_dir(pg_bin)?;
         let owner = Owner::for_server()?;
@@ -90,6 +96,14 @@ impl Cluster {
         let data = cluster.dir.join("data");
         owner.chown(&cluster.dir)?;
         copy_dir(&template, &data, Some(&owner)).ctx(msg::copy_template)?;
+        if !conf.is_empty() {
+            let file = data.join("postgresql.conf");
+            let mut text = fs::read_to_string(&file)?;
+            text.push_str("\n# appended by lab (--temp-config)\n");
+            text.push_str(conf);
+            text.push('\n');
+            fs::write(&file, text)?;
+        }
 
         cluster.listen(&owner, began)?;
         Ok(cluster)

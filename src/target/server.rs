@@ -17,8 +17,10 @@ pub enum Target {
     /// A server the user named (URL, key=value string, service or libpq
     /// variables), and where lab found it (for messages).
     Server(Box<tokio_postgres::Config>, String),
-    /// The throwaway cluster, from these binaries or the ones found on the machine.
-    Throwaway { pg_bin: Option<PathBuf> },
+    /// The throwaway cluster, from these binaries or the ones found on the
+    /// machine, with `conf` appended to its postgresql.conf (pg_regress's
+    /// --temp-config).
+    Throwaway { pg_bin: Option<PathBuf>, conf: String },
 }
 
 impl std::fmt::Debug for Target {
@@ -26,7 +28,7 @@ impl std::fmt::Debug for Target {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Target::Server(_, origin) => write!(f, "Server(.., {origin})"),
-            Target::Throwaway { pg_bin } => write!(f, "Throwaway {{ pg_bin: {pg_bin:?} }}"),
+            Target::Throwaway { pg_bin, .. } => write!(f, "Throwaway {{ pg_bin: {pg_bin:?} }}"),
         }
     }
 }
@@ -94,6 +96,7 @@ pub fn resolve(given: Option<&str>, pg_bin: Option<&Path>, env: EnvLookup<'_>, l
     if origin.is_empty() && set.is_empty() {
         return Ok(Target::Throwaway {
             pg_bin: pg_bin.map(Path::to_path_buf),
+            conf: String::new(),
         });
     }
     // What the service file did not say comes from the variables, as in libpq.
@@ -202,14 +205,16 @@ pub fn parse_url(url: &str, env: EnvLookup<'_>, lang: Lang) -> Result<tokio_post
 /// rather than minutes.
 fn finish_config(mut config: tokio_postgres::Config, env: EnvLookup<'_>, lang: Lang) -> tokio_postgres::Config {
     if config.get_hosts().is_empty() {
+        // The socket of the port asked for (PGPORT, --port), as libpq looks for it.
+        let port = config.get_ports().first().copied().unwrap_or(5432);
         let socket_dir = ["/var/run/postgresql", "/tmp"]
             .into_iter()
-            .find(|d| std::path::Path::new(d).is_dir());
+            .find(|d| std::path::Path::new(d).join(format!(".s.PGSQL.{port}")).exists());
         match socket_dir {
-            Some(dir) if std::path::Path::new(dir).join(".s.PGSQL.5432").exists() => {
+            Some(dir) => {
                 config.host_path(dir);
             }
-            _ => {
+            None => {
                 config.host("localhost");
             }
         }

@@ -1046,6 +1046,236 @@ fn tests_named_under_inputdir_write_pg_regress_layout() {
     let _ = std::fs::remove_dir_all(&input);
 }
 
+/// A Makefile's pg_isolation_regress line, unchanged, with `lab spec` in
+/// its place: --host/--port/--user, --bindir, --dlpath, --load-extension,
+/// --encoding, --no-locale, --max-connections, a schedule with an
+/// `ignore:` line and a spec that does not parse. PostgreSQL's harness runs
+/// it first on the same server: the same test lines, exit code, summary,
+/// results byte for byte (where isolationtester's words for a spec it
+/// cannot parse are not lab's: failed, exited 1, a diff, and the run goes on).
+#[test]
+fn pg_isolation_regress_command_line_unchanged() {
+    let srv = TestServer::start();
+    let client = srv.client();
+    let input = scratch("drop-in-options");
+    std::fs::create_dir_all(input.join("specs")).unwrap();
+    std::fs::create_dir_all(input.join("expected")).unwrap();
+    let one = "Parsed test spec with 1 sessions\n\nstarting permutation: s1a\nstep s1a: SELECT 1 AS one;\n\
+               one\n---\n  1\n(1 row)\n\n";
+    let specs = [
+        (
+            "made",
+            "session s1\nstep made { SELECT pg_encoding_to_char(encoding) AS encoding, datcollate, datctype \
+             FROM pg_database WHERE datname = current_database(); }\n\
+             step exts { SELECT extname FROM pg_extension ORDER BY extname; }\n",
+            "Parsed test spec with 1 sessions\n\nstarting permutation: made exts\n\
+             step made: SELECT pg_encoding_to_char(encoding) AS encoding, datcollate, datctype \
+             FROM pg_database WHERE datname = current_database();\n\
+             encoding|datcollate|datctype\n--------+----------+--------\nLATIN1  |C         |C       \n(1 row)\n\n\
+             step exts: SELECT extname FROM pg_extension ORDER BY extname;\n\
+             extname\n-------\nlo     \nplpgsql\n(2 rows)\n\n",
+        ),
+        ("ok1", "session s1\nstep s1a { SELECT 1 AS one; }\n", one),
+        ("fail", "session s1\nstep s1a { SELECT 2 AS one; }\n", one),
+        ("ign", "session s1\nstep s1a { SELECT 3 AS one; }\n", one),
+        ("bad", "session s1\nstep s1a { SELECT 1 AS one;\n", one),
+    ];
+    for (name, spec, expected) in specs {
+        std::fs::write(input.join(format!("specs/{name}.spec")), spec).unwrap();
+        std::fs::write(input.join(format!("expected/{name}.out")), expected).unwrap();
+    }
+    std::fs::write(
+        input.join("schedule"),
+        "test: made ok1\nignore: ign\ntest: ign fail\ntest: bad\n",
+    )
+    .unwrap();
+    let port = srv.cluster.port.to_string();
+    let bindir = format!("--bindir={}", srv.cluster.bin.display());
+    let options = |out: &str| -> Vec<String> {
+        [
+            "--inputdir=.",
+            &format!("--outputdir={out}"),
+            &bindir,
+            "--dlpath=/nonexistent",
+            "--host=127.0.0.1",
+            &format!("--port={port}"),
+            "--user=postgres",
+            "--schedule=schedule",
+            "--max-connections=1",
+            "--load-extension=lo",
+            "--no-locale",
+            "--encoding=LATIN1",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let theirs = Command::new(isolationtester().with_file_name("pg_isolation_regress"))
+        .current_dir(&input)
+        .args(options("theirs"))
+        .output()
+        .expect("pg_isolation_regress runs");
+    let their_out = String::from_utf8_lossy(&theirs.stdout).into_owned();
+    assert_eq!(theirs.status.code(), Some(1), "{their_out}");
+    // (It leaves its database behind; lab must not find it there.)
+    srv.exec(&client, "DROP DATABASE isolation_regression");
+
+    let r = run_cmd(
+        crate::support::lab()
+            .current_dir(&input)
+            .arg("spec")
+            .args(options("mine")),
+    );
+    assert_eq!(r.code, 1, "{}", r.why());
+    assert_eq!(test_lines(&r.stdout), test_lines(&their_out), "{}", r.stdout);
+    assert_eq!(
+        test_lines(&r.stdout),
+        [
+            ("made", "ok"),
+            ("ok1", "ok"),
+            ("ign", "failed"),
+            ("fail", "FAILED"),
+            ("bad", "FAILED")
+        ]
+        .map(|(n, s)| (n.to_string(), s.to_string()))
+    );
+    for line in [
+        "parallel group (2 tests, in groups of 1):  made ok1",
+        "     ign                          ... failed (ignored) ",
+        "test bad                          ... FAILED (test process exited with exit code 1) ",
+        " 3 of 5 tests failed, 1 of these failures ignored. ",
+    ] {
+        assert!(their_out.contains(line), "pg_isolation_regress: {their_out}");
+        assert!(r.stdout.contains(line), "lab: {}", r.stdout);
+    }
+    for name in ["made", "ok1", "fail", "ign"] {
+        let file = format!("results/{name}.out");
+        assert_eq!(
+            std::fs::read_to_string(input.join("mine").join(&file)).unwrap(),
+            std::fs::read_to_string(input.join("theirs").join(&file)).unwrap(),
+            "{file}"
+        );
+    }
+    let why = std::fs::read_to_string(input.join("mine/results/bad.out")).unwrap();
+    assert!(why.contains("unterminated"), "{why}");
+    assert_eq!(
+        diffed(&input.join("mine/regression.diffs")),
+        diffed(&input.join("theirs/regression.diffs"))
+    );
+    assert_eq!(
+        srv.query_i64(
+            &client,
+            "SELECT count(*) FROM pg_database WHERE datname LIKE 'lab\\_spec\\_%'"
+        ),
+        0,
+        "lab drops the databases it made"
+    );
+
+    // The same test named alone is not ignored (pg_regress 15: FAILED, exit 1).
+    std::fs::write(input.join("schedule"), "ignore: ign\ntest: ign\n").unwrap();
+    let r = run_cmd(crate::support::lab().current_dir(&input).args([
+        "spec",
+        "--outputdir=alone",
+        "--host=127.0.0.1",
+        &format!("--port={port}"),
+        "--user=postgres",
+        "--schedule=schedule",
+        "ign",
+    ]));
+    assert_eq!(r.code, 1, "{}", r.why());
+    assert_eq!(
+        test_lines(&r.stdout),
+        [("ign", "failed"), ("ign", "FAILED")].map(|(n, s)| (n.to_string(), s.to_string()))
+    );
+    assert!(
+        r.stdout.contains(" 2 of 2 tests failed, 1 of these failures ignored. "),
+        "{}",
+        r.stdout
+    );
+
+    // Without the options that make the database, `made` is not what it was.
+    std::fs::write(input.join("schedule"), "test: made\n").unwrap();
+    let r = run_cmd(crate::support::lab().current_dir(&input).args([
+        "spec",
+        "--inputdir=.",
+        "--outputdir=plain",
+        "--host=127.0.0.1",
+        &format!("--port={port}"),
+        "--user=postgres",
+        "--schedule=schedule",
+    ]));
+    assert_eq!(r.code, 1, "{}", r.why());
+    assert_eq!(test_lines(&r.stdout), [("made".to_string(), "FAILED".to_string())]);
+}
+
+/// --temp-instance: lab's own throwaway cluster whatever the environment
+/// says (pg_regress unsets PGHOST and the rest), --temp-config appended to
+/// its configuration (the setting is read back by the spec), and nothing
+/// left behind: not DIR, not the cluster. pg_regress's options that cannot
+/// be taken: one line, exit 2.
+#[test]
+fn temp_instance_and_temp_config_as_pg_regress_takes_them() {
+    let input = scratch("temp-instance");
+    std::fs::create_dir_all(input.join("specs")).unwrap();
+    std::fs::create_dir_all(input.join("expected")).unwrap();
+    std::fs::write(
+        input.join("specs/conf.spec"),
+        "session s1\nstep wm { SHOW work_mem; }\nstep px { SHOW max_prepared_transactions; }\n",
+    )
+    .unwrap();
+    // work_mem from --temp-config; max_prepared_transactions as pg_regress
+    // sets it for its temporary instance.
+    std::fs::write(
+        input.join("expected/conf.out"),
+        "Parsed test spec with 1 sessions\n\nstarting permutation: wm px\nstep wm: SHOW work_mem;\n\
+         work_mem\n--------\n7MB     \n(1 row)\n\nstep px: SHOW max_prepared_transactions;\n\
+         max_prepared_transactions\n-------------------------\n                        2\n(1 row)\n\n",
+    )
+    .unwrap();
+    std::fs::write(input.join("extra.conf"), "work_mem = '7MB'\n").unwrap();
+    let lab = |args: &[&str]| {
+        run_cmd(
+            crate::support::lab()
+                .current_dir(&input)
+                .args(["spec", "--temp-instance=./tmp_check", "--outputdir=out"])
+                .args(args)
+                // Not where pg_regress's temp instance connects.
+                .env("DATABASE_URL", "postgres://nobody@127.0.0.1:1/nowhere")
+                .env("PGHOST", "127.0.0.1")
+                .env("PGPORT", "1"),
+        )
+    };
+    // (An empty --bindir, as PGXS's `make check` passes it: the PATH's.)
+    let r = lab(&["--temp-config=extra.conf", "--bindir=", "conf"]);
+    assert_eq!(r.code, 0, "{}", r.why());
+    assert!(r.stdout.contains(" All 1 tests passed. "), "{}", r.stdout);
+    assert!(
+        !input.join("tmp_check").exists(),
+        "lab's cluster lives in a directory of its own"
+    );
+    let r = lab(&["conf"]);
+    assert_eq!(r.code, 1, "without it, work_mem is the default: {}", r.why());
+
+    for (args, says) in [
+        (&["--temp-config=nope.conf", "conf"][..], "nope.conf: cannot read it"),
+        (
+            &["--database-url=postgres://x@127.0.0.1:1/y", "conf"][..],
+            "--database-url and --temp-instance both say which server to use",
+        ),
+        (&["--host=localhost", "conf"][..], "--temp-instance and --host both say"),
+        (
+            &["--launcher=valgrind", "conf"][..],
+            "--launcher: lab runs the specs on its own engine",
+        ),
+    ] {
+        one_line_exit_2(&lab(args), says);
+    }
+    std::fs::write(input.join("schedule"), "test: conf\ntest: conf conf conf\n").unwrap();
+    one_line_exit_2(
+        &lab(&["--schedule=schedule", "--max-concurrent-tests=2"]),
+        "too many parallel tests (more than 2) in schedule file \"schedule\" line 2: test: conf conf conf",
+    );
+}
+
 /// Ctrl-C while specs run side by side: exit 130, and nothing is left
 /// behind (no database of lab's, no session), whatever the runs still
 /// going were doing (one may have been creating its database).

@@ -249,7 +249,7 @@ struct Runner<'a, S: Server> {
 pub async fn run(env: &Env, sessions: &[Session], setup: &Session, plan: Plan<'_>) -> Result<Observation> {
     let mut live = Live::new(env, sessions, setup, plan.patient).await?;
     let timing = Timing {
-        deadline: env.wait_timeout,
+        deadline: env.step_deadline,
         deadlock_timeout: env.deadlock_timeout,
     };
     run_on(&mut live, plan, timing).await
