@@ -127,6 +127,7 @@ impl Specs {
             ms: o.report.elapsed_ms.round() as u64,
             exited: o.transcript.ended(),
             ignored: self.suite.cfg.specs[o.spec].ignored,
+            finished: o.finished,
         });
         let size = self.suite.cfg.groups.get(lines.group).copied().unwrap_or(1);
         if lines.all.len() - lines.group_start == size {

@@ -141,6 +141,9 @@ pub struct Outcome {
     pub diff: Option<String>,
     /// That closest expected file.
     pub best: Option<std::path::PathBuf>,
+    /// How many runs had finished before this one (pg_regress names a
+    /// group's tests in the order they finish).
+    pub finished: usize,
 }
 
 /// Where each spec is: not started, running, or done with its outcome.
@@ -166,6 +169,8 @@ pub struct Suite {
     /// Databases as fresh as when they were made, for the next spec.
     pool: Mutex<Vec<Db>>,
     made: std::sync::atomic::AtomicUsize,
+    /// Runs finished so far.
+    finished: std::sync::atomic::AtomicUsize,
     progress: Mutex<Vec<Progress>>,
     /// The spec whose failure stopped the run.
     failed: Mutex<Option<usize>>,
@@ -192,6 +197,7 @@ impl Suite {
             creating: tokio::sync::Mutex::default(),
             pool: Mutex::default(),
             made: Default::default(),
+            finished: Default::default(),
             progress: Mutex::new(progress),
             failed: Mutex::default(),
             tasks: Mutex::default(),
@@ -240,7 +246,8 @@ impl Suite {
                     let _live = Live::new(&suite.live);
                     // (After a stop the run has taken the list: a spec still going is not recorded.)
                     suite.set(i, Progress::Running);
-                    let o = run_spec(&suite, &env, i).await?;
+                    let mut o = run_spec(&suite, &env, i).await?;
+                    o.finished = suite.finished.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     suite.set(i, Progress::Done(Box::new(o)));
                     Ok(())
                 }) as engine::Task<()>
@@ -629,6 +636,7 @@ async fn run_spec(suite: &Suite, env: &Env, run: usize) -> Result<Outcome> {
         transcript,
         diff,
         best,
+        finished: 0,
     })
 }
 
@@ -699,6 +707,7 @@ fn not_run(file: &SpecFile, env: &Env, spec: usize, round: usize, by: String, le
         transcript,
         diff: None,
         best: None,
+        finished: 0,
     }
 }
 
@@ -725,6 +734,7 @@ fn unparsed(file: &SpecFile, env: &Env, spec: usize, round: usize, why: &str) ->
         transcript,
         diff,
         best,
+        finished: 0,
     }
 }
 

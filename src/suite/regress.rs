@@ -32,6 +32,9 @@ pub struct TestLine {
     /// A schedule's `ignore:` line named it: a failure is "failed
     /// (ignored)" and does not count.
     pub ignored: bool,
+    /// Its place among the tests as they finished: a parallel group's
+    /// header names them in that order, as pg_regress does.
+    pub finished: usize,
 }
 
 impl TestLine {
@@ -154,7 +157,9 @@ pub fn group_lines(group: &[TestLine], groups_of: Option<usize>) -> String {
                 Some(n) => format!("parallel group ({} tests, in groups of {n}): ", group.len()),
                 None => format!("parallel group ({} tests): ", group.len()),
             };
-            for l in group {
+            let mut done: Vec<&TestLine> = group.iter().collect();
+            done.sort_by_key(|l| l.finished);
+            for l in done {
                 let _ = write!(out, " {}", l.name);
             }
             out.push('\n');
@@ -215,6 +220,7 @@ mod tests {
             ms,
             exited: false,
             ignored: false,
+            finished: 0,
         }
     }
 
@@ -281,6 +287,19 @@ mod tests {
              ok1                          ... ok           15 ms\n     \
              fail                         ... FAILED       13 ms\n"
         );
+        // The header names the tests as they finished, the lines keep the
+        // schedule's order (pg_isolation_regress 15, `test: ok1 missing`).
+        let first = TestLine {
+            finished: 1,
+            ..t("ok1", true, 18)
+        };
+        let second = TestLine {
+            finished: 0,
+            ..t("missing", false, 0)
+        };
+        assert!(group_lines(&[first, second], None).starts_with(
+            "parallel group (2 tests):  missing ok1\n     ok1                          ... ok           18 ms\n"
+        ));
         // As many at once as the group has: no "in groups of".
         assert!(group_lines(&[t("a", true, 1), t("b", true, 1)], Some(2)).starts_with("parallel group (2 tests): "));
         assert_eq!(
