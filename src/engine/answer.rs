@@ -18,11 +18,23 @@ pub struct PgError {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
     pub context: Option<String>,
+    /// Where in the statement (or in a query the server ran for it) the
+    /// error is, as libpq shows it with a caret.
+    #[serde(skip)]
+    pub position: Option<ErrorPos>,
     /// The connection is gone (the server ended it, or it was lost).
     pub connection_lost: bool,
     /// The results of the step's statements that ran before the failing one.
     #[serde(skip)]
     pub before: Vec<Res>,
+}
+
+/// An error's position: a 1-based character of the statement sent, or of
+/// an internal query (a PL/pgSQL statement's) with that query.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ErrorPos {
+    Statement(u32),
+    Internal(u32, String),
 }
 
 impl PgError {

@@ -774,6 +774,12 @@ impl Session {
                 detail: db.detail().map(str::to_string),
                 hint: db.hint().map(str::to_string),
                 context: db.where_().map(str::to_string),
+                position: db.position().map(|p| match p {
+                    tokio_postgres::error::ErrorPosition::Original(n) => super::answer::ErrorPos::Statement(*n),
+                    tokio_postgres::error::ErrorPosition::Internal { position, query } => {
+                        super::answer::ErrorPos::Internal(*position, query.clone())
+                    }
+                }),
                 connection_lost: fatal || e.is_closed(),
                 before: Vec::new(),
             };

@@ -173,20 +173,124 @@ impl Transcript {
 /// libpq's PQerrorMessage for an error result (default verbosity): what
 /// isolationtester prints when a setup or teardown block fails.
 pub fn error_message(e: &PgError) -> String {
+    error_message_of(e, None)
+}
+
+/// The same for an error of `query` (the text sent, as libpq keeps it):
+/// where the error has a position, libpq's `LINE n:` display with its
+/// caret, and the internal query a PL/pgSQL statement ran (`QUERY:`).
+pub fn error_message_of(e: &PgError, query: Option<&str>) -> String {
+    use super::answer::ErrorPos;
     if e.severity.is_empty() {
         return format!("{}\n", e.message);
     }
-    let mut s = format!("{}:  {}\n", e.severity, e.message);
+    let mut s = format!("{}:  {}", e.severity, e.message);
+    let cursor = match (&e.position, query) {
+        (Some(ErrorPos::Statement(at)), Some(q)) => Some((q, *at)),
+        (Some(ErrorPos::Internal(at, q)), _) => Some((q.as_str(), *at)),
+        (Some(ErrorPos::Statement(at)), None) => {
+            // libpq, without the query: the position in words.
+            s.push_str(&format!(" at character {at}"));
+            None
+        }
+        (None, _) => None,
+    };
+    s.push('\n');
+    if let Some((q, at)) = cursor {
+        s.push_str(&error_position(q, at as usize));
+    }
     if let Some(d) = &e.detail {
         s.push_str(&format!("DETAIL:  {d}\n"));
     }
     if let Some(h) = &e.hint {
         s.push_str(&format!("HINT:  {h}\n"));
     }
+    if let Some(ErrorPos::Internal(_, q)) = &e.position {
+        s.push_str(&format!("QUERY:  {q}\n"));
+    }
     if let Some(c) = &e.context {
         s.push_str(&format!("CONTEXT:  {c}\n"));
     }
     s
+}
+
+/// libpq's reportErrorPosition: the line of `query` that holds its
+/// 1-based character `loc` (`LINE n: `, tabs as spaces, cut to about 60
+/// columns around it with `...`), and a caret under that character.
+/// Columns are counted as libpq counts them in UTF8: two for a wide
+/// character, one for any other.
+pub fn error_position(query: &str, loc: usize) -> String {
+    const DISPLAY_SIZE: usize = 60;
+    const MIN_RIGHT_CUT: usize = 10;
+    let Some(loc) = loc.checked_sub(1) else {
+        return String::new();
+    };
+    let chars: Vec<(usize, char)> = query.char_indices().collect();
+    let text: String = query.chars().map(|c| if c == '\t' { ' ' } else { c }).collect();
+    // Each character's byte offset and screen column, up to the end of loc's line.
+    let (mut qidx, mut scridx) = (Vec::new(), Vec::new());
+    let (mut scroffset, mut loc_line, mut ibeg, mut iend) = (0usize, 1usize, 0usize, None);
+    for (cno, &(offset, ch)) in chars.iter().enumerate() {
+        qidx.push(offset);
+        scridx.push(scroffset);
+        if ch == '\r' || ch == '\n' {
+            if cno < loc {
+                if ch == '\r' || cno == 0 || chars[cno - 1].1 != '\r' {
+                    loc_line += 1;
+                }
+                ibeg = cno + 1;
+            } else {
+                iend = Some(cno);
+                break;
+            }
+        }
+        scroffset += if unicode_width::UnicodeWidthChar::width(ch) == Some(2) {
+            2
+        } else {
+            1
+        };
+    }
+    let mut iend = match iend {
+        Some(i) => i,
+        None => {
+            qidx.push(query.len());
+            scridx.push(scroffset);
+            chars.len()
+        }
+    };
+    if loc > iend {
+        return String::new();
+    }
+    let (mut beg_trunc, mut end_trunc) = (false, false);
+    if scridx[iend] - scridx[ibeg] > DISPLAY_SIZE {
+        if scridx[ibeg] + DISPLAY_SIZE >= scridx[loc] + MIN_RIGHT_CUT {
+            while scridx[iend] - scridx[ibeg] > DISPLAY_SIZE {
+                iend -= 1;
+            }
+            end_trunc = true;
+        } else {
+            while scridx[loc] + MIN_RIGHT_CUT < scridx[iend] {
+                iend -= 1;
+                end_trunc = true;
+            }
+            while scridx[iend] - scridx[ibeg] > DISPLAY_SIZE {
+                ibeg += 1;
+                beg_trunc = true;
+            }
+        }
+    }
+    let mut prefix = format!("LINE {loc_line}: ");
+    if beg_trunc {
+        prefix.push_str("...");
+    }
+    let mut out = format!("{prefix}{}", &text[qidx[ibeg]..qidx[iend]]);
+    if end_trunc {
+        out.push_str("...");
+    }
+    out.push('\n');
+    out.push_str(&" ".repeat(prefix.len() + scridx[loc] - scridx[ibeg]));
+    out.push_str("^\n");
+    out
 }
 
 /// libpq's PQprint with isolationtester's options (header, align, `|`
@@ -254,6 +358,46 @@ fn looks_numeric(v: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What libpq printed for the same queries and positions (isolationtester
+    /// 15 on PostgreSQL 15, 2026-12-06).
+    #[test]
+    fn error_positions_are_shown_as_libpq_shows_them() {
+        // A later line of the block.
+        let block = "\n  CREATE TABLE t (a int);\n  INSERT INTO t VALUES (1;\n";
+        assert_eq!(
+            error_position(block, block.rfind(';').unwrap() + 1),
+            "LINE 3:   INSERT INTO t VALUES (1;\n                                 ^\n"
+        );
+        // Cut on the right, then on the left, to about 60 columns.
+        let long = "CREATE TABLE t4 (a int); SELECT a FROM t4 WHERE a = 1 OR a = 2 OR a = 3 OR a = 4 \
+                    OR a = 5 OR a = 6 OR a = 7 OR a = 8 OR a = 9 OR a = 10 OR a = 11 OR a = 12 OR zz = 1 OR a = 13;";
+        let at = long.find("zz").unwrap() + 1;
+        assert_eq!(
+            error_position(long, at),
+            "LINE 1: ...R a = 8 OR a = 9 OR a = 10 OR a = 11 OR a = 12 OR zz = 1 OR ...\n\
+             \x20                                                            ^\n"
+        );
+        let teardown = "DROP TABLE t2; SELECT 1/0 FROM t2 WHERE a = 1 OR a > 0 OR a < 100 OR a IS NULL OR zz = 1;";
+        assert_eq!(
+            error_position(teardown, 32),
+            "LINE 1: DROP TABLE t2; SELECT 1/0 FROM t2 WHERE a = 1 OR a > 0 OR a ...\n\
+             \x20                                      ^\n"
+        );
+        // A tab is a space; a wide character takes two columns.
+        let wide = "\n\tSELECT 1 AS café, 2 AS 漢字漢字 FROM nosuch;\n";
+        let at = wide[..wide.find("nosuch").unwrap()].chars().count() + 1;
+        assert_eq!(
+            error_position(wide, at),
+            format!(
+                "LINE 2:  SELECT 1 AS café, 2 AS 漢字漢字 FROM nosuch;\n{}^\n",
+                " ".repeat(46)
+            )
+        );
+        // No position, or one past the end: nothing.
+        assert_eq!(error_position("SELECT", 0), "");
+        assert_eq!(error_position("SELECT", 9), "");
+    }
 
     fn set(cols: &[&str], rows: &[&[Option<&str>]]) -> ResultSet {
         ResultSet {

@@ -308,6 +308,7 @@ mod tests {
             detail: None,
             hint: None,
             context: None,
+            position: None,
             connection_lost: false,
             before: Vec::new(),
         })

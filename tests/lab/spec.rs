@@ -1276,6 +1276,57 @@ fn temp_instance_and_temp_config_as_pg_regress_takes_them() {
     );
 }
 
+/// A setup, a session's setup or a teardown that fails where the server
+/// gives a position: libpq's `LINE n:` display and caret (a later line of
+/// the block, cut to 60 columns with `...`, a tab, wide characters) and a
+/// PL/pgSQL statement's `QUERY:`, byte for byte as isolationtester prints
+/// them on the same server.
+#[test]
+fn failed_setup_and_teardown_say_where_as_libpq_does() {
+    let srv = TestServer::start();
+    let client = srv.client();
+    let dir = scratch("error-position");
+    let specs = [
+        (
+            "later-line",
+            "setup {\n  CREATE TABLE ep_t (a int);\n  INSERT INTO ep_t VALUES (1;\n}\n\
+             session s1\nstep s1a { SELECT 1; }\n",
+        ),
+        (
+            "teardown",
+            "setup { CREATE TABLE ep_t2 (a int); }\nteardown { DROP TABLE ep_t2; SELECT 1/0 FROM ep_t2 \
+             WHERE a = 1 OR a > 0 OR a < 100 OR a IS NULL OR zz = 1; }\n\
+             session s1\nstep s1a { SELECT 1 AS one; }\n",
+        ),
+        (
+            "internal-query",
+            "session s1\nsetup { DO $$ BEGIN PERFORM nosuch FROM pg_class; END $$; }\nstep s1a { SELECT 1; }\n",
+        ),
+        (
+            "cut",
+            "setup { CREATE TABLE ep_t4 (a int); SELECT a FROM ep_t4 WHERE a = 1 OR a = 2 OR a = 3 \
+             OR a = 4 OR a = 5 OR a = 6 OR a = 7 OR a = 8 OR a = 9 OR a = 10 OR a = 11 OR zz = 1 OR a = 13; }\n\
+             session s1\nstep s1a { SELECT 1; }\n",
+        ),
+        (
+            "wide",
+            "setup {\n\tSELECT 1 AS café, 2 AS 漢字漢字 FROM nosuch;\n}\nsession s1\nstep s1a { SELECT 1; }\n",
+        ),
+    ];
+    for (name, text) in specs {
+        let iso = isolationtester_output(&srv, text, &[]);
+        // (What isolationtester's failed teardown left in its database.)
+        srv.exec(&client, "DROP TABLE IF EXISTS ep_t, ep_t2, ep_t4");
+        let mut want = iso.stdout;
+        want.extend(iso.stderr);
+        let want = String::from_utf8(want).unwrap();
+        assert!(want.contains("\nLINE ") && want.contains("^\n"), "{name}: {want}");
+        let spec = write_spec(&dir, &format!("{name}.spec"), text);
+        let r = run(&["spec", "--database-url", &srv.url(), &spec, "--format", "isolation"]);
+        assert_eq!(r.stdout + &r.stderr, want, "{name}");
+    }
+}
+
 /// Ctrl-C while specs run side by side: exit 130, and nothing is left
 /// behind (no database of lab's, no session), whatever the runs still
 /// going were doing (one may have been creating its database).

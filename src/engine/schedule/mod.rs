@@ -26,7 +26,7 @@ use super::answer::Answer;
 use super::msg;
 use super::observe::{Deviation, Observation, Recorder, StepRun, Waited, deadlock_pairs};
 use super::session::{Sent, Session};
-use super::transcript::{Transcript, error_message};
+use super::transcript::{Transcript, error_message_of};
 use super::{Env, secs};
 use crate::i18n::Text;
 use crate::report::{ResultSet, WaitKind, millis};
@@ -307,7 +307,8 @@ impl<S: Server> Runner<'_, S> {
             let answer = self.block(None, sql).await?;
             if let Err(e) = answer {
                 if let Some(t) = self.run.transcript {
-                    t.fatal(format!("setup failed: {}", error_message(&e)));
+                    let sent = bind(sql, self.run.params);
+                    t.fatal(format!("setup failed: {}", error_message_of(&e, Some(&sent))));
                 }
                 bail!(msg::setup_failed(e.line()));
             }
@@ -322,7 +323,11 @@ impl<S: Server> Runner<'_, S> {
                 self.run.recorder.answer(now, name, None, &sent, &answer, None, None);
                 if let Err(e) = answer {
                     if let Some(t) = self.run.transcript {
-                        t.fatal(format!("setup of session {name} failed: {}", error_message(&e)));
+                        let sent = bind(sql, self.run.params);
+                        t.fatal(format!(
+                            "setup of session {name} failed: {}",
+                            error_message_of(&e, Some(&sent))
+                        ));
                     }
                     return Err(Deviation(msg::session_setup_failed(name, e.line())).into());
                 }
@@ -364,14 +369,17 @@ impl<S: Server> Runner<'_, S> {
                 t.err(format!(
                     "teardown of session {} failed: {}",
                     self.name(i),
-                    error_message(&e)
+                    error_message_of(&e, Some(&bind(sql, self.run.params)))
                 ));
             }
         }
         if let Some(sql) = &self.run.spec.teardown
             && let (Ok(Err(e)), Some(t)) = (self.block(None, sql).await, self.run.transcript)
         {
-            t.err(format!("teardown failed: {}", error_message(&e)));
+            t.err(format!(
+                "teardown failed: {}",
+                error_message_of(&e, Some(&bind(sql, self.run.params)))
+            ));
         }
     }
 
