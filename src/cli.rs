@@ -429,6 +429,12 @@ pub struct RegressArgs {
     #[arg(long, value_name = "N")]
     pub max_concurrent_tests: Option<usize>,
 
+    /// Roles (comma-separated) with LOGIN and every privilege on each
+    /// database lab makes; one that does not exist yet is made, and dropped
+    /// afterwards (one that exists is used as it is).
+    #[arg(long, value_name = "ROLE,...", value_delimiter = ',')]
+    pub create_role: Vec<String>,
+
     /// Accepted; pg_regress passes it to psql's tests only, which lab does not run.
     #[arg(long, value_name = "DIR")]
     pub dlpath: Option<PathBuf>,
@@ -450,6 +456,7 @@ impl RegressArgs {
             || self.no_locale
             || self.encoding.is_some()
             || !self.load_extension.is_empty()
+            || !self.create_role.is_empty()
             || self.max_connections.is_some()
             || self.max_concurrent_tests.is_some()
             || self.dlpath.is_some()

@@ -384,6 +384,7 @@ impl SpecRun {
                     encoding: r.encoding.clone(),
                     no_locale: r.no_locale,
                     extensions: r.load_extension.clone(),
+                    roles: r.create_role.iter().filter(|r| !r.is_empty()).cloned().collect(),
                 },
                 wait_timeout,
                 own_waits,

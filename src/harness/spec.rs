@@ -268,6 +268,8 @@ impl Job for Specs {
     }
 
     async fn work(&self, env: &Arc<Env>) -> Result<()> {
+        // (Here, not in prepare: the clean-up that drops them follows the work.)
+        self.suite.create_roles(&env.control).await?;
         if let Some(layout) = &self.layout {
             layout.prepare()?;
             if self.prints_regress() {

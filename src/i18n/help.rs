@@ -138,6 +138,10 @@ pub static HELP_TR: &[(&str, &str)] = &[
         "N testten büyük bir schedule grubu, pg_regress'in reddettiği gibi reddedilir",
     ),
     (
+        "arg.spec.create_role",
+        "LOGIN ve lab'ın oluşturduğu her veritabanında bütün yetkileri olan roller (virgülle ayrılmış); olmayan oluşturulur ve sonra silinir (var olan olduğu gibi kullanılır)",
+    ),
+    (
         "arg.spec.dlpath",
         "Kabul edilir; pg_regress onu yalnızca psql testlerine verir, lab bunları çalıştırmaz",
     ),

@@ -77,6 +77,8 @@ pub struct NewDatabase {
     pub encoding: Option<String>,
     pub no_locale: bool,
     pub extensions: Vec<String>,
+    /// --create-role: granted every privilege on each database made.
+    pub roles: Vec<String>,
 }
 
 impl NewDatabase {
@@ -164,6 +166,8 @@ pub struct Suite {
     blocked: Mutex<Option<(String, Vec<String>)>>,
     /// Databases made and not yet dropped.
     created: Mutex<Created>,
+    /// Roles made for --create-role, dropped after the databases.
+    roles: Mutex<Vec<String>>,
     /// Held while a database is made (see [`Suite::clean_up`]).
     creating: tokio::sync::Mutex<()>,
     /// Databases as fresh as when they were made, for the next spec.
@@ -194,6 +198,7 @@ impl Suite {
             blocked: Mutex::default(),
             cfg,
             created: Mutex::default(),
+            roles: Mutex::default(),
             creating: tokio::sync::Mutex::default(),
             pool: Mutex::default(),
             made: Default::default(),
@@ -311,7 +316,57 @@ impl Suite {
                 first = r;
             }
         }
+        // The roles lab made, once nothing of theirs is left (their rights
+        // were on the databases dropped above).
+        if first.is_ok() {
+            let roles = std::mem::take(&mut *self.roles.lock().unwrap());
+            for (i, role) in roles.iter().enumerate() {
+                let sql = format!("DROP ROLE IF EXISTS {}", quote_ident(role));
+                let r = connect::within(self.cfg.own_waits, async {
+                    control
+                        .batch_execute(&sql)
+                        .await
+                        .map_err(|e| connect::sql_error(e, msg::drop_role(role)))
+                })
+                .await;
+                if r.is_err() {
+                    // Tried again by a clean-up on a new control connection.
+                    self.roles.lock().unwrap().extend(roles[i..].iter().cloned());
+                    return r;
+                }
+            }
+        }
         first
+    }
+
+    /// pg_regress's --create-role, where lab makes the databases: each role
+    /// that does not exist is made (and dropped at the end); one that
+    /// exists is used as it is (lab drops only what it made).
+    pub async fn create_roles(&self, control: &tokio_postgres::Client) -> Result<()> {
+        if matches!(self.place(), Place::Given(_)) {
+            return Ok(());
+        }
+        for role in &self.cfg.database.roles {
+            let exists = !control
+                .query_typed(
+                    "SELECT 1 FROM pg_roles WHERE rolname = $1",
+                    &[(role, tokio_postgres::types::Type::TEXT)],
+                )
+                .await?
+                .is_empty();
+            if exists {
+                continue;
+            }
+            // Listed before it is made: a run stopped while the CREATE is
+            // out still drops it (IF EXISTS).
+            self.roles.lock().unwrap().push(role.clone());
+            let sql = format!("CREATE ROLE {} WITH LOGIN", quote_ident(role));
+            if let Err(e) = control.batch_execute(&sql).await {
+                self.roles.lock().unwrap().retain(|r| r != role);
+                return Err(connect::sql_error(e, msg::create_role(role)));
+            }
+        }
+        Ok(())
     }
 
     /// Every finished spec's report and outcome, in order; a run that
@@ -464,6 +519,13 @@ impl Suite {
             ),
             (format!("ALTER DATABASE {q} SET lc_messages TO 'C'"), true),
         ];
+        let grants = self
+            .cfg
+            .database
+            .roles
+            .iter()
+            .map(|r| (format!("GRANT ALL ON DATABASE {q} TO {}", quote_ident(r)), false));
+        let sql: Vec<(String, bool)> = sql.into_iter().chain(grants).collect();
         for (sql, superuser_only) in sql {
             let done = tokio::time::timeout(self.cfg.own_waits, control.batch_execute(&sql))
                 .await

@@ -37,6 +37,14 @@ crate::messages! {
         en: "could not load extension {ext} into database {db}",
         tr: "{ext} eklentisi {db} veritabanına yüklenemedi",
     }
+    create_role(role) {
+        en: "could not create role {role} (--create-role)",
+        tr: "{role} rolü oluşturulamadı (--create-role)",
+    }
+    drop_role(role) {
+        en: "could not drop role {role}, which lab made for --create-role",
+        tr: "lab'ın --create-role için oluşturduğu {role} rolü silinemedi",
+    }
     no_launcher() {
         en: "--launcher: lab runs the specs on its own engine, with no program to launch; leave it out",
         tr: "--launcher: lab spec'leri kendi motoruyla çalıştırır, başlatacağı bir program yok; bu seçeneği çıkarın",

@@ -1067,13 +1067,19 @@ fn pg_isolation_regress_command_line_unchanged() {
             "made",
             "session s1\nstep made { SELECT pg_encoding_to_char(encoding) AS encoding, datcollate, datctype \
              FROM pg_database WHERE datname = current_database(); }\n\
-             step exts { SELECT extname FROM pg_extension ORDER BY extname; }\n",
-            "Parsed test spec with 1 sessions\n\nstarting permutation: made exts\n\
+             step exts { SELECT extname FROM pg_extension ORDER BY extname; }\n\
+             step roles { SELECT rolname, has_database_privilege(rolname, current_database(), 'CREATE') \
+             AS can_create FROM pg_roles WHERE rolname LIKE 'regress_lab_%' ORDER BY rolname; }\n",
+            "Parsed test spec with 1 sessions\n\nstarting permutation: made exts roles\n\
              step made: SELECT pg_encoding_to_char(encoding) AS encoding, datcollate, datctype \
              FROM pg_database WHERE datname = current_database();\n\
              encoding|datcollate|datctype\n--------+----------+--------\nLATIN1  |C         |C       \n(1 row)\n\n\
              step exts: SELECT extname FROM pg_extension ORDER BY extname;\n\
-             extname\n-------\nlo     \nplpgsql\n(2 rows)\n\n",
+             extname\n-------\nlo     \nplpgsql\n(2 rows)\n\n\
+             step roles: SELECT rolname, has_database_privilege(rolname, current_database(), 'CREATE') \
+             AS can_create FROM pg_roles WHERE rolname LIKE 'regress_lab_%' ORDER BY rolname;\n\
+             rolname      |can_create\n-------------+----------\nregress_lab_a|t         \n\
+             regress_lab_b|t         \n(2 rows)\n\n",
         ),
         ("ok1", "session s1\nstep s1a { SELECT 1 AS one; }\n", one),
         ("fail", "session s1\nstep s1a { SELECT 2 AS one; }\n", one),
@@ -1105,6 +1111,7 @@ fn pg_isolation_regress_command_line_unchanged() {
             "--load-extension=lo",
             "--no-locale",
             "--encoding=LATIN1",
+            "--create-role=regress_lab_a,regress_lab_b",
         ]
         .map(String::from)
         .to_vec()
@@ -1116,8 +1123,9 @@ fn pg_isolation_regress_command_line_unchanged() {
         .expect("pg_isolation_regress runs");
     let their_out = String::from_utf8_lossy(&theirs.stdout).into_owned();
     assert_eq!(theirs.status.code(), Some(1), "{their_out}");
-    // (It leaves its database behind; lab must not find it there.)
+    // (It leaves its database and roles behind; lab must not find them there.)
     srv.exec(&client, "DROP DATABASE isolation_regression");
+    srv.exec(&client, "DROP ROLE regress_lab_a, regress_lab_b");
 
     let r = run_cmd(
         crate::support::lab()
@@ -1168,6 +1176,14 @@ fn pg_isolation_regress_command_line_unchanged() {
         ),
         0,
         "lab drops the databases it made"
+    );
+    assert_eq!(
+        srv.query_i64(
+            &client,
+            "SELECT count(*) FROM pg_roles WHERE rolname LIKE 'regress\\_lab\\_%'"
+        ),
+        0,
+        "and the roles it made"
     );
 
     // The same test named alone is not ignored (pg_regress 15: FAILED, exit 1).
