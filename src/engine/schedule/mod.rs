@@ -552,8 +552,12 @@ impl<S: Server> Runner<'_, S> {
             if nonblock {
                 if let Status::Blocked(w) = self.status(s).await? {
                     // The server said it waits: it did, even if its answer
-                    // came while lab asked (a loaded machine makes that look
-                    // long; isolationtester prints such a step waiting too).
+                    // came while lab asked. isolationtester looks at the
+                    // connection once more there (PQconsumeInput, PQisBusy)
+                    // and takes an answer that came as no wait; lab does not:
+                    // a loaded machine makes that moment long, and would make
+                    // a wait the server confirmed come and go from one run
+                    // to the next.
                     self.active_mut(s).blocked = true;
                     self.consume(s);
                     if !retry {
