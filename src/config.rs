@@ -287,10 +287,8 @@ impl SpecRun {
         let own_waits = wait_timeout
             .min(Duration::from_secs(10))
             .max(args.wait_timeout.map_or(Duration::ZERO, Duration::from_secs_f64));
-        let limits = files::Limits {
-            max: r.max_concurrent_tests.filter(|n| *n > 0),
-        };
-        let groups = files::collect(&args.paths, &args.schedule, inputdir.as_deref(), limits)?;
+        let max_group = r.max_concurrent_tests.filter(|n| *n > 0);
+        let groups = files::collect(&args.paths, &args.schedule, inputdir.as_deref(), max_group)?;
         let tests: Vec<&files::Test> = groups.iter().flatten().collect();
         if args.expected.is_some() && tests.len() != 1 {
             bail!(smsg::expected_one());

@@ -125,7 +125,7 @@ impl Transcript {
                 // libpq's own words follow the server's when the connection closes.
                 self.out(format!(
                     "{}\n",
-                    error_message(e)
+                    error_message(e, None)
                         + "server closed the connection unexpectedly\n\
                      \tThis probably means the server terminated abnormally\n\
                      \tbefore or while processing the request.\n"
@@ -171,15 +171,11 @@ impl Transcript {
 }
 
 /// libpq's PQerrorMessage for an error result (default verbosity): what
-/// isolationtester prints when a setup or teardown block fails.
-pub fn error_message(e: &PgError) -> String {
-    error_message_of(e, None)
-}
-
-/// The same for an error of `query` (the text sent, as libpq keeps it):
-/// where the error has a position, libpq's `LINE n:` display with its
-/// caret, and the internal query a PL/pgSQL statement ran (`QUERY:`).
-pub fn error_message_of(e: &PgError, query: Option<&str>) -> String {
+/// isolationtester prints when a setup or teardown block fails. Given the
+/// `query` (the text sent, as libpq keeps it), an error with a position
+/// gets libpq's `LINE n:` display with its caret; a PL/pgSQL statement's
+/// internal query is shown too (`QUERY:`).
+pub fn error_message(e: &PgError, query: Option<&str>) -> String {
     use super::answer::ErrorPos;
     if e.severity.is_empty() {
         return format!("{}\n", e.message);

@@ -227,18 +227,10 @@ impl Job for Specs {
                 crate::output::eline!("{}", suite::msg::in_database(shown).render(self.common.lang));
                 self.suite.set_place(Place::Given(name));
             }
-            (Place::Named(n), true) => {
-                let exists = !env
-                    .control
-                    .query_typed(
-                        "SELECT 1 FROM pg_database WHERE datname = $1",
-                        &[(n, tokio_postgres::types::Type::TEXT)],
-                    )
-                    .await?
-                    .is_empty();
-                if exists {
-                    bail!(suite::msg::db_exists(n));
-                }
+            (Place::Named(n), true)
+                if suite::named(&env.control, "SELECT 1 FROM pg_database WHERE datname = $1", n).await? =>
+            {
+                bail!(suite::msg::db_exists(n));
             }
             _ => {}
         }
@@ -296,13 +288,12 @@ impl Job for Specs {
         }
         // A schedule's `ignore:` test may fail (its report still says so):
         // decided per run of a spec, as its line says.
-        let counted = outcomes
-            .iter()
-            .any(|o| !o.report.as_expected && !self.suite.cfg.specs[o.spec].ignored);
-        let ignored_only = !counted && outcomes.iter().any(|o| !o.report.as_expected);
-        let as_expected = reports
-            .iter()
-            .all(|r| r.as_expected || (ignored_only && r.error.is_none() && self.suite.cfg.repeat <= 1));
+        let only_ignored_failed = self.suite.cfg.repeat <= 1
+            && reports.iter().all(|r| r.error.is_none())
+            && outcomes
+                .iter()
+                .all(|o| o.report.as_expected || self.suite.cfg.specs[o.spec].ignored);
+        let as_expected = reports.iter().all(|r| r.as_expected) || only_ignored_failed;
         let all = AllReport {
             server_version: version.to_string(),
             as_expected,

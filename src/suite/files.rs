@@ -68,21 +68,21 @@ pub struct Test {
 /// own, a schedule's `test: a b c` line one group (pg_regress runs it at once).
 pub type Groups = Vec<Vec<Test>>;
 
-/// What a run's schedules may hold: `max` tests in a group at most
-/// (pg_regress's --max-concurrent-tests).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Limits {
-    pub max: Option<usize>,
-}
-
 /// Reads and checks every spec the schedules and paths name, in
 /// pg_regress's order: the schedules' tests first, then those named alone.
 /// With `inputdir` (pg_regress's `--inputdir`), a name that is not a file
 /// is a test: `inputdir/specs/NAME.spec`, and schedules look there too.
-pub fn collect(paths: &[PathBuf], schedules: &[PathBuf], inputdir: Option<&Path>, limits: Limits) -> Result<Groups> {
+/// A schedule's group may hold `max_group` tests at most (pg_regress's
+/// --max-concurrent-tests).
+pub fn collect(
+    paths: &[PathBuf],
+    schedules: &[PathBuf],
+    inputdir: Option<&Path>,
+    max_group: Option<usize>,
+) -> Result<Groups> {
     let mut groups = Vec::new();
     for s in schedules {
-        groups.extend(schedule(s, inputdir, limits)?);
+        groups.extend(schedule(s, inputdir, max_group)?);
     }
     let alone = |path: PathBuf| vec![Test { ignored: false, path }];
     for p in paths {
@@ -131,7 +131,7 @@ fn test_in(dir: &Path, name: &str) -> Option<PathBuf> {
 /// not count: pg_regress 15 keeps the list per schedule file), `#`
 /// comments; NAME is specs/NAME.spec (or NAME.spec) beside it, or under
 /// `inputdir` when given.
-pub fn schedule(path: &Path, inputdir: Option<&Path>, limits: Limits) -> Result<Groups> {
+pub fn schedule(path: &Path, inputdir: Option<&Path>, max_group: Option<usize>) -> Result<Groups> {
     let mut ignore = Vec::new();
     let text = std::fs::read_to_string(path).map_err(|e| msg::unreadable(path.display().to_string(), e.to_string()))?;
     let dir = inputdir.unwrap_or_else(|| path.parent().unwrap_or(Path::new(".")));
@@ -150,7 +150,7 @@ pub fn schedule(path: &Path, inputdir: Option<&Path>, limits: Limits) -> Result<
             bail!(msg::bad_schedule_line(path.display().to_string(), i + 1, line));
         };
         let names: Vec<&str> = names.split_whitespace().collect();
-        if let Some(max) = limits.max
+        if let Some(max) = max_group
             && names.len() > max
         {
             bail!(msg::too_many_parallel(max, path.display().to_string(), i + 1, line));
@@ -241,10 +241,10 @@ mod tests {
         // A second schedule has a list of its own (pg_regress 15 ran it so).
         let other = dir.join("other");
         std::fs::write(&other, "test: b\n").unwrap();
-        let groups = collect(&[], &[schedule.clone(), other], Some(&dir), Limits::default()).unwrap();
+        let groups = collect(&[], &[schedule.clone(), other], Some(&dir), None).unwrap();
         let marks: Vec<Vec<bool>> = groups.iter().map(|g| g.iter().map(|t| t.ignored).collect()).collect();
         assert_eq!(marks, [vec![false], vec![false, true], vec![false]]);
-        let refused = super::schedule(&schedule, Some(&dir), Limits { max: Some(1) });
+        let refused = super::schedule(&schedule, Some(&dir), Some(1));
         std::fs::remove_dir_all(&dir).unwrap();
         let err = crate::i18n::error_line(&refused.unwrap_err(), crate::i18n::Lang::En);
         assert!(
@@ -272,7 +272,7 @@ mod tests {
             &[PathBuf::from("alone")],
             std::slice::from_ref(&schedule),
             Some(&dir),
-            Limits::default(),
+            None,
         );
         std::fs::remove_dir_all(&dir).unwrap();
         let names: Vec<Vec<String>> = (groups.unwrap().iter())

@@ -347,14 +347,7 @@ impl Suite {
             return Ok(());
         }
         for role in &self.cfg.database.roles {
-            let exists = !control
-                .query_typed(
-                    "SELECT 1 FROM pg_roles WHERE rolname = $1",
-                    &[(role, tokio_postgres::types::Type::TEXT)],
-                )
-                .await?
-                .is_empty();
-            if exists {
+            if named(control, "SELECT 1 FROM pg_roles WHERE rolname = $1", role).await? {
                 continue;
             }
             // Listed before it is made: a run stopped while the CREATE is
@@ -427,6 +420,14 @@ impl Suite {
 
 async fn drop_database(control: &tokio_postgres::Client, db: &str) -> Result<()> {
     connect::drop_database(control, db).await
+}
+
+/// Whether `sql` (a catalogue lookup by `$1`) finds `name`.
+pub async fn named(control: &tokio_postgres::Client, sql: &str, name: &str) -> Result<bool> {
+    let rows = control
+        .query_typed(sql, &[(&name, tokio_postgres::types::Type::TEXT)])
+        .await?;
+    Ok(!rows.is_empty())
 }
 
 fn quote_ident(s: &str) -> String {
@@ -745,10 +746,8 @@ async fn snapshot(
 
 /// A spec not run because an earlier one left objects in the database given.
 fn not_run(file: &SpecFile, env: &Env, spec: usize, round: usize, by: String, left: Vec<String>) -> Outcome {
-    let mut report = ScenarioReport::new(&file.name, &env.server.version);
-    report.as_expected = false;
     let text = msg::not_run(by, left.join(", "));
-    report.variants = vec![VariantReport {
+    let variant = VariantReport {
         as_expected: false,
         observed: vec![text.clone()],
         // What it waits for: not something it did (it never ran).
@@ -759,36 +758,45 @@ fn not_run(file: &SpecFile, env: &Env, spec: usize, round: usize, by: String, le
             msg::runs_in_clean_database(),
             msg::leaves_nothing_why(),
         )
-    }];
-    let transcript = Arc::new(Transcript::default());
-    transcript.fatal(format!("{}\n", text.render(Lang::En)));
-    Outcome {
-        spec,
-        round,
-        report,
-        transcript,
-        diff: None,
-        best: None,
-        finished: 0,
-    }
+    };
+    unrun(file, env, (spec, round), variant, &text.render(Lang::En), false)
 }
 
 /// A test whose spec could not be read or parsed (pg_regress's layout): it
 /// failed, with isolationtester's exit, and its output, the one line that
 /// says why, is compared as any other.
 fn unparsed(file: &SpecFile, env: &Env, spec: usize, round: usize, why: &str) -> Outcome {
-    let transcript = Arc::new(Transcript::default());
-    transcript.fatal(format!("{why}\n"));
-    let (diff, best) = compare(file, &transcript.combined()).unzip();
-    let mut report = ScenarioReport::new(&file.name, &env.server.version);
-    report.as_expected = false;
-    report.variants = vec![VariantReport {
+    let variant = VariantReport {
         as_expected: false,
         observed: vec![msg::does_not_parse(why)],
         checks: vec![check(false, msg::parses())],
         anomaly: None,
         ..VariantReport::named(msg::spec_variant(), msg::parses(), msg::parses_why())
-    }];
+    };
+    unrun(file, env, (spec, round), variant, why, true)
+}
+
+/// The outcome of a spec that did not run: its one failed `variant`, and a
+/// transcript that ends with `why` (isolationtester's exit), compared with
+/// the expected files where `compared`.
+fn unrun(
+    file: &SpecFile,
+    env: &Env,
+    (spec, round): (usize, usize),
+    variant: VariantReport,
+    why: &str,
+    compared: bool,
+) -> Outcome {
+    let transcript = Arc::new(Transcript::default());
+    transcript.fatal(format!("{why}\n"));
+    let (diff, best) = if compared {
+        compare(file, &transcript.combined()).unzip()
+    } else {
+        (None, None)
+    };
+    let mut report = ScenarioReport::new(&file.name, &env.server.version);
+    report.as_expected = false;
+    report.variants = vec![variant];
     Outcome {
         spec,
         round,

@@ -26,7 +26,7 @@ use super::answer::Answer;
 use super::msg;
 use super::observe::{Deviation, Observation, Recorder, StepRun, Waited, deadlock_pairs};
 use super::session::{Sent, Session};
-use super::transcript::{Transcript, error_message_of};
+use super::transcript::{Transcript, error_message};
 use super::{Env, secs};
 use crate::i18n::Text;
 use crate::report::{ResultSet, WaitKind, millis};
@@ -307,8 +307,7 @@ impl<S: Server> Runner<'_, S> {
             let answer = self.block(None, sql).await?;
             if let Err(e) = answer {
                 if let Some(t) = self.run.transcript {
-                    let sent = bind(sql, self.run.params);
-                    t.fatal(format!("setup failed: {}", error_message_of(&e, Some(&sent))));
+                    t.fatal(format!("setup failed: {}", self.block_error(&e, sql)));
                 }
                 bail!(msg::setup_failed(e.line()));
             }
@@ -323,11 +322,7 @@ impl<S: Server> Runner<'_, S> {
                 self.run.recorder.answer(now, name, None, &sent, &answer, None, None);
                 if let Err(e) = answer {
                     if let Some(t) = self.run.transcript {
-                        let sent = bind(sql, self.run.params);
-                        t.fatal(format!(
-                            "setup of session {name} failed: {}",
-                            error_message_of(&e, Some(&sent))
-                        ));
+                        t.fatal(format!("setup of session {name} failed: {}", self.block_error(&e, sql)));
                     }
                     return Err(Deviation(msg::session_setup_failed(name, e.line())).into());
                 }
@@ -360,6 +355,12 @@ impl<S: Server> Runner<'_, S> {
         Ok(answer)
     }
 
+    /// A setup or teardown block's error as isolationtester prints it
+    /// (PQerrorMessage, with the position in the block as sent).
+    fn block_error(&self, e: &super::answer::PgError, sql: &str) -> String {
+        error_message(e, Some(&bind(sql, self.run.params)))
+    }
+
     /// isolationtester reports teardown failures and goes on; so does lab.
     async fn teardown(&mut self) {
         for (i, spec_session) in self.run.spec.sessions.iter().enumerate() {
@@ -369,17 +370,14 @@ impl<S: Server> Runner<'_, S> {
                 t.err(format!(
                     "teardown of session {} failed: {}",
                     self.name(i),
-                    error_message_of(&e, Some(&bind(sql, self.run.params)))
+                    self.block_error(&e, sql)
                 ));
             }
         }
         if let Some(sql) = &self.run.spec.teardown
             && let (Ok(Err(e)), Some(t)) = (self.block(None, sql).await, self.run.transcript)
         {
-            t.err(format!(
-                "teardown failed: {}",
-                error_message_of(&e, Some(&bind(sql, self.run.params)))
-            ));
+            t.err(format!("teardown failed: {}", self.block_error(&e, sql)));
         }
     }
 
