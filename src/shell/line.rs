@@ -1,6 +1,7 @@
 //! What a person types into `lab shell`, read without a server: a
 //! backslash command, or SQL for a session (the current one, or the one a
 //! `B:` prefix names), gathered over lines until a statement ends with `;`.
+use std::ffi::OsStr;
 use std::path::PathBuf;
 
 use crate::sqltext;
@@ -24,8 +25,10 @@ pub enum Command {
     Setup(String),
     /// `\predict [on|off]`: guess first.
     Predict(Option<bool>),
-    /// A command lab does not know, or one missing its argument (its usage).
-    Bad(String),
+    /// A command given a wrong argument, or none where it needs one: its usage.
+    Usage(String),
+    /// A command lab does not know.
+    Unknown(String),
     /// `C: ...` where the shell has no session C (no SQL starts that way).
     NoSession(String),
 }
@@ -126,38 +129,62 @@ impl Buffer {
 }
 
 fn command(text: &str) -> Command {
+    let home = std::env::var_os("HOME");
+    command_in(text, home.as_deref())
+}
+
+/// [`command`], with `home` the directory a leading `~` names.
+fn command_in(text: &str, home: Option<&OsStr>) -> Command {
     let (name, arg) = match text.split_once(char::is_whitespace) {
         Some((n, a)) => (n, a.trim()),
         None => (text.trim(), ""),
     };
     let path = |c: fn(PathBuf) -> Command| {
         if arg.is_empty() {
-            Command::Bad(format!("\\{name} FILE"))
+            Command::Usage(format!("\\{name} FILE"))
         } else {
-            c(PathBuf::from(arg))
+            c(typed_path(arg, home))
+        }
+    };
+    // A command that takes no argument says so when it is given one.
+    let bare = |c: Command| {
+        if arg.is_empty() {
+            c
+        } else {
+            Command::Usage(format!("\\{name}"))
         }
     };
     match name {
         "?" | "help" => Command::Help,
         "q" | "quit" => Command::Quit,
         "s" if !arg.is_empty() => Command::Switch(arg.to_string()),
-        "s" => Command::Bad("\\s SESSION".into()),
-        "timeline" | "t" => Command::Timeline,
-        "locks" | "l" => Command::Locks,
+        "s" => Command::Usage("\\s SESSION".into()),
+        "timeline" | "t" => bare(Command::Timeline),
+        "locks" | "l" => bare(Command::Locks),
         "save" => path(Command::Save),
         "html" => path(Command::Html),
         "run" | "r" if !arg.is_empty() => Command::Run(arg.split_whitespace().map(str::to_string).collect()),
-        "run" | "r" => Command::Bad("\\run STEP".into()),
-        "steps" => Command::Steps,
+        "run" | "r" => Command::Usage("\\run STEP".into()),
+        "steps" => bare(Command::Steps),
         "setup" if !arg.is_empty() => Command::Setup(arg.trim_end_matches(';').trim().to_string()),
-        "setup" => Command::Bad("\\setup SQL".into()),
+        "setup" => Command::Usage("\\setup SQL".into()),
         "predict" => match arg {
             "" => Command::Predict(None),
             "on" => Command::Predict(Some(true)),
             "off" => Command::Predict(Some(false)),
-            _ => Command::Bad("\\predict [on|off]".into()),
+            _ => Command::Usage("\\predict [on|off]".into()),
         },
-        other => Command::Bad(format!("\\{other}")),
+        other => Command::Unknown(format!("\\{other}")),
+    }
+}
+
+/// A file name as typed: a leading `~/`, or `~` alone, is the home
+/// directory, as psql reads it (the shell that started lab never sees it).
+fn typed_path(arg: &str, home: Option<&OsStr>) -> PathBuf {
+    match (arg.strip_prefix('~'), home) {
+        (Some(""), Some(home)) => PathBuf::from(home),
+        (Some(rest), Some(home)) if rest.starts_with('/') => PathBuf::from(home).join(rest.trim_start_matches('/')),
+        _ => PathBuf::from(arg),
     }
 }
 
@@ -234,14 +261,18 @@ mod tests {
         };
         assert_eq!(cmd(&mut b, "\\s B"), Command::Switch("B".into()));
         assert_eq!(cmd(&mut b, "\\save /tmp/x.spec"), Command::Save("/tmp/x.spec".into()));
-        assert_eq!(cmd(&mut b, "\\save"), Command::Bad("\\save FILE".into()));
+        assert_eq!(cmd(&mut b, "\\save"), Command::Usage("\\save FILE".into()));
+        assert_eq!(cmd(&mut b, "\\locks"), Command::Locks);
+        assert_eq!(cmd(&mut b, "\\locks extra"), Command::Usage("\\locks".into()));
+        assert_eq!(cmd(&mut b, "\\t all"), Command::Usage("\\t".into()));
+        assert_eq!(cmd(&mut b, "\\steps a1"), Command::Usage("\\steps".into()));
         assert_eq!(cmd(&mut b, "\\run a1 b1"), Command::Run(vec!["a1".into(), "b1".into()]));
         assert_eq!(
             cmd(&mut b, "\\setup INSERT INTO t VALUES (1);"),
             Command::Setup("INSERT INTO t VALUES (1)".into())
         );
         assert_eq!(cmd(&mut b, "\\predict off"), Command::Predict(Some(false)));
-        assert_eq!(cmd(&mut b, "\\frob"), Command::Bad("\\frob".into()));
+        assert_eq!(cmd(&mut b, "\\frob"), Command::Unknown("\\frob".into()));
         // Part-way through a statement, a command acts and the statement stays as typed.
         assert_eq!(b.push("SELECT", &names()), None);
         assert_eq!(cmd(&mut b, "\\?"), Command::Help);
@@ -256,5 +287,21 @@ mod tests {
         // Inside a quote the statement opened, a backslash is the statement's.
         assert_eq!(b.push("SELECT 'a", &names()), None);
         assert!(matches!(b.push("\\q';", &names()), Some(Input::Sql { .. })));
+    }
+
+    #[test]
+    fn a_leading_tilde_is_the_home_directory_as_in_psql() {
+        let home = Some(OsStr::new("/home/ayse"));
+        let save = |t: &str| command_in(t, home);
+        assert_eq!(save("save ~/x.spec"), Command::Save("/home/ayse/x.spec".into()));
+        assert_eq!(
+            save("html ~/talks/x.html"),
+            Command::Html("/home/ayse/talks/x.html".into())
+        );
+        assert_eq!(save("save ~"), Command::Save("/home/ayse".into()));
+        // Only a leading `~` alone or before `/`: another user's, or a `~` inside, stays.
+        assert_eq!(save("save ~ali/x.spec"), Command::Save("~ali/x.spec".into()));
+        assert_eq!(save("save /tmp/~/x.spec"), Command::Save("/tmp/~/x.spec".into()));
+        assert_eq!(command_in("save ~/x.spec", None), Command::Save("~/x.spec".into()));
     }
 }

@@ -21,10 +21,12 @@ use anyhow::{Result, bail};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio_postgres::Statement;
 
+use crate::engine::answer::ErrorPos;
 use crate::engine::guess::{self, Did, Guess, Tally};
 use crate::engine::observe::{Waited, deadlock_pairs, name_processes};
 use crate::engine::schedule::{Live, Server, waited_of};
 use crate::engine::session::Sent;
+use crate::engine::transcript::error_position;
 use crate::engine::{Answer, Env, Opener, PgError, Recorder, Session};
 use crate::i18n::{Context, Lang, Text};
 use crate::render::{self, Style, html};
@@ -38,7 +40,7 @@ use term::{Read, Term};
 /// How long the prompt waits for a statement that neither answers nor
 /// waits for a lock (a long query), before it comes back anyway; its
 /// answer is printed when it comes.
-const RUNNING: Duration = Duration::from_millis(1500);
+const RUNNING: Duration = Duration::from_secs(1);
 /// How long a cancelled statement has to answer before the prompt comes back anyway.
 const CANCELLED: Duration = Duration::from_secs(5);
 /// How often the server is asked again while a statement is on its way.
@@ -101,18 +103,19 @@ pub async fn run(env: &Env, cfg: &Config) -> Result<()> {
     let sessions = opener.open_all(&names).await?;
     let live = Live::new(env, &sessions, &setup, true).await?;
     let control = &env.control;
+    // The lock a backend waits for, in parts, and the row whose tuple
+    // lock it holds (first in line for that row): words in Rust, in the
+    // shell's language (see `lock_words`).
     let lock_q = control
         .prepare(
-            "SELECT l.mode || ' on ' || CASE l.locktype \
-                 WHEN 'transactionid' THEN 'transaction ' || l.transactionid \
-                 WHEN 'virtualxid' THEN 'virtual transaction ' || l.virtualxid \
-                 WHEN 'tuple' THEN 'tuple (' || l.page || ',' || l.tuple || ') of ' || c.relname \
-                 WHEN 'relation' THEN 'relation ' || c.relname \
-                 ELSE l.locktype END \
-              || coalesce((SELECT ', tuple (' || t.page || ',' || t.tuple || ') of ' || tc.relname \
-                             FROM pg_locks t JOIN pg_class tc ON tc.oid = t.relation \
-                            WHERE t.pid = l.pid AND t.locktype = 'tuple' AND t.granted LIMIT 1), '') \
+            "SELECT l.mode, l.locktype, l.transactionid::text, l.virtualxid, \
+                    l.page::text, l.tuple::text, c.relname::text, \
+                    t.page::text, t.tuple::text, t.relname::text \
                FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation \
+               LEFT JOIN LATERAL (SELECT h.page, h.tuple, hc.relname \
+                                    FROM pg_locks h JOIN pg_class hc ON hc.oid = h.relation \
+                                   WHERE h.pid = l.pid AND h.locktype = 'tuple' AND h.granted \
+                                   LIMIT 1) t ON true \
               WHERE l.pid = $1::int AND NOT l.granted LIMIT 1",
         )
         .await
@@ -236,7 +239,10 @@ impl Shell<'_> {
     async fn end(&mut self) {
         for (i, p) in self.pending.iter().enumerate() {
             if let Some(p) = p {
-                self.said(msg::left_cancelled(self.sessions[i].name(), &p.step));
+                self.said(msg::left_cancelled(
+                    self.sessions[i].name(),
+                    save::statement(&p.sql, &p.step),
+                ));
                 let _ = self.live.cancel(self.sessions[i].pid()).await;
             }
         }
@@ -440,8 +446,8 @@ impl Shell<'_> {
                     self.said(self.tally.line());
                 }
             }
-            Command::Bad(usage) if usage.contains(' ') => self.said(msg::usage(usage)),
-            Command::Bad(name) => self.said(msg::unknown(name)),
+            Command::Usage(usage) => self.said(msg::usage(usage)),
+            Command::Unknown(name) => self.said(msg::unknown(name)),
             Command::NoSession(name) => self.said(msg::no_session(name, self.names().join(", "))),
         }
         Ok(())
@@ -481,7 +487,7 @@ impl Shell<'_> {
                 let tag = results.last().map(|r| r.tag.clone()).unwrap_or_default();
                 self.said(msg::setup_done(tag));
             }
-            Some((Err(e), _)) => self.said(msg::setup_failed(self.error_text(&e))),
+            Some((Err(e), _)) => self.said(msg::setup_failed(self.error_text(&e, Some(sql)))),
             None => {}
         }
         Ok(())
@@ -506,9 +512,24 @@ impl Shell<'_> {
         } else if !self.buffer.is_empty() {
             self.buffer.clear();
         } else {
-            self.said(msg::nothing_running(name));
+            self.said(self.nothing_running(s));
         }
         Ok(())
+    }
+
+    /// Ctrl-C with nothing running on session `s`: the statements still
+    /// out on other sessions, and how to cancel each; else how to leave.
+    fn nothing_running(&self, s: usize) -> Text {
+        let name = self.sessions[s].name();
+        let out: Vec<&str> = (0..self.sessions.len())
+            .filter(|t| *t != s && self.pending[*t].is_some())
+            .map(|t| self.sessions[t].name())
+            .collect();
+        match out.as_slice() {
+            [] => msg::nothing_running(name),
+            [other] => msg::nothing_running_but(name, *other),
+            many => msg::nothing_running_but_many(name, many.iter().map(|o| msg::still_out(*o)).collect::<Vec<_>>()),
+        }
     }
 
     /// Sends one statement on session `s` as step `step`, then gives the
@@ -517,8 +538,15 @@ impl Shell<'_> {
         let name = self.sessions[s].name().to_string();
         if self.pending[s].is_some() {
             // Nothing more of the line (or of `\run`'s steps) is sent: the
-            // rest would run in an order nobody typed.
-            self.said(msg::busy(name));
+            // rest would run in an order nobody typed. Ctrl-C is advice
+            // only for a person at a terminal.
+            self.said(if !self.term.is_terminal() {
+                msg::busy_piped(name)
+            } else if s == self.current {
+                msg::busy_current(name)
+            } else {
+                msg::busy(name)
+            });
             self.stopped = true;
             return Ok(());
         }
@@ -542,12 +570,12 @@ impl Shell<'_> {
         } else {
             None
         };
+        let index = self.rec.ran.len();
         for (t, p) in self.pending.iter().enumerate() {
             if let Some(p) = p.as_ref().filter(|p| t != s && p.waited.is_none()) {
-                self.rec.overlaps.push((p.step.clone(), step.clone()));
+                self.rec.overlaps.push((p.index, index));
             }
         }
-        let index = self.rec.ran.len();
         if index == 0 {
             // The timeline starts at the first statement.
             self.recorder.restart();
@@ -645,7 +673,7 @@ impl Shell<'_> {
             self.said(msg::cancelling(&name));
             self.live.cancel(self.sessions[s].pid()).await?;
         } else {
-            self.said(msg::nothing_running(name));
+            self.said(self.nothing_running(s));
         }
         Ok(())
     }
@@ -768,7 +796,22 @@ impl Shell<'_> {
                 .query_opt(&self.lock_q, &[&self.sessions[s].pid()])
                 .await
                 .ctx(crate::engine::msg::read_blocking)?
-                .and_then(|r| r.get::<_, Option<String>>(0)),
+                .and_then(|r| {
+                    let part = |i: usize| r.get::<_, Option<String>>(i);
+                    lock_words(&LockParts {
+                        mode: part(0),
+                        locktype: part(1),
+                        transactionid: part(2),
+                        virtualxid: part(3),
+                        page: part(4),
+                        tuple: part(5),
+                        relname: part(6),
+                        held_page: part(7),
+                        held_tuple: part(8),
+                        held_relname: part(9),
+                    })
+                })
+                .map(|t| t.render(self.lang)),
             WaitKind::SafeSnapshot => Some(msg::safe_snapshot().render(self.lang)),
             WaitKind::SyncRep => Some(msg::sync_rep().render(self.lang)),
             _ => None,
@@ -840,7 +883,7 @@ impl Shell<'_> {
         {
             self.rec.ran[p.index].cancelled = true;
         }
-        self.show(s, &answer, p.waited.is_some().then_some(took), isolation);
+        self.show(s, &p.sql, &answer, p.waited.is_some().then_some(took), isolation);
         if p.waited.is_none()
             && let (Some(g), Some(did)) = (p.guess.take(), did)
         {
@@ -864,7 +907,8 @@ impl Shell<'_> {
     }
 
     /// An answer as a person reads it: rows as a table, then the tag or the error.
-    fn show(&self, s: usize, answer: &Answer, waited: Option<Duration>, isolation: Option<String>) {
+    /// `sql`: the statement as sent, where an error's position points.
+    fn show(&self, s: usize, sql: &str, answer: &Answer, waited: Option<Duration>, isolation: Option<String>) {
         let who = self.sessions[s].name().to_string();
         let secs = waited.map(|d| took(d, self.lang));
         match answer {
@@ -883,7 +927,7 @@ impl Shell<'_> {
                 });
             }
             Err(e) => {
-                let line = self.error_text(e);
+                let line = self.error_text(e, Some(sql));
                 self.said(match secs {
                     Some(secs) => msg::failed_after(who, secs, line),
                     None => msg::failed(who, line),
@@ -892,13 +936,26 @@ impl Shell<'_> {
         }
     }
 
-    /// The server's error as psql shows it, backends named by session.
-    fn error_text(&self, e: &PgError) -> String {
+    /// The server's error as psql shows it, backends named by session:
+    /// where it has a position in `query` (the statement as sent) or in a
+    /// query the server ran for it, libpq's `LINE n:` and a caret under it.
+    fn error_text(&self, e: &PgError, query: Option<&str>) -> String {
         let pids: Vec<(String, i32)> = self.sessions.iter().map(|s| (s.name().to_string(), s.pid())).collect();
         let mut t = match &e.code {
             Some(code) => format!("{} {code}: {}", e.severity, e.message),
             None => e.message.clone(),
         };
+        let cursor = match (&e.position, query) {
+            (Some(ErrorPos::Statement(at)), Some(q)) => Some((q, *at)),
+            (Some(ErrorPos::Internal(at, q)), _) => Some((q.as_str(), *at)),
+            _ => None,
+        };
+        if let Some((q, at)) = cursor {
+            for line in error_position(q, at as usize).lines() {
+                t.push_str("\n  ");
+                t.push_str(line);
+            }
+        }
         for (label, part) in [("DETAIL", &e.detail), ("HINT", &e.hint)] {
             if let Some(p) = part {
                 t.push_str(&format!(
@@ -921,7 +978,12 @@ impl Shell<'_> {
             .enumerate()
             .find_map(|(s, p)| p.as_ref().map(|p| (s, p)))
         {
-            self.said(msg::save_pending(self.sessions[s].name(), &p.step));
+            let (who, statement) = (self.sessions[s].name(), save::statement(&p.sql, &p.step));
+            self.said(if self.term.is_terminal() {
+                msg::save_pending(who, statement)
+            } else {
+                msg::save_pending_piped(who, statement)
+            });
             return Ok(());
         }
         if let Some(why) = self.rec.unsaveable() {
@@ -935,9 +997,17 @@ impl Shell<'_> {
         ];
         match std::fs::write(path, self.rec.spec(&about)) {
             Ok(()) => {
-                self.said(msg::saved(path.display().to_string(), self.rec.ran.len() as u64));
+                let shown = path.display().to_string();
+                let replay = save::shell_quoted(&shown);
+                self.said(msg::saved(shown, self.rec.ran.len() as u64, replay));
                 for (running, sent) in &self.rec.overlaps {
-                    self.said(msg::saved_overlap(running, sent));
+                    let (running, sent) = (&self.rec.ran[*running], &self.rec.ran[*sent]);
+                    self.said(msg::saved_overlap(
+                        msg::of_session(&running.session, running.shown()),
+                        msg::of_session(&sent.session, sent.shown()),
+                        &running.step,
+                        &sent.step,
+                    ));
                 }
             }
             Err(e) => self.said(msg::not_written(path.display().to_string(), e.to_string())),
@@ -985,6 +1055,45 @@ impl Shell<'_> {
     }
 }
 
+/// What pg_locks says a backend waits for, in parts, as the server names
+/// them; `held_*`: the row whose tuple lock it holds (it is first in line
+/// for that row).
+#[derive(Debug, Default)]
+struct LockParts {
+    mode: Option<String>,
+    locktype: Option<String>,
+    transactionid: Option<String>,
+    virtualxid: Option<String>,
+    page: Option<String>,
+    tuple: Option<String>,
+    relname: Option<String>,
+    held_page: Option<String>,
+    held_tuple: Option<String>,
+    held_relname: Option<String>,
+}
+
+/// A lock in words (`ShareLock on transaction 725, tuple (0,1) of
+/// stock_items`); none where pg_locks leaves out what the words need. Lock
+/// modes, lock types and relation names stay as the server says them.
+fn lock_words(l: &LockParts) -> Option<Text> {
+    let mode = l.mode.as_deref()?;
+    let lock = match l.locktype.as_deref()? {
+        "transactionid" => msg::lock_on(mode, msg::lock_transaction(l.transactionid.as_deref()?)),
+        "virtualxid" => msg::lock_on(mode, msg::lock_virtual(l.virtualxid.as_deref()?)),
+        "tuple" => msg::lock_on(
+            mode,
+            msg::lock_tuple(l.page.as_deref()?, l.tuple.as_deref()?, l.relname.as_deref()?),
+        ),
+        "relation" => msg::lock_on(mode, msg::lock_relation(l.relname.as_deref()?)),
+        other => msg::lock_on(mode, other),
+    };
+    // The row it is first in line for, when it holds that row's tuple lock.
+    Some(match (&l.held_page, &l.held_tuple, &l.held_relname) {
+        (Some(page), Some(tuple), Some(rel)) => msg::lock_for_row(lock, msg::lock_tuple(page, tuple, rel)),
+        _ => lock,
+    })
+}
+
 /// How long a statement waited, for a person: milliseconds under a second.
 fn took(d: Duration, lang: Lang) -> String {
     if d < Duration::from_secs(1) {
@@ -1028,6 +1137,99 @@ pub fn session_names(given: Option<&str>) -> Result<Vec<String>> {
 
 #[cfg(test)]
 mod tests {
+    use super::{LockParts, lock_words};
+    use crate::i18n::Lang;
+
+    fn some(s: &str) -> Option<String> {
+        Some(s.to_string())
+    }
+
+    #[test]
+    fn a_lock_is_told_in_words_in_either_language() {
+        let row_wait = LockParts {
+            mode: some("ShareLock"),
+            locktype: some("transactionid"),
+            transactionid: some("725"),
+            held_page: some("0"),
+            held_tuple: some("1"),
+            held_relname: some("stock_items"),
+            ..LockParts::default()
+        };
+        let t = lock_words(&row_wait).unwrap();
+        assert_eq!(
+            t.render(Lang::En),
+            "ShareLock on transaction 725, tuple (0,1) of stock_items"
+        );
+        assert_eq!(
+            t.render(Lang::Tr),
+            "stock_items tablosunun (0,1) satırı için 725 numaralı transaction üzerinde ShareLock"
+        );
+        let table = LockParts {
+            mode: some("AccessExclusiveLock"),
+            locktype: some("relation"),
+            relname: some("books"),
+            ..LockParts::default()
+        };
+        let t = lock_words(&table).unwrap();
+        assert_eq!(t.render(Lang::En), "AccessExclusiveLock on relation books");
+        assert_eq!(t.render(Lang::Tr), "books ilişkisi üzerinde AccessExclusiveLock");
+        let tuple = LockParts {
+            mode: some("AccessExclusiveLock"),
+            locktype: some("tuple"),
+            page: some("0"),
+            tuple: some("3"),
+            relname: some("orders"),
+            ..LockParts::default()
+        };
+        assert_eq!(
+            lock_words(&tuple).unwrap().render(Lang::En),
+            "AccessExclusiveLock on tuple (0,3) of orders"
+        );
+        let vxid = LockParts {
+            mode: some("ShareLock"),
+            locktype: some("virtualxid"),
+            virtualxid: some("4/12"),
+            ..LockParts::default()
+        };
+        assert_eq!(
+            lock_words(&vxid).unwrap().render(Lang::En),
+            "ShareLock on virtual transaction 4/12"
+        );
+        let advisory = LockParts {
+            mode: some("ExclusiveLock"),
+            locktype: some("advisory"),
+            ..LockParts::default()
+        };
+        assert_eq!(
+            lock_words(&advisory).unwrap().render(Lang::Tr),
+            "advisory üzerinde ExclusiveLock"
+        );
+        // What the words need and pg_locks left out: no words, as before.
+        let gone = LockParts { relname: None, ..table };
+        assert!(lock_words(&gone).is_none());
+        assert!(lock_words(&LockParts::default()).is_none());
+    }
+
+    #[test]
+    fn the_help_lines_up_its_descriptions_in_either_language() {
+        for lang in [Lang::En, Lang::Tr] {
+            let help = super::msg::help().render(lang);
+            let starts: Vec<usize> = help
+                .lines()
+                .map(|l| {
+                    let chars: Vec<char> = l.chars().collect();
+                    (2..chars.len())
+                        .find(|&i| chars[i - 1] == ' ' && chars[i - 2] == ' ' && chars[i] != ' ' && i > 3)
+                        .unwrap_or(0)
+                })
+                .collect();
+            assert!(
+                starts.iter().all(|s| *s == starts[0] && *s > 0),
+                "{lang:?}: {starts:?}\n{help}"
+            );
+        }
+    }
+
     #[test]
     fn session_names_are_checked() {
         assert_eq!(super::session_names(None).unwrap(), ["A", "B"]);

@@ -6,8 +6,8 @@ crate::messages! {
         tr: "lab shell: {sessions} oturumları PostgreSQL {version} üzerinde, her biri kendi bağlantısında. İfadeler ';' ile biter. Yardım için \\?, çıkmak için \\q.",
     }
     help() {
-        en: "  B: <sql>;        run one statement on B without switching\n  \\s B             B becomes the current session\n  \\timeline        what each session did so far, in time order\n  \\locks           who waits for whom, as the server says\n  \\save FILE.spec  write what ran as an isolationtester spec (lab spec FILE replays it)\n  \\html FILE       write the HTML report of what happened\n  \\run STEP ...    run a loaded spec's step on its session (--spec FILE); \\steps lists them\n  \\setup <sql>     run on lab's own connection, saved as the spec's setup\n  \\predict [on|off] guess first: before each statement, say what it will do\n  Ctrl-C           cancel the current session's running statement\n  \\q or Ctrl-D     leave (sessions ended, the lab schema dropped unless it was there before)",
-        tr: "  B: <sql>;        geçiş yapmadan B'de tek bir ifade çalıştır\n  \\s B             B geçerli oturum olur\n  \\timeline        her oturumun şimdiye kadar yaptıkları, zaman sırasıyla\n  \\locks           sunucuya göre kim kimi bekliyor\n  \\save FILE.spec  çalışanları isolationtester spec'i olarak yaz (lab spec FILE yeniden oynatır)\n  \\html FILE       olanların HTML raporunu yaz\n  \\run STEP ...    yüklenen spec'in adımını kendi oturumunda çalıştır (--spec FILE); \\steps listeler\n  \\setup <sql>     lab'ın kendi bağlantısında çalıştır, spec'in setup'ı olarak kaydedilir\n  \\predict [on|off] önce tahmin et: her ifadeden önce ne yapacağını söyleyin\n  Ctrl-C           geçerli oturumun çalışan ifadesini iptal et\n  \\q ya da Ctrl-D  çık (oturumlar kapanır, lab şeması önceden yoksa silinir)",
+        en: "  B: <sql>;          run one statement on B without switching\n  \\s B               B becomes the current session\n  \\timeline          what each session did so far, in time order\n  \\locks             who waits for whom, as the server says\n  \\save FILE.spec    write what ran as an isolationtester spec (lab spec FILE replays it)\n  \\html FILE         write the HTML report of what happened\n  \\run STEP ...      run a loaded spec's step on its session (--spec FILE); \\steps lists them\n  \\setup <sql>       run on lab's own connection, saved as the spec's setup\n  \\predict [on|off]  guess first: before each statement, say what it will do\n  Ctrl-C             cancel the current session's running statement\n  \\q or Ctrl-D       leave (sessions ended, the lab schema dropped unless it was there before)",
+        tr: "  B: <sql>;          geçiş yapmadan B'de tek bir ifade çalıştır\n  \\s B               B geçerli oturum olur\n  \\timeline          her oturumun şimdiye kadar yaptıkları, zaman sırasıyla\n  \\locks             sunucuya göre kim kimi bekliyor\n  \\save FILE.spec    çalışanları isolationtester spec'i olarak yaz (lab spec FILE yeniden oynatır)\n  \\html FILE         olanların HTML raporunu yaz\n  \\run STEP ...      yüklenen spec'in adımını kendi oturumunda çalıştır (--spec FILE); \\steps listeler\n  \\setup <sql>       lab'ın kendi bağlantısında çalıştır, spec'in setup'ı olarak kaydedilir\n  \\predict [on|off]  önce tahmin et: her ifadeden önce ne yapacağını söyle\n  Ctrl-C             geçerli oturumun çalışan ifadesini iptal et\n  \\q ya da Ctrl-D    çık (oturumlar kapanır, lab şeması önceden yoksa silinir)",
     }
     waits(who, by, lock) {
         en: "⏳ {who} waits for {by} ({lock})",
@@ -16,6 +16,30 @@ crate::messages! {
     waits_for(who, by) {
         en: "⏳ {who} waits for {by}",
         tr: "⏳ {who}, {by} oturumunu bekliyor",
+    }
+    lock_on(mode, object) {
+        en: "{mode} on {object}",
+        tr: "{object} üzerinde {mode}",
+    }
+    lock_transaction(xid) {
+        en: "transaction {xid}",
+        tr: "{xid} numaralı transaction",
+    }
+    lock_virtual(vxid) {
+        en: "virtual transaction {vxid}",
+        tr: "{vxid} numaralı sanal transaction",
+    }
+    lock_tuple(page, tuple, relation) {
+        en: "tuple ({page},{tuple}) of {relation}",
+        tr: "{relation} tablosunun ({page},{tuple}) satırı",
+    }
+    lock_relation(relation) {
+        en: "relation {relation}",
+        tr: "{relation} ilişkisi",
+    }
+    lock_for_row(lock, row) {
+        en: "{lock}, {row}",
+        tr: "{row} için {lock}",
     }
     safe_snapshot() {
         en: "a safe snapshot: SERIALIZABLE READ ONLY DEFERRABLE",
@@ -69,6 +93,14 @@ crate::messages! {
         en: "{who} has not finished its last statement: it must end first (\\s {who}, then Ctrl-C cancels it)",
         tr: "{who} son ifadesini bitirmedi: önce o bitmeli (\\s {who}, sonra Ctrl-C onu iptal eder)",
     }
+    busy_current(who) {
+        en: "{who} has not finished its last statement: it must end first (Ctrl-C cancels it)",
+        tr: "{who} son ifadesini bitirmedi: önce o bitmeli (Ctrl-C onu iptal eder)",
+    }
+    busy_piped(who) {
+        en: "not sent: {who} has not finished its last statement",
+        tr: "gönderilmedi: {who} son ifadesini bitirmedi",
+    }
     no_session(name, sessions) {
         en: "no session {name} (the sessions: {sessions})",
         tr: "{name} diye bir oturum yok (oturumlar: {sessions})",
@@ -101,29 +133,45 @@ crate::messages! {
         en: "{who} runs nothing to cancel; \\q or Ctrl-D leaves",
         tr: "{who} iptal edilecek bir şey çalıştırmıyor; \\q ya da Ctrl-D çıkar",
     }
-    saved(path, steps) {
-        en: "saved {steps} step(s) to {path}: `lab spec {path}` replays them",
-        tr: "{steps} adım {path} dosyasına kaydedildi: `lab spec {path}` yeniden oynatır",
+    nothing_running_but(who, other) {
+        en: "{who} runs nothing to cancel; {other}'s statement is still out: \\s {other}, then Ctrl-C, cancels it",
+        tr: "{who} iptal edilecek bir şey çalıştırmıyor; {other} oturumunun ifadesi henüz cevap vermedi: \\s {other}, sonra Ctrl-C onu iptal eder",
     }
-    save_cancelled(who, step) {
-        en: "not saved: {who}'s {step} was cancelled (Ctrl-C), and a spec has no step that cancels another, so no spec would replay what happened",
-        tr: "kaydedilmedi: {who} oturumunun {step} adımı iptal edildi (Ctrl-C); spec'te başka bir adımı iptal eden adım olmadığından hiçbir spec olanı yeniden oynatamaz",
+    nothing_running_but_many(who, others) {
+        en: "{who} runs nothing to cancel; statements still out: {others}",
+        tr: "{who} iptal edilecek bir şey çalıştırmıyor; henüz cevap vermeyen ifadeler: {others}",
     }
-    save_brace(who, step) {
-        en: "not saved: {who}'s {step} has a '}', which ends a spec's SQL block (isolationtester's too) with no way to escape it; write it another way (ARRAY[1,2] for an array literal, chr(125) in a string) and run it again",
-        tr: "kaydedilmedi: {who} oturumunun {step} adımında bir '}' var; spec'in SQL bloğunu (isolationtester'ınkini de) kaçışı olmadan bitirir; başka türlü yazıp (dizi sabiti için ARRAY[1,2], metin içinde chr(125)) yeniden çalıştırın",
+    still_out(who) {
+        en: "{who}'s (\\s {who}, then Ctrl-C, cancels it)",
+        tr: "{who} oturumununki (\\s {who}, sonra Ctrl-C onu iptal eder)",
     }
-    save_brace_setup() {
-        en: "not saved: a \\setup statement has a '}', which ends a spec's SQL block (isolationtester's too) with no way to escape it",
-        tr: "kaydedilmedi: bir \\setup ifadesinde '}' var; spec'in SQL bloğunu (isolationtester'ınkini de) kaçışı olmadan bitirir",
+    saved(path, steps, replay) {
+        en: "saved {steps} step(s) to {path}: `lab spec {replay}` replays them",
+        tr: "{steps} adım {path} dosyasına kaydedildi: `lab spec {replay}` yeniden oynatır",
+    }
+    save_cancelled(who, statement) {
+        en: "not saved: {who}'s {statement} was cancelled (Ctrl-C), and a spec has no step that cancels another: this shell's statements can no longer be saved as a spec. To record one, start a new `lab shell` and let each statement answer (a wait ends when the session it waits for commits or rolls back)",
+        tr: "kaydedilmedi: {who} oturumunun {statement} ifadesi iptal edildi (Ctrl-C) ve spec'te başka bir adımı iptal eden adım yok: bu kabuğun ifadeleri artık spec olarak kaydedilemez. Kaydetmek için yeni bir `lab shell` başlatın ve her ifadenin cevabını bekleyin (bir bekleme, beklenen oturum COMMIT ya da ROLLBACK yapınca biter)",
+    }
+    save_brace(who, statement) {
+        en: "not saved: {who}'s {statement} has a '}', which ends a spec's SQL block (isolationtester's too) with no way to escape it: this shell's statements can no longer be saved as a spec. To record one, start a new `lab shell` and write the statement another way (ARRAY[1,2] for an array literal, chr(125) in a string)",
+        tr: "kaydedilmedi: {who} oturumunun {statement} ifadesinde bir '}' var; spec'in SQL bloğunu (isolationtester'ınkini de) kaçışı olmadan bitirir: bu kabuğun ifadeleri artık spec olarak kaydedilemez. Kaydetmek için yeni bir `lab shell` başlatın ve ifadeyi başka türlü yazın (dizi sabiti için ARRAY[1,2], metin içinde chr(125))",
+    }
+    save_brace_setup(statement) {
+        en: "not saved: the \\setup statement {statement} has a '}', which ends a spec's SQL block (isolationtester's too) with no way to escape it: this shell's statements can no longer be saved as a spec. To record one, start a new `lab shell` and write the statement another way (ARRAY[1,2] for an array literal, chr(125) in a string)",
+        tr: "kaydedilmedi: \\setup ifadesinde ({statement}) bir '}' var; spec'in SQL bloğunu (isolationtester'ınkini de) kaçışı olmadan bitirir: bu kabuğun ifadeleri artık spec olarak kaydedilemez. Kaydetmek için yeni bir `lab shell` başlatın ve ifadeyi başka türlü yazın (dizi sabiti için ARRAY[1,2], metin içinde chr(125))",
     }
     save_idle_setup(who) {
         en: "not saved: {who}'s setup block ran, and {who} ran no statement; a spec's session needs a step, so the spec would leave {who} out, and its setup (a lock it takes, say) with it; run one statement on {who} ({who}: SELECT 1;) and save again",
         tr: "kaydedilmedi: {who} oturumunun setup bloğu çalıştı ama {who} hiç ifade çalıştırmadı; spec'te her oturumun en az bir adımı olur, yani spec {who} oturumunu, onunla da setup'ını (aldığı bir kilidi, örneğin) dışarıda bırakırdı; {who} üzerinde bir ifade çalıştırıp ({who}: SELECT 1;) yeniden kaydedin",
     }
-    save_pending(who, step) {
-        en: "not saved: {who}'s {step} has not answered yet, and a spec that ends with it would replay an answer that did not come; save once it has (Ctrl-C on {who} cancels it)",
-        tr: "kaydedilmedi: {who} oturumunun {step} adımı henüz cevap vermedi; onunla biten bir spec gelmemiş bir cevabı oynatırdı; cevap geldikten sonra kaydedin ({who} üzerinde Ctrl-C onu iptal eder)",
+    save_pending(who, statement) {
+        en: "not saved: {who}'s {statement} has not answered yet, and a spec that ends with it would replay an answer that did not come; save once it has (Ctrl-C on {who} cancels it)",
+        tr: "kaydedilmedi: {who} oturumunun {statement} ifadesi henüz cevap vermedi; onunla biten bir spec gelmemiş bir cevabı oynatırdı; cevap geldikten sonra kaydedin ({who} üzerinde Ctrl-C onu iptal eder)",
+    }
+    save_pending_piped(who, statement) {
+        en: "not saved: {who}'s {statement} has not answered yet, and a spec that ends with it would replay an answer that did not come; save once it has",
+        tr: "kaydedilmedi: {who} oturumunun {statement} ifadesi henüz cevap vermedi; onunla biten bir spec gelmemiş bir cevabı oynatırdı; cevap geldikten sonra kaydedin",
     }
     setup_after_steps() {
         en: "\\setup runs before the sessions' first statement: it is saved as the spec's setup, which runs first on replay; use a session for this one",
@@ -141,9 +189,13 @@ crate::messages! {
         en: "the input is not UTF-8 text: lab shell reads UTF-8 (convert the file with iconv -t UTF-8)",
         tr: "girdi UTF-8 metin değil: lab shell UTF-8 okur (dosyayı iconv -t UTF-8 ile dönüştürün)",
     }
-    saved_overlap(running, sent) {
-        en: "  note: {sent} was sent while {running} was still running (waiting for no lock); a spec cannot say so, and on replay {running} runs to its end before {sent} starts",
-        tr: "  not: {sent}, {running} hâlâ çalışırken (bir kilit beklemeden) gönderildi; spec bunu ifade edemez ve yeniden oynatmada {running} bitmeden {sent} başlamaz",
+    saved_overlap(running, sent, running_step, sent_step) {
+        en: "  note: {sent} was sent while {running} was still running (waiting for no lock); a spec cannot say so, and on replay {running_step} runs to its end before {sent_step} starts",
+        tr: "  not: {sent}, {running} hâlâ çalışırken (bir kilit beklemeden) gönderildi; spec bunu ifade edemez ve yeniden oynatmada {running_step} bitmeden {sent_step} başlamaz",
+    }
+    of_session(who, statement) {
+        en: "{who}'s {statement}",
+        tr: "{who} oturumunun {statement} ifadesi",
     }
     nothing_ran() {
         en: "nothing ran yet: nothing to save",
@@ -221,9 +273,9 @@ crate::messages! {
         en: "not run: {text} (no ';' ended it)",
         tr: "çalıştırılmadı: {text} (';' ile bitmedi)",
     }
-    left_cancelled(who, step) {
-        en: "leaving: {who}'s {step} had not answered; it is cancelled",
-        tr: "çıkılıyor: {who} oturumunun {step} adımı cevap vermemişti; iptal edildi",
+    left_cancelled(who, statement) {
+        en: "leaving: {who}'s {statement} had not answered; it is cancelled",
+        tr: "çıkılıyor: {who} oturumunun {statement} ifadesi cevap vermemişti; iptal edildi",
     }
     read_settings() {
         en: "could not read the server's settings (pg_settings)",

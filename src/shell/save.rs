@@ -42,28 +42,85 @@ pub struct Recording {
     /// fails the backend whose timer finds the cycle).
     pub survivors: Vec<String>,
     /// A step sent while another session's was still running, waiting for
-    /// no lock: (that one, this one). A spec cannot say so: isolationtester
-    /// runs a step that waits for no lock to its end before the next.
-    pub overlaps: Vec<(String, String)>,
+    /// no lock: (that one, this one), as places in `ran`. A spec cannot say
+    /// so: isolationtester runs a step that waits for no lock to its end
+    /// before the next.
+    pub overlaps: Vec<(usize, usize)>,
     /// Settings the shell's sessions ran with (lab's neutral ones) that a
     /// new connection to this database would not get (its role's or the
     /// database's defaults differ): each saved session sets them first.
     pub settings: Vec<(String, String)>,
 }
 
+impl Ran {
+    /// The statement as a message names it: shortened, with its step
+    /// (`UPDATE stock_items SET quantity_on_hand = … (b18)`).
+    pub fn shown(&self) -> String {
+        statement(&self.sql, &self.step)
+    }
+}
+
+/// How many characters of a statement a message quotes, about.
+const SHOWN: usize = 50;
+
+/// A statement as a message names it: on one line, at most about 50
+/// characters (cut after a word, with `…`), then its step name, which a
+/// saved spec uses.
+pub fn statement(sql: &str, step: &str) -> String {
+    format!("{} ({step})", short(sql))
+}
+
+/// `sql` on one line (its leading comments left out), cut after a word
+/// with ` …` when it is longer than about [`SHOWN`] characters.
+pub fn short(sql: &str) -> String {
+    let line = crate::sqltext::one_line(crate::sqltext::strip_comments(sql));
+    let line = line.trim_end_matches(';').trim_end();
+    if line.chars().count() <= SHOWN {
+        return line.to_string();
+    }
+    let mut out = String::new();
+    for word in line.split(' ') {
+        if out.chars().count() + 1 + word.chars().count() > SHOWN - 2 {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    if out.is_empty() {
+        // One long word: cut inside it.
+        let cut: String = line.chars().take(SHOWN - 1).collect();
+        return format!("{cut}…");
+    }
+    format!("{out} …")
+}
+
+/// `path` as a POSIX shell reads it back: as it is when it holds only
+/// characters no shell gives a meaning to, else in single quotes (a `'`
+/// inside written as `'\''`).
+pub fn shell_quoted(path: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./+-:@%,=".contains(c);
+    if !path.is_empty() && path.chars().all(plain) {
+        path.to_string()
+    } else {
+        format!("'{}'", path.replace('\'', "'\\''"))
+    }
+}
+
 impl Recording {
     /// Why what ran cannot be written as a spec that replays it, if it cannot.
     pub fn unsaveable(&self) -> Option<Text> {
         if let Some(r) = self.ran.iter().find(|r| r.cancelled) {
-            return Some(msg::save_cancelled(&r.session, &r.step));
+            return Some(msg::save_cancelled(&r.session, r.shown()));
         }
         // A spec's SQL block ends at its first `}`, in isolationtester's
         // scanner and in lab's: there is no way to write one inside it.
         if let Some(r) = self.ran.iter().find(|r| r.sql.contains('}')) {
-            return Some(msg::save_brace(&r.session, &r.step));
+            return Some(msg::save_brace(&r.session, r.shown()));
         }
-        if self.setup.iter().any(|s| s.contains('}')) {
-            return Some(msg::save_brace_setup());
+        if let Some(s) = self.setup.iter().find(|s| s.contains('}')) {
+            return Some(msg::save_brace_setup(short(s)));
         }
         // A spec's session has at least one step (isolationtester's grammar):
         // one left out takes its setup block, which ran here, with it.
@@ -273,11 +330,17 @@ mod tests {
             ..Recording::default()
         };
         let why = rec.unsaveable().expect("a '}' in a step").en();
-        assert!(why.contains("A's a1 has a '}'"), "{why}");
+        assert!(why.contains("A's SELECT '{1,2}'::int[] (a1) has a '}'"), "{why}");
+        assert!(
+            why.contains("this shell's statements can no longer be saved as a spec")
+                && why.contains("start a new `lab shell`"),
+            "{why}"
+        );
         rec.ran[0].sql = "SELECT 1".into();
         assert!(rec.unsaveable().is_none());
         rec.setup.push("INSERT INTO t VALUES ('}')".into());
-        assert!(rec.unsaveable().is_some());
+        let why = rec.unsaveable().expect("a '}' in a setup statement").en();
+        assert!(why.contains("INSERT INTO t VALUES ('}') has a '}'"), "{why}");
         rec.setup.clear();
         rec.session_blocks = vec![
             ("A".into(), Some("SET x = 1".into()), None),
@@ -290,6 +353,37 @@ mod tests {
         assert!(rec.unsaveable().is_none(), "B's block is a comment alone");
         rec.ran[0].cancelled = true;
         let why = rec.unsaveable().expect("a cancelled step").en();
-        assert!(why.contains("A's a1 was cancelled"), "{why}");
+        assert!(why.contains("A's SELECT 1 (a1) was cancelled"), "{why}");
+        assert!(why.contains("can no longer be saved as a spec"), "{why}");
+    }
+
+    #[test]
+    fn a_statement_is_named_on_one_short_line_with_its_step() {
+        let update = "UPDATE stock_items\n   SET quantity_on_hand = quantity_on_hand - 1 WHERE book_id = 1;";
+        assert_eq!(
+            statement(update, "b18"),
+            "UPDATE stock_items SET quantity_on_hand = … (b18)"
+        );
+        assert_eq!(statement("-- why\nSELECT 1;", "a1"), "SELECT 1 (a1)");
+        let fifty = "SELECT 'abcdefghijklmnopqrstuvwxyzabcdefghijklmno'";
+        assert_eq!(fifty.chars().count(), 50);
+        assert_eq!(short(fifty), fifty);
+        let word = format!("SELECT{}", "x".repeat(60));
+        let cut = short(&word);
+        assert!(cut.ends_with('…') && cut.chars().count() == SHOWN, "{cut}");
+        // Wide characters count once each.
+        let turkish = format!("SELECT '{}'", "ç".repeat(40));
+        assert_eq!(short(&turkish), turkish);
+    }
+
+    #[test]
+    fn paths_are_quoted_for_a_posix_shell_only_where_needed() {
+        assert_eq!(shell_quoted("/tmp/lost-update_rr.spec"), "/tmp/lost-update_rr.spec");
+        assert_eq!(shell_quoted("a+b:c@d%e,f=g"), "a+b:c@d%e,f=g");
+        assert_eq!(shell_quoted("/tmp/my demo.spec"), "'/tmp/my demo.spec'");
+        assert_eq!(shell_quoted("/tmp/it's.spec"), "'/tmp/it'\\''s.spec'");
+        assert_eq!(shell_quoted("/tmp/$HOME.spec"), "'/tmp/$HOME.spec'");
+        assert_eq!(shell_quoted("/tmp/ç.spec"), "'/tmp/ç.spec'");
+        assert_eq!(shell_quoted(""), "''");
     }
 }

@@ -101,8 +101,22 @@ pub struct Term {
 }
 
 impl Term {
+    /// Starts the editor and the printer. On a terminal, what is typed
+    /// while no prompt is up (a statement is out) is not echoed: the
+    /// terminal would write it into the answers being printed (and `^C`
+    /// before the next line). It is still read, by the next prompt, which
+    /// shows it: the editor takes the terminal's settings as it finds them
+    /// at each prompt (echo off here) and puts them back after.
     pub fn start() -> Term {
         let saved = termios();
+        if let Some(t) = saved.filter(|_| !plain_terminal()) {
+            let mut quiet = t;
+            quiet.c_lflag &= !(libc::ECHO | libc::ECHONL);
+            // SAFETY: stdin's descriptor and a termios read from it.
+            unsafe {
+                libc::tcsetattr(libc::STDIN_FILENO, libc::TCSADRAIN, &quiet);
+            }
+        }
         let (ask, asked) = mpsc::channel::<String>();
         let (lines_tx, lines) = amp::unbounded_channel();
         let (printer_tx, printer_rx) = mpsc::channel::<Option<Boxed>>();
@@ -149,6 +163,11 @@ impl Term {
         }
     }
 
+    /// Whether the input is a terminal (a person typing), not a pipe or a file.
+    pub fn is_terminal(&self) -> bool {
+        self.saved.is_some()
+    }
+
     /// Shows `prompt` and starts reading a line (it comes through [`Term::next`]).
     pub fn ask(&self, prompt: String) {
         if let Some(a) = &self.ask {
@@ -176,6 +195,13 @@ impl Drop for Term {
             }
         }
     }
+}
+
+/// A terminal the editor does not edit on (rustyline's unsupported ones:
+/// it reads whole lines there, and the terminal's echo is all a person
+/// sees of what they type).
+fn plain_terminal() -> bool {
+    std::env::var("TERM").is_ok_and(|t| ["dumb", "cons25", "emacs"].iter().any(|u| u.eq_ignore_ascii_case(&t)))
 }
 
 /// The terminal settings of stdin, when it is a terminal.

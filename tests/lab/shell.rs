@@ -39,10 +39,22 @@ fn temp_file(name: &str) -> std::path::PathBuf {
 
 /// `lab shell` on the test server in `schema`, with `extra` options, `input` piped in whole.
 fn piped(srv: &TestServer, schema: &str, extra: &[&str], input: &[u8]) -> std::process::Output {
+    piped_with(srv, schema, extra, input, &[])
+}
+
+/// [`piped`], with `env` set for lab.
+fn piped_with(
+    srv: &TestServer,
+    schema: &str,
+    extra: &[&str],
+    input: &[u8],
+    env: &[(&str, &std::path::Path)],
+) -> std::process::Output {
     use std::io::Write;
     let mut child = crate::support::lab()
         .args(["shell", "--database-url", &srv.url(), "--schema", schema])
         .args(extra)
+        .envs(env.iter().copied())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -187,7 +199,7 @@ fn ctrl_c_cancels_the_waiting_statement_of_its_session_only() {
     sh.expect("A → COMMIT");
     // Ctrl-C with nothing running keeps the shell; Ctrl-D leaves it.
     sh.ctrl_c();
-    sh.expect("A runs nothing to cancel");
+    sh.expect("A runs nothing to cancel; \\q or Ctrl-D leaves");
     // Control keys go to the line editor once its prompt is up.
     sh.expect("A> ");
     let (code, out) = sh.ctrl_d();
@@ -202,8 +214,8 @@ fn ctrl_c_before_the_prompt_comes_back_cancels_the_statement_out() {
     let mut sh = shell(&srv, "shell_cancel_early", &[]);
     sh.expect("A> ");
     // Typed, and Ctrl-C straight after: the editor has given the line up and
-    // lab is watching the statement (the prompt comes back only after 1.5 s),
-    // so the key is a SIGINT that must not be lost.
+    // lab is watching the statement (the prompt comes back only after 1 s),
+    // so the key is a SIGINT that must not be lost, nor echoed as `^C`.
     // What is left of the line is not sent.
     sh.send("SELECT pg_sleep(60); SELECT 42 AS answer;");
     sh.expect("SELECT 42 AS answer;");
@@ -220,6 +232,7 @@ fn ctrl_c_before_the_prompt_comes_back_cancels_the_statement_out() {
     assert!(!next.contains("answer"), "the second statement was not sent: {next}");
     let (code, out) = sh.quit();
     assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("^C"), "{out}");
     nothing_left(&srv, "shell_cancel_early");
 }
 
@@ -309,13 +322,19 @@ fn what_no_spec_replays_is_not_saved_and_setup_never_waits() {
     sh.send(UPDATE_1);
     sh.expect("⏳ B waits for A");
     sh.send(&format!("\\save {}", spec.display()));
-    sh.expect("not saved: B's b1 has not answered yet");
+    sh.expect("not saved: B's UPDATE stock_items SET quantity_on_hand = … (b1) has not answered yet");
     sh.send("A: SELECT '{1,2}'::int[] AS arr;");
     sh.expect("A → SELECT 1");
     sh.send("A: COMMIT;");
     sh.expect("✔ B after");
     sh.send(&format!("\\save {}", spec.display()));
-    sh.expect("not saved: A's a3 has a '}'");
+    let brace = sh.expect("chr(125) in a string)");
+    assert!(
+        brace.contains("not saved: A's SELECT '{1,2}'::int[] AS arr (a3) has a '}'")
+            && brace.contains("this shell's statements can no longer be saved as a spec")
+            && brace.contains("start a new `lab shell` and write the statement another way"),
+        "{brace}"
+    );
     sh.send("B: SELECT pg_sleep(60);");
     sh.expect("B is still running");
     sh.send("\\s B");
@@ -323,7 +342,13 @@ fn what_no_spec_replays_is_not_saved_and_setup_never_waits() {
     sh.ctrl_c();
     sh.expect("57014");
     sh.send(&format!("\\save {}", spec.display()));
-    sh.expect("not saved: B's b2 was cancelled (Ctrl-C)");
+    let cancelled = sh.expect("rolls back)");
+    assert!(
+        cancelled.contains("not saved: B's SELECT pg_sleep(60) (b2) was cancelled (Ctrl-C)")
+            && cancelled.contains("this shell's statements can no longer be saved as a spec")
+            && cancelled.contains("start a new `lab shell`"),
+        "{cancelled}"
+    );
     let (code, out) = sh.quit();
     assert_eq!(code, 0, "{out}");
     assert!(!spec.exists(), "nothing written");
@@ -413,7 +438,12 @@ fn predict_asks_first_and_tallies_in_turkish_too() {
     let (code, out) = sh.quit();
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("A → ROLLBACK") && !out.contains("?column?"), "{out}");
-    assert!(out.contains("⏳ B, A oturumunu bekliyor"), "{out}");
+    // The lock in Turkish words; its mode and the table as the server names them.
+    assert!(
+        out.contains("⏳ B, A oturumunu bekliyor (stock_items tablosunun (0,1) satırı için ")
+            && out.contains(" numaralı transaction üzerinde ShareLock)"),
+        "{out}"
+    );
     assert!(out.contains("tahminler: 4 tahminden 3 doğru"), "{out}");
     nothing_left(&srv, "shell_predict");
 
@@ -571,7 +601,11 @@ fn a_statement_sent_beside_a_running_one_is_saved_with_a_note() {
     sh.send(&format!("\\save {}", spec.display()));
     let saved = sh.expect("before b1 starts");
     assert!(
-        saved.contains("saved 2 step(s)") && saved.contains("note: b1 was sent while a1 was still running"),
+        saved.contains("saved 2 step(s)")
+            && saved.contains(
+                "note: B's SELECT 1 AS one (b1) was sent while A's SELECT pg_sleep(1.8) (a1) was still running"
+            )
+            && saved.contains("on replay a1 runs to its end"),
         "{saved}"
     );
     let (code, out) = sh.quit();
@@ -622,4 +656,143 @@ fn settings_the_shell_ran_with_are_saved_where_the_role_defaults_differ() {
         r.stdout
     );
     let _ = std::fs::remove_file(&spec);
+}
+
+/// Keys typed while a statement is out and no prompt is up are not echoed
+/// by the terminal (they would land in the answers being printed); the
+/// next prompt reads them, and shows them once.
+#[test]
+fn keys_typed_before_the_prompt_is_back_reach_it_shown_once() {
+    let srv = TestServer::start();
+    let mut sh = shell(&srv, "shell_typeahead", &[]);
+    sh.expect("A> ");
+    sh.send("SELECT pg_sleep(3) AS slept;");
+    // The editor's newline after the line: it has put the terminal back,
+    // and A's statement is out, with no prompt up for 1 s.
+    sh.expect("AS slept;");
+    sh.expect("\n");
+    sh.send("B: SELECT 7 AS seven;");
+    let b = sh.expect("B → SELECT 1");
+    assert!(b.contains("A is still running"), "{b}");
+    sh.expect("A → SELECT 1");
+    let (code, out) = sh.quit();
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out.matches("SELECT 7 AS seven;").count(), 1, "{out}");
+    nothing_left(&srv, "shell_typeahead");
+}
+
+/// Ctrl-C on a session that runs nothing names the statements still out
+/// elsewhere and how to cancel each; a statement for a busy session says
+/// how to cancel what holds it (no `\s` to the current one); messages
+/// name a statement by its words, not only by its step.
+#[test]
+fn ctrl_c_names_the_statements_still_out_and_messages_quote_them() {
+    let srv = TestServer::start();
+    let mut sh = shell(&srv, "shell_out", &[]);
+    sh.expect("A> ");
+    sh.send("BEGIN;");
+    sh.expect("A → BEGIN");
+    sh.send(UPDATE_1);
+    sh.expect("A → UPDATE 1");
+    sh.send(&format!("B: {UPDATE_1}"));
+    sh.expect("⏳ B waits for A");
+    sh.expect("A (in transaction, read committed)> ");
+    sh.ctrl_c();
+    sh.expect("A runs nothing to cancel; B's statement is still out: \\s B, then Ctrl-C, cancels it");
+    sh.send("B: SELECT 42 AS never;");
+    sh.expect("B has not finished its last statement: it must end first (\\s B, then Ctrl-C cancels it)");
+    sh.send("\\s B");
+    sh.expect("B (waiting for A)> ");
+    sh.send("B: SELECT 42 AS never;");
+    sh.expect("B has not finished its last statement: it must end first (Ctrl-C cancels it)");
+    let spec = temp_file("out.spec");
+    sh.send(&format!("\\save {}", spec.display()));
+    sh.expect(
+        "not saved: B's UPDATE stock_items SET quantity_on_hand = … (b1) has not answered yet, \
+         and a spec that ends with it would replay an answer that did not come; save once it has (Ctrl-C on B cancels it)",
+    );
+    let (code, out) = sh.quit();
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("leaving: B's UPDATE stock_items SET quantity_on_hand = … (b1) had not answered; it is cancelled"),
+        "{out}"
+    );
+    assert!(!out.contains("B → SELECT 1"), "not sent: {out}");
+    assert!(!spec.exists());
+    nothing_left(&srv, "shell_out");
+}
+
+/// Piped in, Ctrl-C is no advice: a statement for a busy session is not
+/// sent, and the shell says only that. An error with a position shows
+/// psql's `LINE n:` and caret; a command given an argument it does not
+/// take says its usage.
+#[test]
+fn piped_input_gets_no_ctrl_c_advice_and_errors_show_where() {
+    let srv = TestServer::start();
+    let script = format!(
+        "SELECT 1,\n  2 + ,\n 3;\n\\locks extra\nBEGIN;\n{UPDATE_1}\nB: {UPDATE_1}\nB: SELECT 42 AS never;\n\\save {}\n",
+        temp_file("piped.spec").display()
+    );
+    let out = piped(&srv, "shell_piped", &[], script.as_bytes());
+    let printed = printed(&out);
+    assert_eq!(out.status.code(), Some(0), "{printed}");
+    let caret = format!(
+        "✖ A ERROR 42601: syntax error at or near \",\"\n  LINE 2:   2 + ,\n{}^\n",
+        " ".repeat(2 + "LINE 2:   2 + ".len())
+    );
+    assert!(printed.contains(&caret), "{caret}\nin\n{printed}");
+    assert!(printed.contains("usage: \\locks (\\? lists the commands)"), "{printed}");
+    assert!(printed.contains("⏳ B waits for A"), "{printed}");
+    assert!(
+        printed.contains("not sent: B has not finished its last statement\n"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains(
+            "not saved: B's UPDATE stock_items SET quantity_on_hand = … (b1) has not answered yet, \
+             and a spec that ends with it would replay an answer that did not come; save once it has\n"
+        ),
+        "{printed}"
+    );
+    assert!(
+        printed.contains(
+            "leaving: B's UPDATE stock_items SET quantity_on_hand = … (b1) had not answered; it is cancelled"
+        ),
+        "{printed}"
+    );
+    assert!(!printed.contains("Ctrl-C") && !printed.contains("never"), "{printed}");
+    nothing_left(&srv, "shell_piped");
+}
+
+/// `\save ~/...` and `\html ~/...` write under $HOME, as psql reads `~`;
+/// the replay command is quoted for a POSIX shell where the path needs it.
+#[test]
+fn a_tilde_is_home_and_the_replay_command_is_quoted_for_a_shell() {
+    let srv = TestServer::start();
+    let home = crate::support::scratch("lab-shell", "home");
+    let out = piped_with(
+        &srv,
+        "shell_home",
+        &[],
+        b"SELECT 1 AS one;\n\\save ~/it's mine.spec\n\\html ~/page.html\n",
+        &[("HOME", &home)],
+    );
+    let printed = printed(&out);
+    assert_eq!(out.status.code(), Some(0), "{printed}");
+    let spec = home.join("it's mine.spec");
+    let shown = spec.display().to_string();
+    let quoted = format!("'{}'", shown.replace('\'', "'\\''"));
+    assert!(
+        printed.contains(&format!("saved 1 step(s) to {shown}: `lab spec {quoted}` replays them")),
+        "{printed}"
+    );
+    assert!(spec.exists(), "{printed}");
+    assert!(home.join("page.html").exists(), "{printed}");
+    // The quoted command is what a shell reads back as the file.
+    let echoed = std::process::Command::new("sh")
+        .args(["-c", &format!("printf %s {quoted}")])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&echoed.stdout), shown);
+    nothing_left(&srv, "shell_home");
 }
