@@ -273,6 +273,18 @@ pub fn occurs(occurs_if: &[Vec<Condition>], o: &Observation) -> Option<bool> {
     (!occurs_if.is_empty()).then(|| occurs_if.iter().any(|all| all.iter().all(|c| c.holds(o))))
 }
 
+/// A `# occurs-if:` column that a step's rows do not have, so the condition
+/// could never hold (a typo): the step, the column, the columns it has.
+pub fn missing_column(occurs_if: &[Vec<Condition>], o: &Observation) -> Option<(String, String, Vec<String>)> {
+    occurs_if.iter().flatten().find_map(|c| match c {
+        Condition::Value { step, column, .. } => o.steps.iter().filter(|s| &s.name == step).find_map(|r| {
+            let set = r.rows().ok()?;
+            (!set.columns.iter().any(|c| c == column)).then(|| (step.clone(), column.clone(), set.columns.clone()))
+        }),
+        _ => None,
+    })
+}
+
 /// Every phenomenon under lab/phenomena/, in the catalogue's order.
 pub fn all(files: &LabFiles) -> Result<Vec<Phenomenon>> {
     ORDER
@@ -560,7 +572,7 @@ async fn cell(env: &Env, p: &Phenomenon, level: usize, schema: &str, schemas: &c
     // The level each transaction ran under, read back: a server that ignores
     // the setting would make every cell of the row the same.
     let want = LEVELS[level].1;
-    let read: std::collections::BTreeSet<&str> = o.steps.iter().filter_map(|s| s.isolation.as_deref()).collect();
+    let read = o.levels_ran_at();
     let mut c = judge(p, &o, p.expect[level].clone(), recorder.take());
     c.elapsed_ms = crate::report::round_ms(began.elapsed().as_secs_f64() * 1000.0);
     if read.iter().any(|l| *l != want) {
@@ -664,7 +676,10 @@ fn mark(verdict: Verdict, how: Option<How>, sqlstate: Option<&str>) -> Text {
 
 /// "k of n interleavings occur, m blocked, j aborted".
 pub fn counts(i: &Interleavings) -> Text {
-    msg::counts(i.occur, i.runs, i.blocked, i.aborted)
+    match i.dead_ends {
+        0 => msg::counts(i.occur, i.runs, i.blocked, i.aborted),
+        d => msg::counts_dead_ends(i.occur, i.runs, i.blocked, i.aborted, d),
+    }
 }
 
 /// Whether the cell came out as documented: prevented or not, and how where that is documented.
@@ -782,6 +797,10 @@ pub(crate) mod msg {
             en: "{file}: `# occurs-if:` names no step {step}",
             tr: "{file}: `# occurs-if:` olmayan bir adımı anıyor: {step}",
         }
+        no_column(file, step, column, columns) {
+            en: "{file}: `# occurs-if:` names column {column}, which {step} does not return (its columns: {columns})",
+            tr: "{file}: `# occurs-if:` {column} sütununu anıyor, ama {step} bu sütunu döndürmüyor (sütunları: {columns})",
+        }
         occurs() {
             en: "✗ occurs",
             tr: "✗ oluşuyor",
@@ -843,8 +862,12 @@ pub(crate) mod msg {
             tr: "her transaction {level} seviyesinde çalışır (geri okunan: {read})",
         }
         counts(occur, runs, blocked, aborted) {
-            en: "{occur}/{runs} interleavings occur, {blocked} blocked, {aborted} aborted",
+            en: "{occur} of {runs} interleavings occur, {blocked} blocked, {aborted} aborted",
             tr: "{runs} iç içe geçişin {occur} tanesinde oluşuyor, {blocked} bekledi, {aborted} iptal",
+        }
+        counts_dead_ends(occur, runs, blocked, aborted, dead_ends) {
+            en: "{occur} of {runs} interleavings occur, {blocked} blocked, {aborted} aborted, {dead_ends} at a dead end",
+            tr: "{runs} iç içe geçişin {occur} tanesinde oluşuyor, {blocked} bekledi, {aborted} iptal, {dead_ends} çıkmazda",
         }
         counts_differ(counts) {
             en: "{counts} (≠ documented)",

@@ -255,6 +255,21 @@ pub fn words(stmt: &str, n: usize) -> Vec<String> {
         .collect()
 }
 
+/// Whether a statement sets the level of the transaction it runs in
+/// (`SET TRANSACTION ISOLATION LEVEL ...`, `SET [LOCAL|SESSION]
+/// transaction_isolation ...`): a transaction begun at one level runs at
+/// another.
+pub fn sets_tx_level(sql: &str) -> bool {
+    statements(sql).iter().any(|stmt| {
+        let w = words(stmt, 3);
+        let guc = |i: usize| w.get(i).is_some_and(|x| x.starts_with("TRANSACTION_ISOLATION"));
+        w.first().is_some_and(|x| x == "SET")
+            && (w.get(1).is_some_and(|x| x == "TRANSACTION")
+                || guc(1)
+                || (w.get(1).is_some_and(|x| x == "LOCAL" || x == "SESSION") && guc(2)))
+    })
+}
+
 /// What a statement does to the session's transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxEffect {
@@ -396,6 +411,27 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_statement_that_sets_its_transactions_level_is_told() {
+        for yes in [
+            "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+            "BEGIN; set transaction isolation level repeatable read;",
+            "SET transaction_isolation = 'serializable'",
+            "SET LOCAL transaction_isolation='serializable'",
+            "/* c */ SET SESSION transaction_isolation TO 'read committed'",
+        ] {
+            assert!(sets_tx_level(yes), "{yes}");
+        }
+        for no in [
+            "BEGIN ISOLATION LEVEL SERIALIZABLE",
+            "SET default_transaction_isolation = 'serializable'",
+            "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+            "SELECT 'SET TRANSACTION'",
+        ] {
+            assert!(!sets_tx_level(no), "{no}");
+        }
+    }
 
     #[test]
     fn statements_split_outside_quotes_and_comments() {

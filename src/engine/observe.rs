@@ -366,13 +366,30 @@ impl Observation {
             .ok_or_else(|| Deviation(msg::step_not_run(name)))
     }
 
-    /// The isolation levels the session's transactions ran under, as read back.
+    /// The isolation levels the session's transactions ran under, as read
+    /// back: after the step that began each, or after a later step of it
+    /// that set its level (`SET TRANSACTION ...`), which replaces the first.
     pub fn isolation_of(&self, session: &str) -> Vec<&str> {
-        self.steps
-            .iter()
-            .filter(|s| s.session == session)
-            .filter_map(|s| s.isolation.as_deref())
-            .collect()
+        let mut levels = Vec::new();
+        for s in self.steps.iter().filter(|s| s.session == session) {
+            let Some(level) = s.isolation.as_deref() else { continue };
+            let began = crate::sqltext::statements(&s.sql)
+                .iter()
+                .any(|st| crate::sqltext::tx_effect(st) != crate::sqltext::TxEffect::None);
+            match levels.last_mut() {
+                Some(last) if !began && crate::sqltext::sets_tx_level(&s.sql) => *last = level,
+                _ => levels.push(level),
+            }
+        }
+        levels
+    }
+
+    /// Every level the sessions' transactions ran under ([`Observation::isolation_of`]).
+    pub fn levels_ran_at(&self) -> std::collections::BTreeSet<&str> {
+        let mut sessions: Vec<&str> = self.steps.iter().map(|s| s.session.as_str()).collect();
+        sessions.sort_unstable();
+        sessions.dedup();
+        sessions.iter().flat_map(|s| self.isolation_of(s)).collect()
     }
 
     pub fn pid_of(&self, session: &str) -> Option<i32> {

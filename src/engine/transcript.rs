@@ -36,15 +36,35 @@ pub struct Transcript {
     consumed: Mutex<HashMap<String, usize>>,
     /// isolationtester would have exited here, having said why.
     ended: std::sync::atomic::AtomicBool,
+    /// Names in what the server says, as isolationtester's run would have
+    /// them (`lab explore`'s schemas as `public`), before rows are padded.
+    rename: Option<fn(&str) -> String>,
 }
 
 impl Transcript {
+    /// A transcript that writes what the server says through `rename`.
+    pub fn renaming(rename: fn(&str) -> String) -> Transcript {
+        Transcript {
+            rename: Some(rename),
+            ..Transcript::default()
+        }
+    }
+
+    fn renamed(&self, text: String) -> String {
+        match self.rename {
+            Some(f) => f(&text),
+            None => text,
+        }
+    }
+
     pub fn out(&self, text: impl Into<String>) {
-        self.out.lock().unwrap().push((Stream::Out, text.into()));
+        let text = self.renamed(text.into());
+        self.out.lock().unwrap().push((Stream::Out, text));
     }
 
     pub fn err(&self, text: impl Into<String>) {
-        self.out.lock().unwrap().push((Stream::Err, text.into()));
+        let text = self.renamed(text.into());
+        self.out.lock().unwrap().push((Stream::Err, text));
     }
 
     /// What isolationtester says on stderr before it exits (the spec ends there).
@@ -118,7 +138,17 @@ impl Transcript {
             Err(e) => (e.before.as_slice(), Some(e)),
         };
         for set in results.iter().filter_map(|r| r.set.as_ref()) {
-            self.out(pq_print(set));
+            match self.rename {
+                // Renamed before the columns are padded to the widest value.
+                Some(f) => {
+                    let mut set = set.clone();
+                    for v in set.rows.iter_mut().flatten().flatten() {
+                        *v = f(v);
+                    }
+                    self.out(pq_print(&set));
+                }
+                None => self.out(pq_print(set)),
+            }
         }
         if let Some(e) = error {
             if e.connection_lost && e.severity == "FATAL" {

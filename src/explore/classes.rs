@@ -41,6 +41,9 @@ pub struct StepOutcome {
     /// What a final read returned (`col=value, ...`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rows: Option<String>,
+    /// The step is a COMMIT (a function of the step: it groups nothing).
+    #[serde(skip)]
+    pub commit: bool,
 }
 
 /// What happened in one run, whatever order its steps ran in.
@@ -67,6 +70,7 @@ impl Signature {
                 rows: (anomaly.is_none() && reads.contains(&s.name))
                     .then(|| s.rows().ok().map(rows_text))
                     .flatten(),
+                commit: is_commit(&s.sql),
             })
             .collect();
         let rank = |name: &str| order.iter().position(|n| n == name).unwrap_or(usize::MAX);
@@ -81,9 +85,16 @@ impl Signature {
 
     /// A serialization failure or a deadlock.
     pub fn aborted(&self) -> bool {
-        self.steps
-            .iter()
-            .any(|s| matches!(&s.ended, Ended::Error(c) if c == "40001" || c == "40P01"))
+        self.abort().is_some()
+    }
+
+    /// The first abort (in the spec's step order): its SQLSTATE, and
+    /// whether it came at COMMIT.
+    pub fn abort(&self) -> Option<(&str, bool)> {
+        self.steps.iter().find_map(|s| match &s.ended {
+            Ended::Error(c) if c == "40001" || c == "40P01" => Some((c.as_str(), s.commit)),
+            _ => None,
+        })
     }
 
     /// A step lab cut at a dead end: the permutation cannot run as written.
@@ -242,6 +253,18 @@ pub struct Tally {
     pub stuck: usize,
     pub serial: usize,
     pub classes: usize,
+    /// The aborted runs by SQLSTATE and by whether the abort came at
+    /// COMMIT (the first abort of each run).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub aborts: Vec<Aborts>,
+}
+
+/// Aborted runs of one kind.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Aborts {
+    pub sqlstate: String,
+    pub at_commit: bool,
+    pub runs: usize,
 }
 
 pub fn tally(classes: &[Class]) -> Tally {
@@ -262,7 +285,22 @@ pub fn tally(classes: &[Class]) -> Tally {
         t.dead_ends += if s.dead_end() { n } else { 0 };
         t.stuck += if s.stuck() { n } else { 0 };
         t.serial += c.serial;
+        if let Some((code, at_commit)) = s.abort() {
+            match t
+                .aborts
+                .iter_mut()
+                .find(|a| a.sqlstate == code && a.at_commit == at_commit)
+            {
+                Some(a) => a.runs += n,
+                None => t.aborts.push(Aborts {
+                    sqlstate: code.to_string(),
+                    at_commit,
+                    runs: n,
+                }),
+            }
+        }
     }
+    t.aborts.sort();
     t
 }
 
@@ -478,8 +516,40 @@ mod tests {
                 stuck: 0,
                 serial: 2,
                 classes: 3,
+                aborts: vec![Aborts {
+                    sqlstate: "40001".into(),
+                    at_commit: false,
+                    runs: 2,
+                }],
             }
         );
+        // Where each run's abort came, by SQLSTATE.
+        let at_commit = |code: &str| {
+            Signature::of(
+                &obs(vec![
+                    step("a1", "UPDATE t", tag("UPDATE 1")),
+                    step("a2", "COMMIT", error(code)),
+                ]),
+                &order(),
+                &[],
+                None,
+            )
+        };
+        assert_eq!(at_commit("40001").abort(), Some(("40001", true)));
+        assert_eq!(abort.abort(), Some(("40001", false)));
+        let t = tally(&group(&[
+            (0, at_commit("40001"), false),
+            (1, at_commit("40001"), false),
+            (2, at_commit("40P01"), false),
+            (3, abort.clone(), false),
+        ]));
+        let kinds: Vec<(&str, bool, usize)> = t
+            .aborts
+            .iter()
+            .map(|a| (a.sqlstate.as_str(), a.at_commit, a.runs))
+            .collect();
+        assert_eq!(kinds, [("40001", false, 1), ("40001", true, 2), ("40P01", true, 1)]);
+        assert_eq!(t.aborted, 4);
         // A tie goes to the class seen first.
         let tie = group(&[(0, abort.clone(), false), (1, ok.clone(), false)]);
         assert_eq!(tie[0].signature, abort);

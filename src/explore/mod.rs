@@ -196,9 +196,9 @@ impl ExploreConfig {
 }
 
 /// Which permutations a level runs: the spec's list, or every interleaving
-/// (of the whole spec when it lists none; with `all`, of its listed
-/// permutation named after the level, else of its first where others are
-/// named after levels, else of each listed one); `sample`
+/// (of the whole spec when it lists none; with `all`, of each listed
+/// permutation, but of those named after a level (write-skew.spec's), only
+/// the level's own, else the first); `sample`
 /// draws some at random. More than [`MAX_RUNS`] without a sample is refused.
 pub fn permutations(
     spec: &Spec,
@@ -223,20 +223,18 @@ pub fn permutations(
         vec![Interleave::whole(spec)]
     } else {
         // A spec with a permutation per level (write-skew.spec): the level's,
-        // else (a level it has none for) its first.
-        let by_level = spec
-            .permutations
-            .iter()
-            .any(|p| p.label().is_some_and(|l| LEVELS.iter().any(|(n, _)| *n == l)));
-        let named = level.and_then(|l| spec.labelled(LEVELS[l].0));
-        match (named, by_level) {
-            (Some(p), _) => vec![Interleave::of(spec, p)],
-            (None, true) => vec![Interleave::of(spec, &spec.permutations[0])],
-            (None, false) => spec.permutations.iter().map(|p| Interleave::of(spec, p)).collect(),
-        }
-        .into_iter()
-        .collect::<Option<_>>()
-        .ok_or_else(|| anyhow::anyhow!(msg::undefined_step()))?
+        // else (a level it has none for) the first named after a level; and
+        // every one not named after a level (lost-update.spec's fixes).
+        let at_level = |p: &crate::spec::Permutation| p.label().is_some_and(|l| LEVELS.iter().any(|(n, _)| *n == l));
+        let named = level
+            .and_then(|l| spec.labelled(LEVELS[l].0))
+            .or_else(|| spec.permutations.iter().find(|p| at_level(p)));
+        named
+            .into_iter()
+            .chain(spec.permutations.iter().filter(|p| !at_level(p)))
+            .map(|p| Interleave::of(spec, p))
+            .collect::<Option<_>>()
+            .ok_or_else(|| anyhow::anyhow!(msg::undefined_step()))?
     };
     let total = bases.iter().fold(0u128, |t, b| t.saturating_add(b.count()));
     if sample.is_none() && total > MAX_RUNS {
@@ -308,6 +306,12 @@ pub enum Shared {
     Roles,
     OutsideSchema,
     PgToast,
+    /// NOTIFY and LISTEN: a channel is the database's.
+    Notify,
+    /// pg_locks, pg_stat_activity: every run's backends show there.
+    ServerViews,
+    /// `... CONCURRENTLY`: waits for the transactions of every run.
+    Concurrently,
 }
 
 impl Shared {
@@ -319,6 +323,9 @@ impl Shared {
             Shared::Roles => msg::shared_roles(),
             Shared::OutsideSchema => msg::shared_outside(),
             Shared::PgToast => msg::shared_toast(),
+            Shared::Notify => msg::shared_notify(),
+            Shared::ServerViews => msg::shared_views(),
+            Shared::Concurrently => msg::shared_concurrently(),
         }
     }
 }
@@ -329,7 +336,10 @@ impl Shared {
 /// an extension or a toast table renamed into pg_toast is named the same in
 /// every run (PostgreSQL's cluster-conflict, reindex-schema and
 /// reindex-concurrently-toast: side by side, the second run's setup found
-/// the first's).
+/// the first's); a NOTIFY reaches every run's LISTEN (async-notify), the
+/// lock and activity views show every run's backends
+/// (partition-drop-index-locking), and a `CONCURRENTLY` waits for every
+/// run's transactions (detach-partition-concurrently-1).
 pub fn shared(spec: &Spec) -> Option<Shared> {
     let sql = all_sql(spec);
     let creates = |what: &[&str]| {
@@ -343,6 +353,17 @@ pub fn shared(spec: &Spec) -> Option<Shared> {
                         .skip(1)
                         .find(|x| !matches!(x.as_str(), "OR" | "REPLACE" | "TRUSTED" | "PROCEDURAL"))
                         .is_some_and(|x| what.contains(&x.as_str()))
+            })
+    };
+    // A statement that begins with one of `what`.
+    let said = |what: &[&str]| {
+        pieces(spec)
+            .into_iter()
+            .flat_map(crate::sqltext::statements)
+            .any(|stmt| {
+                crate::sqltext::words(stmt, 1)
+                    .first()
+                    .is_some_and(|w| what.contains(&w.as_str()))
             })
     };
     if sql.contains("advisory") {
@@ -367,9 +388,44 @@ pub fn shared(spec: &Spec) -> Option<Shared> {
         Some(Shared::OutsideSchema)
     } else if sql.contains("pg_toast.") {
         Some(Shared::PgToast)
+    } else if said(&["NOTIFY", "LISTEN"]) || sql.contains("pg_notify") {
+        Some(Shared::Notify)
+    } else if sql.contains("pg_locks") || sql.contains("pg_stat_activity") {
+        Some(Shared::ServerViews)
+    } else if sql.contains("concurrently") {
+        Some(Shared::Concurrently)
     } else {
         None
     }
+}
+
+/// The start of the name of each worker's schema (`lab_ex_<pid>_`).
+fn schema_prefix() -> String {
+    format!("lab_ex_{}_", std::process::id())
+}
+
+/// `text` with the workers' schema names as `public`, the schema
+/// isolationtester runs a spec in: where the server names a table's schema
+/// (`EXPLAIN VERBOSE`, some errors), `--format isolation` prints what
+/// isolationtester's run would.
+pub fn as_public(text: &str) -> String {
+    let prefix = schema_prefix();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(&prefix) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + prefix.len()..];
+        let tail = after.trim_start_matches(|c: char| c.is_ascii_alphanumeric());
+        if tail.len() == after.len() {
+            // Not a worker's schema: the prefix alone.
+            out.push_str(&prefix);
+        } else {
+            out.push_str("public");
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// One permutation as it ran.
@@ -533,7 +589,7 @@ impl Explorer {
     }
 
     async fn worker(&self, env: &Env, w: usize) -> Result<()> {
-        let schema = format!("lab_ex_{}_{w}", std::process::id());
+        let schema = format!("{}{w}", schema_prefix());
         if self.schemas.add(&schema).is_err() {
             // The run is over: this worker has nothing to do.
             return Ok(());
@@ -549,8 +605,14 @@ impl Explorer {
                 .build_schema(&env.control, schema)
                 .await;
         }
+        // Everyone may use it, as everyone may use `public`, where
+        // isolationtester runs a spec: a step after `SET ROLE` sees the
+        // spec's tables (and is refused on them as there, not told they
+        // do not exist).
         env.control
-            .batch_execute(&format!("CREATE SCHEMA {schema}"))
+            .batch_execute(&format!(
+                "CREATE SCHEMA {schema}; GRANT USAGE ON SCHEMA {schema} TO PUBLIC"
+            ))
             .await
             .map_err(|e| connect::sql_error(e, msg::schema(schema)))
     }
@@ -566,7 +628,7 @@ impl Explorer {
         let mut env = env.elsewhere_watched(pg, schema);
         // The workers run unattended; only a class's representative is stepped through (`replay`).
         env.stepper = None;
-        let transcript = Arc::new(Transcript::default());
+        let transcript = Arc::new(Transcript::renaming(as_public));
         let recorder = Recorder::default();
         let opener = Opener::new(&env, app, format!("explore/{}", self.cfg.name), recorder.clone())
             .with_transcript(transcript.clone());
@@ -719,13 +781,13 @@ impl Explorer {
     /// before each step (the harness's stepper), in a schema of its own.
     pub async fn replay(&self, env: &Env, k: usize) -> Result<RunResult> {
         let (li, pi) = self.runs[k];
-        let schema = format!("lab_ex_{}_step", std::process::id());
+        let schema = format!("{}step", schema_prefix());
         self.schemas.add(&schema)?;
         let made = self.make_schema(env, &schema).await;
         let replayed = match made {
             Ok(()) => {
                 let env = env.in_schema(&schema);
-                let transcript = Arc::new(Transcript::default());
+                let transcript = Arc::new(Transcript::renaming(as_public));
                 let recorder = Recorder::default();
                 let opener = Opener::new(
                     &env,
@@ -769,18 +831,14 @@ impl Explorer {
         Ok(r)
     }
 
-    /// The run that represents class `class` (1: the largest) of the first
-    /// level, from the runs so far.
-    pub fn representative(&self, class: usize) -> Option<usize> {
-        let results = self.results.lock().unwrap();
-        let outcomes = self.outcomes(&results);
-        let c = outcomes.first()?.classes.get(class.checked_sub(1)?)?;
-        Some(c.representative())
-    }
-
     /// Takes the results (each run's, `None` where it did not finish).
     pub fn take(&self) -> Vec<Option<RunResult>> {
         std::mem::take(&mut *self.results.lock().unwrap())
+    }
+
+    /// Puts back results [`Explorer::take`] took.
+    pub fn restore(&self, results: Vec<Option<RunResult>>) {
+        *self.results.lock().unwrap() = results;
     }
 
     /// Each level's classes, from `results`.
@@ -803,12 +861,7 @@ impl Explorer {
                     let plan = &self.cfg.plans[li][pi];
                     let reads = final_reads(spec, plan);
                     let anomaly = crate::phenomena::occurs(&self.cfg.occurs_if, &r.observation);
-                    let mine: BTreeSet<&str> = r
-                        .observation
-                        .steps
-                        .iter()
-                        .filter_map(|s| s.isolation.as_deref())
-                        .collect();
+                    let mine = r.observation.levels_ran_at();
                     held.push((read_back(&mine, level), anomaly == Some(true)));
                     read.extend(mine.into_iter().map(str::to_string));
                     if self.cfg.marked[li].as_ref().is_some_and(|m| same_order(m, plan)) {
@@ -867,9 +920,10 @@ fn read_back(read: &BTreeSet<&str>, asked: Option<usize>) -> Option<usize> {
 /// at, not the level lab asked for: a step that names its own level runs
 /// there whatever lab asks (`write-skew.spec`'s permutations, one per level,
 /// run at each level asked). No run at a level that prevents the anomaly
-/// may show it, and where some ran at levels that allow it, one of those
-/// must. Runs whose sessions read back different levels are held to
-/// neither; `None` when no run is held to anything.
+/// may show it, and at each level that allows it where some ran, one of
+/// those must (one level's anomaly does not stand in for another's). Runs
+/// whose sessions read back different levels are held to neither; `None`
+/// when no run is held to anything.
 pub fn judge(expect: &[crate::phenomena::Expected], runs: &[(Option<usize>, bool)]) -> Option<(bool, Vec<usize>)> {
     use crate::phenomena::Verdict;
     let held: Vec<(usize, bool)> = runs.iter().filter_map(|&(l, a)| Some((l?, a))).collect();
@@ -878,12 +932,10 @@ pub fn judge(expect: &[crate::phenomena::Expected], runs: &[(Option<usize>, bool
     }
     let at: BTreeSet<usize> = held.iter().map(|&(l, _)| l).collect();
     let prevented_held = held.iter().all(|&(l, a)| expect[l].verdict == Verdict::Occurs || !a);
-    let occurs: Vec<bool> = held
+    let occurred = at
         .iter()
-        .filter(|&&(l, _)| expect[l].verdict == Verdict::Occurs)
-        .map(|&(_, a)| a)
-        .collect();
-    let occurred = occurs.is_empty() || occurs.contains(&true);
+        .filter(|&&l| expect[l].verdict == Verdict::Occurs)
+        .all(|&l| held.iter().any(|&(m, a)| m == l && a));
     Some((prevented_held && occurred, at.into_iter().collect()))
 }
 
@@ -985,6 +1037,34 @@ mod tests {
             shared("CREATE TABLE role (schema int);", "SELECT schema FROM role"),
             None
         );
+        // What every run's sessions see or wait for.
+        assert_eq!(shared("CREATE TABLE t (a int);", "LISTEN c1"), Some(Shared::Notify));
+        assert_eq!(
+            shared("CREATE TABLE t (a int);", "SELECT pg_notify('c', 'x')"),
+            Some(Shared::Notify)
+        );
+        assert_eq!(shared("CREATE TABLE notify (a int);", "SELECT a FROM notify"), None);
+        assert_eq!(
+            shared("CREATE TABLE t (a int);", "SELECT mode FROM pg_locks"),
+            Some(Shared::ServerViews)
+        );
+        assert_eq!(
+            shared(
+                "CREATE TABLE t (a int);",
+                "ALTER TABLE p DETACH PARTITION t CONCURRENTLY"
+            ),
+            Some(Shared::Concurrently)
+        );
+    }
+
+    #[test]
+    fn a_workers_schema_is_printed_as_public() {
+        let p = super::schema_prefix();
+        assert_eq!(
+            super::as_public(&format!("Seq Scan on {p}3.jointest jt; \"{p}step.d3\" {p}")),
+            format!("Seq Scan on public.jointest jt; \"public.d3\" {p}")
+        );
+        assert_eq!(super::as_public("lab_ex_x.t"), "lab_ex_x.t");
     }
 
     #[test]
@@ -1012,15 +1092,25 @@ mod tests {
         // The SERIALIZABLE run showing it is not.
         let broken = [(Some(1), true), (Some(2), true), (Some(3), true)];
         assert_eq!(super::judge(&e, &broken), Some((false, vec![1, 2, 3])));
-        // Runs at levels that allow it: one of them must show it.
+        // Runs at levels that allow it: at each such level, one must show it.
         assert_eq!(
             super::judge(&e, &[(Some(1), false), (Some(2), false)]),
             Some((false, vec![1, 2]))
         );
         assert_eq!(
             super::judge(&e, &[(Some(1), false), (Some(2), true)]),
+            Some((false, vec![1, 2]))
+        );
+        assert_eq!(
+            super::judge(&e, &[(Some(1), false), (Some(1), true), (Some(2), true)]),
             Some((true, vec![1, 2]))
         );
+        // A level documented as allowing it whose run prevents it is not as
+        // documented, though another level's run shows it (a server that
+        // aborts at SERIALIZABLE where `# expect:` says it occurs there).
+        let mut says_occurs = write_skew();
+        says_occurs[3].verdict = crate::phenomena::Verdict::Occurs;
+        assert_eq!(super::judge(&says_occurs, &own), Some((false, vec![1, 2, 3])));
         // All at the level asked, as before: prevented means none shows it.
         assert_eq!(
             super::judge(&e, &[(Some(3), false), (Some(3), false)]),

@@ -41,9 +41,13 @@ crate::messages! {
         en: "class {class}, step by step: {permutation}",
         tr: "sınıf {class}, adım adım: {permutation}",
     }
-    no_class(class) {
-        en: "there is no class {class}",
-        tr: "{class} diye bir sınıf yok",
+    stepped_done(class, permutation) {
+        en: "class {class}, as it went: {permutation}",
+        tr: "sınıf {class}, olduğu gibi: {permutation}",
+    }
+    no_class(class, classes) {
+        en: "there is no class {class}: the runs fell into {classes} class(es)",
+        tr: "{class} diye bir sınıf yok: koşular {classes} sınıfa ayrıldı",
     }
     sample_zero() {
         en: "--sample must be at least 1",
@@ -125,9 +129,29 @@ crate::messages! {
         en: "{n} blocked",
         tr: "{n} tanesi bekledi",
     }
-    aborted_n(n) {
-        en: "{n} aborted (40001/40P01)",
-        tr: "{n} tanesi düştü (40001/40P01)",
+    aborted_n(n, sqlstate) {
+        en: "{n} aborted {sqlstate}",
+        tr: "{n} tanesi {sqlstate} ile düştü",
+    }
+    aborted_at_commit_n(n, sqlstate) {
+        en: "{n} aborted {sqlstate} at commit",
+        tr: "{n} tanesi COMMIT'te {sqlstate} ile düştü",
+    }
+    aborted_some_at_commit_n(n, sqlstate, k) {
+        en: "{n} aborted {sqlstate} ({k} at commit)",
+        tr: "{n} tanesi {sqlstate} ile düştü ({k} tanesi COMMIT'te)",
+    }
+    aborted_kinds_n(n, kinds) {
+        en: "{n} aborted ({kinds})",
+        tr: "{n} tanesi düştü ({kinds})",
+    }
+    abort_kind(n, sqlstate) {
+        en: "{n} {sqlstate}",
+        tr: "{n} × {sqlstate}",
+    }
+    abort_kind_at_commit(n, sqlstate) {
+        en: "{n} {sqlstate} at commit",
+        tr: "{n} × COMMIT'te {sqlstate}",
     }
     failed_n(n) {
         en: "{n} failed with another error",
@@ -181,6 +205,10 @@ crate::messages! {
         en: "* the spec's own permutation",
         tr: "* spec'in kendi permütasyonu",
     }
+    dead_end_note() {
+        en: "† at a dead end: a spec that lists it waits at the cut step until its deadline (lab spec cancels it, isolationtester gives up), as no other step can run first",
+        tr: "† çıkmazda: onu listeleyen bir spec, kesilen adımda süre sınırına kadar bekler (lab spec iptal eder, isolationtester vazgeçer), çünkü önce başka hiçbir adım çalışamaz",
+    }
     alone(why) {
         en: "runs one at a time: the spec uses {why}, which other schemas' runs would share",
         tr: "koşular tek tek: spec {why} kullanıyor, diğer şemalardaki koşular da bunu paylaşırdı",
@@ -204,6 +232,18 @@ crate::messages! {
     shared_toast() {
         en: "the pg_toast schema",
         tr: "pg_toast şemasını",
+    }
+    shared_notify() {
+        en: "NOTIFY and LISTEN (a channel is the database's)",
+        tr: "NOTIFY ve LISTEN'i (kanal veritabanınındır)",
+    }
+    shared_views() {
+        en: "pg_locks or pg_stat_activity (every run's backends show there)",
+        tr: "pg_locks ya da pg_stat_activity'yi (her koşunun backend'leri orada görünür)",
+    }
+    shared_concurrently() {
+        en: "CONCURRENTLY (it waits for the transactions of every run)",
+        tr: "CONCURRENTLY'yi (her koşunun transaction'larını bekler)",
     }
     remade(n) {
         en: "{n} run(s) found in their schema what an earlier run's teardown left (the spec's setup failed there): the schema was made afresh and they ran again",

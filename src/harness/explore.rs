@@ -4,16 +4,16 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 
 use super::{Finished, Job, Setup, Stop};
 use crate::cli::SpecFormat;
 use crate::config::{Common, ExploreRun};
 use crate::engine::Env;
 use crate::engine::transcript::Stream;
-use crate::explore::classes::{Class, Phrase};
+use crate::explore::classes::{Class, Phrase, Tally};
 use crate::explore::{Explorer, LevelOutcome, RunResult, msg, plan};
-use crate::i18n::{Text, ui};
+use crate::i18n::{Lang, Text, ui};
 use crate::phenomena::{LEVELS, Verdict};
 use crate::render::{self, Style, html};
 use crate::report::{Check, RunError, ScenarioReport, VariantReport, round_ms};
@@ -42,17 +42,16 @@ impl Explore {
         }
     }
 
-    fn level_name(&self, level: Option<usize>) -> String {
+    fn level_name(&self, level: Option<usize>, lang: Lang) -> String {
         match (level, &self.explorer.cfg.own) {
             (Some(l), _) => LEVELS[l].0.to_string(),
-            (None, Some(own)) => msg::own_named(own).render(self.common.lang),
-            (None, None) => msg::own().render(self.common.lang),
+            (None, Some(own)) => msg::own_named(own).render(lang),
+            (None, None) => msg::own().render(lang),
         }
     }
 
-    /// A class's line: what happened, in the run's language.
-    fn what(&self, c: &Class) -> String {
-        let lang = self.common.lang;
+    /// A class's line: what happened, in `lang` (the run's; JSON's is English).
+    fn what(&self, c: &Class, lang: Lang) -> String {
         let mut parts: Vec<String> = Vec::new();
         if c.signature.anomaly == Some(true) {
             parts.push(msg::anomaly().render(lang));
@@ -64,18 +63,17 @@ impl Explore {
         parts.join("; ")
     }
 
-    /// A level's one-line summary.
-    fn summary(&self, o: &LevelOutcome) -> String {
-        let lang = self.common.lang;
+    /// A level's one-line summary, in `lang`.
+    fn summary(&self, o: &LevelOutcome, lang: Lang) -> String {
         let t = &o.tally;
-        let name = self.level_name(o.level);
+        let name = self.level_name(o.level, lang);
         let mut parts = vec![match t.anomaly {
             Some(k) => msg::occur(&name, k, t.runs).render(lang),
             None => msg::ran(&name, t.runs).render(lang),
         }];
         for (n, text) in [
             (t.blocked, msg::blocked_n(t.blocked)),
-            (t.aborted, msg::aborted_n(t.aborted)),
+            (t.aborted, aborted(t)),
             (t.failed, msg::failed_n(t.failed)),
             (t.dead_ends, msg::dead_ends_n(t.dead_ends)),
             (t.stuck, msg::stuck_n(t.stuck)),
@@ -89,25 +87,7 @@ impl Explore {
         if let Some(read) = &o.own_level {
             line.push_str(&format!(" ({})", msg::own_level(read).render(lang)));
         }
-        if let (Some(ok), Some(l), Some(e)) = (o.as_expected, o.level, &self.explorer.cfg.expect) {
-            let of = |l: usize| match e[l].verdict {
-                Verdict::Occurs => msg::occurs_some(),
-                Verdict::Prevented => msg::occurs_none(),
-            };
-            // Runs held to another level's expectation (the level they read back) say so.
-            let expected = if o.judged_at == [l] {
-                of(l)
-            } else {
-                let each: Vec<String> = [Verdict::Occurs, Verdict::Prevented]
-                    .into_iter()
-                    .filter_map(|v| {
-                        let at: Vec<usize> = o.judged_at.iter().copied().filter(|&at| e[at].verdict == v).collect();
-                        let names: Vec<&str> = at.iter().map(|&at| LEVELS[at].0).collect();
-                        Some(msg::at_level(names.join(", "), of(*at.first()?)).render(lang))
-                    })
-                    .collect();
-                msg::each_at_its_level(each.join("; "))
-            };
+        if let (Some(ok), Some(expected)) = (o.as_expected, self.expected(o, lang)) {
             let verdict = if ok {
                 msg::documented(expected)
             } else {
@@ -116,6 +96,30 @@ impl Explore {
             line.push_str(&format!(" [{}]", verdict.render(lang)));
         }
         line
+    }
+
+    /// What `# expect:` documents for a level's runs, when it does (in `lang`).
+    fn expected(&self, o: &LevelOutcome, lang: Lang) -> Option<Text> {
+        let (Some(_), Some(l), Some(e)) = (o.as_expected, o.level, &self.explorer.cfg.expect) else {
+            return None;
+        };
+        let of = |l: usize| match e[l].verdict {
+            Verdict::Occurs => msg::occurs_some(),
+            Verdict::Prevented => msg::occurs_none(),
+        };
+        // Runs held to another level's expectation (the level they read back) say so.
+        if o.judged_at == [l] {
+            return Some(of(l));
+        }
+        let each: Vec<String> = [Verdict::Occurs, Verdict::Prevented]
+            .into_iter()
+            .filter_map(|v| {
+                let at: Vec<usize> = o.judged_at.iter().copied().filter(|&at| e[at].verdict == v).collect();
+                let names: Vec<&str> = at.iter().map(|&at| LEVELS[at].0).collect();
+                Some(msg::at_level(names.join(", "), of(*at.first()?)).render(lang))
+            })
+            .collect();
+        Some(msg::each_at_its_level(each.join("; ")))
     }
 
     fn table(&self, outcomes: &[LevelOutcome], style: &Style, version: &str, secs: f64) -> String {
@@ -164,7 +168,7 @@ impl Explore {
         let mut t = render::table(header, style);
         for o in outcomes {
             let x = &o.tally;
-            let mut row = vec![self.level_name(o.level), x.runs.to_string()];
+            let mut row = vec![self.level_name(o.level, self.common.lang), x.runs.to_string()];
             if let Some(k) = x.anomaly {
                 row.push(format!("{k}/{}", x.runs));
             }
@@ -173,12 +177,12 @@ impl Explore {
         }
         text.push_str(&format!("{t}\n"));
         for o in outcomes {
-            text.push_str(&format!("{}\n", self.summary(o)));
+            text.push_str(&format!("{}\n", self.summary(o, self.common.lang)));
         }
         for o in outcomes {
             text.push_str(&format!(
                 "\n── {} ──\n",
-                msg::classes_of(self.level_name(o.level), o.classes.len()).render(lang)
+                msg::classes_of(self.level_name(o.level, lang), o.classes.len()).render(lang)
             ));
             let mut header = vec!["#".to_string(), style.say(&msg::col_runs())];
             if !judged {
@@ -189,17 +193,21 @@ impl Explore {
             let mut t = render::table(header, style);
             for (i, c) in o.classes.iter().enumerate() {
                 let mark = if o.marked.is_some_and(|(m, _)| m == i) { "*" } else { "" };
-                let mut row = vec![format!("{}{mark}", i + 1), c.runs.len().to_string()];
+                let cut = if c.signature.dead_end() { "†" } else { "" };
+                let mut row = vec![format!("{}{mark}{cut}", i + 1), c.runs.len().to_string()];
                 if let Some(a) = c.signature.anomaly {
                     row.push(style.say(&if a { ui::yes() } else { ui::no() }));
                 }
-                row.push(self.what(c));
+                row.push(self.what(c, self.common.lang));
                 row.push(self.representative(o, c));
                 t.add_row(row);
             }
             text.push_str(&format!("{t}\n"));
             if o.marked.is_some() {
                 text.push_str(&format!("{}\n", style.say(&msg::marked_note())));
+            }
+            if o.classes.iter().any(|c| c.signature.dead_end()) {
+                text.push_str(&format!("{}\n", style.say(&msg::dead_end_note())));
             }
         }
         text
@@ -233,7 +241,7 @@ impl Explore {
                             "class": i + 1,
                             "runs": c.runs.len(),
                             "serial": c.serial,
-                            "what": self.what(c),
+                            "what": self.what(c, Lang::En),
                             "representative": self.representative(o, c),
                             "marked": o.marked.is_some_and(|(m, _)| m == i),
                             "signature": c.signature,
@@ -242,12 +250,14 @@ impl Explore {
                     .collect();
                 serde_json::json!({
                     "level": o.level.map(|l| LEVELS[l].0),
-                    "permutations": cfg.total[li].to_string(),
+                    // A number where JSON's can hold it.
+                    "permutations": serde_json::to_value(cfg.total[li])
+                        .unwrap_or_else(|_| cfg.total[li].to_string().into()),
                     "tally": o.tally,
                     "own_level": o.own_level,
                     "as_expected": o.as_expected,
                     "judged_at": o.judged_at.iter().map(|&l| LEVELS[l].0).collect::<Vec<_>>(),
-                    "summary": self.summary(o),
+                    "summary": self.summary(o, Lang::En),
                     "classes": classes,
                 })
             })
@@ -266,10 +276,13 @@ impl Explore {
             .enumerate()
             .filter_map(|(k, &(li, pi))| {
                 let r = results.get(k)?.as_ref()?;
+                let class = class_of(k, li);
                 Some(serde_json::json!({
                     "level": cfg.levels[li].map(|l| LEVELS[l].0),
+                    "ran_at": r.observation.levels_ran_at(),
                     "permutation": plan::line(&cfg.spec, &cfg.plans[li][pi]),
-                    "class": class_of(k, li),
+                    "class": class,
+                    "signature": class.map(|c| &outcomes[li].classes[c - 1].signature),
                     "elapsed_ms": r.elapsed_ms,
                 }))
             })
@@ -292,17 +305,27 @@ impl Explore {
         outcomes: &[LevelOutcome],
         results: &[Option<RunResult>],
         version: &str,
+        ms: f64,
     ) -> (Vec<ScenarioReport>, Vec<ScenarioReport>) {
         let cfg = &self.explorer.cfg;
         let name = format!("explore.{}", cfg.name);
         let mut junit = ScenarioReport::new(&name, version);
+        junit.elapsed_ms = ms;
         let mut pages = Vec::new();
         for o in outcomes {
-            let level = self.level_name(o.level);
+            let level = self.level_name(o.level, self.common.lang);
             let ok = o.as_expected.unwrap_or(true);
-            let line = ui::verbatim(self.summary(o));
+            let line = ui::verbatim(self.summary(o, self.common.lang));
+            // A level's time: its runs' own, added up (they ran side by
+            // side with each other and with other levels' runs).
+            let level_ms: f64 = (self.explorer.runs.iter().zip(results))
+                .filter(|((li, _), _)| cfg.levels[*li] == o.level)
+                .filter_map(|(_, r)| r.as_ref().map(|r| r.elapsed_ms))
+                .sum();
+            let expected = self.expected(o, self.common.lang).unwrap_or_else(msg::runs_to_end);
             junit.variants.push(VariantReport {
                 as_expected: ok,
+                elapsed_ms: round_ms(level_ms),
                 anomaly: o.tally.anomaly.map(|k| k > 0),
                 observed: vec![line.clone()],
                 checks: vec![Check {
@@ -310,14 +333,14 @@ impl Explore {
                     ok,
                     text: line.clone(),
                 }],
-                ..VariantReport::new(&level, msg::runs_to_end(), msg::level_case(&level))
+                ..VariantReport::new(&level, expected, msg::level_case(&level))
             });
             let mut page = ScenarioReport::new(&format!("{name} {level}"), version);
             for (i, c) in o.classes.iter().enumerate() {
                 let rep = results.get(c.representative()).and_then(Option::as_ref);
                 page.variants.push(VariantReport {
                     anomaly: c.signature.anomaly,
-                    observed: vec![ui::verbatim(self.what(c))],
+                    observed: vec![ui::verbatim(self.what(c, self.common.lang))],
                     timeline: rep.map(|r| r.timeline.clone()).unwrap_or_default(),
                     elapsed_ms: rep.map_or(0.0, |r| r.elapsed_ms),
                     ..VariantReport::named(
@@ -333,6 +356,30 @@ impl Explore {
         junit.as_expected = junit.variants.iter().all(|v| v.as_expected);
         (vec![junit], pages)
     }
+}
+
+/// A level's aborted runs, by SQLSTATE and where the abort came ("18
+/// aborted 40001 (12 at commit)").
+fn aborted(t: &Tally) -> Text {
+    let n = t.aborted;
+    let codes: std::collections::BTreeSet<&str> = t.aborts.iter().map(|a| a.sqlstate.as_str()).collect();
+    if let [code] = codes.into_iter().collect::<Vec<_>>()[..] {
+        let at_commit: usize = t.aborts.iter().filter(|a| a.at_commit).map(|a| a.runs).sum();
+        return match at_commit {
+            0 => msg::aborted_n(n, code),
+            k if k == n => msg::aborted_at_commit_n(n, code),
+            k => msg::aborted_some_at_commit_n(n, code, k),
+        };
+    }
+    let kinds: Vec<Text> = t
+        .aborts
+        .iter()
+        .map(|a| match a.at_commit {
+            true => msg::abort_kind_at_commit(a.runs, &a.sqlstate),
+            false => msg::abort_kind(a.runs, &a.sqlstate),
+        })
+        .collect();
+    msg::aborted_kinds_n(n, kinds)
 }
 
 fn phrase(p: &Phrase) -> Text {
@@ -379,12 +426,34 @@ impl Job for Explore {
     }
 
     async fn work(&self, env: &Arc<Env>) -> Result<()> {
+        let began = Instant::now();
         self.explorer.run_all(env).await?;
         if let Some(class) = self.step_class {
-            let k = self
-                .explorer
-                .representative(class)
-                .ok_or_else(|| anyhow::anyhow!(msg::no_class(class)))?;
+            // The classes first, so the room sees which one is walked
+            // through (and how long exploring took, not the walk).
+            let results = self.explorer.take();
+            let outcomes = self.explorer.outcomes(&results);
+            let style = Style::for_stdout(self.common.lang, false);
+            let mut text = self.table(&outcomes, &style, &env.server.version, began.elapsed().as_secs_f64());
+            let classes = outcomes.first().map_or(0, |o| o.classes.len());
+            let k = (class.checked_sub(1))
+                .and_then(|i| outcomes.first()?.classes.get(i))
+                .map(Class::representative);
+            self.explorer.restore(results);
+            if let Some(k) = k {
+                let (li, pi) = self.explorer.runs[k];
+                let line = plan::line(&self.explorer.cfg.spec, &self.explorer.cfg.plans[li][pi]);
+                text.push_str(&format!("\n── {} ──\n", style.say(&msg::stepped(class, line))));
+            }
+            {
+                use std::io::Write as _;
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
+            }
+            let Some(k) = k else {
+                bail!(msg::no_class(class, classes));
+            };
             let r = self.explorer.replay(env, k).await?;
             *self.stepped.lock().unwrap() = Some((class, k, r));
         }
@@ -397,11 +466,24 @@ impl Job for Explore {
 
     fn finish(&self, stop: &Stop, version: &str, began: Instant) -> Result<Finished> {
         let results = self.explorer.take();
+        let cfg = &self.explorer.cfg;
+        if let Some((step, column, columns)) = results
+            .iter()
+            .flatten()
+            .find_map(|r| crate::phenomena::missing_column(&cfg.occurs_if, &r.observation))
+        {
+            bail!(crate::phenomena::msg::no_column(
+                &cfg.name,
+                step,
+                column,
+                columns.join(", ")
+            ));
+        }
         let outcomes = self.explorer.outcomes(&results);
         let as_expected = outcomes.iter().all(|o| o.as_expected.unwrap_or(true));
         let ms = round_ms(began.elapsed().as_secs_f64() * 1000.0);
         let style = Style::for_stdout(self.common.lang, false);
-        let (mut reports, pages) = self.reports(&outcomes, &results, version);
+        let (mut reports, pages) = self.reports(&outcomes, &results, version, ms);
         let stopped = stop.error(self.common.lang);
         if let (Some((exit, message)), Some(r)) = (&stopped, reports.first_mut()) {
             // A run cut short: the runs that finished are reported, and why it stopped.
@@ -423,19 +505,26 @@ impl Job for Explore {
                 }
                 json
             }
-            SpecFormat::Table if done => {
-                let mut text = self.table(&outcomes, &style, version, ms / 1000.0);
-                if let Some((class, k, r)) = &*self.stepped.lock().unwrap() {
+            SpecFormat::Table if done => match &*self.stepped.lock().unwrap() {
+                // The classes were shown before the walk; after it, what it did.
+                Some((class, k, r)) => {
                     let (li, pi) = self.explorer.runs[*k];
                     let line = plan::line(&self.explorer.cfg.spec, &self.explorer.cfg.plans[li][pi]);
-                    text.push_str(&format!("\n── {} ──\n", style.say(&msg::stepped(*class, line))));
+                    let mut text = format!("\n── {} ──\n", style.say(&msg::stepped_done(*class, line)));
                     text.push_str(&render::timeline(&r.timeline, &style));
+                    text
                 }
-                text
-            }
+                None => self.table(&outcomes, &style, version, ms / 1000.0),
+            },
             SpecFormat::Isolation => {
                 // As isolationtester prints: the runs that finished, in order, up to the first that did not.
                 let cfg = &self.explorer.cfg;
+                // isolationtester names, on stderr, the steps its listed permutations leave out.
+                if cfg.plans.first().map(Vec::len) == Some(cfg.spec.permutations.len()) {
+                    for name in cfg.spec.check().unwrap_or_default() {
+                        crate::output::etext!("unused step name: {name}\n");
+                    }
+                }
                 let mut text = format!("Parsed test spec with {} sessions\n", cfg.spec.sessions.len());
                 for r in results.iter().map_while(Option::as_ref) {
                     for (stream, piece) in &r.pieces {

@@ -655,3 +655,127 @@ fn interrupted_part_way_it_reports_what_ran_and_leaves_nothing() {
         "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:explore:%'",
     );
 }
+
+/// Specs that list their permutations, with what would differ beside other
+/// runs or in a schema of lab's: a NOTIFY every run's LISTEN gets, the lock
+/// view, a `CONCURRENTLY` waiting for every run, a step after `SET ROLE`,
+/// `EXPLAIN VERBOSE` naming the table's schema, steps no permutation uses
+/// (named on stderr). Byte for byte isolationtester's, on the same server.
+#[test]
+fn listed_permutations_print_as_isolationtester_where_runs_could_meet() {
+    let srv = TestServer::start();
+    let url = srv.url();
+    for name in [
+        "async-notify",
+        "partition-drop-index-locking",
+        "detach-partition-concurrently-1",
+        "cluster-conflict",
+        "merge-join",
+        "eval-plan-qual-trigger",
+    ] {
+        let path = std::path::PathBuf::from(format!("{SUITE}/specs/{name}.spec"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let theirs = isolationtester_output(&srv, &text, &[]);
+        let ours = as_isolationtester(&path, &url);
+        assert_eq!(ours.code, 0, "{name}: {}", ours.stderr);
+        assert_eq!(
+            ours.stdout,
+            String::from_utf8_lossy(&theirs.stdout),
+            "{name}: lab explore --format isolation differs from isolationtester"
+        );
+        let unused = |s: &str| s.lines().filter(|l| l.starts_with("unused step name:")).count();
+        assert_eq!(
+            unused(&ours.stderr),
+            unused(&String::from_utf8_lossy(&theirs.stderr)),
+            "{name}: {}",
+            ours.stderr
+        );
+    }
+}
+
+/// Each level is held to its own `# expect:`; a level a step sets with
+/// `SET TRANSACTION` is the level its transaction ran at; JSON stays
+/// English under `--lang tr`, with each run's signature; a `# occurs-if:`
+/// column no step returns is exit 2.
+#[test]
+fn levels_are_judged_and_read_back_one_by_one() {
+    let srv = TestServer::start();
+    let url = srv.url();
+    let dir = scratch("levels");
+    let skew = std::fs::read_to_string("lab/write-skew.spec").unwrap();
+    // A server that aborts at SERIALIZABLE where the spec says the anomaly occurs there.
+    let says_occurs = dir.join("says-occurs.spec");
+    std::fs::write(
+        &says_occurs,
+        skew.replace("serializable=prevented", "serializable=occurs"),
+    )
+    .unwrap();
+    assert_ne!(
+        skew,
+        std::fs::read_to_string(&says_occurs).unwrap(),
+        "the mutation took"
+    );
+    let (code, report) = explore_json(&srv, &[says_occurs.to_str().unwrap(), "--level", "serializable"]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(report["levels"][0]["as_expected"], false, "{report}");
+    let (code, report) = explore_json(
+        &srv,
+        &["write-skew", "--level", "serializable", "--lang", "tr"],
+    );
+    assert_eq!(code, 0, "{report}");
+    let level = &report["levels"][0];
+    assert!(
+        level["summary"].as_str().unwrap().contains("aborted 40001"),
+        "English, with the SQLSTATE: {level}"
+    );
+    let aborts = level["tally"]["aborts"].as_array().unwrap();
+    let total: i64 = aborts.iter().map(|a| a["runs"].as_i64().unwrap()).sum();
+    assert_eq!(total, level["tally"]["aborted"].as_i64().unwrap(), "{level}");
+    assert!(aborts.iter().any(|a| a["at_commit"] == true), "{level}");
+    let first = &report["runs"][0];
+    assert!(
+        first["signature"]["steps"].is_array() && first["permutation"].is_string(),
+        "{first}"
+    );
+    assert!(report["levels"][0]["permutations"].is_u64(), "{report}");
+    // BEGIN, then SET TRANSACTION (the check at the level asked): the runs
+    // read back SERIALIZABLE, and say so.
+    let set_tx = dir.join("set-tx.spec");
+    std::fs::write(
+        &set_tx,
+        "setup { CREATE TABLE d (id int, v int); INSERT INTO d VALUES (1, 0), (2, 0); }\n\
+         teardown { DROP TABLE d; }\n\
+         session s1\nstep s1b { BEGIN; }\nstep s1t { SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; }\n\
+         step s1r { SELECT sum(v) FROM d; }\nstep s1w { UPDATE d SET v = 1 WHERE id = 1; }\nstep s1c { COMMIT; }\n\
+         session s2\nstep s2b { BEGIN; }\nstep s2t { SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; }\n\
+         step s2r { SELECT sum(v) FROM d; }\nstep s2w { UPDATE d SET v = 1 WHERE id = 2; }\nstep s2c { COMMIT; }\n\
+         session check\nstep chk { SELECT sum(v) FROM d; }\n\
+         permutation s1b s1t s2b s2t s1r s2r s1w s2w s1c s2c chk\n",
+    )
+    .unwrap();
+    let (code, report) = explore_json(&srv, &[set_tx.to_str().unwrap(), "--level", "read-committed"]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["levels"][0]["own_level"], "serializable", "{report}");
+    assert_eq!(
+        report["runs"][0]["ran_at"],
+        serde_json::json!(["serializable"]),
+        "{report}"
+    );
+    // A column the check does not return: the condition could never hold.
+    let typo = dir.join("typo.spec");
+    std::fs::write(
+        &typo,
+        skew.replacen("# occurs-if:", "# occurs-if: a_check nosuchcol = 0 and", 1),
+    )
+    .unwrap();
+    let r = run(&[
+        "explore",
+        typo.to_str().unwrap(),
+        "--database-url",
+        &url,
+        "--level",
+        "read-committed",
+    ]);
+    one_line_exit_2(&r, "nosuchcol");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -912,7 +912,14 @@ impl<S: Server> Runner<'_, S> {
             t.notifies(&name, &named);
         }
         let began = self.server.track(Some(s), &a.sql, &mut answer);
-        let isolation = if began { self.server.isolation(s).await } else { None };
+        // Read back where a transaction began, and where a step set the
+        // level of the one it is in (`BEGIN;` then `SET TRANSACTION ...`).
+        let sets = answer.is_ok() && !began && crate::sqltext::sets_tx_level(&a.sql);
+        let isolation = if began || sets {
+            self.server.isolation(s).await
+        } else {
+            None
+        };
         let waited = a.waited.take().or_else(|| self.wait_in_error(s, &answer));
         self.waits_named_in_deadlock(s, &answer, (a.sent.at, done));
         let took = done.saturating_duration_since(a.sent.at);
@@ -926,7 +933,12 @@ impl<S: Server> Runner<'_, S> {
             waited.as_ref().map(|w| (w, took)),
             isolation.clone(),
         );
-        if a.cancelled.is_some() {
+        // lab's cancel counts only where it ended the step (57014): one
+        // that crossed the step's own end (a deadlock's victim whose 40P01
+        // was on its way while lab judged the wait a dead end) changed
+        // nothing, and what the server answered is the outcome.
+        let by_lab = a.cancelled.is_some() && matches!(&answer, Err(e) if e.is("57014"));
+        if by_lab {
             self.run.recorder.mark_cancelled(&name);
         }
         // A spec may end its own sessions (isolationtester prints it and goes on).
@@ -947,8 +959,8 @@ impl<S: Server> Runner<'_, S> {
             done: done.saturating_duration_since(t0),
             waited,
             answer,
-            cancelled_by_lab: a.cancelled.is_some(),
-            dead_end: a.dead_end,
+            cancelled_by_lab: by_lab,
+            dead_end: a.dead_end && by_lab,
             isolation,
             looked: a.looked.map(|l| l.saturating_duration_since(t0)),
             outsiders: a.outsiders.into_iter().map(|(_, who)| who).collect(),

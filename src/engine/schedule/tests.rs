@@ -28,6 +28,10 @@ enum Act {
     Stuck { by: usize },
     /// Like `Stuck`, but a cancel does nothing: only a termination ends it.
     Deaf { by: usize },
+    /// Like `Stuck`, but its own end crosses lab's cancel: the deadlock
+    /// detector chose it (40P01) while lab judged its wait, so the cancel
+    /// finds it already ended.
+    Crosses { by: usize },
     /// Waits on a lock of a backend that is not the spec's, answering after this long.
     Outsider(Duration),
     /// Waits on a lock of a backend that is not the spec's, and gives up
@@ -181,7 +185,11 @@ impl Server for Script {
             .iter()
             .filter(|p| pid(p.session) == of)
             .map(|p| match p.act {
-                Act::Waits { by, .. } | Act::Stuck { by } | Act::Deaf { by } | Act::GivesWay { by } => pid(by),
+                Act::Waits { by, .. }
+                | Act::Stuck { by }
+                | Act::Deaf { by }
+                | Act::Crosses { by }
+                | Act::GivesWay { by } => pid(by),
                 _ => OUTSIDER,
             })
             .collect();
@@ -215,6 +223,10 @@ impl Server for Script {
 
     async fn cancel(&self, of: i32) -> Result<()> {
         self.cancels.borrow_mut().push(of);
+        self.end(
+            |p| pid(p.session) == of && matches!(p.act, Act::Crosses { .. }),
+            || error("40P01", "deadlock detected", "", false),
+        );
         self.end(
             |p| pid(p.session) == of && !matches!(p.act, Act::Deaf { .. }),
             || error("57014", "canceling statement due to user request", "", false),
@@ -627,6 +639,20 @@ async fn a_wait_only_a_later_step_could_end_is_cut_at_once_when_dead_ends_are() 
     let b1 = o.unwrap().step("b1").unwrap().clone();
     assert!(b1.cancelled_by_lab && !b1.dead_end);
     assert!(began.elapsed() >= Duration::from_secs(10), "{:?}", began.elapsed());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cut_that_crosses_the_steps_own_end_is_not_counted() {
+    // lab judges B's b1 a dead end and cancels it, but the server had
+    // already ended it (a deadlock's victim, its 40P01 on its way): the
+    // outcome is the server's 40P01, not a wait lab cut.
+    let mut script = Script::new(&["A", "B", "C"], &[("UPDATE b2;", Act::Crosses { by: 0 })]);
+    let (o, _) = run_script_with(&mut script, &spec_with(&["a1 b1 b2 ac bc"]), 0, true, true).await;
+    let o = o.unwrap();
+    assert_eq!(*script.cancels.borrow(), [101]);
+    let b1 = o.step("b1").unwrap();
+    assert!(b1.failed_with("40P01"), "{:?}", b1.answer);
+    assert!(!b1.cancelled_by_lab && !b1.dead_end);
 }
 
 #[tokio::test(start_paused = true)]
