@@ -180,10 +180,15 @@ fn rows_text(set: &crate::report::ResultSet) -> String {
 }
 
 fn ended(s: &StepRun) -> Ended {
-    if s.dead_end {
+    // lab's cancel counts only where it ended the step (57014): one that
+    // crossed the step's own end (a deadlock's victim whose 40P01 was on
+    // its way while lab judged the wait a dead end, a lock_timeout firing)
+    // changed nothing, and the server's answer is the outcome.
+    let by_lab = s.cancelled_by_lab && matches!(&s.answer, Err(e) if e.is("57014"));
+    if by_lab && s.dead_end {
         return Ended::DeadEnd;
     }
-    if s.cancelled_by_lab {
+    if by_lab {
         return Ended::Stuck;
     }
     match &s.answer {
@@ -442,6 +447,15 @@ mod tests {
         let cut = Signature::of(&obs(cut), &order(), &[], None);
         assert!(cut.dead_end() && !cut.stuck() && !cut.failed());
         assert_eq!(cut.phrases(), [Phrase::DeadEnd("b1".into())]);
+        // A cut that crossed the step's own end (its 40P01 on its way): the
+        // server's answer, not a dead end.
+        let mut crossed = base();
+        crossed[1].cancelled_by_lab = true;
+        crossed[1].dead_end = true;
+        crossed[1].answer = error("40P01");
+        let crossed = Signature::of(&obs(crossed), &order(), &[], None);
+        assert!(!crossed.dead_end() && !crossed.stuck());
+        assert_eq!(crossed.abort(), Some(("40P01", false)));
         let all = [&plain, &waited, &aborted, &rolled, &other, &stuck, &cut];
         for (i, a) in all.iter().enumerate() {
             for b in &all[i + 1..] {

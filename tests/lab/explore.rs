@@ -718,10 +718,7 @@ fn levels_are_judged_and_read_back_one_by_one() {
     let (code, report) = explore_json(&srv, &[says_occurs.to_str().unwrap(), "--level", "serializable"]);
     assert_eq!(code, 1, "{report}");
     assert_eq!(report["levels"][0]["as_expected"], false, "{report}");
-    let (code, report) = explore_json(
-        &srv,
-        &["write-skew", "--level", "serializable", "--lang", "tr"],
-    );
+    let (code, report) = explore_json(&srv, &["write-skew", "--level", "serializable", "--lang", "tr"]);
     assert_eq!(code, 0, "{report}");
     let level = &report["levels"][0];
     assert!(

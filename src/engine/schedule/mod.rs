@@ -933,12 +933,7 @@ impl<S: Server> Runner<'_, S> {
             waited.as_ref().map(|w| (w, took)),
             isolation.clone(),
         );
-        // lab's cancel counts only where it ended the step (57014): one
-        // that crossed the step's own end (a deadlock's victim whose 40P01
-        // was on its way while lab judged the wait a dead end) changed
-        // nothing, and what the server answered is the outcome.
-        let by_lab = a.cancelled.is_some() && matches!(&answer, Err(e) if e.is("57014"));
-        if by_lab {
+        if a.cancelled.is_some() {
             self.run.recorder.mark_cancelled(&name);
         }
         // A spec may end its own sessions (isolationtester prints it and goes on).
@@ -959,8 +954,8 @@ impl<S: Server> Runner<'_, S> {
             done: done.saturating_duration_since(t0),
             waited,
             answer,
-            cancelled_by_lab: by_lab,
-            dead_end: a.dead_end && by_lab,
+            cancelled_by_lab: a.cancelled.is_some(),
+            dead_end: a.dead_end,
             isolation,
             looked: a.looked.map(|l| l.saturating_duration_since(t0)),
             outsiders: a.outsiders.into_iter().map(|(_, who)| who).collect(),
