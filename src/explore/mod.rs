@@ -106,6 +106,9 @@ pub struct ExploreConfig {
     pub neutral: bool,
     /// The sessions' `options` startup parameter, as libpq would send it.
     pub options: Option<String>,
+    /// The runs are the permutations the spec lists (isolationtester names
+    /// the steps they leave out).
+    pub listed: bool,
 }
 
 /// What to explore: a spec, and where it comes from.
@@ -172,6 +175,7 @@ impl ExploreConfig {
             Some(e) => Some(e),
             None => crate::phenomena::expectations(&spec, &file, "expect")?,
         };
+        let listed = !all && !spec.permutations.is_empty();
         Ok(ExploreConfig {
             lang,
             name: src.name,
@@ -191,6 +195,7 @@ impl ExploreConfig {
             wait_timeout,
             neutral: src.phenomenon,
             options: choice.options,
+            listed,
         })
     }
 }
@@ -342,29 +347,24 @@ impl Shared {
 /// run's transactions (detach-partition-concurrently-1).
 pub fn shared(spec: &Spec) -> Option<Shared> {
     let sql = all_sql(spec);
+    let statements = || pieces(spec).into_iter().flat_map(crate::sqltext::statements);
     let creates = |what: &[&str]| {
-        pieces(spec)
-            .into_iter()
-            .flat_map(crate::sqltext::statements)
-            .any(|stmt| {
-                let w = crate::sqltext::words(stmt, 6);
-                w.first().is_some_and(|v| v == "CREATE")
-                    && w.iter()
-                        .skip(1)
-                        .find(|x| !matches!(x.as_str(), "OR" | "REPLACE" | "TRUSTED" | "PROCEDURAL"))
-                        .is_some_and(|x| what.contains(&x.as_str()))
-            })
+        statements().any(|stmt| {
+            let w = crate::sqltext::words(stmt, 6);
+            w.first().is_some_and(|v| v == "CREATE")
+                && w.iter()
+                    .skip(1)
+                    .find(|x| !matches!(x.as_str(), "OR" | "REPLACE" | "TRUSTED" | "PROCEDURAL"))
+                    .is_some_and(|x| what.contains(&x.as_str()))
+        })
     };
     // A statement that begins with one of `what`.
     let said = |what: &[&str]| {
-        pieces(spec)
-            .into_iter()
-            .flat_map(crate::sqltext::statements)
-            .any(|stmt| {
-                crate::sqltext::words(stmt, 1)
-                    .first()
-                    .is_some_and(|w| what.contains(&w.as_str()))
-            })
+        statements().any(|stmt| {
+            crate::sqltext::words(stmt, 1)
+                .first()
+                .is_some_and(|w| what.contains(&w.as_str()))
+        })
     };
     if sql.contains("advisory") {
         Some(Shared::AdvisoryLocks)
@@ -831,14 +831,14 @@ impl Explorer {
         Ok(r)
     }
 
+    /// Each level's classes, from the runs so far.
+    pub fn outcomes_so_far(&self) -> Vec<LevelOutcome> {
+        self.outcomes(&self.results.lock().unwrap())
+    }
+
     /// Takes the results (each run's, `None` where it did not finish).
     pub fn take(&self) -> Vec<Option<RunResult>> {
         std::mem::take(&mut *self.results.lock().unwrap())
-    }
-
-    /// Puts back results [`Explorer::take`] took.
-    pub fn restore(&self, results: Vec<Option<RunResult>>) {
-        *self.results.lock().unwrap() = results;
     }
 
     /// Each level's classes, from `results`.

@@ -431,26 +431,19 @@ impl Job for Explore {
         if let Some(class) = self.step_class {
             // The classes first, so the room sees which one is walked
             // through (and how long exploring took, not the walk).
-            let results = self.explorer.take();
-            let outcomes = self.explorer.outcomes(&results);
+            let outcomes = self.explorer.outcomes_so_far();
             let style = Style::for_stdout(self.common.lang, false);
             let mut text = self.table(&outcomes, &style, &env.server.version, began.elapsed().as_secs_f64());
             let classes = outcomes.first().map_or(0, |o| o.classes.len());
             let k = (class.checked_sub(1))
                 .and_then(|i| outcomes.first()?.classes.get(i))
                 .map(Class::representative);
-            self.explorer.restore(results);
             if let Some(k) = k {
                 let (li, pi) = self.explorer.runs[k];
                 let line = plan::line(&self.explorer.cfg.spec, &self.explorer.cfg.plans[li][pi]);
                 text.push_str(&format!("\n── {} ──\n", style.say(&msg::stepped(class, line))));
             }
-            {
-                use std::io::Write as _;
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(text.as_bytes());
-                let _ = out.flush();
-            }
+            crate::output::out(&text)?;
             let Some(k) = k else {
                 bail!(msg::no_class(class, classes));
             };
@@ -520,7 +513,7 @@ impl Job for Explore {
                 // As isolationtester prints: the runs that finished, in order, up to the first that did not.
                 let cfg = &self.explorer.cfg;
                 // isolationtester names, on stderr, the steps its listed permutations leave out.
-                if cfg.plans.first().map(Vec::len) == Some(cfg.spec.permutations.len()) {
+                if cfg.listed {
                     for name in cfg.spec.check().unwrap_or_default() {
                         crate::output::etext!("unused step name: {name}\n");
                     }

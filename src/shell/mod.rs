@@ -829,11 +829,8 @@ impl Shell<'_> {
         let session = &sessions[s];
         let began = session.track(&p.sql, &mut answer);
         // Read back when a transaction began, or its level was set.
-        let sets_level = sqltext::statements(&p.sql)
-            .iter()
-            .any(|st| sqltext::words(st, 2).join(" ") == "SET TRANSACTION");
         let isolation = match &answer {
-            Ok(_) if began || sets_level => session.isolation().await,
+            Ok(_) if began || sqltext::sets_tx_level(&p.sql) => session.isolation().await,
             _ => None,
         };
         if isolation.is_some() {
