@@ -23,6 +23,9 @@ pub enum Kind {
     /// `lab explore`: a report per level, a variant per class of
     /// interleavings; a class shows its representative, not an expectation.
     Classes,
+    /// `lab shell`'s `\html`: what a person ran, which nothing expected;
+    /// no verdict, the variant's `expected` says where it came from.
+    Session,
 }
 
 /// Scenarios whose variants are worker pools: a Gantt chart per worker.
@@ -262,24 +265,30 @@ fn prose(s: &str) -> String {
 }
 
 fn variant(scenario: &str, v: &VariantReport, kind: Kind, style: &Style) -> String {
-    let mut out = format!(
-        "<h3 id=\"{}\">{} / {} — {}</h3>\n",
-        id(&["variant", scenario, &v.name]),
-        esc(scenario),
-        esc(&v.shown_name(style.lang)),
-        verdict(v, style)
-    );
-    let _ = writeln!(
-        out,
-        "<p><b>{}:</b> {}<br><b>{}:</b> {}</p>",
-        esc(&style.say(&match kind {
-            Kind::Classes => msg::representative(),
-            _ => ui::col_expected(),
-        })),
-        prose(&style.say(&v.expected)),
-        esc(&style.say(&ui::col_observed())),
-        prose(&v.observed_line(style.lang))
-    );
+    let mut out = String::new();
+    if kind == Kind::Session {
+        let _ = writeln!(out, "<p class=\"meta\">{}</p>", prose(&style.say(&v.expected)));
+    } else {
+        let _ = writeln!(
+            out,
+            "<h3 id=\"{}\">{} / {} — {}</h3>",
+            id(&["variant", scenario, &v.name]),
+            esc(scenario),
+            esc(&v.shown_name(style.lang)),
+            verdict(v, style)
+        );
+        let _ = writeln!(
+            out,
+            "<p><b>{}:</b> {}<br><b>{}:</b> {}</p>",
+            esc(&style.say(&match kind {
+                Kind::Classes => msg::representative(),
+                _ => ui::col_expected(),
+            })),
+            prose(&style.say(&v.expected)),
+            esc(&style.say(&ui::col_observed())),
+            prose(&v.observed_line(style.lang))
+        );
+    }
     if let Some(reason) = v.skipped.as_ref().or(v.pooler_differs.as_ref()) {
         let _ = writeln!(out, "<p class=\"skip\">{}</p>", prose(&style.say(reason)));
     }
@@ -314,7 +323,7 @@ fn variant(scenario: &str, v: &VariantReport, kind: Kind, style: &Style) -> Stri
         swimlanes(&id(&["swimlanes", scenario, &v.name]), &v.timeline, style)
     };
     let _ = writeln!(out, "<div class=\"scroll\">{svg}</div>");
-    if style.explain {
+    if style.explain && kind != Kind::Session {
         let _ = writeln!(out, "<p class=\"meta\">{}</p>", prose(&style.say(&v.explain)));
     }
     out

@@ -198,8 +198,9 @@ impl Shell<'_> {
         self.term.printer.say(text);
     }
 
+    /// A message, fitted to the terminal's width as it is now.
     fn said(&self, t: Text) {
-        self.say(&t.render(self.lang));
+        self.say(&fit(&t.render(self.lang), line_width(), false));
     }
 
     fn names(&self) -> Vec<String> {
@@ -364,7 +365,7 @@ impl Shell<'_> {
 
     async fn command(&mut self, c: Command) -> Result<()> {
         match c {
-            Command::Help => self.said(msg::help()),
+            Command::Help => self.say(&fit(&msg::help().render(self.lang), line_width(), true)),
             Command::Quit => {}
             Command::Switch(name) => match self.index_of(&name) {
                 Some(i) => self.current = i,
@@ -900,7 +901,7 @@ impl Shell<'_> {
 
     fn judged(&mut self, g: &Guess, did: &Did) {
         let line = self.tally.judge(g, did, self.lang);
-        self.say(&line);
+        self.say(&fit(&line, line_width(), false));
     }
 
     /// An answer as a person reads it: rows as a table, then the tag or the error.
@@ -1044,7 +1045,7 @@ impl Shell<'_> {
         v.timeline = self.recorder.entries();
         v.sqlstates = v.timeline.iter().filter_map(|e| e.sqlstate.clone()).collect();
         report.variants.push(v);
-        let page = html::page(&[report], html::Kind::Runs, &self.style);
+        let page = html::page(&[report], html::Kind::Session, &self.style);
         match std::fs::write(path, page) {
             Ok(()) => self.said(msg::html_written(path.display().to_string())),
             Err(e) => self.said(msg::not_written(path.display().to_string(), e.to_string())),
@@ -1098,6 +1099,39 @@ fn took(d: Duration, lang: Lang) -> String {
     } else {
         msg::seconds(format!("{:.1}", d.as_secs_f64())).render(lang)
     }
+}
+
+/// How wide the shell's prose may be: the terminal's as it is now; piped
+/// (a log, a test), lines stay whole, as psql leaves them.
+fn line_width() -> usize {
+    comfy_table::Table::new()
+        .width()
+        .filter(|&w| w >= 40)
+        .map_or(usize::MAX, usize::from)
+}
+
+/// Prose cut at spaces to `width` columns, each line's continuation two
+/// past its own indentation or, with `columns` (`\\?`'s lines, which set
+/// their descriptions off in a column), under its description. A
+/// `LINE n:` and the caret under it stay whole, as psql leaves them: cut,
+/// the caret would point elsewhere.
+fn fit(text: &str, width: usize, columns: bool) -> String {
+    let mut out = Vec::new();
+    for line in text.split('\n') {
+        let own = line.len() - line.trim_start_matches(' ').len();
+        let body = &line[own..];
+        if body.starts_with("LINE ") || (!body.is_empty() && body.trim_end().chars().all(|c| c == '^')) {
+            out.push(line.to_string());
+            continue;
+        }
+        let described = body.find("  ").filter(|_| columns).map(|gap| {
+            let at = own + gap + body[gap..].len() - body[gap..].trim_start_matches(' ').len();
+            line[..at].chars().count()
+        });
+        let hang = described.filter(|c| c + 20 <= width).unwrap_or(own + 2);
+        out.extend(crate::output::wrap(line, width, hang));
+    }
+    out.join("\n")
 }
 
 /// A result set as psql would print it, in a table.
@@ -1225,6 +1259,36 @@ mod tests {
                 "{lang:?}: {starts:?}\n{help}"
             );
         }
+    }
+
+    #[test]
+    fn prose_fits_the_terminal_but_a_caret_stays_under_its_character() {
+        let w = 40;
+        let waits = "⏳ A waits for B (ShareLock on transaction 7453, B's UPDATE stock SET on_hand = on_hand - 1)";
+        let lines: Vec<String> = super::fit(waits, w, false).lines().map(String::from).collect();
+        assert!(
+            lines.len() > 2 && lines.iter().all(|l| l.chars().count() <= w),
+            "{lines:#?}"
+        );
+        assert!(
+            lines[1..].iter().all(|l| l.starts_with("  ") && !l.starts_with("   ")),
+            "{lines:#?}"
+        );
+        // Cut only at spaces: the words read back as they were.
+        let words: Vec<&str> = lines.iter().flat_map(|l| l.split_whitespace()).collect();
+        assert_eq!(words, waits.split_whitespace().collect::<Vec<_>>());
+
+        // An error's LINE and caret are left as they are, however long.
+        let error = "✖ A ERROR 42703: column \"nope\" does not exist\n  LINE 1: SELECT nope FROM stock WHERE book_id = 1 AND on_hand > 0 AND title IS NOT NULL\n                 ^";
+        let fitted = super::fit(error, w, false);
+        assert!(fitted.ends_with(&error[error.find("\n  LINE").unwrap()..]), "{fitted}");
+
+        // \\?'s descriptions go on under their column.
+        let help = super::fit(&super::msg::help().render(Lang::En), 60, true);
+        let save: Vec<&str> = help.lines().skip_while(|l| !l.contains("\\save")).take(2).collect();
+        assert_eq!(save[0].find("write"), Some(21), "{help}");
+        assert_eq!(save[1].len() - save[1].trim_start().len(), 21, "{help}");
+        assert!(help.lines().all(|l| l.chars().count() <= 60), "{help}");
     }
 
     #[test]

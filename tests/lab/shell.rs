@@ -87,6 +87,48 @@ fn nothing_left(srv: &TestServer, schema: &str) {
     );
 }
 
+/// On a terminal 60 columns wide, what the shell says is cut at spaces,
+/// its continuation indented, and `\\?`'s descriptions go on under their
+/// column; the caret of an error stays under its character.
+#[test]
+fn what_the_shell_says_fits_a_narrow_terminal() {
+    let srv = TestServer::start();
+    let args = on(&srv, "shell_narrow").join(" ");
+    let mut sh = Pty::sized(&format!("shell {args}"), Some(60));
+    let banner = sh.expect("to leave.");
+    assert!(banner.contains("each on its\r\n  own connection."), "{banner:?}");
+    sh.send("BEGIN;");
+    sh.expect("A → BEGIN (read committed)");
+    sh.send(UPDATE_1);
+    sh.expect("A → UPDATE 1");
+    sh.send(&format!("B: {UPDATE_1}"));
+    let wait = sh.expect("of stock_items)");
+    let at = wait.find("⏳ B waits for A").expect("the wait");
+    assert!(
+        wait[at..].contains("\r\n  ") && !wait[at..].contains("\r\n   "),
+        "{wait:?}"
+    );
+    sh.send("\\?");
+    let help = sh.expect("there before)");
+    assert!(
+        help.contains("  \\save FILE.spec    write what ran as an isolationtester\r\n                     spec (lab spec FILE replays it)"),
+        "{help:?}"
+    );
+    sh.send("SELECT nope_a_column_that_is_not_there FROM stock_items WHERE book_id = 1 AND quantity_on_hand > 0;");
+    let error = sh.expect("^");
+    let line = error
+        .rfind("LINE 1: SELECT nope_a_column")
+        .expect("LINE 1 whole on one line");
+    let caret_line = error[line..].split("\r\n").nth(1).unwrap_or_default();
+    assert_eq!(caret_line.find('^'), Some(2 + "LINE 1: SELECT ".len()), "{error:?}");
+    sh.send("A: ROLLBACK;");
+    sh.expect("✔ B after");
+    sh.send("\\q");
+    sh.expect("bye: the sessions are ended");
+    let (code, out) = sh.exit();
+    assert_eq!(code, 0, "{out}");
+}
+
 #[test]
 fn a_wait_shows_live_and_the_saved_spec_replays_it_in_lab_and_isolationtester() {
     let srv = TestServer::start();
@@ -129,6 +171,14 @@ fn a_wait_shows_live_and_the_saved_spec_replays_it_in_lab_and_isolationtester() 
     assert!(
         html.contains("<svg") && html.contains("ShareLock"),
         "the swimlanes and the wait"
+    );
+    // What a person ran has no expectation to be judged by: no verdict.
+    for verdict in ["as documented", "not as documented", "expected:"] {
+        assert!(!html.contains(verdict), "{verdict} in the shell's page");
+    }
+    assert!(
+        html.contains("Recorded by <code>lab shell</code>"),
+        "where it came from"
     );
     let _ = std::fs::remove_file(&page);
     let (code, out) = sh.quit();
@@ -675,6 +725,12 @@ fn keys_typed_before_the_prompt_is_back_reach_it_shown_once() {
     let b = sh.expect("B → SELECT 1");
     assert!(b.contains("A is still running"), "{b}");
     sh.expect("A → SELECT 1");
+    // Lines that reach the editor in one read (typed ahead at a prompt, or
+    // pasted without bracketed paste) each run, in order: rustyline keeps
+    // what it read past a line for the next prompt (its buffer-redux).
+    sh.send("BEGIN;\rSELECT 40 + 2 AS answer;\rCOMMIT;");
+    let burst = sh.expect("A → COMMIT");
+    assert!(burst.contains("A → BEGIN") && burst.contains("42"), "{burst}");
     let (code, out) = sh.quit();
     assert_eq!(code, 0, "{out}");
     assert_eq!(out.matches("SELECT 7 AS seven;").count(), 1, "{out}");

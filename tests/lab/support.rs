@@ -478,7 +478,12 @@ impl Pty {
 
     /// `lab ARGS`.
     pub fn lab(args: &str) -> Pty {
-        let mut child = in_script(args)
+        Pty::sized(args, None)
+    }
+
+    /// `lab ARGS` on a terminal `columns` wide (none: a bare pty, no size).
+    pub fn sized(args: &str, columns: Option<u16>) -> Pty {
+        let mut child = in_script_sized(args, columns)
             .env("NO_COLOR", "1")
             .spawn()
             .expect("script (util-linux) runs");
