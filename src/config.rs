@@ -778,7 +778,11 @@ impl Hunt {
             // Refused before anything runs, as --junit is (a missing directory, say).
             history: report_path(&args.history, crate::hunt::msg::could_not_write)?,
             options,
-            specs: (!args.no_specs).then(|| args.specs.clone()),
+            specs: if args.no_specs {
+                None
+            } else {
+                Some(specs_dir(&args.specs)?)
+            },
             replays: args.replays,
             shrink: !args.no_shrink,
             format: args.format,
@@ -906,6 +910,29 @@ pub fn junit_path(path: &Option<PathBuf>) -> Result<Option<PathBuf>> {
 /// A `--html` path, checked the same way.
 pub fn html_path(path: &Option<PathBuf>) -> Result<Option<PathBuf>> {
     report_path(path, crate::render::html::msg::could_not_write)
+}
+
+/// `lab hunt --specs DIR`, checked before the run: a directory lab can
+/// write in (made, then taken away again, where it was not there: it is
+/// made for good only when a reproducer is written).
+fn specs_dir(dir: &std::path::Path) -> Result<PathBuf> {
+    let refused = |why: String| crate::hunt::msg::could_not_write(format!("{}: {why}", dir.display()));
+    if dir.exists() && !dir.is_dir() {
+        bail!(crate::hunt::msg::not_a_directory(dir.display().to_string()));
+    }
+    // The first of its directories that is not there yet: all that is made here.
+    let first_missing = dir
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .last();
+    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!(refused(e.to_string())))?;
+    let probe = dir.join(format!(".lab-write-check-{}", std::process::id()));
+    let writable = std::fs::write(&probe, b"").and_then(|()| std::fs::remove_file(&probe));
+    if let Some(made) = first_missing {
+        let _ = std::fs::remove_dir_all(made);
+    }
+    writable.map_err(|e| anyhow::anyhow!(refused(e.to_string())))?;
+    Ok(dir.to_path_buf())
 }
 
 fn report_path(path: &Option<PathBuf>, what: fn(String) -> crate::i18n::Text) -> Result<Option<PathBuf>> {
@@ -1095,6 +1122,41 @@ mod tests {
         );
         assert_eq!(c.get_user(), Some("bob"));
         assert_eq!(c.get_password(), Some(&b"pw"[..]));
+    }
+
+    #[test]
+    fn tls_asked_for_is_refused_by_name_not_taken_for_a_malformed_url() {
+        for (url, env, says) in [
+            (
+                "postgres://u:hunter2@h/db?sslmode=verify-full",
+                vec![],
+                "sslmode=verify-full asks for TLS",
+            ),
+            (
+                "postgres://u:hunter2@h/db?application_name=x&sslmode=require",
+                vec![],
+                "sslmode=require asks for TLS",
+            ),
+            (
+                "host=h password=hunter2 sslmode=verify-ca",
+                vec![],
+                "sslmode=verify-ca asks for TLS",
+            ),
+            (
+                "postgres://u:hunter2@h/db",
+                vec![("PGSSLMODE", "verify-full")],
+                "PGSSLMODE=verify-full asks for TLS",
+            ),
+        ] {
+            let err = target(&conn(Some(url)), &env_of(&env), Lang::En).unwrap_err();
+            let err = crate::i18n::error_line(&err, Lang::En);
+            assert!(err.starts_with(says), "{url}: {err}");
+            assert!(!err.contains("hunter2"), "{err}");
+        }
+        // What lab does anyway (no TLS, or TLS only if the server insists) is taken.
+        for url in ["postgres://h/db?sslmode=disable", "postgres://h/db?sslmode=prefer"] {
+            assert!(target(&conn(Some(url)), &env_of(&[]), Lang::En).is_ok(), "{url}");
+        }
     }
 
     #[test]

@@ -239,6 +239,10 @@ pub struct VariantReport {
     /// why. The failed checks stay in `checks`; the verdict counts as documented.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pooler_differs: Option<Text>,
+    /// An output compared with an expected file and found to differ: the
+    /// diff (`diff -U3`, as the terminal shows it after the table).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<Text>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -277,6 +281,7 @@ impl VariantReport {
             timeline: Vec::new(),
             skipped: None,
             pooler_differs: None,
+            diff: None,
             cell: Vec::new(),
             notes: Vec::new(),
             evidence: Vec::new(),

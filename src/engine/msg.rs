@@ -49,6 +49,10 @@ crate::messages! {
         en: "step {step}: {at}: no answer within {deadline} s, even after lab cancelled the statement and ended its backend: the session's connection is gone",
         tr: "{step} adımı: {at}: lab komutu iptal edip backend'ini sonlandırdıktan sonra bile {deadline} sn içinde cevap yok: oturumun bağlantısı kopmuş",
     }
+    no_connection(step, session) {
+        en: "step {step}: session {session}'s connection was lost at an earlier step: the step cannot be sent",
+        tr: "{step} adımı: {session} oturumunun bağlantısı önceki bir adımda koptu: adım gönderilemez",
+    }
     step_connection_lost(step, at, error) {
         en: "step {step}: {at}: the session's connection was lost ({error})",
         tr: "{step} adımı: {at}: oturumun bağlantısı koptu ({error})",

@@ -73,6 +73,13 @@ impl Transcript {
         self.ended.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
+    /// [`Transcript::fatal`], said on stdout (where isolationtester's
+    /// `failed to send query` goes before it exits).
+    pub fn fatal_out(&self, text: impl Into<String>) {
+        self.out(text);
+        self.ended.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// Whether isolationtester would have said why it stopped.
     pub fn ended(&self) -> bool {
         self.ended.load(std::sync::atomic::Ordering::SeqCst)

@@ -178,20 +178,25 @@ impl Hunt {
         // The transactions' own time (first start to last end), as --check
         // reads it from the history: the same txns/s either way.
         let secs = recorded_secs(&history);
-        let mut found = Found {
-            level: Some(level),
-            history,
-            checked,
-            replayed: Vec::new(),
-            file,
-            read_back_differs: differs,
-            secs,
-            partial: false,
+        // Kept before the replays: a run stopped during them still reports
+        // the level, with the reproducers replayed so far.
+        let slot = {
+            let mut found = self.found.lock().unwrap();
+            found.push(Found {
+                level: Some(level),
+                history: history.clone(),
+                checked: checked.clone(),
+                replayed: Vec::new(),
+                file,
+                read_back_differs: differs,
+                secs,
+                partial: false,
+            });
+            found.len() - 1
         };
         if let Some(dir) = &self.cfg.specs {
-            found.replayed = self.reproduce(env, &found, level, dir).await?;
+            self.reproduce(env, (&history, &checked), level, dir, slot).await?;
         }
-        self.found.lock().unwrap().push(found);
         Ok(())
     }
 
@@ -212,24 +217,25 @@ impl Hunt {
 
     /// A reproducer for each cycle found: written, then replayed (shrunk
     /// first; every operation of the cycle's transactions if the shrunk one
-    /// does not show the anomaly each time).
-    async fn reproduce(&self, env: &Arc<Env>, f: &Found, level: Level, dir: &Path) -> Result<Vec<(usize, Replayed)>> {
-        let mut out = Vec::new();
+    /// does not show the anomaly each time); each kept in `found[slot]` as
+    /// it is done.
+    async fn reproduce(
+        &self,
+        env: &Arc<Env>,
+        (history, checked): (&History, &Checked),
+        level: Level,
+        dir: &Path,
+        slot: usize,
+    ) -> Result<()> {
         let mut names: Vec<String> = Vec::new();
-        for (i, a) in f
-            .checked
-            .anomalies
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| a.name.is_cycle())
-        {
+        for (i, a) in checked.anomalies.iter().enumerate().filter(|(_, a)| a.name.is_cycle()) {
             let about =
-                msg::spec_about(a.name.text(), level.sql(), self.cfg.seed, txn_list(&f.history, a)).render(Lang::En);
+                msg::spec_about(a.name.text(), level.sql(), self.cfg.seed, txn_list(history, a)).render(Lang::En);
             let mut best: Option<Replayed> = None;
             let shrinks: &[bool] = if self.cfg.shrink { &[true, false] } else { &[false] };
             'tries: for &shrink in shrinks {
                 for order in [Order::Derived, Order::Answered, Order::Sent] {
-                    let r = reproduce::build(&f.history, a, level, (shrink, order), &about);
+                    let r = reproduce::build(history, a, level, (shrink, order), &about);
                     let replayed = self.replay(env, r, shrink).await?;
                     let all = replayed.showed == replayed.of;
                     if best.as_ref().is_none_or(|b| replayed.showed > b.showed) {
@@ -252,9 +258,9 @@ impl Hunt {
             let path = dir.join(format!("{file}.spec"));
             output::write_file(&path, &best.reproducer.text, msg::could_not_write)?;
             best.path = Some(path);
-            out.push((i, best));
+            self.found.lock().unwrap()[slot].replayed.push((i, best));
         }
-        Ok(out)
+        Ok(())
     }
 
     /// `r`'s permutation run `replays` times on lab's engine, each run's
@@ -327,6 +333,34 @@ impl Hunt {
             instead,
             shrunk,
         })
+    }
+}
+
+/// An anomaly's JSON with its transactions named by their numbers (T12:
+/// 12), as the explanations and the spec name them, instead of the
+/// checker's positions in the history: `txns`, a cycle's `from` and `to`,
+/// a read's `txn`, `writer` and `other`.
+fn numbered(v: &mut serde_json::Value, h: &History) {
+    let number = |t: &mut serde_json::Value| {
+        if let Some(i) = t.as_u64().and_then(|i| h.txns.get(i as usize)) {
+            *t = json!(i.index);
+        }
+    };
+    if let Some(txns) = v["txns"].as_array_mut() {
+        txns.iter_mut().for_each(number);
+    }
+    if let Some(cycle) = v["cycle"].as_array_mut() {
+        for link in cycle {
+            number(&mut link["from"]);
+            number(&mut link["to"]);
+        }
+    }
+    if let Some(read) = v.get_mut("read").filter(|r| r.is_object()) {
+        number(&mut read["txn"]);
+        number(&mut read["writer"]);
+        if let Some(other) = read["other"].as_array_mut().and_then(|o| o.first_mut()) {
+            number(other);
+        }
     }
 }
 
@@ -644,6 +678,7 @@ impl Outputs<'_> {
                     .enumerate()
                     .map(|(i, a)| {
                         let mut v = serde_json::to_value(a).unwrap_or_default();
+                        numbered(&mut v, &f.history);
                         v["forbidden"] = json!(forbidden(a.name, at));
                         v["transactions"] = json!(a.txns.iter().map(|t| f.history.txns[*t].index).collect::<Vec<_>>());
                         v["explanation"] = json!(

@@ -273,6 +273,9 @@ impl Job for Specs {
     }
 
     async fn clean_up(&self, env: &Env, _failed: bool) -> Result<()> {
+        for line in self.suite.end_in_flight(env).await {
+            crate::output::eline!("{}", super::msg::warning(line).render(self.common.lang));
+        }
         self.suite.clean_up(&env.control).await
     }
 

@@ -44,6 +44,10 @@ crate::messages! {
         en: "could not write {path}",
         tr: "{path} yazılamadı",
     }
+    not_a_directory(path) {
+        en: "could not write {path}: not a directory",
+        tr: "{path} yazılamadı: bir dizin değil",
+    }
     could_not_read(path, why) {
         en: "could not read {path}: {why}",
         tr: "{path} okunamadı: {why}",

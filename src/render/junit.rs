@@ -72,11 +72,13 @@ pub fn junit(scenarios: &[ScenarioReport]) -> String {
                 ));
             } else if !v.as_expected {
                 let failed: Vec<String> = v.failed().map(|c| format!("- {}", c.text.en())).collect();
+                let diff = v.diff.as_deref().map(|d| format!("\n{d}")).unwrap_or_default();
                 out.push_str(&format!(
-                    ">\n      <failure message=\"not as documented\" type=\"verdict\">expected: {}\nobserved: {}\nfailed checks:\n{}</failure>\n    </testcase>\n",
+                    ">\n      <failure message=\"not as documented\" type=\"verdict\">expected: {}\nobserved: {}\nfailed checks:\n{}{}</failure>\n    </testcase>\n",
                     xml_escape(&v.expected.en()),
                     xml_escape(&v.observed_line(Lang::En)),
-                    xml_escape(&failed.join("\n"))
+                    xml_escape(&failed.join("\n")),
+                    xml_escape(diff.trim_end())
                 ));
             } else {
                 out.push_str("/>\n");
@@ -132,6 +134,7 @@ mod tests {
             timeline: vec![],
             skipped: skipped.then(t::skipped),
             pooler_differs: None,
+            diff: None,
             notes: vec![],
             evidence: vec![],
             spans: Default::default(),

@@ -1,8 +1,11 @@
-//! What a database holds, by name, for specs run in a database lab did not
-//! make (`--in-database`, `--use-existing`, a role without CREATEDB): a
+//! What a database holds, for specs run in a database lab did not make
+//! (`--in-database`, `--use-existing`, a role without CREATEDB): a
 //! snapshot before each spec and one after say what the spec left behind,
 //! and `--clean` drops exactly that (never anything that was there before).
-use std::collections::BTreeSet;
+//! Objects are told apart by their OIDs, not their names: a table that was
+//! there before and that the spec renamed is the same table under another
+//! name (reported, never dropped), and one the spec dropped is reported gone.
+use std::collections::BTreeMap;
 
 /// One object, as `pg_identify_object` names it: its kind (`table`,
 /// `function`, `role` ...) and its identity (`public.t`, `public.f(integer)`).
@@ -56,7 +59,7 @@ WITH objs(classid, objid) AS (
     UNION ALL SELECT 'pg_language'::regclass, oid FROM pg_language
     UNION ALL SELECT 'pg_authid'::regclass, oid FROM pg_roles
 )
-SELECT o.type, o.identity
+SELECT o.type, o.identity, objs.classid::oid::text, objs.objid::text
   FROM objs, pg_identify_object(objs.classid, objs.objid, 0) o
  WHERE objs.objid >= 16384
    AND NOT EXISTS (SELECT 1 FROM pg_depend d
@@ -69,29 +72,79 @@ SELECT o.type, o.identity
    AND coalesce(o.schema, o.identity) NOT LIKE 'pg\\_temp\\_%'
    AND coalesce(o.schema, o.identity) NOT LIKE 'pg\\_toast\\_temp\\_%'
 UNION ALL
-SELECT 'prepared transaction', gid FROM pg_prepared_xacts WHERE database = current_database()";
+SELECT 'prepared transaction', gid, NULL, NULL FROM pg_prepared_xacts WHERE database = current_database()";
 
-/// What the database holds, by name. `reset`: sent ahead in the same
-/// message (through a transaction pooler, whose server connection may carry
-/// a session's SETs: [`crate::engine::env::pooled_reset`]; else empty).
-pub async fn snapshot(client: &tokio_postgres::Client, reset: &str) -> Result<BTreeSet<Object>, tokio_postgres::Error> {
+/// What tells an object apart from every other over a spec's run: its
+/// catalogue and OID (a rename keeps them), or a prepared transaction's GID.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Key {
+    Oid(u32, u32),
+    Prepared(String),
+}
+
+/// What a database holds, each object by its [`Key`].
+pub type Snapshot = BTreeMap<Key, Object>;
+
+/// What a spec did to the database given, from the snapshots before and after it.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// Objects that were not there before: what `--clean` drops.
+    pub made: Vec<Object>,
+    /// Objects that were there before under another name (as before, as after).
+    pub renamed: Vec<(Object, Object)>,
+    /// Objects that were there before and are not any more.
+    pub gone: Vec<Object>,
+}
+
+impl Changes {
+    /// Nothing made, renamed or dropped.
+    pub fn is_empty(&self) -> bool {
+        self.made.is_empty() && self.renamed.is_empty() && self.gone.is_empty()
+    }
+}
+
+/// What the database holds. `reset`: sent ahead in the same message
+/// (through a transaction pooler, whose server connection may carry a
+/// session's SETs: [`crate::engine::env::pooled_reset`]; else empty).
+pub async fn snapshot(client: &tokio_postgres::Client, reset: &str) -> Result<Snapshot, tokio_postgres::Error> {
     let msgs = client.simple_query(&format!("{reset}{SNAPSHOT}")).await?;
     Ok(crate::target::connect::text_rows(&msgs)
         .into_iter()
         .map(|r| {
             let col = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
-            Object {
+            let oid = |i: usize| col(i).parse::<u32>().ok();
+            let object = Object {
                 kind: col(0),
                 identity: col(1),
-            }
+            };
+            let key = match (oid(2), oid(3)) {
+                (Some(class), Some(id)) => Key::Oid(class, id),
+                _ => Key::Prepared(object.identity.clone()),
+            };
+            (key, object)
         })
         .collect())
 }
 
-/// What is in `after` and was not in `before`, in creation order as far as
-/// the names tell (the drop order is worked out by [`clean`]).
-pub fn left_behind(before: &BTreeSet<Object>, after: &BTreeSet<Object>) -> Vec<Object> {
-    after.difference(before).cloned().collect()
+/// What the spec made, renamed and dropped, going by the objects' keys;
+/// made in the order the names sort (the drop order is worked out by [`clean`]).
+pub fn changes(before: &Snapshot, after: &Snapshot) -> Changes {
+    let mut c = Changes::default();
+    for (key, now) in after {
+        match before.get(key) {
+            None => c.made.push(now.clone()),
+            Some(was) if was != now => c.renamed.push((was.clone(), now.clone())),
+            Some(_) => {}
+        }
+    }
+    c.gone = before
+        .iter()
+        .filter(|(key, _)| !after.contains_key(key))
+        .map(|(_, o)| o.clone())
+        .collect();
+    c.made.sort();
+    c.gone.sort();
+    c
 }
 
 /// Drops the objects one by one, without CASCADE, going round again while
@@ -162,12 +215,38 @@ mod tests {
     }
 
     #[test]
-    fn only_what_was_not_there_before_is_left_behind() {
-        let before: BTreeSet<Object> = [o("table", "public.mine"), o("role", "alice")].into();
-        let after: BTreeSet<Object> = [o("table", "public.mine"), o("table", "public.new"), o("role", "bob")].into();
+    fn only_what_was_not_there_before_is_made_and_a_rename_is_not_a_new_object() {
+        let table = |oid| Key::Oid(1259, oid);
+        let before: Snapshot = [
+            (table(16400), o("table", "public.mine")),
+            (table(16410), o("table", "public.precious")),
+            (table(16420), o("table", "public.keepme")),
+            (Key::Oid(1260, 16430), o("role", "alice")),
+        ]
+        .into();
+        let after: Snapshot = [
+            (table(16400), o("table", "public.mine")),
+            (table(16410), o("table", "public.precious_renamed")),
+            (table(16500), o("table", "public.new")),
+            (Key::Oid(1260, 16430), o("role", "alice")),
+            (Key::Oid(1260, 16510), o("role", "bob")),
+            (Key::Prepared("p1".into()), o("prepared transaction", "p1")),
+        ]
+        .into();
+        let c = changes(&before, &after);
         assert_eq!(
-            left_behind(&before, &after),
-            vec![o("role", "bob"), o("table", "public.new")]
+            c.made,
+            vec![
+                o("prepared transaction", "p1"),
+                o("role", "bob"),
+                o("table", "public.new")
+            ]
         );
+        assert_eq!(
+            c.renamed,
+            vec![(o("table", "public.precious"), o("table", "public.precious_renamed"))]
+        );
+        assert_eq!(c.gone, vec![o("table", "public.keepme")]);
+        assert!(changes(&before, &before).is_empty());
     }
 }

@@ -185,6 +185,23 @@ pub struct Suite {
     live: tokio::sync::watch::Sender<usize>,
     /// Per spec: held while one of its rounds runs.
     one_at_a_time: Vec<tokio::sync::Mutex<()>>,
+    /// The spec under way in the database given (one at a time there).
+    in_flight: Mutex<Option<InFlight>>,
+}
+
+/// A spec under way in the database given, for a clean-up that comes
+/// before it ends (Ctrl-C, a signal, a failure): its backends are ended
+/// (a statement the server is running outlives a closed connection), its
+/// teardown runs, and what it made is named, or dropped with `--clean`.
+struct InFlight {
+    spec: usize,
+    /// Where it runs (the database, the startup options).
+    pg: Config,
+    before: catalogue::Snapshot,
+    /// Its sessions' and setup connection's backends, named `app...`.
+    opener: Opener,
+    app: String,
+    reset: String,
 }
 
 impl Suite {
@@ -208,6 +225,7 @@ impl Suite {
             tasks: Mutex::default(),
             live: tokio::sync::watch::Sender::new(0),
             one_at_a_time,
+            in_flight: Mutex::default(),
         }
     }
 
@@ -283,6 +301,63 @@ impl Suite {
         if let Some(slot) = self.progress.lock().unwrap().get_mut(i) {
             *slot = p;
         }
+    }
+
+    /// A spec cut short in the database given: its backends ended, its
+    /// teardown run, what it made dropped with `--clean`; what it left
+    /// there, named (empty: nothing). Best effort: this is a clean-up.
+    pub async fn end_in_flight(&self, env: &Env) -> Vec<String> {
+        let Some(f) = self.in_flight.lock().unwrap().take() else {
+            return Vec::new();
+        };
+        if env.server.behind_pooler {
+            let _ = connect::within(self.cfg.own_waits, env.end_pooled_leftovers(&f.app)).await;
+        } else {
+            let pids: Vec<i32> = f.opener.pids().into_iter().map(|(_, pid)| pid).collect();
+            env.terminate(&pids, &f.app).await;
+            let _ = connect::within(self.cfg.own_waits, env.await_gone(&pids)).await;
+        }
+        let app = format!("{}control connection", f.app);
+        let Ok(Ok(conn)) = tokio::time::timeout(
+            self.cfg.own_waits,
+            connect::connect_control(&f.pg, &app, None, env.control_silence()),
+        )
+        .await
+        else {
+            return vec![msg::in_flight_unknown(&self.cfg.specs[f.spec].name).render(self.cfg.lang)];
+        };
+        let control = conn.client;
+        let file = &self.cfg.specs[f.spec];
+        let ask = |sql: String| {
+            let control = &control;
+            async move { tokio::time::timeout(self.cfg.own_waits, control.batch_execute(&sql)).await }
+        };
+        // As after a permutation: the spec's own teardown first.
+        if let Some(sql) = &file.spec.teardown {
+            let _ = ask(format!("{}{sql}", f.reset)).await;
+        }
+        if file.bookstore {
+            let _ = ask(format!("{}DROP SCHEMA IF EXISTS {BOOKSTORE} CASCADE", f.reset)).await;
+        }
+        let after = match tokio::time::timeout(self.cfg.own_waits, catalogue::snapshot(&control, &f.reset)).await {
+            Ok(Ok(after)) => after,
+            _ => return vec![msg::in_flight_unknown(&file.name).render(self.cfg.lang)],
+        };
+        let made = catalogue::changes(&f.before, &after).made;
+        if made.is_empty() {
+            return Vec::new();
+        }
+        let said = if !self.cfg.clean {
+            let left: Vec<String> = made.iter().map(|o| o.to_string()).collect();
+            msg::in_flight_left(&file.name, left.join(", "))
+        } else {
+            let failed = catalogue::clean(&control, &made, &f.reset).await;
+            if failed.is_empty() {
+                return Vec::new();
+            }
+            msg::in_flight_not_dropped(&file.name, not_dropped(&failed).join(", "))
+        };
+        vec![said.render(self.cfg.lang)]
     }
 
     /// Whatever happened, the runs still going stop and the databases lab made go.
@@ -535,6 +610,9 @@ impl Suite {
                 Err(e)
                     if superuser_only && e.code() == Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => {
                 }
+                Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) => {
+                    return Err(connect::sql_error(e, msg::create_db_denied(&name)));
+                }
                 done => done.map_err(|e| connect::sql_error(e, msg::create_db(&name)))?,
             }
         }
@@ -591,15 +669,17 @@ const FIRST_LOOKS: [std::time::Duration; 7] = [
 enum Watch<'a> {
     /// A database lab made: its fingerprint, to keep it for the next spec.
     Made(&'a mut Db),
-    /// The database given: what the spec created, by name (dropped with `--clean`).
-    Given,
+    /// The database given: what the spec created (dropped with `--clean`);
+    /// the spec is told while under way (for a clean-up that comes first).
+    Given(&'a Mutex<Option<InFlight>>, usize),
 }
 
 /// What the watch saw after the spec.
 enum Seen {
     Fingerprint(Option<String>),
-    /// What the spec left behind, and of it what could not be dropped (with why).
-    Left(Vec<catalogue::Object>, Vec<(catalogue::Object, String)>),
+    /// What the spec did to the database given, and of what it made what
+    /// could not be dropped (with why).
+    Left(catalogue::Changes, Vec<(catalogue::Object, String)>),
 }
 
 /// One run of a spec, start to end: in a fresh database, or in the one given.
@@ -631,7 +711,7 @@ async fn run_spec(suite: &Suite, env: &Env, run: usize) -> Result<Outcome> {
             if let Some(n) = name {
                 pg.dbname(&n);
             }
-            let result = run_in(cfg, env, file, pg, Watch::Given, round).await;
+            let result = run_in(cfg, env, file, pg, Watch::Given(&suite.in_flight, i), round).await;
             (result, Ok(()))
         }
         _ => {
@@ -659,26 +739,37 @@ async fn run_spec(suite: &Suite, env: &Env, run: usize) -> Result<Outcome> {
     };
     let (mut variants, transcript, seen) = result?;
     given?;
-    if let Seen::Left(left, failed) = seen
-        && !left.is_empty()
+    if let Seen::Left(changes, failed) = seen
+        && !changes.is_empty()
     {
-        if !cfg.clean || !failed.is_empty() {
+        // What it made and left stops the specs after it (they would run
+        // on top of it); what it renamed or dropped of what was there
+        // before is told, and left as it is.
+        if !changes.made.is_empty() && (!cfg.clean || !failed.is_empty()) {
             let names = if cfg.clean {
                 not_dropped(&failed)
             } else {
-                left.iter().map(|o| o.to_string()).collect()
+                changes.made.iter().map(|o| o.to_string()).collect()
             };
             *suite.blocked.lock().unwrap() = Some((file.name.clone(), names));
         }
-        variants.push(left_behind(cfg.clean, &left, &failed));
+        variants.push(left_behind(cfg.clean, &changes, &failed));
     }
-    let (diff, best) = compare(file, &transcript.combined()).unzip();
-    if !file.expected.is_empty() {
-        let shown = file.expected[0].display().to_string();
+    let compared = compare(file, &transcript.combined());
+    let (diff, best) = match &compared {
+        Some(Err((d, closest))) => (Some(d.clone()), Some(closest.clone())),
+        _ => (None, None),
+    };
+    if let Some(c) = &compared {
+        // The file it matched, or the closest one it was held to.
+        let shown = match c {
+            Ok(matched) | Err((_, matched)) => matched.display().to_string(),
+        };
         let ok = diff.is_none();
         variants.push(VariantReport {
             as_expected: ok,
             observed: vec![if ok { msg::same() } else { msg::differs() }],
+            diff: diff.clone(),
             checks: vec![check(ok, msg::same_output(shown.clone()))],
             anomaly: None,
             ..VariantReport::named(
@@ -703,19 +794,36 @@ async fn run_spec(suite: &Suite, env: &Env, run: usize) -> Result<Outcome> {
     })
 }
 
-/// The report of what a spec left in the database given: passed when it
-/// left nothing, or `--clean` dropped all of it.
-fn left_behind(clean: bool, left: &[catalogue::Object], failed: &[(catalogue::Object, String)]) -> VariantReport {
-    let names: Vec<String> = left.iter().map(|o| o.to_string()).collect();
-    let ok = clean && failed.is_empty();
-    let mut observed = vec![msg::left(names.join(", "))];
-    if clean {
-        observed.push(if failed.is_empty() {
-            msg::cleaned()
-        } else {
-            msg::not_cleaned(not_dropped(failed).join(", "))
-        });
+/// The report of what a spec did to the database given: passed when it
+/// left nothing (or `--clean` dropped all it made) and renamed or dropped
+/// nothing that was there before (lab never puts that back).
+fn left_behind(clean: bool, changes: &catalogue::Changes, failed: &[(catalogue::Object, String)]) -> VariantReport {
+    let listed = |objects: &[catalogue::Object]| objects.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", ");
+    let mut observed = Vec::new();
+    if !changes.made.is_empty() {
+        observed.push(msg::left(listed(&changes.made)));
+        if clean {
+            observed.push(if failed.is_empty() {
+                msg::cleaned()
+            } else {
+                msg::not_cleaned(not_dropped(failed).join(", "))
+            });
+        }
     }
+    if !changes.renamed.is_empty() {
+        let pairs: Vec<String> = changes
+            .renamed
+            .iter()
+            .map(|(was, now)| format!("{was} → {}", now.identity))
+            .collect();
+        observed.push(msg::renamed(pairs.join(", ")));
+    }
+    if !changes.gone.is_empty() {
+        observed.push(msg::gone(listed(&changes.gone)));
+    }
+    let ok = (changes.made.is_empty() || (clean && failed.is_empty()))
+        && changes.renamed.is_empty()
+        && changes.gone.is_empty();
     VariantReport {
         as_expected: ok,
         observed,
@@ -734,11 +842,8 @@ fn not_dropped(failed: &[(catalogue::Object, String)]) -> Vec<String> {
     failed.iter().map(|(o, why)| format!("{o} ({why})")).collect()
 }
 
-/// What the database given holds, by name (an error says what lab was reading).
-async fn snapshot(
-    client: &tokio_postgres::Client,
-    reset: &str,
-) -> Result<std::collections::BTreeSet<catalogue::Object>> {
+/// What the database given holds (an error says what lab was reading).
+async fn snapshot(client: &tokio_postgres::Client, reset: &str) -> Result<catalogue::Snapshot> {
     catalogue::snapshot(client, reset)
         .await
         .map_err(|e| connect::sql_error(e, msg::snapshot()))
@@ -789,10 +894,9 @@ fn unrun(
 ) -> Outcome {
     let transcript = Arc::new(Transcript::default());
     transcript.fatal(format!("{why}\n"));
-    let (diff, best) = if compared {
-        compare(file, &transcript.combined()).unzip()
-    } else {
-        (None, None)
+    let (diff, best) = match compared.then(|| compare(file, &transcript.combined())).flatten() {
+        Some(Err((d, closest))) => (Some(d), Some(closest)),
+        _ => (None, None),
     };
     let mut report = ScenarioReport::new(&file.name, &env.server.version);
     report.as_expected = false;
@@ -884,7 +988,7 @@ async fn run_in(
             }
             None
         }
-        Watch::Given => Some(snapshot(&control, &reset).await?),
+        Watch::Given(..) => Some(snapshot(&control, &reset).await?),
     };
     if file.bookstore {
         crate::files::LabFiles::embedded()
@@ -909,6 +1013,16 @@ async fn run_in(
     if let Some(st) = &env.stepper {
         st.reset(whys(file, cfg.lang));
         recorder.set_live(st.live());
+    }
+    if let (Watch::Given(in_flight, i), Some(before)) = (&watch, &before) {
+        *in_flight.lock().unwrap() = Some(InFlight {
+            spec: *i,
+            pg: env.pg.clone(),
+            before: before.clone(),
+            opener: opener.clone(),
+            app: app_prefix.clone(),
+            reset: reset.clone(),
+        });
     }
     let names: Vec<&str> = spec.sessions.iter().map(|s| s.name.as_str()).collect();
     let sessions = opener.open_all(&names).await?;
@@ -971,19 +1085,20 @@ async fn run_in(
     let pids: Vec<i32> = opener.pids().into_iter().map(|(_, pid)| pid).collect();
     let gone = env.pooler.is_none() && env.await_gone(&pids).await.unwrap_or(false);
     let seen = match (watch, before) {
-        (Watch::Given, Some(before)) => {
+        (Watch::Given(in_flight, _), Some(before)) => {
+            in_flight.lock().unwrap().take();
             // lab's own schema, built for a lab spec, goes with the spec.
             if file.bookstore {
                 connect::drop_schema(&env.control, BOOKSTORE).await?;
             }
             let after = snapshot(&env.control, &reset).await?;
-            let left = catalogue::left_behind(&before, &after);
-            let failed = if cfg.clean && !left.is_empty() {
-                catalogue::clean(&env.control, &left, &reset).await
+            let changes = catalogue::changes(&before, &after);
+            let failed = if cfg.clean && !changes.made.is_empty() {
+                catalogue::clean(&env.control, &changes.made, &reset).await
             } else {
                 Vec::new()
             };
-            Seen::Left(left, failed)
+            Seen::Left(changes, failed)
         }
         _ => Seen::Fingerprint(if gone { fingerprint(&env.control).await } else { None }),
     };
@@ -1090,9 +1205,12 @@ fn comments(header: &[String], notes: &[String]) -> String {
     }
 }
 
-/// None when the output equals one of the expected files; else the
-/// unified diff against the closest one (the fewest changed lines, as pg_regress picks).
-fn compare(file: &SpecFile, got: &str) -> Option<(String, std::path::PathBuf)> {
+/// How the output compares with the spec's expected files (none: it has
+/// none): the one it equals, or the unified diff against the closest one
+/// (the fewest changed lines, as pg_regress picks) and that file.
+type Compared = Result<std::path::PathBuf, (String, std::path::PathBuf)>;
+
+fn compare(file: &SpecFile, got: &str) -> Option<Compared> {
     if file.expected.is_empty() {
         return None;
     }
@@ -1100,10 +1218,10 @@ fn compare(file: &SpecFile, got: &str) -> Option<(String, std::path::PathBuf)> {
     for path in &file.expected {
         let want = match std::fs::read_to_string(path) {
             Ok(w) => w,
-            Err(e) => return Some((format!("{}: {e}\n", path.display()), path.clone())),
+            Err(e) => return Some(Err((format!("{}: {e}\n", path.display()), path.clone()))),
         };
         if want == got {
-            return None;
+            return Some(Ok(path.clone()));
         }
         let diff = similar::TextDiff::from_lines(want.as_str(), got);
         let changed = diff
@@ -1119,5 +1237,5 @@ fn compare(file: &SpecFile, got: &str) -> Option<(String, std::path::PathBuf)> {
             best = Some((changed, text, path));
         }
     }
-    best.map(|(_, d, p)| (d, p.to_path_buf()))
+    best.map(|(_, d, p)| Err((d, p.to_path_buf())))
 }

@@ -74,6 +74,10 @@ crate::messages! {
         tr: "--expected tek bir spec'i karşılaştırır: tam olarak bir spec dosyası verin (ya da --expected-dir kullanın)",
     }
     create_db(db) {
+        en: "could not create the database {db} for the spec",
+        tr: "spec için {db} veritabanı oluşturulamadı",
+    }
+    create_db_denied(db) {
         en: "could not create the database {db} for the spec (the role needs CREATEDB)",
         tr: "spec için {db} veritabanı oluşturulamadı (rolün CREATEDB yetkisi olmalı)",
     }
@@ -136,6 +140,26 @@ crate::messages! {
     left(objects) {
         en: "left behind: {objects}",
         tr: "geride bıraktı: {objects}",
+    }
+    in_flight_left(spec, objects) {
+        en: "{spec}, cut short, left behind: {objects} (--clean drops what a spec leaves)",
+        tr: "yarıda kesilen {spec} geride bıraktı: {objects} (--clean bir spec'in bıraktığını siler)",
+    }
+    in_flight_not_dropped(spec, objects) {
+        en: "{spec}, cut short, left behind what --clean could not drop: {objects}",
+        tr: "yarıda kesilen {spec}, --clean'in silemediğini geride bıraktı: {objects}",
+    }
+    in_flight_unknown(spec) {
+        en: "{spec} was cut short, and what it left in the database could not be read",
+        tr: "{spec} yarıda kesildi; veritabanında ne bıraktığı okunamadı",
+    }
+    renamed(objects) {
+        en: "renamed what was there before: {objects} (lab does not rename it back)",
+        tr: "önceden var olanı yeniden adlandırdı: {objects} (lab eski adını geri vermez)",
+    }
+    gone(objects) {
+        en: "dropped what was there before: {objects}",
+        tr: "önceden var olanı sildi: {objects}",
     }
     cleaned() {
         en: "--clean dropped all of it",

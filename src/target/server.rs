@@ -49,6 +49,9 @@ pub fn process_env(name: &str) -> Option<String> {
 /// cluster. A URL that is set but empty (an unset CI secret) is an error, not
 /// a quiet run on the throwaway cluster.
 pub fn resolve(given: Option<&str>, pg_bin: Option<&Path>, env: EnvLookup<'_>, lang: Lang) -> Result<Target> {
+    if let Some(mode) = env("PGSSLMODE").filter(|m| needs_tls(m)) {
+        bail!(msg::no_tls(mode, "PGSSLMODE"));
+    }
     let from_env = env("DATABASE_URL");
     if let Some(url) = given.or(from_env.as_deref()) {
         let origin = if given.is_some() && given != from_env.as_deref() {
@@ -65,6 +68,9 @@ pub fn resolve(given: Option<&str>, pg_bin: Option<&Path>, env: EnvLookup<'_>, l
             && !scheme.contains([' ', '='])
         {
             bail!(msg::bad_scheme(scheme));
+        }
+        if let Some(mode) = tls_asked(url) {
+            bail!(msg::no_tls(mode, "sslmode"));
         }
         let mut config = tokio_postgres::Config::from_str(url.trim())
             // The parser's message never repeats the string; we do not either.
@@ -200,6 +206,26 @@ pub fn parse_url(url: &str, env: EnvLookup<'_>, lang: Lang) -> Result<tokio_post
     }
 }
 
+/// The sslmode a URL (`?sslmode=...`) or key=value string (`sslmode=...`)
+/// asks for, where it asks for TLS, which lab does not speak.
+fn tls_asked(url: &str) -> Option<String> {
+    url.match_indices("sslmode=")
+        .filter(|(at, _)| {
+            at.checked_sub(1)
+                .is_none_or(|b| matches!(url.as_bytes()[b], b'?' | b'&' | b' '))
+        })
+        .map(|(at, key)| {
+            let rest = &url[at + key.len()..];
+            rest[..rest.find(['&', ' ']).unwrap_or(rest.len())].to_string()
+        })
+        .find(|m| needs_tls(m))
+}
+
+/// libpq's sslmodes that will not go on without TLS.
+fn needs_tls(mode: &str) -> bool {
+    matches!(mode.trim(), "require" | "verify-ca" | "verify-full")
+}
+
 /// Fills in what libpq would: host, user, the password from the password
 /// file, and a connect timeout so an unreachable server fails in seconds
 /// rather than minutes.
@@ -270,6 +296,10 @@ pub(crate) mod msg {
         bad_scheme(scheme) {
             en: "malformed database URL: its scheme is '{scheme}', not postgres:// or postgresql://",
             tr: "hatalı veritabanı URL'si: şeması '{scheme}', postgres:// ya da postgresql:// değil",
+        }
+        no_tls(mode, by) {
+            en: "{by}={mode} asks for TLS, and lab connects without it (as sslmode=disable): reach the server where it accepts connections without TLS (a local port, an SSH tunnel), or leave sslmode out",
+            tr: "{by}={mode} TLS istiyor; lab TLS'siz bağlanır (sslmode=disable gibi): sunucuya TLS'siz bağlantı kabul ettiği yerden ulaşın (yerel bir port, bir SSH tüneli) ya da sslmode'u vermeyin",
         }
         bad_pgport(port) {
             en: "PGPORT '{port}' is not a port number",

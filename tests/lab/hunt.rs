@@ -136,6 +136,26 @@ fn repeatable_read_finds_g2_item_and_hands_back_a_spec_that_replays_it() {
             >= 2
     );
     assert!(a["explanation"][0].as_str().unwrap().contains("read key"), "{a}");
+    // One numbering throughout: the T-numbers the explanations use.
+    let named: Vec<String> = a["transactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| format!("T{t}"))
+        .collect();
+    assert_eq!(a["txns"], a["transactions"], "{a}");
+    for link in a["cycle"].as_array().unwrap() {
+        for end in ["from", "to"] {
+            assert!(named.contains(&format!("T{}", link[end])), "{a}");
+        }
+    }
+    let explained = a["explanation"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect::<String>();
+    assert!(named.iter().all(|t| explained.contains(t.as_str())), "{a}");
     // The server's own commit order of the cycle's writers, from the ids
     // their COMMITs read and the commit timestamps the server kept.
     let recorded: Vec<Value> = std::fs::read_to_string(&history)
@@ -537,6 +557,23 @@ fn bad_input_is_one_line_and_exit_2() {
     )
     .unwrap();
     one_line_exit_2(&run(&["hunt", "--check", unknown.to_str().unwrap()]), "\"write\"");
+    // --specs names a file: refused before anything runs (no server is
+    // started: that would take longer than this line does).
+    one_line_exit_2(
+        &run(&["hunt", "--specs", unknown.to_str().unwrap()]),
+        &format!("could not write {}: not a directory", unknown.display()),
+    );
+    // A directory that is not there is fine, and is not made by the check.
+    let later = dir.join("later/specs");
+    let r = run(&[
+        "hunt",
+        "--specs",
+        later.to_str().unwrap(),
+        "--database-url",
+        "postgres://lab@127.0.0.1:1/nothing-listens",
+    ]);
+    one_line_exit_2(&r, "127.0.0.1:1");
+    assert!(!dir.join("later").exists(), "made by the check and left");
     // A .jsonl file is read as JSON lines, whatever it begins with.
     let not_json = dir.join("not-json.jsonl");
     std::fs::write(&not_json, "not json\n").unwrap();
@@ -652,6 +689,42 @@ fn ctrl_c_checks_the_history_recorded_so_far_and_exits_130() {
         ),
         0
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Ctrl-C while the reproducers are replayed: the level's history is
+/// whole and checked, and it is reported with what was found, not dropped.
+#[test]
+fn ctrl_c_during_the_replays_keeps_the_level_and_what_it_found() {
+    let srv = TestServer::start();
+    let dir = scratch("int-replay");
+    let specs = dir.join("specs");
+    let args: Vec<std::ffi::OsString> = vec![
+        "hunt".into(),
+        "--level".into(),
+        "read-committed".into(),
+        "--replays".into(),
+        "1000".into(),
+        "--specs".into(),
+        specs.into(),
+    ];
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    let (json, err) = stopped_part_way(
+        &srv,
+        &args,
+        // A replay under way: its worker's schema is there.
+        "SELECT (count(*) > 0)::int::bigint FROM pg_namespace WHERE nspname LIKE 'lab_ex_%'",
+        |_, pid| unsafe {
+            libc::kill(pid as i32, libc::SIGINT);
+        },
+        130,
+    );
+    assert!(err.contains("interrupted"), "{err}");
+    let level = &json["levels"][0];
+    assert_eq!(level["level"], "read committed", "{json}");
+    assert_eq!(level["partial"], false, "its history was whole: {json}");
+    assert_eq!(level["transactions"], 2000, "{json}");
+    assert!(!level["anomalies"].as_array().unwrap().is_empty(), "{json}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

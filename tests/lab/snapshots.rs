@@ -108,6 +108,7 @@ fn waited() -> VariantReport {
         ],
         skipped: None,
         pooler_differs: None,
+        diff: None,
         notes: vec![text(&NOTE)],
         evidence: vec![Evidence {
             title: Phrase::Text(text(&TITLE)),
@@ -151,6 +152,7 @@ fn failed() -> VariantReport {
         timeline: vec![entry(1.0, "A", "BEGIN;", StepResult::Ok, "BEGIN"), error],
         skipped: None,
         pooler_differs: None,
+        diff: None,
         notes: vec![],
         evidence: vec![],
         spans: Default::default(),

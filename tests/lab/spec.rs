@@ -547,6 +547,7 @@ fn a_difference_from_the_expected_file_exits_1_with_a_diff() {
     golden = golden.replacen("(1 row)", "(1 rows)", 1);
     let edited = dir.join("lock-update-delete.out");
     std::fs::write(&edited, golden).unwrap();
+    let junit = dir.join("golden.xml");
     let r = run(&[
         "spec",
         "--database-url",
@@ -556,10 +557,45 @@ fn a_difference_from_the_expected_file_exits_1_with_a_diff() {
         edited.to_str().unwrap(),
         "--format",
         "json",
+        "--junit",
+        junit.to_str().unwrap(),
     ]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     let report: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(differing(&report), vec!["lock-update-delete".to_string()]);
+    // The diff goes where CI reads it: in the JSON and in JUnit's failure.
+    let variants = report["scenarios"][0]["variants"].as_array().unwrap();
+    let golden_case = variants
+        .iter()
+        .find(|v| v["name"] == "expected output")
+        .expect("its case");
+    let diff = golden_case["diff"].as_str().expect("the diff in the JSON");
+    assert!(diff.contains("-(1 rows)\n+(1 row)\n"), "{diff}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("-(1 rows)\n+(1 row)\n"), "{xml}");
+
+    // Of several expected files (pg_regress's NAME_1.out), the one matched
+    // is the one named.
+    std::fs::copy(&expected, dir.join("lock-update-delete_1.out")).unwrap();
+    let r = run(&[
+        "spec",
+        "--database-url",
+        &srv.url(),
+        &spec,
+        "--expected-dir",
+        dir.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    let variants = report["scenarios"][0]["variants"].as_array().unwrap();
+    let golden_case = variants
+        .iter()
+        .find(|v| v["name"] == "expected output")
+        .expect("its case");
+    let said = golden_case["expected"].as_str().unwrap();
+    assert!(said.ends_with("lock-update-delete_1.out"), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -721,6 +757,69 @@ fn a_spec_run_stopped_by_ctrl_c_keeps_every_finished_spec() {
     );
 }
 
+/// Ctrl-C while a spec runs in the database given: its statement does not
+/// go on running in the server (a closed connection does not stop
+/// pg_sleep), and what it made goes as after a permutation: by its
+/// teardown; without one, it is named, and `--clean` drops it.
+#[test]
+fn ctrl_c_in_the_database_given_ends_the_backends_and_tidies_as_a_permutation_would() {
+    let srv = TestServer::start();
+    let client = srv.client();
+    let dir = scratch("interrupted");
+    let with_teardown = write_spec(
+        &dir,
+        "slow.spec",
+        "setup { CREATE TABLE slowtab (i int); }\nteardown { DROP TABLE slowtab; }\n\
+         session s1\nstep a { SELECT pg_sleep(60); }\n",
+    );
+    let without = write_spec(
+        &dir,
+        "slow_left.spec",
+        "setup { CREATE TABLE slowtab (i int); }\nsession s1\nstep a { SELECT pg_sleep(60); }\n",
+    );
+    let sleeping = "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(60);'";
+    let interrupted = |spec: &str, clean: bool| -> String {
+        let mut cmd = crate::support::lab();
+        cmd.args(["spec", "--database-url", &srv.url(), "--in-database", spec]);
+        if clean {
+            cmd.arg("--clean");
+        }
+        let child = cmd
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        srv.wait_for(&client, sleeping, 1);
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(130), "{err}");
+        // Ended before lab exits, not some time later.
+        assert_eq!(srv.query_i64(&client, sleeping), 0, "the statement still runs: {err}");
+        err
+    };
+    let table = "SELECT count(*) FROM pg_class WHERE relname = 'slowtab'";
+
+    let err = interrupted(&with_teardown, false);
+    assert_eq!(srv.query_i64(&client, table), 0, "its teardown ran: {err}");
+    assert!(!err.contains("left behind"), "{err}");
+
+    let err = interrupted(&without, false);
+    assert!(
+        err.contains(
+            "warning: slow_left, cut short, left behind: table public.slowtab (--clean drops what a spec leaves)"
+        ),
+        "{err}"
+    );
+    assert_eq!(srv.query_i64(&client, table), 1);
+    srv.exec(&client, "DROP TABLE slowtab");
+
+    let err = interrupted(&without, true);
+    assert_eq!(srv.query_i64(&client, table), 0, "--clean dropped it: {err}");
+    assert!(!err.contains("left behind"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A spec that leaves a table behind in the database given: reported by
 /// name, exit 1, and the next spec is not run on top of it; with --clean,
 /// lab drops exactly what the spec made (a view on a table that was there
@@ -801,6 +900,60 @@ fn in_the_database_given_what_a_spec_leaves_is_named_and_only_that_is_cleaned() 
         1,
         "what was there stays"
     );
+
+    // A spec that renames a table that was there before, and drops
+    // another: the same tables to lab (their OIDs), told, never dropped,
+    // even with --clean; exit 1, and the specs after it still run.
+    srv.exec(
+        &client,
+        "CREATE TABLE precious AS SELECT generate_series(1, 1000) AS i; CREATE TABLE keepme (i int)",
+    );
+    let renames = write_spec(
+        &dir,
+        "renames.spec",
+        "setup { ALTER TABLE precious RENAME TO precious_renamed; DROP TABLE keepme; }
+         session s1
+step r { SELECT count(*) FROM precious_renamed; }
+",
+    );
+    let r = run(&[
+        "spec",
+        "--database-url",
+        &srv.url(),
+        "--in-database",
+        "--clean",
+        &renames,
+        &next,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.why());
+    let report: Value = serde_json::from_str(&r.stdout).expect("JSON");
+    let observed = |spec: &str| -> Vec<String> {
+        let s = report["scenarios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["scenario"] == spec);
+        let variants = s.unwrap_or_else(|| panic!("{spec} ran: {report}"))["variants"]
+            .as_array()
+            .unwrap();
+        variants
+            .iter()
+            .map(|v| v["observed"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        observed("renames")[1],
+        "renamed what was there before: table public.precious → public.precious_renamed \
+         (lab does not rename it back); dropped what was there before: table public.keepme"
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM precious_renamed"),
+        1000,
+        "its rows are still there"
+    );
+    assert_eq!(observed("next").len(), 1, "next ran, and left nothing");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -891,6 +1044,31 @@ fn annotations_nothing_can_meet_end_the_permutation_as_isolationtester_does() {
         "{}",
         r.stdout
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A spec that ends its own session's backend: isolationtester prints the
+/// FATAL and goes on; the next step on that session cannot be sent, and it
+/// says so on stdout and exits 1 (no teardown, no more permutations). lab,
+/// byte for byte, and exit 1.
+#[test]
+fn a_step_on_a_session_whose_connection_is_gone_ends_the_run_as_isolationtester_does() {
+    let srv = TestServer::start();
+    let text = "session s1\nstep a { SELECT pg_terminate_backend(pg_backend_pid()); }\nstep b { SELECT 1; }\n\
+                permutation a b\npermutation b a\n";
+    let iso = isolationtester_output(&srv, text, &[]);
+    assert_eq!(iso.status.code(), Some(1));
+    let stdout = String::from_utf8(iso.stdout).unwrap();
+    assert!(
+        stdout.ends_with("failed to send query for step b: no connection to the server\n\n"),
+        "{stdout}"
+    );
+    let dir = scratch("dead-session");
+    let spec = write_spec(&dir, "dead.spec", text);
+    let r = run(&["spec", "--database-url", &srv.url(), &spec, "--format", "isolation"]);
+    assert_eq!(r.stdout, stdout);
+    assert_eq!(r.stderr, String::from_utf8(iso.stderr).unwrap());
+    assert_eq!(r.code, 1, "{}", r.why());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

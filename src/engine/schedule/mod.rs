@@ -241,6 +241,9 @@ struct Runner<'a, S: Server> {
     grace: Duration,
     /// The probes' snapshots, by name.
     taken: Vec<(String, ResultSet)>,
+    /// Sessions whose connection a step's answer said was lost (a spec may
+    /// end its own): no step can be sent on them.
+    lost: Vec<bool>,
 }
 
 /// Runs the permutation on `sessions` (one per spec session, in the spec's
@@ -268,6 +271,7 @@ pub async fn run_on<S: Server>(server: &mut S, run: Plan<'_>, timing: Timing) ->
         stuck_since: None,
         grace,
         taken: Vec::new(),
+        lost: vec![false; n],
         deadline: timing.deadline,
         run,
         server,
@@ -362,10 +366,13 @@ impl<S: Server> Runner<'_, S> {
     }
 
     /// isolationtester reports teardown failures and goes on; so does lab.
+    /// Where isolationtester would have exited already (the transcript has
+    /// ended), the teardown still runs, unreported.
     async fn teardown(&mut self) {
+        let transcript = self.run.transcript.filter(|t| !t.ended());
         for (i, spec_session) in self.run.spec.sessions.iter().enumerate() {
             if let Some(sql) = &spec_session.teardown
-                && let (Ok(Err(e)), Some(t)) = (self.block(Some(i), sql).await, self.run.transcript)
+                && let (Ok(Err(e)), Some(t)) = (self.block(Some(i), sql).await, transcript)
             {
                 t.err(format!(
                     "teardown of session {} failed: {}",
@@ -375,7 +382,7 @@ impl<S: Server> Runner<'_, S> {
             }
         }
         if let Some(sql) = &self.run.spec.teardown
-            && let (Ok(Err(e)), Some(t)) = (self.block(None, sql).await, self.run.transcript)
+            && let (Ok(Err(e)), Some(t)) = (self.block(None, sql).await, transcript)
         {
             t.err(format!("teardown failed: {}", self.block_error(&e, sql)));
         }
@@ -395,7 +402,7 @@ impl<S: Server> Runner<'_, S> {
                     self.annotations_overdue(s, began)?;
                 }
             }
-            self.send(pos).await;
+            self.send(pos).await?;
             let mustwait = self.try_complete(s, true, false).await?;
             // isolationtester looks at a step it just saw waiting only after
             // sending the next one. lab's own scenarios look once more first:
@@ -455,10 +462,20 @@ impl<S: Server> Runner<'_, S> {
         Ok(())
     }
 
-    async fn send(&mut self, pos: usize) {
+    async fn send(&mut self, pos: usize) -> Result<()> {
         let planned = &self.run.plan[pos];
         let s = planned.id.session;
         let step = self.run.spec.step(planned.id);
+        if self.lost[s] {
+            // isolationtester's PQsendQuery fails there, and it exits 1.
+            if let Some(t) = self.run.transcript {
+                t.fatal_out(format!(
+                    "failed to send query for step {}: no connection to the server\n\n",
+                    step.name
+                ));
+            }
+            return Err(Deviation(msg::no_connection(&step.name, self.name(s))).into());
+        }
         let sql = bind(step.sql.trim(), self.run.params);
         self.server.prompt(s, &step.name, &sql).await;
         let notice_targets = planned
@@ -484,6 +501,7 @@ impl<S: Server> Runner<'_, S> {
             notice_targets,
             outsiders: Vec::new(),
         });
+        Ok(())
     }
 
     /// isolationtester's try_complete_steps: looks at each waiting step in
@@ -944,6 +962,11 @@ impl<S: Server> Runner<'_, S> {
         {
             let at = self.server.at(Some(s), &a.sql);
             bail!(msg::step_connection_lost(self.step_name(a.pos), at, e.line()));
+        }
+        if let Err(e) = &answer
+            && e.connection_lost
+        {
+            self.lost[s] = true;
         }
         let t0 = self.run.recorder.started();
         self.runs[a.pos] = Some(StepRun {
