@@ -640,6 +640,23 @@ fn more_clients_than_the_server_has_room_for_is_one_line_and_no_table() {
     assert_eq!(r.stdout, "", "nothing ran, nothing to show");
 }
 
+/// `lab ARGS` stopped by Ctrl-C once `until` holds on the server: exit
+/// 130, "interrupted" on stderr; its JSON.
+fn interrupted(srv: &TestServer, args: &[std::ffi::OsString], until: &str) -> Value {
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+    let (json, err) = stopped_part_way(
+        srv,
+        &args,
+        until,
+        |_, pid| unsafe {
+            libc::kill(pid as i32, libc::SIGINT);
+        },
+        130,
+    );
+    assert!(err.contains("interrupted"), "{err}");
+    json
+}
+
 #[test]
 fn ctrl_c_checks_the_history_recorded_so_far_and_exits_130() {
     let srv = TestServer::start();
@@ -657,19 +674,13 @@ fn ctrl_c_checks_the_history_recorded_so_far_and_exits_130() {
         "--specs".into(),
         specs.into(),
     ];
-    let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
-    let (json, err) = stopped_part_way(
+    let json = interrupted(
         &srv,
         &args,
         // Once some transactions have committed (a session in a transaction may
         // still be reading its level back), as the server's statistics show them.
         "SELECT (coalesce(sum(n_tup_ins + n_tup_upd), 0) > 20)::int::bigint FROM pg_stat_user_tables WHERE schemaname LIKE 'lab_hunt_%'",
-        |_, pid| unsafe {
-            libc::kill(pid as i32, libc::SIGINT);
-        },
-        130,
     );
-    assert!(err.contains("interrupted"), "{err}");
     let level = &json["levels"][0];
     assert_eq!(level["partial"], true, "{json}");
     assert!(level["transactions"].as_u64().unwrap() > 0, "{json}");
@@ -708,18 +719,12 @@ fn ctrl_c_during_the_replays_keeps_the_level_and_what_it_found() {
         "--specs".into(),
         specs.into(),
     ];
-    let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
-    let (json, err) = stopped_part_way(
+    let json = interrupted(
         &srv,
         &args,
         // A replay under way: its worker's schema is there.
         "SELECT (count(*) > 0)::int::bigint FROM pg_namespace WHERE nspname LIKE 'lab_ex_%'",
-        |_, pid| unsafe {
-            libc::kill(pid as i32, libc::SIGINT);
-        },
-        130,
     );
-    assert!(err.contains("interrupted"), "{err}");
     let level = &json["levels"][0];
     assert_eq!(level["level"], "read committed", "{json}");
     assert_eq!(level["partial"], false, "its history was whole: {json}");

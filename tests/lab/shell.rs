@@ -95,8 +95,16 @@ fn what_the_shell_says_fits_a_narrow_terminal() {
     let srv = TestServer::start();
     let args = on(&srv, "shell_narrow").join(" ");
     let mut sh = Pty::sized(&format!("shell {args}"), Some(60));
-    let banner = sh.expect("to leave.");
-    assert!(banner.contains("each on its\r\n  own connection."), "{banner:?}");
+    // (Where the lines break depends on the version's length: 15.18, 18.6.)
+    let banner = sh.expect("leave.");
+    let lines: Vec<&str> = banner.split("\r\n").collect();
+    assert!(lines.len() >= 3, "{banner:?}");
+    assert!(
+        lines[1..]
+            .iter()
+            .all(|l| l.starts_with("  ") && l.chars().count() <= 60),
+        "{banner:?}"
+    );
     sh.send("BEGIN;");
     sh.expect("A → BEGIN (read committed)");
     sh.send(UPDATE_1);

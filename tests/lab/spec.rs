@@ -877,15 +877,13 @@ fn in_the_database_given_what_a_spec_leaves_is_named_and_only_that_is_cleaned() 
         "DROP VIEW leaky_view; DROP TABLE leaky; DROP ROLE lab_leaky_role",
     );
 
-    let r = run(&[
-        "spec",
-        "--database-url",
-        &srv.url(),
-        "--in-database",
-        "--clean",
-        &leaky,
-        &next,
-    ]);
+    let url = srv.url();
+    let clean = |extra: &[&str]| {
+        let mut args = vec!["spec", "--database-url", url.as_str(), "--in-database", "--clean"];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let r = clean(&[&leaky, &next]);
     assert_eq!(r.code, 0, "{}", r.why());
     assert!(r.stdout.contains("--clean dropped all of it"), "{}", r.stdout);
     assert_eq!(
@@ -911,22 +909,10 @@ fn in_the_database_given_what_a_spec_leaves_is_named_and_only_that_is_cleaned() 
     let renames = write_spec(
         &dir,
         "renames.spec",
-        "setup { ALTER TABLE precious RENAME TO precious_renamed; DROP TABLE keepme; }
-         session s1
-step r { SELECT count(*) FROM precious_renamed; }
-",
+        "setup { ALTER TABLE precious RENAME TO precious_renamed; DROP TABLE keepme; }\n\
+         session s1\nstep r { SELECT count(*) FROM precious_renamed; }\n",
     );
-    let r = run(&[
-        "spec",
-        "--database-url",
-        &srv.url(),
-        "--in-database",
-        "--clean",
-        &renames,
-        &next,
-        "--format",
-        "json",
-    ]);
+    let r = clean(&[&renames, &next, "--format", "json"]);
     assert_eq!(r.code, 1, "{}", r.why());
     let report: Value = serde_json::from_str(&r.stdout).expect("JSON");
     let observed = |spec: &str| -> Vec<String> {
