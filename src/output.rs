@@ -136,6 +136,12 @@ fn sized(terminal: Option<u16>) -> usize {
     usize::from(terminal.filter(|&w| w >= 40).unwrap_or_else(unsized_width))
 }
 
+/// The width of the terminal stdout is, when it is one that reports a
+/// usable size (none when piped: `lab shell` then leaves its lines whole).
+pub fn terminal_width() -> Option<usize> {
+    comfy_table::Table::new().width().filter(|&w| w >= 40).map(usize::from)
+}
+
 /// Prose for stdout as a person reads it at [`width`]: `lead` then `text`,
 /// wrapped at spaces, the lines after the first indented under the text
 /// (and under their own indentation); a line break in `text` stays one.

@@ -70,13 +70,17 @@ impl Transcript {
     /// What isolationtester says on stderr before it exits (the spec ends there).
     pub fn fatal(&self, text: impl Into<String>) {
         self.err(text);
-        self.ended.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.end();
     }
 
     /// [`Transcript::fatal`], said on stdout (where isolationtester's
     /// `failed to send query` goes before it exits).
     pub fn fatal_out(&self, text: impl Into<String>) {
         self.out(text);
+        self.end();
+    }
+
+    fn end(&self) {
         self.ended.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 

@@ -1104,10 +1104,7 @@ fn took(d: Duration, lang: Lang) -> String {
 /// How wide the shell's prose may be: the terminal's as it is now; piped
 /// (a log, a test), lines stay whole, as psql leaves them.
 fn line_width() -> usize {
-    comfy_table::Table::new()
-        .width()
-        .filter(|&w| w >= 40)
-        .map_or(usize::MAX, usize::from)
+    crate::output::terminal_width().unwrap_or(usize::MAX)
 }
 
 /// Prose cut at spaces to `width` columns, each line's continuation two

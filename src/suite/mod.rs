@@ -317,6 +317,7 @@ impl Suite {
             env.terminate(&pids, &f.app).await;
             let _ = connect::within(self.cfg.own_waits, env.await_gone(&pids)).await;
         }
+        let file = &self.cfg.specs[f.spec];
         let app = format!("{}control connection", f.app);
         let Ok(Ok(conn)) = tokio::time::timeout(
             self.cfg.own_waits,
@@ -324,38 +325,30 @@ impl Suite {
         )
         .await
         else {
-            return vec![msg::in_flight_unknown(&self.cfg.specs[f.spec].name).render(self.cfg.lang)];
+            return vec![msg::in_flight_unknown(&file.name).render(self.cfg.lang)];
         };
         let control = conn.client;
-        let file = &self.cfg.specs[f.spec];
-        let ask = |sql: String| {
-            let control = &control;
-            async move { tokio::time::timeout(self.cfg.own_waits, control.batch_execute(&sql)).await }
-        };
         // As after a permutation: the spec's own teardown first.
         if let Some(sql) = &file.spec.teardown {
-            let _ = ask(format!("{}{sql}", f.reset)).await;
+            let teardown = format!("{}{sql}", f.reset);
+            let _ = tokio::time::timeout(self.cfg.own_waits, control.batch_execute(&teardown)).await;
         }
-        if file.bookstore {
-            let _ = ask(format!("{}DROP SCHEMA IF EXISTS {BOOKSTORE} CASCADE", f.reset)).await;
-        }
-        let after = match tokio::time::timeout(self.cfg.own_waits, catalogue::snapshot(&control, &f.reset)).await {
-            Ok(Ok(after)) => after,
-            _ => return vec![msg::in_flight_unknown(&file.name).render(self.cfg.lang)],
+        let looked = tokio::time::timeout(
+            self.cfg.own_waits,
+            what_it_did(&self.cfg, &control, file, &f.before, &f.reset),
+        )
+        .await;
+        let Ok(Ok((changes, failed))) = looked else {
+            return vec![msg::in_flight_unknown(&file.name).render(self.cfg.lang)];
         };
-        let made = catalogue::changes(&f.before, &after).made;
-        if made.is_empty() {
+        if changes.made.is_empty() || (self.cfg.clean && failed.is_empty()) {
             return Vec::new();
         }
-        let said = if !self.cfg.clean {
-            let left: Vec<String> = made.iter().map(|o| o.to_string()).collect();
-            msg::in_flight_left(&file.name, left.join(", "))
-        } else {
-            let failed = catalogue::clean(&control, &made, &f.reset).await;
-            if failed.is_empty() {
-                return Vec::new();
-            }
+        let said = if self.cfg.clean {
             msg::in_flight_not_dropped(&file.name, not_dropped(&failed).join(", "))
+        } else {
+            let left: Vec<String> = changes.made.iter().map(|o| o.to_string()).collect();
+            msg::in_flight_left(&file.name, left.join(", "))
         };
         vec![said.render(self.cfg.lang)]
     }
@@ -1087,22 +1080,36 @@ async fn run_in(
     let seen = match (watch, before) {
         (Watch::Given(in_flight, _), Some(before)) => {
             in_flight.lock().unwrap().take();
-            // lab's own schema, built for a lab spec, goes with the spec.
-            if file.bookstore {
-                connect::drop_schema(&env.control, BOOKSTORE).await?;
-            }
-            let after = snapshot(&env.control, &reset).await?;
-            let changes = catalogue::changes(&before, &after);
-            let failed = if cfg.clean && !changes.made.is_empty() {
-                catalogue::clean(&env.control, &changes.made, &reset).await
-            } else {
-                Vec::new()
-            };
+            let (changes, failed) = what_it_did(cfg, &env.control, file, &before, &reset).await?;
             Seen::Left(changes, failed)
         }
         _ => Seen::Fingerprint(if gone { fingerprint(&env.control).await } else { None }),
     };
     Ok((variants, transcript, seen))
+}
+
+/// What a spec did to the database given, looked at once it is over (at
+/// its end, or in a clean-up that came first): lab's own schema, built for
+/// a lab spec, goes first; with `--clean`, what the spec made is dropped
+/// (what could not be, with why).
+async fn what_it_did(
+    cfg: &SpecConfig,
+    control: &tokio_postgres::Client,
+    file: &SpecFile,
+    before: &catalogue::Snapshot,
+    reset: &str,
+) -> Result<(catalogue::Changes, Vec<(catalogue::Object, String)>)> {
+    if file.bookstore {
+        connect::drop_schema(control, BOOKSTORE).await?;
+    }
+    let after = snapshot(control, reset).await?;
+    let changes = catalogue::changes(before, &after);
+    let failed = if cfg.clean && !changes.made.is_empty() {
+        catalogue::clean(control, &changes.made, reset).await
+    } else {
+        Vec::new()
+    };
+    Ok((changes, failed))
 }
 
 /// A permutation's report from what the scheduler observed (its timeline
