@@ -12,11 +12,11 @@ use crate::cli::{
 use crate::files::LabFiles;
 use crate::i18n::{Context, Lang};
 use crate::phenomena::{self, MatrixConfig};
+pub use crate::postgres::RunOn;
+pub use crate::postgres::conninfo::{EnvLookup, process_env};
 use crate::progress::Progress;
 use crate::retry::RetryPolicy;
 use crate::suite::SpecConfig;
-pub use crate::target::Target;
-pub use crate::target::server::{EnvLookup, process_env};
 use std::io::IsTerminal;
 
 /// One scenario of a run: the variants to run, with its options.
@@ -29,7 +29,7 @@ pub struct Planned {
 /// What every run that talks to a server has, checked.
 pub struct Common {
     pub lang: Lang,
-    pub target: Target,
+    pub target: RunOn,
     /// Every wait's deadline.
     pub wait_timeout: Duration,
     /// A person presses Enter before each statement.
@@ -153,13 +153,13 @@ impl RunConfig {
             bail!(msg::wait_timeout());
         }
         if args.retry_attempts == 0 || args.retry_attempts > 100 {
-            bail!(crate::catalogue::cx::msg::between("--retry-attempts", 1, 100));
+            bail!(crate::catalogue::context::msg::between("--retry-attempts", 1, 100));
         }
         if args.retry_base_ms > args.retry_cap_ms || args.retry_cap_ms > 60_000 {
             bail!(msg::retry_base());
         }
         if args.timeout_ms < 10 || args.timeout_ms > 60_000 {
-            bail!(crate::catalogue::cx::msg::between("--timeout-ms", 10, 60_000));
+            bail!(crate::catalogue::context::msg::between("--timeout-ms", 10, 60_000));
         }
         if Duration::from_millis(args.timeout_ms) * 3 > Duration::from_secs_f64(args.wait_timeout) {
             bail!(msg::wait_vs_timeout());
@@ -197,7 +197,7 @@ impl RunConfig {
             summary: args.summary,
             verbose: args.verbose,
             jobs: match args.jobs {
-                Some(0) => bail!(crate::catalogue::cx::msg::between("--jobs", 1, 64)),
+                Some(0) => bail!(crate::catalogue::context::msg::between("--jobs", 1, 64)),
                 // A person steps through one scenario at a time.
                 Some(_) if args.step => 1,
                 Some(n) => n.min(64),
@@ -206,7 +206,7 @@ impl RunConfig {
             },
             // Missing pgbouncer is found before any server starts.
             pooler: match args.pooler {
-                true => crate::target::pgbouncer::find_bin().map(|_| true)?,
+                true => crate::postgres::pgbouncer::find_bin().map(|_| true)?,
                 false => false,
             },
             max_connections: match args.max_connections {
@@ -419,9 +419,9 @@ const ISOLATIONTESTER_DEADLINE: f64 = 300.0;
 /// --temp-config files appended to its configuration; --host, --port and
 /// --user are PGHOST, PGPORT and PGUSER (pg_regress sets them); --bindir is
 /// where the throwaway cluster's programs are.
-fn regress_target(args: &SpecArgs, env: EnvLookup<'_>, lang: Lang) -> Result<crate::target::Target> {
+fn regress_target(args: &SpecArgs, env: EnvLookup<'_>, lang: Lang) -> Result<crate::postgres::RunOn> {
+    use crate::postgres::RunOn;
     use crate::suite::msg as smsg;
-    use crate::target::Target;
     let r = &args.regress;
     // pg_regress's temporary instance: its own settings, then the user's
     // (a later line wins). Read only for a cluster lab starts, as
@@ -474,10 +474,10 @@ fn regress_target(args: &SpecArgs, env: EnvLookup<'_>, lang: Lang) -> Result<cra
         if let Some(o) = given.iter().find(|o| **o != "--port") {
             bail!(smsg::server_twice("--temp-instance", *o));
         }
-        return Ok(Target::Throwaway { pg_bin, conf: conf()? });
+        return Ok(RunOn::Throwaway { pg_bin, conf: conf()? });
     }
     let target = if given.is_empty() {
-        crate::target::server::resolve(args.target.database_url.as_deref(), pg_bin.as_deref(), env, lang)?
+        crate::postgres::conninfo::resolve(args.target.database_url.as_deref(), pg_bin.as_deref(), env, lang)?
     } else {
         // pg_regress's options win over the environment, DATABASE_URL too.
         let set = |name: &str| {
@@ -491,10 +491,10 @@ fn regress_target(args: &SpecArgs, env: EnvLookup<'_>, lang: Lang) -> Result<cra
             "PGHOST" | "PGPORT" | "PGUSER" => set(name).or_else(|| env(name)),
             _ => env(name),
         };
-        crate::target::server::resolve(None, pg_bin.as_deref(), &overlay, lang)?
+        crate::postgres::conninfo::resolve(None, pg_bin.as_deref(), &overlay, lang)?
     };
     Ok(match target {
-        Target::Throwaway { pg_bin, .. } => Target::Throwaway { pg_bin, conf: conf()? },
+        RunOn::Throwaway { pg_bin, .. } => RunOn::Throwaway { pg_bin, conf: conf()? },
         server => server,
     })
 }
@@ -750,7 +750,7 @@ impl Hunt {
             bail!(hmsg::too_many_clients(args.clients, max));
         }
         let target = target_of(&args.target_args, env, lang)?;
-        if matches!(target, crate::target::Target::Throwaway { .. }) && need > THROWAWAY_ROOM {
+        if matches!(target, crate::postgres::RunOn::Throwaway { .. }) && need > THROWAWAY_ROOM {
             bail!(hmsg::too_many_clients(args.clients, THROWAWAY_ROOM));
         }
         let wait_timeout = deadline(args.wait_timeout)?;
@@ -793,7 +793,7 @@ impl Hunt {
 /// What `lab explore` was pointed at, read and checked.
 struct ExploreTarget {
     name: String,
-    spec: crate::spec::Spec,
+    spec: crate::specfile::Spec,
     bookstore: bool,
     /// One of lab's own specs (a scenario's or a phenomenon's).
     lab: bool,
@@ -842,7 +842,7 @@ fn explore_target(name: &str, files: &LabFiles) -> Result<ExploreTarget> {
 /// `--wait-timeout` of `lab spec` and `lab phenomena`: 0.1 to 3600 seconds.
 fn deadline(secs: f64) -> Result<Duration> {
     if !(secs.is_finite() && (0.1..=3600.0).contains(&secs)) {
-        bail!(crate::catalogue::cx::msg::between("--wait-timeout", 0.1, 3600));
+        bail!(crate::catalogue::context::msg::between("--wait-timeout", 0.1, 3600));
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -952,13 +952,13 @@ fn report_path(path: &Option<PathBuf>, what: fn(String) -> crate::i18n::Text) ->
 
 /// Where a scenario run goes: --database-url / DATABASE_URL, else a libpq
 /// service and variables, else the throwaway cluster (`--pg-bin`).
-pub fn target(args: &ConnArgs, env: EnvLookup<'_>, lang: Lang) -> Result<Target> {
-    crate::target::server::resolve(args.database_url.as_deref(), args.local.pg_bin.as_deref(), env, lang)
+pub fn target(args: &ConnArgs, env: EnvLookup<'_>, lang: Lang) -> Result<RunOn> {
+    crate::postgres::conninfo::resolve(args.database_url.as_deref(), args.local.pg_bin.as_deref(), env, lang)
 }
 
 /// The target of `lab spec` and `lab phenomena` (no lab schema of their own).
-pub fn target_of(args: &crate::cli::TargetArgs, env: EnvLookup<'_>, lang: Lang) -> Result<Target> {
-    crate::target::server::resolve(args.database_url.as_deref(), args.pg_bin.as_deref(), env, lang)
+pub fn target_of(args: &crate::cli::TargetArgs, env: EnvLookup<'_>, lang: Lang) -> Result<RunOn> {
+    crate::postgres::conninfo::resolve(args.database_url.as_deref(), args.pg_bin.as_deref(), env, lang)
 }
 
 /// A checked `lab shell` run.
@@ -1091,10 +1091,10 @@ mod tests {
         move |k| map.get(k).cloned()
     }
 
-    fn server(t: Target) -> tokio_postgres::Config {
+    fn server(t: RunOn) -> tokio_postgres::Config {
         match t {
-            Target::Server(c, _) => *c,
-            Target::Throwaway { .. } => panic!("expected a server target"),
+            RunOn::Server(c, _) => *c,
+            RunOn::Throwaway { .. } => panic!("expected a server target"),
         }
     }
 
@@ -1207,7 +1207,7 @@ mod tests {
     fn nothing_set_means_the_throwaway_cluster() {
         // PGPASSWORD alone names no server.
         let t = target(&conn(None), &env_of(&[("PGPASSWORD", "pw")]), Lang::En).unwrap();
-        assert!(matches!(t, Target::Throwaway { pg_bin: None, .. }));
+        assert!(matches!(t, RunOn::Throwaway { pg_bin: None, .. }));
         // Set but empty is an error: an unset CI secret must not pass against the wrong server.
         let blank = target(&conn(Some("  ")), &env_of(&[]), Lang::En).unwrap_err();
         assert!(crate::i18n::error_line(&blank, Lang::En).starts_with("--database-url is set but empty"));

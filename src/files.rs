@@ -56,7 +56,7 @@ impl LabFiles {
     /// seed.sql (refused if a schema of that name is not lab's).
     pub async fn build_schema(&self, control: &tokio_postgres::Client, schema: &str) -> Result<()> {
         let (schema_sql, seed_sql) = (self.read("schema.sql")?, self.read("seed.sql")?);
-        crate::target::connect::rebuild_schema(control, schema, &schema_sql, &seed_sql).await
+        crate::postgres::connect::rebuild_schema(control, schema, &schema_sql, &seed_sql).await
     }
 
     /// Whether `name` comes from the edited directory.

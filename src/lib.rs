@@ -3,7 +3,7 @@
 //!
 //! Dependencies point one way (tests/lab/layers.rs checks it): `harness ->
 //! config -> cli -> {catalogue, suite, explore, hunt, shell, phenomena, locks, baseline} -> {http, retry,
-//! sql} -> render -> engine -> report`, with `target`, `spec`, `sqltext`,
+//! sql} -> render -> engine -> report`, with `target`, `spec`, `sql_lexer`,
 //! `i18n`, `files`, `progress` and `output` as leaves.
 pub mod baseline;
 pub mod catalogue;
@@ -13,22 +13,21 @@ pub mod engine;
 pub mod explore;
 pub mod files;
 pub mod harness;
-pub mod http;
 pub mod hunt;
 pub mod i18n;
 pub mod locks;
+pub mod named_sql;
 pub mod output;
 pub mod phenomena;
+pub mod postgres;
 pub mod progress;
 pub mod render;
 pub mod report;
 pub mod retry;
 pub mod shell;
-pub mod spec;
-pub mod sql;
-pub mod sqltext;
+pub mod specfile;
+pub mod sql_lexer;
 pub mod suite;
-pub mod target;
 
 use std::time::Duration;
 
@@ -101,9 +100,9 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
                     .as_deref()
                     .filter(|u| !u.trim().is_empty())
                     .ctx(ui::locks_needs_server)?;
-                let config = target::server::parse_url(target, env, lang)?;
+                let config = postgres::conninfo::parse_url(target, env, lang)?;
                 if !(args.every.is_finite() && (0.1..=3600.0).contains(&args.every)) {
-                    bail!(catalogue::cx::msg::between("--every", 0.1, 3600));
+                    bail!(catalogue::context::msg::between("--every", 0.1, 3600));
                 }
                 let view = locks::View {
                     all: args.all,

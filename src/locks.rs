@@ -8,10 +8,10 @@ use anyhow::Result;
 
 use crate::files::LabFiles;
 use crate::i18n::{Context, Lang, ui};
+use crate::named_sql::SqlFile;
 use crate::output::wrap;
+use crate::postgres::connect;
 use crate::render::Style;
-use crate::sql::SqlFile;
-use crate::target::connect;
 
 /// The view's width: it is read on a projector and pasted into issues.
 const WIDTH: usize = 80;
@@ -103,7 +103,7 @@ pub async fn snapshot(client: &tokio_postgres::Client, version: &str, view: View
 
 /// Prints the view every `every` until Ctrl-C (or once).
 pub async fn watch(config: tokio_postgres::Config, view: View, lang: Lang) -> Result<crate::output::Exit> {
-    let silence = crate::target::watchdog::control_silence(std::time::Duration::ZERO);
+    let silence = crate::postgres::watchdog::control_silence(std::time::Duration::ZERO);
     let client = connect::connect_control(&config, "lab-locks", None, silence)
         .await?
         .client;

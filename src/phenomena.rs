@@ -22,10 +22,10 @@ use crate::engine::schedule;
 use crate::engine::{Env, Observation, Opener, Recorder, StepRun};
 use crate::files::LabFiles;
 use crate::i18n::{Context, Lang, Text};
+use crate::postgres::connect;
 use crate::render::{self, Style};
 use crate::report::Entry;
-use crate::spec::{self, Param, Spec};
-use crate::target::connect;
+use crate::specfile::{self, Param, Spec};
 
 /// The four levels, as JSON names them and as `SET default_transaction_isolation` takes them.
 pub const LEVELS: [(&str, &str); 4] = [
@@ -167,7 +167,7 @@ fn header_value<'a>(spec: &'a Spec, key: &str) -> Vec<&'a str> {
 /// Reads a phenomenon's spec (`phenomena/<id>.spec`).
 pub fn load(id: &str, text: &str) -> Result<Phenomenon> {
     let file = format!("phenomena/{id}.spec");
-    let spec = spec::parse(text).map_err(|e| msg::bad_at(&file, e.line, e.message))?;
+    let spec = specfile::parse(text).map_err(|e| msg::bad_at(&file, e.line, e.message))?;
     spec.check().map_err(|e| msg::bad(&file, e.to_string()))?;
     if spec.permutations.len() != 1 {
         bail!(msg::one_permutation(&file));

@@ -6,7 +6,7 @@ use anyhow::Result;
 use super::{Cx, Scenario};
 use crate::engine::{ProbeQuery, StepRun};
 use crate::report::millis;
-use crate::spec::Param;
+use crate::specfile::Param;
 
 pub static SCENARIO: Scenario = Scenario {
     name: "ddl-lock-queue",

@@ -3,7 +3,7 @@ use anyhow::Result;
 
 use super::{Cx, Scenario};
 use crate::report::millis;
-use crate::spec::Param;
+use crate::specfile::Param;
 
 pub static SCENARIO: Scenario = Scenario {
     name: "deadlock",
@@ -107,7 +107,7 @@ async fn same_order(cx: &mut Cx<'_>) -> Result<()> {
     let (r1, r2) = reserved(&o)?;
     cx.metric("victim", serde_json::Value::Null);
     let b = o.step("b_reserve_1")?;
-    cx.observe(msg::observed_same(super::cx::waited_for(b.waited()), &r1, &r2));
+    cx.observe(msg::observed_same(super::context::waited_for(b.waited()), &r1, &r2));
     cx.check(o.sqlstates().is_empty() && r1 == "2" && r2 == "2", msg::both_commit());
     cx.anomaly(false);
     Ok(())

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use clap::{ArgMatches, Args, FromArgMatches};
 
-use super::cx::{Cx, Identity, Params, RunOpts};
+use super::context::{Cx, Identity, Params, RunOpts};
 use crate::engine::{Deviation, Env};
 use crate::i18n::Text;
 use crate::report::VariantReport;

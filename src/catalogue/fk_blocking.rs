@@ -3,7 +3,7 @@ use anyhow::Result;
 
 use super::{Cx, Scenario};
 use crate::report::millis;
-use crate::spec::Param;
+use crate::specfile::Param;
 
 pub static SCENARIO: Scenario = Scenario {
     name: "fk-blocking",

@@ -8,13 +8,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 
-use super::cx::msg as cxmsg;
+use super::context::msg as cxmsg;
 use super::{Cx, Options, Scenario, ScenarioOptions};
 use crate::engine::{Barrier, Deviation, Session, join_all};
 use crate::i18n::{Context, Text};
+use crate::named_sql::SqlFile;
 use crate::report::{Phrase, millis};
-use crate::sql::SqlFile;
-use crate::sqltext::literal;
+use crate::sql_lexer::literal;
 
 pub static SCENARIO: Scenario = Scenario {
     name: "invoice-numbering",

@@ -12,9 +12,9 @@ use super::{Cx, Scenario};
 use crate::engine::session::Waiting;
 use crate::engine::{Answer, Deviation, Session};
 
+use crate::named_sql::SqlFile;
+use crate::postgres::faults::{Fault, Proxy};
 use crate::report::millis;
-use crate::sql::SqlFile;
-use crate::target::faults::{Fault, Proxy};
 
 pub static SCENARIO: Scenario = Scenario {
     name: "lost-client",

@@ -2,17 +2,17 @@
 //! (name, variants with their run functions, options with their defaults,
 //! texts), and registered once in [`ALL`]. The command line, `lab list`,
 //! `lab all`, completions and the README's scenario table read this list.
-pub mod cx;
+pub mod context;
 #[macro_use]
 mod declare;
-pub use cx::{Cx, Params, Perm, RunOpts};
+pub use context::{Cx, Params, Perm, RunOpts};
 pub use declare::{Options, RunFn, Scenario, ScenarioOptions, Variant, run_variant};
 
 mod advisory_lock;
 mod ddl_lock_queue;
 mod deadlock;
 mod fk_blocking;
-mod http_etag;
+pub mod http_etag;
 mod invoice;
 mod lost_client;
 mod lost_update;

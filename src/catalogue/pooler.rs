@@ -11,10 +11,10 @@ use super::{Cx, Scenario};
 use crate::engine::answer::last_set;
 use crate::engine::observe::Waited;
 use crate::engine::{Answer, Deviation, Session, secs};
+use crate::named_sql::SqlFile;
+use crate::postgres::connect;
+use crate::postgres::pgbouncer::{self, PgBouncer, Pool};
 use crate::report::{ResultSet, WaitKind};
-use crate::sql::SqlFile;
-use crate::target::connect;
-use crate::target::pgbouncer::{self, PgBouncer, Pool};
 
 pub static SCENARIO: Scenario = Scenario {
     name: "pooler",
@@ -236,7 +236,7 @@ impl Stage {
         let pgb = tokio::task::block_in_place(|| PgBouncer::start(&server, &pools))?;
         cx.narrate(msg::started(&pgb.version, pgb.port));
         cx.metric("pgbouncer", &pgb.version);
-        let silence = crate::target::watchdog::control_silence(std::time::Duration::ZERO);
+        let silence = crate::postgres::watchdog::control_silence(std::time::Duration::ZERO);
         let admin = connect::connect_control(&pgb.admin(), "lab-admin", None, silence)
             .await?
             .client;

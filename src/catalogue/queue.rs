@@ -12,13 +12,13 @@ use tokio::sync::oneshot;
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Row};
 
-use super::cx::msg as cxmsg;
+use super::context::msg as cxmsg;
 use super::{Cx, Options, Scenario, ScenarioOptions};
 use crate::engine::{Barrier, Session, raw_error};
 use crate::i18n::{Context, ui};
+use crate::named_sql::SqlFile;
 use crate::report::{Phrase, millis};
-use crate::sql::SqlFile;
-use crate::sqltext::{literal, one_line};
+use crate::sql_lexer::{literal, one_line};
 
 pub static SCENARIO: Scenario = Scenario {
     name: "queue",

@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use anyhow::{Result, bail};
 
-use super::cx::msg as cxmsg;
+use super::context::msg as cxmsg;
 use super::{Cx, Options, Params, Scenario, ScenarioOptions};
 use crate::engine::{Barrier, Session, join_all, raw_error};
 use crate::i18n::Context;
+use crate::named_sql::SqlFile;
 use crate::report::Phrase;
-use crate::sql::SqlFile;
-use crate::sqltext::one_line;
+use crate::sql_lexer::one_line;
 
 pub static SCENARIO: Scenario = Scenario {
     name: "stock-race",
@@ -157,7 +157,7 @@ impl Tally {
 /// Opens the requests' sessions: as many as asked, or as fit on this server.
 async fn sessions(cx: &mut Cx<'_>) -> Result<Option<Vec<Session>>> {
     let asked = cx.options::<StockOpts>().requests as i64;
-    let free = crate::target::connect::free_connections(&cx.env.control).await?;
+    let free = crate::postgres::connect::free_connections(&cx.env.control).await?;
     // --max-connections counts the control connection too.
     let capped = cx.env.max_connections.map(|n| n as i64 - 1);
     let requests = asked.min(free - 5).min(capped.unwrap_or(i64::MAX)).max(1) as usize;
@@ -382,7 +382,7 @@ async fn request(
             .ctx(|| msg::no_quantity(s.name()))?;
         all_read.wait(s.name()).await?;
         if q >= 1 {
-            let sql = crate::sql::bind(write, &[("new_quantity", &(q - 1))]).map_err(msg::no_value)?;
+            let sql = crate::named_sql::bind(write, &[("new_quantity", &(q - 1))]).map_err(msg::no_value)?;
             s.prompt(Some("write"), &sql, None).await;
             s.simple(&sql).await.map_err(|e| raw_error(e, what("write")))?;
             (Some(q), true)

@@ -7,7 +7,7 @@ use anyhow::Result;
 use super::{Cx, Scenario};
 use crate::engine::ProbeQuery;
 use crate::report::millis;
-use crate::spec::Param;
+use crate::specfile::Param;
 
 pub static SCENARIO: Scenario = Scenario {
     name: "timeouts",
@@ -120,7 +120,7 @@ async fn statement_timeout(cx: &mut Cx<'_>) -> Result<()> {
             e.line(),
             format!("{:.0}", millis(long.took())),
             held,
-            super::cx::waited_for(a.waited()),
+            super::context::waited_for(a.waited()),
             match next.error() {
                 Some(e) => msg::next_failed(e.code.clone().unwrap_or_default()),
                 None => msg::next_ok(),

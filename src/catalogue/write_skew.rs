@@ -13,7 +13,7 @@ use crate::engine::{Barrier, Deviation, Observation, PgError, Session, join_with
 use crate::i18n::{Arg, Text};
 use crate::report::{Phrase, ResultSet};
 use crate::retry::{RETRYABLE, RetryPolicy, Rng};
-use crate::spec::Param;
+use crate::specfile::Param;
 
 pub static SCENARIO: Scenario = Scenario {
     name: "write-skew",

@@ -5,7 +5,7 @@ use serde::Serialize;
 use tokio_postgres::SimpleQueryMessage;
 
 use crate::report::ResultSet;
-use crate::sqltext;
+use crate::sql_lexer;
 
 /// What the server said instead of a result: an error, or the connection's end.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -110,7 +110,7 @@ pub fn int_of(set: &ResultSet, col: &str) -> Option<i64> {
 
 /// One result per statement, from the simple query protocol's messages.
 pub fn results_of(sql: &str, msgs: &[SimpleQueryMessage]) -> Vec<Res> {
-    let stmts = sqltext::statements(sql);
+    let stmts = sql_lexer::statements(sql);
     let mut out = Vec::new();
     let mut cur: Option<ResultSet> = None;
     for m in msgs {
@@ -132,7 +132,7 @@ pub fn results_of(sql: &str, msgs: &[SimpleQueryMessage]) -> Vec<Res> {
             SimpleQueryMessage::CommandComplete(n) => {
                 let stmt = stmts.get(out.len()).copied().unwrap_or("");
                 out.push(Res {
-                    tag: sqltext::command_tag(stmt, *n),
+                    tag: sql_lexer::command_tag(stmt, *n),
                     count: *n,
                     set: cur.take(),
                 });

@@ -11,9 +11,9 @@ use super::answer::{last_set, results_of};
 use super::msg;
 use super::step::Stepper;
 use crate::i18n::Context;
+use crate::postgres::connect::{self, ServerInfo};
+use crate::postgres::pgbouncer::Front;
 use crate::report::ResultSet;
-use crate::target::connect::{self, ServerInfo};
-use crate::target::pgbouncer::Front;
 
 /// What a run's environment is made of, besides its control connection.
 pub struct EnvSpec {
@@ -95,7 +95,7 @@ pub fn pooled_reset(control_app: &str) -> String {
     }
     format!(
         "{POOLED_RESET}SET application_name = {};",
-        crate::sqltext::literal(&connect::app_name(control_app))
+        crate::sql_lexer::literal(&connect::app_name(control_app))
     )
 }
 
@@ -201,9 +201,9 @@ impl Env {
     }
 
     /// How long a connection of lab's own may leave a request unanswered
-    /// (see [`crate::target::watchdog`]).
+    /// (see [`crate::postgres::watchdog`]).
     pub fn control_silence(&self) -> Duration {
-        crate::target::watchdog::control_silence(self.wait_timeout)
+        crate::postgres::watchdog::control_silence(self.wait_timeout)
     }
 
     /// The same environment with lab's PgBouncer in front of the server.
@@ -439,11 +439,10 @@ impl Env {
     /// reads are not part of the interleaving, so not recorded).
     pub async fn rows(&self, sql: &str) -> Result<ResultSet> {
         let full = format!("SET search_path TO \"{}\"; {sql}", self.schema);
-        let msgs = self
-            .control
-            .simple_query(&full)
-            .await
-            .map_err(|e| crate::target::connect::sql_error(e, msg::check_failed(crate::sqltext::one_line(sql))))?;
+        let msgs =
+            self.control.simple_query(&full).await.map_err(|e| {
+                crate::postgres::connect::sql_error(e, msg::check_failed(crate::sql_lexer::one_line(sql)))
+            })?;
         Ok(last_set(&results_of(&full, &msgs)).cloned().unwrap_or_default())
     }
 
@@ -469,7 +468,7 @@ impl Env {
             .and_then(|r| r.first())
             .and_then(|v| v.as_deref())
             .and_then(|v| v.parse().ok())
-            .ctx(|| msg::check_no_integer(crate::sqltext::one_line(sql)))
+            .ctx(|| msg::check_no_integer(crate::sql_lexer::one_line(sql)))
     }
 
     /// How many of these backends the server still lists.
@@ -498,7 +497,7 @@ impl Env {
     /// of a closed client and resets its application_name; it is no longer ours).
     pub async fn backends_serving(&self, pids: &[i32], app: &str) -> Result<i64> {
         // Names are cut at 63 bytes (see connect()); the prefix is compared as stored.
-        let app = crate::target::connect::app_name(app);
+        let app = crate::postgres::connect::app_name(app);
         let rows = self
             .control
             .query_typed(
@@ -535,7 +534,7 @@ impl Env {
             .control
             .query(
                 "SELECT pid FROM pg_stat_activity WHERE starts_with(application_name, $1)",
-                &[&crate::target::connect::app_name(app)],
+                &[&crate::postgres::connect::app_name(app)],
             )
             .await
             .ctx(msg::read_activity)?;
@@ -550,7 +549,7 @@ impl Env {
         };
         let deadline = Instant::now() + self.wait_timeout;
         loop {
-            let held = crate::target::pgbouncer::server_pids(&pooler.admin, &self.pool()).await?;
+            let held = crate::postgres::pgbouncer::server_pids(&pooler.admin, &self.pool()).await?;
             if !held.iter().any(|p| pids.contains(p)) {
                 return Ok(true);
             }
@@ -572,7 +571,7 @@ impl Env {
         if !self.server.behind_pooler {
             return Ok(0);
         }
-        let app = crate::target::connect::app_name(app);
+        let app = crate::postgres::connect::app_name(app);
         // The idle ones are ended (in the target list: evaluated only for
         // the rows kept); a busy one (the pooler handing it to a client)
         // answers NULL and gets a second look, within the deadline. The
@@ -587,7 +586,7 @@ impl Env {
                 AND usename = current_user AND pid <> pg_backend_pid();\
              DISCARD TEMP;DISCARD PLANS;DISCARD SEQUENCES;DEALLOCATE ALL;UNLISTEN *;\
              SELECT pg_advisory_unlock_all();",
-            crate::sqltext::literal(&app)
+            crate::sql_lexer::literal(&app)
         );
         let mut ended = 0;
         let deadline = Instant::now() + self.wait_timeout.min(Duration::from_secs(5));
@@ -631,7 +630,7 @@ pub async fn terminate_via(control: &Client, pids: &[i32], app: &str) {
               WHERE pid = ANY($1) AND starts_with(application_name, $2)",
             &[
                 (&pids, Type::INT4_ARRAY),
-                (&crate::target::connect::app_name(app), Type::TEXT),
+                (&crate::postgres::connect::app_name(app), Type::TEXT),
             ],
         )
         .await;

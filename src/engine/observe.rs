@@ -373,11 +373,11 @@ impl Observation {
         let mut levels = Vec::new();
         for s in self.steps.iter().filter(|s| s.session == session) {
             let Some(level) = s.isolation.as_deref() else { continue };
-            let began = crate::sqltext::statements(&s.sql)
+            let began = crate::sql_lexer::statements(&s.sql)
                 .iter()
-                .any(|st| crate::sqltext::tx_effect(st) != crate::sqltext::TxEffect::None);
+                .any(|st| crate::sql_lexer::tx_effect(st) != crate::sql_lexer::TxEffect::None);
             match levels.last_mut() {
-                Some(last) if !began && crate::sqltext::sets_tx_level(&s.sql) => *last = level,
+                Some(last) if !began && crate::sql_lexer::sets_tx_level(&s.sql) => *last = level,
                 _ => levels.push(level),
             }
         }

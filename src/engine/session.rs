@@ -15,9 +15,9 @@ use super::step::Stepper;
 use super::transcript::Transcript;
 use super::{msg, secs};
 use crate::i18n::{Context, Text};
+use crate::postgres::connect::{self, EndWatch};
 use crate::report::{Entry, Phrase, ResultSet, StepResult};
-use crate::sqltext::{self, SettingEffect, TxEffect, one_line};
-use crate::target::connect::{self, EndWatch};
+use crate::sql_lexer::{self, SettingEffect, TxEffect, one_line};
 
 /// A statement the server confirmed waits for other sessions, not yet answered.
 pub struct Waiting {
@@ -140,15 +140,15 @@ impl Settings {
         let mut open = tx != Tx::Idle;
         let mut aborted = tx == Tx::Failed;
         let mut implicit = Vec::new();
-        for stmt in sqltext::statements(sql).into_iter().take(ran) {
-            match sqltext::tx_effect(stmt) {
+        for stmt in sql_lexer::statements(sql).into_iter().take(ran) {
+            match sql_lexer::tx_effect(stmt) {
                 TxEffect::Begin => {
                     self.pending.append(&mut implicit);
                     open = true;
                 }
                 effect @ (TxEffect::End | TxEffect::Chain) => {
                     let rollback = matches!(
-                        sqltext::words(stmt, 1).first().map(String::as_str),
+                        sql_lexer::words(stmt, 1).first().map(String::as_str),
                         Some("ROLLBACK" | "ABORT")
                     );
                     let pending = std::mem::take(&mut self.pending);
@@ -160,7 +160,7 @@ impl Settings {
                 }
                 TxEffect::None => {}
             }
-            if sqltext::setting_effect(stmt) != SettingEffect::None {
+            if sql_lexer::setting_effect(stmt) != SettingEffect::None {
                 let list = if open { &mut self.pending } else { &mut implicit };
                 list.push(stmt.trim().to_string());
             }
@@ -172,7 +172,7 @@ impl Settings {
 
     fn apply(&mut self, sets: Vec<String>) {
         for s in sets {
-            match sqltext::setting_effect(&s) {
+            match sql_lexer::setting_effect(&s) {
                 SettingEffect::ResetAll => self.kept.clear(),
                 _ => self.kept.push(s),
             }
@@ -600,9 +600,9 @@ impl Session {
             // In a transaction the pooler keeps the server connection.
             return None;
         }
-        let statements = sqltext::statements(sql);
-        if statements.iter().any(|s| sqltext::outside_transaction(s))
-            || matches!(statements.as_slice(), [one] if sqltext::block_sensitive(one))
+        let statements = sql_lexer::statements(sql);
+        if statements.iter().any(|s| sql_lexer::outside_transaction(s))
+            || matches!(statements.as_slice(), [one] if sql_lexer::block_sensitive(one))
         {
             // It cannot run in the transaction block the SETs would open,
             // or would do something else there (lab's files name the
@@ -621,7 +621,7 @@ impl Session {
         Some(format!(
             "RESET ALL;RESET SESSION AUTHORIZATION;RESET ROLE;SET application_name = {};{}{kept}\
              SET LOCAL client_min_messages = error;COMMIT;",
-            sqltext::literal(&self.inner.app),
+            sql_lexer::literal(&self.inner.app),
             pooled.setup
         ))
     }
@@ -630,7 +630,7 @@ impl Session {
     /// and how many statements of the prelude to leave out of the answer.
     pub fn wrapped(&self, sql: &str) -> (String, usize) {
         match self.prelude(sql) {
-            Some(p) => (format!("{p}{sql}"), sqltext::statements(&p).len()),
+            Some(p) => (format!("{p}{sql}"), sql_lexer::statements(&p).len()),
             None => (sql.to_string(), 0),
         }
     }
@@ -810,8 +810,8 @@ impl Session {
         let mut tx = self.inner.tx.lock().unwrap();
         let before = *tx;
         let mut began = false;
-        for stmt in sqltext::statements(sql) {
-            match sqltext::tx_effect(stmt) {
+        for stmt in sql_lexer::statements(sql) {
+            match sql_lexer::tx_effect(stmt) {
                 TxEffect::Begin | TxEffect::Chain => {
                     *tx = Tx::Open;
                     began = true;
@@ -1141,7 +1141,7 @@ pub async fn refresh_pids_of(env: &Env, sessions: &[Session]) -> Result<()> {
     let names: Vec<String> = sessions
         .iter()
         .filter(|s| s.pooled())
-        .map(|s| crate::sqltext::literal(s.app()))
+        .map(|s| crate::sql_lexer::literal(s.app()))
         .collect();
     if names.is_empty() {
         return Ok(());

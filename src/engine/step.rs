@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::guess::{self, Guess, Tally};
 use super::msg;
 use crate::i18n::Lang;
-use crate::sqltext;
+use crate::sql_lexer;
 
 /// Puts a timeline entry's outcome into words (the renderer's; the engine renders nothing).
 pub type OutcomeLine = fn(&crate::report::Entry, Lang) -> String;
@@ -118,7 +118,7 @@ impl Stepper {
         if let Some(w) = step.and_then(|s| self.whys.lock().unwrap().get(s).cloned()) {
             return w;
         }
-        let words = sqltext::words(sql, 2);
+        let words = sql_lexer::words(sql, 2);
         let w: Vec<&str> = words.iter().map(String::as_str).collect();
         let text = match w[..] {
             ["ROLLBACK", "TO", ..] => msg::why_rollback_to(),
@@ -156,9 +156,9 @@ impl Stepper {
         let mut why = why.unwrap_or_else(|| self.why(step, sql));
         // COMMIT, END or PREPARE TRANSACTION; not COMMIT PREPARED (refused
         // there, 25P02) nor a ROLLBACK, which ends it as asked.
-        let commits = sqltext::tx_effect(sql) == sqltext::TxEffect::End
+        let commits = sql_lexer::tx_effect(sql) == sql_lexer::TxEffect::End
             && !matches!(
-                sqltext::words(sql, 1).first().map(String::as_str),
+                sql_lexer::words(sql, 1).first().map(String::as_str),
                 Some("ROLLBACK" | "ABORT")
             );
         if failed && commits {
@@ -229,7 +229,7 @@ async fn read_line() -> Option<String> {
 /// and its value. lock_timeout and statement_timeout count only while a
 /// statement runs, so a person's pace cannot set them off.
 pub fn pace_sensitive(sql: &str) -> Option<(&'static str, String)> {
-    let words = sqltext::words(sql, 4);
+    let words = sql_lexer::words(sql, 4);
     let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
     let at = lower.iter().position(|w| w == "set")?;
     let name = lower.get(at + 1..)?.iter().find(|w| *w != "local" && *w != "session")?;

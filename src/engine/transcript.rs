@@ -12,8 +12,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::answer::{Answer, PgError};
+use crate::postgres::connect::Async;
 use crate::report::ResultSet;
-use crate::target::connect::Async;
 
 /// Where a line goes: isolationtester writes some to stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,9 +21,9 @@ use crate::engine::transcript::{Stream, Transcript};
 use crate::engine::{Env, Jobs, Observation, Opener, Recorder, Session};
 use crate::i18n::Lang;
 use crate::phenomena::{Condition, Expected, LEVELS};
+use crate::postgres::connect;
 use crate::report::{Entry, round_ms};
-use crate::spec::{Param, Planned, Spec};
-use crate::target::connect;
+use crate::specfile::{Param, Planned, Spec};
 use classes::{Class, Signature, Tally};
 use plan::Interleave;
 
@@ -230,7 +230,8 @@ pub fn permutations(
         // A spec with a permutation per level (write-skew.spec): the level's,
         // else (a level it has none for) the first named after a level; and
         // every one not named after a level (lost-update.spec's fixes).
-        let at_level = |p: &crate::spec::Permutation| p.label().is_some_and(|l| LEVELS.iter().any(|(n, _)| *n == l));
+        let at_level =
+            |p: &crate::specfile::Permutation| p.label().is_some_and(|l| LEVELS.iter().any(|(n, _)| *n == l));
         let named = level
             .and_then(|l| spec.labelled(LEVELS[l].0))
             .or_else(|| spec.permutations.iter().find(|p| at_level(p)));
@@ -347,10 +348,10 @@ impl Shared {
 /// run's transactions (detach-partition-concurrently-1).
 pub fn shared(spec: &Spec) -> Option<Shared> {
     let sql = all_sql(spec);
-    let statements = || pieces(spec).into_iter().flat_map(crate::sqltext::statements);
+    let statements = || pieces(spec).into_iter().flat_map(crate::sql_lexer::statements);
     let creates = |what: &[&str]| {
         statements().any(|stmt| {
-            let w = crate::sqltext::words(stmt, 6);
+            let w = crate::sql_lexer::words(stmt, 6);
             w.first().is_some_and(|v| v == "CREATE")
                 && w.iter()
                     .skip(1)
@@ -361,7 +362,7 @@ pub fn shared(spec: &Spec) -> Option<Shared> {
     // A statement that begins with one of `what`.
     let said = |what: &[&str]| {
         statements().any(|stmt| {
-            crate::sqltext::words(stmt, 1)
+            crate::sql_lexer::words(stmt, 1)
                 .first()
                 .is_some_and(|w| what.contains(&w.as_str()))
         })
@@ -1008,7 +1009,7 @@ mod tests {
     fn runs_share_the_server_where_the_spec_makes_what_is_not_a_schemas() {
         let shared = |setup: &str, step: &str| {
             let text = format!("setup {{ {setup} }}\nsession a\nstep a1 {{ {step} }}\n");
-            super::shared(&crate::spec::parse(&text).unwrap())
+            super::shared(&crate::specfile::parse(&text).unwrap())
         };
         assert_eq!(shared("CREATE TABLE t (a int);", "SELECT 1"), None);
         assert_eq!(
@@ -1130,7 +1131,7 @@ mod tests {
 
     fn ends_waits(sql: &str) -> bool {
         let text = format!("session a\nstep a1 {{ {sql} }}\nsession b\nstep b1 {{ SELECT 1; }}\n");
-        super::sets_timeouts(&crate::spec::parse(&text).unwrap())
+        super::sets_timeouts(&crate::specfile::parse(&text).unwrap())
     }
 
     #[test]

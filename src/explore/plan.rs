@@ -5,8 +5,8 @@
 //! A spec that lists some runs them as listed, or, asked for every
 //! interleaving, every interleaving of each listed permutation's steps,
 //! with the final reads kept last (see [`Interleave::of`]).
-use crate::spec::{Permutation, Planned, Spec, StepId};
-use crate::sqltext::{TxEffect, statements, tx_effect, words};
+use crate::specfile::{Permutation, Planned, Spec, StepId};
+use crate::sql_lexer::{TxEffect, statements, tx_effect, words};
 
 /// The steps to interleave: each session's in its order, in groups that
 /// stay together, then the steps that stay at the end in the order given.
@@ -305,7 +305,7 @@ impl SplitMix {
 /// A permutation as a spec's `permutation` line takes it (names quoted
 /// where the spec's grammar needs it, so the line can be pasted back).
 pub fn line(spec: &Spec, plan: &[Planned]) -> String {
-    let name = |id| crate::spec::name(&spec.step(id).name);
+    let name = |id| crate::specfile::name(&spec.step(id).name);
     plan.iter()
         .map(|p| {
             let step = name(p.id);
@@ -313,9 +313,9 @@ pub fn line(spec: &Spec, plan: &[Planned]) -> String {
                 .blockers
                 .iter()
                 .map(|b| match b {
-                    crate::spec::Resolved::Once => "*".to_string(),
-                    crate::spec::Resolved::Step(id) => name(*id),
-                    crate::spec::Resolved::Notices(id, n) => format!("{} notices {n}", name(*id)),
+                    crate::specfile::Resolved::Once => "*".to_string(),
+                    crate::specfile::Resolved::Step(id) => name(*id),
+                    crate::specfile::Resolved::Notices(id, n) => format!("{} notices {n}", name(*id)),
                 })
                 .collect();
             if marks.is_empty() {
@@ -379,7 +379,7 @@ pub fn leaves_state(spec: &Spec, plan: &[Planned]) -> bool {
 
 /// Whether a statement leaves state on its session past its transaction.
 fn session_state(stmt: &str) -> bool {
-    if crate::sqltext::setting_effect(stmt) != crate::sqltext::SettingEffect::None {
+    if crate::sql_lexer::setting_effect(stmt) != crate::sql_lexer::SettingEffect::None {
         return true;
     }
     let w = words(stmt, 2);
@@ -400,7 +400,7 @@ fn session_state(stmt: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::parse;
+    use crate::specfile::parse;
 
     #[test]
     fn a_run_leaves_state_when_a_transaction_stays_open_or_a_session_setting_changes() {

@@ -22,9 +22,9 @@ use crate::hunt::workload::{Budget, CREATE, Workload};
 use crate::hunt::{history, msg};
 use crate::i18n::{Lang, Text, ui};
 use crate::output::{self, Exit};
+use crate::postgres::connect;
 use crate::render::{self, Style, html};
 use crate::report::{Check, CycleFigure, Entry, ScenarioReport, StepResult, VariantReport, round_ms};
-use crate::target::connect;
 
 /// A reproducer, written and replayed.
 pub struct Replayed {
@@ -281,7 +281,7 @@ impl Hunt {
                 shrunk,
             });
         }
-        let spec = crate::spec::parse(&r.text).map_err(|e| anyhow::anyhow!("{}: {}", e.line, e.message))?;
+        let spec = crate::specfile::parse(&r.text).map_err(|e| anyhow::anyhow!("{}: {}", e.line, e.message))?;
         let name = format!("hunt-{}", r.name.text().to_ascii_lowercase());
         let mut cfg = ExploreConfig::new(
             Source {

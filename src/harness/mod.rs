@@ -24,11 +24,11 @@ use crate::engine::env::EnvSpec;
 use crate::engine::{Env, Stepper};
 use crate::i18n::{Context, Lang, ui};
 use crate::output::{self, Exit, is_closed_pipe, print_error};
+use crate::postgres::RunOn;
+use crate::postgres::cluster::Cluster;
+use crate::postgres::connect;
 use crate::render::{self, Style, html};
 use crate::report::ScenarioReport;
-use crate::target::Target;
-use crate::target::cluster::Cluster;
-use crate::target::connect;
 
 pub use explore::Explore;
 pub use hunt::{Hunt, check_file as hunt_check};
@@ -245,7 +245,7 @@ async fn check_room(env: &Env, least: usize, want: usize, fewer: impl FnOnce(i64
 async fn environment<J: Job>(job: &J, pg: tokio_postgres::Config, cluster: Option<&Cluster>) -> Result<Env> {
     let common = job.common();
     let setup = job.setup();
-    let silence = crate::target::watchdog::control_silence(common.wait_timeout);
+    let silence = crate::postgres::watchdog::control_silence(common.wait_timeout);
     let (control, server) =
         connect::control(&common.target, &pg, &setup.control_app, setup.through_pooler, silence).await?;
     let env = Env::new(
@@ -336,10 +336,10 @@ impl Signals {
 }
 
 /// Starts the throwaway cluster when the target asks for one.
-async fn start_target(target: &Target, lang: Lang) -> Result<(Option<Cluster>, tokio_postgres::Config)> {
+async fn start_target(target: &RunOn, lang: Lang) -> Result<(Option<Cluster>, tokio_postgres::Config)> {
     match target {
-        Target::Server(config, _) => Ok((None, (**config).clone())),
-        Target::Throwaway { pg_bin, conf } => {
+        RunOn::Server(config, _) => Ok((None, (**config).clone())),
+        RunOn::Throwaway { pg_bin, conf } => {
             // Blocking work, but on this thread: the server's parent-death
             // signal is tied to the thread that starts it, which must outlive it.
             let cluster = tokio::task::block_in_place(|| Cluster::start_with(pg_bin.as_deref(), conf, lang))?;

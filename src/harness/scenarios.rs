@@ -15,9 +15,9 @@ use crate::config::{self, Common, Planned, RunConfig};
 use crate::engine::{self, Env};
 use crate::i18n::Context;
 use crate::output::{Exit, out};
+use crate::postgres::{connect, pgbouncer};
 use crate::render::{self, Style, html};
 use crate::report::{AllReport, ScenarioReport, round_ms};
-use crate::target::{connect, pgbouncer};
 
 /// The scenarios of one run.
 pub struct Scenarios {

@@ -5,14 +5,14 @@ use super::{Signals, msg, start_target};
 use crate::files;
 use crate::i18n::{self, Context, Lang, ui};
 use crate::output::{Exit, out};
-use crate::target::Target;
-use crate::target::connect;
+use crate::postgres::RunOn;
+use crate::postgres::connect;
 
 /// `lab server`: the throwaway cluster with the lab schema, until Ctrl-C.
 pub async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lang) -> Result<Exit> {
     let mut signals = Signals::new()?;
     let (cluster, pg) = start_target(
-        &Target::Throwaway {
+        &RunOn::Throwaway {
             pg_bin,
             conf: String::new(),
         },
@@ -21,7 +21,7 @@ pub async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lan
     .await?;
     let cluster = cluster.ctx(msg::no_cluster)?;
     // Named as every lab control connection is, so `lab locks` leaves it out.
-    let silence = crate::target::watchdog::control_silence(std::time::Duration::ZERO);
+    let silence = crate::postgres::watchdog::control_silence(std::time::Duration::ZERO);
     let control = connect::connect_control(&pg, "lab:server:control", None, silence)
         .await?
         .client;

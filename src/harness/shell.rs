@@ -13,8 +13,8 @@ use super::{Finished, Job, Setup, Stop, msg};
 use crate::config::{Common, ShellRun};
 use crate::engine::Env;
 use crate::files;
+use crate::postgres::connect;
 use crate::render::{Style, html};
-use crate::target::connect;
 
 pub struct Shell {
     cfg: ShellRun,

@@ -12,11 +12,11 @@ use crate::config::{Common, SpecRun};
 use crate::engine::Env;
 use crate::engine::transcript::Stream;
 use crate::output::out;
+use crate::postgres::{connect, pgbouncer};
 use crate::render::{self, Style, html};
 use crate::report::{AllReport, round_ms};
 use crate::suite::regress::{self, Layout, TestLine};
 use crate::suite::{self, Outcome, Place, Suite, repeat};
-use crate::target::{connect, pgbouncer};
 
 /// The specs of one run.
 pub struct Specs {

@@ -559,7 +559,7 @@ mod tests {
         // The read of key 5 is not what the cycle rests on: shrunk away.
         assert!(!r.text.contains("k = 5"), "{}", r.text);
         assert!(r.steps < r.unshrunk);
-        let spec = crate::spec::parse(&r.text).unwrap_or_else(|e| panic!("{e:?}\n{}", r.text));
+        let spec = crate::specfile::parse(&r.text).unwrap_or_else(|e| panic!("{e:?}\n{}", r.text));
         assert_eq!(spec.sessions.len(), 3, "two transactions and the final read");
         let perm: Vec<&str> = spec.permutations[0].steps.iter().map(|s| s.name.as_str()).collect();
         let pos = |n: &str| perm.iter().position(|x| *x == n).unwrap();

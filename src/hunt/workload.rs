@@ -337,7 +337,7 @@ impl Workload {
             Ok(Ok(v)) => Outcome::Ok(v),
             Ok(Err(e)) => match e.code().map(|c| c.code()) {
                 Some(c @ ("40001" | "40P01")) => Outcome::Abort(c.to_string()),
-                _ => Outcome::Error(crate::target::connect::sql_error(e, msg::statement())),
+                _ => Outcome::Error(crate::postgres::connect::sql_error(e, msg::statement())),
             },
         }
     }
@@ -348,7 +348,7 @@ const COMMIT: &str = "SELECT txid_current_if_assigned(); COMMIT";
 
 /// The id `COMMIT` read (none for a transaction that wrote nothing).
 fn assigned_xid(answer: &[tokio_postgres::SimpleQueryMessage]) -> Option<u64> {
-    let row = crate::target::connect::text_rows(answer).into_iter().next()?;
+    let row = crate::postgres::connect::text_rows(answer).into_iter().next()?;
     row.into_iter().next().flatten()?.parse().ok()
 }
 

@@ -692,7 +692,7 @@ struct Bar {
 /// CHAIN ends one bar and opens the next), or a statement on its own (as
 /// long as it waited), per session.
 fn timeline_bars(entries: &[Entry]) -> Vec<(String, Vec<Bar>)> {
-    use crate::sqltext::{TxEffect, statements, tx_effect, words};
+    use crate::sql_lexer::{TxEffect, statements, tx_effect, words};
     lanes(entries)
         .into_iter()
         .map(|l| {

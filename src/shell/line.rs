@@ -4,7 +4,7 @@
 use std::ffi::OsStr;
 use std::path::PathBuf;
 
-use crate::sqltext;
+use crate::sql_lexer;
 
 /// A backslash command.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,7 +82,7 @@ impl Buffer {
     pub fn push(&mut self, line: &str, sessions: &[String]) -> Option<Input> {
         if !self.is_empty()
             && let Some(rest) = line.trim_start().strip_prefix('\\')
-            && !sqltext::left_open(&self.text)
+            && !sql_lexer::left_open(&self.text)
         {
             return Some(Input::Command(command(rest.trim_end())));
         }
@@ -115,10 +115,10 @@ impl Buffer {
             self.text.push('\n');
         }
         self.text.push_str(line);
-        if !sqltext::ends_statement(&self.text) {
+        if !sql_lexer::ends_statement(&self.text) {
             return None;
         }
-        let statements = sqltext::statements(&self.text)
+        let statements = sql_lexer::statements(&self.text)
             .into_iter()
             .map(str::to_string)
             .collect();

@@ -31,8 +31,8 @@ use crate::engine::{Answer, Env, Opener, PgError, Recorder, Session};
 use crate::i18n::{Context, Lang, Text};
 use crate::render::{self, Style, html};
 use crate::report::{ResultSet, ScenarioReport, VariantReport, WaitKind};
-use crate::spec::Spec;
-use crate::sqltext;
+use crate::specfile::Spec;
+use crate::sql_lexer;
 use line::{Buffer, Command, Input};
 use save::{Ran, Recording};
 use term::{Read, Term};
@@ -266,7 +266,7 @@ impl Shell<'_> {
                     // As typed, a statement runs at its ';' only: say what was left unsent.
                     // (A comment alone, as a script may end with, is no statement.)
                     let left = self.buffer.text();
-                    if !crate::sqltext::strip_comments(left).trim().is_empty() {
+                    if !crate::sql_lexer::strip_comments(left).trim().is_empty() {
                         let left = left.replace('\n', " ");
                         let shown = match self.buffer.session() {
                             Some(s) => format!("{s}: {left}"),
@@ -414,7 +414,7 @@ impl Shell<'_> {
                     let sql = l.spec.step(id).sql.clone();
                     // What is about to run, and why, before any guess is asked.
                     let session = self.sessions[s].name().to_string();
-                    self.said(msg::run_step(session, &name, crate::sqltext::one_line(&sql)));
+                    self.said(msg::run_step(session, &name, crate::sql_lexer::one_line(&sql)));
                     if let Some(why) = l.spec.why(id, self.lang) {
                         self.said(msg::run_step_why(why));
                     }
@@ -831,7 +831,7 @@ impl Shell<'_> {
         let began = session.track(&p.sql, &mut answer);
         // Read back when a transaction began, or its level was set.
         let isolation = match &answer {
-            Ok(_) if began || sqltext::sets_tx_level(&p.sql) => session.isolation().await,
+            Ok(_) if began || sql_lexer::sets_tx_level(&p.sql) => session.isolation().await,
             _ => None,
         };
         if isolation.is_some() {
@@ -1018,7 +1018,7 @@ impl Shell<'_> {
     /// (`pg_settings.reset_val`: the server's, the database's and the
     /// role's defaults, not a SET): a replay has to set them itself.
     async fn forced_settings(&self) -> Result<Vec<(String, String)>> {
-        let neutral = crate::target::connect::neutral_settings(self.env.server.version_num);
+        let neutral = crate::postgres::connect::neutral_settings(self.env.server.version_num);
         let names: Vec<&str> = neutral.iter().map(|(k, _)| *k).collect();
         let rows = self
             .env

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use super::msg;
 use crate::i18n::Text;
-use crate::spec::name as quoted;
+use crate::specfile::name as quoted;
 
 /// One statement as it ran.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,7 +73,7 @@ pub fn statement(sql: &str, step: &str) -> String {
 /// `sql` on one line (its leading comments left out), cut after a word
 /// with ` …` when it is longer than about [`SHOWN`] characters.
 pub fn short(sql: &str) -> String {
-    let line = crate::sqltext::one_line(crate::sqltext::strip_comments(sql));
+    let line = crate::sql_lexer::one_line(crate::sql_lexer::strip_comments(sql));
     let line = line.trim_end_matches(';').trim_end();
     if line.chars().count() <= SHOWN {
         return line.to_string();
@@ -127,7 +127,7 @@ impl Recording {
         if let Some((s, _, _)) = self.session_blocks.iter().find(|(s, setup, _)| {
             setup
                 .as_deref()
-                .is_some_and(|sql| !crate::sqltext::strip_comments(sql).trim().is_empty())
+                .is_some_and(|sql| !crate::sql_lexer::strip_comments(sql).trim().is_empty())
                 && !self.ran.iter().any(|r| &r.session == s)
         }) {
             return Some(msg::save_idle_setup(s));
@@ -180,7 +180,7 @@ impl Recording {
             let mut setup: Vec<String> = self
                 .settings
                 .iter()
-                .map(|(k, v)| format!("SET {k} = {};", crate::sqltext::literal(v)))
+                .map(|(k, v)| format!("SET {k} = {};", crate::sql_lexer::literal(v)))
                 .collect();
             setup.extend(blocks.and_then(|(_, s, _)| s.as_ref()).map(|s| s.trim().to_string()));
             if self.survivors.contains(name) {
@@ -262,7 +262,7 @@ mod tests {
             text.starts_with("# Recorded by lab shell.\n#\n# uses: bookstore\n"),
             "{text}"
         );
-        let spec = crate::spec::parse(&text).expect("the saved spec parses");
+        let spec = crate::specfile::parse(&text).expect("the saved spec parses");
         let setup: Vec<&str> = spec.setup.iter().map(|s| s.trim()).collect();
         assert_eq!(setup, ["UPDATE stock_items SET qty = 5 WHERE sku = 'BK-1';"]);
         // C ran nothing: no session of its own (isolationtester refuses a session without steps).
@@ -275,7 +275,7 @@ mod tests {
         let p = &spec.permutations[0];
         let order: Vec<&str> = p.steps.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(order, ["a1", "a2", "b1", "a3"]);
-        assert_eq!(p.steps[2].blockers, vec![crate::spec::Blocker::Step("a3".into())]);
+        assert_eq!(p.steps[2].blockers, vec![crate::specfile::Blocker::Step("a3".into())]);
         assert!(spec.check().unwrap().is_empty(), "every step is used");
     }
 
@@ -287,7 +287,7 @@ mod tests {
             survivors: vec!["A".into()],
             ..Recording::default()
         };
-        let spec = crate::spec::parse(&rec.spec(&[])).unwrap();
+        let spec = crate::specfile::parse(&rec.spec(&[])).unwrap();
         assert_eq!(
             spec.sessions[0].setup.as_deref().map(str::trim),
             Some("SET deadlock_timeout = '10s';")
@@ -310,7 +310,7 @@ mod tests {
             ..Recording::default()
         };
         let text = rec.spec(&[]);
-        let spec = crate::spec::parse(&text).unwrap_or_else(|e| panic!("{text}\n{e}"));
+        let spec = crate::specfile::parse(&text).unwrap_or_else(|e| panic!("{text}\n{e}"));
         let names: Vec<&str> = spec.sessions.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["1", "step"], "{text}");
         let order: Vec<&str> = spec.permutations[0].steps.iter().map(|s| s.name.as_str()).collect();

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 
 use super::msg;
-use crate::spec::{self, Spec};
+use crate::specfile::{self, Spec};
 
 /// One spec to run.
 pub struct SpecFile {
@@ -191,7 +191,7 @@ pub fn load(path: &Path) -> Result<SpecFile> {
 /// A spec's text parsed and checked, as if read from `path`.
 pub fn parsed(path: &Path, text: &str) -> Result<SpecFile> {
     let shown = path.display().to_string();
-    let spec = spec::parse(text).map_err(|e| msg::parse_error(shown.clone(), e.line, e.message))?;
+    let spec = specfile::parse(text).map_err(|e| msg::parse_error(shown.clone(), e.line, e.message))?;
     let unused = spec.check().map_err(|e| msg::invalid(shown.clone(), e.to_string()))?;
     let name = test_name(path);
     let bookstore = spec.header.iter().any(|l| l.trim() == "uses: bookstore");

@@ -4,8 +4,8 @@
 //! outcome is lab's timeline per permutation and isolationtester's own
 //! transcript, which can be compared with expected files as pg_regress
 //! does. The harness prints and writes them.
-pub mod catalogue;
 pub mod files;
+pub mod leftovers;
 pub mod msg;
 pub mod regress;
 pub mod repeat;
@@ -22,8 +22,8 @@ use crate::engine::transcript::Transcript;
 use crate::engine::{self, Env, Opener, Recorder};
 use crate::i18n::{Lang, Text};
 use crate::output::Exit;
+use crate::postgres::connect;
 use crate::report::{Check, ScenarioReport, VariantReport, round_ms};
-use crate::target::connect;
 use files::SpecFile;
 
 /// Where specs run.
@@ -86,7 +86,7 @@ impl NewDatabase {
     fn create(&self, name: &str) -> String {
         let mut sql = format!("CREATE DATABASE {} TEMPLATE template0", quote_ident(name));
         if let Some(e) = &self.encoding {
-            sql.push_str(&format!(" ENCODING {}", crate::sqltext::literal(e)));
+            sql.push_str(&format!(" ENCODING {}", crate::sql_lexer::literal(e)));
         }
         if self.no_locale {
             sql.push_str(" LC_COLLATE 'C' LC_CTYPE 'C'");
@@ -197,7 +197,7 @@ struct InFlight {
     spec: usize,
     /// Where it runs (the database, the startup options).
     pg: Config,
-    before: catalogue::Snapshot,
+    before: leftovers::Snapshot,
     /// Its sessions' and setup connection's backends, named `app...`.
     opener: Opener,
     app: String,
@@ -672,7 +672,7 @@ enum Seen {
     Fingerprint(Option<String>),
     /// What the spec did to the database given, and of what it made what
     /// could not be dropped (with why).
-    Left(catalogue::Changes, Vec<(catalogue::Object, String)>),
+    Left(leftovers::Changes, Vec<(leftovers::Object, String)>),
 }
 
 /// One run of a spec, start to end: in a fresh database, or in the one given.
@@ -790,8 +790,8 @@ async fn run_spec(suite: &Suite, env: &Env, run: usize) -> Result<Outcome> {
 /// The report of what a spec did to the database given: passed when it
 /// left nothing (or `--clean` dropped all it made) and renamed or dropped
 /// nothing that was there before (lab never puts that back).
-fn left_behind(clean: bool, changes: &catalogue::Changes, failed: &[(catalogue::Object, String)]) -> VariantReport {
-    let listed = |objects: &[catalogue::Object]| objects.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", ");
+fn left_behind(clean: bool, changes: &leftovers::Changes, failed: &[(leftovers::Object, String)]) -> VariantReport {
+    let listed = |objects: &[leftovers::Object]| objects.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", ");
     let mut observed = Vec::new();
     if !changes.made.is_empty() {
         observed.push(msg::left(listed(&changes.made)));
@@ -831,13 +831,13 @@ fn left_behind(clean: bool, changes: &catalogue::Changes, failed: &[(catalogue::
 }
 
 /// What --clean could not drop, each with the server's reason.
-fn not_dropped(failed: &[(catalogue::Object, String)]) -> Vec<String> {
+fn not_dropped(failed: &[(leftovers::Object, String)]) -> Vec<String> {
     failed.iter().map(|(o, why)| format!("{o} ({why})")).collect()
 }
 
 /// What the database given holds (an error says what lab was reading).
-async fn snapshot(client: &tokio_postgres::Client, reset: &str) -> Result<catalogue::Snapshot> {
-    catalogue::snapshot(client, reset)
+async fn snapshot(client: &tokio_postgres::Client, reset: &str) -> Result<leftovers::Snapshot> {
+    leftovers::snapshot(client, reset)
         .await
         .map_err(|e| connect::sql_error(e, msg::snapshot()))
 }
@@ -1096,16 +1096,16 @@ async fn what_it_did(
     cfg: &SpecConfig,
     control: &tokio_postgres::Client,
     file: &SpecFile,
-    before: &catalogue::Snapshot,
+    before: &leftovers::Snapshot,
     reset: &str,
-) -> Result<(catalogue::Changes, Vec<(catalogue::Object, String)>)> {
+) -> Result<(leftovers::Changes, Vec<(leftovers::Object, String)>)> {
     if file.bookstore {
         connect::drop_schema(control, BOOKSTORE).await?;
     }
     let after = snapshot(control, reset).await?;
-    let changes = catalogue::changes(before, &after);
+    let changes = leftovers::changes(before, &after);
     let failed = if cfg.clean && !changes.made.is_empty() {
-        catalogue::clean(control, &changes.made, reset).await
+        leftovers::clean(control, &changes.made, reset).await
     } else {
         Vec::new()
     };

@@ -140,7 +140,7 @@ fn quoted_names_and_marks_print_as_isolationtester_and_paste_back() {
     let (_, report) = explore_json(&srv, &[path.to_str().unwrap(), "--level", "read-committed"]);
     let class = &report["levels"][0]["classes"][0];
     assert_eq!(class["representative"], "\"r 1\" \"w 2\" \"c 1\"", "{report}");
-    let spec = lab::spec::parse(&format!(
+    let spec = lab::specfile::parse(&format!(
         "{text}permutation {}\n",
         class["representative"].as_str().unwrap()
     ))
@@ -173,7 +173,7 @@ fn write_skew_class_counts_at_each_level() {
         .expect("a serial class");
     assert_eq!(serial["serial"], 2);
     // Each class's representative is a line the spec's permutation list takes.
-    let spec = lab::spec::parse(&format!(
+    let spec = lab::specfile::parse(&format!(
         "{}\npermutation {}\n",
         lab::files::LabFiles::embedded().read("write-skew.spec").unwrap(),
         ser[0]["representative"].as_str().unwrap()

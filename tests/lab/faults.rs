@@ -311,7 +311,7 @@ fn ctrl_c_sighup_and_sigkill_of_a_run_on_the_throwaway_cluster() {
         // gives the port), then until the scenario's workers are connected.
         let deadline = Instant::now() + Duration::from_secs(20);
         let port = loop {
-            let port = std::fs::read_dir(lab::target::cluster::run_root())
+            let port = std::fs::read_dir(lab::postgres::cluster::run_root())
                 .unwrap()
                 .flatten()
                 .find_map(|e| {
@@ -335,7 +335,7 @@ fn ctrl_c_sighup_and_sigkill_of_a_run_on_the_throwaway_cluster() {
         let mut config = tokio_postgres::Config::new();
         config.host("127.0.0.1").port(port).user("postgres").dbname("postgres");
         let client = rt
-            .block_on(lab::target::connect::connect(&config, "lab-test", None, None))
+            .block_on(lab::postgres::connect::connect(&config, "lab-test", None, None))
             .unwrap()
             .client;
         let workers = "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lab:lab:queue/%:W%'";

@@ -4,11 +4,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use lab::catalogue::http_etag::api::{Config, Mode, Server};
+use lab::catalogue::http_etag::client::{HttpClient, Request, Response};
+use lab::catalogue::http_etag::serve::Log;
 use lab::files::LabFiles;
-use lab::http::Log;
-use lab::http::api::{Config, Mode, Server};
-use lab::http::client::{HttpClient, Request, Response};
-use lab::sql::SqlFile;
+use lab::named_sql::SqlFile;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::support::{TestServer, one_line_exit_2, run};
@@ -18,7 +18,7 @@ const SCHEMA: &str = "http_test";
 
 /// A connection of the test's own (TestServer's helpers block; these tests are async).
 async fn pg(srv: &TestServer) -> tokio_postgres::Client {
-    lab::target::connect::connect(&srv.cluster.config(), "lab-test", None, None)
+    lab::postgres::connect::connect(&srv.cluster.config(), "lab-test", None, None)
         .await
         .unwrap()
         .client
@@ -28,7 +28,7 @@ async fn pg(srv: &TestServer) -> tokio_postgres::Client {
 async fn start(srv: &TestServer, mode: Mode) -> Server {
     let files = LabFiles::embedded();
     let control = pg(srv).await;
-    lab::target::connect::rebuild_schema(
+    lab::postgres::connect::rebuild_schema(
         &control,
         SCHEMA,
         &files.read("schema.sql").unwrap(),

@@ -24,11 +24,19 @@ const LAYERS: &[&[&str]] = &[
         "locks",
         "baseline",
     ],
-    &["http", "retry", "sql"],
+    &["retry", "named_sql"],
     &["render"],
     &["engine"],
     &["report"],
-    &["target", "spec", "sqltext", "i18n", "files", "progress", "output"],
+    &[
+        "postgres",
+        "specfile",
+        "sql_lexer",
+        "i18n",
+        "files",
+        "progress",
+        "output",
+    ],
 ];
 
 #[derive(Debug, Clone, PartialEq)]

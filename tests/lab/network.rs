@@ -8,7 +8,7 @@ use std::io::Read;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use lab::target::faults::{Fault, Proxy};
+use lab::postgres::faults::{Fault, Proxy};
 use serde_json::Value;
 
 use crate::support::{TestServer, lab};

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use lab::files::LabFiles;
-use lab::spec::Spec;
+use lab::specfile::Spec;
 use serde_json::Value;
 
 use crate::support::{TestServer, run};
@@ -67,7 +67,7 @@ pub fn isolationtester_output(srv: &TestServer, text: &str, env: &[(&str, &str)]
 pub fn build_bookstore(srv: &TestServer, client: &tokio_postgres::Client) {
     let files = LabFiles::embedded();
     srv.rt
-        .block_on(lab::target::connect::rebuild_schema(
+        .block_on(lab::postgres::connect::rebuild_schema(
             client,
             "lab",
             &files.read("schema.sql").unwrap(),
@@ -241,7 +241,7 @@ fn lab_events(v: &Value) -> Vec<Event> {
 /// Runs one spec both ways and returns the differences, if any.
 fn cross_check(file: &str) -> Result<usize, String> {
     let text = LabFiles::embedded().read(file).unwrap().into_owned();
-    let spec = lab::spec::parse(&text).unwrap();
+    let spec = lab::specfile::parse(&text).unwrap();
     let scenario = lab::catalogue::ALL
         .iter()
         .find(|s| s.spec == Some(file))
@@ -335,7 +335,7 @@ fn every_spec_runs_in_isolationtester_and_lab_observes_what_it_prints() {
 
 #[test]
 fn isolationtester_output_is_read_as_it_prints() {
-    let spec = lab::spec::parse(
+    let spec = lab::specfile::parse(
         "session A\nstep a1 { UPDATE t SET x = 1; }\nstep a2 { COMMIT; }\n\
          session B\nstep b1 { SELECT x\n  FROM t; }\n",
     )

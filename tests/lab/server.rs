@@ -146,7 +146,7 @@ fn server_command_prints_a_url_and_cleans_up_on_ctrl_c() {
         .unwrap();
     let config: tokio_postgres::Config = url.parse().unwrap();
     let client = rt
-        .block_on(lab::target::connect::connect(&config, "lab-test", None, None))
+        .block_on(lab::postgres::connect::connect(&config, "lab-test", None, None))
         .unwrap()
         .client;
     let books: i64 = rt
@@ -416,7 +416,7 @@ fn a_signal_reaches_only_the_backend_its_pid_was_read_from() {
         let running = format!("SELECT state FROM pg_stat_activity WHERE pid = {pid}");
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let rows = lab::target::connect::text_rows(&env.control.simple_query(&running).await.unwrap());
+            let rows = lab::postgres::connect::text_rows(&env.control.simple_query(&running).await.unwrap());
             if rows.first().and_then(|r| r[0].as_deref()) == Some("active") {
                 break;
             }
@@ -425,7 +425,7 @@ fn a_signal_reaches_only_the_backend_its_pid_was_read_from() {
         }
         let signalled = |sql: String| {
             let control = env.control.clone();
-            async move { lab::target::connect::text_rows(&control.simple_query(&sql).await.unwrap()) }
+            async move { lab::postgres::connect::text_rows(&control.simple_query(&sql).await.unwrap()) }
         };
         // 1970: the backend holding the pid started after that.
         assert!(signalled(signal_sql(false, pid, Some("1"))).await.is_empty());

@@ -18,7 +18,12 @@ fn a_standby_is_refused_before_anything_is_created() {
     // It is a standby, as the server itself says.
     let s = srv
         .rt
-        .block_on(lab::target::connect::connect(&standby.config(), "lab-test", None, None))
+        .block_on(lab::postgres::connect::connect(
+            &standby.config(),
+            "lab-test",
+            None,
+            None,
+        ))
         .unwrap()
         .client;
     let in_recovery: bool = srv
@@ -96,7 +101,7 @@ fn hostile_role_defaults_do_not_change_the_results() {
     hostile_config.user("hostile");
     let h = srv
         .rt
-        .block_on(lab::target::connect::connect(&hostile_config, "lab-test", None, None))
+        .block_on(lab::postgres::connect::connect(&hostile_config, "lab-test", None, None))
         .unwrap()
         .client;
     let shown: Vec<String> = srv
@@ -185,7 +190,7 @@ fn with_passwords(srv: &TestServer) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while srv
         .rt
-        .block_on(lab::target::connect::connect(&config, "lab-test", None, None))
+        .block_on(lab::postgres::connect::connect(&config, "lab-test", None, None))
         .is_ok()
     {
         assert!(Instant::now() < deadline, "pg_hba.conf was not reloaded");
@@ -292,7 +297,7 @@ fn two_runs_share_a_crowded_server_with_max_connections() {
     let held: Vec<_> = (0..200)
         .map(|_| {
             srv.rt
-                .block_on(lab::target::connect::connect(&config, "lab-test-crowd", None, None))
+                .block_on(lab::postgres::connect::connect(&config, "lab-test-crowd", None, None))
                 .expect("a crowd connection")
         })
         .collect();
@@ -467,7 +472,7 @@ fn a_full_pool_is_seen_in_pgbouncer_not_on_the_server() {
         .build()
         .unwrap();
     rt.block_on(async {
-        use lab::target::pgbouncer::Front;
+        use lab::postgres::pgbouncer::Front;
         let front = Front::start(&srv.cluster.config(), vec![Front::pool("p", 1)])
             .await
             .unwrap();
@@ -475,7 +480,7 @@ fn a_full_pool_is_seen_in_pgbouncer_not_on_the_server() {
         let front = env.pooler.clone().unwrap();
         let opener = Opener::new(&env, "lab:pool-test:".into(), "pool-test".into(), Recorder::default());
         let (a, b) = (opener.open("A").await.unwrap(), opener.open("B").await.unwrap());
-        let control = lab::target::connect::connect(&srv.cluster.config(), "lab-test", None, None)
+        let control = lab::postgres::connect::connect(&srv.cluster.config(), "lab-test", None, None)
             .await
             .unwrap()
             .client;
@@ -559,7 +564,12 @@ fn lab_replica_via_pgpool_on_a_pair_that_wants_passwords() {
         .get(0);
     let on_standby = srv
         .rt
-        .block_on(lab::target::connect::connect(&standby.config(), "lab-test", None, None))
+        .block_on(lab::postgres::connect::connect(
+            &standby.config(),
+            "lab-test",
+            None,
+            None,
+        ))
         .expect("the standby takes a connection");
     srv.wait_for(
         &on_standby.client,

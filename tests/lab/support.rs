@@ -163,7 +163,7 @@ pub fn metric(v: &Value, key: &str) -> Value {
 /// No temp dir and no server of a finished lab process remain.
 pub fn assert_no_leftovers(pid: u32) {
     let prefix = format!("lab-pg-{pid}-");
-    let left: Vec<_> = std::fs::read_dir(lab::target::cluster::run_root())
+    let left: Vec<_> = std::fs::read_dir(lab::postgres::cluster::run_root())
         .unwrap()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
@@ -182,14 +182,14 @@ pub fn assert_no_leftovers(pid: u32) {
 /// A throwaway cluster owned by the test (removed when dropped), for tests
 /// that point lab at an existing server.
 pub struct TestServer {
-    pub cluster: lab::target::cluster::Cluster,
+    pub cluster: lab::postgres::cluster::Cluster,
     pub rt: tokio::runtime::Runtime,
 }
 
 impl TestServer {
     pub fn start() -> TestServer {
         let cluster =
-            lab::target::cluster::Cluster::start(None, lab::i18n::Lang::En).expect("throwaway cluster starts");
+            lab::postgres::cluster::Cluster::start(None, lab::i18n::Lang::En).expect("throwaway cluster starts");
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -203,7 +203,7 @@ impl TestServer {
 
     pub fn client(&self) -> tokio_postgres::Client {
         self.rt
-            .block_on(lab::target::connect::connect(
+            .block_on(lab::postgres::connect::connect(
                 &self.cluster.config(),
                 "lab-test",
                 None,
@@ -240,11 +240,13 @@ impl TestServer {
     /// objects in `schema`, no neutral settings), for tests that open
     /// sessions themselves.
     pub async fn env(&self, schema: &str) -> lab::engine::Env {
-        let control = lab::target::connect::connect(&self.cluster.config(), "lab-test:control", None, None)
+        let control = lab::postgres::connect::connect(&self.cluster.config(), "lab-test:control", None, None)
             .await
             .expect("test connects")
             .client;
-        let server = lab::target::connect::server_info(&control).await.expect("server info");
+        let server = lab::postgres::connect::server_info(&control)
+            .await
+            .expect("server info");
         lab::engine::Env::new(
             control,
             server,
@@ -290,7 +292,7 @@ impl TestServer {
 /// the server's user (PgBouncer refuses root) and is stopped on drop.
 pub struct PgBouncer {
     pub port: u16,
-    _inner: lab::target::pgbouncer::PgBouncer,
+    _inner: lab::postgres::pgbouncer::PgBouncer,
 }
 
 impl PgBouncer {
@@ -300,9 +302,9 @@ impl PgBouncer {
 
     /// With `extra` lines in its [pgbouncer] section.
     pub fn start_with(srv: &TestServer, extra: &str) -> PgBouncer {
-        use lab::target::pgbouncer::Pool;
+        use lab::postgres::pgbouncer::Pool;
         let pools = [Pool::new("tx", "transaction", 40), Pool::new("session", "session", 40)];
-        let inner = lab::target::pgbouncer::PgBouncer::start_with(&srv.cluster.config(), &pools, extra)
+        let inner = lab::postgres::pgbouncer::PgBouncer::start_with(&srv.cluster.config(), &pools, extra)
             .expect("pgbouncer starts (.ci/run installs the Debian package)");
         PgBouncer {
             port: inner.port,

@@ -159,10 +159,10 @@ fn every_step_a_session_runs_says_why_in_every_language() {
             continue;
         }
         if name.ends_with(".spec") {
-            let spec = lab::spec::parse(&text).unwrap();
+            let spec = lab::specfile::parse(&text).unwrap();
             for (id, step) in spec.steps() {
                 // Transaction control has the reason of its verb.
-                let verb = lab::sqltext::words(&step.sql, 1);
+                let verb = lab::sql_lexer::words(&step.sql, 1);
                 if matches!(verb.first().map(String::as_str), Some("BEGIN" | "COMMIT" | "ROLLBACK")) {
                     continue;
                 }
@@ -176,7 +176,7 @@ fn every_step_a_session_runs_says_why_in_every_language() {
                 checked += 1;
             }
         } else if name.ends_with(".sql") && !matches!(name, "schema.sql" | "seed.sql") {
-            let file = lab::sql::SqlFile::parse(name, &text);
+            let file = lab::named_sql::SqlFile::parse(name, &text);
             let (en, tr) = (file.whys(Lang::En), file.whys(Lang::Tr));
             for statement in file.names() {
                 let key = format!("{name}:{statement}");

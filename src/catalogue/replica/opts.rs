@@ -42,14 +42,14 @@ fn through_pgpool(variant: &str) -> bool {
 impl ScenarioOptions for ReplicaOpts {
     fn check(&self) -> Result<()> {
         if !(1..=10_000).contains(&self.lsn_wait_ms) {
-            anyhow::bail!(crate::catalogue::cx::msg::between("--lsn-wait-ms", 1, 10_000));
+            anyhow::bail!(crate::catalogue::context::msg::between("--lsn-wait-ms", 1, 10_000));
         }
         if !(1..=10_000).contains(&self.sticky_ms) {
-            anyhow::bail!(crate::catalogue::cx::msg::between("--sticky-ms", 1, 10_000));
+            anyhow::bail!(crate::catalogue::context::msg::between("--sticky-ms", 1, 10_000));
         }
         if self.via == Some(Via::Pgpool) {
             // Asked for: a machine without it is a setup error, not a skip.
-            crate::target::pgpool::find_bin()?;
+            crate::postgres::pgpool::find_bin()?;
         }
         Ok(())
     }

@@ -12,11 +12,11 @@ use crate::catalogue::Cx;
 use crate::engine::answer::Res;
 use crate::engine::{Deviation, Opener, Recorder, Session, secs};
 use crate::i18n::Text;
+use crate::named_sql::SqlFile;
+use crate::postgres::cluster::Cluster;
+use crate::postgres::connect;
+use crate::postgres::conninfo;
 use crate::report::ResultSet;
-use crate::sql::SqlFile;
-use crate::target::cluster::Cluster;
-use crate::target::connect;
-use crate::target::server;
 
 /// The standby a variant reads from, and how to open sessions on it.
 pub(super) struct Standby {
@@ -45,9 +45,9 @@ impl Standby {
                     cx.skip(msg::needs_own_standby(settings));
                     return Ok(None);
                 }
-                (None, server::parse_url(&url, &server::process_env, cx.opts.lang)?)
+                (None, conninfo::parse_url(&url, &conninfo::process_env, cx.opts.lang)?)
             }
-            (None, Some((bin, _))) if crate::target::cluster::basebackup_for(&bin).is_none() => {
+            (None, Some((bin, _))) if crate::postgres::cluster::basebackup_for(&bin).is_none() => {
                 cx.skip(msg::no_basebackup(bin.display().to_string()));
                 return Ok(None);
             }

@@ -11,9 +11,9 @@ use super::opts::ReplicaOpts;
 use super::standby::{Standby, primary_lsn};
 use crate::catalogue::Cx;
 use crate::engine::{Opener, Session};
+use crate::named_sql::SqlFile;
+use crate::postgres::pgpool::{self, Pgpool};
 use crate::report::ResultSet;
-use crate::sql::SqlFile;
-use crate::target::pgpool::{self, Pgpool};
 
 /// lab's pgpool-II for one variant, and how to open sessions through it.
 struct Balanced {

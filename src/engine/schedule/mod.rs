@@ -30,7 +30,7 @@ use super::transcript::{Transcript, error_message};
 use super::{Env, secs};
 use crate::i18n::Text;
 use crate::report::{ResultSet, WaitKind, millis};
-use crate::spec::{Param, Planned, Resolved, Spec, bind};
+use crate::specfile::{Param, Planned, Resolved, Spec, bind};
 
 pub use live::Live;
 
@@ -932,7 +932,7 @@ impl<S: Server> Runner<'_, S> {
         let began = self.server.track(Some(s), &a.sql, &mut answer);
         // Read back where a transaction began, and where a step set the
         // level of the one it is in (`BEGIN;` then `SET TRANSACTION ...`).
-        let sets = answer.is_ok() && !began && crate::sqltext::sets_tx_level(&a.sql);
+        let sets = answer.is_ok() && !began && crate::sql_lexer::sets_tx_level(&a.sql);
         let isolation = if began || sets {
             self.server.isolation(s).await
         } else {
@@ -1094,7 +1094,7 @@ impl<S: Server> Runner<'_, S> {
                 .server
                 .read(&sql)
                 .await
-                .map_err(|e| crate::target::connect::sql_error(e, msg::probe_failed(&probe.name)))?;
+                .map_err(|e| crate::postgres::connect::sql_error(e, msg::probe_failed(&probe.name)))?;
             self.taken.push((probe.name.clone(), set));
         }
         Ok(())

@@ -278,7 +278,7 @@ async fn run_recorded(
     (patient, dead_ends): (bool, bool),
     recorder: &Recorder,
 ) -> (Result<Observation>, String) {
-    let spec = crate::spec::parse(spec).expect("the spec parses");
+    let spec = crate::specfile::parse(spec).expect("the spec parses");
     let plan = spec.plan(&spec.permutations[perm]).expect("the permutation is valid");
     let transcript = Transcript::default();
     let o = run_on(

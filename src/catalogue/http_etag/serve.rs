@@ -16,11 +16,6 @@ use crate::engine::Recorder;
 use crate::i18n::Context;
 use crate::report::Entry;
 
-pub mod api;
-pub mod client;
-pub mod etag;
-pub mod proxy;
-
 /// Where servers file what they did for a request: under the client's
 /// request id until the client has recorded its request, so the timeline
 /// reads request, SQL, response; straight to the timeline otherwise.

@@ -20,7 +20,7 @@ impl Object {
     /// on it must go first, or it stays).
     pub fn drop_sql(&self) -> String {
         match self.kind.as_str() {
-            "prepared transaction" => format!("ROLLBACK PREPARED {}", crate::sqltext::literal(&self.identity)),
+            "prepared transaction" => format!("ROLLBACK PREPARED {}", crate::sql_lexer::literal(&self.identity)),
             "foreign-data wrapper" => format!("DROP FOREIGN DATA WRAPPER {}", self.identity),
             kind => format!("DROP {} {}", kind.to_uppercase(), self.identity),
         }
@@ -108,7 +108,7 @@ impl Changes {
 /// session's SETs: [`crate::engine::env::pooled_reset`]; else empty).
 pub async fn snapshot(client: &tokio_postgres::Client, reset: &str) -> Result<Snapshot, tokio_postgres::Error> {
     let msgs = client.simple_query(&format!("{reset}{SNAPSHOT}")).await?;
-    Ok(crate::target::connect::text_rows(&msgs)
+    Ok(crate::postgres::connect::text_rows(&msgs)
         .into_iter()
         .map(|r| {
             let col = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();

@@ -3,6 +3,12 @@
 //! real HTTP clients A and B, driven request by request. ETag / If-Match /
 //! 412 / 428 (RFC 9110 §13.1.1, RFC 6585 §3), the warn mode of a
 //! migration, a proxy that weakens tags, and If-None-Match: * for creates.
+pub mod api;
+pub mod client;
+pub mod etag;
+pub mod proxy;
+pub mod serve;
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -11,13 +17,13 @@ use anyhow::Result;
 
 use super::{Cx, Options, Scenario, ScenarioOptions};
 use crate::engine::Session;
-use crate::http::api::{self, Mode, Server};
-use crate::http::client::{HttpClient, Request, Response};
-use crate::http::proxy::Proxy;
-use crate::http::{Log, etag};
 use crate::i18n::Text;
+use crate::named_sql::SqlFile;
 use crate::report::{Entry, Phrase, StepResult};
-use crate::sql::SqlFile;
+use api::{Mode, Server};
+use client::{HttpClient, Request, Response};
+use proxy::Proxy;
+use serve::Log;
 
 pub static SCENARIO: Scenario = Scenario {
     name: "http-etag",

@@ -14,7 +14,7 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 
 use super::etag::parse_tag;
-use super::{Listener, Log};
+use super::serve::{Listener, Log};
 use crate::i18n::Text;
 use crate::report::{Entry, Phrase, StepResult};
 

@@ -2,12 +2,12 @@
 //! the user names. Nothing here knows a scenario.
 pub mod cluster;
 pub mod connect;
+pub mod conninfo;
 pub mod faults;
 pub mod libpq;
 pub mod pgbouncer;
 pub mod pgpool;
-pub mod server;
 pub mod sidecar;
 pub mod watchdog;
 
-pub use server::Target;
+pub use conninfo::RunOn;

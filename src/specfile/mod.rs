@@ -17,7 +17,7 @@ mod parse;
 pub use parse::{ParseError, name, parse};
 
 use crate::i18n::Lang;
-use crate::sqltext::{literal, skip_block_comment, skip_dollar, skip_line_comment, skip_quoted};
+use crate::sql_lexer::{literal, skip_block_comment, skip_dollar, skip_line_comment, skip_quoted};
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Spec {

@@ -14,11 +14,11 @@ use crate::engine::schedule::{self, ExpectedWait, Probe, ProbeQuery};
 use crate::engine::{Barrier, Env, Observation, Opener, Recorder, Session, secs};
 use crate::files::LabFiles;
 use crate::i18n::{Context, Text};
+use crate::named_sql::SqlFile;
 use crate::progress::Progress;
 use crate::report::{Check, Entry, Evidence, Phrase, ResultSet, VariantReport, round_ms};
 use crate::retry::RetryPolicy;
-use crate::spec::{Param, Spec};
-use crate::sql::SqlFile;
+use crate::specfile::{Param, Spec};
 
 /// A scenario's own options (its subcommand's flags beyond the common ones),
 /// parsed by clap and checked once.
@@ -135,7 +135,7 @@ impl<'e> Cx<'e> {
         }
         let name = self.spec_file.ctx(|| msg::no_spec(self.scenario))?;
         let text = self.opts.files.read(name)?;
-        let spec = crate::spec::parse(&text).map_err(|e| msg::bad_spec_at(name, e.line, e.message))?;
+        let spec = crate::specfile::parse(&text).map_err(|e| msg::bad_spec_at(name, e.line, e.message))?;
         spec.check().map_err(|e| msg::bad_spec(name, e.to_string()))?;
         if let Some(st) = &self.env.stepper {
             let lang = st.lang();
@@ -157,7 +157,7 @@ impl<'e> Cx<'e> {
         let id = spec
             .find(step)
             .ctx(|| msg::no_step(self.spec_file.unwrap_or("-"), step))?;
-        Ok(crate::spec::bind(spec.step(id).sql.trim(), params))
+        Ok(crate::specfile::bind(spec.step(id).sql.trim(), params))
     }
 
     /// One of lab's SQL files (named statements), from --lab-dir where given.
@@ -226,7 +226,7 @@ impl<'e> Cx<'e> {
         if !self.opener.pooled() {
             return Ok(self.pid_of(name));
         }
-        let app = crate::target::connect::app_name(&format!("{}{name}", self.opener.app()));
+        let app = crate::postgres::connect::app_name(&format!("{}{name}", self.opener.app()));
         let serving = crate::engine::session::backends_by_app(&self.env.control, &[&app])
             .await
             .ctx(crate::engine::msg::read_blocking)?;

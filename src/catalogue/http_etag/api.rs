@@ -16,12 +16,12 @@ use axum::response::Response;
 use axum::routing::get;
 
 use super::etag::{self, Condition, ETag};
-use super::{Listener, Log};
+use super::serve::{Listener, Log};
 use crate::engine::Session;
 use crate::engine::answer::last_set;
 use crate::i18n::{Lang, Text};
+use crate::named_sql::SqlFile;
 use crate::report::{Entry, Phrase, ResultSet, StepResult};
-use crate::sql::SqlFile;
 
 /// What the API does with a PUT that carries no If-Match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -477,7 +477,7 @@ pub async fn server_info(client: &Client) -> Result<ServerInfo> {
 /// is). When connecting fails, the error also says where lab found the
 /// server's address.
 pub async fn control(
-    target: &crate::target::Target,
+    target: &crate::postgres::RunOn,
     pg: &Config,
     app_name: &str,
     pooler_ok: bool,
@@ -485,7 +485,7 @@ pub async fn control(
 ) -> Result<(Client, ServerInfo)> {
     let r = connect_control(pg, app_name, None, silence).await;
     let (client, pooler) = match target {
-        crate::target::Target::Server(_, origin) => {
+        crate::postgres::RunOn::Server(_, origin) => {
             let client = r.ctx(|| msg::named_by(origin))?.client;
             let pooler = transaction_pooler(&client, pg, silence).await?;
             match pooler {
@@ -494,7 +494,7 @@ pub async fn control(
             }
         }
         // lab started it: nothing stands between lab and its own server.
-        crate::target::Target::Throwaway { .. } => (r?.client, false),
+        crate::postgres::RunOn::Throwaway { .. } => (r?.client, false),
     };
     let mut server = server_info(&client).await?;
     server.behind_pooler = pooler;
@@ -678,7 +678,7 @@ pub fn startup_options(schema: Option<&str>, settings: &str) -> String {
         .map(|s| format!("-c search_path={}", escape(s)))
         .into_iter()
         .collect();
-    for statement in crate::sqltext::statements(settings) {
+    for statement in crate::sql_lexer::statements(settings) {
         let rest = statement.trim().strip_prefix("SET ").unwrap_or(statement);
         if let Some((name, value)) = rest.split_once(" = ") {
             let value = value.trim().trim_matches('\'');
@@ -731,7 +731,7 @@ pub fn options_as_sets(options: &str) -> Result<String> {
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
             bail!(msg::option_without_setting(setting));
         }
-        sets.push_str(&format!("SET {name} = {};", crate::sqltext::literal(value)));
+        sets.push_str(&format!("SET {name} = {};", crate::sql_lexer::literal(value)));
     }
     Ok(sets)
 }

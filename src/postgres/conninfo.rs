@@ -13,7 +13,7 @@ use crate::i18n::Lang;
 
 /// Where the lab runs.
 #[derive(Clone)]
-pub enum Target {
+pub enum RunOn {
     /// A server the user named (URL, key=value string, service or libpq
     /// variables), and where lab found it (for messages).
     Server(Box<tokio_postgres::Config>, String),
@@ -23,12 +23,12 @@ pub enum Target {
     Throwaway { pg_bin: Option<PathBuf>, conf: String },
 }
 
-impl std::fmt::Debug for Target {
+impl std::fmt::Debug for RunOn {
     // Never print a Config: it holds the password.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Target::Server(_, origin) => write!(f, "Server(.., {origin})"),
-            Target::Throwaway { pg_bin, .. } => write!(f, "Throwaway {{ pg_bin: {pg_bin:?} }}"),
+            RunOn::Server(_, origin) => write!(f, "Server(.., {origin})"),
+            RunOn::Throwaway { pg_bin, .. } => write!(f, "Throwaway {{ pg_bin: {pg_bin:?} }}"),
         }
     }
 }
@@ -48,7 +48,7 @@ pub fn process_env(name: &str) -> Option<String> {
 /// service and the libpq variables as psql reads them, else the throwaway
 /// cluster. A URL that is set but empty (an unset CI secret) is an error, not
 /// a quiet run on the throwaway cluster.
-pub fn resolve(given: Option<&str>, pg_bin: Option<&Path>, env: EnvLookup<'_>, lang: Lang) -> Result<Target> {
+pub fn resolve(given: Option<&str>, pg_bin: Option<&Path>, env: EnvLookup<'_>, lang: Lang) -> Result<RunOn> {
     if let Some(mode) = env("PGSSLMODE").filter(|m| needs_tls(m)) {
         bail!(msg::no_tls(mode, "PGSSLMODE"));
     }
@@ -86,7 +86,7 @@ pub fn resolve(given: Option<&str>, pg_bin: Option<&Path>, env: EnvLookup<'_>, l
         {
             config.password(pw);
         }
-        return Ok(Target::Server(
+        return Ok(RunOn::Server(
             Box::new(finish_config(config, env, lang)),
             origin.to_string(),
         ));
@@ -100,7 +100,7 @@ pub fn resolve(given: Option<&str>, pg_bin: Option<&Path>, env: EnvLookup<'_>, l
     let libpq = ["PGHOST", "PGPORT", "PGUSER", "PGDATABASE"];
     let set: Vec<&str> = libpq.into_iter().filter(|v| env(v).is_some()).collect();
     if origin.is_empty() && set.is_empty() {
-        return Ok(Target::Throwaway {
+        return Ok(RunOn::Throwaway {
             pg_bin: pg_bin.map(Path::to_path_buf),
             conf: String::new(),
         });
@@ -135,7 +135,7 @@ pub fn resolve(given: Option<&str>, pg_bin: Option<&Path>, env: EnvLookup<'_>, l
         config.password(pw);
     }
     origin.extend(set.iter().map(|s| s.to_string()));
-    Ok(Target::Server(
+    Ok(RunOn::Server(
         Box::new(finish_config(config, env, lang)),
         origin.join(", "),
     ))
@@ -201,8 +201,8 @@ fn apply_service(config: &mut tokio_postgres::Config, service: &str, env: EnvLoo
 /// A database URL (or key=value string) as lab reads it everywhere.
 pub fn parse_url(url: &str, env: EnvLookup<'_>, lang: Lang) -> Result<tokio_postgres::Config> {
     match resolve(Some(url), None, env, lang)? {
-        Target::Server(c, _) => Ok(*c),
-        Target::Throwaway { .. } => bail!(msg::no_url()),
+        RunOn::Server(c, _) => Ok(*c),
+        RunOn::Throwaway { .. } => bail!(msg::no_url()),
     }
 }
 
