@@ -5,13 +5,6 @@
 //! happened, then the outputs (stdout, JUnit, HTML; partial ones when the
 //! run stopped part-way) and the exit code. What runs inside is a [`Job`]:
 //! the scenarios, `lab spec`, `lab phenomena`.
-mod explore;
-mod hunt;
-mod phenomena;
-mod scenarios;
-mod server;
-mod shell;
-mod spec;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -19,7 +12,6 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-pub use crate::config::Common;
 use crate::engine::env::EnvSpec;
 use crate::engine::{Env, Stepper};
 use crate::i18n::{Context, Lang, ui};
@@ -30,13 +22,23 @@ use crate::postgres::connect;
 use crate::render::{self, Style, html};
 use crate::report::ScenarioReport;
 
-pub use explore::Explore;
-pub use hunt::{Hunt, check_file as hunt_check};
-pub use phenomena::Matrix;
-pub use scenarios::Scenarios;
-pub use server::serve;
-pub use shell::Shell;
-pub use spec::Specs;
+/// What every run that talks to a server has, read and checked where the
+/// run starts ([`crate::options::Shared::start`]).
+pub struct Common {
+    pub lang: Lang,
+    /// The server: the one named, or the throwaway cluster.
+    pub run_on: RunOn,
+    /// Every wait's deadline.
+    pub wait_timeout: std::time::Duration,
+    /// A person presses Enter before each statement.
+    pub step: bool,
+    /// With `step`: the person guesses what each statement will do first.
+    pub predict: bool,
+    pub junit: Option<std::path::PathBuf>,
+    pub html: Option<std::path::PathBuf>,
+    /// `--baseline FILE`: the run is compared with that earlier run.
+    pub baseline: Option<Arc<crate::baseline::Baseline>>,
+}
 
 /// How a run's environment is made on its control connection.
 pub struct Setup {
@@ -151,7 +153,7 @@ pub async fn run<J: Job>(job: &J) -> Result<Exit> {
 /// stops the throwaway cluster; how it ended, and the server's version.
 async fn execute<J: Job>(job: &J, signals: &mut Signals) -> (Stop, String) {
     let common = job.common();
-    let (cluster, pg) = match start_target(&common.target, common.lang).await {
+    let (cluster, pg) = match start_target(&common.run_on, common.lang).await {
         Ok(t) => t,
         Err(e) => return (Stop::Failed(e), String::new()),
     };
@@ -230,7 +232,12 @@ pub async fn reclaim(env: &Env, schema: &str) -> bool {
 /// Whether the server has room for a run's connections besides its control
 /// connection: at least `least` (else it is full: "wait, or free some"),
 /// and `want` (else `fewer`, given how many there are, says what to ask for).
-async fn check_room(env: &Env, least: usize, want: usize, fewer: impl FnOnce(i64) -> crate::i18n::Text) -> Result<()> {
+pub async fn check_room(
+    env: &Env,
+    least: usize,
+    want: usize,
+    fewer: impl FnOnce(i64) -> crate::i18n::Text,
+) -> Result<()> {
     let free = connect::free_connections(&env.control).await?;
     if free < least as i64 {
         bail!(msg::server_full(free.max(0), least));
@@ -247,7 +254,7 @@ async fn environment<J: Job>(job: &J, pg: tokio_postgres::Config, cluster: Optio
     let setup = job.setup();
     let silence = crate::postgres::watchdog::control_silence(common.wait_timeout);
     let (control, server) =
-        connect::control(&common.target, &pg, &setup.control_app, setup.through_pooler, silence).await?;
+        connect::control(&common.run_on, &pg, &setup.control_app, setup.through_pooler, silence).await?;
     let env = Env::new(
         control,
         server,
@@ -336,7 +343,7 @@ impl Signals {
 }
 
 /// Starts the throwaway cluster when the target asks for one.
-async fn start_target(target: &RunOn, lang: Lang) -> Result<(Option<Cluster>, tokio_postgres::Config)> {
+pub async fn start_target(target: &RunOn, lang: Lang) -> Result<(Option<Cluster>, tokio_postgres::Config)> {
     match target {
         RunOn::Server(config, _) => Ok((None, (**config).clone())),
         RunOn::Throwaway { pg_bin, conf } => {
@@ -395,6 +402,31 @@ pub fn mark_stopped(reports: &mut Vec<ScenarioReport>, scenario: &str, variant: 
         message,
         exit_code: exit as u8,
     });
+}
+
+/// Terminates the run's sessions (the control connection aside) and waits,
+/// within `within`, until they are gone: a statement a dropped session had
+/// already sent (a scenario's schema being built) ends with its backend,
+/// before what it made is dropped.
+pub async fn end_sessions(env: &Env, control: &tokio_postgres::Client, within: std::time::Duration) -> Result<()> {
+    env.terminate_sessions_via(control).await?;
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        let left: i64 = control
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE starts_with(application_name, $1) AND pid <> pg_backend_pid()",
+                &[&env.app_prefix()],
+            )
+            .await
+            .ctx(crate::engine::msg::read_activity)?
+            .get(0);
+        if left == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    Ok(())
 }
 
 pub(crate) mod msg {

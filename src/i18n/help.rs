@@ -325,7 +325,7 @@ pub static HELP_TR: &[(&str, &str)] = &[
         "Permütasyon listelemeyen bir spec, adımlarının isolationtester'ın ürettiği her iç içe geçişini alır; listeleyen bir spec onları çalıştırır, --all-permutations ile de listelenen her permütasyonun adımlarının her iç içe geçişini (son okuması, öncesinde bir şey yapmayan son oturum, sonda kalır). Bir lab senaryosu ya da fenomeni her iç içe geçişiyle keşfedilir. Her koşu bir imza alır (kim kimi bekledi, hangi adım hangi SQLSTATE ile bitti, son okumalar ne döndü ya da `# occurs-if:` tuttu mu); aynı imzalı koşular bir sınıf oluşturur.\nÇıkış kodları: 0 her seviye çalıştı (ve spec'in `# expect:` satırının belgelediği gibi), 1 bir seviye belgelendiği gibi değil, 2 çalıştırılamadı.",
     ),
     (
-        "arg.explore.target",
+        "arg.explore.spec",
         "Bir spec dosyası ya da spec'i olan bir lab senaryosu (write-skew) veya bir fenomen (g2-item)",
     ),
     (

@@ -203,7 +203,7 @@ fn wrong_password_and_unknown_database_are_refused_cleanly() {
 fn list_shows_every_scenario_and_variant() {
     let r = run(&["list"]);
     assert_eq!(r.code, 0);
-    for s in lab::catalogue::ALL {
+    for s in lab::commands::scenarios::ALL {
         assert!(r.stdout.contains(s.name), "{}", s.name);
         for v in s.variants {
             assert!(r.stdout.contains(v.name), "{}/{}", s.name, v.name);

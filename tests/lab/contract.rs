@@ -251,28 +251,38 @@ fn the_shape_of_a_table_ignores_wrapping_and_timings_but_not_content() {
     assert_eq!(shape(wide).len(), 2);
 }
 
-/// Every scenario module under src/catalogue is registered, and every
+/// Every scenario module under src/commands/scenarios (a file, or a folder's mod.rs) is registered, and every
 /// registered scenario is a subcommand, in `lab list` and in the shell
 /// completions (`lab all` runs `ALL`).
 #[test]
 fn every_scenario_is_registered_everywhere() {
-    let names: Vec<&str> = lab::catalogue::ALL.iter().map(|s| s.name).collect();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/catalogue");
+    let names: Vec<&str> = lab::commands::scenarios::ALL.iter().map(|s| s.name).collect();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands/scenarios");
     let registry = std::fs::read_to_string(dir.join("mod.rs")).unwrap();
+    let mut seen = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let file = entry.unwrap().file_name().to_string_lossy().into_owned();
-        let Some(module) = file.strip_suffix(".rs") else {
-            continue;
+        let (module, path) = match file.strip_suffix(".rs") {
+            Some(m) => (m.to_string(), dir.join(&file)),
+            None if dir.join(&file).join("mod.rs").is_file() => (file.clone(), dir.join(&file).join("mod.rs")),
+            None => continue,
         };
-        let source = std::fs::read_to_string(dir.join(&file)).unwrap();
+        let source = std::fs::read_to_string(path).unwrap();
         if !source.contains("pub static SCENARIO") {
             continue;
         }
         assert!(
             registry.contains(&format!("&{module}::SCENARIO")),
-            "src/catalogue/{file} declares a scenario that ALL does not list"
+            "src/commands/scenarios/{file} declares a scenario that ALL does not list"
         );
+        seen += 1;
     }
+    assert_eq!(
+        seen,
+        names.len(),
+        "scenario modules found: {seen}, registered: {}",
+        names.len()
+    );
     let mut unique = names.clone();
     unique.sort();
     unique.dedup();
@@ -289,7 +299,7 @@ fn every_scenario_is_registered_everywhere() {
         assert_eq!(help.code, 0, "lab {name} --help: {}", help.stderr);
         assert!(list.stdout.contains(name), "lab list does not show {name}");
         assert!(completions.stdout.contains(name), "completions miss {name}");
-        let scenario = lab::catalogue::find(name).unwrap();
+        let scenario = lab::commands::scenarios::find(name).unwrap();
         assert!(!scenario.variants.is_empty(), "{name} has no variant");
         if let Some(spec) = scenario.spec {
             assert!(
@@ -307,7 +317,7 @@ fn every_scenario_is_registered_everywhere() {
 #[test]
 fn every_spec_label_names_a_declared_variant() {
     let mut labels = 0;
-    for s in lab::catalogue::ALL {
+    for s in lab::commands::scenarios::ALL {
         let Some(spec) = s.spec else { continue };
         let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("lab").join(spec)).unwrap();
         for line in text.lines() {

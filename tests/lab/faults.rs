@@ -253,7 +253,7 @@ fn ctrl_c_in_the_middle_of_every_scenario_leaves_nothing_behind() {
     let srv = TestServer::start();
     let c = srv.client();
     let mut interrupted = Vec::new();
-    for s in lab::catalogue::ALL {
+    for s in lab::commands::scenarios::ALL {
         let mut child = spawn(&[s.name, "--database-url", &srv.url(), "--timeout-ms", "500"]);
         let began = Instant::now();
         // This scenario's sessions: a connection the previous, interrupted run
@@ -295,7 +295,7 @@ fn ctrl_c_in_the_middle_of_every_scenario_leaves_nothing_behind() {
     }
     // Most scenarios run long enough to be caught in the middle.
     assert!(
-        interrupted.len() * 2 >= lab::catalogue::ALL.len(),
+        interrupted.len() * 2 >= lab::commands::scenarios::ALL.len(),
         "interrupted only {interrupted:?}"
     );
 }
@@ -522,7 +522,7 @@ fn assert_partial(json: &serde_json::Value, xml: &str, exit_code: u8) {
     assert_eq!(lost["scenario"], "lost-update");
     assert_eq!(
         lost["variants"].as_array().unwrap().len(),
-        lab::catalogue::find("lost-update").unwrap().variants.len()
+        lab::commands::scenarios::find("lost-update").unwrap().variants.len()
     );
     assert_eq!(lost["as_expected"], true);
     assert!(lost.get("error").is_none());

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lab::catalogue::http_etag::api::{Config, Mode, Server};
-use lab::catalogue::http_etag::client::{HttpClient, Request, Response};
-use lab::catalogue::http_etag::serve::Log;
+use lab::commands::scenarios::http_etag::api::{Config, Mode, Server};
+use lab::commands::scenarios::http_etag::client::{HttpClient, Request, Response};
+use lab::commands::scenarios::http_etag::serve::Log;
 use lab::files::LabFiles;
 use lab::named_sql::SqlFile;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

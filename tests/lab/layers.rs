@@ -11,20 +11,11 @@ use std::path::{Path, PathBuf};
 /// The layers, lowest last: a module may use its own layer's and lower
 /// layers' modules, never a higher one's.
 const LAYERS: &[&[&str]] = &[
-    &["harness"],
-    &["config"],
     &["cli"],
-    &[
-        "catalogue",
-        "suite",
-        "explore",
-        "hunt",
-        "shell",
-        "phenomena",
-        "locks",
-        "baseline",
-    ],
-    &["retry", "named_sql"],
+    &["commands"],
+    &["options"],
+    &["harness"],
+    &["baseline", "retry", "named_sql"],
     &["render"],
     &["engine"],
     &["report"],

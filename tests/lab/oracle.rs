@@ -242,7 +242,7 @@ fn lab_events(v: &Value) -> Vec<Event> {
 fn cross_check(file: &str) -> Result<usize, String> {
     let text = LabFiles::embedded().read(file).unwrap().into_owned();
     let spec = lab::specfile::parse(&text).unwrap();
-    let scenario = lab::catalogue::ALL
+    let scenario = lab::commands::scenarios::ALL
         .iter()
         .find(|s| s.spec == Some(file))
         .unwrap_or_else(|| panic!("{file} belongs to no scenario"));

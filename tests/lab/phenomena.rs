@@ -60,12 +60,16 @@ fn the_matrix_is_measured_and_as_documented() {
     let _ = std::fs::remove_file(&junit);
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let cases = doc.descendants().filter(|n| n.has_tag_name("testcase")).count();
-    assert_eq!(cases, lab::phenomena::ORDER.len() * 4, "one test case per cell");
+    assert_eq!(
+        cases,
+        lab::commands::phenomena::ORDER.len() * 4,
+        "one test case per cell"
+    );
     let report: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(report["as_expected"], true);
     assert_eq!(report["levels"].as_array().unwrap().len(), 4);
     let rows = report["phenomena"].as_array().unwrap();
-    assert_eq!(rows.len(), lab::phenomena::ORDER.len());
+    assert_eq!(rows.len(), lab::commands::phenomena::ORDER.len());
     for p in rows {
         for (level, c) in p["cells"].as_object().unwrap() {
             assert_eq!(c["as_expected"], true, "{} at {level}: {c}", p["id"]);
@@ -182,14 +186,14 @@ fn matrix_stopped_part_way(stop: impl Fn(&TestServer, u32), exit: i32) {
     let srv = TestServer::start();
     let second = format!(
         "SELECT least(count(*), 1) FROM pg_stat_activity WHERE application_name LIKE 'lab:phenomena:{}/%'",
-        lab::phenomena::ORDER[1]
+        lab::commands::phenomena::ORDER[1]
     );
     let args = ["phenomena", "--jobs", "1"].map(std::ffi::OsStr::new);
     let (json, err) = crate::support::stopped_part_way(&srv, &args, &second, stop, exit);
     assert_eq!(json["as_expected"], false);
     // The first phenomenon's cells, every one, with their verdicts.
     let first = &json["phenomena"][0];
-    assert_eq!(first["id"], lab::phenomena::ORDER[0]);
+    assert_eq!(first["id"], lab::commands::phenomena::ORDER[0]);
     assert_eq!(first["cells"].as_object().unwrap().len(), 4, "{json}");
     // Where it stopped and why.
     assert_eq!(json["error"]["exit_code"], exit);

@@ -291,7 +291,7 @@ fn lab_all_runs_scenarios_side_by_side_with_the_same_verdicts_in_the_catalogue_o
         .iter()
         .map(|s| s["scenario"].as_str().unwrap())
         .collect();
-    let catalogue: Vec<&str> = lab::catalogue::ALL.iter().map(|s| s.name).collect();
+    let catalogue: Vec<&str> = lab::commands::scenarios::ALL.iter().map(|s| s.name).collect();
     assert_eq!(order, catalogue);
     for s in report["scenarios"].as_array().unwrap() {
         for v in s["variants"].as_array().unwrap() {

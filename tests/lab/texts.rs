@@ -150,11 +150,14 @@ fn every_step_a_session_runs_says_why_in_every_language() {
         let text = files.read(name).unwrap();
         if let Some(id) = name.strip_prefix("phenomena/").and_then(|n| n.strip_suffix(".spec")) {
             // A phenomenon says what it is, in both languages, once (`# what:`, `# what-tr:`).
-            let p = lab::phenomena::load(id, &text).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            let p = lab::commands::phenomena::load(id, &text).unwrap_or_else(|e| panic!("{name}: {e:#}"));
             assert!(!p.what_en.is_empty() && !p.what_tr.is_empty(), "{name}");
             // Its name too (`# name-tr:`): the matrix's rows read in the run's language.
             assert_ne!(p.name_tr, p.name, "{name} has no `# name-tr:`");
-            assert!(lab::phenomena::ORDER.contains(&id), "{name} is not in the matrix");
+            assert!(
+                lab::commands::phenomena::ORDER.contains(&id),
+                "{name} is not in the matrix"
+            );
             checked += 1;
             continue;
         }

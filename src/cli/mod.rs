@@ -1,0 +1,140 @@
+//! The command line's root: `lab`, its global `--lang`, and the list of
+//! commands (a command's own arguments are in its folder under
+//! `commands/`; the options several take, in `options`). Each scenario's
+//! subcommand is made from its declaration in the catalogue (the common run
+//! options plus its own). Clap types stop at each command's `config`, which
+//! turns them into a checked run configuration.
+pub mod help;
+
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+
+use crate::commands::compare::CompareArgs;
+use crate::commands::completions::CompletionsArgs;
+use crate::commands::explore::args::ExploreArgs;
+use crate::commands::hunt::args::HuntArgs;
+use crate::commands::locks::args::LocksArgs;
+use crate::commands::phenomena::args::PhenomenaArgs;
+use crate::commands::scenarios::args::{ListArgs, RunArgs};
+use crate::commands::scenarios::{self, Params, Scenario};
+use crate::commands::server::ServeArgs;
+use crate::commands::shell::args::ShellArgs;
+use crate::commands::spec::args::SpecArgs;
+use crate::i18n::{Lang, ui};
+
+pub use help::{help_output, language_of_args};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "lab",
+    version,
+    about = "Makes PostgreSQL concurrency anomalies happen on demand, next to their fixes, \
+             and says whether the server behaved as documented.",
+    after_help = "With no database given, lab starts a throwaway PostgreSQL from the binaries \
+                  it finds on this machine and removes it afterwards.\n\
+                  Exit codes: 0 every variant showed its documented outcome, 1 at least one did \
+                  not, 2 could not run, 130 interrupted."
+)]
+pub struct Cli {
+    /// Language of everything lab says (default: from LC_ALL/LC_MESSAGES/LANG, else English).
+    #[arg(long, global = true, value_enum, ignore_case = true)]
+    pub lang: Option<Lang>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands that are not scenarios (each scenario has its own, from the
+/// catalogue). A new command is one line here and one in `lib::run`.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List every scenario with a one-line summary and its variants.
+    List(ListArgs),
+    /// Run every scenario (4 at a time; reported in catalogue order), then print one summary table.
+    All(RunArgs),
+    /// Start the throwaway PostgreSQL with the lab schema and keep it until Ctrl-C.
+    Server(ServeArgs),
+    /// Live lock view: lab's sessions on a server, who waits for whom, refreshed.
+    Locks(LocksArgs),
+    /// Run isolationtester spec files (PostgreSQL's isolation test format), in parallel.
+    Spec(Box<SpecArgs>),
+    /// The anomaly matrix (dirty write ... write skew) measured at every isolation level.
+    Phenomena(PhenomenaArgs),
+    /// Every interleaving of a spec at every isolation level, grouped by what happened.
+    Explore(ExploreArgs),
+    /// Find anomalies nobody scripted: random list-append transactions, their history checked, a spec replaying each.
+    Hunt(HuntArgs),
+    /// Runs side by side (versions, providers): each variant's verdict, waits and SQLSTATEs per run, and where they differ.
+    Compare(CompareArgs),
+    /// Several sessions in one terminal: waits shown live as the server confirms them, what ran saved as a spec.
+    Shell(ShellArgs),
+    /// Print shell completions.
+    Completions(CompletionsArgs),
+}
+
+/// A parsed command line.
+pub enum Parsed {
+    Fixed(Cli),
+    Scenario {
+        lang: Option<Lang>,
+        scenario: &'static Scenario,
+        run: RunArgs,
+        /// Its own options, checked.
+        params: anyhow::Result<Params>,
+    },
+}
+
+/// A scenario's subcommand: its about, the common run options, its own.
+fn scenario_command(s: &'static Scenario) -> clap::Command {
+    let cmd = RunArgs::augment_args(clap::Command::new(s.name));
+    let cmd = match &s.options {
+        Some(o) => (o.augment)(cmd),
+        None => cmd,
+    };
+    // After the arguments: deriving them sets the about from their type's doc comment.
+    cmd.about((s.about)().en())
+}
+
+/// The command line as clap sees it, in `lang`: abouts and option help in
+/// that language where lab has them (English is written on the types above
+/// and in the catalogue), and clap's own words from the interface's.
+pub fn command(lang: Lang) -> clap::Command {
+    let mut cmd = Cli::command();
+    for s in scenarios::ALL {
+        cmd = cmd.subcommand(scenario_command(s));
+    }
+    let mut cmd = help::localize(cmd, lang, true);
+    // `help` is clap's own subcommand, made when the command is built.
+    cmd.build();
+    let about = ui::help_subcommand().render(lang);
+    cmd.mut_subcommand("help", |h| {
+        h.about(about.clone())
+            .mut_subcommand("help", |hh| hh.about(about.clone()))
+    })
+}
+
+/// Parses `args` (the program name first).
+pub fn parse(args: &[String], lang: Lang) -> Result<Parsed, clap::Error> {
+    let m = command(lang).try_get_matches_from(args)?;
+    let lang_given = m.get_one::<Lang>("lang").copied();
+    if let Some((name, sub)) = m.subcommand()
+        && let Some(scenario) = scenarios::find(name)
+    {
+        let run = RunArgs::from_arg_matches(sub)?;
+        let params = match &scenario.options {
+            Some(o) => (o.parse)(sub),
+            None => scenario.default_params(),
+        };
+        return Ok(Parsed::Scenario {
+            lang: lang_given,
+            scenario,
+            run,
+            params,
+        });
+    }
+    Ok(Parsed::Fixed(Cli::from_arg_matches(&m)?))
+}
+
+/// The text of a usage error line: `<error> (see lab --help)`.
+pub fn usage_line(e: &clap::Error, lang: Lang, args: &[String]) -> String {
+    help::usage_line(e, lang, args, &command(lang))
+}

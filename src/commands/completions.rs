@@ -1,0 +1,20 @@
+//! `lab completions`: shell completions, their descriptions in the run's language.
+use anyhow::Result;
+use clap::Args;
+
+use crate::output::{self, Exit};
+
+#[derive(Debug, Clone, Args)]
+pub struct CompletionsArgs {
+    /// The shell to write completions for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// Writes the completions to stdout.
+pub fn run(args: &CompletionsArgs, cmd: &mut clap::Command) -> Result<Exit> {
+    let mut buf = Vec::new();
+    clap_complete::generate(args.shell, cmd, "lab", &mut buf);
+    output::out(&String::from_utf8_lossy(&buf))?;
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,595 @@
+//! `lab explore` in the harness: the runs spread over workers, then the
+//! classes per level (a table, JSON, or isolationtester's transcript of
+//! every run), JUnit with a case per level, HTML with a class per diagram.
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Result, bail};
+
+use super::classes::{Class, Phrase, Tally};
+use super::config::ExploreRun;
+use super::{ExploreConfig, Source};
+use super::{Explorer, LevelOutcome, RunResult, msg, plan};
+use crate::commands::phenomena::{LEVELS, Verdict};
+use crate::engine::Env;
+use crate::engine::transcript::Stream;
+use crate::files::LabFiles;
+use crate::harness::{Common, Finished, Job, Setup, Stop};
+use crate::i18n::{Lang, Text, ui};
+use crate::options::SpecFormat;
+use crate::postgres::conninfo::EnvLookup;
+use crate::render::{self, Style, html};
+use crate::report::{Check, RunError, ScenarioReport, VariantReport, round_ms};
+
+/// One `lab explore` run.
+pub struct Explore {
+    common: Common,
+    format: SpecFormat,
+    /// `--sample N --seed S`, as asked.
+    sample: Option<(usize, u64)>,
+    explorer: Arc<Explorer>,
+    /// `--step --class N`, and that class's representative as stepped through.
+    step_class: Option<usize>,
+    stepped: std::sync::Mutex<Option<(usize, usize, RunResult)>>,
+}
+
+impl Explore {
+    /// Where the run starts: the spec found and read, its permutations
+    /// planned, then what every run reads (the report files, the server).
+    pub fn start(cfg: ExploreRun, env: EnvLookup<'_>) -> Result<Explore> {
+        let files = crate::options::lab_files(&cfg.lab_dir)?;
+        let src = source(&cfg.spec, &files)?;
+        let lang = cfg.shared.lang;
+        let explore = ExploreConfig::new(src, cfg.choice, cfg.jobs, cfg.shared.wait_timeout, lang)?;
+        if cfg.step_class.is_some() && explore.levels.len() != 1 {
+            bail!(msg::step_one());
+        }
+        Ok(Explore {
+            common: cfg.shared.start(env)?,
+            format: cfg.format,
+            sample: cfg.sample,
+            explorer: Arc::new(Explorer::new(explore)),
+            step_class: cfg.step_class,
+            stepped: std::sync::Mutex::default(),
+        })
+    }
+
+    fn level_name(&self, level: Option<usize>, lang: Lang) -> String {
+        match (level, &self.explorer.cfg.own) {
+            (Some(l), _) => LEVELS[l].0.to_string(),
+            (None, Some(own)) => msg::own_named(own).render(lang),
+            (None, None) => msg::own().render(lang),
+        }
+    }
+
+    /// A class's line: what happened, in `lang` (the run's; JSON's is English).
+    fn what(&self, c: &Class, lang: Lang) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        if c.signature.anomaly == Some(true) {
+            parts.push(msg::anomaly().render(lang));
+        }
+        parts.extend(c.signature.phrases().into_iter().map(|p| phrase(&p).render(lang)));
+        if parts.is_empty() || parts == [msg::anomaly().render(lang)] {
+            parts.push(msg::plain().render(lang));
+        }
+        parts.join("; ")
+    }
+
+    /// A level's one-line summary, in `lang`.
+    fn summary(&self, o: &LevelOutcome, lang: Lang) -> String {
+        let t = &o.tally;
+        let name = self.level_name(o.level, lang);
+        let mut parts = vec![match t.anomaly {
+            Some(k) => msg::occur(&name, k, t.runs).render(lang),
+            None => msg::ran(&name, t.runs).render(lang),
+        }];
+        for (n, text) in [
+            (t.blocked, msg::blocked_n(t.blocked)),
+            (t.aborted, aborted(t)),
+            (t.failed, msg::failed_n(t.failed)),
+            (t.dead_ends, msg::dead_ends_n(t.dead_ends)),
+            (t.stuck, msg::stuck_n(t.stuck)),
+            (t.serial, msg::serial_n(t.serial)),
+        ] {
+            if n > 0 {
+                parts.push(text.render(lang));
+            }
+        }
+        let mut line = parts.join(", ");
+        if let Some(read) = &o.own_level {
+            line.push_str(&format!(" ({})", msg::own_level(read).render(lang)));
+        }
+        if let (Some(ok), Some(expected)) = (o.as_expected, self.expected(o, lang)) {
+            let verdict = if ok {
+                msg::documented(expected)
+            } else {
+                msg::not_documented(expected)
+            };
+            line.push_str(&format!(" [{}]", verdict.render(lang)));
+        }
+        line
+    }
+
+    /// What `# expect:` documents for a level's runs, when it does (in `lang`).
+    fn expected(&self, o: &LevelOutcome, lang: Lang) -> Option<Text> {
+        let (Some(_), Some(l), Some(e)) = (o.as_expected, o.level, &self.explorer.cfg.expect) else {
+            return None;
+        };
+        let of = |l: usize| match e[l].verdict {
+            Verdict::Occurs => msg::occurs_some(),
+            Verdict::Prevented => msg::occurs_none(),
+        };
+        // Runs held to another level's expectation (the level they read back) say so.
+        if o.judged_at == [l] {
+            return Some(of(l));
+        }
+        let each: Vec<String> = [Verdict::Occurs, Verdict::Prevented]
+            .into_iter()
+            .filter_map(|v| {
+                let at: Vec<usize> = o.judged_at.iter().copied().filter(|&at| e[at].verdict == v).collect();
+                let names: Vec<&str> = at.iter().map(|&at| LEVELS[at].0).collect();
+                Some(msg::at_level(names.join(", "), of(*at.first()?)).render(lang))
+            })
+            .collect();
+        Some(msg::each_at_its_level(each.join("; ")))
+    }
+
+    fn table(&self, outcomes: &[LevelOutcome], style: &Style, version: &str, secs: f64) -> String {
+        let cfg = &self.explorer.cfg;
+        let lang = self.common.lang;
+        let permutations: usize = cfg.plans.iter().map(Vec::len).max().unwrap_or(0);
+        let mut text = style.say(&msg::heading(
+            &cfg.name,
+            version,
+            permutations,
+            cfg.levels.len(),
+            self.explorer.runs.len(),
+            format!("{secs:.1}"),
+        ));
+        text.push('\n');
+        if let Some((n, seed)) = self.sample
+            && let Some(total) = cfg.total.iter().max()
+            && *total > n as u128
+        {
+            text.push_str(&format!("{}\n", msg::sampled(n, total.to_string(), seed).render(lang)));
+        }
+        if let Some(own) = &cfg.own {
+            text.push_str(&format!("{}\n", msg::every_level(own).render(lang)));
+        }
+        if let Some(why) = cfg.alone {
+            text.push_str(&format!("{}\n", msg::alone(why.text()).render(lang)));
+        }
+        let remade = self.explorer.remade.load(std::sync::atomic::Ordering::SeqCst);
+        if remade > 0 {
+            text.push_str(&format!("{}\n", msg::remade(remade).render(lang)));
+        }
+        let judged = cfg.occurs_if.is_empty();
+        let mut header = vec![style.say(&msg::col_level()), style.say(&msg::col_runs())];
+        if !judged {
+            header.push(style.say(&msg::col_anomaly()));
+        }
+        for h in [
+            msg::col_blocked(),
+            msg::col_aborted(),
+            msg::col_dead_ends(),
+            msg::col_stuck(),
+            msg::col_classes(),
+        ] {
+            header.push(style.say(&h));
+        }
+        let mut t = render::table(header, style);
+        for o in outcomes {
+            let x = &o.tally;
+            let mut row = vec![self.level_name(o.level, self.common.lang), x.runs.to_string()];
+            if let Some(k) = x.anomaly {
+                row.push(format!("{k}/{}", x.runs));
+            }
+            row.extend([x.blocked, x.aborted, x.dead_ends, x.stuck, x.classes].map(|n| n.to_string()));
+            t.add_row(row);
+        }
+        text.push_str(&format!("{t}\n"));
+        for o in outcomes {
+            text.push_str(&format!("{}\n", self.summary(o, self.common.lang)));
+        }
+        for o in outcomes {
+            text.push_str(&format!(
+                "\n── {} ──\n",
+                msg::classes_of(self.level_name(o.level, lang), o.classes.len()).render(lang)
+            ));
+            let mut header = vec!["#".to_string(), style.say(&msg::col_runs())];
+            if !judged {
+                header.push(style.say(&msg::col_anomaly()));
+            }
+            header.push(style.say(&msg::col_what()));
+            header.push(style.say(&msg::col_permutation()));
+            let mut t = render::table(header, style);
+            for (i, c) in o.classes.iter().enumerate() {
+                let mark = if o.marked.is_some_and(|(m, _)| m == i) { "*" } else { "" };
+                let cut = if c.signature.dead_end() { "†" } else { "" };
+                let mut row = vec![format!("{}{mark}{cut}", i + 1), c.runs.len().to_string()];
+                if let Some(a) = c.signature.anomaly {
+                    row.push(style.say(&if a { ui::yes() } else { ui::no() }));
+                }
+                row.push(self.what(c, self.common.lang));
+                row.push(self.representative(o, c));
+                t.add_row(row);
+            }
+            text.push_str(&format!("{t}\n"));
+            if o.marked.is_some() {
+                text.push_str(&format!("{}\n", style.say(&msg::marked_note())));
+            }
+            if o.classes.iter().any(|c| c.signature.dead_end()) {
+                text.push_str(&format!("{}\n", style.say(&msg::dead_end_note())));
+            }
+        }
+        text
+    }
+
+    fn representative(&self, o: &LevelOutcome, c: &Class) -> String {
+        let li = self.explorer.cfg.levels.iter().position(|l| *l == o.level).unwrap_or(0);
+        let (_, pi) = self.explorer.runs[c.representative()];
+        plan::line(&self.explorer.cfg.spec, &self.explorer.cfg.plans[li][pi])
+    }
+
+    fn json(
+        &self,
+        outcomes: &[LevelOutcome],
+        results: &[Option<RunResult>],
+        version: &str,
+        ok: bool,
+        ms: f64,
+    ) -> Result<String> {
+        let cfg = &self.explorer.cfg;
+        let levels: Vec<serde_json::Value> = outcomes
+            .iter()
+            .enumerate()
+            .map(|(li, o)| {
+                let classes: Vec<serde_json::Value> = o
+                    .classes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        serde_json::json!({
+                            "class": i + 1,
+                            "runs": c.runs.len(),
+                            "serial": c.serial,
+                            "what": self.what(c, Lang::En),
+                            "representative": self.representative(o, c),
+                            "marked": o.marked.is_some_and(|(m, _)| m == i),
+                            "signature": c.signature,
+                        })
+                    })
+                    .collect();
+                serde_json::json!({
+                    "level": o.level.map(|l| LEVELS[l].0),
+                    // A number where JSON's can hold it.
+                    "permutations": serde_json::to_value(cfg.total[li])
+                        .unwrap_or_else(|_| cfg.total[li].to_string().into()),
+                    "tally": o.tally,
+                    "own_level": o.own_level,
+                    "as_expected": o.as_expected,
+                    "judged_at": o.judged_at.iter().map(|&l| LEVELS[l].0).collect::<Vec<_>>(),
+                    "summary": self.summary(o, Lang::En),
+                    "classes": classes,
+                })
+            })
+            .collect();
+        let class_of = |k: usize, li: usize| {
+            outcomes[li]
+                .classes
+                .iter()
+                .position(|c| c.runs.contains(&k))
+                .map(|i| i + 1)
+        };
+        let runs: Vec<serde_json::Value> = self
+            .explorer
+            .runs
+            .iter()
+            .enumerate()
+            .filter_map(|(k, &(li, pi))| {
+                let r = results.get(k)?.as_ref()?;
+                let class = class_of(k, li);
+                Some(serde_json::json!({
+                    "level": cfg.levels[li].map(|l| LEVELS[l].0),
+                    "ran_at": r.observation.levels_ran_at(),
+                    "permutation": plan::line(&cfg.spec, &cfg.plans[li][pi]),
+                    "class": class,
+                    "signature": class.map(|c| &outcomes[li].classes[c - 1].signature),
+                    "elapsed_ms": r.elapsed_ms,
+                }))
+            })
+            .collect();
+        render::json(&serde_json::json!({
+            "spec": cfg.name,
+            "own_level": cfg.own,
+            "schemas_remade": self.explorer.remade.load(std::sync::atomic::Ordering::SeqCst),
+            "server_version": version,
+            "as_expected": ok,
+            "elapsed_ms": ms,
+            "levels": levels,
+            "runs": runs,
+        }))
+    }
+
+    /// JUnit: one case per level. HTML: one report per level, a diagram per class (its representative).
+    fn reports(
+        &self,
+        outcomes: &[LevelOutcome],
+        results: &[Option<RunResult>],
+        version: &str,
+        ms: f64,
+    ) -> (Vec<ScenarioReport>, Vec<ScenarioReport>) {
+        let cfg = &self.explorer.cfg;
+        let name = format!("explore.{}", cfg.name);
+        let mut junit = ScenarioReport::new(&name, version);
+        junit.elapsed_ms = ms;
+        let mut pages = Vec::new();
+        for o in outcomes {
+            let level = self.level_name(o.level, self.common.lang);
+            let ok = o.as_expected.unwrap_or(true);
+            let line = ui::verbatim(self.summary(o, self.common.lang));
+            // A level's time: its runs' own, added up (they ran side by
+            // side with each other and with other levels' runs).
+            let level_ms: f64 = (self.explorer.runs.iter().zip(results))
+                .filter(|((li, _), _)| cfg.levels[*li] == o.level)
+                .filter_map(|(_, r)| r.as_ref().map(|r| r.elapsed_ms))
+                .sum();
+            let expected = self.expected(o, self.common.lang).unwrap_or_else(msg::runs_to_end);
+            junit.variants.push(VariantReport {
+                as_expected: ok,
+                elapsed_ms: round_ms(level_ms),
+                anomaly: o.tally.anomaly.map(|k| k > 0),
+                observed: vec![line.clone()],
+                checks: vec![Check {
+                    id: "ex.level".into(),
+                    ok,
+                    text: line.clone(),
+                }],
+                ..VariantReport::new(&level, expected, msg::level_case(&level))
+            });
+            let mut page = ScenarioReport::new(&format!("{name} {level}"), version);
+            for (i, c) in o.classes.iter().enumerate() {
+                let rep = results.get(c.representative()).and_then(Option::as_ref);
+                page.variants.push(VariantReport {
+                    anomaly: c.signature.anomaly,
+                    observed: vec![ui::verbatim(self.what(c, self.common.lang))],
+                    timeline: rep.map(|r| r.timeline.clone()).unwrap_or_default(),
+                    elapsed_ms: rep.map_or(0.0, |r| r.elapsed_ms),
+                    ..VariantReport::named(
+                        msg::class_name(i + 1, c.runs.len()),
+                        ui::verbatim(self.representative(o, c)),
+                        line.clone(),
+                    )
+                });
+            }
+            page.as_expected = ok;
+            pages.push(page);
+        }
+        junit.as_expected = junit.variants.iter().all(|v| v.as_expected);
+        (vec![junit], pages)
+    }
+}
+
+/// A level's aborted runs, by SQLSTATE and where the abort came ("18
+/// aborted 40001 (12 at commit)").
+/// A spec file, else a lab scenario's spec (lab/NAME.spec), else a
+/// phenomenon (lab/phenomena/NAME.spec).
+fn source(name: &str, files: &LabFiles) -> Result<Source> {
+    let path = std::path::Path::new(name);
+    if path.is_file() || name.ends_with(".spec") {
+        let f = crate::commands::spec::files::load(path)?;
+        return Ok(Source {
+            name: f.name,
+            spec: f.spec,
+            bookstore: f.bookstore,
+            lab: false,
+            phenomenon: false,
+        });
+    }
+    let scenarios: Vec<&str> = LabFiles::names()
+        .filter_map(|n| n.strip_suffix(".spec"))
+        .filter(|n| !n.contains('/'))
+        .collect();
+    let (file, phenomenon) = if scenarios.contains(&name) {
+        (format!("{name}.spec"), false)
+    } else if crate::commands::phenomena::ORDER.contains(&name) {
+        (format!("phenomena/{name}.spec"), true)
+    } else {
+        bail!(msg::no_target(
+            name,
+            scenarios.join(", "),
+            crate::commands::phenomena::ORDER.join(", ")
+        ));
+    };
+    let f = crate::commands::spec::files::parsed(std::path::Path::new(&file), &files.read(&file)?)?;
+    Ok(Source {
+        name: name.to_string(),
+        bookstore: f.bookstore,
+        spec: f.spec,
+        lab: true,
+        phenomenon,
+    })
+}
+
+fn aborted(t: &Tally) -> Text {
+    let n = t.aborted;
+    let codes: std::collections::BTreeSet<&str> = t.aborts.iter().map(|a| a.sqlstate.as_str()).collect();
+    if let [code] = codes.into_iter().collect::<Vec<_>>()[..] {
+        let at_commit: usize = t.aborts.iter().filter(|a| a.at_commit).map(|a| a.runs).sum();
+        return match at_commit {
+            0 => msg::aborted_n(n, code),
+            k if k == n => msg::aborted_at_commit_n(n, code),
+            k => msg::aborted_some_at_commit_n(n, code, k),
+        };
+    }
+    let kinds: Vec<Text> = t
+        .aborts
+        .iter()
+        .map(|a| match a.at_commit {
+            true => msg::abort_kind_at_commit(a.runs, &a.sqlstate),
+            false => msg::abort_kind(a.runs, &a.sqlstate),
+        })
+        .collect();
+    msg::aborted_kinds_n(n, kinds)
+}
+
+fn phrase(p: &Phrase) -> Text {
+    match p {
+        Phrase::Waited(s, by) => msg::waited(s, by),
+        Phrase::RolledBack(s) => msg::rolled_back(s),
+        Phrase::Aborted(s, c) => msg::aborted(s, c),
+        Phrase::Failed(s, c) => msg::failed(s, c),
+        Phrase::DeadEnd(s) => msg::dead_end(s),
+        Phrase::Stuck(s) => msg::stuck(s),
+        Phrase::Read(s, rows) => msg::read(s, rows),
+    }
+}
+
+impl Job for Explore {
+    fn common(&self) -> &Common {
+        &self.common
+    }
+
+    fn setup(&self) -> Setup {
+        Setup {
+            control_app: "lab:explore:control".into(),
+            run: "explore".into(),
+            schema: String::new(),
+            neutral: self.explorer.cfg.neutral,
+            max_connections: None,
+            through_pooler: false,
+        }
+    }
+
+    async fn prepare(&self, env: Env) -> Result<Env> {
+        // Checked up front: the workers that start at once each need the
+        // spec's sessions and a setup connection. Without room for them the
+        // run would fail part-way, on a worker's "too many clients".
+        let cfg = &self.explorer.cfg;
+        let per = cfg.spec.sessions.len() + 1;
+        let first = if cfg.alone.is_some() { 1 } else { cfg.jobs.first };
+        let first = first.clamp(1, self.explorer.runs.len().max(1));
+        crate::harness::check_room(&env, per, per * first, |free| {
+            msg::no_room(free, first, per * first, per)
+        })
+        .await?;
+        Ok(env)
+    }
+
+    async fn work(&self, env: &Arc<Env>) -> Result<()> {
+        let began = Instant::now();
+        self.explorer.run_all(env).await?;
+        if let Some(class) = self.step_class {
+            // The classes first, so the room sees which one is walked
+            // through (and how long exploring took, not the walk).
+            let outcomes = self.explorer.outcomes_so_far();
+            let style = Style::for_stdout(self.common.lang, false);
+            let mut text = self.table(&outcomes, &style, &env.server.version, began.elapsed().as_secs_f64());
+            let classes = outcomes.first().map_or(0, |o| o.classes.len());
+            let k = (class.checked_sub(1))
+                .and_then(|i| outcomes.first()?.classes.get(i))
+                .map(Class::representative);
+            if let Some(k) = k {
+                let (li, pi) = self.explorer.runs[k];
+                let line = plan::line(&self.explorer.cfg.spec, &self.explorer.cfg.plans[li][pi]);
+                text.push_str(&format!("\n── {} ──\n", style.say(&msg::stepped(class, line))));
+            }
+            crate::output::out(&text)?;
+            let Some(k) = k else {
+                bail!(msg::no_class(class, classes));
+            };
+            let r = self.explorer.replay(env, k).await?;
+            *self.stepped.lock().unwrap() = Some((class, k, r));
+        }
+        Ok(())
+    }
+
+    async fn clean_up(&self, env: &Env, _failed: bool) -> Result<()> {
+        self.explorer.clean_up(&env.control).await
+    }
+
+    fn finish(&self, stop: &Stop, version: &str, began: Instant) -> Result<Finished> {
+        let results = self.explorer.take();
+        let cfg = &self.explorer.cfg;
+        if let Some((step, column, columns)) = results
+            .iter()
+            .flatten()
+            .find_map(|r| crate::commands::phenomena::missing_column(&cfg.occurs_if, &r.observation))
+        {
+            bail!(crate::commands::phenomena::msg::no_column(
+                &cfg.name,
+                step,
+                column,
+                columns.join(", ")
+            ));
+        }
+        let outcomes = self.explorer.outcomes(&results);
+        let as_expected = outcomes.iter().all(|o| o.as_expected.unwrap_or(true));
+        let ms = round_ms(began.elapsed().as_secs_f64() * 1000.0);
+        let style = Style::for_stdout(self.common.lang, false);
+        let (mut reports, pages) = self.reports(&outcomes, &results, version, ms);
+        let stopped = stop.error(self.common.lang);
+        if let (Some((exit, message)), Some(r)) = (&stopped, reports.first_mut()) {
+            // A run cut short: the runs that finished are reported, and why it stopped.
+            r.as_expected = false;
+            r.error = Some(RunError {
+                variant: "-".into(),
+                message: message.clone(),
+                exit_code: *exit as u8,
+            });
+        }
+        let done = stopped.is_none();
+        let stdout = match self.format {
+            SpecFormat::Json => {
+                let mut json = self.json(&outcomes, &results, version, as_expected && done, ms)?;
+                if let Some((exit, message)) = &stopped {
+                    let mut v: serde_json::Value = serde_json::from_str(&json)?;
+                    v["error"] = serde_json::json!({ "message": message, "exit_code": *exit as u8 });
+                    json = render::json(&v)?;
+                }
+                json
+            }
+            SpecFormat::Table if done => match &*self.stepped.lock().unwrap() {
+                // The classes were shown before the walk; after it, what it did.
+                Some((class, k, r)) => {
+                    let (li, pi) = self.explorer.runs[*k];
+                    let line = plan::line(&self.explorer.cfg.spec, &self.explorer.cfg.plans[li][pi]);
+                    let mut text = format!("\n── {} ──\n", style.say(&msg::stepped_done(*class, line)));
+                    text.push_str(&render::timeline(&r.timeline, &style));
+                    text
+                }
+                None => self.table(&outcomes, &style, version, ms / 1000.0),
+            },
+            SpecFormat::Isolation => {
+                // As isolationtester prints: the runs that finished, in order, up to the first that did not.
+                let cfg = &self.explorer.cfg;
+                // isolationtester names, on stderr, the steps its listed permutations leave out.
+                if cfg.listed {
+                    for name in cfg.spec.check().unwrap_or_default() {
+                        crate::output::etext!("unused step name: {name}\n");
+                    }
+                }
+                let mut text = format!("Parsed test spec with {} sessions\n", cfg.spec.sessions.len());
+                for r in results.iter().map_while(Option::as_ref) {
+                    for (stream, piece) in &r.pieces {
+                        match stream {
+                            Stream::Out => text.push_str(piece),
+                            Stream::Err => crate::output::etext!("{piece}"),
+                        }
+                    }
+                }
+                text
+            }
+            _ => String::new(),
+        };
+        Ok(Finished {
+            reports,
+            html_reports: Some(pages),
+            html: html::Kind::Classes,
+            style: Style::plain(self.common.lang),
+            stdout,
+            stderr: Vec::new(),
+            as_expected,
+        })
+    }
+}

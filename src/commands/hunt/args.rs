@@ -1,0 +1,114 @@
+//! `lab hunt`: its command line.
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use crate::options::{ReportArgs, ServerArgs, WaitArgs};
+
+#[derive(Debug, Clone, Args)]
+#[command(
+    after_help = "C sessions run generated transactions over K keys of a list-append table \
+                  (a read is SELECT v, an append INSERT ... ON CONFLICT DO UPDATE SET v = v || x; \
+                  every appended element is unique); the same seed gives the same transactions. \
+                  The history is checked as Elle checks list-append: ww, wr and rw dependencies \
+                  inferred from what the reads returned, cycles classified as G0, G1c, G-single, \
+                  G2-item, and G1a, G1b, garbage and internal reads. PostgreSQL's READ COMMITTED \
+                  forbids G0, G1a, G1b, G1c; REPEATABLE READ also G-single; SERIALIZABLE every \
+                  cycle. For each cycle found lab writes an isolationtester spec that replays it, \
+                  replays it and says whether the checker sees the anomaly again.\n\
+                  Exit codes: 0 no anomaly a level forbids, 1 a forbidden anomaly (or a level not \
+                  read back as asked), 2 could not run, 130 interrupted (the history so far is checked).",
+    mut_arg("junit", |a| a.help("Also write a JUnit XML report (one test case per anomaly class and level) to FILE")),
+    mut_arg("html", |a| a.help(
+        "Also write a self-contained HTML report (each anomaly's cycle beside its transactions' swimlanes) to FILE")),
+    mut_arg("wait_timeout", |a| a.help("Deadline, in seconds, for any one statement")),
+)]
+pub struct HuntArgs {
+    /// read-uncommitted, read-committed, repeatable-read, serializable, or all
+    /// (the default: the three levels that differ in PostgreSQL; repeatable).
+    #[arg(long, value_name = "LEVEL")]
+    pub level: Vec<String>,
+
+    /// Keys in play at once (a key takes 32 appends, then a fresh one replaces it).
+    #[arg(long, default_value_t = 4, value_name = "K")]
+    pub keys: usize,
+
+    /// Sessions running transactions at once.
+    #[arg(long, default_value_t = 4, value_name = "C")]
+    pub clients: usize,
+
+    /// Transactions per level (default 2000).
+    #[arg(long, value_name = "N", conflicts_with = "seconds")]
+    pub txns: Option<u64>,
+
+    /// Run each level for S seconds instead of a number of transactions.
+    #[arg(long, value_name = "S")]
+    pub seconds: Option<f64>,
+
+    /// The seed the transactions come from.
+    #[arg(long, default_value_t = 1, value_name = "SEED")]
+    pub seed: u64,
+
+    /// Operations per transaction, at most.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub ops: usize,
+
+    /// The most connections the run may use, its control connection included.
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+
+    /// Write the history as JSON lines to FILE (with several levels, FILE.LEVEL.jsonl each).
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<PathBuf>,
+
+    /// Check a recorded history (lab's JSON lines or Jepsen's history.edn) without a server.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["txns", "seconds", "history"])]
+    pub check: Option<PathBuf>,
+
+    /// Also order transactions by real time (one ended before the other began).
+    #[arg(long)]
+    pub realtime: bool,
+
+    /// Also order each session's transactions as it ran them.
+    #[arg(long)]
+    pub session_order: bool,
+
+    /// Every cycle class of every strongly connected component, not one per class.
+    #[arg(long)]
+    pub all_cycles: bool,
+
+    /// Where the reproducers are written.
+    #[arg(long, default_value = "lab-hunt", value_name = "DIR")]
+    pub specs: PathBuf,
+
+    /// Write no reproducers.
+    #[arg(long)]
+    pub no_specs: bool,
+
+    /// Times each reproducer is replayed.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub replays: usize,
+
+    /// Keep every operation of the cycle's transactions in the reproducer.
+    #[arg(long)]
+    pub no_shrink: bool,
+
+    /// Output format.
+    #[arg(long, value_enum, ignore_case = true, default_value_t = HuntFormat::Table)]
+    pub format: HuntFormat,
+
+    #[command(flatten)]
+    pub reports: ReportArgs,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
+
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HuntFormat {
+    Table,
+    Json,
+}

@@ -1,0 +1,132 @@
+//! `lab hunt`: the command line checked into a run's configuration, or a
+//! history to check alone. Pure: the history file, the reproducers'
+//! directory and the server are looked at where the run starts (the job).
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+
+use super::args::{HuntArgs, HuntFormat};
+use super::check::{Level, Options};
+use super::msg as hmsg;
+use super::workload::{Budget, Shape};
+use crate::i18n::Lang;
+use crate::options::{self, ServerWanted, Shared};
+
+/// A checked `lab hunt` command line: a run against a server, or a history checked alone.
+pub enum Hunt {
+    Run(Box<HuntRun>),
+    Check(HuntCheck),
+}
+
+/// `lab hunt` against a server.
+pub struct HuntRun {
+    pub shared: Shared,
+    pub levels: Vec<Level>,
+    pub shape: Shape,
+    pub clients: usize,
+    pub budget: Budget,
+    pub seed: u64,
+    pub max_connections: Option<usize>,
+    pub history: Option<PathBuf>,
+    pub options: Options,
+    /// Where reproducers go (none: `--no-specs`).
+    pub specs: Option<PathBuf>,
+    pub replays: usize,
+    pub shrink: bool,
+    pub format: HuntFormat,
+}
+
+/// `lab hunt --check FILE`.
+pub struct HuntCheck {
+    pub lang: Lang,
+    pub file: PathBuf,
+    pub level: Option<Level>,
+    pub options: Options,
+    pub format: HuntFormat,
+    pub junit: Option<PathBuf>,
+    pub html: Option<PathBuf>,
+}
+
+impl Hunt {
+    pub fn new(args: &HuntArgs, lang: Lang) -> Result<Hunt> {
+        let mut levels: Vec<Level> = Vec::new();
+        for l in &args.level {
+            if l == "all" {
+                levels.extend([Level::ReadCommitted, Level::RepeatableRead, Level::Serializable]);
+            } else {
+                levels.push(Level::parse(l).ok_or_else(|| anyhow::anyhow!(hmsg::bad_level(l)))?);
+            }
+        }
+        levels.sort();
+        levels.dedup();
+        let options = Options {
+            realtime: args.realtime,
+            sessions: args.session_order,
+            all_cycles: args.all_cycles,
+        };
+        if let Some(file) = &args.check {
+            if levels.len() > 1 {
+                bail!(hmsg::check_one_level());
+            }
+            return Ok(Hunt::Check(HuntCheck {
+                lang,
+                file: file.clone(),
+                level: levels.first().copied(),
+                options,
+                format: args.format,
+                junit: args.reports.junit.clone(),
+                html: args.reports.html.clone(),
+            }));
+        }
+        if levels.is_empty() {
+            levels = vec![Level::ReadCommitted, Level::RepeatableRead, Level::Serializable];
+        }
+        for (n, flag) in [
+            (args.keys, "--keys"),
+            (args.clients, "--clients"),
+            (args.ops, "--ops"),
+            (args.replays, "--replays"),
+        ] {
+            if n == 0 {
+                bail!(hmsg::at_least_one(flag));
+            }
+        }
+        if args.keys > 1_000_000 || args.ops > 1000 || args.replays > 1000 {
+            bail!(hmsg::too_large());
+        }
+        let budget = match (args.txns, args.seconds) {
+            (Some(0), _) => bail!(hmsg::at_least_one("--txns")),
+            (Some(n), _) => Budget::Txns(n),
+            (None, Some(s)) if !(s.is_finite() && s > 0.0 && s <= 86_400.0) => bail!(hmsg::seconds()),
+            (None, Some(s)) => Budget::Seconds(s),
+            (None, None) => Budget::Txns(2000),
+        };
+        // The sessions and the control connection.
+        let need = args.clients + 1;
+        if let Some(max) = args.max_connections
+            && need > max
+        {
+            bail!(hmsg::too_many_clients(args.clients, max));
+        }
+        let wait_timeout = options::deadline(args.wait.wait_timeout.unwrap_or(10.0))?;
+        Ok(Hunt::Run(Box::new(HuntRun {
+            shared: Shared::new(lang, ServerWanted::of(&args.server), wait_timeout).reports(&args.reports),
+            levels,
+            shape: Shape {
+                keys: args.keys,
+                max_ops: args.ops,
+                ..Shape::default()
+            },
+            clients: args.clients,
+            budget,
+            seed: args.seed,
+            max_connections: args.max_connections,
+            history: args.history.clone(),
+            options,
+            specs: (!args.no_specs).then(|| args.specs.clone()),
+            replays: args.replays,
+            shrink: !args.no_shrink,
+            format: args.format,
+        })))
+    }
+}

@@ -1,0 +1,1086 @@
+//! `lab hunt` in the harness: per level, the workload on C sessions, its
+//! history checked, a reproducer written and replayed for each cycle found;
+//! then a table, JSON, JUnit (a case per anomaly class and level) and HTML
+//! (each anomaly's cycle beside its transactions' swimlanes).
+//! `lab hunt --check FILE` shares the outputs and needs no server.
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::{Result, bail};
+use serde_json::json;
+
+use super::args::HuntFormat;
+use super::check::{self, Anomaly, Checked, Class, Level, Name, Why, forbidden};
+use super::config::{HuntCheck, HuntRun};
+use super::history::{Header, History, Op, Status};
+use super::reproduce::{self, Order, Reproducer};
+use super::workload::{Budget, CREATE, Workload};
+use super::{history, msg};
+use crate::commands::explore::{Choice, ExploreConfig, Explorer, Source};
+use crate::engine::Env;
+use crate::harness::{Common, Finished, Job, Setup, Stop};
+use crate::i18n::{Lang, Text, ui};
+use crate::output::{self, Exit};
+use crate::postgres::connect;
+use crate::postgres::conninfo::EnvLookup;
+use crate::render::{self, Style, html};
+use crate::report::{Check, CycleFigure, Entry, ScenarioReport, StepResult, VariantReport, round_ms};
+
+/// A reproducer, written and replayed.
+pub struct Replayed {
+    pub reproducer: Reproducer,
+    pub path: Option<PathBuf>,
+    /// Replays that showed the anomaly, of how many.
+    pub showed: usize,
+    pub of: usize,
+    /// What the replays showed instead, when one did not show it.
+    pub instead: Option<String>,
+    /// Shrunk to the operations the cycle rests on (else every operation of its transactions).
+    pub shrunk: bool,
+}
+
+/// One level's hunt (or the history `--check` read).
+pub struct Found {
+    /// None: `--check` of a history that names no level (judged as serializable).
+    pub level: Option<Level>,
+    pub history: History,
+    pub checked: Checked,
+    pub replayed: Vec<(usize, Replayed)>,
+    /// Where the history was written.
+    pub file: Option<PathBuf>,
+    /// The level the sessions read back, when it is not the level asked.
+    pub read_back_differs: Option<String>,
+    pub secs: f64,
+    /// The run stopped part-way: the history so far.
+    pub partial: bool,
+}
+
+impl Found {
+    fn judged_at(&self) -> Level {
+        self.level.unwrap_or(Level::Serializable)
+    }
+
+    fn forbidden(&self) -> Vec<Name> {
+        let at = self.judged_at();
+        self.checked.names().into_iter().filter(|n| forbidden(*n, at)).collect()
+    }
+
+    pub fn as_expected(&self) -> bool {
+        self.forbidden().is_empty() && self.read_back_differs.is_none()
+    }
+
+    fn level_name(&self) -> String {
+        self.level.map_or("-", |l| l.sql()).to_string()
+    }
+}
+
+/// One `lab hunt` run against a server.
+pub struct Hunt {
+    cfg: HuntRun,
+    common: Common,
+    schema: String,
+    found: Mutex<Vec<Found>>,
+    /// The level running now (its history is checked if the run stops part-way).
+    current: Mutex<Option<Arc<Workload>>>,
+    explorer: Mutex<Option<Arc<Explorer>>>,
+}
+
+/// The throwaway cluster's max_connections less its reserved ones (cluster.rs sets 300).
+const THROWAWAY_ROOM: usize = 296;
+
+impl Hunt {
+    /// Where the run starts: the history file and the reproducers'
+    /// directory checked writable (refused before anything runs, as
+    /// --junit is), then what every run reads (the report files, the server).
+    pub fn start(cfg: HuntRun, env: EnvLookup<'_>) -> Result<Hunt> {
+        crate::options::writable(&cfg.history, msg::could_not_write)?;
+        if let Some(dir) = &cfg.specs {
+            specs_dir(dir)?;
+        }
+        let common = cfg.shared.start(env)?;
+        if matches!(common.run_on, crate::postgres::RunOn::Throwaway { .. }) && cfg.clients + 1 > THROWAWAY_ROOM {
+            bail!(msg::too_many_clients(cfg.clients, THROWAWAY_ROOM));
+        }
+        Ok(Hunt {
+            cfg,
+            common,
+            schema: format!("lab_hunt_{}", std::process::id()),
+            found: Mutex::default(),
+            current: Mutex::default(),
+            explorer: Mutex::default(),
+        })
+    }
+
+    fn header(&self, level: Level, version: &str) -> Header {
+        Header {
+            lab: "hunt".into(),
+            level: Some(level.sql().into()),
+            seed: Some(self.cfg.seed),
+            keys: Some(self.cfg.shape.keys),
+            clients: Some(self.cfg.clients),
+            server: Some(version.to_string()),
+        }
+    }
+
+    /// One level: the workload, its history checked, reproducers replayed.
+    async fn level(&self, env: &Arc<Env>, level: Level) -> Result<()> {
+        // Within the deadline: a control connection gone silent must not hold the run.
+        let truncate = format!("TRUNCATE {}.append", self.schema);
+        tokio::time::timeout(self.common.wait_timeout, env.control.batch_execute(&truncate))
+            .await
+            .map_err(|_| {
+                let s = self.common.wait_timeout.as_secs_f64();
+                anyhow::anyhow!(crate::engine::msg::no_answer(
+                    crate::engine::msg::at(level.flag(), "control", &truncate),
+                    s
+                ))
+            })?
+            .map_err(|e| connect::sql_error(e, msg::statement()))?;
+        let (len, label) = match self.cfg.budget {
+            Budget::Txns(n) => (n, format!("lab hunt {}", level.flag())),
+            Budget::Seconds(s) => (s.ceil() as u64, format!("lab hunt {} (s)", level.flag())),
+        };
+        let bar = crate::progress::Progress::for_stderr(self.common.lang, false).bar(None, len, label);
+        let w = Arc::new(Workload::new(
+            level,
+            self.cfg.budget,
+            self.cfg.seed,
+            self.cfg.shape,
+            self.common.wait_timeout,
+            bar,
+        ));
+        *self.current.lock().unwrap() = Some(w.clone());
+        let setup = connect::session_setup(Some(&self.schema), &env.settings);
+        let mut conns = Vec::new();
+        for i in 0..self.cfg.clients {
+            let app = format!("{}c{}", env.app_prefix(), i + 1);
+            conns.push(connect::connect(&env.session_pg(), &app, Some(&setup), None).await?);
+        }
+        let tasks: Vec<_> = conns
+            .into_iter()
+            .enumerate()
+            .map(|(i, conn)| {
+                let w = w.clone();
+                tokio::spawn(async move {
+                    let r = w.client(&conn.client, i as u64 + 1).await;
+                    if r.is_err() {
+                        w.stop();
+                    }
+                    r
+                })
+            })
+            .collect();
+        let mut first = Ok(());
+        for t in tasks {
+            let r = crate::engine::joined(t).await;
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        w.bar.finish_and_clear();
+        first?;
+        *self.current.lock().unwrap() = None;
+        let read_back = w.read_back.lock().unwrap().clone();
+        let differs = crate::commands::hunt::workload::level_read_back(&read_back, level)
+            .err()
+            .map(|e| e.to_string());
+        let mut history = History {
+            header: Some(self.header(level, &env.server.version)),
+            txns: w.so_far(),
+        };
+        let checked = check::check(&history, self.cfg.options).map_err(|d| anyhow::anyhow!(d.what))?;
+        commit_times(env, &mut history, &checked).await?;
+        let file = self.write_history(&history, level)?;
+        // The transactions' own time (first start to last end), as --check
+        // reads it from the history: the same txns/s either way.
+        let secs = recorded_secs(&history);
+        // Kept before the replays: a run stopped during them still reports
+        // the level, with the reproducers replayed so far.
+        let slot = {
+            let mut found = self.found.lock().unwrap();
+            found.push(Found {
+                level: Some(level),
+                history: history.clone(),
+                checked: checked.clone(),
+                replayed: Vec::new(),
+                file,
+                read_back_differs: differs,
+                secs,
+                partial: false,
+            });
+            found.len() - 1
+        };
+        if let Some(dir) = &self.cfg.specs {
+            self.reproduce(env, (&history, &checked), level, dir, slot).await?;
+        }
+        Ok(())
+    }
+
+    fn write_history(&self, h: &History, level: Level) -> Result<Option<PathBuf>> {
+        let Some(path) = &self.cfg.history else { return Ok(None) };
+        let path = if self.cfg.levels.len() > 1 {
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            path.with_file_name(format!("{stem}.{}.jsonl", level.flag()))
+        } else {
+            path.clone()
+        };
+        output::write_file(&path, &h.to_json_lines(), msg::could_not_write)?;
+        Ok(Some(path))
+    }
+
+    /// A reproducer for each cycle found: written, then replayed (shrunk
+    /// first; every operation of the cycle's transactions if the shrunk one
+    /// does not show the anomaly each time); each kept in `found[slot]` as
+    /// it is done.
+    async fn reproduce(
+        &self,
+        env: &Arc<Env>,
+        (history, checked): (&History, &Checked),
+        level: Level,
+        dir: &Path,
+        slot: usize,
+    ) -> Result<()> {
+        let mut names: Vec<String> = Vec::new();
+        for (i, a) in checked.anomalies.iter().enumerate().filter(|(_, a)| a.name.is_cycle()) {
+            let about =
+                msg::spec_about(a.name.text(), level.sql(), self.cfg.seed, txn_list(history, a)).render(Lang::En);
+            let mut best: Option<Replayed> = None;
+            let shrinks: &[bool] = if self.cfg.shrink { &[true, false] } else { &[false] };
+            'tries: for &shrink in shrinks {
+                for order in [Order::Derived, Order::Answered, Order::Sent] {
+                    let r = reproduce::build(history, a, level, (shrink, order), &about);
+                    let replayed = self.replay(env, r, shrink).await?;
+                    let all = replayed.showed == replayed.of;
+                    if best.as_ref().is_none_or(|b| replayed.showed > b.showed) {
+                        best = Some(replayed);
+                    }
+                    if all {
+                        break 'tries;
+                    }
+                }
+            }
+            let Some(mut best) = best else { continue };
+            let mut file = format!("{}-{}", a.name.text().to_ascii_lowercase(), level.flag());
+            let n = names.iter().filter(|x| **x == file).count();
+            names.push(file.clone());
+            if n > 0 {
+                file = format!("{file}-{}", n + 1);
+            }
+            std::fs::create_dir_all(dir)
+                .map_err(|e| anyhow::anyhow!(msg::could_not_write(format!("{}: {e}", dir.display()))))?;
+            let path = dir.join(format!("{file}.spec"));
+            output::write_file(&path, &best.reproducer.text, msg::could_not_write)?;
+            best.path = Some(path);
+            self.found.lock().unwrap()[slot].replayed.push((i, best));
+        }
+        Ok(())
+    }
+
+    /// `r`'s permutation run `replays` times on lab's engine, each run's
+    /// steps checked again as a history.
+    async fn replay(&self, env: &Arc<Env>, r: Reproducer, shrunk: bool) -> Result<Replayed> {
+        // A session per transaction and the final read's, a setup connection,
+        // the replay's watcher, and the run's control connection.
+        let need = r.sessions.len() + 4;
+        if let Some(max) = self.cfg.max_connections
+            && need > max
+        {
+            return Ok(Replayed {
+                instead: Some(msg::replay_needs(need, max).render(self.common.lang)),
+                reproducer: r,
+                path: None,
+                showed: 0,
+                of: 0,
+                shrunk,
+            });
+        }
+        let spec = crate::specfile::parse(&r.text).map_err(|e| anyhow::anyhow!("{}: {}", e.line, e.message))?;
+        let name = format!("hunt-{}", r.name.text().to_ascii_lowercase());
+        let mut cfg = ExploreConfig::new(
+            Source {
+                name,
+                spec,
+                bookstore: false,
+                lab: false,
+                phenomenon: true,
+            },
+            Choice {
+                levels: vec![None],
+                all: false,
+                sample: None,
+                isolation: false,
+                options: None,
+            },
+            crate::engine::Jobs { most: 1, first: 1 },
+            self.common.wait_timeout,
+            self.common.lang,
+        )?;
+        let plan = cfg.plans[0][0].clone();
+        cfg.plans[0] = vec![plan; self.cfg.replays];
+        let explorer = Arc::new(Explorer::new(cfg));
+        *self.explorer.lock().unwrap() = Some(explorer.clone());
+        explorer.run_all(env).await?;
+        *self.explorer.lock().unwrap() = None;
+        let results = explorer.take();
+        let mut showed = 0;
+        let mut instead = None;
+        let mut first = None;
+        for run in results.iter().flatten() {
+            match reproduce::shows(&r, &run.observation, self.cfg.options) {
+                Ok(()) => {
+                    showed += 1;
+                    first = first.or(Some(&run.observation));
+                }
+                Err(why) => instead = instead.or(Some(why)),
+            }
+        }
+        let mut r = r;
+        if let Some(obs) = first {
+            reproduce::with_occurs_if(&mut r, obs);
+        }
+        Ok(Replayed {
+            reproducer: r,
+            path: None,
+            showed,
+            of: results.len(),
+            instead,
+            shrunk,
+        })
+    }
+}
+
+/// An anomaly's JSON with its transactions named by their numbers (T12:
+/// 12), as the explanations and the spec name them, instead of the
+/// checker's positions in the history: `txns`, a cycle's `from` and `to`,
+/// a read's `txn`, `writer` and `other`.
+fn numbered(v: &mut serde_json::Value, h: &History) {
+    let number = |t: &mut serde_json::Value| {
+        if let Some(i) = t.as_u64().and_then(|i| h.txns.get(i as usize)) {
+            *t = json!(i.index);
+        }
+    };
+    if let Some(txns) = v["txns"].as_array_mut() {
+        txns.iter_mut().for_each(number);
+    }
+    if let Some(cycle) = v["cycle"].as_array_mut() {
+        for link in cycle {
+            number(&mut link["from"]);
+            number(&mut link["to"]);
+        }
+    }
+    if let Some(read) = v.get_mut("read").filter(|r| r.is_object()) {
+        number(&mut read["txn"]);
+        number(&mut read["writer"]);
+        if let Some(other) = read["other"].as_array_mut().and_then(|o| o.first_mut()) {
+            number(other);
+        }
+    }
+}
+
+/// "T12, T40, T41": the transactions of an anomaly, by their numbers.
+fn txn_list(h: &History, a: &Anomaly) -> String {
+    a.distinct_txns()
+        .iter()
+        .map(|t| tname(h, *t))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn tname(h: &History, t: usize) -> String {
+    format!("T{}", h.txns[t].index)
+}
+
+/// A list as the tables show it: `[1 2 5]`, the start elided when long.
+fn list(l: &[i64]) -> String {
+    let shown: Vec<String> = l.iter().rev().take(6).rev().map(|e| e.to_string()).collect();
+    if l.len() > 6 {
+        format!("[… {}]", shown.join(" "))
+    } else {
+        format!("[{}]", shown.join(" "))
+    }
+}
+
+/// When the server says each committed transaction of an anomaly committed
+/// (`pg_xact_commit_timestamp`), where it keeps commit timestamps
+/// (`track_commit_timestamp`, on in lab's throwaway cluster): the server's
+/// own commit order, beside the order its answers reached lab.
+async fn commit_times(env: &Env, h: &mut History, checked: &Checked) -> Result<()> {
+    let wanted: Vec<(usize, i64)> = checked
+        .anomalies
+        .iter()
+        .flat_map(|a| a.distinct_txns())
+        .filter_map(|t| h.txns[t].xid.map(|x| (t, x as i64)))
+        .collect();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let on = connect::simple_value(&env.control, "SHOW track_commit_timestamp")
+        .await
+        .map_err(|e| connect::sql_error(e, msg::statement()))?;
+    if on.as_deref() != Some("on") {
+        return Ok(());
+    }
+    let xids: Vec<i64> = wanted.iter().map(|(_, x)| *x).collect();
+    let rows = env
+        .control
+        .query(
+            "SELECT x, to_char(pg_xact_commit_timestamp((x % 4294967296)::text::xid) AT TIME ZONE 'UTC', \
+             'YYYY-MM-DD HH24:MI:SS.US') FROM unnest($1::bigint[]) x",
+            &[&xids],
+        )
+        .await
+        .map_err(|e| connect::sql_error(e, msg::statement()))?;
+    for r in rows {
+        let (x, at): (i64, Option<String>) = (r.get(0), r.get(1));
+        for (t, _) in wanted.iter().filter(|(_, w)| *w == x) {
+            h.txns[*t].committed_at = at.clone();
+        }
+    }
+    Ok(())
+}
+
+/// What an anomaly is, edge by edge or read by read, in words.
+pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
+    let read_of = |t: usize, op: usize| match &h.txns[t].ops.get(op) {
+        Some(Op::Read(_, Some(l))) => list(l),
+        _ => "[]".into(),
+    };
+    if !a.cycle.is_empty() {
+        return a
+            .cycle
+            .iter()
+            .map(|l| {
+                let (x, y) = (tname(h, l.from), tname(h, l.to));
+                match &l.why {
+                    Why::Ww { key, first, then, .. } => msg::why_ww(&x, *first, *key, &y, *then),
+                    Why::Wr { key, elem, to_op, .. } => msg::why_wr(&y, *key, read_of(l.to, *to_op), &x, *elem),
+                    Why::Rw { key, elem, from_op, .. } => msg::why_rw(&x, *key, read_of(l.from, *from_op), *elem, &y),
+                    Why::Realtime => msg::why_realtime(&x, &y),
+                    Why::Session => msg::why_session(&x, &y, h.txns[l.from].session),
+                }
+            })
+            .chain(commit_order(h, a))
+            .collect();
+    }
+    let Some(r) = &a.read else { return Vec::new() };
+    let reader = tname(h, r.txn);
+    let seen = read_of(r.txn, r.op);
+    let elem = r.elem.unwrap_or_default();
+    let writer = r.writer.map(|w| tname(h, w)).unwrap_or_default();
+    vec![match a.name.class {
+        Class::G1a => msg::why_g1a(&reader, r.key, &seen, elem, &writer),
+        Class::G1b => msg::why_g1b(&reader, r.key, &seen, elem, &writer),
+        Class::Garbage => msg::why_garbage(&reader, r.key, &seen, elem),
+        Class::DuplicateElements => msg::why_duplicate(&reader, r.key, &seen, elem),
+        Class::IncompatibleOrder => {
+            let (t, op) = r.other.unwrap_or((r.txn, r.op));
+            msg::why_order(&reader, r.key, &seen, tname(h, t), read_of(t, op))
+        }
+        _ => msg::why_internal(&reader, r.key, &seen),
+    }]
+}
+
+/// The order the server committed an anomaly's transactions in, when it
+/// said when (every one of them that wrote and committed).
+fn commit_order(h: &History, a: &Anomaly) -> Option<Text> {
+    let mut at: Vec<(&str, usize)> = Vec::new();
+    let mut wrote_nothing = Vec::new();
+    for t in a.distinct_txns() {
+        let txn = &h.txns[t];
+        match (&txn.committed_at, txn.xid) {
+            (Some(c), _) => at.push((c, t)),
+            (None, Some(_)) => return None,
+            (None, None) => wrote_nothing.push(tname(h, t)),
+        }
+    }
+    if at.len() < 2 {
+        return None;
+    }
+    at.sort();
+    let order: Vec<String> = at
+        .iter()
+        .map(|(c, t)| format!("{} ({})", tname(h, *t), c.rsplit(' ').next().unwrap_or(c)))
+        .collect();
+    Some(if wrote_nothing.is_empty() {
+        msg::commit_order(order.join(", "))
+    } else {
+        // A transaction that wrote nothing has no id, so no commit timestamp.
+        msg::commit_order_readers(order.join(", "), wrote_nothing.join(", "))
+    })
+}
+
+/// The anomaly's transactions as timeline entries (their operations, at
+/// the times the server answered them), for the HTML swimlanes.
+fn swimlanes(h: &History, a: &Anomaly) -> Vec<Entry> {
+    let txns = a.distinct_txns();
+    let t0 = txns.iter().map(|t| h.txns[*t].start).min().unwrap_or(0);
+    let ms = |ns: u64| round_ms(ns.saturating_sub(t0) as f64 / 1e6);
+    let mut entries = Vec::new();
+    for &t in &txns {
+        let txn = &h.txns[t];
+        let lane = tname(h, t);
+        for (i, op) in txn.ops.iter().enumerate() {
+            let at = txn.at.get(i).copied().unwrap_or(txn.start);
+            let (sql, detail) = match op {
+                Op::Append(k, e) => (
+                    crate::commands::hunt::workload::append_sql(*k, *e),
+                    format!("append {e} → key {k}"),
+                ),
+                Op::Read(k, l) => (
+                    crate::commands::hunt::workload::read_sql(*k),
+                    format!("key {k} = {}", l.as_deref().map_or("?".into(), list)),
+                ),
+            };
+            let mut e = Entry::new(ms(at), &lane, StepResult::Ok, detail.into());
+            e.sql = sql;
+            entries.push(e);
+        }
+        let (result, detail) = match txn.status {
+            Status::Ok => (StepResult::Ok, "COMMIT".to_string()),
+            Status::Fail => (
+                StepResult::Error,
+                txn.sqlstate.clone().unwrap_or_else(|| "ROLLBACK".into()),
+            ),
+            Status::Info => (StepResult::Note, "?".into()),
+        };
+        let mut e = Entry::new(ms(txn.end.unwrap_or(txn.start)), &lane, result, detail.into());
+        e.sql = "COMMIT;".into();
+        e.sqlstate = txn.sqlstate.clone();
+        entries.push(e);
+    }
+    entries.sort_by(|a, b| a.t_ms.total_cmp(&b.t_ms));
+    entries
+}
+
+/// The outputs of a hunt or a check.
+pub struct Outputs<'a> {
+    pub lang: Lang,
+    pub found: &'a [Found],
+    pub version: &'a str,
+    /// "seed 1, 4 sessions, 4 keys" or the file checked.
+    pub about: String,
+    pub options: check::Options,
+}
+
+impl Outputs<'_> {
+    pub fn as_expected(&self) -> bool {
+        self.found.iter().all(Found::as_expected)
+    }
+
+    pub fn table(&self) -> String {
+        // Nothing ran (the run failed before its first level): the error line says why, and no empty table.
+        if self.found.is_empty() {
+            return String::new();
+        }
+        let style = Style::for_stdout(self.lang, false);
+        let lang = self.lang;
+        // A history checked from a file names its server only if it recorded one.
+        let heading = if self.version.is_empty() {
+            msg::heading_no_server(&self.about)
+        } else {
+            msg::heading(self.version, &self.about)
+        };
+        let mut text = format!("{}\n", heading.render(lang));
+        let header = [
+            msg::col_level(),
+            msg::col_txns(),
+            msg::col_committed(),
+            msg::col_aborted(),
+            msg::col_rate(),
+            msg::col_found(),
+            ui::col_verdict(),
+        ]
+        .iter()
+        .map(|t| style.say(t))
+        .collect();
+        let mut t = render::table(header, &style);
+        for f in self.found {
+            let at = f.judged_at();
+            let names: Vec<String> = f
+                .checked
+                .names()
+                .iter()
+                .map(|n| {
+                    let how = if forbidden(*n, at) {
+                        msg::forbidden()
+                    } else {
+                        msg::allowed()
+                    };
+                    format!("{} ({})", n.text(), how.render(lang))
+                })
+                .collect();
+            let verdict = if f.as_expected() {
+                ui::verdict_ok()
+            } else {
+                ui::verdict_not()
+            };
+            let rate = if f.secs > 0.0 {
+                format!("{:.0}", f.checked.txns as f64 / f.secs)
+            } else {
+                "-".into()
+            };
+            t.add_row(vec![
+                f.level_name(),
+                f.checked.txns.to_string(),
+                f.checked.committed.to_string(),
+                f.checked.aborted.to_string(),
+                rate,
+                if names.is_empty() {
+                    msg::none().render(lang)
+                } else {
+                    names.join(", ")
+                },
+                style.say(&verdict),
+            ]);
+        }
+        text.push_str(&format!("{t}\n"));
+        for f in self.found {
+            if f.level.is_none() {
+                text.push_str(&format!("{}\n", msg::judged_serializable().render(lang)));
+            }
+            if let Some(d) = &f.read_back_differs {
+                text.push_str(&format!("{d}\n"));
+            }
+            if f.partial {
+                text.push_str(&format!(
+                    "{}\n",
+                    msg::partial(f.level_name(), f.checked.txns).render(lang)
+                ));
+            }
+            if f.checked.cut_short {
+                text.push_str(&format!("{}\n", msg::cut_short().render(lang)));
+            }
+            if let Some(file) = &f.file {
+                text.push_str(&format!(
+                    "{}\n",
+                    msg::history_at(file.display().to_string()).render(lang)
+                ));
+            }
+            for (i, a) in f.checked.anomalies.iter().enumerate() {
+                let at = f.judged_at();
+                let how = judged(a.name, at);
+                text.push_str(&format!(
+                    "\n{} — {} ({}): {}\n",
+                    a.name.text(),
+                    f.level_name(),
+                    how.render(lang),
+                    txn_list(&f.history, a)
+                ));
+                for line in explain(&f.history, a) {
+                    text.push_str(&format!("  {}\n", line.render(lang)));
+                }
+                if let Some((_, r)) = f.replayed.iter().find(|(j, _)| *j == i) {
+                    text.push_str(&format!("  {}\n", replay_line(r).render(lang)));
+                }
+            }
+        }
+        text.push_str(&format!("\n{}\n", msg::blind_spot().render(lang)));
+        text
+    }
+
+    pub fn json(&self, stopped: Option<(Exit, String)>) -> Result<String> {
+        let levels: Vec<serde_json::Value> = self
+            .found
+            .iter()
+            .map(|f| {
+                let at = f.judged_at();
+                let anomalies: Vec<serde_json::Value> = f
+                    .checked
+                    .anomalies
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| {
+                        let mut v = serde_json::to_value(a).unwrap_or_default();
+                        numbered(&mut v, &f.history);
+                        v["forbidden"] = json!(forbidden(a.name, at));
+                        v["transactions"] = json!(a.txns.iter().map(|t| f.history.txns[*t].index).collect::<Vec<_>>());
+                        v["explanation"] = json!(
+                            explain(&f.history, a)
+                                .iter()
+                                .map(|t| t.render(Lang::En))
+                                .collect::<Vec<_>>()
+                        );
+                        if let Some((_, r)) = f.replayed.iter().find(|(j, _)| *j == i) {
+                            v["reproducer"] = json!({
+                                "path": r.path.as_ref().map(|p| p.display().to_string()),
+                                "reproduced": r.showed == r.of && r.of > 0,
+                                "showed": r.showed,
+                                "replays": r.of,
+                                "instead": r.instead,
+                                "steps": r.reproducer.steps,
+                                "unshrunk_steps": r.reproducer.unshrunk,
+                                "shrunk": r.shrunk,
+                            });
+                        }
+                        v
+                    })
+                    .collect();
+                json!({
+                    "level": f.level.map(|l| l.sql()),
+                    "judged_at": at.sql(),
+                    "transactions": f.checked.txns,
+                    "committed": f.checked.committed,
+                    "aborted": f.checked.aborted,
+                    "unknown": f.checked.unknown,
+                    "seconds": (f.secs * 1000.0).round() / 1000.0,
+                    "anomalies": anomalies,
+                    "counts": f.checked.counts,
+                    "forbidden_found": f.forbidden().iter().map(Name::text).collect::<Vec<_>>(),
+                    "level_read_back_differs": f.read_back_differs,
+                    "search_cut_short": f.checked.cut_short,
+                    "partial": f.partial,
+                    "history": f.file.as_ref().map(|p| p.display().to_string()),
+                    "as_expected": f.as_expected(),
+                })
+            })
+            .collect();
+        let mut v = json!({
+            "command": "hunt",
+            "server_version": self.version,
+            "about": self.about,
+            "realtime": self.options.realtime,
+            "session_order": self.options.sessions,
+            "levels": levels,
+            "not_visible": "list-append sees item dependencies only: predicate anti-dependencies (G2 proper) are not checked",
+            "as_expected": self.as_expected() && stopped.is_none(),
+        });
+        if let Some((exit, message)) = stopped {
+            v["error"] = json!({ "message": message, "exit_code": exit as u8 });
+        }
+        render::json(&v)
+    }
+
+    /// A test suite per level, a case per anomaly class; and the HTML pages.
+    pub fn reports(&self) -> (Vec<ScenarioReport>, Vec<ScenarioReport>) {
+        let mut junit = Vec::new();
+        let mut pages = Vec::new();
+        for f in self.found {
+            let at = f.judged_at();
+            let name = format!("hunt.{}", at.flag());
+            let mut suite = ScenarioReport::new(&name, self.version);
+            let mut page = ScenarioReport::new(&format!("hunt {}", f.level_name()), self.version);
+            suite.elapsed_ms = round_ms(f.secs * 1000.0);
+            for class in Class::ALL {
+                let found: Vec<&Anomaly> = f.checked.anomalies.iter().filter(|a| a.name.class == class).collect();
+                let bad = found.iter().any(|a| forbidden(a.name, at));
+                let expected = if forbidden(Name::of(class), at) {
+                    msg::expected_none(at.sql())
+                } else {
+                    msg::expected_allowed(at.sql())
+                };
+                let mut v = VariantReport::new(Name::of(class).text(), expected, ui::verbatim(String::new()));
+                v.as_expected = !bad;
+                v.anomaly = Some(!found.is_empty());
+                v.observed = found.iter().flat_map(|a| explain(&f.history, a)).collect::<Vec<_>>();
+                if found.is_empty() {
+                    v.observed.push(msg::not_found());
+                }
+                v.checks.push(Check {
+                    id: format!("{}-not-forbidden", Name::of(class).text()),
+                    ok: !bad,
+                    text: msg::check_class(Name::of(class).text(), at.sql()),
+                });
+                suite.variants.push(v);
+            }
+            suite.as_expected = f.as_expected();
+            for (i, a) in f.checked.anomalies.iter().enumerate() {
+                let mut v =
+                    VariantReport::new(a.name.text(), judged(a.name, at), ui::verbatim(txn_list(&f.history, a)));
+                v.as_expected = !forbidden(a.name, at);
+                v.anomaly = Some(true);
+                v.observed = explain(&f.history, a);
+                if let Some((_, r)) = f.replayed.iter().find(|(j, _)| *j == i) {
+                    v.observed.push(replay_line(r));
+                }
+                v.timeline = swimlanes(&f.history, a);
+                if !a.cycle.is_empty() {
+                    v.cycle = Some(CycleFigure {
+                        nodes: a.cycle.iter().map(|l| tname(&f.history, l.from)).collect(),
+                        edges: a
+                            .cycle
+                            .iter()
+                            .enumerate()
+                            .map(|(k, l)| (k, (k + 1) % a.cycle.len(), edge_label(&l.why)))
+                            .collect(),
+                    });
+                }
+                page.variants.push(v);
+            }
+            page.as_expected = f.as_expected();
+            junit.push(suite);
+            pages.push(page);
+        }
+        (junit, pages)
+    }
+
+    pub fn finished(&self, stopped: Option<(Exit, String)>, format: HuntFormat) -> Result<Finished> {
+        let (mut reports, pages) = self.reports();
+        if let Some((exit, message)) = &stopped {
+            // The level that was running, else the run as a whole.
+            let at = reports.last().map_or("hunt".to_string(), |r| r.scenario.clone());
+            crate::harness::mark_stopped(&mut reports, &at, "-", message.clone(), *exit);
+        }
+        let stdout = match format {
+            HuntFormat::Json => self.json(stopped)?,
+            HuntFormat::Table => self.table(),
+        };
+        Ok(Finished {
+            reports,
+            html_reports: Some(pages),
+            html: html::Kind::Runs,
+            style: Style::plain(self.lang),
+            stdout,
+            stderr: Vec::new(),
+            as_expected: self.as_expected(),
+        })
+    }
+}
+
+/// "forbidden at LEVEL" or "allowed at LEVEL"; read uncommitted says it
+/// is held to read committed (as PostgreSQL documents it), where the
+/// standard would allow dirty reads.
+fn judged(name: Name, at: Level) -> Text {
+    let level: crate::i18n::Arg = if at == Level::ReadUncommitted {
+        msg::ru_as_rc().into()
+    } else {
+        at.sql().into()
+    };
+    if forbidden(name, at) {
+        msg::forbidden_at(level)
+    } else {
+        msg::allowed_at(level)
+    }
+}
+
+fn edge_label(w: &Why) -> String {
+    match w {
+        Why::Ww { key, .. } => format!("ww k{key}"),
+        Why::Wr { key, .. } => format!("wr k{key}"),
+        Why::Rw { key, .. } => format!("rw k{key}"),
+        Why::Realtime => "rt".into(),
+        Why::Session => "session".into(),
+    }
+}
+
+fn replay_line(r: &Replayed) -> Text {
+    let path = r.path.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+    let steps = if r.shrunk && r.reproducer.steps < r.reproducer.unshrunk {
+        msg::steps_shrunk(r.reproducer.steps, r.reproducer.unshrunk)
+    } else {
+        msg::steps(r.reproducer.steps)
+    };
+    if r.showed == r.of && r.of > 0 {
+        msg::reproduced(path, r.showed, r.of, steps)
+    } else if r.of == 0 {
+        msg::not_replayed(path, r.instead.clone().unwrap_or_default(), steps)
+    } else {
+        msg::not_reproduced(path, r.showed, r.of, r.instead.clone().unwrap_or_default(), steps)
+    }
+}
+
+impl Job for Hunt {
+    fn common(&self) -> &Common {
+        &self.common
+    }
+
+    fn setup(&self) -> Setup {
+        Setup {
+            control_app: "lab:hunt:control".into(),
+            run: "hunt".into(),
+            schema: self.schema.clone(),
+            neutral: true,
+            max_connections: self.cfg.max_connections,
+            through_pooler: false,
+        }
+    }
+
+    async fn prepare(&self, env: Env) -> Result<Env> {
+        let need = self.cfg.clients;
+        crate::harness::check_room(&env, 1, need, |free| msg::no_room(free, need)).await?;
+        env.control
+            .batch_execute(&format!(
+                "CREATE SCHEMA {s}; SET search_path = {s}; {CREATE}; RESET search_path",
+                s = self.schema
+            ))
+            .await
+            .map_err(|e| connect::sql_error(e, msg::schema(&self.schema)))?;
+        Ok(env)
+    }
+
+    async fn work(&self, env: &Arc<Env>) -> Result<()> {
+        for &level in &self.cfg.levels {
+            self.level(env, level).await?;
+        }
+        Ok(())
+    }
+
+    async fn clean_up(&self, env: &Env, _failed: bool) -> Result<()> {
+        if let Some(w) = &*self.current.lock().unwrap() {
+            w.stop();
+        }
+        // Kept (not taken): a clean-up tried again on a new control connection needs it too.
+        let explorer = self.explorer.lock().unwrap().clone();
+        let explored = match explorer {
+            Some(e) => e.clean_up(&env.control).await,
+            None => Ok(()),
+        };
+        env.terminate_sessions_via(&env.control).await?;
+        env.control
+            .batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema))
+            .await
+            .map_err(|e| connect::sql_error(e, msg::schema(&self.schema)))?;
+        explored
+    }
+
+    fn finish(&self, stop: &Stop, version: &str, _began: Instant) -> Result<Finished> {
+        let mut found = std::mem::take(&mut *self.found.lock().unwrap());
+        // A level cut short: the history recorded so far, checked.
+        if let Some(w) = self.current.lock().unwrap().take() {
+            let txns = w.so_far();
+            let history = History {
+                header: Some(self.header(w.level, version)),
+                txns,
+            };
+            if let Ok(checked) = check::check(&history, self.cfg.options) {
+                let file = self.write_history(&history, w.level).ok().flatten();
+                let secs = recorded_secs(&history);
+                found.push(Found {
+                    level: Some(w.level),
+                    history,
+                    checked,
+                    replayed: Vec::new(),
+                    file,
+                    read_back_differs: None,
+                    secs,
+                    partial: true,
+                });
+            }
+        }
+        let outputs = Outputs {
+            lang: self.common.lang,
+            found: &found,
+            version,
+            about: msg::about_run(self.cfg.seed, self.cfg.clients, self.cfg.shape.keys).render(self.common.lang),
+            options: self.cfg.options,
+        };
+        outputs.finished(stop.error(self.common.lang), self.cfg.format)
+    }
+}
+
+/// How long the recorded run took: from its first transaction's start to its
+/// last end, in seconds (0: the history keeps no times).
+/// `lab hunt --specs DIR`, checked before the run: a directory lab can
+/// write in (made, then taken away again, where it was not there: it is
+/// made for good only when a reproducer is written).
+fn specs_dir(dir: &Path) -> Result<()> {
+    let refused = |why: String| msg::could_not_write(format!("{}: {why}", dir.display()));
+    if dir.exists() && !dir.is_dir() {
+        bail!(msg::not_a_directory(dir.display().to_string()));
+    }
+    // The first of its directories that is not there yet: all that is made here.
+    let first_missing = dir
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .last();
+    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!(refused(e.to_string())))?;
+    let probe = dir.join(format!(".lab-write-check-{}", std::process::id()));
+    let writable = std::fs::write(&probe, b"").and_then(|()| std::fs::remove_file(&probe));
+    if let Some(made) = first_missing {
+        let _ = std::fs::remove_dir_all(made);
+    }
+    writable.map_err(|e| anyhow::anyhow!(refused(e.to_string())))?;
+    Ok(())
+}
+
+fn recorded_secs(h: &History) -> f64 {
+    let first = h.txns.iter().map(|t| t.start).min().unwrap_or(0);
+    let last = h.txns.iter().filter_map(|t| t.end).max().unwrap_or(first);
+    last.saturating_sub(first) as f64 / 1e9
+}
+
+/// `lab hunt --check FILE`: the history read and checked, no server.
+pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
+    crate::options::writable(&cfg.junit, crate::output::msg::junit)?;
+    crate::options::writable(&cfg.html, html::msg::could_not_write)?;
+    let unreadable =
+        |e: std::io::Error| anyhow::anyhow!(msg::could_not_read(cfg.file.display().to_string(), e.to_string()));
+    let damaged = |d: history::Damage| anyhow::anyhow!(msg::damaged(cfg.file.display().to_string(), d.line, d.what));
+    // lab's JSON lines are read a block at a time; Jepsen's EDN whole. The
+    // file's extension decides, else its first bytes.
+    let mut file = std::fs::File::open(&cfg.file).map_err(unreadable)?;
+    let mut head = [0u8; 2];
+    let n = std::io::Read::read(&mut file, &mut head).map_err(unreadable)?;
+    let ext = cfg.file.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let json = match ext.as_deref() {
+        Some("jsonl" | "json" | "ndjson") => true,
+        Some("edn") => false,
+        _ => n == 0 || head[..n].starts_with(b"{\""),
+    };
+    let history = if json {
+        std::io::Seek::rewind(&mut file).map_err(unreadable)?;
+        History::read_json_lines(std::io::BufReader::new(file)).map_err(damaged)?
+    } else {
+        let text = std::fs::read_to_string(&cfg.file).map_err(unreadable)?;
+        History::parse(&text).map_err(damaged)?
+    };
+    if history.txns.is_empty() {
+        // Nothing checked is no verdict.
+        bail!(msg::empty_history(cfg.file.display().to_string()));
+    }
+    let checked = check::check(&history, cfg.options).map_err(damaged)?;
+    // The recorded run's own time (txns/s is the workload's, not the checker's).
+    let secs = recorded_secs(&history);
+    let recorded = history
+        .header
+        .as_ref()
+        .and_then(|h| h.level.as_deref())
+        .and_then(Level::parse);
+    if let (Some(asked), Some(recorded)) = (cfg.level, recorded)
+        && asked != recorded
+    {
+        let path = cfg.file.display().to_string();
+        crate::output::eline!(
+            "{}",
+            msg::other_level(path, recorded.sql(), asked.sql()).render(cfg.lang)
+        );
+    }
+    let level = cfg.level.or(recorded);
+    let version = history
+        .header
+        .as_ref()
+        .and_then(|h| h.server.clone())
+        .unwrap_or_default();
+    let found = vec![Found {
+        level,
+        history,
+        checked,
+        replayed: Vec::new(),
+        file: None,
+        read_back_differs: None,
+        secs,
+        partial: false,
+    }];
+    let outputs = Outputs {
+        lang: cfg.lang,
+        found: &found,
+        version: &version,
+        about: cfg.file.display().to_string(),
+        options: cfg.options,
+    };
+    let f = outputs.finished(None, cfg.format)?;
+    if let Some(path) = &cfg.junit {
+        output::write_file(path, &render::junit(&f.reports), output::msg::junit)?;
+    }
+    if let Some(path) = &cfg.html {
+        let page = html::page(f.html_reports.as_ref().unwrap_or(&f.reports), f.html, &f.style);
+        output::write_file(path, &page, html::msg::could_not_write)?;
+    }
+    output::out(&f.stdout)?;
+    // A million transactions take a while to free, and the process ends here.
+    std::mem::forget(found);
+    Ok(Exit::verdict(f.as_expected))
+}

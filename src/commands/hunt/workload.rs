@@ -1,0 +1,474 @@
+//! The workload: transactions generated from a seed over a few keys of a
+//! list-append table, run by several sessions at one isolation level, each
+//! recorded with its session, start and end, what it read and how it ended.
+//!
+//! As Jepsen's list-append does, a key takes a bounded number of appends and
+//! is then retired for a fresh one, so reads stay short however long the
+//! run; every appended element is unique.
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use tokio_postgres::Client;
+
+use super::check::Level;
+use super::history::{Elem, Key, Op, Status, Txn};
+use super::msg;
+use crate::i18n::Context;
+
+/// The table every session appends to and reads from.
+pub const TABLE: &str = "append";
+pub const CREATE: &str = "CREATE TABLE append (k bigint PRIMARY KEY, v bigint[] NOT NULL)";
+/// Jepsen's append: the row made if it is not there, else the element added at the end.
+pub const APPEND: &str =
+    "INSERT INTO append AS t (k, v) VALUES ($1, ARRAY[$2::bigint]) ON CONFLICT (k) DO UPDATE SET v = t.v || $2::bigint";
+pub const READ: &str = "SELECT v FROM append WHERE k = $1";
+
+/// The append of `elem` to `key` as a statement of its own (a spec's step).
+pub fn append_sql(key: Key, elem: Elem) -> String {
+    format!(
+        "INSERT INTO append AS t (k, v) VALUES ({key}, ARRAY[{elem}::bigint]) ON CONFLICT (k) DO UPDATE SET v = t.v || {elem}::bigint;"
+    )
+}
+
+pub fn read_sql(key: Key) -> String {
+    format!("SELECT v FROM append WHERE k = {key};")
+}
+
+/// What the generated transactions look like.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape {
+    /// Keys in play at once.
+    pub keys: usize,
+    /// Operations per transaction, at most.
+    pub max_ops: usize,
+    /// Appends a key takes before a fresh key replaces it.
+    pub max_writes: usize,
+}
+
+impl Default for Shape {
+    fn default() -> Shape {
+        Shape {
+            keys: 4,
+            max_ops: 4,
+            max_writes: 32,
+        }
+    }
+}
+
+/// The transactions of a seed, in order: the same seed, the same transactions.
+pub struct Generator {
+    state: u64,
+    shape: Shape,
+    /// (key, appends it took) for each key in play.
+    active: Vec<(Key, usize)>,
+    next_key: Key,
+    next_elem: Elem,
+    made: u64,
+}
+
+impl Generator {
+    pub fn new(seed: u64, shape: Shape) -> Generator {
+        Generator {
+            state: seed,
+            shape,
+            active: (1..=shape.keys as Key).map(|k| (k, 0)).collect(),
+            next_key: shape.keys as Key + 1,
+            next_elem: 1,
+            made: 0,
+        }
+    }
+
+    /// splitmix64.
+    fn random(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// The next transaction: its number, and its operations (reads not yet run).
+    pub fn next_txn(&mut self) -> (u64, Vec<Op>) {
+        let n = 1 + (self.random() % self.shape.max_ops as u64) as usize;
+        let mut ops = Vec::with_capacity(n);
+        for _ in 0..n {
+            let r = self.random();
+            let slot = (r % self.shape.keys as u64) as usize;
+            let key = self.active[slot].0;
+            if (r >> 32).is_multiple_of(2) {
+                ops.push(Op::Read(key, None));
+            } else {
+                let elem = self.next_elem;
+                self.next_elem += 1;
+                ops.push(Op::Append(key, elem));
+                self.active[slot].1 += 1;
+                if self.active[slot].1 >= self.shape.max_writes {
+                    self.active[slot] = (self.next_key, 0);
+                    self.next_key += 1;
+                }
+            }
+        }
+        self.made += 1;
+        (self.made - 1, ops)
+    }
+}
+
+/// How long the workload runs.
+#[derive(Debug, Clone, Copy)]
+pub enum Budget {
+    Txns(u64),
+    Seconds(f64),
+}
+
+/// One level's run: the generator the sessions draw from, and what they recorded.
+pub struct Workload {
+    pub level: Level,
+    pub budget: Budget,
+    generator: Mutex<Generator>,
+    began: Instant,
+    /// Transactions recorded, as they end (kept when the run is cut short).
+    recorded: Mutex<Vec<Txn>>,
+    /// Each session's transaction whose COMMIT is out and not yet
+    /// answered, as an unknown outcome: a run cut short keeps it, so a
+    /// read of its element (it may have committed) has a writer. Taken
+    /// with `recorded` locked first, in [`Workload::record`] and
+    /// [`Workload::so_far`] alike, so none is lost or kept twice.
+    committing: Mutex<Vec<Txn>>,
+    /// The level each session read back from the server.
+    pub read_back: Mutex<Vec<String>>,
+    done: AtomicU64,
+    stopped: std::sync::atomic::AtomicBool,
+    /// Each statement's deadline.
+    pub deadline: Duration,
+    pub bar: indicatif::ProgressBar,
+}
+
+/// How one statement ended.
+enum Outcome<T> {
+    Ok(T),
+    /// A serialization failure or deadlock: the transaction is aborted, as the level allows.
+    Abort(String),
+    /// Anything else: the run cannot go on.
+    Error(anyhow::Error),
+}
+
+impl<T> Outcome<T> {
+    fn map<U>(self, f: impl FnOnce(T) -> U) -> Outcome<U> {
+        match self {
+            Outcome::Ok(v) => Outcome::Ok(f(v)),
+            Outcome::Abort(c) => Outcome::Abort(c),
+            Outcome::Error(e) => Outcome::Error(e),
+        }
+    }
+}
+
+impl Workload {
+    pub fn new(
+        level: Level,
+        budget: Budget,
+        seed: u64,
+        shape: Shape,
+        deadline: Duration,
+        bar: indicatif::ProgressBar,
+    ) -> Workload {
+        Workload {
+            level,
+            budget,
+            generator: Mutex::new(Generator::new(seed, shape)),
+            began: Instant::now(),
+            recorded: Mutex::default(),
+            committing: Mutex::default(),
+            read_back: Mutex::default(),
+            done: AtomicU64::new(0),
+            stopped: Default::default(),
+            deadline,
+            bar,
+        }
+    }
+
+    fn now(&self) -> u64 {
+        self.began.elapsed().as_nanos() as u64
+    }
+
+    /// No session starts another transaction (one failed, or the run stops).
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+    }
+
+    /// The next transaction to run, while the budget lasts.
+    fn next(&self) -> Option<(u64, Vec<Op>)> {
+        if self.stopped.load(Ordering::SeqCst) {
+            return None;
+        }
+        let mut g = self.generator.lock().unwrap();
+        match self.budget {
+            Budget::Txns(n) if g.made >= n => None,
+            Budget::Seconds(s) if self.began.elapsed().as_secs_f64() >= s => None,
+            _ => Some(g.next_txn()),
+        }
+    }
+
+    /// One session's loop: its level set and read back, then transactions
+    /// until the budget is spent. An error no level explains ends the run.
+    pub async fn client(&self, client: &Client, session: u64) -> Result<()> {
+        let set = format!("SET default_transaction_isolation = '{}'", self.level.sql());
+        client.batch_execute(&set).await?;
+        // A deadlock between two sessions is found after the waiting one's
+        // deadlock_timeout (1 s by default): the hunt's come every few hundred
+        // transactions, so a short one keeps the run going. Only a superuser
+        // may set it; elsewhere the server's stands.
+        if let Err(e) = client.batch_execute("SET deadlock_timeout = '10ms'").await
+            && e.code() != Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE)
+        {
+            return Err(e.into());
+        }
+        let read = client
+            .simple_query("BEGIN; SHOW transaction_isolation; COMMIT")
+            .await?
+            .into_iter()
+            .find_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+                _ => None,
+            })
+            .unwrap_or_default();
+        self.read_back.lock().unwrap().push(read);
+        let backend = client.query_one("SELECT pg_backend_pid()", &[]).await?.get::<_, i32>(0);
+        let append = client.prepare(APPEND).await?;
+        let select = client.prepare(READ).await?;
+        // The level named in every BEGIN too (the session's default, read back above, is the same).
+        let begin = format!("BEGIN ISOLATION LEVEL {}", self.level.sql().to_uppercase());
+        while let Some((index, mut ops)) = self.next() {
+            let start = self.now();
+            let mut outcome = self.bounded(client.batch_execute(&begin)).await;
+            let mut at = Vec::with_capacity(ops.len());
+            for op in ops.iter_mut() {
+                if !matches!(outcome, Outcome::Ok(_)) {
+                    break;
+                }
+                outcome = match op {
+                    Op::Append(k, v) => self.bounded(client.execute(&append, &[&*k, &*v])).await.map(|_| ()),
+                    Op::Read(k, seen) => self.bounded(client.query_opt(&select, &[&*k])).await.map(|row| {
+                        *seen = Some(row.map(|r| r.get::<_, Vec<i64>>(0)).unwrap_or_default());
+                    }),
+                };
+                if matches!(outcome, Outcome::Ok(_)) {
+                    at.push(self.now());
+                }
+            }
+            let mut xid = None;
+            let ended = match outcome {
+                // The transaction's id, read in the COMMIT's own message (no
+                // round trip more): the server's commit order can be asked later.
+                Outcome::Ok(()) => {
+                    self.committing.lock().unwrap().push(Txn {
+                        backend: Some(backend),
+                        ..Txn::new(index, session, Status::Info, start, unknown_reads(&ops))
+                    });
+                    match self.bounded(client.simple_query(COMMIT)).await {
+                        Outcome::Ok(answer) => {
+                            xid = assigned_xid(&answer);
+                            Ok((Status::Ok, None))
+                        }
+                        Outcome::Abort(c) => Ok((Status::Fail, Some(c))),
+                        // The outcome of a COMMIT whose answer never came is unknown.
+                        Outcome::Error(e) => Err((Status::Info, None, e)),
+                    }
+                }
+                Outcome::Abort(c) => match self.bounded(client.batch_execute("ROLLBACK")).await {
+                    Outcome::Error(e) => Err((Status::Fail, Some(c), e)),
+                    _ => Ok((Status::Fail, Some(c))),
+                },
+                Outcome::Error(e) => Err((Status::Fail, None, e)),
+            };
+            let end = self.now();
+            let txn = |status, sqlstate, ops, at| Txn {
+                sqlstate,
+                end: (status != Status::Info).then_some(end),
+                at,
+                xid,
+                backend: Some(backend),
+                ..Txn::new(index, session, status, start, ops)
+            };
+            match ended {
+                Ok((status, sqlstate)) => self.record(txn(status, sqlstate, ops, at)),
+                Err((status, sqlstate, e)) => {
+                    self.record(txn(status, sqlstate, ops, at));
+                    // Which session and which transaction (its index in the history).
+                    return Err(e).ctx(|| msg::in_txn(session, index));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn record(&self, txn: Txn) {
+        {
+            let mut recorded = self.recorded.lock().unwrap();
+            self.committing
+                .lock()
+                .unwrap()
+                .retain(|t| (t.session, t.index) != (txn.session, txn.index));
+            recorded.push(txn);
+        }
+        let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        match self.budget {
+            Budget::Txns(_) => self.bar.set_position(n),
+            Budget::Seconds(_) => self.bar.set_position(self.began.elapsed().as_secs()),
+        }
+    }
+
+    /// What was recorded so far, with each COMMIT still out as an unknown
+    /// outcome (a run cut short: the server may have committed it, and a
+    /// recorded read may have seen its element).
+    pub fn so_far(&self) -> Vec<Txn> {
+        let mut recorded = self.recorded.lock().unwrap();
+        let mut txns = std::mem::take(&mut *recorded);
+        txns.append(&mut self.committing.lock().unwrap());
+        txns
+    }
+
+    /// A statement within its deadline; a serialization failure (40001)
+    /// or a deadlock (40P01) is an abort, anything else an error.
+    async fn bounded<T>(&self, f: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>) -> Outcome<T> {
+        match tokio::time::timeout(self.deadline, f).await {
+            Err(_) => Outcome::Error(anyhow::anyhow!(msg::no_answer(self.deadline.as_secs_f64()))),
+            Ok(Ok(v)) => Outcome::Ok(v),
+            Ok(Err(e)) => match e.code().map(|c| c.code()) {
+                Some(c @ ("40001" | "40P01")) => Outcome::Abort(c.to_string()),
+                _ => Outcome::Error(crate::postgres::connect::sql_error(e, msg::statement())),
+            },
+        }
+    }
+}
+
+/// A transaction's COMMIT, its id (if it has one: it wrote) read first.
+const COMMIT: &str = "SELECT txid_current_if_assigned(); COMMIT";
+
+/// The id `COMMIT` read (none for a transaction that wrote nothing).
+fn assigned_xid(answer: &[tokio_postgres::SimpleQueryMessage]) -> Option<u64> {
+    let row = crate::postgres::connect::text_rows(answer).into_iter().next()?;
+    row.into_iter().next().flatten()?.parse().ok()
+}
+
+/// The level every session read back, or why not.
+pub fn level_read_back(read: &[String], asked: Level) -> Result<String> {
+    for r in read {
+        if Level::parse(r) != Some(asked) {
+            bail!(msg::level_differs(asked.sql(), r));
+        }
+    }
+    Ok(asked.sql().to_string())
+}
+
+/// A transaction's operations as an unknown outcome holds them: its
+/// appends, its reads unknown (Jepsen's :info carries no reads).
+fn unknown_reads(ops: &[Op]) -> Vec<Op> {
+    (ops.iter())
+        .map(|o| match o {
+            Op::Read(k, _) => Op::Read(*k, None),
+            a => a.clone(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run cut short while T1's COMMIT was out, after T2 (recorded) read
+    /// T1's element: T1 is kept as an unknown outcome, so the element has
+    /// a writer (no garbage read) and T1 counts as committed; once T1 is
+    /// recorded it is there once.
+    #[test]
+    fn a_commit_still_out_is_kept_as_unknown() {
+        let bar = indicatif::ProgressBar::hidden();
+        let w = Workload::new(
+            Level::Serializable,
+            Budget::Txns(2),
+            1,
+            Shape::default(),
+            Duration::from_secs(1),
+            bar,
+        );
+        let txn = |index, session, status, ops| Txn::new(index, session, status, 0, ops);
+        w.committing.lock().unwrap().push(txn(
+            1,
+            1,
+            Status::Info,
+            unknown_reads(&[Op::Read(1, Some(vec![])), Op::Append(1, 10)]),
+        ));
+        w.record(txn(2, 2, Status::Ok, vec![Op::Read(1, Some(vec![10]))]));
+        let history = crate::commands::hunt::history::History {
+            header: None,
+            txns: w.so_far(),
+        };
+        assert_eq!(history.txns[1].ops, vec![Op::Read(1, None), Op::Append(1, 10)]);
+        let c = crate::commands::hunt::check::check(&history, Default::default()).unwrap();
+        assert!(c.anomalies.is_empty(), "{:?}", c.names());
+        assert_eq!(c.committed, 2);
+        // Without it, T2's read of 10 is garbage: the false alarm this prevents.
+        let alone = crate::commands::hunt::history::History {
+            header: None,
+            txns: vec![history.txns[0].clone()],
+        };
+        let names = crate::commands::hunt::check::check(&alone, Default::default())
+            .unwrap()
+            .names();
+        assert_eq!(names.iter().map(|n| n.text()).collect::<Vec<_>>(), ["garbage-read"]);
+        // Recorded at last: kept once.
+        w.committing
+            .lock()
+            .unwrap()
+            .push(txn(3, 1, Status::Info, vec![Op::Append(2, 11)]));
+        w.record(txn(3, 1, Status::Ok, vec![Op::Append(2, 11)]));
+        assert_eq!(w.so_far().len(), 1);
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_transactions() {
+        let shape = Shape::default();
+        let a: Vec<_> = {
+            let mut g = Generator::new(7, shape);
+            (0..200).map(|_| g.next_txn()).collect()
+        };
+        let mut g = Generator::new(7, shape);
+        let b: Vec<_> = (0..200).map(|_| g.next_txn()).collect();
+        assert_eq!(a, b);
+        let mut g = Generator::new(8, shape);
+        let c: Vec<_> = (0..200).map(|_| g.next_txn()).collect();
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn elements_are_unique_and_keys_retire() {
+        let shape = Shape {
+            keys: 2,
+            max_ops: 4,
+            max_writes: 3,
+        };
+        let mut g = Generator::new(1, shape);
+        let ops: Vec<Op> = (0..100).flat_map(|_| g.next_txn().1).collect();
+        let mut elems: Vec<Elem> = ops
+            .iter()
+            .filter_map(|o| match o {
+                Op::Append(_, v) => Some(*v),
+                _ => None,
+            })
+            .collect();
+        let n = elems.len();
+        elems.sort();
+        elems.dedup();
+        assert_eq!(elems.len(), n);
+        let mut per_key: std::collections::HashMap<Key, usize> = Default::default();
+        for o in &ops {
+            if let Op::Append(k, _) = o {
+                *per_key.entry(*k).or_default() += 1;
+            }
+        }
+        assert!(per_key.values().all(|n| *n <= 3), "{per_key:?}");
+        assert!(per_key.len() > 2);
+        assert!(ops.iter().any(|o| matches!(o, Op::Read(..))));
+    }
+}

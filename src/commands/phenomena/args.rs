@@ -1,0 +1,61 @@
+//! `lab phenomena`: its command line.
+use clap::Args;
+
+use crate::options::{BaselineArgs, Format, JobsArgs, LabDirArgs, ReportArgs, ServerArgs, WaitArgs};
+
+#[derive(Debug, Clone, Args)]
+#[command(
+    mut_arg("jobs", |a| a.help(
+        "Cells run at once, each in a schema of its own (default: 4 per core; --all-interleavings: one per \
+         core to start, up to 4 per core while it helps)")),
+    mut_arg("junit", |a| a.help("Also write a JUnit XML report (one test case per cell) to FILE")),
+    mut_arg("baseline", |a| a.help(
+        "Compare with an earlier run's JSON (`lab phenomena --format json`) instead of with the \
+         documentation: exit 1 only where a cell's verdict, wait or SQLSTATE differs")),
+    mut_arg("html", |a| a.help(
+        "Also write a self-contained HTML report (the matrix as a coloured grid, each cell's swimlanes) to FILE")),
+    mut_arg("lab_dir", |a| a.help(
+        "Run the phenomena from edited copies of lab's files in DIR (DIR/phenomena/<id>.spec); a file DIR \
+         does not have comes from lab's own")),
+)]
+pub struct PhenomenaArgs {
+    /// Also print this phenomenon's timelines at every level (its id: g0, p4, g2-item, ...).
+    #[arg(long, value_name = "ID")]
+    pub show: Option<String>,
+
+    /// Only this level (repeatable): read-uncommitted, read-committed, repeatable-read, serializable.
+    #[arg(long, value_name = "LEVEL")]
+    pub level: Vec<String>,
+
+    /// Output format.
+    #[arg(long, value_enum, ignore_case = true, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// After the matrix, what each phenomenon is.
+    #[arg(long)]
+    pub explain: bool,
+
+    /// Also run every interleaving of each cell's steps (as `lab explore`
+    /// does): each cell then says in how many the anomaly occurs, how many
+    /// blocked and how many aborted, beside its own interleaving's verdict.
+    #[arg(long)]
+    pub all_interleavings: bool,
+
+    #[command(flatten)]
+    pub jobs: JobsArgs,
+
+    #[command(flatten)]
+    pub reports: ReportArgs,
+
+    #[command(flatten)]
+    pub baseline: BaselineArgs,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
+
+    #[command(flatten)]
+    pub lab_dir: LabDirArgs,
+
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
