@@ -19,6 +19,20 @@ use crate::i18n::{Context, Lang};
 use crate::postgres::RunOn;
 use crate::postgres::conninfo::EnvLookup;
 
+/// What every command that runs against a server takes: where, every
+/// wait's deadline, and the report files besides stdout.
+#[derive(Debug, Clone, Args)]
+pub struct CommonArgs {
+    #[command(flatten)]
+    pub reports: ReportArgs,
+
+    #[command(flatten)]
+    pub wait: WaitArgs,
+
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
 /// Where a run goes: a server, or the throwaway cluster.
 #[derive(Debug, Clone, Args)]
 pub struct ServerArgs {

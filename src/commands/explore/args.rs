@@ -1,7 +1,7 @@
 //! `lab explore`: its command line.
 use clap::Args;
 
-use crate::options::{JobsArgs, LabDirArgs, ReportArgs, ServerArgs, SpecFormat, WaitArgs};
+use crate::options::{CommonArgs, JobsArgs, LabDirArgs, SpecFormat};
 
 #[derive(Debug, Clone, Args)]
 #[command(
@@ -62,14 +62,8 @@ pub struct ExploreArgs {
     pub jobs: JobsArgs,
 
     #[command(flatten)]
-    pub reports: ReportArgs,
-
-    #[command(flatten)]
-    pub wait: WaitArgs,
-
-    #[command(flatten)]
     pub lab_dir: LabDirArgs,
 
     #[command(flatten)]
-    pub server: ServerArgs,
+    pub common: CommonArgs,
 }

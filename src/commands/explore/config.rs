@@ -28,7 +28,7 @@ pub struct ExploreRun {
 
 impl ExploreRun {
     pub fn new(args: &ExploreArgs, env: EnvLookup<'_>, lang: Lang) -> Result<ExploreRun> {
-        let wait_timeout = options::deadline(args.wait.wait_timeout.unwrap_or(10.0))?;
+        let wait_timeout = options::deadline(args.common.wait.wait_timeout.unwrap_or(10.0))?;
         if args.jobs.jobs == Some(0) {
             bail!(emsg::jobs());
         }
@@ -60,7 +60,7 @@ impl ExploreRun {
         Ok(ExploreRun {
             shared: Shared {
                 step: args.step,
-                ..Shared::new(lang, ServerWanted::of(&args.server), wait_timeout).reports(&args.reports)
+                ..Shared::new(lang, ServerWanted::of(&args.common.server), wait_timeout).reports(&args.common.reports)
             },
             spec: args.spec.clone(),
             lab_dir: args.lab_dir.clone(),

@@ -370,8 +370,6 @@ impl Explore {
     }
 }
 
-/// A level's aborted runs, by SQLSTATE and where the abort came ("18
-/// aborted 40001 (12 at commit)").
 /// A spec file, else a lab scenario's spec (lab/NAME.spec), else a
 /// phenomenon (lab/phenomena/NAME.spec).
 fn source(name: &str, files: &LabFiles) -> Result<Source> {
@@ -411,6 +409,8 @@ fn source(name: &str, files: &LabFiles) -> Result<Source> {
     })
 }
 
+/// A level's aborted runs, by SQLSTATE and where the abort came ("18
+/// aborted 40001 (12 at commit)").
 fn aborted(t: &Tally) -> Text {
     let n = t.aborted;
     let codes: std::collections::BTreeSet<&str> = t.aborts.iter().map(|a| a.sqlstate.as_str()).collect();

@@ -3,7 +3,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use crate::options::{ReportArgs, ServerArgs, WaitArgs};
+use crate::options::CommonArgs;
 
 #[derive(Debug, Clone, Args)]
 #[command(
@@ -98,13 +98,7 @@ pub struct HuntArgs {
     pub format: HuntFormat,
 
     #[command(flatten)]
-    pub reports: ReportArgs,
-
-    #[command(flatten)]
-    pub wait: WaitArgs,
-
-    #[command(flatten)]
-    pub server: ServerArgs,
+    pub common: CommonArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -74,8 +74,8 @@ impl Hunt {
                 level: levels.first().copied(),
                 options,
                 format: args.format,
-                junit: args.reports.junit.clone(),
-                html: args.reports.html.clone(),
+                junit: args.common.reports.junit.clone(),
+                html: args.common.reports.html.clone(),
             }));
         }
         if levels.is_empty() {
@@ -108,9 +108,10 @@ impl Hunt {
         {
             bail!(hmsg::too_many_clients(args.clients, max));
         }
-        let wait_timeout = options::deadline(args.wait.wait_timeout.unwrap_or(10.0))?;
+        let wait_timeout = options::deadline(args.common.wait.wait_timeout.unwrap_or(10.0))?;
         Ok(Hunt::Run(Box::new(HuntRun {
-            shared: Shared::new(lang, ServerWanted::of(&args.server), wait_timeout).reports(&args.reports),
+            shared: Shared::new(lang, ServerWanted::of(&args.common.server), wait_timeout)
+                .reports(&args.common.reports),
             levels,
             shape: Shape {
                 keys: args.keys,

@@ -1,7 +1,7 @@
 //! `lab phenomena`: its command line.
 use clap::Args;
 
-use crate::options::{BaselineArgs, Format, JobsArgs, LabDirArgs, ReportArgs, ServerArgs, WaitArgs};
+use crate::options::{BaselineArgs, CommonArgs, Format, JobsArgs, LabDirArgs};
 
 #[derive(Debug, Clone, Args)]
 #[command(
@@ -45,17 +45,11 @@ pub struct PhenomenaArgs {
     pub jobs: JobsArgs,
 
     #[command(flatten)]
-    pub reports: ReportArgs,
-
-    #[command(flatten)]
     pub baseline: BaselineArgs,
-
-    #[command(flatten)]
-    pub wait: WaitArgs,
 
     #[command(flatten)]
     pub lab_dir: LabDirArgs,
 
     #[command(flatten)]
-    pub server: ServerArgs,
+    pub common: CommonArgs,
 }

@@ -25,7 +25,7 @@ pub struct PhenomenaRun {
 
 impl PhenomenaRun {
     pub fn new(args: &PhenomenaArgs, lang: Lang) -> Result<PhenomenaRun> {
-        let wait_timeout = options::deadline(args.wait.wait_timeout.unwrap_or(10.0))?;
+        let wait_timeout = options::deadline(args.common.wait.wait_timeout.unwrap_or(10.0))?;
         let show = args.show.as_deref().map(|s| s.trim().to_ascii_lowercase());
         if let Some(id) = &show
             && !ORDER.contains(&id.as_str())
@@ -48,7 +48,7 @@ impl PhenomenaRun {
                     .baseline
                     .clone()
                     .map(|p| (p, names, crate::baseline::Kind::Phenomena)),
-                ..Shared::new(lang, ServerWanted::of(&args.server), wait_timeout).reports(&args.reports)
+                ..Shared::new(lang, ServerWanted::of(&args.common.server), wait_timeout).reports(&args.common.reports)
             },
             format: args.format,
             show,

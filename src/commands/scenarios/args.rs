@@ -1,7 +1,7 @@
 //! `lab <scenario>`, `lab all` and `lab list`: their command line.
 use clap::{Args, ValueEnum};
 
-use crate::options::{BaselineArgs, Format, JobsArgs, LabDirArgs, LabSchemaArgs, ReportArgs, ServerArgs, WaitArgs};
+use crate::options::{BaselineArgs, CommonArgs, Format, JobsArgs, LabDirArgs, LabSchemaArgs};
 
 /// The options of every scenario's command and of `lab all`.
 #[derive(Debug, Clone, Args)]
@@ -84,22 +84,16 @@ pub struct RunArgs {
     pub retry_cap_ms: u64,
 
     #[command(flatten)]
-    pub reports: ReportArgs,
+    pub common: CommonArgs,
 
     #[command(flatten)]
     pub baseline: BaselineArgs,
-
-    #[command(flatten)]
-    pub wait: WaitArgs,
 
     #[command(flatten)]
     pub jobs: JobsArgs,
 
     #[command(flatten)]
     pub lab_dir: LabDirArgs,
-
-    #[command(flatten)]
-    pub server: ServerArgs,
 
     #[command(flatten)]
     pub schema: LabSchemaArgs,

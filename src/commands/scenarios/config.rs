@@ -116,7 +116,7 @@ impl RunConfig {
     }
 
     fn new(args: &RunArgs, plan: Vec<Planned>, lang: Lang) -> Result<RunConfig> {
-        let wait = args.wait.wait_timeout.unwrap_or(10.0);
+        let wait = args.common.wait.wait_timeout.unwrap_or(10.0);
         if !(wait.is_finite() && wait > 0.0 && wait <= 3600.0) {
             bail!(msg::wait_timeout());
         }
@@ -148,7 +148,7 @@ impl RunConfig {
                     .baseline
                     .clone()
                     .map(|p| (p, names, crate::baseline::Kind::Runs)),
-                ..Shared::new(lang, ServerWanted::of(&args.server), wait_timeout).reports(&args.reports)
+                ..Shared::new(lang, ServerWanted::of(&args.common.server), wait_timeout).reports(&args.common.reports)
             },
             explain: args.explain,
             schema: options::check_schema(&args.schema.name.schema)?,

@@ -3,7 +3,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::options::{BaselineArgs, JobsArgs, ReportArgs, ServerArgs, SpecFormat, WaitArgs};
+use crate::options::{BaselineArgs, CommonArgs, JobsArgs, SpecFormat};
 
 #[derive(Debug, Clone, Args)]
 #[command(
@@ -119,16 +119,10 @@ pub struct SpecArgs {
     pub jobs: JobsArgs,
 
     #[command(flatten)]
-    pub reports: ReportArgs,
-
-    #[command(flatten)]
-    pub wait: WaitArgs,
-
-    #[command(flatten)]
     pub baseline: BaselineArgs,
 
     #[command(flatten)]
-    pub server: ServerArgs,
+    pub common: CommonArgs,
 
     // Last: its heading holds for what follows it.
     #[command(flatten)]

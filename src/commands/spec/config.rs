@@ -71,7 +71,7 @@ impl SpecRun {
         // given; else lab's 10 s, or as pg_isolation_regress's drop-in,
         // isolationtester's own 300 s (a slow step it lets finish must not
         // fail here).
-        let wait_timeout = match (args.wait.wait_timeout, env("PGISOLATIONTIMEOUT")) {
+        let wait_timeout = match (args.common.wait.wait_timeout, env("PGISOLATIONTIMEOUT")) {
             (Some(s), _) => options::deadline(s)?,
             (None, Some(v)) => options::deadline(
                 v.trim()
@@ -82,9 +82,12 @@ impl SpecRun {
         };
         // lab's own waits (a database made or dropped, the clean-up) need
         // not wait as long as isolationtester lets a step run.
-        let own_waits = wait_timeout
-            .min(Duration::from_secs(10))
-            .max(args.wait.wait_timeout.map_or(Duration::ZERO, Duration::from_secs_f64));
+        let own_waits = wait_timeout.min(Duration::from_secs(10)).max(
+            args.common
+                .wait
+                .wait_timeout
+                .map_or(Duration::ZERO, Duration::from_secs_f64),
+        );
         let expected_dir = match (&args.expected_dir, &args.expecteddir, &inputdir) {
             (Some(d), _, _) => Some(d.clone()),
             (None, Some(d), _) | (None, None, Some(d)) => Some(d.join("expected")),
@@ -104,7 +107,7 @@ impl SpecRun {
                     .baseline
                     .clone()
                     .map(|p| (p, Vec::new(), crate::baseline::Kind::Runs)),
-                ..Shared::new(lang, server(args, env)?, own_waits).reports(&args.reports)
+                ..Shared::new(lang, server(args, env)?, own_waits).reports(&args.common.reports)
             },
             format: args.format,
             explain: args.explain,
@@ -179,6 +182,7 @@ fn server(args: &SpecArgs, env: EnvLookup<'_>) -> Result<ServerWanted> {
     let r = &args.regress;
     // An empty --bindir is pg_regress's "the PATH's": lab's search.
     let pg_bin = args
+        .common
         .server
         .local
         .pg_bin
@@ -196,7 +200,7 @@ fn server(args: &SpecArgs, env: EnvLookup<'_>) -> Result<ServerWanted> {
         .collect();
     // A URL from DATABASE_URL (clap reads it into the option) yields to
     // pg_regress's options, as the rest of the environment does.
-    let database_url = &args.server.url.database_url;
+    let database_url = &args.common.server.url.database_url;
     let url = database_url.clone().filter(|u| env("DATABASE_URL").as_ref() != Some(u));
     if let Some(url_option) = url.is_some().then_some("--database-url") {
         if r.temp_instance.is_some() {
