@@ -102,7 +102,7 @@ pub async fn snapshot(client: &tokio_postgres::Client, version: &str, view: View
 }
 
 /// Prints the view every `every` until Ctrl-C (or once).
-pub async fn watch(config: tokio_postgres::Config, view: View, lang: Lang) -> Result<crate::output::Exit> {
+pub async fn watch(config: crate::postgres::ConnInfo, view: View, lang: Lang) -> Result<crate::output::Exit> {
     let silence = crate::postgres::watchdog::control_silence(std::time::Duration::ZERO);
     let client = connect::connect_control(&config, "lab-locks", None, silence)
         .await?

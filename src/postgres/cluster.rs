@@ -56,8 +56,8 @@ impl Cluster {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
     }
 
-    pub fn config(&self) -> tokio_postgres::Config {
-        let mut c = tokio_postgres::Config::new();
+    pub fn config(&self) -> crate::postgres::ConnInfo {
+        let mut c = crate::postgres::ConnInfo::plain();
         c.host("127.0.0.1")
             .port(self.port)
             .user("postgres")
