@@ -242,7 +242,7 @@ async fn check_room(env: &Env, least: usize, want: usize, fewer: impl FnOnce(i64
 }
 
 /// The control connection and the run's environment, prepared by the job.
-async fn environment<J: Job>(job: &J, pg: tokio_postgres::Config, cluster: Option<&Cluster>) -> Result<Env> {
+async fn environment<J: Job>(job: &J, pg: crate::postgres::ConnInfo, cluster: Option<&Cluster>) -> Result<Env> {
     let common = job.common();
     let setup = job.setup();
     let silence = crate::postgres::watchdog::control_silence(common.wait_timeout);
@@ -336,7 +336,7 @@ impl Signals {
 }
 
 /// Starts the throwaway cluster when the target asks for one.
-async fn start_target(target: &RunOn, lang: Lang) -> Result<(Option<Cluster>, tokio_postgres::Config)> {
+async fn start_target(target: &RunOn, lang: Lang) -> Result<(Option<Cluster>, crate::postgres::ConnInfo)> {
     match target {
         RunOn::Server(config, _) => Ok((None, (**config).clone())),
         RunOn::Throwaway { pg_bin, conf } => {
