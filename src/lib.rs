@@ -35,7 +35,7 @@ use anyhow::{Result, bail};
 
 use cli::{Command, ListFormat, Parsed};
 use config::RunConfig;
-use i18n::{Context, Lang, ui};
+use i18n::{Lang, ui};
 use render::{Listed, Style};
 
 pub use output::{Exit, is_closed_pipe, print_error};
@@ -95,12 +95,12 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
                 harness::block_on(harness::serve(pg_bin, schema, lang))
             }
             Command::Locks(args) => {
-                let target = args
-                    .database_url
-                    .as_deref()
-                    .filter(|u| !u.trim().is_empty())
-                    .ctx(ui::locks_needs_server)?;
-                let config = postgres::conninfo::parse_url(target, env, lang)?;
+                // The server as libpq finds it: the URL, else a service and the PG* variables.
+                let given = args.database_url.as_deref().filter(|u| !u.trim().is_empty());
+                let config = match postgres::conninfo::resolve(given, None, env, lang)? {
+                    postgres::RunOn::Server(c, _) => *c,
+                    postgres::RunOn::Throwaway { .. } => bail!(ui::locks_needs_server()),
+                };
                 if !(args.every.is_finite() && (0.1..=3600.0).contains(&args.every)) {
                     bail!(catalogue::context::msg::between("--every", 0.1, 3600));
                 }
