@@ -339,10 +339,10 @@ impl Signals {
 async fn start_target(target: &RunOn, lang: Lang) -> Result<(Option<Cluster>, crate::postgres::ConnInfo)> {
     match target {
         RunOn::Server(config, _) => Ok((None, (**config).clone())),
-        RunOn::Throwaway { pg_bin, conf } => {
+        RunOn::Throwaway { pg_bin, conf, tls } => {
             // Blocking work, but on this thread: the server's parent-death
             // signal is tied to the thread that starts it, which must outlive it.
-            let cluster = tokio::task::block_in_place(|| Cluster::start_with(pg_bin.as_deref(), conf, lang))?;
+            let cluster = tokio::task::block_in_place(|| Cluster::start_opts(pg_bin.as_deref(), conf, *tls, lang))?;
             let config = cluster.config();
             Ok((Some(cluster), config))
         }

@@ -9,12 +9,13 @@ use crate::postgres::RunOn;
 use crate::postgres::connect;
 
 /// `lab server`: the throwaway cluster with the lab schema, until Ctrl-C.
-pub async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lang) -> Result<Exit> {
+pub async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, tls: bool, lang: Lang) -> Result<Exit> {
     let mut signals = Signals::new()?;
     let (cluster, pg) = start_target(
         &RunOn::Throwaway {
             pg_bin,
             conf: String::new(),
+            tls,
         },
         lang,
     )
@@ -28,6 +29,13 @@ pub async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lan
     let server = connect::server_info(&control).await?;
     files::LabFiles::embedded().build_schema(&control, &schema).await?;
     let url = cluster.url();
+    // With --tls the URL has a query already, and an & the shell would take.
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let quoted = if url.contains('&') {
+        format!("'{url}'")
+    } else {
+        url.clone()
+    };
     let say = |t: i18n::Text| t.render(lang);
     let running = say(ui::server_running(
         &server.version,
@@ -39,10 +47,10 @@ pub async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lan
         "{running}\n\
          binaries: {}\n\
          DATABASE_URL={url}\n\
-         psql \"{url}?options=-csearch_path%3D{schema}\"\n\
+         psql \"{url}{sep}options=-csearch_path%3D{schema}\"\n\
          PGOPTIONS='-c search_path={schema}' isolationtester \"{url}\" < lab/lost-update.spec\n\
-         {}: lab <scenario> --database-url {url}\n\
-         lab locks --database-url {url}\n\
+         {}: lab <scenario> --database-url {quoted}\n\
+         lab locks --database-url {quoted}\n\
          {}\n",
         cluster.bin.display(),
         say(ui::server_run_against()),

@@ -26,7 +26,12 @@ pub enum RunOn {
     /// The throwaway cluster, from these binaries or the ones found on the
     /// machine, with `conf` appended to its postgresql.conf (pg_regress's
     /// --temp-config).
-    Throwaway { pg_bin: Option<PathBuf>, conf: String },
+    /// With `tls`, it speaks TLS only, with a CA lab makes for the run (`--tls`).
+    Throwaway {
+        pg_bin: Option<PathBuf>,
+        conf: String,
+        tls: bool,
+    },
 }
 
 impl std::fmt::Debug for RunOn {
@@ -323,6 +328,7 @@ pub fn resolve(given: Option<&str>, pg_bin: Option<&Path>, env: EnvLookup<'_>, l
         return Ok(RunOn::Throwaway {
             pg_bin: pg_bin.map(Path::to_path_buf),
             conf: String::new(),
+            tls: false,
         });
     }
     if origin.iter().all(|o| !o.contains("URL") && !o.starts_with("--")) {
@@ -353,6 +359,16 @@ pub fn resolve(given: Option<&str>, pg_bin: Option<&Path>, env: EnvLookup<'_>, l
         info.pg.options(options.join(" "));
     }
     Ok(RunOn::Server(Box::new(info), origin.join(", ")))
+}
+
+/// `--tls`: lab's own server speaks TLS only. A server the user named says
+/// in its settings how to reach it (sslmode...): --tls with one is refused.
+pub fn own_tls(target: RunOn, tls: bool) -> Result<RunOn> {
+    match target {
+        RunOn::Throwaway { pg_bin, conf, .. } => Ok(RunOn::Throwaway { pg_bin, conf, tls }),
+        RunOn::Server(..) if tls => bail!(msg::tls_own_only()),
+        server => Ok(server),
+    }
 }
 
 /// A database URL (or key=value string) as lab reads it everywhere.
@@ -846,6 +862,10 @@ pub(crate) mod msg {
         nested_service(key) {
             en: "{key}: a service file may not name another service",
             tr: "{key}: bir servis dosyası başka bir servisi anamaz",
+        }
+        tls_own_only() {
+            en: "--tls makes lab's own throwaway server speak TLS only; a server given by URL, service or PG* variables says how to reach it (sslmode=verify-full, sslrootcert=...)",
+            tr: "--tls lab'ın kendi geçici sunucusunu yalnızca TLS konuşur yapar; URL, servis ya da PG* değişkenleriyle verilen bir sunucuya nasıl ulaşılacağı kendi ayarlarındadır (sslmode=verify-full, sslrootcert=...)",
         }
         no_url() {
             en: "no database URL given",
