@@ -100,6 +100,11 @@ pub struct LocalArgs {
     /// server and schema is refused while the first is running.
     #[arg(long, env = "LAB_SCHEMA", default_value = "lab", value_name = "NAME")]
     pub schema: String,
+
+    /// The throwaway cluster speaks TLS only (ssl=on, plaintext refused), with
+    /// a CA and certificate lab makes for the run and removes after it.
+    #[arg(long)]
+    pub tls: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -714,6 +719,11 @@ pub struct TargetArgs {
     /// Directory holding initdb and postgres for the throwaway cluster.
     #[arg(long, env = "LAB_PG_BIN", value_name = "DIR")]
     pub pg_bin: Option<PathBuf>,
+
+    /// The throwaway cluster speaks TLS only (ssl=on, plaintext refused), with
+    /// a CA and certificate lab makes for the run and removes after it.
+    #[arg(long)]
+    pub tls: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -474,7 +474,11 @@ fn regress_target(args: &SpecArgs, env: EnvLookup<'_>, lang: Lang) -> Result<cra
         if let Some(o) = given.iter().find(|o| **o != "--port") {
             bail!(smsg::server_twice("--temp-instance", *o));
         }
-        return Ok(RunOn::Throwaway { pg_bin, conf: conf()? });
+        return Ok(RunOn::Throwaway {
+            pg_bin,
+            conf: conf()?,
+            tls: args.target.tls,
+        });
     }
     let target = if given.is_empty() {
         crate::postgres::conninfo::resolve(args.target.database_url.as_deref(), pg_bin.as_deref(), env, lang)?
@@ -494,8 +498,12 @@ fn regress_target(args: &SpecArgs, env: EnvLookup<'_>, lang: Lang) -> Result<cra
         crate::postgres::conninfo::resolve(None, pg_bin.as_deref(), &overlay, lang)?
     };
     Ok(match target {
-        RunOn::Throwaway { pg_bin, .. } => RunOn::Throwaway { pg_bin, conf: conf()? },
-        server => server,
+        RunOn::Throwaway { pg_bin, .. } => RunOn::Throwaway {
+            pg_bin,
+            conf: conf()?,
+            tls: args.target.tls,
+        },
+        server => crate::postgres::conninfo::own_tls(server, args.target.tls)?,
     })
 }
 
@@ -953,12 +961,14 @@ fn report_path(path: &Option<PathBuf>, what: fn(String) -> crate::i18n::Text) ->
 /// Where a scenario run goes: --database-url / DATABASE_URL, else a libpq
 /// service and variables, else the throwaway cluster (`--pg-bin`).
 pub fn target(args: &ConnArgs, env: EnvLookup<'_>, lang: Lang) -> Result<RunOn> {
-    crate::postgres::conninfo::resolve(args.database_url.as_deref(), args.local.pg_bin.as_deref(), env, lang)
+    let t = crate::postgres::conninfo::resolve(args.database_url.as_deref(), args.local.pg_bin.as_deref(), env, lang)?;
+    crate::postgres::conninfo::own_tls(t, args.local.tls)
 }
 
 /// The target of `lab spec` and `lab phenomena` (no lab schema of their own).
 pub fn target_of(args: &crate::cli::TargetArgs, env: EnvLookup<'_>, lang: Lang) -> Result<RunOn> {
-    crate::postgres::conninfo::resolve(args.database_url.as_deref(), args.pg_bin.as_deref(), env, lang)
+    let t = crate::postgres::conninfo::resolve(args.database_url.as_deref(), args.pg_bin.as_deref(), env, lang)?;
+    crate::postgres::conninfo::own_tls(t, args.tls)
 }
 
 /// A checked `lab shell` run.
@@ -1081,6 +1091,7 @@ mod tests {
             local: LocalArgs {
                 pg_bin: None,
                 schema: "lab".into(),
+                tls: false,
             },
             keep_schema: false,
         }

@@ -92,7 +92,7 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
             }
             Command::Server(args) => {
                 let (pg_bin, schema) = config::local(&args.local)?;
-                harness::block_on(harness::serve(pg_bin, schema, lang))
+                harness::block_on(harness::serve(pg_bin, schema, args.local.tls, lang))
             }
             Command::Locks(args) => {
                 // The server as libpq finds it: the URL, else a service and the PG* variables.
