@@ -58,6 +58,11 @@ pub struct LocalArgs {
     /// Directory holding initdb and postgres for the throwaway cluster.
     #[arg(long, env = "LAB_PG_BIN", value_name = "DIR")]
     pub pg_bin: Option<PathBuf>,
+
+    /// The throwaway cluster speaks TLS only (ssl=on, plaintext refused), with
+    /// a CA and certificate lab makes for the run and removes after it.
+    #[arg(long)]
+    pub tls: bool,
 }
 
 /// The lab schema's name (shared with `lab server`).
@@ -149,6 +154,8 @@ pub enum SpecFormat {
 pub struct ServerWanted {
     pub url: Option<String>,
     pub pg_bin: Option<PathBuf>,
+    /// `--tls`: lab's own cluster speaks TLS only (refused with a server named).
+    pub tls: bool,
     /// Variables that stand in for the environment's (None: as if unset):
     /// pg_regress's --host, --port and --user.
     pub overlay: Vec<(&'static str, Option<String>)>,
@@ -164,6 +171,7 @@ impl ServerWanted {
         ServerWanted {
             url: args.url.database_url.clone(),
             pg_bin: args.local.pg_bin.clone(),
+            tls: args.local.tls,
             ..ServerWanted::default()
         }
     }
@@ -185,6 +193,7 @@ impl ServerWanted {
             return Ok(RunOn::Throwaway {
                 pg_bin: self.pg_bin.clone(),
                 conf: conf()?,
+                tls: self.tls,
             });
         }
         let lookup = |name: &str| match self.overlay.iter().find(|(k, _)| *k == name) {
@@ -193,8 +202,12 @@ impl ServerWanted {
         };
         Ok(
             match crate::postgres::conninfo::resolve(self.url.as_deref(), self.pg_bin.as_deref(), &lookup, lang)? {
-                RunOn::Throwaway { pg_bin, .. } => RunOn::Throwaway { pg_bin, conf: conf()? },
-                server => server,
+                RunOn::Throwaway { pg_bin, .. } => RunOn::Throwaway {
+                    pg_bin,
+                    conf: conf()?,
+                    tls: self.tls,
+                },
+                server => crate::postgres::conninfo::own_tls(server, self.tls)?,
             },
         )
     }
@@ -372,7 +385,7 @@ mod tests {
         move |k| map.get(k).cloned()
     }
 
-    fn server(t: RunOn) -> tokio_postgres::Config {
+    fn server(t: RunOn) -> crate::postgres::ConnInfo {
         match t {
             RunOn::Server(c, _) => *c,
             RunOn::Throwaway { .. } => panic!("expected a server target"),
@@ -406,27 +419,22 @@ mod tests {
     }
 
     #[test]
-    fn tls_asked_for_is_refused_by_name_not_taken_for_a_malformed_url() {
+    fn tls_that_cannot_be_verified_is_refused_by_name_without_the_secret() {
         for (url, env, says) in [
             (
                 "postgres://u:hunter2@h/db?sslmode=verify-full",
                 vec![],
-                "sslmode=verify-full asks for TLS",
-            ),
-            (
-                "postgres://u:hunter2@h/db?application_name=x&sslmode=require",
-                vec![],
-                "sslmode=require asks for TLS",
+                "sslmode in --database-url=verify-full: root certificate file",
             ),
             (
                 "host=h password=hunter2 sslmode=verify-ca",
                 vec![],
-                "sslmode=verify-ca asks for TLS",
+                "sslmode in --database-url=verify-ca: root certificate file",
             ),
             (
                 "postgres://u:hunter2@h/db",
                 vec![("PGSSLMODE", "verify-full")],
-                "PGSSLMODE=verify-full asks for TLS",
+                "PGSSLMODE=verify-full: root certificate file",
             ),
         ] {
             let err = target(&conn(Some(url)), &env_of(&env), Lang::En).unwrap_err();
@@ -434,8 +442,11 @@ mod tests {
             assert!(err.starts_with(says), "{url}: {err}");
             assert!(!err.contains("hunter2"), "{err}");
         }
-        // What lab does anyway (no TLS, or TLS only if the server insists) is taken.
-        for url in ["postgres://h/db?sslmode=disable", "postgres://h/db?sslmode=prefer"] {
+        for url in [
+            "postgres://h/db?sslmode=disable",
+            "postgres://h/db?sslmode=prefer",
+            "postgres://h/db?sslmode=require",
+        ] {
             assert!(target(&conn(Some(url)), &env_of(&[]), Lang::En).is_ok(), "{url}");
         }
     }
@@ -449,21 +460,23 @@ mod tests {
         )
         .unwrap_err();
         let err = crate::i18n::error_line(&err, Lang::En);
-        assert!(err.starts_with("malformed database URL"), "{err}");
-        assert!(!err.contains("hunter2"), "{err}");
         // What is at fault is named (the part, never its value).
-        assert!(err.contains("invalid value for option `port`"), "{err}");
+        assert!(err.starts_with("port in --database-url: invalid value"), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
         for (url, says) in [
             ("postgrs://u:hunter2@h/db", "its scheme is 'postgrs'"),
-            ("postgres://u:hunter2@h/db?sslmode=hunter2", "option `sslmode`"),
-            ("host=h password=hunter2 bogus=1", "unknown option `bogus`"),
+            (
+                "postgres://u:hunter2@h/db?sslmode=hunter2",
+                "sslmode in --database-url: invalid value",
+            ),
+            (
+                "host=h password=hunter2 bogus=1",
+                "bogus in --database-url is not a libpq connection option",
+            ),
         ] {
             let err = target(&conn(Some(url)), &env_of(&[]), Lang::En).unwrap_err();
             let err = crate::i18n::error_line(&err, Lang::En);
-            assert!(
-                err.starts_with("malformed database URL") && err.contains(says),
-                "{url}: {err}"
-            );
+            assert!(err.contains(says), "{url}: {err}");
             assert!(!err.contains("hunter2"), "{err}");
         }
     }

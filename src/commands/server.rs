@@ -21,16 +21,17 @@ pub struct ServeArgs {
 /// The throwaway cluster's options, checked.
 pub fn run(args: &ServeArgs, lang: Lang) -> Result<Exit> {
     let schema = crate::options::check_schema(&args.schema.schema)?;
-    crate::harness::block_on(serve(args.local.pg_bin.clone(), schema, lang))
+    crate::harness::block_on(serve(args.local.pg_bin.clone(), schema, args.local.tls, lang))
 }
 
 /// `lab server`: the throwaway cluster with the lab schema, until Ctrl-C.
-pub async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lang) -> Result<Exit> {
+pub async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, tls: bool, lang: Lang) -> Result<Exit> {
     let mut signals = Signals::new()?;
     let (cluster, pg) = start_target(
         &RunOn::Throwaway {
             pg_bin,
             conf: String::new(),
+            tls,
         },
         lang,
     )
@@ -44,6 +45,13 @@ pub async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lan
     let server = connect::server_info(&control).await?;
     files::LabFiles::embedded().build_schema(&control, &schema).await?;
     let url = cluster.url();
+    // With --tls the URL has a query already, and an & the shell would take.
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let quoted = if url.contains('&') {
+        format!("'{url}'")
+    } else {
+        url.clone()
+    };
     let say = |t: i18n::Text| t.render(lang);
     let running = say(ui::server_running(
         &server.version,
@@ -55,10 +63,10 @@ pub async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, lang: Lan
         "{running}\n\
          binaries: {}\n\
          DATABASE_URL={url}\n\
-         psql \"{url}?options=-csearch_path%3D{schema}\"\n\
+         psql \"{url}{sep}options=-csearch_path%3D{schema}\"\n\
          PGOPTIONS='-c search_path={schema}' isolationtester \"{url}\" < lab/lost-update.spec\n\
-         {}: lab <scenario> --database-url {url}\n\
-         lab locks --database-url {url}\n\
+         {}: lab <scenario> --database-url {quoted}\n\
+         lab locks --database-url {quoted}\n\
          {}\n",
         cluster.bin.display(),
         say(ui::server_run_against()),

@@ -4,8 +4,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
+use tokio_postgres::Client;
 use tokio_postgres::types::Type;
-use tokio_postgres::{Client, Config};
+
+use crate::postgres::ConnInfo as Config;
 
 use super::answer::{last_set, results_of};
 use super::msg;

@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use tokio::sync::oneshot;
-use tokio_postgres::{Client, Config, SimpleQueryMessage};
+use tokio_postgres::{Client, SimpleQueryMessage};
+
+use crate::postgres::ConnInfo as Config;
 
 use super::answer::{Answer, PgError, Res, after_prelude, int_of, last_set, results_of};
 use super::env::Env;
@@ -107,6 +109,8 @@ struct Inner {
     /// then, and its task has nothing more to say).
     fatal: Mutex<Option<connect::Ended>>,
     driver: connect::Drain,
+    /// Cancels the running statement the way the connection went (TLS or not).
+    canceller: connect::Canceller,
     recorder: Recorder,
     tx: Mutex<Tx>,
     notices: Arc<AtomicUsize>,
@@ -534,6 +538,7 @@ impl Opener {
                     settings: Mutex::default(),
                 }),
                 client: conn.client,
+                canceller: conn.cancel,
                 end,
                 fatal: Mutex::default(),
                 driver: conn.driver,
@@ -872,12 +877,7 @@ impl Session {
 
     /// Asks the server to cancel the session's running statement (best effort).
     pub async fn cancel(&self) {
-        let _ = self
-            .inner
-            .client
-            .cancel_token()
-            .cancel_query(tokio_postgres::NoTls)
-            .await;
+        self.inner.canceller.cancel().await;
     }
 
     /// Runs a statement to its answer (within the deadline) and records it:

@@ -249,7 +249,7 @@ pub async fn check_room(
 }
 
 /// The control connection and the run's environment, prepared by the job.
-async fn environment<J: Job>(job: &J, pg: tokio_postgres::Config, cluster: Option<&Cluster>) -> Result<Env> {
+async fn environment<J: Job>(job: &J, pg: crate::postgres::ConnInfo, cluster: Option<&Cluster>) -> Result<Env> {
     let common = job.common();
     let setup = job.setup();
     let silence = crate::postgres::watchdog::control_silence(common.wait_timeout);
@@ -343,13 +343,13 @@ impl Signals {
 }
 
 /// Starts the throwaway cluster when the target asks for one.
-pub async fn start_target(target: &RunOn, lang: Lang) -> Result<(Option<Cluster>, tokio_postgres::Config)> {
+pub async fn start_target(target: &RunOn, lang: Lang) -> Result<(Option<Cluster>, crate::postgres::ConnInfo)> {
     match target {
         RunOn::Server(config, _) => Ok((None, (**config).clone())),
-        RunOn::Throwaway { pg_bin, conf } => {
+        RunOn::Throwaway { pg_bin, conf, tls } => {
             // Blocking work, but on this thread: the server's parent-death
             // signal is tied to the thread that starts it, which must outlive it.
-            let cluster = tokio::task::block_in_place(|| Cluster::start_with(pg_bin.as_deref(), conf, lang))?;
+            let cluster = tokio::task::block_in_place(|| Cluster::start_opts(pg_bin.as_deref(), conf, *tls, lang))?;
             let config = cluster.config();
             Ok((Some(cluster), config))
         }

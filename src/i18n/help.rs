@@ -398,6 +398,10 @@ pub static HELP_TR: &[(&str, &str)] = &[
         "`lab all`: aynı anda çalışan senaryo sayısı, her biri kendi şemasında (replica geçici sunucuda kendi veritabanında, başka yerde tek başına); 1 sırayla çalıştırır. Varsayılan 4; --step ya da --max-connections ile 1",
     ),
     (
+        "arg.tls",
+        "Geçici cluster yalnızca TLS konuşur (ssl=on, şifresiz bağlantı reddedilir); CA ve sertifikayı lab bu çalıştırma için üretir, sonra siler",
+    ),
+    (
         "arg.pooler",
         "Her oturumu sunucunun (geçici olanın ya da --database-url'in) önündeki, transaction modunda çalışan lab'ın kendi PgBouncer'ı üzerinden çalıştır; pooled bir porttaki uygulama gibi; pgbouncer kurulu olmalı",
     ),

@@ -49,15 +49,31 @@ pub struct Cluster {
     pub bin: PathBuf,
     /// How long start() took, for the "ready" budget.
     pub startup: Duration,
+    /// Started with `--tls`: the CA lab made for the run (in the run's
+    /// directory, removed with it), which clients verify the server with.
+    pub root_cert: Option<PathBuf>,
 }
 
 impl Cluster {
     pub fn url(&self) -> String {
-        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+        match &self.root_cert {
+            None => format!("postgres://postgres@127.0.0.1:{}/postgres", self.port),
+            Some(root) => format!(
+                "postgres://postgres@localhost:{}/postgres?sslmode=verify-full&sslrootcert={}",
+                self.port,
+                root.display()
+            ),
+        }
     }
 
-    pub fn config(&self) -> tokio_postgres::Config {
-        let mut c = tokio_postgres::Config::new();
+    pub fn config(&self) -> crate::postgres::ConnInfo {
+        let mut c = match &self.root_cert {
+            None => crate::postgres::ConnInfo::plain(),
+            // verify-full: the certificate names localhost and 127.0.0.1.
+            Some(root) => crate::postgres::ConnInfo::with_tls(
+                crate::postgres::tls::Settings::verify_full(root).expect("lab's own CA reads back"),
+            ),
+        };
         c.host("127.0.0.1")
             .port(self.port)
             .user("postgres")
@@ -79,6 +95,12 @@ impl Cluster {
     /// The same, with `conf` appended to the server's postgresql.conf
     /// (pg_regress's --temp-config).
     pub fn start_with(pg_bin: Option<&Path>, conf: &str, lang: Lang) -> Result<Cluster> {
+        Cluster::start_opts(pg_bin, conf, false, lang)
+    }
+
+    /// The same; with `tls`, the server speaks TLS only (`ssl = on`,
+    /// `hostnossl ... reject`) with a CA and certificate lab makes for the run.
+    pub fn start_opts(pg_bin: Option<&Path>, conf: &str, tls: bool, lang: Lang) -> Result<Cluster> {
         let began = Instant::now();
         let bin = find_bin_dir(pg_bin)?;
         let owner = Owner::for_server()?;
@@ -92,10 +114,14 @@ impl Cluster {
             port: 0,
             bin: bin.clone(),
             startup: Duration::ZERO,
+            root_cert: None,
         };
         let data = cluster.dir.join("data");
         owner.chown(&cluster.dir)?;
         copy_dir(&template, &data, Some(&owner)).ctx(msg::copy_template)?;
+        if tls {
+            cluster.root_cert = Some(tls_only(&cluster.dir, &data, &owner)?);
+        }
         if !conf.is_empty() {
             let file = data.join("postgresql.conf");
             let mut text = fs::read_to_string(&file)?;
@@ -113,7 +139,10 @@ impl Cluster {
     /// free port and removed like the primary. It is ready once it accepts
     /// read-only connections.
     pub fn standby(&self) -> Result<Cluster> {
-        Cluster::standby_of(&self.bin, self.port, "")
+        let mut standby = Cluster::standby_of(&self.bin, self.port, "")?;
+        // A copy of a TLS-only primary is TLS-only, with the same certificate.
+        standby.root_cert = self.root_cert.clone();
+        Ok(standby)
     }
 
     /// A streaming standby of lab's throwaway server on `port` (binaries in
@@ -128,6 +157,7 @@ impl Cluster {
             port: 0,
             bin: bin.to_path_buf(),
             startup: Duration::ZERO,
+            root_cert: None,
         };
         owner.chown(&standby.dir)?;
         let data = standby.dir.join("data");
@@ -282,6 +312,40 @@ pub(crate) fn stop_child(mut child: Child, signal: libc::c_int) {
             Ok(None) => std::thread::sleep(Duration::from_millis(2)),
         }
     }
+}
+
+/// Makes a cluster TLS-only: a CA and a server certificate for the run
+/// (the CA's certificate in the run's directory for clients, the server's
+/// certificate and key in its data directory), `ssl = on`, and a pg_hba.conf
+/// that takes TCP connections over TLS only (the Unix socket stays).
+/// Returns the CA's file.
+fn tls_only(dir: &Path, data: &Path, owner: &Owner) -> Result<PathBuf> {
+    let certs = crate::postgres::tls::RunCerts::make()?;
+    certs.write(data).ctx(|| msg::create(data.display().to_string()))?;
+    for f in ["root.crt", "server.crt", "server.key"] {
+        owner.chown(&data.join(f))?;
+    }
+    let root = dir.join("root.crt");
+    fs::write(&root, &certs.ca_pem).ctx(|| msg::create(root.display().to_string()))?;
+    let conf = data.join("postgresql.conf");
+    let mut text = fs::read_to_string(&conf).ctx(|| msg::create(conf.display().to_string()))?;
+    text.push_str(
+        "\n# written by lab for --tls\nssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n",
+    );
+    fs::write(&conf, text).ctx(|| msg::create(conf.display().to_string()))?;
+    let hba = data.join("pg_hba.conf");
+    fs::write(
+        &hba,
+        "# written by lab for --tls: TCP over TLS only\n\
+         local all all trust\n\
+         local replication all trust\n\
+         hostssl all all 127.0.0.1/32 trust\n\
+         hostssl replication all 127.0.0.1/32 trust\n\
+         hostnossl all all 0.0.0.0/0 reject\n\
+         hostnossl replication all 0.0.0.0/0 reject\n",
+    )
+    .ctx(|| msg::create(hba.display().to_string()))?;
+    Ok(root)
 }
 
 impl Drop for Cluster {

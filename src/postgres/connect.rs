@@ -7,10 +7,11 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use tokio_postgres::error::{DbError, SqlState};
 use tokio_postgres::types::Type;
-use tokio_postgres::{AsyncMessage, Client, Config, NoTls};
+use tokio_postgres::{AsyncMessage, Client, NoTls};
 
-use super::watchdog;
+use super::{tls, watchdog};
 use crate::i18n::{Context, Text};
+pub use crate::postgres::conninfo::ConnInfo as Config;
 
 /// The comment lab puts on its schema; a schema without it is never dropped.
 const SCHEMA_MARK: &str = "lab: PostgreSQL concurrency lab schema";
@@ -59,6 +60,10 @@ pub struct Conn {
     pub client: Client,
     end: EndWatch,
     pub driver: Drain,
+    /// The TLS handshake's facts; None without TLS.
+    pub tls: Option<tls::Facts>,
+    /// Sends a cancel request the way the connection went.
+    pub cancel: Canceller,
 }
 
 /// Waits for a connection's task to end and keeps what ended it.
@@ -109,6 +114,15 @@ pub async fn connect_control(base: &Config, app_name: &str, setup: Option<&str>,
     open(base, app_name, setup, None, Some(silence)).await
 }
 
+/// How long one host may take to answer: connect_timeout (lab's 5 s when
+/// none is given; libpq's 0, for ever, is a day).
+fn attempt_limit(config: &Config) -> Duration {
+    match config.get_connect_timeout() {
+        Some(t) => *t,
+        None => Duration::from_secs(86_400),
+    }
+}
+
 async fn open(
     base: &Config,
     app_name: &str,
@@ -118,26 +132,10 @@ async fn open(
 ) -> Result<Conn> {
     let mut config = base.clone();
     config.application_name(self::app_name(app_name));
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(Duration::from_secs(5));
-    }
-    // connect_timeout bounds the TCP connect only; a peer that accepts and
-    // then says nothing (not PostgreSQL, or a stuck proxy) is bounded here.
-    let limit = *config.get_connect_timeout().unwrap_or(&Duration::from_secs(5));
+    let limit = attempt_limit(&config);
     let place = where_of(&config);
-    let handshake = async {
-        match silence {
-            None => config
-                .connect(NoTls)
-                .await
-                .map(|(client, connection)| (client, Box::new(connection) as Box<dyn Messages>))
-                .map_err(|e| describe_connect_error(e, &place)),
-            Some(silence) => open_watched(&config, silence).await,
-        }
-    };
-    let (client, connection) = tokio::time::timeout(limit, handshake)
-        .await
-        .map_err(|_| msg::handshake(place.clone(), limit.as_secs_f64()))??;
+    let opened = establish(&config, silence).await?;
+    let (client, connection) = (opened.client, opened.messages);
     let driver = Arc::new(Driver {
         link: std::sync::Mutex::new(Link::Open(connection)),
         waker: std::sync::Mutex::new(None),
@@ -160,100 +158,384 @@ async fn open(
         client,
         end: EndWatch(Arc::new(tokio::sync::Mutex::new(EndState::Running(task)))),
         driver: Drain(driver),
+        tls: opened.tls,
+        cancel: opened.cancel,
     })
 }
 
-/// A connection through a [`watchdog::Watched`] stream, opened as
-/// tokio-postgres opens one (each host in turn, `hostaddr` before `host`,
-/// `target_session_attrs` checked), since it cannot be handed a stream of
-/// ours. (Its cancel token cannot reach the server: lab cancels from its
-/// control connection, never that one's own statements.)
-async fn open_watched(config: &Config, silence: Duration) -> Result<(Client, Box<dyn Messages>)> {
-    use tokio_postgres::config::{Host, TargetSessionAttrs};
-    let want_read_only = match config.get_target_session_attrs() {
-        TargetSessionAttrs::ReadWrite => Some("off"),
-        TargetSessionAttrs::ReadOnly => Some("on"),
-        _ => None,
-    };
-    let hosts = config.get_hosts();
-    let addrs = config.get_hostaddrs();
-    let ports = config.get_ports();
-    let mut failure = None;
-    for i in 0..hosts.len().max(addrs.len()) {
-        let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
-        let host = match (addrs.get(i), hosts.get(i)) {
-            (Some(ip), _) => Host::Tcp(ip.to_string()),
-            (None, Some(host)) => host.clone(),
-            (None, None) => continue,
-        };
-        let place = place_of(&host, port);
-        let socket = match open_socket(&host, port).await {
-            Ok(s) => s,
-            Err(e) => {
-                failure = Some(Err::<(), _>(e).ctx(|| msg::could_not_connect(place)).unwrap_err());
-                continue;
-            }
-        };
-        let stream = watchdog::Watched::new(socket, silence, place.clone());
-        let (client, mut connection) = match config.connect_raw(stream, NoTls).await {
-            Ok(c) => c,
-            Err(e) => {
-                failure = Some(describe_connect_error(e, &place));
-                continue;
-            }
-        };
-        if let Some(want) = want_read_only {
-            let drive = std::future::poll_fn(|cx| {
-                loop {
-                    match connection.poll_message(cx) {
-                        Poll::Ready(Some(Ok(_))) => continue,
-                        Poll::Ready(_) => return Poll::Ready(()),
-                        Poll::Pending => return Poll::Pending,
-                    }
-                }
-            });
-            let read_only = tokio::select! {
-                v = simple_value(&client, "SHOW transaction_read_only") => v.ok().flatten(),
-                () = drive => None,
-            };
-            if read_only.as_deref() != Some(want) {
-                let attrs = if want == "on" { "read-only" } else { "read-write" };
-                let why = anyhow::Error::new(msg::not_target_session(attrs));
-                failure = Some(Err::<(), _>(why).ctx(|| msg::could_not_connect(place)).unwrap_err());
-                continue;
-            }
-        }
-        return Ok((client, Box::new(connection)));
-    }
-    Err(failure.unwrap_or_else(|| msg::could_not_connect(where_of(config)).into()))
+/// A connection made, before lab drives it.
+struct Opened {
+    client: Client,
+    messages: Box<dyn Messages>,
+    tls: Option<tls::Facts>,
+    cancel: Canceller,
 }
 
-/// Any stream to the server (TCP or a Unix socket).
-trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
-impl<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Stream for S {}
+/// Where a connection went and how, to send its cancel request the same way
+/// (tokio-postgres' own cannot: lab opened the socket).
+#[derive(Clone)]
+pub struct Canceller {
+    token: tokio_postgres::CancelToken,
+    to: Endpoint,
+    tls: Option<(Arc<tls::Settings>, String)>,
+}
 
-/// A socket to one host: each of its addresses in turn over TCP (no
-/// delay, as tokio-postgres sets it), or its Unix socket.
-async fn open_socket(host: &tokio_postgres::config::Host, port: u16) -> std::io::Result<Box<dyn Stream>> {
-    match host {
-        tokio_postgres::config::Host::Tcp(name) => {
-            let mut last = None;
-            for addr in tokio::net::lookup_host((name.as_str(), port)).await? {
-                match tokio::net::TcpStream::connect(addr).await {
-                    Ok(s) => {
-                        s.set_nodelay(true)?;
-                        return Ok(Box::new(s));
-                    }
-                    Err(e) => last = Some(e),
+#[derive(Clone)]
+enum Endpoint {
+    Tcp(std::net::SocketAddr),
+    Unix(std::path::PathBuf),
+}
+
+impl Canceller {
+    /// Asks the server to cancel the connection's running statement (best effort).
+    pub async fn cancel(&self) {
+        let Ok(stream) = self.to.open(None).await else {
+            return;
+        };
+        let connector = self
+            .tls
+            .as_ref()
+            .and_then(|(settings, host)| settings.connector(host, Arc::default()));
+        let _ = match connector {
+            Some(c) => self.token.cancel_query_raw(stream, c).await,
+            None => self.token.cancel_query_raw(stream, NoTls).await,
+        };
+    }
+}
+
+impl Endpoint {
+    async fn open(&self, keepalive: Option<&Config>) -> std::io::Result<Socket> {
+        match self {
+            Endpoint::Tcp(addr) => {
+                let s = tokio::net::TcpStream::connect(addr).await?;
+                s.set_nodelay(true)?;
+                if let Some(config) = keepalive {
+                    tcp_options(&s, config)?;
                 }
+                Ok(Socket::Tcp(s))
             }
-            Err(last.unwrap_or_else(|| std::io::Error::other("could not resolve any addresses")))
-        }
-        tokio_postgres::config::Host::Unix(dir) => {
-            let path = dir.join(format!(".s.PGSQL.{port}"));
-            Ok(Box::new(tokio::net::UnixStream::connect(path).await?))
+            Endpoint::Unix(path) => Ok(Socket::Unix(tokio::net::UnixStream::connect(path).await?)),
         }
     }
+}
+
+/// keepalives and tcp_user_timeout, as tokio-postgres would set them.
+fn tcp_options(s: &tokio::net::TcpStream, config: &Config) -> std::io::Result<()> {
+    let sock = socket2::SockRef::from(s);
+    if let Some(t) = config.get_tcp_user_timeout() {
+        sock.set_tcp_user_timeout(Some(*t))?;
+    }
+    if config.get_keepalives() {
+        let mut k = socket2::TcpKeepalive::new().with_time(config.get_keepalives_idle());
+        if let Some(i) = config.get_keepalives_interval() {
+            k = k.with_interval(i);
+        }
+        if let Some(r) = config.get_keepalives_retries() {
+            k = k.with_retries(r);
+        }
+        sock.set_tcp_keepalive(&k)?;
+    }
+    Ok(())
+}
+
+/// A connection as libpq makes one: each host in turn (in a random order
+/// with load_balance_hosts=random), each of its addresses, with and
+/// without TLS as sslmode says (prefer: with, then without; allow: the
+/// other way), until one server matches target_session_attrs
+/// (prefer-standby: a standby, else any). The last failure is the error.
+fn establish(
+    config: &Config,
+    silence: Option<Duration>,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Opened>> + Send + '_>> {
+    // Boxed: Send is proven here, where the lifetimes are known (the
+    // compiler cannot prove it through the callers' generic futures).
+    Box::pin(async move {
+        use crate::postgres::conninfo::TargetAttrs;
+        let hosts = config.get_hosts();
+        let mut order: Vec<usize> = (0..hosts.len()).collect();
+        if config.load_balance {
+            shuffle(&mut order);
+        }
+        let passes = match config.target {
+            TargetAttrs::PreferStandby => vec![TargetAttrs::Standby, TargetAttrs::Any],
+            t => vec![t],
+        };
+        let mut failure = None;
+        for want in passes {
+            for &i in &order {
+                match attempt_host(config, i, want, silence).await {
+                    Ok(opened) => return Ok(opened),
+                    Err(e) => failure = Some(e),
+                }
+            }
+        }
+        Err(failure.unwrap_or_else(|| msg::could_not_connect(where_of(config)).into()))
+    })
+}
+
+/// A random order (load_balance_hosts=random), from the hasher's random keys.
+fn shuffle(order: &mut [usize]) {
+    use std::hash::{BuildHasher, Hasher};
+    for i in (1..order.len()).rev() {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_usize(i);
+        let j = (h.finish() % (i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
+}
+
+/// One host: its addresses (hostaddr, or what its name resolves to) in
+/// turn, each with the TLS attempts sslmode makes.
+async fn attempt_host(
+    config: &Config,
+    i: usize,
+    want: crate::postgres::conninfo::TargetAttrs,
+    silence: Option<Duration>,
+) -> Result<Opened> {
+    use tokio_postgres::config::Host;
+    let hosts = config.get_hosts();
+    let ports = config.get_ports();
+    let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+    let host = &hosts[i];
+    let place = place_of(host, port);
+    let limit = attempt_limit(config);
+    let could_not = |e: anyhow::Error| {
+        Err::<(), _>(e)
+            .ctx(|| msg::could_not_connect(place.clone()))
+            .unwrap_err()
+    };
+    let (endpoints, name) = match host {
+        Host::Unix(dir) => (vec![Endpoint::Unix(dir.join(format!(".s.PGSQL.{port}")))], None),
+        Host::Tcp(name) => {
+            let addrs: Vec<std::net::SocketAddr> = match config.hostaddrs.get(i).copied().flatten() {
+                Some(ip) => vec![(ip, port).into()],
+                None => match name.parse::<std::net::IpAddr>() {
+                    Ok(ip) => vec![(ip, port).into()],
+                    // An owned name: a borrowed one makes the future Send for one lifetime only.
+                    Err(_) => {
+                        match tokio::time::timeout(limit, tokio::net::lookup_host(format!("{name}:{port}"))).await {
+                            Ok(Ok(a)) => a.collect(),
+                            Ok(Err(e)) => return Err(could_not(e.into())),
+                            Err(_) => return Err(msg::handshake(place, limit.as_secs_f64()).into()),
+                        }
+                    }
+                },
+            };
+            (addrs.into_iter().map(Endpoint::Tcp).collect(), Some(name.clone()))
+        }
+    };
+    let mut failure = None;
+    for endpoint in endpoints {
+        // TLS never goes over a Unix socket, as in libpq.
+        let attempts: &[bool] = if name.is_some() {
+            config.tls.attempts()
+        } else {
+            &[false]
+        };
+        for &with_tls in attempts {
+            let attempt = attempt(config, &endpoint, name.as_deref(), with_tls, &place, silence);
+            let opened = match tokio::time::timeout(limit, attempt).await {
+                Ok(Ok(o)) => o,
+                Ok(Err((e, reached))) => {
+                    failure = Some(e);
+                    if !reached {
+                        // Nothing listens there: another attempt would not do better.
+                        break;
+                    }
+                    continue;
+                }
+                Err(_) => {
+                    failure = Some(msg::handshake(place.clone(), limit.as_secs_f64()).into());
+                    break;
+                }
+            };
+            match matches_target(opened, want).await {
+                Ok(opened) => return Ok(opened),
+                Err(e) => {
+                    failure = Some(could_not(e));
+                    break;
+                }
+            }
+        }
+    }
+    Err(failure.unwrap_or_else(|| msg::could_not_connect(place).into()))
+}
+
+/// One attempt at one address, with TLS or without; on failure, whether
+/// the server was reached (then sslmode's other attempt may follow).
+async fn attempt(
+    config: &Config,
+    endpoint: &Endpoint,
+    host: Option<&str>,
+    with_tls: bool,
+    place: &str,
+    silence: Option<Duration>,
+) -> std::result::Result<Opened, (anyhow::Error, bool)> {
+    let socket = endpoint.open(Some(config)).await.map_err(|e| {
+        let e = Err::<(), _>(e).ctx(|| msg::could_not_connect(place)).unwrap_err();
+        (e, false)
+    })?;
+    let mut pg = config.pg().clone();
+    let facts = Arc::new(std::sync::Mutex::new(None));
+    let connected = match (with_tls, host) {
+        (true, Some(host)) => {
+            pg.ssl_mode(tokio_postgres::config::SslMode::Require);
+            let Some(connector) = config.tls.connector(host, facts.clone()) else {
+                return Err((msg::bad_tls_host(host).into(), false));
+            };
+            let connector = match silence {
+                Some(limit) => connector.wrapped(watched(limit, place.to_string())),
+                None => connector,
+            };
+            handshake(pg, socket, connector).await
+        }
+        _ => {
+            pg.ssl_mode(tokio_postgres::config::SslMode::Disable);
+            let socket = match silence {
+                Some(limit) => Socket::Watched(Box::new(watchdog::Watched::new(socket, limit, place.to_string()))),
+                None => socket,
+            };
+            handshake(pg, socket, NoTls).await
+        }
+    };
+    let (client, messages) = connected.map_err(|e| (describe_connect_error(e, place, with_tls, config), true))?;
+    let tls = facts.lock().unwrap().take();
+    let cancel = Canceller {
+        token: client.cancel_token(),
+        to: endpoint.clone(),
+        tls: match (with_tls, host) {
+            (true, Some(h)) => Some((config.tls.clone(), h.to_string())),
+            _ => None,
+        },
+    };
+    Ok(Opened {
+        client,
+        messages,
+        tls,
+        cancel,
+    })
+}
+
+type Handshake = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<(Client, Box<dyn Messages>), tokio_postgres::Error>> + Send>,
+>;
+
+/// The startup handshake on a socket lab opened, everything owned (a
+/// future Send for any lifetime, which the compiler cannot otherwise see).
+fn handshake<T>(pg: tokio_postgres::Config, socket: Socket, tls: T) -> Handshake
+where
+    T: tokio_postgres::tls::TlsConnect<Socket> + Send + 'static,
+    T::Stream: Send + 'static,
+    T::Future: Send,
+{
+    Box::pin(async move {
+        let (client, connection) = pg.connect_raw(socket, tls).await?;
+        Ok((client, Box::new(connection) as Box<dyn Messages>))
+    })
+}
+
+/// A socket lab opened: TCP or Unix, watched or not (a type of its own:
+/// the compiler cannot prove a boxed stream's handshake Send).
+pub enum Socket {
+    Tcp(tokio::net::TcpStream),
+    Unix(tokio::net::UnixStream),
+    Watched(Box<watchdog::Watched<Socket>>),
+}
+
+macro_rules! each_socket {
+    ($self:expr, $s:ident => $e:expr) => {
+        match $self.get_mut() {
+            Socket::Tcp($s) => {
+                let $s = std::pin::Pin::new($s);
+                $e
+            }
+            Socket::Unix($s) => {
+                let $s = std::pin::Pin::new($s);
+                $e
+            }
+            Socket::Watched($s) => {
+                let $s = std::pin::Pin::new(&mut **$s);
+                $e
+            }
+        }
+    };
+}
+
+impl tokio::io::AsyncRead for Socket {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        each_socket!(self, s => s.poll_read(cx, buf))
+    }
+}
+
+impl tokio::io::AsyncWrite for Socket {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        each_socket!(self, s => s.poll_write(cx, buf))
+    }
+    fn poll_flush(self: std::pin::Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<std::io::Result<()>> {
+        each_socket!(self, s => s.poll_flush(cx))
+    }
+    fn poll_shutdown(self: std::pin::Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<std::io::Result<()>> {
+        each_socket!(self, s => s.poll_shutdown(cx))
+    }
+}
+
+/// Wraps a stream (in the clear) in lab's watchdog.
+fn watched(
+    limit: Duration,
+    place: String,
+) -> impl FnOnce(Box<dyn tls::Stream>) -> Box<dyn tls::Stream> + Send + 'static {
+    move |s| Box::new(watchdog::Watched::new(s, limit, place))
+}
+
+/// Whether the server is what target_session_attrs asks for, asked as
+/// libpq asks: transaction_read_only for read-write and read-only,
+/// pg_is_in_recovery() for primary and standby.
+async fn matches_target(opened: Opened, want: crate::postgres::conninfo::TargetAttrs) -> Result<Opened> {
+    use crate::postgres::conninfo::TargetAttrs;
+    let (sql, expected, name) = match want {
+        TargetAttrs::Any | TargetAttrs::PreferStandby => return Ok(opened),
+        TargetAttrs::ReadWrite => ("SHOW transaction_read_only", "off", "read-write"),
+        TargetAttrs::ReadOnly => ("SHOW transaction_read_only", "on", "read-only"),
+        TargetAttrs::Primary => ("SELECT pg_catalog.pg_is_in_recovery()", "f", "primary"),
+        TargetAttrs::Standby => ("SELECT pg_catalog.pg_is_in_recovery()", "t", "standby"),
+    };
+    // Nobody drives the connection yet: drive it while the question is asked.
+    let Opened {
+        client,
+        mut messages,
+        tls,
+        cancel,
+    } = opened;
+    let drive = std::future::poll_fn(|cx| {
+        loop {
+            match messages.poll_message(cx) {
+                Poll::Ready(Some(Ok(_))) => continue,
+                Poll::Ready(_) => return Poll::Ready(()),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    });
+    let got = tokio::select! {
+        v = simple_value(&client, sql) => v.ok().flatten(),
+        () = drive => None,
+    };
+    if got.as_deref() != Some(expected) {
+        bail!(msg::not_target_session(name));
+    }
+    Ok(Opened {
+        client,
+        messages,
+        tls,
+        cancel,
+    })
 }
 
 /// `work` on a connection, given at most `limit` to answer.
@@ -419,12 +701,26 @@ impl Drain {
 
 /// tokio-postgres says "error connecting to server" / "db error"; the cause is
 /// in its source. Keep the chain, it is printed on one line.
-fn describe_connect_error(e: tokio_postgres::Error, place: &str) -> anyhow::Error {
+/// With TLS, the line names sslmode and where it came from.
+fn describe_connect_error(e: tokio_postgres::Error, place: &str, with_tls: bool, config: &Config) -> anyhow::Error {
+    let at = || match with_tls {
+        true => msg::could_not_connect_tls(place, &config.tls.mode_origin, config.tls.mode.name()),
+        false => msg::could_not_connect(place),
+    };
     if let Some(db) = e.as_db_error() {
-        msg::refused(place, db.message(), db.code().code()).into()
-    } else {
-        Err::<(), _>(e).ctx(|| msg::could_not_connect(place)).unwrap_err()
+        return msg::refused(place, db.message(), db.code().code()).into();
     }
+    // tokio-postgres says "error performing TLS handshake" and the cause below it; "server does not support TLS" alone.
+    let text = std::error::Error::source(&e).map(|c| c.to_string()).unwrap_or_default();
+    if text.contains("server does not support TLS") {
+        return Err::<(), _>(anyhow::Error::new(msg::no_tls_server()))
+            .ctx(at)
+            .unwrap_err();
+    }
+    if with_tls && !text.is_empty() {
+        return Err::<(), _>(anyhow::anyhow!(text)).ctx(at).unwrap_err();
+    }
+    Err::<(), _>(e).ctx(at).unwrap_err()
 }
 
 /// Substitutes the schema for psql's `:"schema"` and drops psql's backslash
@@ -905,6 +1201,18 @@ pub mod msg {
         refused(place, message, code) {
             en: "the server at {place} refused the connection: {message} (SQLSTATE {code})",
             tr: "{place} adresindeki sunucu bağlantıyı reddetti: {message} (SQLSTATE {code})",
+        }
+        could_not_connect_tls(place, key, mode) {
+            en: "could not connect to PostgreSQL at {place} with TLS ({key}={mode})",
+            tr: "{place} adresindeki PostgreSQL'e TLS ile bağlanılamadı ({key}={mode})",
+        }
+        no_tls_server() {
+            en: "server does not support SSL, but SSL was required",
+            tr: "sunucu SSL desteklemiyor, ama SSL istendi",
+        }
+        bad_tls_host(host) {
+            en: "\"{host}\" is not a host name TLS can check a certificate against",
+            tr: "\"{host}\", TLS'in bir sertifikayı karşılaştırabileceği bir sunucu adı değil",
         }
         could_not_connect(place) {
             en: "could not connect to PostgreSQL at {place}",

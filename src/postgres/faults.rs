@@ -19,12 +19,12 @@ use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::postgres::ConnInfo as Config;
 use anyhow::Result;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
-use tokio_postgres::Config;
 use tokio_postgres::config::Host;
 
 use crate::i18n::Context;
@@ -95,7 +95,7 @@ impl Proxy {
     /// through the proxy. (A fresh configuration: setting a host on a copy
     /// would add it after the server's own, which would be tried first.)
     pub fn config(&self, base: &Config) -> Config {
-        let mut c = Config::new();
+        let mut c = Config::plain();
         if let Some(u) = base.get_user() {
             c.user(u);
         }

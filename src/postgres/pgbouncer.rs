@@ -81,12 +81,12 @@ impl PgBouncer {
     /// until it accepts connections. Clients log in as the server's user
     /// without a password (trust, on loopback); PgBouncer uses the server's
     /// password, which is written only into its own 0700 directory.
-    pub fn start(server: &tokio_postgres::Config, pools: &[Pool]) -> Result<PgBouncer> {
+    pub fn start(server: &crate::postgres::ConnInfo, pools: &[Pool]) -> Result<PgBouncer> {
         PgBouncer::start_with(server, pools, "")
     }
 
     /// ... with `extra` lines in its [pgbouncer] section (tests: server_round_robin...).
-    pub fn start_with(server: &tokio_postgres::Config, pools: &[Pool], extra: &str) -> Result<PgBouncer> {
+    pub fn start_with(server: &crate::postgres::ConnInfo, pools: &[Pool], extra: &str) -> Result<PgBouncer> {
         let bin = find_bin()?;
         let version = sidecar::version(&bin, "pgbouncer")?;
         let owner = Owner::for_server()?;
@@ -183,8 +183,8 @@ impl PgBouncer {
     }
 
     /// Where a client connects for `pool` (the server's user, no password).
-    pub fn config(&self, pool: &str) -> tokio_postgres::Config {
-        let mut c = tokio_postgres::Config::new();
+    pub fn config(&self, pool: &str) -> crate::postgres::ConnInfo {
+        let mut c = crate::postgres::ConnInfo::plain();
         c.host("127.0.0.1")
             .port(self.port)
             .user(&self.user)
@@ -194,7 +194,7 @@ impl PgBouncer {
     }
 
     /// The admin console (`SHOW POOLS`...).
-    pub fn admin(&self) -> tokio_postgres::Config {
+    pub fn admin(&self) -> crate::postgres::ConnInfo {
         self.config("pgbouncer")
     }
 
@@ -232,7 +232,7 @@ impl Front {
 
     /// Starts it with these pools, made by [`Front::pool`] (on this thread:
     /// see [`PgBouncer`]'s parent-death signal).
-    pub async fn start(server: &tokio_postgres::Config, pools: Vec<Pool>) -> Result<Front> {
+    pub async fn start(server: &crate::postgres::ConnInfo, pools: Vec<Pool>) -> Result<Front> {
         let size = pools.iter().map(|p| p.size).max().unwrap_or(1);
         let bouncer = tokio::task::block_in_place(|| PgBouncer::start(server, &pools))?;
         let silence = super::watchdog::control_silence(std::time::Duration::ZERO);

@@ -46,7 +46,7 @@ fn quoted(v: &str) -> String {
 
 /// `host` and `port` of a server's connection settings, as pgpool's
 /// backend lines want them (a socket directory is a host starting with /).
-fn backend(c: &tokio_postgres::Config) -> (String, u16) {
+fn backend(c: &crate::postgres::ConnInfo) -> (String, u16) {
     let host = match c.get_hosts().first() {
         Some(Host::Tcp(h)) => h.clone(),
         Some(Host::Unix(p)) => p.display().to_string(),
@@ -62,8 +62,8 @@ impl Pgpool {
     /// primary's user; where the servers want a password, pgpool-II finds it
     /// in its own pool_passwd, written only into its 0700 directory.
     pub fn start(
-        primary: &tokio_postgres::Config,
-        standby: &tokio_postgres::Config,
+        primary: &crate::postgres::ConnInfo,
+        standby: &crate::postgres::ConnInfo,
         settings: &str,
         extra: &str,
     ) -> Result<Pgpool> {
@@ -170,8 +170,8 @@ impl Pgpool {
     /// Where a client connects, for `dbname`: the primary's user, and its
     /// password where it has one (pgpool-II then authenticates the client
     /// from its pool_passwd, as it does the servers).
-    pub fn config(&self, dbname: &str) -> tokio_postgres::Config {
-        let mut c = tokio_postgres::Config::new();
+    pub fn config(&self, dbname: &str) -> crate::postgres::ConnInfo {
+        let mut c = crate::postgres::ConnInfo::plain();
         c.host("127.0.0.1")
             .port(self.port)
             .user(&self.user)

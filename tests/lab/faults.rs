@@ -332,7 +332,7 @@ fn ctrl_c_sighup_and_sigkill_of_a_run_on_the_throwaway_cluster() {
             .enable_all()
             .build()
             .unwrap();
-        let mut config = tokio_postgres::Config::new();
+        let mut config = lab::postgres::ConnInfo::plain();
         config.host("127.0.0.1").port(port).user("postgres").dbname("postgres");
         let client = rt
             .block_on(lab::postgres::connect::connect(&config, "lab-test", None, None))

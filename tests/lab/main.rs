@@ -80,3 +80,6 @@ mod layers;
 /// The network failing under a run (lab's fault proxy): black hole, reset,
 /// delay of one session's connection, at a confirmed wait and mid-statement.
 mod network;
+
+/// TLS and libpq's connection settings, psql (libpq) as the oracle.
+mod tls;

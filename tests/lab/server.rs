@@ -144,7 +144,7 @@ fn server_command_prints_a_url_and_cleans_up_on_ctrl_c() {
         .enable_all()
         .build()
         .unwrap();
-    let config: tokio_postgres::Config = url.parse().unwrap();
+    let config = lab::postgres::conninfo::parse_url(&url, &|_| None, lab::i18n::Lang::En).unwrap();
     let client = rt
         .block_on(lab::postgres::connect::connect(&config, "lab-test", None, None))
         .unwrap()

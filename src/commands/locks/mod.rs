@@ -31,13 +31,12 @@ pub struct View {
 
 /// `lab locks`: the server named, the view checked, then watched.
 pub fn run(args: &args::LocksArgs, env: EnvLookup<'_>, lang: Lang) -> Result<Exit> {
-    let url = args
-        .url
-        .database_url
-        .as_deref()
-        .filter(|u| !u.trim().is_empty())
-        .ctx(ui::locks_needs_server)?;
-    let config = crate::postgres::conninfo::parse_url(url, env, lang)?;
+    // The server as libpq finds it: the URL, else a service and the PG* variables.
+    let given = args.url.database_url.as_deref().filter(|u| !u.trim().is_empty());
+    let config = match crate::postgres::conninfo::resolve(given, None, env, lang)? {
+        crate::postgres::RunOn::Server(c, _) => *c,
+        crate::postgres::RunOn::Throwaway { .. } => bail!(ui::locks_needs_server()),
+    };
     if !(args.every.is_finite() && (0.1..=3600.0).contains(&args.every)) {
         bail!(crate::options::msg::between("--every", 0.1, 3600));
     }
@@ -127,7 +126,7 @@ pub async fn snapshot(client: &tokio_postgres::Client, version: &str, view: View
 }
 
 /// Prints the view every `every` until Ctrl-C (or once).
-pub async fn watch(config: tokio_postgres::Config, view: View, lang: Lang) -> Result<crate::output::Exit> {
+pub async fn watch(config: crate::postgres::ConnInfo, view: View, lang: Lang) -> Result<crate::output::Exit> {
     let silence = crate::postgres::watchdog::control_silence(std::time::Duration::ZERO);
     let client = connect::connect_control(&config, "lab-locks", None, silence)
         .await?

@@ -136,7 +136,7 @@ type Outcome = std::result::Result<ResultSet, (String, String)>;
 
 /// A client's session, through the pooler or straight to the server: a
 /// plain client (no settings of lab's), its statements recorded in its lane.
-async fn open_client(cx: &Cx<'_>, name: &str, cfg: tokio_postgres::Config) -> Result<Session> {
+async fn open_client(cx: &Cx<'_>, name: &str, cfg: crate::postgres::ConnInfo) -> Result<Session> {
     cx.opener().elsewhere(cfg).raw().open(name).await
 }
 

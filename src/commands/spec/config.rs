@@ -216,6 +216,7 @@ fn server(args: &SpecArgs, env: EnvLookup<'_>) -> Result<ServerWanted> {
     let mut wanted = ServerWanted {
         url: database_url.clone(),
         pg_bin,
+        tls: args.common.server.local.tls,
         throwaway: r.temp_instance.is_some(),
         conf: if r.temp_instance.is_some() {
             REGRESS_TEMP_SETTINGS.to_string()

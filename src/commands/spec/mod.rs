@@ -17,8 +17,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use crate::postgres::ConnInfo as Config;
 use anyhow::{Result, bail};
-use tokio_postgres::Config;
 
 use crate::engine::schedule;
 use crate::engine::transcript::Transcript;

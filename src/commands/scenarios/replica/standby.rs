@@ -23,7 +23,7 @@ pub(super) struct Standby {
     /// lab's own standby, removed when dropped; none for the user's.
     pub(super) own: Option<Cluster>,
     /// Where its sessions connect (in the variant's database).
-    pub(super) cfg: tokio_postgres::Config,
+    pub(super) cfg: crate::postgres::ConnInfo,
     pub(super) opener: Opener,
     pub(super) sql: SqlFile,
     /// lab's session on the standby (pause, resume, what it has replayed).

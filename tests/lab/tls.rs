@@ -1,0 +1,455 @@
+//! TLS and libpq's connection settings against real servers, psql (libpq)
+//! as the oracle: for every case psql runs first with the same connection
+//! string (or the same variables, or the same service file), then lab;
+//! both connect or both refuse, and where they connect the server's own
+//! log line for each connection ("connection authorized ... SSL enabled
+//! (protocol=...)", what pg_stat_ssl shows) says the same.
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::support::*;
+
+/// A CA, a server leaf for DNS:localhost only, a client leaf for role
+/// `certuser`, an unrelated second CA; ECDSA P-256 signed with SHA-256.
+struct Pki {
+    dir: Scratch,
+}
+
+impl Pki {
+    fn make(name: &str) -> Pki {
+        use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+        let dir = scratch("lab-tls", name);
+        let ca = |cn: &str| {
+            let key = KeyPair::generate().unwrap();
+            let mut p = CertificateParams::default();
+            p.distinguished_name.push(DnType::CommonName, cn);
+            p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+            let cert = p.self_signed(&key).unwrap();
+            (cert, key)
+        };
+        let (ca_cert, ca_key) = ca("lab test CA");
+        let (other, _) = ca("an unrelated CA");
+        let leaf = |names: Vec<String>, cn: &str| {
+            let key = KeyPair::generate().unwrap();
+            let mut p = CertificateParams::new(names).unwrap();
+            p.distinguished_name.push(DnType::CommonName, cn);
+            (p.signed_by(&key, &ca_cert, &ca_key).unwrap(), key)
+        };
+        let (server, server_key) = leaf(vec!["localhost".into()], "localhost");
+        let (client, client_key) = leaf(vec![], "certuser");
+        let write = |name: &str, text: String, mode: u32| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        write("root.crt", ca_cert.pem(), 0o644);
+        write("other.crt", other.pem(), 0o644);
+        write("server.crt", server.pem(), 0o644);
+        write("server.key", server_key.serialize_pem(), 0o600);
+        write("client.crt", client.pem(), 0o644);
+        write("client.key", client_key.serialize_pem(), 0o600);
+        write("loose.key", client_key.serialize_pem(), 0o644);
+        std::fs::create_dir_all(dir.join("home")).unwrap();
+        Pki { dir }
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.join(name).display().to_string()
+    }
+
+    /// A HOME without ~/.postgresql, so neither psql nor lab finds files of the machine's user.
+    fn home(&self) -> PathBuf {
+        self.dir.join("home")
+    }
+}
+
+/// A throwaway cluster of the test's, reached by the test over its Unix socket.
+struct Server {
+    cluster: lab::postgres::cluster::Cluster,
+}
+
+impl Server {
+    /// TLS-only (hostnossl ... reject) when `pki` is given: scram, md5,
+    /// trust and cert roles over TLS; plaintext otherwise (the same roles).
+    fn start(pki: Option<&Pki>) -> Server {
+        let cluster = lab::postgres::cluster::Cluster::start_with(None, "log_connections = on", lab::i18n::Lang::En)
+            .expect("throwaway cluster starts");
+        let s = Server { cluster };
+        let data = s.cluster.socket_dir().join("data");
+        let hba = match pki {
+            Some(pki) => {
+                use std::os::unix::fs::MetadataExt;
+                let owner = std::fs::metadata(&data).unwrap();
+                for f in ["server.crt", "server.key", "root.crt"] {
+                    let to = data.join(f);
+                    std::fs::copy(pki.dir.join(f), &to).unwrap();
+                    std::os::unix::fs::chown(&to, Some(owner.uid()), Some(owner.gid())).unwrap();
+                }
+                s.sql("ALTER SYSTEM SET ssl = on");
+                s.sql("ALTER SYSTEM SET ssl_ca_file = 'root.crt'");
+                "local all all trust\n\
+                 hostssl all scram_user 127.0.0.1/32 scram-sha-256\n\
+                 hostssl all md5_user 127.0.0.1/32 md5\n\
+                 hostssl all certuser 127.0.0.1/32 cert\n\
+                 hostssl all all 127.0.0.1/32 trust\n\
+                 hostnossl all all 0.0.0.0/0 reject\n"
+            }
+            None => {
+                "local all all trust\n\
+                 host all scram_user 127.0.0.1/32 scram-sha-256\n\
+                 host all md5_user 127.0.0.1/32 md5\n\
+                 host all all 127.0.0.1/32 trust\n\
+                 host replication all 127.0.0.1/32 trust\n"
+            }
+        };
+        std::fs::write(data.join("pg_hba.conf"), hba).unwrap();
+        s.sql(
+            "SET password_encryption = 'scram-sha-256'; CREATE ROLE scram_user LOGIN PASSWORD 'scrampw';\
+             SET password_encryption = 'md5'; CREATE ROLE md5_user LOGIN PASSWORD 'md5pw';\
+             CREATE ROLE certuser LOGIN; SELECT pg_reload_conf()",
+        );
+        s
+    }
+
+    fn port(&self) -> u16 {
+        self.cluster.port
+    }
+
+    /// SQL over the Unix socket, as the superuser.
+    fn sql(&self, sql: &str) {
+        let out = Command::new("psql")
+            .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
+            .arg(self.cluster.socket_dir())
+            .args([
+                "-p",
+                &self.port().to_string(),
+                "-U",
+                "postgres",
+                "-d",
+                "postgres",
+                "-c",
+                sql,
+            ])
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.cluster.socket_dir().join("server.log")).unwrap_or_default()
+    }
+}
+
+/// What a client got: refused, or connected with or without TLS (the
+/// protocol, as the server logged it).
+#[derive(Debug, PartialEq, Clone)]
+enum Outcome {
+    Refused,
+    Connected(Option<String>),
+}
+
+/// How a case gives its settings.
+#[derive(Clone, Copy, Debug)]
+enum Via {
+    String,
+    Env,
+    ServiceFile,
+}
+
+/// The server's word on the newest connection of `app` since `from` bytes of its log.
+fn logged(server: &Server, from: usize, app: &str) -> Option<Option<String>> {
+    let log = server.log();
+    let line = log
+        .get(from..)?
+        .lines()
+        .rfind(|l| l.contains("connection authorized") && l.contains(&format!("application_name={app}")))?
+        .to_string();
+    Some(
+        line.split("SSL enabled (protocol=")
+            .nth(1)
+            .map(|rest| rest.split(',').next().unwrap().to_string()),
+    )
+}
+
+/// Runs psql then lab with `settings` given `via`, in a clean environment
+/// (`extra` variables added), and returns both outcomes and lab's stderr.
+fn both(
+    pki: &Pki,
+    server: &Server,
+    settings: &[(&str, String)],
+    via: Via,
+    extra: &[(&str, String)],
+) -> (Outcome, Outcome, String) {
+    let mut env: Vec<(String, String)> = vec![("HOME".into(), pki.home().display().to_string())];
+    env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.clone())));
+    let mut arg = None;
+    match via {
+        Via::String => {
+            let s: Vec<String> = settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            arg = Some(s.join(" "));
+        }
+        Via::Env => {
+            for (k, v) in settings {
+                let var = lab::postgres::conninfo::KEYS
+                    .iter()
+                    .find(|(key, _)| key == k)
+                    .and_then(|(_, var)| *var)
+                    .unwrap_or_else(|| panic!("{k} has no variable"));
+                env.push((var.to_string(), v.clone()));
+            }
+        }
+        Via::ServiceFile => {
+            let file = pki.dir.join("pg_service.conf");
+            let mut text = String::from("[case]\n");
+            for (k, v) in settings {
+                text += &format!("{k}={v}\n");
+            }
+            std::fs::write(&file, text).unwrap();
+            env.push(("PGSERVICEFILE".into(), file.display().to_string()));
+            env.push(("PGSERVICE".into(), "case".into()));
+            env.push(("PGSYSCONFDIR".into(), pki.dir.join("nothing").display().to_string()));
+        }
+    }
+    let path = std::env::var("PATH").unwrap();
+    // psql first.
+    let from = server.log().len();
+    let mut psql = Command::new("psql");
+    psql.env_clear().env("PATH", &path).envs(env.iter().cloned());
+    psql.args(["-X", "-At", "-c", "SELECT 1"]);
+    if let Some(a) = &arg {
+        psql.arg(a);
+    }
+    let out = psql.output().unwrap();
+    let psql_outcome = if out.status.success() {
+        Outcome::Connected(logged(server, from, "psql").expect("psql's connection is in the log"))
+    } else {
+        Outcome::Refused
+    };
+    // Then lab.
+    let from = server.log().len();
+    let mut cmd = lab();
+    cmd.env_clear().env("PATH", &path).envs(env.iter().cloned());
+    cmd.args(["locks", "--once"]);
+    if let Some(a) = &arg {
+        cmd.args(["--database-url", a]);
+    }
+    let r = run_cmd(&mut cmd);
+    let lab_outcome = if r.code == 0 {
+        Outcome::Connected(logged(server, from, "lab-locks").expect("lab's connection is in the log"))
+    } else {
+        assert_eq!(r.code, 2, "lab exits 2 when it cannot connect: {}", r.stderr);
+        let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 1, "one line: {}", r.stderr);
+        Outcome::Refused
+    };
+    for secret in ["scrampw", "md5pw"] {
+        assert!(!r.stderr.contains(secret) && !r.stdout.contains(secret), "{}", r.stderr);
+    }
+    (psql_outcome, lab_outcome, r.stderr)
+}
+
+/// A case: its name, the server, the settings, what psql (and so lab) gets.
+type Case<'a> = (&'static str, &'a Server, Vec<(&'static str, String)>, Outcome);
+
+fn s(v: impl ToString) -> String {
+    v.to_string()
+}
+
+/// The cases the issue lists, each run with psql and lab, in the three ways
+/// libpq takes settings.
+#[test]
+fn lab_agrees_with_psql_on_every_sslmode_and_certificate_case() {
+    let pki = Pki::make("cases");
+    let tls = Server::start(Some(&pki));
+    let plain = Server::start(None);
+    let tp = tls.port();
+    let pp = plain.port();
+    let at = |host: &str, port: u16, user: &str| {
+        vec![
+            ("host", s(host)),
+            ("port", s(port)),
+            ("user", s(user)),
+            ("dbname", s("postgres")),
+        ]
+    };
+    let with = |mut base: Vec<(&'static str, String)>, more: &[(&'static str, String)]| {
+        base.extend(more.iter().cloned());
+        base
+    };
+    let tls13 = Outcome::Connected(Some("TLSv1.3".into()));
+    let clear = Outcome::Connected(None);
+    let (root, other) = (pki.path("root.crt"), pki.path("other.crt"));
+    #[rustfmt::skip]
+    let cases: Vec<Case> = vec![
+        ("disable against TLS-only", &tls, with(at("localhost", tp, "postgres"), &[("sslmode", s("disable"))]), Outcome::Refused),
+        ("prefer against TLS", &tls, with(at("localhost", tp, "postgres"), &[("sslmode", s("prefer"))]), tls13.clone()),
+        ("prefer against plaintext", &plain, with(at("localhost", pp, "postgres"), &[("sslmode", s("prefer"))]), clear.clone()),
+        ("allow against TLS-only", &tls, with(at("localhost", tp, "postgres"), &[("sslmode", s("allow"))]), tls13.clone()),
+        ("allow against plaintext", &plain, with(at("localhost", pp, "postgres"), &[("sslmode", s("allow"))]), clear.clone()),
+        ("require against an unknown CA", &tls, with(at("localhost", tp, "postgres"), &[("sslmode", s("require"))]), tls13.clone()),
+        ("require against plaintext", &plain, with(at("localhost", pp, "postgres"), &[("sslmode", s("require"))]), Outcome::Refused),
+        ("require with a wrong sslrootcert", &tls, with(at("localhost", tp, "postgres"), &[("sslmode", s("require")), ("sslrootcert", other.clone())]), Outcome::Refused),
+        ("verify-ca at 127.0.0.1", &tls, with(at("127.0.0.1", tp, "postgres"), &[("sslmode", s("verify-ca")), ("sslrootcert", root.clone())]), tls13.clone()),
+        ("verify-ca with a wrong CA", &tls, with(at("127.0.0.1", tp, "postgres"), &[("sslmode", s("verify-ca")), ("sslrootcert", other.clone())]), Outcome::Refused),
+        ("verify-full at localhost", &tls, with(at("localhost", tp, "postgres"), &[("sslmode", s("verify-full")), ("sslrootcert", root.clone())]), tls13.clone()),
+        ("verify-full at 127.0.0.1", &tls, with(at("127.0.0.1", tp, "postgres"), &[("sslmode", s("verify-full")), ("sslrootcert", root.clone())]), Outcome::Refused),
+        ("verify-full with hostaddr", &tls, with(at("localhost", tp, "postgres"), &[("hostaddr", s("127.0.0.1")), ("sslmode", s("verify-full")), ("sslrootcert", root.clone())]), tls13.clone()),
+        ("a client certificate", &tls, with(at("localhost", tp, "certuser"), &[("sslmode", s("verify-full")), ("sslrootcert", root.clone()), ("sslcert", pki.path("client.crt")), ("sslkey", pki.path("client.key"))]), tls13.clone()),
+        ("a client key others can read", &tls, with(at("localhost", tp, "certuser"), &[("sslmode", s("verify-full")), ("sslrootcert", root.clone()), ("sslcert", pki.path("client.crt")), ("sslkey", pki.path("loose.key"))]), Outcome::Refused),
+        ("no client certificate for a cert role", &tls, with(at("localhost", tp, "certuser"), &[("sslmode", s("require"))]), Outcome::Refused),
+        ("channel_binding=require over scram and TLS", &tls, with(at("localhost", tp, "scram_user"), &[("password", s("scrampw")), ("sslmode", s("require")), ("channel_binding", s("require"))]), tls13.clone()),
+        ("channel_binding=require against md5", &tls, with(at("localhost", tp, "md5_user"), &[("password", s("md5pw")), ("sslmode", s("require")), ("channel_binding", s("require"))]), Outcome::Refused),
+        ("channel_binding=require against trust", &tls, with(at("localhost", tp, "postgres"), &[("sslmode", s("require")), ("channel_binding", s("require"))]), Outcome::Refused),
+        ("channel_binding=require without TLS", &plain, with(at("localhost", pp, "scram_user"), &[("password", s("scrampw")), ("channel_binding", s("require"))]), Outcome::Refused),
+        ("scram without channel binding asked", &tls, with(at("localhost", tp, "scram_user"), &[("password", s("scrampw")), ("sslmode", s("verify-full")), ("sslrootcert", root.clone())]), tls13.clone()),
+        ("a root file that does not exist", &tls, with(at("localhost", tp, "postgres"), &[("sslmode", s("verify-full")), ("sslrootcert", pki.path("missing.crt"))]), Outcome::Refused),
+        ("TLS 1.2 at most", &tls, with(at("localhost", tp, "postgres"), &[("sslmode", s("require")), ("ssl_max_protocol_version", s("TLSv1.2"))]), Outcome::Connected(Some("TLSv1.2".into()))),
+    ];
+    let mut failures = Vec::new();
+    for via in [Via::String, Via::Env, Via::ServiceFile] {
+        for (name, server, settings, want) in &cases {
+            let (psql, lab, stderr) = both(&pki, server, settings, via, &[]);
+            if psql != *want || lab != *want {
+                failures.push(format!(
+                    "{name} ({via:?}): psql {psql:?}, lab {lab:?}, expected {want:?}: {stderr}"
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// ~/.postgresql/root.crt makes require verify the chain, as libpq does;
+/// a client certificate is taken from ~/.postgresql too.
+#[test]
+fn files_under_home_count_as_libpq_counts_them() {
+    let pki = Pki::make("home");
+    let tls = Server::start(Some(&pki));
+    let dot = pki.home().join(".postgresql");
+    std::fs::create_dir_all(&dot).unwrap();
+    let settings = |user: &str| {
+        vec![
+            ("host", s("localhost")),
+            ("port", s(tls.port())),
+            ("user", s(user)),
+            ("dbname", s("postgres")),
+            ("sslmode", s("require")),
+        ]
+    };
+    // The wrong CA as the default root file: require now verifies, and fails.
+    std::fs::copy(pki.dir.join("other.crt"), dot.join("root.crt")).unwrap();
+    let (psql, lab, _) = both(&pki, &tls, &settings("postgres"), Via::String, &[]);
+    assert_eq!((&psql, &lab), (&Outcome::Refused, &Outcome::Refused));
+    // The right one: it connects; the client's certificate and key from there too.
+    std::fs::copy(pki.dir.join("root.crt"), dot.join("root.crt")).unwrap();
+    std::fs::copy(pki.dir.join("client.crt"), dot.join("postgresql.crt")).unwrap();
+    std::fs::copy(pki.dir.join("client.key"), dot.join("postgresql.key")).unwrap();
+    let (psql, lab, e) = both(&pki, &tls, &settings("certuser"), Via::String, &[]);
+    assert_eq!(psql, Outcome::Connected(Some("TLSv1.3".into())), "{e}");
+    assert_eq!(lab, psql, "{e}");
+}
+
+/// What psql 15 cannot judge (libpq 16 and 17 added it), checked against
+/// libpq's documented behaviour: sslrootcert=system with the roots from
+/// SSL_CERT_FILE forces verify-full; sslnegotiation=direct needs require or stronger.
+#[test]
+fn sslrootcert_system_and_direct_negotiation_as_libpq_documents_them() {
+    let pki = Pki::make("system");
+    let tls = Server::start(Some(&pki));
+    let url = |extra: &str| format!("postgres://localhost:{}/postgres?user=postgres&{extra}", tls.port());
+    let lab_with = |url: &str, cert_file: &str| {
+        let mut cmd = lab();
+        cmd.env("HOME", pki.home())
+            .env("SSL_CERT_FILE", cert_file)
+            .args(["locks", "--once", "--database-url", url]);
+        run_cmd(&mut cmd)
+    };
+    let r = lab_with(&url("sslrootcert=system"), &pki.path("root.crt"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = lab_with(&url("sslrootcert=system"), &pki.path("other.crt"));
+    one_line_exit_2(&r, "certificate verify failed");
+    let r = lab_with(&url("sslrootcert=system&sslmode=require"), &pki.path("root.crt"));
+    one_line_exit_2(&r, "weak sslmode \"require\" may not be used with sslrootcert=system");
+    let r = lab_with(&url("sslnegotiation=direct&sslmode=prefer"), &pki.path("root.crt"));
+    one_line_exit_2(&r, "weak sslmode \"prefer\" may not be used with sslnegotiation=direct");
+    let r = lab_with(&url("sslnegotiation=direct"), &pki.path("root.crt"));
+    one_line_exit_2(&r, "sslnegotiation=direct");
+    // PostgreSQL before 17 does not speak TLS first: the handshake fails, said as such.
+    let r = lab_with(&url("sslnegotiation=direct&sslmode=require"), &pki.path("root.crt"));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+}
+
+/// Every key lab cannot honour is refused by name from wherever it comes:
+/// the URL, a key=value string, a service file, the environment.
+#[test]
+fn keys_lab_cannot_honour_are_refused_from_every_source() {
+    let pki = Pki::make("refuse");
+    let file = pki.dir.join("pg_service.conf");
+    std::fs::write(
+        &file,
+        "[svc]\nhost=localhost\nsslmode=verify-full\ngssencmode=require\n",
+    )
+    .unwrap();
+    let run_with = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = lab();
+        cmd.env("HOME", pki.home())
+            .envs(env.iter().copied())
+            .args(["locks", "--once"])
+            .args(args);
+        run_cmd(&mut cmd)
+    };
+    let r = run_with(
+        &["--database-url", "postgres://localhost/postgres?gssencmode=require"],
+        &[],
+    );
+    one_line_exit_2(&r, "gssencmode in --database-url=require: lab cannot honour it");
+    let r = run_with(&["--database-url", "host=localhost krbsrvname=other"], &[]);
+    one_line_exit_2(&r, "krbsrvname in --database-url=other: lab cannot honour it");
+    let r = run_with(
+        &["--database-url", "postgres://localhost/postgres"],
+        &[("PGGSSENCMODE", "require")],
+    );
+    one_line_exit_2(&r, "PGGSSENCMODE=require: lab cannot honour it");
+    let f = file.display().to_string();
+    let r = run_with(&[], &[("PGSERVICEFILE", &f), ("PGSERVICE", "svc")]);
+    one_line_exit_2(&r, &format!("gssencmode in service \"svc\" ({f})=require"));
+    // sslmode=verify-full in a service file is honoured, never dropped: without a root file it cannot run.
+    std::fs::write(&file, "[svc]\nhost=localhost\nsslmode=verify-full\n").unwrap();
+    let r = run_with(&[], &[("PGSERVICEFILE", &f), ("PGSERVICE", "svc")]);
+    one_line_exit_2(&r, "root certificate file");
+}
+
+/// Two hosts, the first a standby: target_session_attrs=primary reaches
+/// the primary, as psql does; standby reaches the standby.
+#[test]
+fn target_session_attrs_picks_the_node_psql_picks() {
+    let pki = Pki::make("ha");
+    let primary = Server::start(None);
+    let standby_cluster = primary.cluster.standby().expect("a standby");
+    let sp = standby_cluster.port;
+    let standby = Server {
+        cluster: standby_cluster,
+    };
+    for (attrs, on) in [
+        ("primary", &primary),
+        ("standby", &standby),
+        ("read-write", &primary),
+        ("prefer-standby", &standby),
+    ] {
+        let settings = vec![
+            ("host", s("127.0.0.1,127.0.0.1")),
+            ("port", format!("{sp},{}", primary.port())),
+            ("user", s("postgres")),
+            ("dbname", s("postgres")),
+            ("target_session_attrs", s(attrs)),
+        ];
+        let from = on.log().len();
+        let (psql, lab, e) = both(&pki, on, &settings, Via::String, &[]);
+        assert_eq!(psql, Outcome::Connected(None), "{attrs}: {e}");
+        assert_eq!(lab, psql, "{attrs}: {e}");
+        assert!(logged(on, from, "lab-locks").is_some(), "{attrs}: lab went elsewhere");
+    }
+}
