@@ -28,9 +28,9 @@ pub mod sql_lexer;
 
 use anyhow::Result;
 
-use cli::{Command, Parsed};
+use cli::Parsed;
+use commands::scenarios;
 use commands::scenarios::config::RunConfig;
-use commands::{compare, completions, explore, hunt, locks, phenomena, scenarios, server, shell, spec};
 use harness::block_on;
 use i18n::Lang;
 
@@ -47,8 +47,7 @@ pub fn listed() -> Vec<render::Listed> {
     scenarios::list::listed()
 }
 
-/// Runs a parsed command line: each command's configuration checked, its
-/// run started and run; the exit code.
+/// Runs a parsed command line: a scenario's, or a command's; the exit code.
 pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
     let env = &postgres::conninfo::process_env;
     match parsed {
@@ -58,37 +57,10 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
             let cfg = RunConfig::for_scenario(scenario, &run, params?, lang)?;
             block_on(harness::run(&scenarios::job::Scenarios::start(cfg, false, env)?))
         }
-        Parsed::Fixed(cli) => match cli.command {
-            Command::List(args) => scenarios::list::run(&args, lang),
-            Command::All(args) => {
-                let cfg = RunConfig::for_all(&args, lang)?;
-                block_on(harness::run(&scenarios::job::Scenarios::start(cfg, true, env)?))
-            }
-            Command::Server(args) => server::run(&args, lang),
-            Command::Locks(args) => locks::run(&args, env, lang),
-            Command::Spec(args) => {
-                let cfg = spec::config::SpecRun::new(&args, env, lang)?;
-                block_on(harness::run(&spec::job::Specs::start(cfg, env)?))
-            }
-            Command::Phenomena(args) => {
-                let cfg = phenomena::config::PhenomenaRun::new(&args, lang)?;
-                block_on(harness::run(&phenomena::job::Matrix::start(cfg, env)?))
-            }
-            Command::Explore(args) => {
-                let cfg = explore::config::ExploreRun::new(&args, env, lang)?;
-                block_on(harness::run(&explore::job::Explore::start(cfg, env)?))
-            }
-            Command::Hunt(args) => match hunt::config::Hunt::new(&args, lang)? {
-                hunt::config::Hunt::Check(cfg) => hunt::job::check_file(&cfg),
-                hunt::config::Hunt::Run(cfg) => block_on(harness::run(&hunt::job::Hunt::start(*cfg, env)?)),
-            },
-            Command::Compare(args) => compare::run(&args, lang),
-            Command::Shell(args) => {
-                let cfg = shell::config::ShellRun::new(&args, lang)?;
-                block_on(harness::run(&shell::job::Shell::start(cfg, env)?))
-            }
-            // The descriptions shells show next to commands and options speak the run's language.
-            Command::Completions(args) => completions::run(&args, &mut cli::command(lang)),
-        },
+        Parsed::Fixed(cli) => cli.command.run(&options::Invocation {
+            lang,
+            env,
+            command: &cli::command,
+        }),
     }
 }

@@ -19,6 +19,27 @@ use crate::i18n::{Context, Lang};
 use crate::postgres::RunOn;
 use crate::postgres::conninfo::EnvLookup;
 
+/// A command's arguments, run: checked into its configuration, its run
+/// started where it reads files, its exit code. `cli::Command` calls it.
+pub trait Run {
+    fn run(self, cx: &Invocation<'_>) -> Result<crate::output::Exit>;
+}
+
+/// What a command is run with besides its arguments.
+pub struct Invocation<'a> {
+    pub lang: Lang,
+    /// The environment, as libpq and lab read it.
+    pub env: EnvLookup<'a>,
+    /// The whole command line as clap sees it in `lang` (the completions write it).
+    pub command: &'a dyn Fn(Lang) -> clap::Command,
+}
+
+impl<T: Run> Run for Box<T> {
+    fn run(self, cx: &Invocation<'_>) -> Result<crate::output::Exit> {
+        (*self).run(cx)
+    }
+}
+
 /// What every command that runs against a server takes: where, every
 /// wait's deadline, and the report files besides stdout.
 #[derive(Debug, Clone, Args)]

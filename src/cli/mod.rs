@@ -14,12 +14,13 @@ use crate::commands::explore::args::ExploreArgs;
 use crate::commands::hunt::args::HuntArgs;
 use crate::commands::locks::args::LocksArgs;
 use crate::commands::phenomena::args::PhenomenaArgs;
-use crate::commands::scenarios::args::{ListArgs, RunArgs};
+use crate::commands::scenarios::args::{AllArgs, ListArgs, RunArgs};
 use crate::commands::scenarios::{self, Params, Scenario};
 use crate::commands::server::ServeArgs;
 use crate::commands::shell::args::ShellArgs;
 use crate::commands::spec::args::SpecArgs;
 use crate::i18n::{Lang, ui};
+use crate::options::{Invocation, Run};
 
 pub use help::{help_output, language_of_args};
 
@@ -43,31 +44,40 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The commands that are not scenarios (each scenario has its own, from the
-/// catalogue). A new command is one line here and one in `lib::run`.
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// List every scenario with a one-line summary and its variants.
+/// Declares the commands that are not scenarios (each scenario has its own,
+/// from the catalogue): the `Command` enum clap parses, and its run, which
+/// hands each command's arguments to their [`Run`]. A command's about is its
+/// arguments' doc comment.
+macro_rules! commands {
+    ($($variant:ident($args:ty),)*) => {
+        #[derive(Debug, Subcommand)]
+        pub enum Command {
+            $($variant($args),)*
+        }
+
+        impl Command {
+            pub fn run(self, cx: &Invocation<'_>) -> anyhow::Result<crate::output::Exit> {
+                match self {
+                    $(Command::$variant(args) => args.run(cx),)*
+                }
+            }
+        }
+    };
+}
+
+// A new command: its module under commands/ (`pub mod` in commands/mod.rs)
+// and one line here.
+commands! {
     List(ListArgs),
-    /// Run every scenario (4 at a time; reported in catalogue order), then print one summary table.
-    All(RunArgs),
-    /// Start the throwaway PostgreSQL with the lab schema and keep it until Ctrl-C.
+    All(AllArgs),
     Server(ServeArgs),
-    /// Live lock view: lab's sessions on a server, who waits for whom, refreshed.
     Locks(LocksArgs),
-    /// Run isolationtester spec files (PostgreSQL's isolation test format), in parallel.
     Spec(Box<SpecArgs>),
-    /// The anomaly matrix (dirty write ... write skew) measured at every isolation level.
     Phenomena(PhenomenaArgs),
-    /// Every interleaving of a spec at every isolation level, grouped by what happened.
     Explore(ExploreArgs),
-    /// Find anomalies nobody scripted: random list-append transactions, their history checked, a spec replaying each.
     Hunt(HuntArgs),
-    /// Runs side by side (versions, providers): each variant's verdict, waits and SQLSTATEs per run, and where they differ.
     Compare(CompareArgs),
-    /// Several sessions in one terminal: waits shown live as the server confirms them, what ran saved as a spec.
     Shell(ShellArgs),
-    /// Print shell completions.
     Completions(CompletionsArgs),
 }
 

@@ -10,6 +10,7 @@ use crate::i18n::Lang;
 use crate::output::{self, Exit};
 use crate::render::Style;
 
+/// Runs side by side (versions, providers): each variant's verdict, waits and SQLSTATEs per run, and where they differ.
 #[derive(Debug, Clone, Args)]
 #[command(
     after_help = "Each FILE is the JSON of a run of one kind: `lab all --format json` (or a scenario's, or `lab spec`'s), \
@@ -63,4 +64,10 @@ pub fn run(args: &CompareArgs, lang: Lang) -> Result<Exit> {
     };
     crate::output::eline!("{}", compared.render(lang));
     Ok(Exit::Ok)
+}
+
+impl crate::options::Run for CompareArgs {
+    fn run(self, cx: &crate::options::Invocation<'_>) -> Result<Exit> {
+        run(&self, cx.lang)
+    }
 }

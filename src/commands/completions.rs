@@ -4,6 +4,7 @@ use clap::Args;
 
 use crate::output::{self, Exit};
 
+/// Print shell completions.
 #[derive(Debug, Clone, Args)]
 pub struct CompletionsArgs {
     /// The shell to write completions for.
@@ -17,4 +18,11 @@ pub fn run(args: &CompletionsArgs, cmd: &mut clap::Command) -> Result<Exit> {
     clap_complete::generate(args.shell, cmd, "lab", &mut buf);
     output::out(&String::from_utf8_lossy(&buf))?;
     Ok(Exit::Ok)
+}
+
+impl crate::options::Run for CompletionsArgs {
+    // The descriptions shells show next to commands and options speak the run's language.
+    fn run(self, cx: &crate::options::Invocation<'_>) -> Result<Exit> {
+        run(&self, &mut (cx.command)(cx.lang))
+    }
 }

@@ -9,6 +9,7 @@ use crate::output::{Exit, out};
 use crate::postgres::RunOn;
 use crate::postgres::connect;
 
+/// Start the throwaway PostgreSQL with the lab schema and keep it until Ctrl-C.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     #[command(flatten)]
@@ -77,4 +78,10 @@ pub async fn serve(pg_bin: Option<std::path::PathBuf>, schema: String, tls: bool
     drop(cluster);
     crate::output::eline!("{}", say(ui::server_stopped()));
     Ok(Exit::Ok)
+}
+
+impl crate::options::Run for ServeArgs {
+    fn run(self, cx: &crate::options::Invocation<'_>) -> Result<Exit> {
+        run(&self, cx.lang)
+    }
 }

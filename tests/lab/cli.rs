@@ -152,7 +152,7 @@ fn malformed_url_never_echoes_the_password() {
         "--database-url",
         "postgres://u:hunter2@localhost:notaport/db",
     ]);
-    assert_one_line_error(&r, "malformed database URL");
+    assert_one_line_error(&r, "port in --database-url: invalid value");
     assert!(!r.stderr.contains("hunter2"));
 }
 

@@ -3,6 +3,7 @@ use clap::Args;
 
 use crate::options::{CommonArgs, JobsArgs, LabDirArgs, SpecFormat};
 
+/// Every interleaving of a spec at every isolation level, grouped by what happened.
 #[derive(Debug, Clone, Args)]
 #[command(
     after_help = "A spec that lists no permutation gets every interleaving of its steps, as \

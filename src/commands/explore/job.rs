@@ -593,3 +593,10 @@ impl Job for Explore {
         })
     }
 }
+
+impl crate::options::Run for super::args::ExploreArgs {
+    fn run(self, cx: &crate::options::Invocation<'_>) -> Result<crate::output::Exit> {
+        let cfg = ExploreRun::new(&self, cx.env, cx.lang)?;
+        crate::harness::block_on(crate::harness::run(&Explore::start(cfg, cx.env)?))
+    }
+}

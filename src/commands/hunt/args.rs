@@ -5,6 +5,7 @@ use clap::{Args, ValueEnum};
 
 use crate::options::CommonArgs;
 
+/// Find anomalies nobody scripted: random list-append transactions, their history checked, a spec replaying each.
 #[derive(Debug, Clone, Args)]
 #[command(
     after_help = "C sessions run generated transactions over K keys of a list-append table \

@@ -1084,3 +1084,12 @@ pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
     std::mem::forget(found);
     Ok(Exit::verdict(f.as_expected))
 }
+
+impl crate::options::Run for super::args::HuntArgs {
+    fn run(self, cx: &crate::options::Invocation<'_>) -> Result<Exit> {
+        match super::config::Hunt::new(&self, cx.lang)? {
+            super::config::Hunt::Check(cfg) => check_file(&cfg),
+            super::config::Hunt::Run(cfg) => crate::harness::block_on(crate::harness::run(&Hunt::start(*cfg, cx.env)?)),
+        }
+    }
+}

@@ -3,6 +3,7 @@ use clap::Args;
 
 use crate::options::UrlArgs;
 
+/// Live lock view: lab's sessions on a server, who waits for whom, refreshed.
 #[derive(Debug, Clone, Args)]
 #[command(mut_arg("database_url", |a| a.help("The server to watch (the URL `lab server` prints)")))]
 pub struct LocksArgs {

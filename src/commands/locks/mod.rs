@@ -160,3 +160,9 @@ pub(crate) mod msg {
         }
     }
 }
+
+impl crate::options::Run for args::LocksArgs {
+    fn run(self, cx: &crate::options::Invocation<'_>) -> Result<Exit> {
+        run(&self, cx.env, cx.lang)
+    }
+}

@@ -3,6 +3,7 @@ use clap::Args;
 
 use crate::options::{BaselineArgs, CommonArgs, Format, JobsArgs, LabDirArgs};
 
+/// The anomaly matrix (dirty write ... write skew) measured at every isolation level.
 #[derive(Debug, Clone, Args)]
 #[command(
     mut_arg("jobs", |a| a.help(

@@ -278,3 +278,10 @@ fn finished(reports: Vec<crate::report::ScenarioReport>, style: Style, stdout: S
         as_expected,
     }
 }
+
+impl crate::options::Run for super::args::PhenomenaArgs {
+    fn run(self, cx: &crate::options::Invocation<'_>) -> Result<crate::output::Exit> {
+        let cfg = PhenomenaRun::new(&self, cx.lang)?;
+        crate::harness::block_on(crate::harness::run(&Matrix::start(cfg, cx.env)?))
+    }
+}

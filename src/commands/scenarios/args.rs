@@ -3,7 +3,8 @@ use clap::{Args, ValueEnum};
 
 use crate::options::{BaselineArgs, CommonArgs, Format, JobsArgs, LabDirArgs, LabSchemaArgs};
 
-/// The options of every scenario's command and of `lab all`.
+// The options of every scenario's command and of `lab all` (no doc comment:
+// it would be their about).
 #[derive(Debug, Clone, Args)]
 #[command(
     mut_arg("junit", |a| a.help("Also write a JUnit XML report (one test case per variant) to FILE")),
@@ -99,6 +100,14 @@ pub struct RunArgs {
     pub schema: LabSchemaArgs,
 }
 
+/// Run every scenario (4 at a time; reported in catalogue order), then print one summary table.
+#[derive(Debug, Clone, Args)]
+pub struct AllArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// List every scenario with a one-line summary and its variants.
 #[derive(Debug, Clone, Args)]
 pub struct ListArgs {
     /// With each variant's explanation.

@@ -384,3 +384,10 @@ async fn run_scenario(env: &Env, job: &Scenarios, planned: &Planned, index: usiz
     }
     Ok(())
 }
+
+impl crate::options::Run for super::args::AllArgs {
+    fn run(self, cx: &crate::options::Invocation<'_>) -> Result<Exit> {
+        let cfg = RunConfig::for_all(&self.run, cx.lang)?;
+        crate::harness::block_on(crate::harness::run(&Scenarios::start(cfg, true, cx.env)?))
+    }
+}

@@ -32,3 +32,9 @@ pub fn run(args: &ListArgs, lang: Lang) -> Result<Exit> {
     }
     Ok(Exit::Ok)
 }
+
+impl crate::options::Run for ListArgs {
+    fn run(self, cx: &crate::options::Invocation<'_>) -> Result<Exit> {
+        run(&self, cx.lang)
+    }
+}

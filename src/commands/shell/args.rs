@@ -5,6 +5,7 @@ use clap::Args;
 
 use crate::options::{LabSchemaArgs, ServerArgs};
 
+/// Several sessions in one terminal: waits shown live as the server confirms them, what ran saved as a spec.
 #[derive(Debug, Clone, Args)]
 #[command(
     after_help = "Statements end with ';' and go to the current session; `B: <sql>;` sends one to B. \

@@ -129,3 +129,10 @@ impl Job for Shell {
         })
     }
 }
+
+impl crate::options::Run for super::args::ShellArgs {
+    fn run(self, cx: &crate::options::Invocation<'_>) -> Result<crate::output::Exit> {
+        let cfg = ShellRun::new(&self, cx.lang)?;
+        crate::harness::block_on(crate::harness::run(&Shell::start(cfg, cx.env)?))
+    }
+}

@@ -5,6 +5,7 @@ use clap::Args;
 
 use crate::options::{BaselineArgs, CommonArgs, JobsArgs, SpecFormat};
 
+/// Run isolationtester spec files (PostgreSQL's isolation test format), in parallel.
 #[derive(Debug, Clone, Args)]
 #[command(
     after_help = "Each spec runs in a fresh database of its own, created from template0 and \

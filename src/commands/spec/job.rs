@@ -386,3 +386,10 @@ impl Job for Specs {
         })
     }
 }
+
+impl crate::options::Run for super::args::SpecArgs {
+    fn run(self, cx: &crate::options::Invocation<'_>) -> Result<crate::output::Exit> {
+        let cfg = super::config::SpecRun::new(&self, cx.env, cx.lang)?;
+        crate::harness::block_on(crate::harness::run(&Specs::start(cfg, cx.env)?))
+    }
+}
