@@ -4,11 +4,11 @@ use clap::ValueEnum;
 
 use crate::commands::scenarios;
 use crate::commands::spec::args::REGRESS_HEADING;
-use crate::i18n::{HELP_TR, Lang, ui};
+use crate::i18n::{Lang, ui};
 
 /// The Turkish text for a help key: the fixed table, then the catalogue.
 fn turkish(key: &str) -> Option<String> {
-    if let Some((_, t)) = HELP_TR.iter().find(|(k, _)| *k == key) {
+    if let Some(t) = crate::i18n::help_tr(key) {
         return Some(t.to_string());
     }
     if let Some(name) = key.strip_prefix("cmd.") {

@@ -71,3 +71,11 @@ impl crate::options::Run for CompareArgs {
         run(&self, cx.lang)
     }
 }
+
+crate::help_tr! {
+    ("cmd.compare", "Çalıştırmalar yan yana (sürümler, sağlayıcılar): her varyantın çalıştırma başına hükmü, beklemeleri ve SQLSTATE'leri, ve nerede farklı oldukları"),
+    ("after.compare", "Her FILE tek türden bir çalıştırmanın JSON'udur: `lab all --format json` (ya da bir senaryonunki, ya da `lab spec`'inki) veya `lab phenomena --format json`. Her varyant (her fenomen ve seviye) bir satır, her çalıştırma sunucusunun sürümüyle başlıklı bir sütun; `differs` neyin (çalışıp çalışmadığı, hüküm, anomali, beklemeler, SQLSTATE'ler, sayılan metrikler) hangi sunucularda farklı olduğunu söyler.\nÇıkış kodları: 0 karşılaştırıldı, 2 okunamadı."),
+    ("arg.compare.files", "Çalıştırmaların JSON dosyaları, sütunlarının sırasıyla (iki ya da daha fazla)"),
+    ("arg.compare.format", "Çıktı biçimi (markdown: bir README ya da issue için tablo)"),
+    ("arg.compare.differences", "Yalnızca çalıştırmaların farklı olduğu satırlar"),
+}

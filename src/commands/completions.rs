@@ -26,3 +26,8 @@ impl crate::options::Run for CompletionsArgs {
         run(&self, &mut (cx.command)(cx.lang))
     }
 }
+
+crate::help_tr! {
+    ("arg.completions.shell", "Tamamlamaların yazılacağı kabuk"),
+    ("cmd.completions", "Kabuk tamamlamalarını yazdır"),
+}

@@ -85,3 +85,7 @@ impl crate::options::Run for ServeArgs {
         run(&self, cx.lang)
     }
 }
+
+crate::help_tr! {
+    ("cmd.server", "Geçici PostgreSQL'i lab şemasıyla başlat ve Ctrl-C'ye kadar açık tut"),
+}

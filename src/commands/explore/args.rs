@@ -68,3 +68,21 @@ pub struct ExploreArgs {
     #[command(flatten)]
     pub common: CommonArgs,
 }
+
+crate::help_tr! {
+    ("cmd.explore", "Bir spec'in her iç içe geçişi, her izolasyon seviyesinde, ne olduğuna göre gruplanmış"),
+    ("after.explore", "Permütasyon listelemeyen bir spec, adımlarının isolationtester'ın ürettiği her iç içe geçişini alır; listeleyen bir spec onları çalıştırır, --all-permutations ile de listelenen her permütasyonun adımlarının her iç içe geçişini (son okuması, öncesinde bir şey yapmayan son oturum, sonda kalır). Bir lab senaryosu ya da fenomeni her iç içe geçişiyle keşfedilir. Her koşu bir imza alır (kim kimi bekledi, hangi adım hangi SQLSTATE ile bitti, son okumalar ne döndü ya da `# occurs-if:` tuttu mu); aynı imzalı koşular bir sınıf oluşturur.\nÇıkış kodları: 0 her seviye çalıştı (ve spec'in `# expect:` satırının belgelediği gibi), 1 bir seviye belgelendiği gibi değil, 2 çalıştırılamadı."),
+    ("arg.explore.spec", "Bir spec dosyası ya da spec'i olan bir lab senaryosu (write-skew) veya bir fenomen (g2-item)"),
+    ("arg.explore.level", "Yalnızca bu seviye (tekrarlanabilir): read-uncommitted, read-committed, repeatable-read, serializable ya da all (varsayılan)"),
+    ("arg.explore.all_permutations", "Spec permütasyon listeliyorsa: onların yerine adımlarının her iç içe geçişi"),
+    ("arg.explore.sample", "Rastgele seçilmiş N iç içe geçiş çalıştır (aynı --seed için aynı N)"),
+    ("arg.explore.seed", "--sample'ın tohumu"),
+    ("arg.explore.jobs", "Aynı anda çalışan permütasyon sayısı, her işçi kendi şemasında (varsayılan: çekirdek başına 2)"),
+    ("arg.explore.format", "Çıktı biçimi (isolation: isolationtester'ın spec için, kendi seviyesinde yazdırdığı)"),
+    ("arg.explore.junit", "Ayrıca FILE dosyasına bir JUnit XML raporu yaz (seviye başına bir test case)"),
+    ("arg.explore.html", "Ayrıca FILE dosyasına kendi içinde tam bir HTML raporu yaz (her seviyenin sınıfları, her biri temsilcisinin swimlane'leriyle)"),
+    ("arg.explore.wait_timeout", "Bir adım için saniye cinsinden son süre"),
+    ("arg.explore.step", "Atölye modu: keşiften sonra bir sınıfın temsilcisini yeniden çalıştır, her adımı göster ve Enter'ı bekle (terminal ve tek seviye gerekir)"),
+    ("arg.explore.class", "--step'in adım adım yürüttüğü sınıf (1: en büyüğü)"),
+    ("arg.explore.lab_dir", "lab'ın spec'lerini DIR içindeki düzenlenmiş kopyalardan al (DIR'de olmayan dosya lab'ın kendi kopyasından gelir)"),
+}

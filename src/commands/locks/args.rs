@@ -23,3 +23,11 @@ pub struct LocksArgs {
     #[arg(long)]
     pub all: bool,
 }
+
+crate::help_tr! {
+    ("arg.locks.every", "Yenilemeler arasındaki saniye"),
+    ("arg.locks.once", "Görünümü bir kez (yenileme satırı olmadan) yazdır ve çık"),
+    ("arg.locks.all", "lab'ın olmayan oturumları da göster (salondaki psql pencereleri, elle yapılan bir alıştırma)"),
+    ("cmd.locks", "Canlı kilit görünümü: bir sunucudaki lab oturumları, kim kimi bekliyor, yenilenerek"),
+    ("arg.locks.database_url", "İzlenecek sunucu (`lab server`'ın yazdığı URL)"),
+}

@@ -54,3 +54,17 @@ pub struct PhenomenaArgs {
     #[command(flatten)]
     pub common: CommonArgs,
 }
+
+crate::help_tr! {
+    ("cmd.phenomena", "Anomali matrisi (dirty write ... write skew), her izolasyon seviyesinde sunucuda ölçülerek"),
+    ("arg.phenomena.show", "Bu fenomenin her seviyedeki zaman çizelgelerini de yazdır (kimliği: g0, p4, g2-item, ...)"),
+    ("arg.phenomena.level", "Yalnızca bu seviye (tekrarlanabilir): read-uncommitted, read-committed, repeatable-read, serializable"),
+    ("arg.phenomena.explain", "Matristen sonra her fenomenin ne olduğu"),
+    ("arg.phenomena.jobs", "Aynı anda çalışan hücre sayısı, her biri kendi şemasında (varsayılan: çekirdek başına 4)"),
+    ("arg.phenomena.wait_timeout", "Bir adım için saniye cinsinden son süre"),
+    ("arg.phenomena.baseline", "Belgelerle değil, daha önceki bir çalıştırmanın JSON'uyla (`lab phenomena --format json`) karşılaştır: çıkış kodu yalnızca bir hücrenin hükmü, beklemesi ya da SQLSTATE'i farklıysa 1 olur"),
+    ("arg.phenomena.junit", "Ayrıca FILE dosyasına bir JUnit XML raporu yaz (hücre başına bir test case)"),
+    ("arg.phenomena.html", "Ayrıca FILE dosyasına kendi içinde tam bir HTML raporu yaz (renkli ızgara olarak matris, her hücrenin swimlane'leri)"),
+    ("arg.phenomena.lab_dir", "Fenomenleri DIR içindeki düzenlenmiş kopyalardan çalıştır (DIR/phenomena/<kimlik>.spec); DIR'de olmayan dosya lab'ın kendi kopyasından gelir"),
+    ("arg.phenomena.all_interleavings", "Her hücrenin adımlarının her iç içe geçişini de çalıştır (lab explore gibi): her hücre, kendi iç içe geçişinin kararının yanında anomalinin kaçında oluştuğunu, kaçının beklediğini ve kaçının iptal edildiğini söyler"),
+}

@@ -124,3 +124,17 @@ pub enum ListFormat {
     Table,
     Markdown,
 }
+
+crate::help_tr! {
+    ("arg.predict", "--step ile: önce tahmin. Her istem ifadenin ne yapacağını sorar (hemen çalışır, kimi bekler, hangi hatayla başarısız olur, hangi değer), sonra tahmini sunucunun yaptığının yanında bir sayımla gösterir"),
+    ("arg.variants", "Yalnızca bu varyantı çalıştır (tekrarlanabilir); `lab all` ile SENARYO ya da SENARYO/VARYANT"),
+    ("arg.verbose", "Uzun zaman çizelgelerinin her adımını göster (invoice-numbering binlerce satır tutar); varsayılan olarak beklemeler, hatalar ve notlar ile oturum başına bir sayım kalır"),
+    ("arg.summary", "Yalnızca karar tablosunu yazdır (zaman çizelgeleri yok): `lab all` için tek ekran"),
+    ("arg.timeout_ms", "Zaman aşımı gösteren senaryoların ayarladığı süre, ms (fk-blocking ve ddl-lock-queue'da lock_timeout, timeouts'ta dördü de, lost-client'ta idle_in_transaction_session_timeout)"),
+    ("arg.retry_attempts", "40001/40P01'de yeniden denenen bir transaction için toplam deneme sayısı (1 = yeniden deneme yok)"),
+    ("arg.retry_base_ms", "İlk yeniden denemeden önceki bekleme, ms; her denemede iki katına çıkar, rastgele sapmayla"),
+    ("arg.retry_cap_ms", "En uzun bekleme, ms"),
+    ("cmd.list", "Her senaryoyu tek satırlık özeti ve varyantlarıyla listele"),
+    ("cmd.all", "Bütün senaryoları çalıştır (aynı anda 4; katalog sırasıyla raporlanır), sonra tek bir özet tablo yazdır"),
+    ("arg.list.explain", "Her varyantın açıklamasıyla"),
+}

@@ -32,3 +32,11 @@ pub struct ShellArgs {
     #[command(flatten)]
     pub schema: LabSchemaArgs,
 }
+
+crate::help_tr! {
+    ("cmd.shell", "Tek bir terminalde birkaç oturum: beklemeler sunucu onayladıkça canlı gösterilir, çalışanlar bir spec olarak kaydedilir"),
+    ("after.shell", "İfadeler ';' ile biter ve geçerli oturuma gider; `B: <sql>;` birini B'ye gönderir. Bekleyen bir ifade istemi hemen geri verir, kimi beklediğiyle birlikte; cevabı geldiğinde yazılır. \\? komutları listeler (\\s B, \\timeline, \\locks, \\save FILE.spec, \\run STEP, \\predict); Ctrl-C geçerli oturumun ifadesini iptal eder; \\q ya da Ctrl-D çıkar."),
+    ("arg.shell.sessions", "Oturumlar, her biri kendi bağlantısında (varsayılan A,B)"),
+    ("arg.shell.spec", "Bir spec yükle: setup'ı çalıştırılır, oturumları kabuğun oturumları olur, `\\run STEP` adımlarını çalıştırır"),
+    ("arg.shell.predict", "Önce tahmin: her ifadeden önce ne yapacağını söyleyin; sonunda bir sayım"),
+}
