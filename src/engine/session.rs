@@ -261,6 +261,27 @@ impl Sent {
     }
 }
 
+/// How a session reaches its server, which decides how its settings travel
+/// and how its backend is found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Route {
+    /// Straight to the server: the run's settings (search_path, neutral
+    /// SETs) are set when it opens, and it asks its backend's pid.
+    Direct,
+    /// Through a transaction pooler: nothing set would stay, so the session
+    /// sends its state with every transaction, and its backends are looked
+    /// up by application_name.
+    Pooled,
+    /// As a plain client of a pooler would open: no search_path, no SETs.
+    Raw,
+    /// Through a load balancer (pgpool-II), which sends a query of several
+    /// statements to the primary only and may take any statement it does
+    /// not balance (a SET, pg_backend_pid()) for a write: the settings go in
+    /// the startup packet, and the session does not ask its pid (the
+    /// variant's close finds its backends by application_name).
+    Balanced,
+}
+
 /// Opens a variant's sessions on their own connections and keeps the list of
 /// their backends, so it can name them and make sure they are gone at the end.
 #[derive(Clone)]
@@ -282,18 +303,8 @@ pub struct Opener {
     transcript: Option<Arc<Transcript>>,
     /// The most sessions a variant may open (`--max-connections` less the control connection).
     max_sessions: Option<usize>,
-    /// `pg` is a transaction pooler: sessions send their state with every
-    /// transaction and their backends are looked up by application_name.
-    pooled: bool,
-    /// Sessions open with the run's settings (search_path, neutral SETs);
-    /// raw ones as a client of the pooler would, with none.
-    raw: bool,
-    /// `pg` is a load balancer (pgpool-II), which sends a query of several
-    /// statements to the primary only and may take any statement it does
-    /// not balance (a SET, pg_backend_pid()) for a write: the settings go in
-    /// the startup packet, and the session does not ask its pid (the
-    /// variant's close finds its backends by application_name).
-    balanced: bool,
+    /// How the sessions reach their server.
+    route: Route,
     /// The run's control connection, on the server the sessions reach
     /// (none for sessions elsewhere): it ends the backend of a session that
     /// failed after its handshake.
@@ -316,9 +327,11 @@ impl Opener {
             opened: Arc::default(),
             transcript: None,
             max_sessions: env.max_connections.map(|n| n.saturating_sub(1)),
-            pooled: env.pooled_sessions(),
-            raw: false,
-            balanced: false,
+            route: if env.pooled_sessions() {
+                Route::Pooled
+            } else {
+                Route::Direct
+            },
             control: Some(env.control.clone()),
         }
     }
@@ -331,7 +344,7 @@ impl Opener {
         let (Some(control), Some(pid)) = (&self.control, connect::stray_backend(e)) else {
             return;
         };
-        if self.pooled || self.balanced || self.raw {
+        if self.route != Route::Direct {
             // The handshake's pid is the pooler's, not a backend's.
             return;
         }
@@ -352,9 +365,17 @@ impl Opener {
             pg,
             opened: Arc::default(),
             max_sessions: None,
-            pooled: false,
+            route: self.unpooled(),
             control: None,
             ..self.clone()
+        }
+    }
+
+    /// This opener's route, not through lab's pooler.
+    fn unpooled(&self) -> Route {
+        match self.route {
+            Route::Pooled => Route::Direct,
+            other => other,
         }
     }
 
@@ -364,7 +385,7 @@ impl Opener {
     pub fn via(&self, pg: Config) -> Opener {
         Opener {
             pg,
-            pooled: false,
+            route: self.unpooled(),
             ..self.clone()
         }
     }
@@ -373,7 +394,7 @@ impl Opener {
     /// way, as [`Opener::via`].
     pub fn balanced(&self, pg: Config) -> Opener {
         Opener {
-            balanced: true,
+            route: Route::Balanced,
             ..self.via(pg)
         }
     }
@@ -381,7 +402,7 @@ impl Opener {
     /// Sessions that open as a plain client would: no search_path, no SETs
     /// (a client of a transaction pooler, whose SETs would not stay).
     pub fn raw(mut self) -> Opener {
-        self.raw = true;
+        self.route = Route::Raw;
         self
     }
 
@@ -392,7 +413,7 @@ impl Opener {
 
     /// Whether sessions go through a transaction pooler.
     pub fn pooled(&self) -> bool {
-        self.pooled
+        self.route == Route::Pooled
     }
 
     /// The most sessions a variant may open, if capped.
@@ -470,12 +491,12 @@ impl Opener {
         let setup = connect::session_setup(self.schema.as_deref(), &self.settings);
         let app = connect::app_name(&format!("{}{name}", self.app));
         let connected = async {
-            if self.pooled || self.raw {
+            if matches!(self.route, Route::Pooled | Route::Raw) {
                 // Nothing set now would stay: the setup goes with each transaction.
                 let conn = connect::connect(&self.pg, &app, None, Some(sink)).await.ctx(what)?;
                 return Ok::<_, anyhow::Error>((conn, 0, None));
             }
-            if self.balanced {
+            if self.route == Route::Balanced {
                 // The settings travel in the startup packet, which pgpool-II
                 // hands to both servers: no statement it would take for a write.
                 let mut pg = self.pg.clone();
@@ -533,7 +554,7 @@ impl Opener {
                 pid: AtomicI32::new(pid),
                 since,
                 app,
-                pooled: self.pooled.then(|| Pooled {
+                pooled: (self.route == Route::Pooled).then(|| Pooled {
                     setup,
                     settings: Mutex::default(),
                 }),
