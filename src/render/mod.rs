@@ -6,6 +6,7 @@
 pub mod html;
 mod junit;
 pub mod mermaid;
+pub mod phenomena;
 mod text;
 
 pub use junit::junit;

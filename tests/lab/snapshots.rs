@@ -238,3 +238,118 @@ fn junit_and_mermaid() {
         );
     }
 }
+
+/// `lab phenomena`'s report, hand-made: a cell that occurs, one blocked
+/// (who for whom), one aborted with its SQLSTATE and its interleavings
+/// counted, one not as documented (read back at another level), and a
+/// phenomenon whose second cell was never measured (a run cut short).
+fn matrix() -> lab::report::phenomena::MatrixReport {
+    use lab::report::phenomena::{Cell, Expected, How, Interleavings, MatrixError, MatrixReport, Row, Verdict};
+    let cell = |verdict, how, expected: (Verdict, Option<How>)| Cell {
+        verdict,
+        how,
+        sqlstate: None,
+        at_step: None,
+        waited_for: None,
+        expected: Expected {
+            verdict: expected.0,
+            how: expected.1,
+        },
+        as_expected: true,
+        wrong_level: None,
+        interleavings: None,
+        timeline: vec![
+            entry(1.0, "T1", "BEGIN;", StepResult::Ok, "BEGIN"),
+            entry(2.0, "T2", "SELECT v FROM t;", StepResult::Ok, "v=1"),
+        ],
+        elapsed_ms: 5.0,
+    };
+    let occurs = cell(Verdict::Occurs, How::None, (Verdict::Occurs, None));
+    let blocked = Cell {
+        at_step: Some("t2_write".into()),
+        waited_for: Some(vec!["T1".into()]),
+        ..cell(
+            Verdict::Prevented,
+            How::Blocked,
+            (Verdict::Prevented, Some(How::Blocked)),
+        )
+    };
+    let aborted = Cell {
+        sqlstate: Some("40001".into()),
+        at_step: Some("t2_commit".into()),
+        interleavings: Some(Interleavings {
+            runs: 20,
+            occur: 0,
+            blocked: 6,
+            aborted: 12,
+            dead_ends: 2,
+            stuck: 0,
+            as_expected: true,
+        }),
+        ..cell(Verdict::Prevented, How::Aborted, (Verdict::Prevented, None))
+    };
+    let wrong = Cell {
+        as_expected: false,
+        wrong_level: Some("repeatable read".into()),
+        ..cell(Verdict::Prevented, How::Snapshot, (Verdict::Occurs, None))
+    };
+    let each = |en: &str, tr: &str| Arg::Each {
+        en: en.into(),
+        tr: tr.into(),
+    };
+    MatrixReport {
+        server_version: "15.18".into(),
+        as_expected: false,
+        elapsed_ms: None,
+        levels: vec!["read-committed".into(), "serializable".into()],
+        phenomena: vec![
+            Row {
+                id: "p4".into(),
+                name: "lost update (P4)".into(),
+                title: each("lost update (P4)", "kayıp güncelleme (P4)"),
+                what: each("two writers, one lost", "iki yazar, biri kayıp"),
+                cells: vec![(1, Some(occurs)), (3, Some(aborted))],
+            },
+            Row {
+                id: "g0".into(),
+                name: "dirty write (G0)".into(),
+                title: each("dirty write (G0)", "kirli yazma (G0)"),
+                what: each(
+                    "a write over an uncommitted write",
+                    "commit edilmemiş bir yazmanın üstüne yazma",
+                ),
+                cells: vec![(1, Some(blocked)), (3, Some(wrong))],
+            },
+            Row {
+                id: "g1a".into(),
+                name: "aborted read (G1a)".into(),
+                title: each("aborted read (G1a)", "iptal edilmiş okuma (G1a)"),
+                what: each("a read of a write rolled back", "geri alınmış bir yazmayı okuma"),
+                cells: vec![(1, None), (3, None)],
+            },
+        ],
+        error: Some(MatrixError {
+            phenomenon: Some("g1a".into()),
+            level: Some("read-committed".into()),
+            message: "interrupted".into(),
+            exit_code: 130,
+        }),
+    }
+}
+
+#[test]
+fn phenomena_matrix_json_mermaid_and_suites() {
+    let m = matrix();
+    for (lang, style) in styles() {
+        insta::assert_snapshot!(
+            format!("phenomena_{lang}"),
+            render::phenomena::text(&m, &style, true, true)
+        );
+        insta::assert_snapshot!(
+            format!("phenomena_mermaid_{lang}"),
+            render::phenomena::mermaid(&m, &style)
+        );
+    }
+    insta::assert_snapshot!("phenomena_json", render::phenomena::json(&m).unwrap());
+    insta::assert_snapshot!("phenomena_junit", render::junit(&render::phenomena::suites(&m)));
+}

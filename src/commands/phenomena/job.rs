@@ -14,6 +14,7 @@ use crate::harness::{Common, Finished, Job, Setup, Stop};
 use crate::options::Format;
 use crate::postgres::conninfo::EnvLookup;
 use crate::render::{self, Style, html};
+use crate::report::phenomena::{MatrixError, MatrixReport, Row};
 use crate::report::round_ms;
 
 /// What a JUnit case for a phenomenon's interleavings, cut short, is named.
@@ -118,47 +119,57 @@ impl Matrix {
         grid
     }
 
-    /// The matrix as the table shows it, with `--show`'s timelines first and `--explain`'s lines after.
-    fn table(&self, cells: &[Vec<Cell>], style: &Style, version: &str) -> String {
+    /// The matrix as measured: every cell so far; where a run stopped part-way,
+    /// the first cell with no result or, once every cell has one, the first
+    /// phenomenon whose interleavings were not all counted (`--all-interleavings`).
+    fn report(&self, stop: &Stop, version: &str, began: Instant) -> MatrixReport {
         let cfg = &self.cells.cfg;
-        let mut text = String::new();
-        if self.show {
-            for (p, cs) in cfg.phenomena.iter().zip(cells) {
-                for (&l, c) in cfg.levels.iter().zip(cs) {
-                    text.push_str(&format!("── {} / {} ──\n", p.id, LEVELS[l].0));
-                    text.push_str(&render::timeline(&c.timeline, style));
-                    text.push_str(&format!("\n{}\n\n", style.say(&phenomena::describe(c))));
+        let grid = self.grid();
+        let error = stop.error(self.common.lang).map(|(exit, message)| {
+            let missing = grid
+                .iter()
+                .enumerate()
+                .find_map(|(i, row)| Some((i, row.iter().position(Option::is_none)?)));
+            let at: Option<(usize, Option<&str>)> = match missing {
+                Some((i, j)) => Some((i, Some(LEVELS[cfg.levels[j]].0))),
+                None if cfg.all_interleavings => {
+                    let counts = self.counts.lock().unwrap();
+                    counts.iter().position(Option::is_none).map(|i| (i, None))
                 }
+                None => None,
+            };
+            MatrixError {
+                phenomenon: at.map(|(i, _)| cfg.phenomena[i].id.clone()),
+                level: at.and_then(|(_, level)| level.map(str::to_string)),
+                message,
+                exit_code: exit as u8,
             }
+        });
+        let phenomena: Vec<Row> = cfg
+            .phenomena
+            .iter()
+            .zip(grid)
+            .map(|(p, cs)| Row {
+                id: p.id.clone(),
+                name: p.name.clone(),
+                title: p.name(),
+                what: p.what(),
+                cells: cfg.levels.iter().copied().zip(cs).collect(),
+            })
+            .collect();
+        let measured_all = phenomena.iter().all(|p| p.cells.iter().all(|(_, c)| c.is_some()));
+        let as_expected =
+            error.is_none() && measured_all && phenomena.iter().flat_map(|p| p.measured()).all(|(_, c)| c.as_expected);
+        MatrixReport {
+            server_version: version.to_string(),
+            as_expected,
+            elapsed_ms: error
+                .is_none()
+                .then(|| round_ms(began.elapsed().as_secs_f64() * 1000.0)),
+            levels: cfg.levels.iter().map(|&l| LEVELS[l].0.to_string()).collect(),
+            phenomena,
+            error,
         }
-        text.push_str(&phenomena::matrix(&cfg.phenomena, &cfg.levels, cells, style, version));
-        if self.explain {
-            for p in &cfg.phenomena {
-                let (lang, name, what) = (self.common.lang, p.name(), p.what());
-                let lead = format!("{} ({}): ", name.render(lang), p.id);
-                text.push_str(&crate::output::paragraph(&lead, &what.render(lang)));
-                text.push('\n');
-            }
-        }
-        text
-    }
-
-    /// Every cell's timeline as a diagram, under its verdict.
-    fn mermaid(&self, cells: &[Vec<Cell>], style: &Style) -> String {
-        let cfg = &self.cells.cfg;
-        let mut text = String::new();
-        for (p, cs) in cfg.phenomena.iter().zip(cells) {
-            for (&l, c) in cfg.levels.iter().zip(cs) {
-                text.push_str(&format!(
-                    "#### {} / {}: {}\n\n```mermaid\n{}```\n\n",
-                    p.id,
-                    LEVELS[l].0,
-                    style.say(&phenomena::describe(c)),
-                    render::mermaid::diagram(&c.timeline, style)
-                ));
-            }
-        }
-        text
     }
 }
 
@@ -197,73 +208,38 @@ impl Job for Matrix {
     }
 
     fn finish(&self, stop: &Stop, version: &str, began: Instant) -> Result<Finished> {
-        let cfg = &self.cells.cfg;
-        let grid = self.grid();
-        let mut reports = phenomena::cell_reports(&cfg.phenomena, &cfg.levels, &grid, version);
-        let levels: Vec<&str> = cfg.levels.iter().map(|&l| LEVELS[l].0).collect();
-        let rows = phenomena::json_rows(&cfg.phenomena, &cfg.levels, &grid);
+        let report = self.report(stop, version, began);
+        let mut suites = render::phenomena::suites(&report);
         let style = Style::for_stdout(self.common.lang, self.explain);
         let html_style = Style::plain(self.common.lang);
-        if let Some((exit, message)) = stop.error(self.common.lang) {
+        if let Some(e) = &report.error {
             // A matrix stopped part-way: JSON, JUnit and HTML still hold every
-            // cell measured, and the error goes to the first cell with no
-            // result or, once every cell has one, to the first phenomenon
-            // whose interleavings were not all counted (`--all-interleavings`).
-            let missing = grid
+            // cell measured, and the error goes where the report says it stopped.
+            if let Some(i) = report
+                .phenomena
                 .iter()
-                .enumerate()
-                .find_map(|(i, row)| Some((i, row.iter().position(Option::is_none)?)));
-            let at: Option<(usize, Option<&str>)> = match missing {
-                Some((i, j)) => Some((i, Some(LEVELS[cfg.levels[j]].0))),
-                None if cfg.all_interleavings => {
-                    let counts = self.counts.lock().unwrap();
-                    counts.iter().position(Option::is_none).map(|i| (i, None))
-                }
-                None => None,
-            };
-            if let Some((i, level)) = at {
-                reports[i].as_expected = false;
-                reports[i].error = Some(crate::report::RunError {
-                    variant: level.unwrap_or(ALL_INTERLEAVINGS).to_string(),
-                    message: message.clone(),
-                    exit_code: exit as u8,
+                .position(|p| Some(&p.id) == e.phenomenon.as_ref())
+            {
+                suites[i].as_expected = false;
+                suites[i].error = Some(crate::report::RunError {
+                    variant: e.level.clone().unwrap_or_else(|| ALL_INTERLEAVINGS.to_string()),
+                    message: e.message.clone(),
+                    exit_code: e.exit_code,
                 });
             }
-            reports.retain(|r| !r.variants.is_empty() || r.error.is_some());
+            suites.retain(|r| !r.variants.is_empty() || r.error.is_some());
             let stdout = match self.format {
-                Format::Json => render::json(&serde_json::json!({
-                    "server_version": version,
-                    "as_expected": false,
-                    "levels": levels,
-                    "phenomena": rows,
-                    "error": {
-                        "phenomenon": at.map(|(i, _)| cfg.phenomena[i].id.clone()),
-                        "level": at.and_then(|(_, level)| level),
-                        "message": message,
-                        "exit_code": exit as u8,
-                    },
-                }))?,
+                Format::Json => render::phenomena::json(&report)?,
                 _ => String::new(),
             };
-            return Ok(finished(reports, html_style, stdout, false));
+            return Ok(finished(suites, html_style, stdout, false));
         }
-        let cells: Vec<Vec<Cell>> = grid
-            .into_iter()
-            .map(|row| row.into_iter().map(|c| c.expect("every cell measured")).collect())
-            .collect();
-        let as_expected = cells.iter().flatten().all(|c| c.as_expected);
         let stdout = match self.format {
-            Format::Json => render::json(&serde_json::json!({
-                "server_version": version,
-                "as_expected": as_expected,
-                "elapsed_ms": round_ms(began.elapsed().as_secs_f64() * 1000.0),
-                "levels": levels,
-                "phenomena": rows,
-            }))?,
-            Format::Table => self.table(&cells, &style, version),
-            Format::Mermaid => self.mermaid(&cells, &style),
+            Format::Json => render::phenomena::json(&report)?,
+            Format::Table => render::phenomena::text(&report, &style, self.show, self.explain),
+            Format::Mermaid => render::phenomena::mermaid(&report, &style),
         };
-        Ok(finished(reports, html_style, stdout, as_expected))
+        Ok(finished(suites, html_style, stdout, report.as_expected))
     }
 }
 

@@ -20,24 +20,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Result, bail};
-use serde::Serialize;
 
 use crate::engine::schedule;
 use crate::engine::{Env, Observation, Opener, Recorder, StepRun};
 use crate::files::LabFiles;
-use crate::i18n::{Context, Lang, Text};
+use crate::i18n::{Context, Lang};
 use crate::postgres::connect;
-use crate::render::{self, Style};
 use crate::report::Entry;
+pub use crate::report::phenomena::{Cell, Expected, How, Interleavings, LEVELS, Verdict};
 use crate::specfile::{self, Param, Spec};
-
-/// The four levels, as JSON names them and as `SET default_transaction_isolation` takes them.
-pub const LEVELS: [(&str, &str); 4] = [
-    ("read-uncommitted", "read uncommitted"),
-    ("read-committed", "read committed"),
-    ("repeatable-read", "repeatable read"),
-    ("serializable", "serializable"),
-];
 
 /// One phenomenon, read from its spec.
 pub struct Phenomenon {
@@ -70,33 +61,6 @@ impl Phenomenon {
             tr: self.what_tr.clone(),
         }
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Expected {
-    pub verdict: Verdict,
-    /// How it is prevented, when the documentation says.
-    pub how: Option<How>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    Occurs,
-    Prevented,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum How {
-    /// A step waited for another session (who for whom is in the cell).
-    Blocked,
-    /// A step failed with a serialization failure or a deadlock.
-    Aborted,
-    /// No wait, no error: the transaction's snapshot did not see it.
-    Snapshot,
-    /// The anomaly occurred.
-    None,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -321,49 +285,6 @@ pub const ORDER: &[&str] = &[
     "read-only-deferrable",
 ];
 
-/// One cell: a phenomenon at a level, as the server decided it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Cell {
-    pub verdict: Verdict,
-    pub how: How,
-    pub sqlstate: Option<String>,
-    pub at_step: Option<String>,
-    /// The sessions the waiting step waited for, for a cell prevented by blocking.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub waited_for: Option<Vec<String>>,
-    pub expected: Expected,
-    pub as_expected: bool,
-    /// The levels the transactions read back, when one of them is not the
-    /// cell's: the cell then measured something else, and is not as documented.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub wrong_level: Option<String>,
-    /// `--all-interleavings`: every interleaving of the cell's steps counted.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub interleavings: Option<Interleavings>,
-    pub timeline: Vec<Entry>,
-    /// How long the cell took, schema to schema (JUnit's and HTML's times).
-    #[serde(skip)]
-    pub elapsed_ms: f64,
-}
-
-/// A cell's interleavings: how many ran, and how many showed the anomaly,
-/// waited, aborted, or could not go on.
-#[derive(Debug, Clone, Serialize)]
-pub struct Interleavings {
-    pub runs: usize,
-    pub occur: usize,
-    pub blocked: usize,
-    pub aborted: usize,
-    /// Interleavings that could not run as written (a step cut at a dead end).
-    pub dead_ends: usize,
-    /// Interleavings with a step cancelled at its deadline.
-    pub stuck: usize,
-    /// Whether the count agrees with the documentation (`# expect-all:`,
-    /// else `# expect:`): some interleaving shows an anomaly that occurs,
-    /// none one that is prevented.
-    pub as_expected: bool,
-}
-
 /// What decided the cell: the anomaly's condition on what the steps
 /// returned; otherwise the first serialization failure or deadlock, else the
 /// first wait, else the snapshot.
@@ -442,14 +363,6 @@ pub fn chosen(files: &LabFiles, show: Option<&str>) -> Result<Vec<Arc<Phenomenon
         .filter(|p| show.is_none_or(|s| s == p.id))
         .map(Arc::new)
         .collect())
-}
-
-/// One measured row of the matrix.
-#[derive(Serialize)]
-pub struct Row {
-    id: String,
-    name: String,
-    cells: serde_json::Map<String, serde_json::Value>,
 }
 
 /// The matrix of one run: each cell as it is measured (a run stopped
@@ -587,181 +500,6 @@ async fn cell(env: &Env, p: &Phenomenon, level: usize, schema: &str, schemas: &c
 }
 
 /// The JSON's rows: a phenomenon each, its measured cells by level.
-pub fn json_rows(chosen: &[Arc<Phenomenon>], levels: &[usize], grid: &[Vec<Option<Cell>>]) -> Vec<Row> {
-    chosen
-        .iter()
-        .zip(grid)
-        .map(|(p, cs)| Row {
-            id: p.id.clone(),
-            name: p.name.clone(),
-            cells: levels
-                .iter()
-                .zip(cs)
-                .filter_map(|(&l, c)| Some((LEVELS[l].0.to_string(), serde_json::to_value(c.as_ref()?).ok()?)))
-                .collect(),
-        })
-        .collect()
-}
-
-/// A test suite per phenomenon, a test case per measured cell.
-pub fn cell_reports(
-    chosen: &[Arc<Phenomenon>],
-    levels: &[usize],
-    cells: &[Vec<Option<Cell>>],
-    version: &str,
-) -> Vec<crate::report::ScenarioReport> {
-    chosen
-        .iter()
-        .zip(cells)
-        .map(|(p, cs)| {
-            let variants: Vec<crate::report::VariantReport> = levels
-                .iter()
-                .zip(cs)
-                .filter_map(|(&l, c)| Some((l, c.as_ref()?)))
-                .map(|(l, c)| {
-                    let expected = mark(c.expected.verdict, c.expected.how, None);
-                    crate::report::VariantReport {
-                        as_expected: c.as_expected,
-                        anomaly: Some(c.verdict == Verdict::Occurs),
-                        observed: vec![describe(c)],
-                        checks: cell_checks(c, LEVELS[l].1, &expected),
-                        sqlstates: c.sqlstate.iter().cloned().collect(),
-                        timeline: c.timeline.clone(),
-                        elapsed_ms: c.elapsed_ms,
-                        cell: cell_lines(c),
-                        ..crate::report::VariantReport::new(LEVELS[l].0, expected, msg::what(p.name(), p.what()))
-                    }
-                })
-                .collect();
-            let mut r = crate::report::ScenarioReport::new(&format!("phenomena.{}", p.id), version);
-            r.as_expected = variants.iter().all(|v| v.as_expected);
-            r.elapsed_ms = crate::report::round_ms(variants.iter().map(|v| v.elapsed_ms).sum());
-            r.variants = variants;
-            r.title = Some(p.name());
-            r
-        })
-        .collect()
-}
-
-/// A cell's checks: it was measured at its level (read back), and came out as documented.
-fn cell_checks(c: &Cell, level: &str, expected: &Text) -> Vec<crate::report::Check> {
-    let mut checks = Vec::new();
-    if let Some(read) = &c.wrong_level {
-        checks.push(crate::report::Check {
-            id: "ph.level".into(),
-            ok: false,
-            text: msg::level_not_set(level, read),
-        });
-    }
-    checks.push(crate::report::Check {
-        id: "ph.cell".into(),
-        ok: documented(c),
-        text: msg::differs(expected.clone()),
-    });
-    if let Some(i) = &c.interleavings {
-        checks.push(crate::report::Check {
-            id: "ph.interleavings".into(),
-            ok: i.as_expected,
-            text: counts(i),
-        });
-    }
-    checks
-}
-
-fn mark(verdict: Verdict, how: Option<How>, sqlstate: Option<&str>) -> Text {
-    match (verdict, how) {
-        (Verdict::Occurs, _) => msg::occurs(),
-        (Verdict::Prevented, Some(How::Blocked)) => msg::blocked(),
-        (Verdict::Prevented, Some(How::Aborted)) => sqlstate.map_or_else(msg::aborted_any, msg::aborted),
-        (Verdict::Prevented, Some(How::Snapshot)) => msg::snapshot(),
-        (Verdict::Prevented, _) => msg::prevented(),
-    }
-}
-
-/// "k of n interleavings occur, m blocked, j aborted".
-pub fn counts(i: &Interleavings) -> Text {
-    match i.dead_ends {
-        0 => msg::counts(i.occur, i.runs, i.blocked, i.aborted),
-        d => msg::counts_dead_ends(i.occur, i.runs, i.blocked, i.aborted, d),
-    }
-}
-
-/// Whether the cell came out as documented: prevented or not, and how where that is documented.
-fn documented(c: &Cell) -> bool {
-    c.verdict == c.expected.verdict && c.expected.how.is_none_or(|h| h == c.how)
-}
-
-/// What a matrix cell says, a line each: how the cell came out; what was
-/// documented, where it differs; the level read back, where it was not
-/// the one set; with `--all-interleavings`, the counts.
-pub fn cell_lines(c: &Cell) -> Vec<Text> {
-    let mut lines = vec![cell_mark(c)];
-    if !documented(c) {
-        lines.push(msg::differs(mark(c.expected.verdict, c.expected.how, None)));
-    }
-    if let Some(read) = &c.wrong_level {
-        lines.push(msg::read_back(read));
-    }
-    if let Some(i) = &c.interleavings {
-        lines.push(if i.as_expected {
-            counts(i)
-        } else {
-            msg::counts_differ(counts(i))
-        });
-    }
-    lines
-}
-
-fn cell_mark(c: &Cell) -> Text {
-    mark(c.verdict, Some(c.how), c.sqlstate.as_deref())
-}
-
-pub fn describe(c: &Cell) -> Text {
-    let verdict = if c.as_expected {
-        crate::i18n::ui::verdict_ok()
-    } else {
-        crate::i18n::ui::verdict_not()
-    };
-    match (&c.at_step, &c.waited_for) {
-        (Some(s), Some(by)) => msg::cell(cell_mark(c), msg::waited(s, by.join(", ")), verdict),
-        (Some(s), None) => msg::cell(cell_mark(c), msg::at_step(s), verdict),
-        _ => msg::cell_plain(cell_mark(c), verdict),
-    }
-}
-
-pub fn matrix(
-    chosen: &[Arc<Phenomenon>],
-    levels: &[usize],
-    cells: &[Vec<Cell>],
-    style: &Style,
-    version: &str,
-) -> String {
-    let mut header = vec![style.say(&msg::col_phenomenon())];
-    header.extend(levels.iter().map(|&l| LEVELS[l].0.to_string()));
-    let mut t = render::table(header, style);
-    for (p, cs) in chosen.iter().zip(cells) {
-        let mut row = vec![comfy_table::Cell::new(format!(
-            "{} ({})",
-            p.name().render(style.lang),
-            p.id
-        ))];
-        for c in cs {
-            let text: Vec<String> = cell_lines(c).iter().map(|l| style.say(l)).collect();
-            let text = text.join("\n");
-            let color = match (c.as_expected, c.verdict) {
-                (false, _) => comfy_table::Color::Red,
-                (true, Verdict::Occurs) => comfy_table::Color::Yellow,
-                (true, Verdict::Prevented) => comfy_table::Color::Green,
-            };
-            row.push(style.cell(text, color));
-        }
-        t.add_row(row);
-    }
-    let total = cells.iter().flatten().count();
-    let ok = cells.iter().flatten().filter(|c| c.as_expected).count();
-    format!("{t}\n{}\n", style.say(&msg::summary(version, total, ok)))
-}
-
 pub(crate) mod msg {
     crate::messages! {
         prefix "ph";
@@ -805,50 +543,6 @@ pub(crate) mod msg {
             en: "{file}: `# occurs-if:` names column {column}, which {step} does not return (its columns: {columns})",
             tr: "{file}: `# occurs-if:` {column} sütununu anıyor, ama {step} bu sütunu döndürmüyor (sütunları: {columns})",
         }
-        occurs() {
-            en: "✗ occurs",
-            tr: "✗ oluşuyor",
-        }
-        prevented() {
-            en: "✓ prevented",
-            tr: "✓ önleniyor",
-        }
-        blocked() {
-            en: "✓ blocked",
-            tr: "✓ bekletiliyor",
-        }
-        aborted(sqlstate) {
-            en: "✓ aborted {sqlstate}",
-            tr: "✓ iptal {sqlstate}",
-        }
-        aborted_any() {
-            en: "✓ aborted",
-            tr: "✓ iptal",
-        }
-        snapshot() {
-            en: "✓ snapshot",
-            tr: "✓ snapshot",
-        }
-        differs(expected) {
-            en: "≠ expected {expected}",
-            tr: "≠ beklenen {expected}",
-        }
-        waited(step, by) {
-            en: "{step} waited for {by}",
-            tr: "{step}, {by} oturumunu bekledi",
-        }
-        at_step(step) {
-            en: "at {step}",
-            tr: "{step} adımında",
-        }
-        what(name, text) {
-            en: "{name}: {text}",
-            tr: "{name}: {text}",
-        }
-        cell_plain(mark, verdict) {
-            en: "{mark} ({verdict})",
-            tr: "{mark} ({verdict})",
-        }
         no_phenomenon(id, known) {
             en: "no phenomenon {id} (there are: {known})",
             tr: "{id} diye bir fenomen yok (olanlar: {known})",
@@ -860,38 +554,6 @@ pub(crate) mod msg {
         schema(schema) {
             en: "could not create or drop the cell's schema {schema}",
             tr: "hücrenin {schema} şeması oluşturulamadı ya da silinemedi",
-        }
-        level_not_set(level, read) {
-            en: "every transaction runs at {level} (read back: {read})",
-            tr: "her transaction {level} seviyesinde çalışır (geri okunan: {read})",
-        }
-        counts(occur, runs, blocked, aborted) {
-            en: "{occur} of {runs} interleavings occur, {blocked} blocked, {aborted} aborted",
-            tr: "{runs} iç içe geçişin {occur} tanesinde oluşuyor, {blocked} bekledi, {aborted} iptal",
-        }
-        counts_dead_ends(occur, runs, blocked, aborted, dead_ends) {
-            en: "{occur} of {runs} interleavings occur, {blocked} blocked, {aborted} aborted, {dead_ends} at a dead end",
-            tr: "{runs} iç içe geçişin {occur} tanesinde oluşuyor, {blocked} bekledi, {aborted} iptal, {dead_ends} çıkmazda",
-        }
-        counts_differ(counts) {
-            en: "{counts} (≠ documented)",
-            tr: "{counts} (≠ belgelenen)",
-        }
-        read_back(levels) {
-            en: "level read back: {levels}",
-            tr: "geri okunan seviye: {levels}",
-        }
-        col_phenomenon() {
-            en: "phenomenon",
-            tr: "fenomen",
-        }
-        cell(mark, detail, verdict) {
-            en: "{mark} {detail} ({verdict})",
-            tr: "{mark} {detail} ({verdict})",
-        }
-        summary(version, total, ok) {
-            en: "PostgreSQL {version}: {ok} of {total} cells as documented",
-            tr: "PostgreSQL {version}: {total} hücreden {ok} tanesi belgelendiği gibi",
         }
     }
 }
