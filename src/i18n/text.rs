@@ -38,6 +38,8 @@ pub enum Arg {
     Text(Box<Text>),
     /// Phrases joined with ", ".
     List(Vec<Arg>),
+    /// Phrases joined with another separator ("; ").
+    Joined(Vec<Arg>, &'static str),
     /// Words a file gives in each language (a phenomenon's `# name:` and `# name-tr:`).
     Each {
         en: String,
@@ -53,6 +55,7 @@ impl Arg {
             Arg::Str(s) => s.clone(),
             Arg::Text(t) => t.render(lang),
             Arg::List(v) => v.iter().map(|a| a.render(lang)).collect::<Vec<_>>().join(", "),
+            Arg::Joined(v, sep) => v.iter().map(|a| a.render(lang)).collect::<Vec<_>>().join(sep),
             Arg::Each { en, tr } => match lang {
                 Lang::En => en.clone(),
                 Lang::Tr => tr.clone(),

@@ -3,6 +3,7 @@
 //! language of the [`Style`]; machine outputs (JSON, JUnit) are English
 //! whatever the language. Colour only where it helps (waits, errors,
 //! verdicts), and only when asked for.
+pub mod explore;
 pub mod html;
 mod junit;
 pub mod mermaid;

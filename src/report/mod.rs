@@ -2,6 +2,7 @@
 //! texts are [`Text`]s (a message key with its values) that the renderers
 //! put into words; machine outputs (JSON, JUnit) always use English, so they
 //! are the same whatever `--lang` says.
+pub mod explore;
 pub mod phenomena;
 
 use serde::{Serialize, Serializer};

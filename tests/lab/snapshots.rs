@@ -353,3 +353,157 @@ fn phenomena_matrix_json_mermaid_and_suites() {
     insta::assert_snapshot!("phenomena_json", render::phenomena::json(&m).unwrap());
     insta::assert_snapshot!("phenomena_junit", render::junit(&render::phenomena::suites(&m)));
 }
+
+/// `lab explore`'s report, hand-made: two levels of a spec that says what
+/// an anomaly is, sampled, run one at a time; classes that waited, aborted
+/// at COMMIT, read, and one at a dead end; the spec's own permutation marked.
+fn explored() -> lab::report::explore::ExploreReport {
+    use lab::commands::explore::msg as m;
+    use lab::i18n::ui::verbatim;
+    use lab::report::explore::{
+        Aborts, ClassReport, Ended, ExploreReport, Heading, LevelReport, RunLine, Signature, StepOutcome, Summary,
+        Tally, What,
+    };
+    let step = |name: &str, waited: Option<&str>, ended: Ended, rows: Option<&str>| StepOutcome {
+        step: name.into(),
+        waited_for: waited.map(|w| vec![w.to_string()]),
+        ended,
+        rows: rows.map(str::to_string),
+        commit: name.ends_with("_c"),
+    };
+    let waited = Signature {
+        anomaly: Some(false),
+        steps: vec![
+            step("a_w", None, Ended::Ok, None),
+            step("b_w", Some("A"), Ended::Ok, None),
+        ],
+    };
+    let aborted = Signature {
+        anomaly: Some(false),
+        steps: vec![step("b_c", None, Ended::Error("40001".into()), None)],
+    };
+    let skewed = Signature {
+        anomaly: Some(true),
+        steps: vec![step("r", None, Ended::Ok, Some("n=2"))],
+    };
+    let stuck = Signature {
+        anomaly: Some(false),
+        steps: vec![step("b_w", Some("A"), Ended::DeadEnd, None)],
+    };
+    let class = |n: usize, runs: usize, what: Vec<lab::i18n::Text>, sig: &Signature, marked: bool| ClassReport {
+        class: n,
+        runs,
+        serial: usize::from(n == 1),
+        what: What(what),
+        representative: format!("a_w b_w a_c b_c /* {n} */"),
+        marked,
+        signature: sig.clone(),
+        timeline: vec![entry(1.0, "A", "BEGIN;", StepResult::Ok, "BEGIN")],
+        elapsed_ms: 3.0,
+    };
+    let tally = |runs, anomaly, blocked, aborted, dead_ends| Tally {
+        runs,
+        anomaly,
+        blocked,
+        aborted,
+        failed: 0,
+        dead_ends,
+        stuck: 0,
+        serial: 1,
+        classes: 2,
+        aborts: if aborted > 0 {
+            vec![Aborts {
+                sqlstate: "40001".into(),
+                at_commit: true,
+                runs: aborted,
+            }]
+        } else {
+            vec![]
+        },
+    };
+    let rc = LevelReport {
+        level: Some("read-committed".into()),
+        name: verbatim("read-committed".to_string()),
+        permutations: 6,
+        tally: tally(6, Some(4), 2, 0, 0),
+        own_level: None,
+        as_expected: Some(true),
+        judged_at: vec!["read-committed".into()],
+        summary: Summary {
+            parts: vec![m::occur(verbatim("read-committed".to_string()), 4, 6), m::blocked_n(2)],
+            own: None,
+            verdict: Some(m::documented(m::occurs_some())),
+        },
+        classes: vec![
+            class(1, 4, vec![m::anomaly(), m::read("r", "n=2")], &skewed, true),
+            class(2, 2, vec![m::waited("b_w", "A")], &waited, false),
+        ],
+        expected: Some(m::occurs_some()),
+        elapsed_ms: 40.0,
+        marked: true,
+    };
+    let ser = LevelReport {
+        level: Some("serializable".into()),
+        name: verbatim("serializable".to_string()),
+        permutations: 6,
+        tally: tally(6, Some(0), 2, 3, 1),
+        own_level: Some("repeatable read".into()),
+        as_expected: Some(false),
+        judged_at: vec!["serializable".into()],
+        summary: Summary {
+            parts: vec![
+                m::occur(verbatim("serializable".to_string()), 0, 6),
+                m::aborted_at_commit_n(3, "40001"),
+                m::dead_ends_n(1),
+            ],
+            own: Some(m::own_level("repeatable read")),
+            verdict: Some(m::not_documented(m::occurs_none())),
+        },
+        classes: vec![
+            class(1, 3, vec![m::aborted("b_c", "40001")], &aborted, false),
+            class(2, 3, vec![m::plain()], &stuck, false),
+        ],
+        expected: Some(m::occurs_none()),
+        elapsed_ms: 55.5,
+        marked: false,
+    };
+    ExploreReport {
+        spec: "write-skew".into(),
+        own_level: None,
+        schemas_remade: 1,
+        server_version: "15.18".into(),
+        as_expected: false,
+        elapsed_ms: 1234.5,
+        levels: vec![rc, ser],
+        runs: vec![RunLine {
+            level: Some("read-committed".into()),
+            ran_at: vec!["read committed".into()],
+            permutation: "a_w b_w a_c b_c".into(),
+            class: Some(1),
+            signature: Some(skewed.clone()),
+            elapsed_ms: 6.5,
+        }],
+        error: None,
+        heading: Heading {
+            permutations: 6,
+            levels: 2,
+            runs: 12,
+            sampled: Some((6, "70".into(), 1)),
+            alone: Some(m::shared_advisory()),
+            judged: true,
+        },
+    }
+}
+
+#[test]
+fn explore_levels_classes_json_and_suites() {
+    let r = explored();
+    for (lang, style) in styles() {
+        insta::assert_snapshot!(format!("explore_{lang}"), render::explore::text(&r, &style));
+        let (junit, pages) = render::explore::suites(&r, style.lang);
+        insta::assert_snapshot!(format!("explore_junit_{lang}"), render::junit(&junit));
+        assert_eq!(pages.len(), 2, "a page per level");
+        assert_eq!(pages[1].variants.len(), 2, "a diagram per class");
+    }
+    insta::assert_snapshot!("explore_json", render::explore::json(&r).unwrap());
+}

@@ -8,53 +8,9 @@
 //! (`# occurs-if:`), whether it occurred, else what its final reads returned.
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 use crate::engine::{Observation, StepRun};
 use crate::report::WaitKind;
-
-/// How a step ended.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case", tag = "ended", content = "sqlstate")]
-pub enum Ended {
-    Ok,
-    /// A COMMIT that answered ROLLBACK: its transaction had failed.
-    RolledBack,
-    /// An error with this SQLSTATE ("" when the connection went without one).
-    Error(String),
-    /// Waiting only for sessions whose next step comes after its own:
-    /// nothing could end the wait, so lab cancelled it at once.
-    DeadEnd,
-    /// Still running at its deadline: lab cancelled it.
-    Stuck,
-}
-
-/// One step of a run, as the signature keeps it.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub struct StepOutcome {
-    pub step: String,
-    /// The sessions the server said it waited for.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub waited_for: Option<Vec<String>>,
-    #[serde(flatten)]
-    pub ended: Ended,
-    /// What a final read returned (`col=value, ...`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rows: Option<String>,
-    /// The step is a COMMIT (a function of the step: it groups nothing).
-    #[serde(skip)]
-    pub commit: bool,
-}
-
-/// What happened in one run, whatever order its steps ran in.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub struct Signature {
-    /// Whether the anomaly occurred (specs with `# occurs-if:`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub anomaly: Option<bool>,
-    /// Every step, in the order the spec declares them.
-    pub steps: Vec<StepOutcome>,
-}
+pub use crate::report::explore::{Aborts, Ended, Signature, StepOutcome, Tally};
 
 impl Signature {
     /// `order`: each step's name in declaration order; `reads`: the final
@@ -240,36 +196,6 @@ pub fn group(signatures: &[(usize, Signature, bool)]) -> Vec<Class> {
     let mut classes: Vec<Class> = by.into_values().collect();
     classes.sort_by_key(|c| (std::cmp::Reverse(c.runs.len()), c.representative()));
     classes
-}
-
-/// A level's runs counted.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Tally {
-    pub runs: usize,
-    /// Runs showing the anomaly (specs with `# occurs-if:`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub anomaly: Option<usize>,
-    pub blocked: usize,
-    pub aborted: usize,
-    pub failed: usize,
-    /// Runs with a step cut at a dead end.
-    pub dead_ends: usize,
-    /// Runs with a step cancelled at its deadline.
-    pub stuck: usize,
-    pub serial: usize,
-    pub classes: usize,
-    /// The aborted runs by SQLSTATE and by whether the abort came at
-    /// COMMIT (the first abort of each run).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub aborts: Vec<Aborts>,
-}
-
-/// Aborted runs of one kind.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct Aborts {
-    pub sqlstate: String,
-    pub at_commit: bool,
-    pub runs: usize,
 }
 
 pub fn tally(classes: &[Class]) -> Tally {

@@ -15,11 +15,12 @@ use crate::engine::Env;
 use crate::engine::transcript::Stream;
 use crate::files::LabFiles;
 use crate::harness::{Common, Finished, Job, Setup, Stop};
-use crate::i18n::{Lang, Text, ui};
+use crate::i18n::{Arg, Text, ui};
 use crate::options::SpecFormat;
 use crate::postgres::conninfo::EnvLookup;
 use crate::render::{self, Style, html};
-use crate::report::{Check, RunError, ScenarioReport, VariantReport, round_ms};
+use crate::report::explore::{ClassReport, ExploreReport, Heading, LevelReport, RunLine, Stopped, Summary, What};
+use crate::report::round_ms;
 
 /// One `lab explore` run.
 pub struct Explore {
@@ -54,34 +55,36 @@ impl Explore {
         })
     }
 
-    fn level_name(&self, level: Option<usize>, lang: Lang) -> String {
+    /// A level as the text names it.
+    fn level_name(&self, level: Option<usize>) -> Text {
         match (level, &self.explorer.cfg.own) {
-            (Some(l), _) => LEVELS[l].0.to_string(),
-            (None, Some(own)) => msg::own_named(own).render(lang),
-            (None, None) => msg::own().render(lang),
+            (Some(l), _) => ui::verbatim(LEVELS[l].0.to_string()),
+            (None, Some(own)) => msg::own_named(own),
+            (None, None) => msg::own(),
         }
     }
 
-    /// A class's line: what happened, in `lang` (the run's; JSON's is English).
-    fn what(&self, c: &Class, lang: Lang) -> String {
-        let mut parts: Vec<String> = Vec::new();
+    /// A class's line: what happened, a phrase each.
+    fn what(&self, c: &Class) -> What {
+        let mut parts: Vec<Text> = Vec::new();
         if c.signature.anomaly == Some(true) {
-            parts.push(msg::anomaly().render(lang));
+            parts.push(msg::anomaly());
         }
-        parts.extend(c.signature.phrases().into_iter().map(|p| phrase(&p).render(lang)));
-        if parts.is_empty() || parts == [msg::anomaly().render(lang)] {
-            parts.push(msg::plain().render(lang));
+        let phrases = c.signature.phrases();
+        if phrases.is_empty() {
+            parts.push(msg::plain());
         }
-        parts.join("; ")
+        parts.extend(phrases.iter().map(phrase));
+        What(parts)
     }
 
-    /// A level's one-line summary, in `lang`.
-    fn summary(&self, o: &LevelOutcome, lang: Lang) -> String {
+    /// A level's one-line summary.
+    fn summary(&self, o: &LevelOutcome) -> Summary {
         let t = &o.tally;
-        let name = self.level_name(o.level, lang);
+        let name = self.level_name(o.level);
         let mut parts = vec![match t.anomaly {
-            Some(k) => msg::occur(&name, k, t.runs).render(lang),
-            None => msg::ran(&name, t.runs).render(lang),
+            Some(k) => msg::occur(name, k, t.runs),
+            None => msg::ran(name, t.runs),
         }];
         for (n, text) in [
             (t.blocked, msg::blocked_n(t.blocked)),
@@ -92,26 +95,22 @@ impl Explore {
             (t.serial, msg::serial_n(t.serial)),
         ] {
             if n > 0 {
-                parts.push(text.render(lang));
+                parts.push(text);
             }
         }
-        let mut line = parts.join(", ");
-        if let Some(read) = &o.own_level {
-            line.push_str(&format!(" ({})", msg::own_level(read).render(lang)));
+        Summary {
+            parts,
+            own: o.own_level.as_ref().map(msg::own_level),
+            verdict: match (o.as_expected, self.expected(o)) {
+                (Some(true), Some(e)) => Some(msg::documented(e)),
+                (Some(false), Some(e)) => Some(msg::not_documented(e)),
+                _ => None,
+            },
         }
-        if let (Some(ok), Some(expected)) = (o.as_expected, self.expected(o, lang)) {
-            let verdict = if ok {
-                msg::documented(expected)
-            } else {
-                msg::not_documented(expected)
-            };
-            line.push_str(&format!(" [{}]", verdict.render(lang)));
-        }
-        line
     }
 
-    /// What `# expect:` documents for a level's runs, when it does (in `lang`).
-    fn expected(&self, o: &LevelOutcome, lang: Lang) -> Option<Text> {
+    /// What `# expect:` documents for a level's runs, when it does.
+    fn expected(&self, o: &LevelOutcome) -> Option<Text> {
         let (Some(_), Some(l), Some(e)) = (o.as_expected, o.level, &self.explorer.cfg.expect) else {
             return None;
         };
@@ -123,106 +122,15 @@ impl Explore {
         if o.judged_at == [l] {
             return Some(of(l));
         }
-        let each: Vec<String> = [Verdict::Occurs, Verdict::Prevented]
+        let each: Vec<Arg> = [Verdict::Occurs, Verdict::Prevented]
             .into_iter()
             .filter_map(|v| {
                 let at: Vec<usize> = o.judged_at.iter().copied().filter(|&at| e[at].verdict == v).collect();
                 let names: Vec<&str> = at.iter().map(|&at| LEVELS[at].0).collect();
-                Some(msg::at_level(names.join(", "), of(*at.first()?)).render(lang))
+                Some(msg::at_level(names.join(", "), of(*at.first()?)).into())
             })
             .collect();
-        Some(msg::each_at_its_level(each.join("; ")))
-    }
-
-    fn table(&self, outcomes: &[LevelOutcome], style: &Style, version: &str, secs: f64) -> String {
-        let cfg = &self.explorer.cfg;
-        let lang = self.common.lang;
-        let permutations: usize = cfg.plans.iter().map(Vec::len).max().unwrap_or(0);
-        let mut text = style.say(&msg::heading(
-            &cfg.name,
-            version,
-            permutations,
-            cfg.levels.len(),
-            self.explorer.runs.len(),
-            format!("{secs:.1}"),
-        ));
-        text.push('\n');
-        if let Some((n, seed)) = self.sample
-            && let Some(total) = cfg.total.iter().max()
-            && *total > n as u128
-        {
-            text.push_str(&format!("{}\n", msg::sampled(n, total.to_string(), seed).render(lang)));
-        }
-        if let Some(own) = &cfg.own {
-            text.push_str(&format!("{}\n", msg::every_level(own).render(lang)));
-        }
-        if let Some(why) = cfg.alone {
-            text.push_str(&format!("{}\n", msg::alone(why.text()).render(lang)));
-        }
-        let remade = self.explorer.remade.load(std::sync::atomic::Ordering::SeqCst);
-        if remade > 0 {
-            text.push_str(&format!("{}\n", msg::remade(remade).render(lang)));
-        }
-        let judged = cfg.occurs_if.is_empty();
-        let mut header = vec![style.say(&msg::col_level()), style.say(&msg::col_runs())];
-        if !judged {
-            header.push(style.say(&msg::col_anomaly()));
-        }
-        for h in [
-            msg::col_blocked(),
-            msg::col_aborted(),
-            msg::col_dead_ends(),
-            msg::col_stuck(),
-            msg::col_classes(),
-        ] {
-            header.push(style.say(&h));
-        }
-        let mut t = render::table(header, style);
-        for o in outcomes {
-            let x = &o.tally;
-            let mut row = vec![self.level_name(o.level, self.common.lang), x.runs.to_string()];
-            if let Some(k) = x.anomaly {
-                row.push(format!("{k}/{}", x.runs));
-            }
-            row.extend([x.blocked, x.aborted, x.dead_ends, x.stuck, x.classes].map(|n| n.to_string()));
-            t.add_row(row);
-        }
-        text.push_str(&format!("{t}\n"));
-        for o in outcomes {
-            text.push_str(&format!("{}\n", self.summary(o, self.common.lang)));
-        }
-        for o in outcomes {
-            text.push_str(&format!(
-                "\n── {} ──\n",
-                msg::classes_of(self.level_name(o.level, lang), o.classes.len()).render(lang)
-            ));
-            let mut header = vec!["#".to_string(), style.say(&msg::col_runs())];
-            if !judged {
-                header.push(style.say(&msg::col_anomaly()));
-            }
-            header.push(style.say(&msg::col_what()));
-            header.push(style.say(&msg::col_permutation()));
-            let mut t = render::table(header, style);
-            for (i, c) in o.classes.iter().enumerate() {
-                let mark = if o.marked.is_some_and(|(m, _)| m == i) { "*" } else { "" };
-                let cut = if c.signature.dead_end() { "†" } else { "" };
-                let mut row = vec![format!("{}{mark}{cut}", i + 1), c.runs.len().to_string()];
-                if let Some(a) = c.signature.anomaly {
-                    row.push(style.say(&if a { ui::yes() } else { ui::no() }));
-                }
-                row.push(self.what(c, self.common.lang));
-                row.push(self.representative(o, c));
-                t.add_row(row);
-            }
-            text.push_str(&format!("{t}\n"));
-            if o.marked.is_some() {
-                text.push_str(&format!("{}\n", style.say(&msg::marked_note())));
-            }
-            if o.classes.iter().any(|c| c.signature.dead_end()) {
-                text.push_str(&format!("{}\n", style.say(&msg::dead_end_note())));
-            }
-        }
-        text
+        Some(msg::each_at_its_level(Arg::Joined(each, "; ")))
     }
 
     fn representative(&self, o: &LevelOutcome, c: &Class) -> String {
@@ -231,47 +139,59 @@ impl Explore {
         plan::line(&self.explorer.cfg.spec, &self.explorer.cfg.plans[li][pi])
     }
 
-    fn json(
+    /// The run as its report holds it: every level's classes and tally,
+    /// every run, and how the run ended.
+    fn report(
         &self,
         outcomes: &[LevelOutcome],
         results: &[Option<RunResult>],
         version: &str,
-        ok: bool,
         ms: f64,
-    ) -> Result<String> {
+        error: Option<Stopped>,
+    ) -> ExploreReport {
         let cfg = &self.explorer.cfg;
-        let levels: Vec<serde_json::Value> = outcomes
+        let levels: Vec<LevelReport> = outcomes
             .iter()
             .enumerate()
             .map(|(li, o)| {
-                let classes: Vec<serde_json::Value> = o
-                    .classes
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| {
-                        serde_json::json!({
-                            "class": i + 1,
-                            "runs": c.runs.len(),
-                            "serial": c.serial,
-                            "what": self.what(c, Lang::En),
-                            "representative": self.representative(o, c),
-                            "marked": o.marked.is_some_and(|(m, _)| m == i),
-                            "signature": c.signature,
+                // A level's time: its runs' own, added up (they ran side by
+                // side with each other and with other levels' runs).
+                let level_ms: f64 = (self.explorer.runs.iter().zip(results))
+                    .filter(|((l, _), _)| cfg.levels[*l] == o.level)
+                    .filter_map(|(_, r)| r.as_ref().map(|r| r.elapsed_ms))
+                    .sum();
+                LevelReport {
+                    level: o.level.map(|l| LEVELS[l].0.to_string()),
+                    name: self.level_name(o.level),
+                    permutations: cfg.total[li],
+                    tally: o.tally.clone(),
+                    own_level: o.own_level.clone(),
+                    as_expected: o.as_expected,
+                    judged_at: o.judged_at.iter().map(|&l| LEVELS[l].0.to_string()).collect(),
+                    summary: self.summary(o),
+                    classes: o
+                        .classes
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| {
+                            let rep = results.get(c.representative()).and_then(Option::as_ref);
+                            ClassReport {
+                                class: i + 1,
+                                runs: c.runs.len(),
+                                serial: c.serial,
+                                what: self.what(c),
+                                representative: self.representative(o, c),
+                                marked: o.marked.is_some_and(|(m, _)| m == i),
+                                signature: c.signature.clone(),
+                                timeline: rep.map(|r| r.timeline.clone()).unwrap_or_default(),
+                                elapsed_ms: rep.map_or(0.0, |r| r.elapsed_ms),
+                            }
                         })
-                    })
-                    .collect();
-                serde_json::json!({
-                    "level": o.level.map(|l| LEVELS[l].0),
-                    // A number where JSON's can hold it.
-                    "permutations": serde_json::to_value(cfg.total[li])
-                        .unwrap_or_else(|_| cfg.total[li].to_string().into()),
-                    "tally": o.tally,
-                    "own_level": o.own_level,
-                    "as_expected": o.as_expected,
-                    "judged_at": o.judged_at.iter().map(|&l| LEVELS[l].0).collect::<Vec<_>>(),
-                    "summary": self.summary(o, Lang::En),
-                    "classes": classes,
-                })
+                        .collect(),
+                    expected: self.expected(o),
+                    elapsed_ms: round_ms(level_ms),
+                    marked: o.marked.is_some(),
+                }
             })
             .collect();
         let class_of = |k: usize, li: usize| {
@@ -281,7 +201,7 @@ impl Explore {
                 .position(|c| c.runs.contains(&k))
                 .map(|i| i + 1)
         };
-        let runs: Vec<serde_json::Value> = self
+        let runs: Vec<RunLine> = self
             .explorer
             .runs
             .iter()
@@ -289,84 +209,40 @@ impl Explore {
             .filter_map(|(k, &(li, pi))| {
                 let r = results.get(k)?.as_ref()?;
                 let class = class_of(k, li);
-                Some(serde_json::json!({
-                    "level": cfg.levels[li].map(|l| LEVELS[l].0),
-                    "ran_at": r.observation.levels_ran_at(),
-                    "permutation": plan::line(&cfg.spec, &cfg.plans[li][pi]),
-                    "class": class,
-                    "signature": class.map(|c| &outcomes[li].classes[c - 1].signature),
-                    "elapsed_ms": r.elapsed_ms,
-                }))
+                Some(RunLine {
+                    level: cfg.levels[li].map(|l| LEVELS[l].0.to_string()),
+                    ran_at: r.observation.levels_ran_at().into_iter().map(str::to_string).collect(),
+                    permutation: plan::line(&cfg.spec, &cfg.plans[li][pi]),
+                    class,
+                    signature: class.map(|c| outcomes[li].classes[c - 1].signature.clone()),
+                    elapsed_ms: r.elapsed_ms,
+                })
             })
             .collect();
-        render::json(&serde_json::json!({
-            "spec": cfg.name,
-            "own_level": cfg.own,
-            "schemas_remade": self.explorer.remade.load(std::sync::atomic::Ordering::SeqCst),
-            "server_version": version,
-            "as_expected": ok,
-            "elapsed_ms": ms,
-            "levels": levels,
-            "runs": runs,
-        }))
-    }
-
-    /// JUnit: one case per level. HTML: one report per level, a diagram per class (its representative).
-    fn reports(
-        &self,
-        outcomes: &[LevelOutcome],
-        results: &[Option<RunResult>],
-        version: &str,
-        ms: f64,
-    ) -> (Vec<ScenarioReport>, Vec<ScenarioReport>) {
-        let cfg = &self.explorer.cfg;
-        let name = format!("explore.{}", cfg.name);
-        let mut junit = ScenarioReport::new(&name, version);
-        junit.elapsed_ms = ms;
-        let mut pages = Vec::new();
-        for o in outcomes {
-            let level = self.level_name(o.level, self.common.lang);
-            let ok = o.as_expected.unwrap_or(true);
-            let line = ui::verbatim(self.summary(o, self.common.lang));
-            // A level's time: its runs' own, added up (they ran side by
-            // side with each other and with other levels' runs).
-            let level_ms: f64 = (self.explorer.runs.iter().zip(results))
-                .filter(|((li, _), _)| cfg.levels[*li] == o.level)
-                .filter_map(|(_, r)| r.as_ref().map(|r| r.elapsed_ms))
-                .sum();
-            let expected = self.expected(o, self.common.lang).unwrap_or_else(msg::runs_to_end);
-            junit.variants.push(VariantReport {
-                as_expected: ok,
-                elapsed_ms: round_ms(level_ms),
-                anomaly: o.tally.anomaly.map(|k| k > 0),
-                observed: vec![line.clone()],
-                checks: vec![Check {
-                    id: "ex.level".into(),
-                    ok,
-                    text: line.clone(),
-                }],
-                ..VariantReport::new(&level, expected, msg::level_case(&level))
-            });
-            let mut page = ScenarioReport::new(&format!("{name} {level}"), version);
-            for (i, c) in o.classes.iter().enumerate() {
-                let rep = results.get(c.representative()).and_then(Option::as_ref);
-                page.variants.push(VariantReport {
-                    anomaly: c.signature.anomaly,
-                    observed: vec![ui::verbatim(self.what(c, self.common.lang))],
-                    timeline: rep.map(|r| r.timeline.clone()).unwrap_or_default(),
-                    elapsed_ms: rep.map_or(0.0, |r| r.elapsed_ms),
-                    ..VariantReport::named(
-                        msg::class_name(i + 1, c.runs.len()),
-                        ui::verbatim(self.representative(o, c)),
-                        line.clone(),
-                    )
-                });
-            }
-            page.as_expected = ok;
-            pages.push(page);
+        let as_expected = outcomes.iter().all(|o| o.as_expected.unwrap_or(true)) && error.is_none();
+        let remade = self.explorer.remade.load(std::sync::atomic::Ordering::SeqCst);
+        ExploreReport {
+            spec: cfg.name.clone(),
+            own_level: cfg.own.clone(),
+            schemas_remade: remade,
+            server_version: version.to_string(),
+            as_expected,
+            elapsed_ms: ms,
+            levels,
+            runs,
+            error,
+            heading: Heading {
+                permutations: cfg.plans.iter().map(Vec::len).max().unwrap_or(0),
+                levels: cfg.levels.len(),
+                runs: self.explorer.runs.len(),
+                sampled: self.sample.and_then(|(n, seed)| {
+                    let total = cfg.total.iter().max()?;
+                    (*total > n as u128).then(|| (n, total.to_string(), seed))
+                }),
+                alone: cfg.alone.map(|why| why.text()),
+                judged: !cfg.occurs_if.is_empty(),
+            },
         }
-        junit.as_expected = junit.variants.iter().all(|v| v.as_expected);
-        (vec![junit], pages)
     }
 }
 
@@ -484,7 +360,9 @@ impl Job for Explore {
             // through (and how long exploring took, not the walk).
             let outcomes = self.explorer.outcomes_so_far();
             let style = Style::for_stdout(self.common.lang, false);
-            let mut text = self.table(&outcomes, &style, &env.server.version, began.elapsed().as_secs_f64());
+            let ms = round_ms(began.elapsed().as_secs_f64() * 1000.0);
+            let report = self.report(&outcomes, &[], &env.server.version, ms, None);
+            let mut text = render::explore::text(&report, &style);
             let classes = outcomes.first().map_or(0, |o| o.classes.len());
             let k = (class.checked_sub(1))
                 .and_then(|i| outcomes.first()?.classes.get(i))
@@ -492,7 +370,10 @@ impl Job for Explore {
             if let Some(k) = k {
                 let (li, pi) = self.explorer.runs[k];
                 let line = plan::line(&self.explorer.cfg.spec, &self.explorer.cfg.plans[li][pi]);
-                text.push_str(&format!("\n── {} ──\n", style.say(&msg::stepped(class, line))));
+                text.push_str(&format!(
+                    "\n── {} ──\n",
+                    style.say(&render::explore::stepping(class, line))
+                ));
             }
             crate::output::out(&text)?;
             let Some(k) = k else {
@@ -527,38 +408,23 @@ impl Job for Explore {
         let as_expected = outcomes.iter().all(|o| o.as_expected.unwrap_or(true));
         let ms = round_ms(began.elapsed().as_secs_f64() * 1000.0);
         let style = Style::for_stdout(self.common.lang, false);
-        let (mut reports, pages) = self.reports(&outcomes, &results, version, ms);
-        let stopped = stop.error(self.common.lang);
-        if let (Some((exit, message)), Some(r)) = (&stopped, reports.first_mut()) {
-            // A run cut short: the runs that finished are reported, and why it stopped.
-            r.as_expected = false;
-            r.error = Some(RunError {
-                variant: "-".into(),
-                message: message.clone(),
-                exit_code: *exit as u8,
-            });
-        }
+        let stopped = stop.error(self.common.lang).map(|(exit, message)| Stopped {
+            message,
+            exit_code: exit as u8,
+        });
         let done = stopped.is_none();
+        let report = self.report(&outcomes, &results, version, ms, stopped);
+        let (reports, pages) = render::explore::suites(&report, self.common.lang);
         let stdout = match self.format {
-            SpecFormat::Json => {
-                let mut json = self.json(&outcomes, &results, version, as_expected && done, ms)?;
-                if let Some((exit, message)) = &stopped {
-                    let mut v: serde_json::Value = serde_json::from_str(&json)?;
-                    v["error"] = serde_json::json!({ "message": message, "exit_code": *exit as u8 });
-                    json = render::json(&v)?;
-                }
-                json
-            }
+            SpecFormat::Json => render::explore::json(&report)?,
             SpecFormat::Table if done => match &*self.stepped.lock().unwrap() {
                 // The classes were shown before the walk; after it, what it did.
                 Some((class, k, r)) => {
                     let (li, pi) = self.explorer.runs[*k];
                     let line = plan::line(&self.explorer.cfg.spec, &self.explorer.cfg.plans[li][pi]);
-                    let mut text = format!("\n── {} ──\n", style.say(&msg::stepped_done(*class, line)));
-                    text.push_str(&render::timeline(&r.timeline, &style));
-                    text
+                    render::explore::stepped(*class, line, &r.timeline, &style)
                 }
-                None => self.table(&outcomes, &style, version, ms / 1000.0),
+                None => render::explore::text(&report, &style),
             },
             SpecFormat::Isolation => {
                 // As isolationtester prints: the runs that finished, in order, up to the first that did not.

@@ -37,14 +37,6 @@ crate::messages! {
         en: "--step walks one class at one level: give --level (and --class N, from 1)",
         tr: "--step tek bir seviyede tek bir sınıfı adım adım yürütür: --level verin (ve 1'den başlayan --class N)",
     }
-    stepped(class, permutation) {
-        en: "class {class}, step by step: {permutation}",
-        tr: "sınıf {class}, adım adım: {permutation}",
-    }
-    stepped_done(class, permutation) {
-        en: "class {class}, as it went: {permutation}",
-        tr: "sınıf {class}, olduğu gibi: {permutation}",
-    }
     no_class(class, classes) {
         en: "there is no class {class}: the runs fell into {classes} class(es)",
         tr: "{class} diye bir sınıf yok: koşular {classes} sınıfa ayrıldı",
@@ -57,65 +49,13 @@ crate::messages! {
         en: "--jobs must be at least 1",
         tr: "--jobs en az 1 olmalı",
     }
-    col_level() {
-        en: "level",
-        tr: "seviye",
-    }
-    col_runs() {
-        en: "runs",
-        tr: "koşu",
-    }
-    col_anomaly() {
-        en: "anomaly",
-        tr: "anomali",
-    }
-    col_blocked() {
-        en: "blocked",
-        tr: "bekledi",
-    }
-    col_aborted() {
-        en: "aborted",
-        tr: "düştü",
-    }
-    col_dead_ends() {
-        en: "dead ends",
-        tr: "çıkmaz",
-    }
-    col_stuck() {
-        en: "stuck",
-        tr: "takıldı",
-    }
-    col_classes() {
-        en: "classes",
-        tr: "sınıf",
-    }
-    col_what() {
-        en: "what happened",
-        tr: "ne oldu",
-    }
-    col_permutation() {
-        en: "representative permutation",
-        tr: "temsilci permütasyon",
-    }
     own_named(level) {
         en: "the spec's own ({level})",
         tr: "spec'in kendi seviyesi ({level})",
     }
-    every_level(level) {
-        en: "every statement of the spec runs at a level it names ({level}): at any level asked the runs are the same, so they run once",
-        tr: "spec'in her komutu kendi belirttiği seviyede çalışıyor ({level}): hangi seviye istenirse istensin koşular aynı, bu yüzden bir kez çalışıyorlar",
-    }
     own() {
         en: "the spec's own",
         tr: "spec'in kendi seviyesi",
-    }
-    heading(name, version, permutations, levels, runs, secs) {
-        en: "lab explore {name} on PostgreSQL {version}: {permutations} permutations at {levels} level(s), {runs} runs in {secs} s",
-        tr: "lab explore {name}, PostgreSQL {version}: {levels} seviyede {permutations} permütasyon, {secs} sn'de {runs} koşu",
-    }
-    sampled(runs, total, seed) {
-        en: "a sample of {runs} of {total} interleavings (seed {seed})",
-        tr: "{total} iç içe geçişten {runs} tanesinin örneği (tohum {seed})",
     }
     occur(level, k, n) {
         en: "{level}: {k} of {n} interleavings show the anomaly",
@@ -197,22 +137,6 @@ crate::messages! {
         en: "the anomaly in no interleaving",
         tr: "hiçbir iç içe geçişte anomali yok",
     }
-    classes_of(level, n) {
-        en: "{level}: {n} class(es)",
-        tr: "{level}: {n} sınıf",
-    }
-    marked_note() {
-        en: "* the spec's own permutation",
-        tr: "* spec'in kendi permütasyonu",
-    }
-    dead_end_note() {
-        en: "† at a dead end: a spec that lists it waits at the cut step until its deadline (lab spec cancels it, isolationtester gives up), as no other step can run first",
-        tr: "† çıkmazda: onu listeleyen bir spec, kesilen adımda süre sınırına kadar bekler (lab spec iptal eder, isolationtester vazgeçer), çünkü önce başka hiçbir adım çalışamaz",
-    }
-    alone(why) {
-        en: "runs one at a time: the spec uses {why}, which other schemas' runs would share",
-        tr: "koşular tek tek: spec {why} kullanıyor, diğer şemalardaki koşular da bunu paylaşırdı",
-    }
     shared_advisory() {
         en: "advisory locks",
         tr: "tavsiye kilitlerini (advisory lock)",
@@ -244,10 +168,6 @@ crate::messages! {
     shared_concurrently() {
         en: "CONCURRENTLY (it waits for the transactions of every run)",
         tr: "CONCURRENTLY'yi (her koşunun transaction'larını bekler)",
-    }
-    remade(n) {
-        en: "{n} run(s) found in their schema what an earlier run's teardown left (the spec's setup failed there): the schema was made afresh and they ran again",
-        tr: "{n} koşu şemasında önceki bir koşunun teardown'ının bıraktığını buldu (spec'in setup'ı orada başarısız oldu): şema yeniden yapıldı ve yeniden koştular",
     }
     plain() {
         en: "no waits, no errors",
@@ -284,17 +204,5 @@ crate::messages! {
     anomaly() {
         en: "anomaly",
         tr: "anomali",
-    }
-    class_name(n, runs) {
-        en: "class {n} ({runs} runs)",
-        tr: "sınıf {n} ({runs} koşu)",
-    }
-    level_case(level) {
-        en: "at {level}",
-        tr: "{level} seviyesinde",
-    }
-    runs_to_end() {
-        en: "every interleaving ran",
-        tr: "her iç içe geçiş çalıştı",
     }
 }
