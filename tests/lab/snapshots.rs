@@ -507,3 +507,72 @@ fn explore_levels_classes_json_and_suites() {
     }
     insta::assert_snapshot!("explore_json", render::explore::json(&r).unwrap());
 }
+
+/// `lab shell`'s `\html` page of a session (hand-made: A holds a row lock,
+/// B waits for it, then fails with 40001), in both languages.
+#[test]
+fn shell_session_page() {
+    let mut wait = entry(2.0, "B", "UPDATE t SET v = 2;", StepResult::Waiting, "");
+    wait.detail = Phrase::Text(lab::i18n::ui::waiting(vec!["A".to_string()]));
+    wait.blocked_by = Some(vec!["A".into()]);
+    wait.wait = Some(WaitKind::Lock);
+    let mut failed = entry(
+        3.5,
+        "B",
+        "UPDATE t SET v = 2;",
+        StepResult::Error,
+        "ERROR 40001: could not serialize access due to concurrent update",
+    );
+    failed.sqlstate = Some("40001".into());
+    let timeline = vec![
+        entry(1.0, "A", "UPDATE t SET v = 1;", StepResult::Ok, "UPDATE 1"),
+        wait,
+        entry(3.0, "A", "COMMIT;", StepResult::Ok, "COMMIT"),
+        failed,
+    ];
+    let report = lab::commands::shell::session_report("15.18", timeline);
+    for (lang, style) in styles() {
+        insta::assert_snapshot!(
+            format!("shell_html_{lang}"),
+            render::html::page(&[report.clone()], render::html::Kind::Session, &style)
+        );
+    }
+}
+
+/// `lab spec`'s report of one spec (hand-made): a permutation as expected,
+/// one whose output differs from its expected file (the diff in JUnit), and
+/// what the spec left behind in the database given.
+#[test]
+fn spec_report_text_json_and_junit() {
+    let mut ok = waited();
+    ok.name = "s1_r s2_w s1_c s2_c".into();
+    let mut differs = failed();
+    differs.name = "s2_w s1_r s1_c s2_c".into();
+    differs.diff = Some("--- expected/receipt.out\n+++ results/receipt.out\n@@ -3 +3 @@\n-step s1_c: COMMIT;\n+step s1_c: COMMIT; <waiting ...>\n".into());
+    let mut left = VariantReport::new("database", text(&EXPECTED_OK), text(&EXPLAIN));
+    left.as_expected = false;
+    left.observed = vec![Text::new(
+        &OBSERVED,
+        vec![("stock", Arg::Str("table public.receipt".into()))],
+    )];
+    let report = ScenarioReport {
+        scenario: "receipt".into(),
+        server_version: "15.18".into(),
+        as_expected: false,
+        elapsed_ms: 30.0,
+        variants: vec![ok, differs, left],
+        error: None,
+        title: None,
+    };
+    for (lang, style) in styles() {
+        insta::assert_snapshot!(format!("spec_{lang}"), render::scenario(&report, &style));
+    }
+    let run = AllReport {
+        server_version: "15.18".into(),
+        as_expected: false,
+        elapsed_ms: 30.0,
+        scenarios: vec![report.clone()],
+    };
+    insta::assert_snapshot!("spec_json", render::json(&run).unwrap());
+    insta::assert_snapshot!("spec_junit", render::junit(std::slice::from_ref(&report)));
+}

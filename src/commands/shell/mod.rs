@@ -1044,17 +1044,24 @@ impl Shell<'_> {
     }
 
     fn html(&self, path: &Path) {
-        let mut report = ScenarioReport::new("shell", &self.env.server.version);
-        let mut v = VariantReport::new("session", msg::about_saved(&self.env.server.version), msg::help());
-        v.timeline = self.recorder.entries();
-        v.sqlstates = v.timeline.iter().filter_map(|e| e.sqlstate.clone()).collect();
-        report.variants.push(v);
+        let report = session_report(&self.env.server.version, self.recorder.entries());
         let page = html::page(&[report], html::Kind::Session, &self.style);
         match std::fs::write(path, page) {
             Ok(()) => self.said(msg::html_written(path.display().to_string())),
             Err(e) => self.said(msg::not_written(path.display().to_string(), e.to_string())),
         }
     }
+}
+
+/// A shell session as its `\html` page shows it: what the sessions ran, in
+/// time order, which nothing expected.
+pub fn session_report(version: &str, timeline: Vec<crate::report::Entry>) -> ScenarioReport {
+    let mut report = ScenarioReport::new("shell", version);
+    let mut v = VariantReport::new("session", msg::about_saved(version), msg::help());
+    v.sqlstates = timeline.iter().filter_map(|e| e.sqlstate.clone()).collect();
+    v.timeline = timeline;
+    report.variants.push(v);
+    report
 }
 
 /// What pg_locks says a backend waits for, in parts, as the server names
