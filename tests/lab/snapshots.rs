@@ -534,7 +534,7 @@ fn shell_session_page() {
     for (lang, style) in styles() {
         insta::assert_snapshot!(
             format!("shell_html_{lang}"),
-            render::html::page(&[report.clone()], render::html::Kind::Session, &style)
+            render::html::page(std::slice::from_ref(&report), render::html::Kind::Session, &style)
         );
     }
 }
