@@ -2,9 +2,13 @@
 //! history checked for anomalies (Elle's method), and a spec that replays
 //! each one.
 pub mod check;
+pub mod cycles;
+pub mod edges;
 pub mod edn;
+pub mod explain;
 pub mod graph;
 pub mod history;
 pub mod msg;
 pub mod reproduce;
+pub mod versions;
 pub mod workload;
