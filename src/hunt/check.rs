@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use super::graph::Graph;
 use super::history::{Damage, Elem, History, Key, Status};
-use super::{cycles, edges, explain, versions};
+use super::{cycles, edges, explain, models, versions};
 
 /// What the checker may add to the data edges.
 #[derive(Debug, Clone, Copy, Default)]
@@ -41,7 +41,17 @@ pub enum Class {
     G1b,
     G1c,
     GSingle,
+    /// A cycle with two or more rw edges, no two of them adjacent (Long Fork).
+    GNonadjacent,
     G2Item,
+    /// Two committed transactions read the same version of a key and both wrote it.
+    LostUpdate,
+    /// A committed write on top of an aborted one in a key's version order.
+    DirtyUpdate,
+    /// A transaction read an element it appends only later.
+    FutureRead,
+    /// The version order of a key has a cycle.
+    CyclicVersions,
     /// A read lists the same element twice.
     DuplicateElements,
     /// A read lists an element nobody appended.
@@ -54,13 +64,18 @@ pub enum Class {
 
 impl Class {
     /// Every class, in the order reports list them.
-    pub const ALL: [Class; 10] = [
+    pub const ALL: [Class; 15] = [
         Class::G0,
         Class::G1a,
         Class::G1b,
         Class::G1c,
         Class::GSingle,
+        Class::GNonadjacent,
         Class::G2Item,
+        Class::LostUpdate,
+        Class::DirtyUpdate,
+        Class::FutureRead,
+        Class::CyclicVersions,
         Class::DuplicateElements,
         Class::Garbage,
         Class::IncompatibleOrder,
@@ -97,7 +112,12 @@ impl Name {
             Class::G1b => "G1b",
             Class::G1c => "G1c",
             Class::GSingle => "G-single",
+            Class::GNonadjacent => "G-nonadjacent",
             Class::G2Item => "G2-item",
+            Class::LostUpdate => "lost-update",
+            Class::DirtyUpdate => "dirty-update",
+            Class::FutureRead => "future-read",
+            Class::CyclicVersions => "cyclic-versions",
             Class::DuplicateElements => "duplicate-elements",
             Class::Garbage => "garbage-read",
             Class::IncompatibleOrder => "incompatible-order",
@@ -123,7 +143,10 @@ impl Name {
     }
 
     pub fn is_cycle(&self) -> bool {
-        matches!(self.class, Class::G0 | Class::G1c | Class::GSingle | Class::G2Item)
+        matches!(
+            self.class,
+            Class::G0 | Class::G1c | Class::GSingle | Class::GNonadjacent | Class::G2Item
+        )
     }
 }
 
@@ -174,18 +197,19 @@ impl Level {
     }
 }
 
-/// Does PostgreSQL forbid `name` at `level`? READ UNCOMMITTED (which
-/// PostgreSQL documents as behaving as READ COMMITTED) and READ COMMITTED forbid G0,
-/// G1a, G1b and G1c; REPEATABLE READ (snapshot isolation) also G-single;
-/// SERIALIZABLE every cycle. What no level allows (garbage, duplicates,
-/// incompatible orders, internal) is always forbidden. A cycle that needs
-/// real-time or session edges is judged as its class: the user asked for them.
+/// Does PostgreSQL forbid `name` at `level`? Each level is held to the
+/// model PostgreSQL documents for it ([`models::model`]): READ UNCOMMITTED
+/// (which PostgreSQL runs as READ COMMITTED) and READ COMMITTED to read
+/// committed, which forbids G0, G1a, G1b, G1c and what implies them;
+/// REPEATABLE READ to snapshot isolation, which also forbids G-single,
+/// G-nonadjacent (Long Fork) and lost updates; SERIALIZABLE to
+/// serializability, every cycle. A cycle that needs real-time or session
+/// edges is judged by the strong (or strong-session) form of the model:
+/// the user asked for those orders. Garbage and internal reads no
+/// PostgreSQL level allows, whatever the model says.
 pub fn forbidden(name: Name, level: Level) -> bool {
-    match name.class {
-        Class::GSingle => level >= Level::RepeatableRead,
-        Class::G2Item => level >= Level::Serializable,
-        _ => true,
-    }
+    matches!(name.class, Class::Garbage | Class::Internal)
+        || models::forbidden_by(models::model(level, name.via)).contains(models::elle_name(name).as_str())
 }
 
 /// Why one edge of a cycle holds, from the operations it rests on.
@@ -360,6 +384,8 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
         all: opts.all_cycles,
     };
     versions::read_anomalies(txns, &writers, &orders, &mut |a| found.note(a));
+    versions::lost_updates(txns, &mut |a| found.note(a));
+    versions::dirty_updates(txns, &writers, &orders, &mut |a| found.note(a));
     let mut edges = Vec::with_capacity(n * 4);
     edges::read_edges(txns, &writers, &orders, &committed, &mut edges);
     edges::write_edges(txns, &writers, &orders, &committed, &mut edges);
@@ -694,6 +720,175 @@ mod tests {
         assert_eq!(c.counts["G2-item"], 2);
     }
 
+    /// Whether each level (read committed, repeatable read, serializable)
+    /// forbids something in `h`: the exit code `lab hunt --check --level` gives.
+    fn verdicts(h: Vec<Txn>, opts: Options) -> (Vec<String>, [bool; 3]) {
+        let c = check(&history(h), opts).unwrap();
+        let at = |l: Level| c.names().iter().any(|n| forbidden(*n, l));
+        let names = c.names().iter().map(Name::text).collect();
+        (
+            names,
+            [
+                at(Level::ReadCommitted),
+                at(Level::RepeatableRead),
+                at(Level::Serializable),
+            ],
+        )
+    }
+
+    #[test]
+    fn long_fork_is_g_nonadjacent_forbidden_by_snapshot_isolation() {
+        // T0 appends x, T1 appends y, T2 reads x=[1] y=[], T3 reads x=[] y=[2].
+        let h = vec![
+            ok(1, 0, vec![a(1, 1)]),
+            ok(2, 0, vec![a(2, 2)]),
+            ok(3, 0, vec![r(1, &[1]), r(2, &[])]),
+            ok(4, 0, vec![r(1, &[]), r(2, &[2])]),
+        ];
+        let c = check(&history(h.clone()), Options::default()).unwrap();
+        assert_eq!(c.names(), vec![Name::of(Class::GNonadjacent)]);
+        let cyc = &c.anomalies[0].cycle;
+        assert_eq!(cyc.len(), 4);
+        assert_eq!(cyc.iter().filter(|l| matches!(l.why, Why::Rw { .. })).count(), 2);
+        assert_eq!(verdicts(h, Options::default()).1, [false, true, true]);
+        assert_eq!(
+            models::boundary(["G-nonadjacent-item"]).not,
+            vec!["repeatable-read", "snapshot-isolation"]
+        );
+    }
+
+    #[test]
+    fn every_class_at_every_level() {
+        let none = Options::default();
+        let mut aborted = ok(1, 0, vec![a(1, 1)]);
+        aborted.status = Status::Fail;
+        type Case<'a> = (&'a str, Vec<Txn>, Options, &'a [&'a str], [bool; 3]);
+        let cases: Vec<Case> = vec![
+            (
+                "serial",
+                vec![ok(1, 0, vec![a(1, 1)]), ok(2, 10, vec![r(1, &[1])])],
+                none,
+                &[],
+                [false; 3],
+            ),
+            (
+                "G0",
+                vec![
+                    ok(1, 0, vec![a(1, 1), a(2, 4)]),
+                    ok(2, 0, vec![a(1, 2), a(2, 3)]),
+                    ok(3, 10, vec![r(1, &[1, 2]), r(2, &[3, 4])]),
+                ],
+                none,
+                &["G0"],
+                [true; 3],
+            ),
+            (
+                "G1c",
+                vec![ok(1, 0, vec![a(1, 1), r(2, &[2])]), ok(2, 0, vec![a(2, 2), r(1, &[1])])],
+                none,
+                &["G1c"],
+                [true; 3],
+            ),
+            (
+                "read skew",
+                vec![
+                    ok(1, 0, vec![a(1, 1), a(2, 2)]),
+                    ok(2, 10, vec![r(1, &[1]), r(2, &[2, 4])]),
+                    ok(3, 10, vec![a(1, 3), a(2, 4)]),
+                    ok(1, 30, vec![r(1, &[1, 3])]),
+                ],
+                none,
+                &["G-single"],
+                [false, true, true],
+            ),
+            (
+                "write skew",
+                vec![
+                    ok(1, 0, vec![r(1, &[]), a(2, 2)]),
+                    ok(2, 0, vec![r(2, &[]), a(1, 1)]),
+                    ok(3, 10, vec![r(1, &[1]), r(2, &[2])]),
+                ],
+                none,
+                &["G2-item"],
+                [false, false, true],
+            ),
+            (
+                // Both read [1] and appended; nobody read after: no order, no cycle.
+                "lost update alone",
+                vec![
+                    ok(1, 0, vec![a(1, 1)]),
+                    ok(2, 10, vec![r(1, &[1]), a(1, 2)]),
+                    ok(3, 10, vec![r(1, &[1]), a(1, 3)]),
+                ],
+                none,
+                &["lost-update"],
+                [false, true, true],
+            ),
+            (
+                // With the order read back, the lost update closes a G-single too.
+                "lost update seen",
+                vec![
+                    ok(1, 0, vec![a(1, 1)]),
+                    ok(2, 10, vec![r(1, &[1]), a(1, 2)]),
+                    ok(3, 10, vec![r(1, &[1]), a(1, 3)]),
+                    ok(4, 30, vec![r(1, &[1, 2, 3])]),
+                ],
+                none,
+                &["G-single", "lost-update"],
+                [false, true, true],
+            ),
+            (
+                "dirty update",
+                vec![
+                    aborted.clone(),
+                    ok(2, 10, vec![a(1, 2)]),
+                    ok(3, 30, vec![r(1, &[1, 2])]),
+                ],
+                none,
+                &["G1a", "dirty-update"],
+                [true; 3],
+            ),
+            (
+                "future read",
+                vec![ok(1, 0, vec![r(1, &[1]), a(1, 1)])],
+                none,
+                &["future-read"],
+                [true; 3],
+            ),
+            (
+                "stale read",
+                vec![
+                    ok(1, 0, vec![a(1, 1)]),
+                    ok(1, 10, vec![r(1, &[])]),
+                    ok(2, 20, vec![r(1, &[1])]),
+                ],
+                Options { realtime: true, ..none },
+                &["G-single-realtime"],
+                [false, true, true],
+            ),
+            (
+                // Each reader missed the other session's append, after its own
+                // session's: rw edges apart, joined by session order.
+                "G-nonadjacent-process",
+                vec![
+                    ok(1, 0, vec![a(1, 1)]),
+                    ok(2, 0, vec![a(2, 2)]),
+                    ok(1, 10, vec![r(2, &[])]),
+                    ok(2, 10, vec![r(1, &[])]),
+                    ok(3, 30, vec![r(1, &[1]), r(2, &[2])]),
+                ],
+                Options { sessions: true, ..none },
+                &["G-nonadjacent-process"],
+                [false, true, true],
+            ),
+        ];
+        for (what, h, opts, names, levels) in cases {
+            let (got, at) = verdicts(h, opts);
+            assert_eq!(got, names.to_vec(), "{what}");
+            assert_eq!(at, levels, "{what}: {got:?}");
+        }
+    }
+
     #[test]
     fn names_round_trip() {
         for s in [
@@ -705,6 +900,12 @@ mod tests {
             "G2-item",
             "G-single-realtime",
             "G0-process",
+            "G-nonadjacent",
+            "G-nonadjacent-realtime",
+            "lost-update",
+            "dirty-update",
+            "future-read",
+            "cyclic-versions",
             "internal",
         ] {
             assert_eq!(Name::parse(s).map(|n| n.text()).as_deref(), Some(s));

@@ -5,19 +5,21 @@
 //! more; -process / -realtime when it needs those edges).
 use super::check::{Class, Name, Options, Via};
 use super::graph::{Graph, PROCESS, REALTIME, RW, Rules, Searcher, WR, WW};
+use super::models;
 
 /// How far one search may go (edges looked at) per class and component.
 const BUDGET: u64 = 2_000_000;
 
 /// The searches, in order of severity: a class and how it starts (the kind
 /// of its first edge), what its path back may walk.
-const SEARCHES: [(Class, u8, Rules); 4] = [
+const SEARCHES: [(Class, u8, Rules); 5] = [
     (
         Class::G0,
         WW,
         Rules {
             allowed: WW,
             need_rw: false,
+            nonadjacent: false,
         },
     ),
     (
@@ -26,6 +28,7 @@ const SEARCHES: [(Class, u8, Rules); 4] = [
         Rules {
             allowed: WW | WR,
             need_rw: false,
+            nonadjacent: false,
         },
     ),
     (
@@ -34,6 +37,16 @@ const SEARCHES: [(Class, u8, Rules); 4] = [
         Rules {
             allowed: WW | WR,
             need_rw: false,
+            nonadjacent: false,
+        },
+    ),
+    (
+        Class::GNonadjacent,
+        RW,
+        Rules {
+            allowed: WW | WR | RW,
+            need_rw: true,
+            nonadjacent: true,
         },
     ),
     (
@@ -42,13 +55,16 @@ const SEARCHES: [(Class, u8, Rules); 4] = [
         Rules {
             allowed: WW | WR | RW,
             need_rw: true,
+            nonadjacent: false,
         },
     ),
 ];
 
 /// Finds cycles in every strongly connected component: for each class,
 /// the first edge of that kind from which a path back exists by the
-/// class's rules gives the shortest such cycle through that edge. Reports
+/// class's rules gives the shortest such cycle through that edge. As Elle
+/// does, a class that one found in the same component implies is not
+/// searched for there (a G-single is a G-nonadjacent and a G2-item). Reports
 /// each cycle found (as (from, to, kind) edges); true if a search ran out of budget.
 pub fn cycles(g: &Graph, opts: Options, found: &mut dyn FnMut(Name, Vec<(u32, u32, u8)>)) -> bool {
     let extra = (if opts.sessions { PROCESS } else { 0 }) | (if opts.realtime { REALTIME } else { 0 });
@@ -72,7 +88,13 @@ pub fn cycles(g: &Graph, opts: Options, found: &mut dyn FnMut(Name, Vec<(u32, u3
         })
         .map(|(class, allowed)| matches!(class, Class::G0 | Class::G1c).then(|| g.components(allowed, |_| true).0))
         .collect();
+    // The orders a cycle beyond data may need.
+    let beyond: Vec<Via> = [(opts.sessions, Via::Session), (opts.realtime, Via::Realtime)]
+        .into_iter()
+        .filter_map(|(on, via)| on.then_some(via))
+        .collect();
     for members in &big {
+        let mut here: Vec<Name> = Vec::new();
         let c = comp[members[0] as usize];
         let within = |v: u32| comp[v as usize] == c;
         for (vi, &with) in vias.iter().enumerate() {
@@ -83,6 +105,10 @@ pub fn cycles(g: &Graph, opts: Options, found: &mut dyn FnMut(Name, Vec<(u32, u3
                 };
                 let wanted = |name: &Name| name.class == class && (with == 0) == (name.via == Via::Data);
                 if !opts.all_cycles && seen.iter().any(wanted) {
+                    continue;
+                }
+                let targets: &[Via] = if with == 0 { &[Via::Data] } else { &beyond };
+                if targets.iter().all(|&via| implied_by(&here, Name { class, via })) {
                     continue;
                 }
                 let narrow = &narrow[vi * SEARCHES.len() + si];
@@ -112,6 +138,7 @@ pub fn cycles(g: &Graph, opts: Options, found: &mut dyn FnMut(Name, Vec<(u32, u3
                         let name = classify(&path);
                         if name.class == class && (with == 0) == (name.via == Via::Data) {
                             seen.push(name);
+                            here.push(name);
                             found(name, path);
                             break 'edges;
                         }
@@ -121,6 +148,14 @@ pub fn cycles(g: &Graph, opts: Options, found: &mut dyn FnMut(Name, Vec<(u32, u3
         }
     }
     cut
+}
+
+/// Does an anomaly in `found` imply `target` (Elle's implications)?
+fn implied_by(found: &[Name], target: Name) -> bool {
+    let target = models::elle_name(target);
+    found
+        .iter()
+        .any(|f| models::implied([models::elle_name(*f).as_str()]).contains(target.as_str()))
 }
 
 /// A cycle that passes no transaction twice (a breadth-first walk over
@@ -151,11 +186,14 @@ fn plainest(g: &Graph, path: Vec<(u32, u32, u8)>) -> Vec<(u32, u32, u8)> {
 /// A cycle's class from the kinds it walks.
 pub fn classify(path: &[(u32, u32, u8)]) -> Name {
     let rw = path.iter().filter(|e| e.2 == RW).count();
+    // Two rw edges in a row, the last and the first counted as a row too.
+    let adjacent = (0..path.len()).any(|i| path[i].2 == RW && path[(i + 1) % path.len()].2 == RW);
     let class = match rw {
         0 if path.iter().any(|e| e.2 == WR) => Class::G1c,
         0 => Class::G0,
         1 => Class::GSingle,
-        _ => Class::G2Item,
+        _ if adjacent => Class::G2Item,
+        _ => Class::GNonadjacent,
     };
     let via = if path.iter().any(|e| e.2 == REALTIME) {
         Via::Realtime
@@ -178,6 +216,8 @@ mod tests {
         assert_eq!(name(&[(0, 1, WW), (1, 0, WR)]), "G1c");
         assert_eq!(name(&[(0, 1, RW), (1, 0, WR)]), "G-single");
         assert_eq!(name(&[(0, 1, RW), (1, 0, RW)]), "G2-item");
+        assert_eq!(name(&[(0, 1, WR), (1, 2, RW), (2, 3, WR), (3, 0, RW)]), "G-nonadjacent");
+        assert_eq!(name(&[(0, 1, RW), (1, 2, WR), (2, 3, WR), (3, 0, RW)]), "G2-item");
         assert_eq!(name(&[(0, 1, RW), (1, 0, REALTIME)]), "G-single-realtime");
         assert_eq!(name(&[(0, 1, WW), (1, 0, PROCESS)]), "G0-process");
     }

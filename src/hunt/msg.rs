@@ -204,6 +204,26 @@ crate::messages! {
         en: "{reader} read key {key} = {seen}, and {other} read {other_seen}: neither order extends the other",
         tr: "{reader} {key} anahtarını {seen}, {other} ise {other_seen} okudu: sıralar birbirini sürdürmüyor",
     }
+    why_lost_update(first, key, seen, others) {
+        en: "{first} and {others} each read key {key} = {seen} and then appended to it: one's update is lost to the other (lost update)",
+        tr: "{first} ve {others} {key} anahtarını {seen} okuyup ardından ona ekleme yaptı: birinin güncellemesi ötekine kayboldu (kayıp güncelleme)",
+    }
+    why_dirty_update(writer, elem, key, aborted, by) {
+        en: "{writer} appended {elem} to key {key} on top of {aborted}, which {by} appended and did not commit (dirty update)",
+        tr: "{writer} {key} anahtarına {elem} değerini, commit edilmemiş {by} işleminin eklediği {aborted} üzerine ekledi (kirli güncelleme)",
+    }
+    why_future_read(reader, key, seen, elem) {
+        en: "{reader} read key {key} = {seen}, with {elem}, which it appends only later (future read)",
+        tr: "{reader} {key} anahtarını {seen} okudu; içindeki {elem} değerini kendisi ancak sonra ekliyor (gelecekten okuma)",
+    }
+    models_ruled_out(level, model, not, also) {
+        en: "{level}, held to {model}: the history is not {not} (and so not {also})",
+        tr: "{level}, {model} modeline göre: geçmiş {not} değil (dolayısıyla {also} da değil)",
+    }
+    models_ruled_out_alone(level, model, not) {
+        en: "{level}, held to {model}: the history is not {not}",
+        tr: "{level}, {model} modeline göre: geçmiş {not} değil",
+    }
     why_internal(reader, key, seen) {
         en: "{reader} read key {key} = {seen}, which does not show its own earlier reads and appends",
         tr: "{reader} {key} anahtarını {seen} okudu; kendi önceki okuma ve eklemelerini göstermiyor",

@@ -255,6 +255,114 @@ fn internal(t: usize, txn: &Txn, note: &mut dyn FnMut(Anomaly)) {
                     });
                 }
                 *entry = (Some(i), Vec::new());
+                // A future read: an element this transaction appends only later.
+                let later = txn.ops[i + 1..].iter().enumerate().find_map(|(j, o)| match o {
+                    Op::Append(k2, v) if *k2 == k && l.contains(v) => Some((i + 1 + j, *v)),
+                    _ => None,
+                });
+                if let Some((j, v)) = later {
+                    note(Anomaly {
+                        name: Name::of(Class::FutureRead),
+                        txns: vec![t],
+                        cycle: Vec::new(),
+                        read: Some(ReadAt {
+                            txn: t,
+                            op: i,
+                            key: k,
+                            elem: Some(v),
+                            writer: Some(t),
+                            other: Some((t, j)),
+                        }),
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Lost updates, as Elle finds them: committed transactions that read a
+/// key (before writing it) and then appended to it, two or more of them
+/// having read the same version. No version order is needed: both read
+/// one state and both wrote over it, so one's update is lost to the other.
+pub fn lost_updates(txns: &[Txn], note: &mut dyn FnMut(Anomaly)) {
+    // (key, length read, last element read, transaction, read's op)
+    let mut cases: Vec<(Key, usize, Option<Elem>, u32, u32)> = Vec::new();
+    for (t, txn) in txns.iter().enumerate().filter(|(_, x)| x.status == Status::Ok) {
+        // Per key: the first read's op (before any write of it); whether written since.
+        let mut first: Vec<(Key, usize, bool)> = Vec::new();
+        for (i, op) in txn.ops.iter().enumerate() {
+            let k = op.key();
+            let at = first.iter().position(|f| f.0 == k);
+            match (op, at) {
+                (Op::Read(_, Some(_)), None) => first.push((k, i, false)),
+                (Op::Append(..), Some(p)) if !first[p].2 => {
+                    first[p].2 = true;
+                    if let Op::Read(_, Some(l)) = &txn.ops[first[p].1] {
+                        cases.push((k, l.len(), l.last().copied(), t as u32, first[p].1 as u32));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    cases.sort_unstable();
+    let read = |c: &(Key, usize, Option<Elem>, u32, u32)| list_at(txns, (c.3, c.4));
+    for group in cases.chunk_by(|a, b| (a.0, a.1, a.2) == (b.0, b.1, b.2)) {
+        // The same length and last element: the same list, unless the reads disagree.
+        let same: Vec<_> = group.iter().filter(|c| read(c) == read(&group[0])).collect();
+        if same.len() < 2 {
+            continue;
+        }
+        let (k, _, _, t, op) = *same[0];
+        note(Anomaly {
+            name: Name::of(Class::LostUpdate),
+            txns: same.iter().map(|c| c.3 as usize).collect(),
+            cycle: Vec::new(),
+            read: Some(ReadAt {
+                txn: t as usize,
+                op: op as usize,
+                key: k,
+                elem: None,
+                writer: None,
+                other: Some((same[1].3 as usize, same[1].4 as usize)),
+            }),
+        });
+    }
+}
+
+/// Dirty updates, as Elle finds them: in a key's version order, a
+/// committed transaction's element right after (unknown outcomes aside)
+/// an aborted one's: a write that built on a state that never committed.
+pub fn dirty_updates(txns: &[Txn], writers: &Writers, orders: &VersionOrders, note: &mut dyn FnMut(Anomaly)) {
+    let mut keys: Vec<(&Key, &(u32, u32))> = orders.longest.iter().collect();
+    keys.sort_unstable();
+    for (&k, &at) in keys {
+        let order = list_at(txns, at);
+        let mut below: Option<(Elem, Writer)> = None; // the aborted element the state ends with
+        for &e in order {
+            let Some(w) = writers.get(&(k, e)) else { continue };
+            match txns[w.txn as usize].status {
+                Status::Fail => {
+                    below = below.or(Some((e, *w)));
+                }
+                Status::Info => {}
+                Status::Ok => {
+                    if let Some((aborted, by)) = below.take() {
+                        note(Anomaly {
+                            name: Name::of(Class::DirtyUpdate),
+                            txns: vec![by.txn as usize, w.txn as usize],
+                            cycle: Vec::new(),
+                            read: Some(ReadAt {
+                                txn: at.0 as usize,
+                                op: at.1 as usize,
+                                key: k,
+                                elem: Some(aborted),
+                                writer: Some(by.txn as usize),
+                                other: Some((w.txn as usize, w.op as usize)),
+                            }),
+                        });
+                    }
+                }
             }
         }
     }
