@@ -69,6 +69,17 @@ impl Found {
         self.forbidden().is_empty() && self.read_back_differs.is_none()
     }
 
+    /// The models the anomalies found rule out (Elle's `not` and `also-not`).
+    fn ruled_out(&self) -> crate::hunt::models::Boundary {
+        let names: Vec<String> = self
+            .checked
+            .names()
+            .into_iter()
+            .map(crate::hunt::models::elle_name)
+            .collect();
+        crate::hunt::models::boundary(names.iter().map(String::as_str))
+    }
+
     fn level_name(&self) -> String {
         self.level.map_or("-", |l| l.sql()).to_string()
     }
@@ -463,6 +474,19 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
             let (t, op) = r.other.unwrap_or((r.txn, r.op));
             msg::why_order(&reader, r.key, &seen, tname(h, t), read_of(t, op))
         }
+        Class::LostUpdate => {
+            let others: Vec<String> = a.txns[1..].iter().map(|t| tname(h, *t)).collect();
+            msg::why_lost_update(&reader, r.key, &seen, others.join(", "))
+        }
+        Class::DirtyUpdate => {
+            let (t, op) = r.other.unwrap_or((r.txn, r.op));
+            let then = match h.txns[t].ops.get(op) {
+                Some(Op::Append(_, e)) => *e,
+                _ => 0,
+            };
+            msg::why_dirty_update(tname(h, t), then, r.key, elem, &writer)
+        }
+        Class::FutureRead => msg::why_future_read(&reader, r.key, &seen, elem),
         _ => msg::why_internal(&reader, r.key, &seen),
     }]
 }
@@ -550,6 +574,16 @@ pub struct Outputs<'a> {
 }
 
 impl Outputs<'_> {
+    /// The order beyond data the checker was asked to use (real time over session order).
+    fn via(&self) -> crate::hunt::check::Via {
+        use crate::hunt::check::Via;
+        match (self.options.realtime, self.options.sessions) {
+            (true, _) => Via::Realtime,
+            (false, true) => Via::Session,
+            _ => Via::Data,
+        }
+    }
+
     pub fn as_expected(&self) -> bool {
         self.found.iter().all(Found::as_expected)
     }
@@ -643,6 +677,21 @@ impl Outputs<'_> {
                     msg::history_at(file.display().to_string()).render(lang)
                 ));
             }
+            let ruled_out = f.ruled_out();
+            if !ruled_out.not.is_empty() {
+                let model = crate::hunt::models::model(f.judged_at(), self.via());
+                let line = if ruled_out.also_not.is_empty() {
+                    msg::models_ruled_out_alone(f.judged_at().sql(), model, ruled_out.not.join(", "))
+                } else {
+                    msg::models_ruled_out(
+                        f.judged_at().sql(),
+                        model,
+                        ruled_out.not.join(", "),
+                        ruled_out.also_not.join(", "),
+                    )
+                };
+                text.push_str(&format!("{}\n", line.render(lang)));
+            }
             for (i, a) in f.checked.anomalies.iter().enumerate() {
                 let at = f.judged_at();
                 let how = judged(a.name, at);
@@ -702,9 +751,13 @@ impl Outputs<'_> {
                         v
                     })
                     .collect();
+                let ruled_out = f.ruled_out();
                 json!({
                     "level": f.level.map(|l| l.sql()),
                     "judged_at": at.sql(),
+                    "model": crate::hunt::models::model(at, self.via()),
+                    "not": ruled_out.not,
+                    "also_not": ruled_out.also_not,
                     "transactions": f.checked.txns,
                     "committed": f.checked.committed,
                     "aborted": f.checked.aborted,
