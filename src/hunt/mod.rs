@@ -8,6 +8,7 @@ pub mod edn;
 pub mod explain;
 pub mod graph;
 pub mod history;
+pub mod jepsen;
 pub mod models;
 pub mod msg;
 pub mod reproduce;
