@@ -1020,7 +1020,7 @@ pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
     let unreadable =
         |e: std::io::Error| anyhow::anyhow!(msg::could_not_read(cfg.file.display().to_string(), e.to_string()));
     let damaged = |d: history::Damage| anyhow::anyhow!(msg::damaged(cfg.file.display().to_string(), d.line, d.what));
-    // lab's JSON lines are read a block at a time; Jepsen's EDN whole. The
+    // lab's JSON lines are read a block at a time; Jepsen's EDN a form at a time. The
     // file's extension decides, else its first bytes.
     let mut file = std::fs::File::open(&cfg.file).map_err(unreadable)?;
     let mut head = [0u8; 2];
@@ -1031,12 +1031,11 @@ pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
         Some("edn") => false,
         _ => n == 0 || head[..n].starts_with(b"{\""),
     };
+    std::io::Seek::rewind(&mut file).map_err(unreadable)?;
     let history = if json {
-        std::io::Seek::rewind(&mut file).map_err(unreadable)?;
         History::read_json_lines(std::io::BufReader::new(file)).map_err(damaged)?
     } else {
-        let text = std::fs::read_to_string(&cfg.file).map_err(unreadable)?;
-        History::parse(&text).map_err(damaged)?
+        History::read_edn(file).map_err(damaged)?
     };
     if history.txns.is_empty() {
         // Nothing checked is no verdict.
