@@ -389,6 +389,7 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
     let mut edges = Vec::with_capacity(n * 4);
     edges::read_edges(txns, &writers, &orders, &committed, &mut edges);
     edges::write_edges(txns, &writers, &orders, &committed, &mut edges);
+    edges::unobserved_edges(txns, &writers, &orders, &committed, &mut edges);
     if opts.sessions {
         edges::session_edges(txns, &committed, &mut edges);
     }
@@ -397,7 +398,7 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
     }
     let graph = Graph::new(n, edges);
     let cut_short = cycles::cycles(&graph, opts, &mut |name, path| {
-        found.note(explain::explain(txns, &writers, &orders.longest, name, path))
+        found.note(explain::explain(txns, &writers, &orders, name, path))
     });
     let committed_n = committed.iter().filter(|c| **c).count();
     let aborted = txns.iter().filter(|t| t.status == Status::Fail).count();
@@ -813,15 +814,16 @@ mod tests {
                 [false, false, true],
             ),
             (
-                // Both read [1] and appended; nobody read after: no order, no cycle.
-                "lost update alone",
+                // Both read [1] and appended; nobody read after. Neither saw the
+                // other's append, which came after [1]: rw both ways, a G2-item.
+                "lost update, unread",
                 vec![
                     ok(1, 0, vec![a(1, 1)]),
                     ok(2, 10, vec![r(1, &[1]), a(1, 2)]),
                     ok(3, 10, vec![r(1, &[1]), a(1, 3)]),
                 ],
                 none,
-                &["lost-update"],
+                &["G2-item", "lost-update"],
                 [false, true, true],
             ),
             (

@@ -8,7 +8,7 @@
 //! Edges are (from, to, kind) triples between committed transactions.
 use super::check::IntMap;
 use super::graph::{PROCESS, REALTIME, RW, WR, WW};
-use super::history::{Op, Txn};
+use super::history::{Elem, Key, Op, Status, Txn};
 use super::versions::{VersionOrders, Writers, list_at};
 
 pub type Edge = (u32, u32, u8);
@@ -22,7 +22,7 @@ pub fn read_edges(txns: &[Txn], writers: &Writers, orders: &VersionOrders, commi
         }
         for op in &txn.ops {
             let Op::Read(k, Some(l)) = op else { continue };
-            let order = list_at(txns, orders.longest[k]);
+            let order = orders.of(txns, *k);
             if !order.starts_with(l) {
                 continue;
             }
@@ -59,6 +59,80 @@ pub fn write_edges(txns: &[Txn], writers: &Writers, orders: &VersionOrders, comm
                 && committed[b.txn as usize]
             {
                 edges.push((a.txn, b.txn, WW));
+            }
+        }
+    }
+}
+
+/// Edges to appends no read showed, as Elle infers them: an element
+/// missing from its key's version order was appended after the order's
+/// last element, so its writer follows that element's writer (ww) and
+/// every transaction that read the whole order (rw).
+pub fn unobserved_edges(
+    txns: &[Txn],
+    writers: &Writers,
+    orders: &VersionOrders,
+    committed: &[bool],
+    edges: &mut Vec<Edge>,
+) {
+    // Keys with more committed appends than their order holds.
+    let mut appends: IntMap<Key, u32> = IntMap::default();
+    for (&(k, _), w) in writers.iter() {
+        if committed[w.txn as usize] {
+            *appends.entry(k).or_default() += 1;
+        }
+    }
+    let short: IntMap<Key, Vec<Elem>> = appends
+        .into_iter()
+        .filter(|(k, n)| (*n as usize) > orders.of(txns, *k).len())
+        .map(|(k, _)| (k, Vec::new()))
+        .collect();
+    if short.is_empty() {
+        return;
+    }
+    let mut short = short;
+    // Who read the whole order of each such key.
+    let mut readers: IntMap<Key, Vec<u32>> = IntMap::default();
+    for (t, txn) in txns.iter().enumerate().filter(|(_, x)| x.status == Status::Ok) {
+        for op in &txn.ops {
+            if let Op::Read(k, Some(l)) = op
+                && short.contains_key(k)
+                && orders.of(txns, *k) == l.as_slice()
+            {
+                readers.entry(*k).or_default().push(t as u32);
+            }
+        }
+    }
+    for (&(k, e), w) in writers.iter() {
+        if let Some(v) = short.get_mut(&k)
+            && committed[w.txn as usize]
+        {
+            v.push(e);
+        }
+    }
+    let mut keys: Vec<Key> = short.keys().copied().collect();
+    keys.sort_unstable();
+    for k in keys {
+        let order = orders.of(txns, k);
+        let seen: IntMap<Elem, ()> = order.iter().map(|e| (*e, ())).collect();
+        let last = order.last().and_then(|e| writers.get(&(k, *e))).map(|w| w.txn);
+        let mut unseen: Vec<u32> = (short[&k].iter())
+            .filter(|e| !seen.contains_key(e))
+            .map(|e| writers[&(k, *e)].txn)
+            .collect();
+        unseen.sort_unstable();
+        unseen.dedup();
+        for u in unseen {
+            if let Some(l) = last
+                && l != u
+                && committed[l as usize]
+            {
+                edges.push((l, u, WW));
+            }
+            for &r in readers.get(&k).into_iter().flatten() {
+                if r != u {
+                    edges.push((r, u, RW));
+                }
             }
         }
     }

@@ -1,15 +1,15 @@
 //! The checker's last phase: each cycle with the operations its edges
 //! rest on (which read, which append, which version order).
-use super::check::{Anomaly, IntMap, Link, Name, Why};
+use super::check::{Anomaly, Link, Name, Why};
 use super::graph::{PROCESS, RW, WR, WW};
 use super::history::{Elem, Key, Op, Txn};
-use super::versions::Writers;
+use super::versions::{VersionOrders, Writers};
 
 /// A cycle with the operations each edge rests on.
 pub fn explain(
     txns: &[Txn],
     writers: &Writers,
-    longest: &IntMap<Key, (u32, u32)>,
+    orders: &VersionOrders,
     name: Name,
     path: Vec<(u32, u32, u8)>,
 ) -> Anomaly {
@@ -18,7 +18,7 @@ pub fn explain(
         .map(|&(a, b, kind)| Link {
             from: a as usize,
             to: b as usize,
-            why: why(txns, writers, longest, a as usize, b as usize, kind),
+            why: why(txns, writers, orders, a as usize, b as usize, kind),
         })
         .collect();
     Anomaly {
@@ -30,13 +30,8 @@ pub fn explain(
 }
 
 /// The evidence for edge `a -> b` of `kind`: the first key that shows it.
-fn why(txns: &[Txn], writers: &Writers, longest: &IntMap<Key, (u32, u32)>, a: usize, b: usize, kind: u8) -> Why {
-    let order_of = |k: &Key| -> &[Elem] {
-        match longest.get(k).map(|&(t, i)| &txns[t as usize].ops[i as usize]) {
-            Some(Op::Read(_, Some(l))) => l,
-            _ => &[],
-        }
-    };
+fn why(txns: &[Txn], writers: &Writers, orders: &VersionOrders, a: usize, b: usize, kind: u8) -> Why {
+    let order_of = |k: &Key| -> &[Elem] { orders.of(txns, *k) };
     let by = |k: Key, e: Elem, t: usize| writers.get(&(k, e)).is_some_and(|w| w.txn as usize == t);
     let op_of = |k: Key, e: Elem| writers.get(&(k, e)).map_or(0, |w| w.op as usize);
     match kind {

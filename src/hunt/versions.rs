@@ -92,9 +92,12 @@ pub fn committed(txns: &[Txn], writers: &Writers) -> Vec<bool> {
 }
 
 /// Each key's version order: its longest committed read, as (transaction,
-/// operation).
+/// operation); or, as Elle infers it, a key appended to once (by a
+/// transaction that did not fail) whose reads never showed it: [], then
+/// that element.
 pub struct VersionOrders {
     pub longest: IntMap<Key, (u32, u32)>,
+    pub single: IntMap<Key, Elem>,
 }
 
 impl VersionOrders {
@@ -110,12 +113,29 @@ impl VersionOrders {
                 }
             }
         }
-        VersionOrders { longest }
+        // Keys appended to once: Some(element), or None for more than once.
+        let mut once: IntMap<Key, Option<Elem>> = IntMap::default();
+        for txn in txns.iter().filter(|t| t.status != Status::Fail) {
+            for op in &txn.ops {
+                if let Op::Append(k, v) = op {
+                    once.entry(*k).and_modify(|e| *e = None).or_insert(Some(*v));
+                }
+            }
+        }
+        let single = once
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, v?)))
+            .filter(|(k, _)| longest.get(k).is_none_or(|at| list_at(txns, *at).is_empty()))
+            .collect();
+        VersionOrders { longest, single }
     }
 
-    /// Key `k`'s order (empty: no committed read of it).
-    pub fn of<'a>(&self, txns: &'a [Txn], k: Key) -> &'a [Elem] {
-        self.longest.get(&k).map_or(&[], |at| list_at(txns, *at))
+    /// Key `k`'s order (empty: nothing known of it).
+    pub fn of<'a>(&'a self, txns: &'a [Txn], k: Key) -> &'a [Elem] {
+        match self.single.get(&k) {
+            Some(e) => std::slice::from_ref(e),
+            None => self.longest.get(&k).map_or(&[], |at| list_at(txns, *at)),
+        }
     }
 }
 
@@ -156,7 +176,7 @@ pub fn read_anomalies(txns: &[Txn], writers: &Writers, orders: &VersionOrders, n
                     }),
                 };
             let at = orders.longest[k];
-            let order = list_at(txns, at);
+            let order = orders.of(txns, *k);
             let prefix = order.starts_with(l);
             // A read that is a prefix of the key's order holds what the
             // order's first elements hold (each looked at once per key);
