@@ -5,6 +5,7 @@ pub mod check;
 pub mod cycles;
 pub mod edges;
 pub mod edn;
+mod elle;
 pub mod explain;
 pub mod graph;
 pub mod history;
