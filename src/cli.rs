@@ -600,9 +600,11 @@ pub struct ExploreArgs {
                   every appended element is unique); the same seed gives the same transactions. \
                   The history is checked as Elle checks list-append: ww, wr and rw dependencies \
                   inferred from what the reads returned, cycles classified as G0, G1c, G-single, \
-                  G2-item, and G1a, G1b, garbage and internal reads. PostgreSQL's READ COMMITTED \
-                  forbids G0, G1a, G1b, G1c; REPEATABLE READ also G-single; SERIALIZABLE every \
-                  cycle. For each cycle found lab writes an isolationtester spec that replays it, \
+                  G-nonadjacent, G2-item, and G1a, G1b, lost and dirty updates, garbage, future \
+                  and internal reads. Each level is held to the model PostgreSQL documents: READ \
+                  COMMITTED to read committed (forbids G0, G1a, G1b, G1c); REPEATABLE READ to \
+                  snapshot isolation (also G-single, G-nonadjacent, lost updates); SERIALIZABLE \
+                  to serializability (every cycle). For each cycle found lab writes an isolationtester spec that replays it, \
                   replays it and says whether the checker sees the anomaly again.\n\
                   Exit codes: 0 no anomaly a level forbids, 1 a forbidden anomaly (or a level not \
                   read back as asked), 2 could not run, 130 interrupted (the history so far is checked)."
