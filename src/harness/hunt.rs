@@ -1041,7 +1041,19 @@ pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
         // Nothing checked is no verdict.
         bail!(msg::empty_history(cfg.file.display().to_string()));
     }
-    let checked = check::check(&history, cfg.options).map_err(damaged)?;
+    // A Jepsen history says which process ran each operation, one at a
+    // time, and when on one clock: its session and real-time orders are
+    // checked as Elle checks them, asked for or not.
+    let options = if json {
+        cfg.options
+    } else {
+        check::Options {
+            realtime: true,
+            sessions: true,
+            ..cfg.options
+        }
+    };
+    let checked = check::check(&history, options).map_err(damaged)?;
     // The recorded run's own time (txns/s is the workload's, not the checker's).
     let secs = recorded_secs(&history);
     let recorded = history
@@ -1079,7 +1091,7 @@ pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
         found: &found,
         version: &version,
         about: cfg.file.display().to_string(),
-        options: cfg.options,
+        options,
     };
     let f = outputs.finished(None, cfg.format)?;
     if let Some(path) = &cfg.junit {
