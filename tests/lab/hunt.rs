@@ -401,6 +401,11 @@ fn a_jepsen_history_is_checked_without_a_server() {
         (level["committed"].as_u64(), level["aborted"].as_u64()),
         (Some(3), Some(1))
     );
+    // A Jepsen history's processes and clock: its session and real-time orders checked.
+    assert_eq!(
+        (report["realtime"].as_bool(), report["session_order"].as_bool()),
+        (Some(true), Some(true))
+    );
     let (code, report) = check(file, &["--level", "repeatable-read"]);
     assert_eq!(code, 0, "{report}");
     // Without a level: judged as serializable, and said so.
@@ -421,7 +426,8 @@ fn a_long_fork_is_forbidden_at_repeatable_read_and_allowed_at_read_committed() {
     assert_eq!(code, 1, "{report}");
     assert_eq!(names(&report), vec!["G-nonadjacent"]);
     let level = &report["levels"][0];
-    assert_eq!(level["model"], "snapshot-isolation");
+    // Its processes and clock are checked too: the strong form of the model.
+    assert_eq!(level["model"], "strong-snapshot-isolation");
     assert_eq!(
         level["not"],
         serde_json::json!(["repeatable-read", "snapshot-isolation"])
@@ -439,7 +445,7 @@ fn a_long_fork_is_forbidden_at_repeatable_read_and_allowed_at_read_committed() {
     assert_eq!(r.code, 1);
     assert!(
         r.stdout
-            .contains("held to snapshot-isolation: the history is not repeatable-read, snapshot-isolation"),
+            .contains("held to strong-snapshot-isolation: the history is not repeatable-read, snapshot-isolation"),
         "{}",
         r.stdout
     );
@@ -629,6 +635,18 @@ fn bad_input_is_one_line_and_exit_2() {
     one_line_exit_2(
         &run(&["hunt", "--check", edn.to_str().unwrap()]),
         &format!("{}:2:", edn.display()),
+    );
+    // Keys of two kinds in one history (Elle refuses them too).
+    let mixed = dir.join("mixed.edn");
+    std::fs::write(
+        &mixed,
+        "{:type :invoke, :f :txn, :value [[:append 1 2]], :process 0}\n{:type :ok, :f :txn, :value [[:append 1 2]], :process 0}\n\
+         {:type :invoke, :f :txn, :value [[:r :x nil]], :process 0}\n{:type :ok, :f :txn, :value [[:r :x [2]]], :process 0}\n",
+    )
+    .unwrap();
+    one_line_exit_2(
+        &run(&["hunt", "--check", mixed.to_str().unwrap()]),
+        &format!("{}:4: the key :x mixes integer keys with named ones", mixed.display()),
     );
     let twice = dir.join("twice.jsonl");
     std::fs::write(
