@@ -216,13 +216,16 @@ pub fn forbidden(name: Name, level: Level) -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Why {
-    /// `to` appended `then` right after `from`'s `first` on `key`.
+    /// `to` appended `then` right after `from`'s `first` on `key` (or, its
+    /// `then` read by nobody, after the last element known).
     Ww {
         key: Key,
         first: Elem,
         then: Elem,
         from_op: usize,
         to_op: usize,
+        /// Where the key's version order comes from.
+        order: OrderFrom,
     },
     /// `to` read `key` and saw `from`'s `elem` last.
     Wr {
@@ -231,17 +234,32 @@ pub enum Why {
         from_op: usize,
         to_op: usize,
     },
-    /// `from` read `key` without `elem`, which `to` appended next.
+    /// `from` read `key` without `elem`, which `to` appended next (or later,
+    /// where no read showed `elem`).
     Rw {
         key: Key,
         elem: Elem,
         from_op: usize,
         to_op: usize,
+        /// Where the key's version order comes from.
+        order: OrderFrom,
     },
     /// `from` ended before `to` began.
     Realtime,
     /// `from` came before `to` on one session.
     Session,
+}
+
+/// The evidence for a key's version order behind a ww or rw edge.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OrderFrom {
+    /// The key's longest read: (transaction, operation).
+    LongestRead { txn: usize, op: usize },
+    /// The key's only append: the order is [], then it.
+    SingleAppend,
+    /// The element was read by nobody: it came after the order's last element.
+    Unread,
 }
 
 impl Why {
@@ -889,6 +907,45 @@ mod tests {
             assert_eq!(got, names.to_vec(), "{what}");
             assert_eq!(at, levels, "{what}: {got:?}");
         }
+    }
+
+    /// An edge Elle's inference draws to an append no read showed is
+    /// explained by that append and the read of the whole order, not
+    /// passed off as real time.
+    #[test]
+    fn edges_to_unread_appends_say_where_their_order_comes_from() {
+        let h = vec![
+            ok(1, 0, vec![a(1, 1)]),
+            ok(2, 10, vec![r(1, &[1]), a(1, 2)]),
+            ok(3, 10, vec![r(1, &[1]), a(1, 3)]),
+        ];
+        let c = check(&history(h), Options::default()).unwrap();
+        let g2 = c.anomalies.iter().find(|x| x.name == Name::of(Class::G2Item)).unwrap();
+        for l in &g2.cycle {
+            let Why::Rw {
+                key: 1, elem, order, ..
+            } = l.why
+            else {
+                panic!("{:?}", l.why)
+            };
+            assert_eq!(order, OrderFrom::Unread);
+            assert_eq!(elem, [2, 3][l.to - 1]);
+        }
+        // A read order: the read it comes from.
+        let h = vec![
+            ok(1, 0, vec![r(1, &[]), a(2, 2)]),
+            ok(2, 0, vec![r(2, &[]), a(1, 1)]),
+            ok(3, 10, vec![r(1, &[1]), r(2, &[2, 5])]),
+            ok(4, 20, vec![a(2, 5)]),
+        ];
+        let c = check(&history(h), Options::default()).unwrap();
+        let froms: Vec<OrderFrom> = (c.anomalies[0].cycle.iter())
+            .filter_map(|l| match l.why {
+                Why::Rw { order, .. } => Some(order),
+                _ => None,
+            })
+            .collect();
+        assert!(froms.contains(&OrderFrom::LongestRead { txn: 2, op: 1 }), "{froms:?}");
     }
 
     #[test]

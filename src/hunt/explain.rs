@@ -1,6 +1,6 @@
 //! The checker's last phase: each cycle with the operations its edges
 //! rest on (which read, which append, which version order).
-use super::check::{Anomaly, Link, Name, Why};
+use super::check::{Anomaly, Link, Name, OrderFrom, Why};
 use super::graph::{PROCESS, RW, WR, WW};
 use super::history::{Elem, Key, Op, Txn};
 use super::versions::{VersionOrders, Writers};
@@ -34,23 +34,41 @@ fn why(txns: &[Txn], writers: &Writers, orders: &VersionOrders, a: usize, b: usi
     let order_of = |k: &Key| -> &[Elem] { orders.of(txns, *k) };
     let by = |k: Key, e: Elem, t: usize| writers.get(&(k, e)).is_some_and(|w| w.txn as usize == t);
     let op_of = |k: Key, e: Elem| writers.get(&(k, e)).map_or(0, |w| w.op as usize);
+    let from = |k: &Key, e: Elem| {
+        if !order_of(k).contains(&e) {
+            OrderFrom::Unread
+        } else if orders.single.contains_key(k) {
+            OrderFrom::SingleAppend
+        } else {
+            let (txn, op) = orders.longest[k];
+            OrderFrom::LongestRead {
+                txn: txn as usize,
+                op: op as usize,
+            }
+        }
+    };
     match kind {
         WW => {
             for (j, op) in txns[b].ops.iter().enumerate() {
-                if let Op::Append(k, then) = op {
-                    let order = order_of(k);
-                    if let Some(p) = order.iter().position(|e| e == then)
-                        && p > 0
-                        && by(*k, order[p - 1], a)
-                    {
-                        return Why::Ww {
-                            key: *k,
-                            first: order[p - 1],
-                            then: *then,
-                            from_op: op_of(*k, order[p - 1]),
-                            to_op: j,
-                        };
-                    }
+                let Op::Append(k, then) = op else { continue };
+                let order = order_of(k);
+                // Right after its predecessor, or (read by nobody) after the last element known.
+                let first = match order.iter().position(|e| e == then) {
+                    Some(p) if p > 0 => Some(order[p - 1]),
+                    Some(_) => None,
+                    None => order.last().copied(),
+                };
+                if let Some(first) = first
+                    && by(*k, first, a)
+                {
+                    return Why::Ww {
+                        key: *k,
+                        first,
+                        then: *then,
+                        from_op: op_of(*k, first),
+                        to_op: j,
+                        order: from(k, *then),
+                    };
                 }
             }
         }
@@ -71,15 +89,26 @@ fn why(txns: &[Txn], writers: &Writers, orders: &VersionOrders, a: usize, b: usi
         }
         RW => {
             for (j, op) in txns[a].ops.iter().enumerate() {
-                if let Op::Read(k, Some(l)) = op
-                    && let Some(e) = order_of(k).get(l.len())
-                    && by(*k, *e, b)
-                {
+                let Op::Read(k, Some(l)) = op else { continue };
+                let order = order_of(k);
+                // The element right after the read, or one of `b`'s no read showed.
+                let missed = order.get(l.len()).copied().filter(|e| by(*k, *e, b)).or_else(|| {
+                    (order == l.as_slice())
+                        .then(|| {
+                            txns[b].ops.iter().find_map(|o| match o {
+                                Op::Append(k2, e) if k2 == k && !order.contains(e) => Some(*e),
+                                _ => None,
+                            })
+                        })
+                        .flatten()
+                });
+                if let Some(e) = missed {
                     return Why::Rw {
                         key: *k,
-                        elem: *e,
+                        elem: e,
                         from_op: j,
-                        to_op: op_of(*k, *e),
+                        to_op: op_of(*k, e),
+                        order: from(k, e),
                     };
                 }
             }

@@ -168,6 +168,14 @@ crate::messages! {
         en: "{from} read key {key} = {seen}, without {elem}, which {to} appended next (rw)",
         tr: "{from} {key} anahtarını {seen} okudu; {to} işleminin sonra eklediği {elem} yoktu (rw)",
     }
+    why_ww_unread(from, first, key, to, then) {
+        en: "{from} appended {first} to key {key}, the last element any read showed, and {to} appended {then} after it, read by nobody (ww)",
+        tr: "{from} {key} anahtarına, okumaların gösterdiği son öğe olan {first} değerini ekledi; {to} ardından kimsenin okumadığı {then} değerini ekledi (ww)",
+    }
+    why_rw_unread(from, key, seen, elem, to) {
+        en: "{from} read key {key} = {seen}, its whole known order, without {elem}, which {to} appended after it and nobody read (rw)",
+        tr: "{from} {key} anahtarını bilinen sıranın tamamı olan {seen} olarak okudu; {to} işleminin sonradan eklediği ve kimsenin okumadığı {elem} yoktu (rw)",
+    }
     why_realtime(from, to) {
         en: "{from} ended before {to} began (real time)",
         tr: "{from}, {to} başlamadan bitti (gerçek zaman)",
