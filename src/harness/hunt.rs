@@ -15,7 +15,7 @@ use crate::cli::HuntFormat;
 use crate::config::{Common, HuntCheck, HuntRun};
 use crate::engine::Env;
 use crate::explore::{Choice, ExploreConfig, Explorer, Source};
-use crate::hunt::check::{self, Anomaly, Checked, Class, Level, Name, Why, forbidden};
+use crate::hunt::check::{self, Anomaly, Checked, Class, Level, Name, OrderFrom, Why, forbidden};
 use crate::hunt::history::{Header, History, Op, Status};
 use crate::hunt::reproduce::{self, Order, Reproducer};
 use crate::hunt::workload::{Budget, CREATE, Workload};
@@ -364,6 +364,13 @@ fn numbered(v: &mut serde_json::Value, h: &History) {
         for link in cycle {
             number(&mut link["from"]);
             number(&mut link["to"]);
+            if let Some(read) = link
+                .get_mut("why")
+                .and_then(|w| w.get_mut("order"))
+                .and_then(|o| o.get_mut("longest_read"))
+            {
+                number(&mut read["txn"]);
+            }
         }
     }
     if let Some(read) = v.get_mut("read").filter(|r| r.is_object()) {
@@ -450,8 +457,22 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
             .map(|l| {
                 let (x, y) = (tname(h, l.from), tname(h, l.to));
                 match &l.why {
+                    Why::Ww {
+                        key,
+                        first,
+                        then,
+                        order: OrderFrom::Unread,
+                        ..
+                    } => msg::why_ww_unread(&x, *first, *key, &y, *then),
                     Why::Ww { key, first, then, .. } => msg::why_ww(&x, *first, *key, &y, *then),
                     Why::Wr { key, elem, to_op, .. } => msg::why_wr(&y, *key, read_of(l.to, *to_op), &x, *elem),
+                    Why::Rw {
+                        key,
+                        elem,
+                        from_op,
+                        order: OrderFrom::Unread,
+                        ..
+                    } => msg::why_rw_unread(&x, *key, read_of(l.from, *from_op), *elem, &y),
                     Why::Rw { key, elem, from_op, .. } => msg::why_rw(&x, *key, read_of(l.from, *from_op), *elem, &y),
                     Why::Realtime => msg::why_realtime(&x, &y),
                     Why::Session => msg::why_session(&x, &y, h.txns[l.from].session),
