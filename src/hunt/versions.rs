@@ -354,9 +354,18 @@ pub fn lost_updates(txns: &[Txn], note: &mut dyn FnMut(Anomaly)) {
 /// committed transaction's element right after (unknown outcomes aside)
 /// an aborted one's: a write that built on a state that never committed.
 pub fn dirty_updates(txns: &[Txn], writers: &Writers, orders: &VersionOrders, note: &mut dyn FnMut(Anomaly)) {
-    let mut keys: Vec<(&Key, &(u32, u32))> = orders.longest.iter().collect();
-    keys.sort_unstable();
-    for (&k, &at) in keys {
+    // Only a key an aborted transaction appended to can show one.
+    let mut aborted: Vec<Key> = (txns.iter().filter(|t| t.status == Status::Fail))
+        .flat_map(|t| t.ops.iter())
+        .filter_map(|o| match o {
+            Op::Append(k, _) => Some(*k),
+            Op::Read(..) => None,
+        })
+        .collect();
+    aborted.sort_unstable();
+    aborted.dedup();
+    for k in aborted {
+        let Some(&at) = orders.longest.get(&k) else { continue };
         let order = list_at(txns, at);
         let mut below: Option<(Elem, Writer)> = None; // the aborted element the state ends with
         for &e in order {
