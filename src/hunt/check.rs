@@ -776,13 +776,15 @@ mod tests {
         );
     }
 
-    #[test]
-    fn every_class_at_every_level() {
+    /// (what, history, options, the classes found, whether read committed,
+    /// repeatable read and serializable forbid something in it).
+    type Case = (&'static str, Vec<Txn>, Options, &'static [&'static str], [bool; 3]);
+
+    fn class_cases() -> Vec<Case> {
         let none = Options::default();
         let mut aborted = ok(1, 0, vec![a(1, 1)]);
         aborted.status = Status::Fail;
-        type Case<'a> = (&'a str, Vec<Txn>, Options, &'a [&'a str], [bool; 3]);
-        let cases: Vec<Case> = vec![
+        vec![
             (
                 "serial",
                 vec![ok(1, 0, vec![a(1, 1)]), ok(2, 10, vec![r(1, &[1])])],
@@ -901,7 +903,12 @@ mod tests {
                 &["G-nonadjacent-process"],
                 [false, true, true],
             ),
-        ];
+        ]
+    }
+
+    #[test]
+    fn every_class_at_every_level() {
+        let cases = class_cases();
         for (what, h, opts, names, levels) in cases {
             let (got, at) = verdicts(h, opts);
             assert_eq!(got, names.to_vec(), "{what}");
