@@ -1,24 +1,33 @@
 #!/usr/bin/env python3
-"""A list-append history of N transactions in lab's JSON lines, for the
-checker's benchmark: C sessions over K keys (a key retired after 32
-appends, as lab hunt does), run one after another against a model of the
-keys, so every read is what a serializable server would return. Usage:
-hunt-history.py N [C] [K] > FILE"""
+"""A list-append history of N transactions for the checker's benchmark, in
+lab's JSON lines or (--edn) Jepsen's history.edn: C sessions over K keys (a
+key retired after W appends; lab hunt retires at 32), run one after
+another against a model of the keys, so every read is what a serializable
+server would return. Usage:
+hunt-history.py N [C] [K] [--edn] [--writes W] > FILE"""
 import json
 import random
 import sys
 
-n = int(sys.argv[1])
-clients = int(sys.argv[2]) if len(sys.argv) > 2 else 4
-keys = int(sys.argv[3]) if len(sys.argv) > 3 else 4
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+edn = "--edn" in sys.argv
+writes = 32
+if "--writes" in sys.argv:
+    writes = int(sys.argv[sys.argv.index("--writes") + 1])
+    args.remove(str(writes))
+n = int(args[0])
+clients = int(args[1]) if len(args) > 1 else 4
+keys = int(args[2]) if len(args) > 2 else 4
 rng = random.Random(1)
 active = [[k, 0] for k in range(1, keys + 1)]
 next_key = keys + 1
 elem = 1
 state = {}
 out = sys.stdout
-out.write(json.dumps({"lab": "hunt", "level": "serializable", "keys": keys, "clients": clients}) + "\n")
+if not edn:
+    out.write(json.dumps({"lab": "hunt", "level": "serializable", "keys": keys, "clients": clients}) + "\n")
 t = 0
+index = 0
 for i in range(n):
     ops = []
     at = []
@@ -34,10 +43,23 @@ for i in range(n):
             ops.append(["append", k, elem])
             elem += 1
             active[slot][1] += 1
-            if active[slot][1] >= 32:
+            if active[slot][1] >= writes:
                 active[slot] = [next_key, 0]
                 next_key += 1
         at.append(t)
     t += 100
-    out.write(json.dumps({"index": i, "session": i % clients + 1, "type": "ok", "start": start,
-                          "end": t, "ops": ops, "at": at}, separators=(",", ":")) + "\n")
+    p = i % clients
+    if edn:
+        def mop(o, done):
+            if o[0] == "append":
+                return f"[:append {o[1]} {o[2]}]"
+            v = ("[" + " ".join(map(str, o[2])) + "]") if done else "nil"
+            return f"[:r {o[1]} {v}]"
+        inv = " ".join(mop(o, False) for o in ops)
+        ok = " ".join(mop(o, True) for o in ops)
+        out.write(f"{{:type :invoke, :f :txn, :value [{inv}], :time {start}, :process {p}, :index {index}}}\n")
+        out.write(f"{{:type :ok, :f :txn, :value [{ok}], :time {t}, :process {p}, :index {index + 1}}}\n")
+        index += 2
+    else:
+        out.write(json.dumps({"index": i, "session": p + 1, "type": "ok", "start": start,
+                              "end": t, "ops": ops, "at": at}, separators=(",", ":")) + "\n")

@@ -257,7 +257,11 @@ fn repeatable_read_finds_g2_item_and_hands_back_a_spec_that_replays_it() {
     let xml = std::fs::read_to_string(&junit).unwrap();
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let cases: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("testcase")).collect();
-    assert_eq!(cases.len(), 10, "a case per anomaly class");
+    assert_eq!(
+        cases.len(),
+        lab::commands::hunt::check::Class::ALL.len(),
+        "a case per anomaly class"
+    );
     assert!(cases.iter().any(|c| c.attribute("name") == Some("G2-item")));
     assert_eq!(doc.root_element().attribute("failures"), Some("0"));
     let page = std::fs::read_to_string(&html).unwrap();
@@ -397,6 +401,11 @@ fn a_jepsen_history_is_checked_without_a_server() {
         (level["committed"].as_u64(), level["aborted"].as_u64()),
         (Some(3), Some(1))
     );
+    // A Jepsen history's processes and clock: its session and real-time orders checked.
+    assert_eq!(
+        (report["realtime"].as_bool(), report["session_order"].as_bool()),
+        (Some(true), Some(true))
+    );
     let (code, report) = check(file, &["--level", "repeatable-read"]);
     assert_eq!(code, 0, "{report}");
     // Without a level: judged as serializable, and said so.
@@ -404,6 +413,42 @@ fn a_jepsen_history_is_checked_without_a_server() {
     assert_eq!(r.code, 1);
     assert!(r.stdout.contains("judged as serializable"), "{}", r.stdout);
     assert!(r.stdout.contains("G2-item"), "{}", r.stdout);
+}
+
+/// Long Fork (issue 65): two appends each seen by one reader and missed by
+/// the other. Its two rw edges are not adjacent: a G-nonadjacent, which
+/// snapshot isolation (PostgreSQL's REPEATABLE READ) forbids and read
+/// committed allows; the models it rules out are named as Elle names them.
+#[test]
+fn a_long_fork_is_forbidden_at_repeatable_read_and_allowed_at_read_committed() {
+    let file = Path::new("tests/hunt/long-fork.edn");
+    let (code, report) = check(file, &["--level", "repeatable-read"]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(names(&report), vec!["G-nonadjacent"]);
+    let level = &report["levels"][0];
+    // Its processes and clock are checked too: the strong form of the model.
+    assert_eq!(level["model"], "strong-snapshot-isolation");
+    assert_eq!(
+        level["not"],
+        serde_json::json!(["repeatable-read", "snapshot-isolation"])
+    );
+    assert!(
+        level["also_not"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("serializable"))
+    );
+    let (code, report) = check(file, &["--level", "read-committed"]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(anomaly(&report, "G-nonadjacent")["forbidden"], false);
+    let r = run(&["hunt", "--check", file.to_str().unwrap(), "--level", "repeatable-read"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout
+            .contains("held to strong-snapshot-isolation: the history is not repeatable-read, snapshot-isolation"),
+        "{}",
+        r.stdout
+    );
 }
 
 /// A history PostgreSQL 18.6 gave at SERIALIZABLE (lab hunt, seed 31, 15
@@ -590,6 +635,18 @@ fn bad_input_is_one_line_and_exit_2() {
     one_line_exit_2(
         &run(&["hunt", "--check", edn.to_str().unwrap()]),
         &format!("{}:2:", edn.display()),
+    );
+    // Keys of two kinds in one history (Elle refuses them too).
+    let mixed = dir.join("mixed.edn");
+    std::fs::write(
+        &mixed,
+        "{:type :invoke, :f :txn, :value [[:append 1 2]], :process 0}\n{:type :ok, :f :txn, :value [[:append 1 2]], :process 0}\n\
+         {:type :invoke, :f :txn, :value [[:r :x nil]], :process 0}\n{:type :ok, :f :txn, :value [[:r :x [2]]], :process 0}\n",
+    )
+    .unwrap();
+    one_line_exit_2(
+        &run(&["hunt", "--check", mixed.to_str().unwrap()]),
+        &format!("{}:4: the key :x mixes integer keys with named ones", mixed.display()),
     );
     let twice = dir.join("twice.jsonl");
     std::fs::write(

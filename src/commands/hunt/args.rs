@@ -13,9 +13,11 @@ use crate::options::CommonArgs;
                   every appended element is unique); the same seed gives the same transactions. \
                   The history is checked as Elle checks list-append: ww, wr and rw dependencies \
                   inferred from what the reads returned, cycles classified as G0, G1c, G-single, \
-                  G2-item, and G1a, G1b, garbage and internal reads. PostgreSQL's READ COMMITTED \
-                  forbids G0, G1a, G1b, G1c; REPEATABLE READ also G-single; SERIALIZABLE every \
-                  cycle. For each cycle found lab writes an isolationtester spec that replays it, \
+                  G-nonadjacent, G2-item, and G1a, G1b, lost and dirty updates, garbage, future \
+                  and internal reads. Each level is held to the model PostgreSQL documents: READ \
+                  COMMITTED to read committed (forbids G0, G1a, G1b, G1c); REPEATABLE READ to \
+                  snapshot isolation (also G-single, G-nonadjacent, lost updates); SERIALIZABLE \
+                  to serializability (every cycle). For each cycle found lab writes an isolationtester spec that replays it, \
                   replays it and says whether the checker sees the anomaly again.\n\
                   Exit codes: 0 no anomaly a level forbids, 1 a forbidden anomaly (or a level not \
                   read back as asked), 2 could not run, 130 interrupted (the history so far is checked).",
@@ -110,7 +112,7 @@ pub enum HuntFormat {
 
 crate::help_tr! {
     ("cmd.hunt", "Kimsenin yazmadığı anomalileri bul: rastgele list-append işlemleri, geçmişlerinin denetimi, her birini yeniden oynatan bir spec"),
-    ("after.hunt", "C oturum, bir list-append tablosunun K anahtarı üzerinde üretilmiş işlemler çalıştırır (okuma SELECT v, ekleme INSERT ... ON CONFLICT DO UPDATE SET v = v || x; her eklenen öğe tektir); aynı seed aynı işlemleri verir. Geçmiş Elle'in list-append denetimiyle denetlenir: okumaların döndürdüğünden çıkarılan ww, wr ve rw bağımlılıkları, G0, G1c, G-single, G2-item olarak sınıflanan döngüler ve G1a, G1b, çöp ve iç tutarsız okumalar. PostgreSQL'in READ COMMITTED düzeyi G0, G1a, G1b, G1c'yi yasaklar; REPEATABLE READ G-single'ı da; SERIALIZABLE her döngüyü. Bulunan her döngü için lab onu yeniden oynatan bir isolationtester spec'i yazar, oynatır ve denetleyicinin anomaliyi yeniden görüp görmediğini söyler.\nÇıkış kodları: 0 hiçbir düzeyin yasakladığı anomali yok, 1 yasak bir anomali (ya da istendiği gibi okunmayan bir düzey), 2 çalıştırılamadı, 130 kesildi (o ana kadarki geçmiş denetlenir)."),
+    ("after.hunt", "C oturum, bir list-append tablosunun K anahtarı üzerinde üretilmiş işlemler çalıştırır (okuma SELECT v, ekleme INSERT ... ON CONFLICT DO UPDATE SET v = v || x; her eklenen öğe tektir); aynı seed aynı işlemleri verir. Geçmiş Elle'in list-append denetimiyle denetlenir: okumaların döndürdüğünden çıkarılan ww, wr ve rw bağımlılıkları, G0, G1c, G-single, G-nonadjacent, G2-item olarak sınıflanan döngüler ve G1a, G1b, kayıp ve kirli güncellemeler, çöp, gelecekten ve iç tutarsız okumalar. Her düzey PostgreSQL'in belgelediği modele göre değerlendirilir: READ COMMITTED read committed'a (G0, G1a, G1b, G1c yasak); REPEATABLE READ snapshot isolation'a (G-single, G-nonadjacent, kayıp güncellemeler de); SERIALIZABLE serializability'ye (her döngü). Bulunan her döngü için lab onu yeniden oynatan bir isolationtester spec'i yazar, oynatır ve denetleyicinin anomaliyi yeniden görüp görmediğini söyler.\nÇıkış kodları: 0 hiçbir düzeyin yasakladığı anomali yok, 1 yasak bir anomali (ya da istendiği gibi okunmayan bir düzey), 2 çalıştırılamadı, 130 kesildi (o ana kadarki geçmiş denetlenir)."),
     ("arg.hunt.level", "read-uncommitted, read-committed, repeatable-read, serializable ya da all (varsayılan: PostgreSQL'de farklı davranan üç düzey; tekrarlanabilir)"),
     ("arg.hunt.keys", "Aynı anda oyundaki anahtar sayısı (bir anahtar 32 ekleme alır, sonra yerini yeni bir anahtar alır)"),
     ("arg.hunt.clients", "Aynı anda işlem çalıştıran oturum sayısı"),

@@ -1,921 +1,93 @@
 //! The checker: a list-append history in, its anomalies out. Pure; no
-//! server, no engine.
+//! server, no engine. Its phases, as Elle names them, each in a file of its
+//! own and testable alone:
+//! 1. version orders ([`versions`]): who appended what, which transactions
+//!    committed, each key's order from its longest read, and what the reads
+//!    alone show (G1a, G1b, garbage, duplicates, incompatible orders, internal);
+//! 2. edges by kind ([`edges`]): ww, wr, rw, and real-time or session order
+//!    when asked;
+//! 3. cycles ([`cycles`]): strongly connected components, then a search per
+//!    class in each;
+//! 4. classification ([`cycles::classify`]): G0, G1c, G-single, G2-item and
+//!    their -process / -realtime variants;
+//! 5. explanation ([`explain`]): the operations each edge of a cycle rests on.
 //!
-//! List-append is traceable: every appended element is unique, so a read's
-//! list says who wrote each element and in which order the key's versions
-//! came. The longest committed read of a key is its version order. From it:
-//! - ww: T1 appended the element right before T2's in the key's order;
-//! - wr: T2 read a list whose last element T1 appended;
-//! - rw: T1 read a list that stops right before T2's element;
-//! - optionally T1 -> T2 when T1 ended before T2 began (real time), or came
-//!   before it on the same session.
-//!
-//! Cycles among committed transactions are classified by their edges (G0:
-//! ww only; G1c: ww and wr; G-single: exactly one rw; G2-item: two or more);
-//! reads alone show G1a (an aborted transaction's element), G1b (an
-//! element its writer appended over again), garbage (an element nobody
-//! appended), duplicate elements, orders two reads disagree on, and a
-//! transaction not seeing its own appends (internal). Which of them a
-//! PostgreSQL level forbids is [`forbidden`]'s business.
-use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+//! Which of them a PostgreSQL level forbids is [`forbidden`]'s business.
+use std::collections::BTreeMap;
 
-use serde::Serialize;
+pub use super::anomaly::*;
+use super::graph::Graph;
+use super::history::{Damage, History, Status};
+pub use super::models::forbidden;
+use super::{cycles, edges, explain, versions};
 
-use super::graph::{Graph, PROCESS, REALTIME, RW, Rules, Searcher, WR, WW};
-use super::history::{Damage, Elem, History, Key, Op, Status, Txn};
-
-/// What the checker may add to the data edges.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Options {
-    /// T1 -> T2 when T1 ended before T2 began.
-    pub realtime: bool,
-    /// T1 -> T2 when T1 came before T2 on the same session.
-    pub sessions: bool,
-    /// Every cycle class of every strongly connected component, not one per class.
-    pub all_cycles: bool,
+/// What the checker found so far, by name: every one counted, examples kept.
+struct Found {
+    by_name: BTreeMap<Name, Vec<Anomaly>>,
+    counts: BTreeMap<String, usize>,
+    /// Every cycle of every component, not one per class.
+    all: bool,
 }
 
-/// An anomaly's class.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub enum Class {
-    G0,
-    G1a,
-    G1b,
-    G1c,
-    GSingle,
-    G2Item,
-    /// A read lists the same element twice.
-    DuplicateElements,
-    /// A read lists an element nobody appended.
-    Garbage,
-    /// Two reads of a key disagree on its order (neither is a prefix of the other).
-    IncompatibleOrder,
-    /// A transaction's read does not show its own earlier reads and appends.
-    Internal,
-}
-
-impl Class {
-    /// Every class, in the order reports list them.
-    pub const ALL: [Class; 10] = [
-        Class::G0,
-        Class::G1a,
-        Class::G1b,
-        Class::G1c,
-        Class::GSingle,
-        Class::G2Item,
-        Class::DuplicateElements,
-        Class::Garbage,
-        Class::IncompatibleOrder,
-        Class::Internal,
-    ];
-}
-
-/// The edges beyond data a cycle needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub enum Via {
-    Data,
-    Session,
-    Realtime,
-}
-
-/// An anomaly's name: its class, and for a cycle what else it needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Name {
-    pub class: Class,
-    pub via: Via,
-}
-
-impl Name {
-    pub fn of(class: Class) -> Name {
-        Name { class, via: Via::Data }
-    }
-
-    /// Elle's names: G0, G1c, G-single, G2-item, G1a, G1b... with
-    /// -process / -realtime where a cycle needs those edges.
-    pub fn text(&self) -> String {
-        let base = match self.class {
-            Class::G0 => "G0",
-            Class::G1a => "G1a",
-            Class::G1b => "G1b",
-            Class::G1c => "G1c",
-            Class::GSingle => "G-single",
-            Class::G2Item => "G2-item",
-            Class::DuplicateElements => "duplicate-elements",
-            Class::Garbage => "garbage-read",
-            Class::IncompatibleOrder => "incompatible-order",
-            Class::Internal => "internal",
-        };
-        match self.via {
-            Via::Data => base.to_string(),
-            Via::Session => format!("{base}-process"),
-            Via::Realtime => format!("{base}-realtime"),
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Name> {
-        let (base, via) = if let Some(b) = s.strip_suffix("-realtime") {
-            (b, Via::Realtime)
-        } else if let Some(b) = s.strip_suffix("-process") {
-            (b, Via::Session)
-        } else {
-            (s, Via::Data)
-        };
-        let class = Class::ALL.into_iter().find(|c| Name::of(*c).text() == base)?;
-        Some(Name { class, via })
-    }
-
-    pub fn is_cycle(&self) -> bool {
-        matches!(self.class, Class::G0 | Class::G1c | Class::GSingle | Class::G2Item)
-    }
-}
-
-impl Serialize for Name {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.text())
-    }
-}
-
-/// PostgreSQL's levels as the checker knows them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Level {
-    /// Asked for, and read back, as itself; PostgreSQL runs it as read committed.
-    ReadUncommitted,
-    ReadCommitted,
-    RepeatableRead,
-    Serializable,
-}
-
-impl Level {
-    /// A level as lab's options or the server spell it.
-    pub fn parse(s: &str) -> Option<Level> {
-        match s.trim().to_ascii_lowercase().replace(['-', '_'], " ").as_str() {
-            "read uncommitted" => Some(Level::ReadUncommitted),
-            "read committed" => Some(Level::ReadCommitted),
-            "repeatable read" => Some(Level::RepeatableRead),
-            "serializable" => Some(Level::Serializable),
-            _ => None,
-        }
-    }
-
-    pub fn sql(&self) -> &'static str {
-        match self {
-            Level::ReadUncommitted => "read uncommitted",
-            Level::ReadCommitted => "read committed",
-            Level::RepeatableRead => "repeatable read",
-            Level::Serializable => "serializable",
-        }
-    }
-
-    pub fn flag(&self) -> &'static str {
-        match self {
-            Level::ReadUncommitted => "read-uncommitted",
-            Level::ReadCommitted => "read-committed",
-            Level::RepeatableRead => "repeatable-read",
-            Level::Serializable => "serializable",
+impl Found {
+    fn note(&mut self, a: Anomaly) {
+        *self.counts.entry(a.name.text()).or_default() += 1;
+        let v = self.by_name.entry(a.name).or_default();
+        if v.is_empty() || self.all {
+            v.push(a);
         }
     }
 }
 
-/// Does PostgreSQL forbid `name` at `level`? READ UNCOMMITTED (which
-/// PostgreSQL documents as behaving as READ COMMITTED) and READ COMMITTED forbid G0,
-/// G1a, G1b and G1c; REPEATABLE READ (snapshot isolation) also G-single;
-/// SERIALIZABLE every cycle. What no level allows (garbage, duplicates,
-/// incompatible orders, internal) is always forbidden. A cycle that needs
-/// real-time or session edges is judged as its class: the user asked for them.
-pub fn forbidden(name: Name, level: Level) -> bool {
-    match name.class {
-        Class::GSingle => level >= Level::RepeatableRead,
-        Class::G2Item => level >= Level::Serializable,
-        _ => true,
-    }
-}
-
-/// Why one edge of a cycle holds, from the operations it rests on.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum Why {
-    /// `to` appended `then` right after `from`'s `first` on `key`.
-    Ww {
-        key: Key,
-        first: Elem,
-        then: Elem,
-        from_op: usize,
-        to_op: usize,
-    },
-    /// `to` read `key` and saw `from`'s `elem` last.
-    Wr {
-        key: Key,
-        elem: Elem,
-        from_op: usize,
-        to_op: usize,
-    },
-    /// `from` read `key` without `elem`, which `to` appended next.
-    Rw {
-        key: Key,
-        elem: Elem,
-        from_op: usize,
-        to_op: usize,
-    },
-    /// `from` ended before `to` began.
-    Realtime,
-    /// `from` came before `to` on one session.
-    Session,
-}
-
-impl Why {
-    /// The operations (transaction position in the cycle aside) the edge rests on: (from's op, to's op).
-    pub fn ops(&self) -> Option<(usize, usize)> {
-        match self {
-            Why::Ww { from_op, to_op, .. } | Why::Wr { from_op, to_op, .. } | Why::Rw { from_op, to_op, .. } => {
-                Some((*from_op, *to_op))
-            }
-            _ => None,
-        }
-    }
-}
-
-/// One edge of a cycle: transaction indexes into the history's `txns`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Link {
-    pub from: usize,
-    pub to: usize,
-    pub why: Why,
-}
-
-/// One anomaly, with what shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Anomaly {
-    pub name: Name,
-    /// The transactions involved (a cycle's in its order).
-    pub txns: Vec<usize>,
-    /// A cycle's edges, the last back to the first transaction.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub cycle: Vec<Link>,
-    /// A read's anomaly: the reading transaction's op, the key, the element in question.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub read: Option<ReadAt>,
-}
-
-impl Anomaly {
-    /// Its transactions, each once, in the order they first appear.
-    pub fn distinct_txns(&self) -> Vec<usize> {
-        let mut out: Vec<usize> = Vec::new();
-        for t in &self.txns {
-            if !out.contains(t) {
-                out.push(*t);
-            }
-        }
-        out
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ReadAt {
-    pub txn: usize,
-    pub op: usize,
-    pub key: Key,
-    /// The element the anomaly is about (the aborted, intermediate, unknown or duplicated one).
-    pub elem: Option<Elem>,
-    /// Who appended it, where known.
-    pub writer: Option<usize>,
-    /// For incompatible orders: the other read (transaction, op).
-    pub other: Option<(usize, usize)>,
-}
-
-/// What the checker found.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Checked {
-    pub txns: usize,
-    pub committed: usize,
-    pub aborted: usize,
-    pub unknown: usize,
-    /// Examples, at most one per class unless every cycle was asked for.
-    pub anomalies: Vec<Anomaly>,
-    /// How many of each class were seen (cycles: strongly connected components showing one).
-    pub counts: BTreeMap<String, usize>,
-    /// Some search ran out of budget: a cycle class may be missing.
-    pub cut_short: bool,
-}
-
-impl Checked {
-    pub fn names(&self) -> Vec<Name> {
-        let mut v: Vec<Name> = self.anomalies.iter().map(|a| a.name).collect();
-        v.sort();
-        v.dedup();
-        v
-    }
-}
-
-/// A hasher for integer keys: one multiply (the default SipHash is a
-/// quarter of the checker's time on a million transactions).
-#[derive(Default, Clone, Copy)]
-pub struct IntHasher(u64);
-
-impl Hasher for IntHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ *b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-    fn write_i64(&mut self, i: i64) {
-        self.0 = (self.0.rotate_left(5) ^ i as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.write_i64(i as i64)
-    }
-}
-
-pub type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
-
-/// Who appended an element to a key.
-#[derive(Clone, Copy)]
-struct Writer {
-    txn: u32,
-    op: u32,
-    /// The writer's last append to that key.
-    last: bool,
-}
-
-/// Up to this many operations, a transaction is searched rather than indexed.
-const SHORT: usize = 16;
-
-/// Who appended each (key, element).
-type Writers = IntMap<(Key, Elem), Writer>;
-
-/// How far one search may go (edges looked at) per class and component.
-const BUDGET: u64 = 2_000_000;
-
-/// Checks `h`. A history the checker cannot read as list-append (an
-/// element appended twice to one key) is damage. Elements need be unique
-/// per key only, as Elle asks: Jepsen's generator numbers each key's
-/// appends 1, 2, 3 ...
+/// Checks `h`, phase by phase. A history the checker cannot read as
+/// list-append (an element appended twice to one key) is damage.
 pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
     let txns = &h.txns;
     let n = txns.len();
-    let mut out = Checked {
-        txns: n,
-        ..Checked::default()
+    let writers = versions::writers(txns)?;
+    let committed = versions::committed(txns, &writers);
+    let orders = versions::VersionOrders::from_longest_reads(txns);
+    let mut found = Found {
+        by_name: BTreeMap::new(),
+        counts: BTreeMap::new(),
+        all: opts.all_cycles,
     };
-    // Who wrote what, by key and element.
-    let mut writers: Writers = IntMap::default();
-    writers.reserve(n * 2);
-    for (t, txn) in txns.iter().enumerate() {
-        // A long transaction (a --check file's) has each key's last append
-        // looked up, not searched for after every append.
-        let last_of: Option<IntMap<Key, usize>> = (txn.ops.len() > SHORT).then(|| {
-            (txn.ops.iter().enumerate())
-                .filter_map(|(i, o)| match o {
-                    Op::Append(k, _) => Some((*k, i)),
-                    Op::Read(..) => None,
-                })
-                .collect()
-        });
-        for (i, op) in txn.ops.iter().enumerate() {
-            if let Op::Append(k, v) = op {
-                let last = match &last_of {
-                    Some(m) => m[k] == i,
-                    None => !(txn.ops[i + 1..].iter()).any(|o| matches!(o, Op::Append(k2, _) if k2 == k)),
-                };
-                let w = Writer {
-                    txn: t as u32,
-                    op: i as u32,
-                    last,
-                };
-                if let Some(before) = writers.insert((*k, *v), w) {
-                    return Err(Damage {
-                        line: txn.line,
-                        what: format!(
-                            "the element {v} is appended to key {k} twice (also by the transaction on line {}): list-append needs each key's appended elements unique",
-                            txns[before.txn as usize].line
-                        ),
-                    });
-                }
-            }
-        }
-    }
-    // Committed: ok, and an unknown outcome whose element a committed read saw.
-    let mut committed: Vec<bool> = txns.iter().map(|t| t.status == Status::Ok).collect();
-    let unknown = txns.iter().any(|t| t.status == Status::Info);
-    for txn in txns.iter().filter(|t| unknown && t.status == Status::Ok) {
-        for op in &txn.ops {
-            if let Op::Read(k, Some(list)) = op {
-                for e in list {
-                    if let Some(w) = writers.get(&(*k, *e))
-                        && txns[w.txn as usize].status == Status::Info
-                    {
-                        committed[w.txn as usize] = true;
-                    }
-                }
-            }
-        }
-    }
-    out.committed = committed.iter().filter(|c| **c).count();
-    out.aborted = txns.iter().filter(|t| t.status == Status::Fail).count();
-    out.unknown = n - out.committed - out.aborted;
-
-    // Each key's version order: its longest committed read.
-    let mut longest: IntMap<Key, (u32, u32)> = IntMap::default();
-    let list_at = |(t, i): (u32, u32)| -> &[Elem] {
-        match &txns[t as usize].ops[i as usize] {
-            Op::Read(_, Some(l)) => l,
-            _ => &[],
-        }
-    };
-    for (t, txn) in txns.iter().enumerate().filter(|(t, _)| txns[*t].status == Status::Ok) {
-        for (i, op) in txn.ops.iter().enumerate() {
-            if let Op::Read(k, Some(l)) = op {
-                let e = longest.entry(*k).or_insert((t as u32, i as u32));
-                if l.len() > list_at(*e).len() {
-                    *e = (t as u32, i as u32);
-                }
-            }
-        }
-    }
-    let mut found: BTreeMap<Name, Vec<Anomaly>> = BTreeMap::new();
-    let mut note = |out: &mut Checked, a: Anomaly| {
-        *out.counts.entry(a.name.text()).or_default() += 1;
-        let v = found.entry(a.name).or_default();
-        if v.is_empty() || opts.all_cycles {
-            v.push(a);
-        }
-    };
-    let mut edges: Vec<(u32, u32, u8)> = Vec::with_capacity(n * 4);
-    // Per key: where its order first repeats an element, and first holds one
-    // nobody appended or an aborted transaction did.
-    let mut flaws_of: IntMap<Key, (Option<usize>, Option<usize>)> = IntMap::default();
-    for (t, txn) in txns.iter().enumerate() {
-        if txn.status != Status::Ok {
-            continue;
-        }
-        internal(t, txn, &mut |a| note(&mut out, a));
-        for (i, op) in txn.ops.iter().enumerate() {
-            let Op::Read(k, Some(l)) = op else { continue };
-            let read =
-                |class: Class, elem: Option<Elem>, writer: Option<usize>, other: Option<(usize, usize)>| Anomaly {
-                    name: Name::of(class),
-                    txns: writer.into_iter().chain([t]).collect(),
-                    cycle: Vec::new(),
-                    read: Some(ReadAt {
-                        txn: t,
-                        op: i,
-                        key: *k,
-                        elem,
-                        writer,
-                        other,
-                    }),
-                };
-            let at = longest[k];
-            let order = list_at(at);
-            let prefix = order.starts_with(l);
-            // A read that is a prefix of the key's order holds what the
-            // order's first elements hold (each looked at once per key);
-            // another is looked at element by element.
-            let flaws = if prefix {
-                let f = flaws_of.entry(*k).or_insert_with(|| flaws(*k, order, &writers, txns));
-                (f.0.filter(|p| *p < l.len()), f.1.filter(|p| *p < l.len()))
-            } else {
-                flaws(*k, l, &writers, txns)
-            };
-            if let Some(p) = flaws.0 {
-                note(&mut out, read(Class::DuplicateElements, Some(l[p]), None, None));
-            }
-            if let Some(p) = flaws.1 {
-                let e = l[p];
-                match writers.get(&(*k, e)) {
-                    None => note(&mut out, read(Class::Garbage, Some(e), None, None)),
-                    Some(w) => note(&mut out, read(Class::G1a, Some(e), Some(w.txn as usize), None)),
-                }
-            }
-            let last = l.last().and_then(|e| writers.get(&(*k, *e)));
-            if let (Some(e), Some(w)) = (l.last(), last)
-                && w.txn as usize != t
-                && !w.last
-                && txns[w.txn as usize].status != Status::Fail
-            {
-                note(&mut out, read(Class::G1b, Some(*e), Some(w.txn as usize), None));
-            }
-            if !prefix {
-                let other = Some((at.0 as usize, at.1 as usize));
-                note(&mut out, read(Class::IncompatibleOrder, None, None, other));
-                continue;
-            }
-            // wr: the last element's writer -> this reader.
-            if let Some(w) = last
-                && w.txn as usize != t
-                && committed[w.txn as usize]
-            {
-                edges.push((w.txn, t as u32, WR));
-            }
-            // rw: this reader -> the writer of the element it did not see
-            // (not when that writer's earlier element ends the read: a G1b, said once).
-            if let Some(e) = order.get(l.len())
-                && let Some(w) = writers.get(&(*k, *e))
-                && w.txn as usize != t
-                && last.is_none_or(|x| x.txn != w.txn)
-                && committed[w.txn as usize]
-            {
-                edges.push((t as u32, w.txn, RW));
-            }
-        }
-    }
-    // ww: consecutive elements of each key's order, by different writers.
-    for (&k, &at) in &longest {
-        let order = list_at(at);
-        for pair in order.windows(2) {
-            if let (Some(a), Some(b)) = (writers.get(&(k, pair[0])), writers.get(&(k, pair[1])))
-                && a.txn != b.txn
-                && committed[a.txn as usize]
-                && committed[b.txn as usize]
-            {
-                edges.push((a.txn, b.txn, WW));
-            }
-        }
-    }
+    versions::read_anomalies(txns, &writers, &orders, &mut |a| found.note(a));
+    versions::lost_updates(txns, &mut |a| found.note(a));
+    versions::dirty_updates(txns, &writers, &orders, &mut |a| found.note(a));
+    let mut edges = Vec::with_capacity(n * 4);
+    edges::read_edges(txns, &writers, &orders, &committed, &mut edges);
+    edges::write_edges(txns, &writers, &orders, &committed, &mut edges);
+    edges::unobserved_edges(txns, &writers, &orders, &committed, &mut edges);
     if opts.sessions {
-        session_edges(txns, &committed, &mut edges);
+        edges::session_edges(txns, &committed, &mut edges);
     }
     if opts.realtime {
-        realtime_edges(txns, &committed, &mut edges);
+        edges::realtime_edges(txns, &committed, &mut edges);
     }
     let graph = Graph::new(n, edges);
-    let cut = cycles(&graph, opts, &mut |name, path| {
-        let a = explain(txns, &writers, &longest, name, path);
-        note(&mut out, a);
+    let cut_short = cycles::cycles(&graph, opts, &mut |name, path| {
+        found.note(explain::explain(txns, &writers, &orders, name, path))
     });
-    out.cut_short = cut;
-    out.anomalies = found.into_values().flatten().collect();
-    Ok(out)
-}
-
-/// Where key `k`'s list first holds an element a second time, and first
-/// holds one nobody appended to it or an aborted transaction appended.
-fn flaws(k: Key, l: &[Elem], writers: &Writers, txns: &[Txn]) -> (Option<usize>, Option<usize>) {
-    let dup = if l.len() <= SHORT {
-        (0..l.len()).find(|i| l[..*i].contains(&l[*i]))
-    } else {
-        let mut seen: IntMap<Elem, ()> = IntMap::default();
-        (0..l.len()).find(|i| seen.insert(l[*i], ()).is_some())
-    };
-    let bad = l.iter().position(|e| {
-        writers
-            .get(&(k, *e))
-            .is_none_or(|w| txns[w.txn as usize].status == Status::Fail)
-    });
-    (dup, bad)
-}
-
-/// A transaction's reads against what it read and appended before: a
-/// later read of a key starts with the earlier one (lists only grow) and
-/// ends with the appends made since.
-fn internal(t: usize, txn: &Txn, note: &mut dyn FnMut(Anomaly)) {
-    // Only a key the transaction touches twice can show it.
-    let ops = &txn.ops;
-    let repeats = if ops.len() <= SHORT {
-        (ops.iter().enumerate()).any(|(i, o)| ops[..i].iter().any(|p| p.key() == o.key()))
-    } else {
-        let mut keys: IntMap<Key, ()> = IntMap::default();
-        ops.iter().any(|o| keys.insert(o.key(), ()).is_some())
-    };
-    if !repeats {
-        return;
-    }
-    // Per key: the last read (op index), the appends since.
-    let mut seen: IntMap<Key, (Option<usize>, Vec<Elem>)> = IntMap::default();
-    for (i, op) in txn.ops.iter().enumerate() {
-        let k = op.key();
-        let entry = seen.entry(k).or_default();
-        match op {
-            Op::Append(_, v) => entry.1.push(*v),
-            Op::Read(_, None) => {}
-            Op::Read(_, Some(l)) => {
-                let (before, since) = &*entry;
-                let prefix_ok = before.is_none_or(|b| match &txn.ops[b] {
-                    Op::Read(_, Some(p)) => l.starts_with(p),
-                    _ => true,
-                });
-                if !prefix_ok || !l.ends_with(since) {
-                    note(Anomaly {
-                        name: Name::of(Class::Internal),
-                        txns: vec![t],
-                        cycle: Vec::new(),
-                        read: Some(ReadAt {
-                            txn: t,
-                            op: i,
-                            key: k,
-                            elem: None,
-                            writer: None,
-                            other: before.map(|b| (t, b)),
-                        }),
-                    });
-                }
-                *entry = (Some(i), Vec::new());
-            }
-        }
-    }
-}
-
-/// Each session's committed transactions in the order it ran them.
-fn session_edges(txns: &[Txn], committed: &[bool], edges: &mut Vec<(u32, u32, u8)>) {
-    let mut last: IntMap<u64, (u64, u32)> = IntMap::default();
-    let mut order: Vec<usize> = (0..txns.len()).filter(|t| committed[*t]).collect();
-    order.sort_by_key(|t| (txns[*t].start, *t));
-    for t in order {
-        if let Some((_, prev)) = last.insert(txns[t].session, (txns[t].start, t as u32)) {
-            edges.push((prev, t as u32, PROCESS));
-        }
-    }
-}
-
-/// T1 -> T2 when T1 ended before T2 began, reduced as Elle does: each
-/// transaction gets edges from the ended transactions no later-ended one
-/// already follows (at most about one per session).
-fn realtime_edges(txns: &[Txn], committed: &[bool], edges: &mut Vec<(u32, u32, u8)>) {
-    // (time, is a start, txn): at one instant starts come first (an end at the same time is not before).
-    let mut events: Vec<(u64, bool, u32)> = Vec::new();
-    for (t, txn) in txns.iter().enumerate().filter(|(t, _)| committed[*t]) {
-        events.push((txn.start, true, t as u32));
-        if let Some(end) = txn.end {
-            events.push((end, false, t as u32));
-        }
-    }
-    events.sort_unstable_by_key(|&(time, start, t)| (time, !start, t));
-    let mut frontier: Vec<u32> = Vec::new();
-    let mut preds: IntMap<u32, Vec<u32>> = IntMap::default();
-    let mut covered = vec![false; txns.len()];
-    for (_, start, t) in events {
-        if start {
-            if !frontier.is_empty() {
-                preds.insert(t, frontier.clone());
-            }
-            continue;
-        }
-        if let Some(ps) = preds.remove(&t) {
-            for p in ps {
-                edges.push((p, t, REALTIME));
-                covered[p as usize] = true;
-            }
-            frontier.retain(|p| !covered[*p as usize]);
-        }
-        frontier.push(t);
-    }
-}
-
-/// The searches, in order of severity: a class and how it starts (the kind
-/// of its first edge), what its path back may walk.
-const SEARCHES: [(Class, u8, Rules); 4] = [
-    (
-        Class::G0,
-        WW,
-        Rules {
-            allowed: WW,
-            need_rw: false,
-        },
-    ),
-    (
-        Class::G1c,
-        WR,
-        Rules {
-            allowed: WW | WR,
-            need_rw: false,
-        },
-    ),
-    (
-        Class::GSingle,
-        RW,
-        Rules {
-            allowed: WW | WR,
-            need_rw: false,
-        },
-    ),
-    (
-        Class::G2Item,
-        RW,
-        Rules {
-            allowed: WW | WR | RW,
-            need_rw: true,
-        },
-    ),
-];
-
-/// Finds cycles in every strongly connected component: for each class,
-/// the first edge of that kind from which a path back exists by the
-/// class's rules gives the shortest such cycle through that edge. Reports
-/// each cycle found (as (from, to, kind) edges); true if a search ran out of budget.
-fn cycles(g: &Graph, opts: Options, found: &mut dyn FnMut(Name, Vec<(u32, u32, u8)>)) -> bool {
-    let extra = (if opts.sessions { PROCESS } else { 0 }) | (if opts.realtime { REALTIME } else { 0 });
-    let (comp, big) = g.components(WW | WR | RW | extra, |_| true);
-    if big.is_empty() {
-        return false;
-    }
-    let mut searcher = Searcher::new(g.len());
-    let mut seen: Vec<Name> = Vec::new();
-    let mut cut = false;
-    let vias: Vec<u8> = if extra == 0 { vec![0] } else { vec![0, extra] };
-    // G0 and G1c: only an edge inside a component of their own kinds can close
-    // such a cycle (computed once for the whole graph: a cycle of those kinds
-    // lies in one of them).
-    let narrow: Vec<Option<Vec<u32>>> = vias
-        .iter()
-        .flat_map(|&with| {
-            SEARCHES
-                .iter()
-                .map(move |(class, _, rules)| (*class, rules.allowed | with))
-        })
-        .map(|(class, allowed)| matches!(class, Class::G0 | Class::G1c).then(|| g.components(allowed, |_| true).0))
-        .collect();
-    for members in &big {
-        let c = comp[members[0] as usize];
-        let within = |v: u32| comp[v as usize] == c;
-        for (vi, &with) in vias.iter().enumerate() {
-            for (si, (class, first, rules)) in SEARCHES.into_iter().enumerate() {
-                let rules = Rules {
-                    allowed: rules.allowed | with,
-                    ..rules
-                };
-                let wanted = |name: &Name| name.class == class && (with == 0) == (name.via == Via::Data);
-                if !opts.all_cycles && seen.iter().any(wanted) {
-                    continue;
-                }
-                let narrow = &narrow[vi * SEARCHES.len() + si];
-                let mut budget = BUDGET;
-                'edges: for &u in members {
-                    for &(v, kinds) in g.out(u) {
-                        if kinds & first == 0 || !within(v) {
-                            continue;
-                        }
-                        if let Some(nc) = narrow
-                            && (nc[u as usize] != nc[v as usize] || nc[u as usize] == u32::MAX)
-                        {
-                            continue;
-                        }
-                        let Some(mut path) = searcher.path(g, (v, u), rules, &within, &mut budget) else {
-                            if budget == 0 {
-                                cut = true;
-                                break 'edges;
-                            }
-                            continue;
-                        };
-                        path.insert(0, (u, v, first));
-                        if !simple(&path) {
-                            continue;
-                        }
-                        let path = plainest(g, path);
-                        let name = classify(&path);
-                        if name.class == class && (with == 0) == (name.via == Via::Data) {
-                            seen.push(name);
-                            found(name, path);
-                            break 'edges;
-                        }
-                    }
-                }
-            }
-        }
-    }
-    cut
-}
-
-/// A cycle that passes no transaction twice (a breadth-first walk over
-/// (node, walked an RW edge) states may join two cycles at a node).
-fn simple(path: &[(u32, u32, u8)]) -> bool {
-    let mut nodes: Vec<u32> = path.iter().map(|e| e.0).collect();
-    nodes.sort_unstable();
-    nodes.windows(2).all(|w| w[0] != w[1])
-}
-
-/// The cycle with each edge walked as RW that is a WW or WR edge too
-/// walked as that: an anti-dependency that a write or read dependency
-/// explains does not make the cycle a G-single or G2-item (u -rw-> v
-/// -ww,rw-> u is a G-single, not a G2-item as well).
-fn plainest(g: &Graph, path: Vec<(u32, u32, u8)>) -> Vec<(u32, u32, u8)> {
-    (path.into_iter())
-        .map(|(a, b, kind)| {
-            let kinds = g.kinds(a, b);
-            match kind {
-                RW if kinds & WW != 0 => (a, b, WW),
-                RW if kinds & WR != 0 => (a, b, WR),
-                _ => (a, b, kind),
-            }
-        })
-        .collect()
-}
-
-/// A cycle's class from the kinds it walks.
-pub fn classify(path: &[(u32, u32, u8)]) -> Name {
-    let rw = path.iter().filter(|e| e.2 == RW).count();
-    let class = match rw {
-        0 if path.iter().any(|e| e.2 == WR) => Class::G1c,
-        0 => Class::G0,
-        1 => Class::GSingle,
-        _ => Class::G2Item,
-    };
-    let via = if path.iter().any(|e| e.2 == REALTIME) {
-        Via::Realtime
-    } else if path.iter().any(|e| e.2 == PROCESS) {
-        Via::Session
-    } else {
-        Via::Data
-    };
-    Name { class, via }
-}
-
-/// A cycle with the operations each edge rests on.
-fn explain(
-    txns: &[Txn],
-    writers: &Writers,
-    longest: &IntMap<Key, (u32, u32)>,
-    name: Name,
-    path: Vec<(u32, u32, u8)>,
-) -> Anomaly {
-    let cycle: Vec<Link> = path
-        .iter()
-        .map(|&(a, b, kind)| Link {
-            from: a as usize,
-            to: b as usize,
-            why: why(txns, writers, longest, a as usize, b as usize, kind),
-        })
-        .collect();
-    Anomaly {
-        name,
-        txns: cycle.iter().map(|l| l.from).collect(),
-        cycle,
-        read: None,
-    }
-}
-
-/// The evidence for edge `a -> b` of `kind`: the first key that shows it.
-fn why(txns: &[Txn], writers: &Writers, longest: &IntMap<Key, (u32, u32)>, a: usize, b: usize, kind: u8) -> Why {
-    let order_of = |k: &Key| -> &[Elem] {
-        match longest.get(k).map(|&(t, i)| &txns[t as usize].ops[i as usize]) {
-            Some(Op::Read(_, Some(l))) => l,
-            _ => &[],
-        }
-    };
-    let by = |k: Key, e: Elem, t: usize| writers.get(&(k, e)).is_some_and(|w| w.txn as usize == t);
-    let op_of = |k: Key, e: Elem| writers.get(&(k, e)).map_or(0, |w| w.op as usize);
-    match kind {
-        WW => {
-            for (j, op) in txns[b].ops.iter().enumerate() {
-                if let Op::Append(k, then) = op {
-                    let order = order_of(k);
-                    if let Some(p) = order.iter().position(|e| e == then)
-                        && p > 0
-                        && by(*k, order[p - 1], a)
-                    {
-                        return Why::Ww {
-                            key: *k,
-                            first: order[p - 1],
-                            then: *then,
-                            from_op: op_of(*k, order[p - 1]),
-                            to_op: j,
-                        };
-                    }
-                }
-            }
-        }
-        WR => {
-            for (j, op) in txns[b].ops.iter().enumerate() {
-                if let Op::Read(k, Some(l)) = op
-                    && let Some(e) = l.last()
-                    && by(*k, *e, a)
-                {
-                    return Why::Wr {
-                        key: *k,
-                        elem: *e,
-                        from_op: op_of(*k, *e),
-                        to_op: j,
-                    };
-                }
-            }
-        }
-        RW => {
-            for (j, op) in txns[a].ops.iter().enumerate() {
-                if let Op::Read(k, Some(l)) = op
-                    && let Some(e) = order_of(k).get(l.len())
-                    && by(*k, *e, b)
-                {
-                    return Why::Rw {
-                        key: *k,
-                        elem: *e,
-                        from_op: j,
-                        to_op: op_of(*k, *e),
-                    };
-                }
-            }
-        }
-        PROCESS => return Why::Session,
-        _ => {}
-    }
-    Why::Realtime
+    let committed_n = committed.iter().filter(|c| **c).count();
+    let aborted = txns.iter().filter(|t| t.status == Status::Fail).count();
+    Ok(Checked {
+        txns: n,
+        committed: committed_n,
+        aborted,
+        unknown: n - committed_n - aborted,
+        anomalies: found.by_name.into_values().flatten().collect(),
+        counts: found.counts,
+        cut_short,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::hunt::history::Txn;
+    use crate::commands::hunt::history::{Elem, Key};
+    use crate::commands::hunt::history::{Op, Txn};
+    use crate::commands::hunt::models;
 
     /// A committed transaction on session `s`, from `start` to `start + 1`.
     fn ok(s: u64, start: u64, ops: Vec<Op>) -> Txn {
@@ -1220,6 +392,222 @@ mod tests {
         assert_eq!(c.counts["G2-item"], 2);
     }
 
+    /// Whether each level (read committed, repeatable read, serializable)
+    /// forbids something in `h`: the exit code `lab hunt --check --level` gives.
+    fn verdicts(h: Vec<Txn>, opts: Options) -> (Vec<String>, [bool; 3]) {
+        let c = check(&history(h), opts).unwrap();
+        let at = |l: Level| c.names().iter().any(|n| forbidden(*n, l));
+        let names = c.names().iter().map(Name::text).collect();
+        (
+            names,
+            [
+                at(Level::ReadCommitted),
+                at(Level::RepeatableRead),
+                at(Level::Serializable),
+            ],
+        )
+    }
+
+    #[test]
+    fn long_fork_is_g_nonadjacent_forbidden_by_snapshot_isolation() {
+        // T0 appends x, T1 appends y, T2 reads x=[1] y=[], T3 reads x=[] y=[2].
+        let h = vec![
+            ok(1, 0, vec![a(1, 1)]),
+            ok(2, 0, vec![a(2, 2)]),
+            ok(3, 0, vec![r(1, &[1]), r(2, &[])]),
+            ok(4, 0, vec![r(1, &[]), r(2, &[2])]),
+        ];
+        let c = check(&history(h.clone()), Options::default()).unwrap();
+        assert_eq!(c.names(), vec![Name::of(Class::GNonadjacent)]);
+        let cyc = &c.anomalies[0].cycle;
+        assert_eq!(cyc.len(), 4);
+        assert_eq!(cyc.iter().filter(|l| matches!(l.why, Why::Rw { .. })).count(), 2);
+        assert_eq!(verdicts(h, Options::default()).1, [false, true, true]);
+        assert_eq!(
+            models::boundary(["G-nonadjacent-item"]).not,
+            vec!["repeatable-read", "snapshot-isolation"]
+        );
+    }
+
+    /// (what, history, options, the classes found, whether read committed,
+    /// repeatable read and serializable forbid something in it).
+    type Case = (&'static str, Vec<Txn>, Options, &'static [&'static str], [bool; 3]);
+
+    fn class_cases() -> Vec<Case> {
+        let none = Options::default();
+        let mut aborted = ok(1, 0, vec![a(1, 1)]);
+        aborted.status = Status::Fail;
+        vec![
+            (
+                "serial",
+                vec![ok(1, 0, vec![a(1, 1)]), ok(2, 10, vec![r(1, &[1])])],
+                none,
+                &[],
+                [false; 3],
+            ),
+            (
+                "G0",
+                vec![
+                    ok(1, 0, vec![a(1, 1), a(2, 4)]),
+                    ok(2, 0, vec![a(1, 2), a(2, 3)]),
+                    ok(3, 10, vec![r(1, &[1, 2]), r(2, &[3, 4])]),
+                ],
+                none,
+                &["G0"],
+                [true; 3],
+            ),
+            (
+                "G1c",
+                vec![ok(1, 0, vec![a(1, 1), r(2, &[2])]), ok(2, 0, vec![a(2, 2), r(1, &[1])])],
+                none,
+                &["G1c"],
+                [true; 3],
+            ),
+            (
+                "read skew",
+                vec![
+                    ok(1, 0, vec![a(1, 1), a(2, 2)]),
+                    ok(2, 10, vec![r(1, &[1]), r(2, &[2, 4])]),
+                    ok(3, 10, vec![a(1, 3), a(2, 4)]),
+                    ok(1, 30, vec![r(1, &[1, 3])]),
+                ],
+                none,
+                &["G-single"],
+                [false, true, true],
+            ),
+            (
+                "write skew",
+                vec![
+                    ok(1, 0, vec![r(1, &[]), a(2, 2)]),
+                    ok(2, 0, vec![r(2, &[]), a(1, 1)]),
+                    ok(3, 10, vec![r(1, &[1]), r(2, &[2])]),
+                ],
+                none,
+                &["G2-item"],
+                [false, false, true],
+            ),
+            (
+                // Both read [1] and appended; nobody read after. Neither saw the
+                // other's append, which came after [1]: rw both ways, a G2-item.
+                "lost update, unread",
+                vec![
+                    ok(1, 0, vec![a(1, 1)]),
+                    ok(2, 10, vec![r(1, &[1]), a(1, 2)]),
+                    ok(3, 10, vec![r(1, &[1]), a(1, 3)]),
+                ],
+                none,
+                &["G2-item", "lost-update"],
+                [false, true, true],
+            ),
+            (
+                // With the order read back, the lost update closes a G-single too.
+                "lost update seen",
+                vec![
+                    ok(1, 0, vec![a(1, 1)]),
+                    ok(2, 10, vec![r(1, &[1]), a(1, 2)]),
+                    ok(3, 10, vec![r(1, &[1]), a(1, 3)]),
+                    ok(4, 30, vec![r(1, &[1, 2, 3])]),
+                ],
+                none,
+                &["G-single", "lost-update"],
+                [false, true, true],
+            ),
+            (
+                "dirty update",
+                vec![
+                    aborted.clone(),
+                    ok(2, 10, vec![a(1, 2)]),
+                    ok(3, 30, vec![r(1, &[1, 2])]),
+                ],
+                none,
+                &["G1a", "dirty-update"],
+                [true; 3],
+            ),
+            (
+                "future read",
+                vec![ok(1, 0, vec![r(1, &[1]), a(1, 1)])],
+                none,
+                &["future-read"],
+                [true; 3],
+            ),
+            (
+                "stale read",
+                vec![
+                    ok(1, 0, vec![a(1, 1)]),
+                    ok(1, 10, vec![r(1, &[])]),
+                    ok(2, 20, vec![r(1, &[1])]),
+                ],
+                Options { realtime: true, ..none },
+                &["G-single-realtime"],
+                [false, true, true],
+            ),
+            (
+                // Each reader missed the other session's append, after its own
+                // session's: rw edges apart, joined by session order.
+                "G-nonadjacent-process",
+                vec![
+                    ok(1, 0, vec![a(1, 1)]),
+                    ok(2, 0, vec![a(2, 2)]),
+                    ok(1, 10, vec![r(2, &[])]),
+                    ok(2, 10, vec![r(1, &[])]),
+                    ok(3, 30, vec![r(1, &[1]), r(2, &[2])]),
+                ],
+                Options { sessions: true, ..none },
+                &["G-nonadjacent-process"],
+                [false, true, true],
+            ),
+        ]
+    }
+
+    #[test]
+    fn every_class_at_every_level() {
+        let cases = class_cases();
+        for (what, h, opts, names, levels) in cases {
+            let (got, at) = verdicts(h, opts);
+            assert_eq!(got, names.to_vec(), "{what}");
+            assert_eq!(at, levels, "{what}: {got:?}");
+        }
+    }
+
+    /// An edge Elle's inference draws to an append no read showed is
+    /// explained by that append and the read of the whole order, not
+    /// passed off as real time.
+    #[test]
+    fn edges_to_unread_appends_say_where_their_order_comes_from() {
+        let h = vec![
+            ok(1, 0, vec![a(1, 1)]),
+            ok(2, 10, vec![r(1, &[1]), a(1, 2)]),
+            ok(3, 10, vec![r(1, &[1]), a(1, 3)]),
+        ];
+        let c = check(&history(h), Options::default()).unwrap();
+        let g2 = c.anomalies.iter().find(|x| x.name == Name::of(Class::G2Item)).unwrap();
+        for l in &g2.cycle {
+            let Why::Rw {
+                key: 1, elem, order, ..
+            } = l.why
+            else {
+                panic!("{:?}", l.why)
+            };
+            assert_eq!(order, OrderFrom::Unread);
+            assert_eq!(elem, [2, 3][l.to - 1]);
+        }
+        // A read order: the read it comes from.
+        let h = vec![
+            ok(1, 0, vec![r(1, &[]), a(2, 2)]),
+            ok(2, 0, vec![r(2, &[]), a(1, 1)]),
+            ok(3, 10, vec![r(1, &[1]), r(2, &[2, 5])]),
+            ok(4, 20, vec![a(2, 5)]),
+        ];
+        let c = check(&history(h), Options::default()).unwrap();
+        let froms: Vec<OrderFrom> = (c.anomalies[0].cycle.iter())
+            .filter_map(|l| match l.why {
+                Why::Rw { order, .. } => Some(order),
+                _ => None,
+            })
+            .collect();
+        assert!(froms.contains(&OrderFrom::LongestRead { txn: 2, op: 1 }), "{froms:?}");
+    }
+
     #[test]
     fn names_round_trip() {
         for s in [
@@ -1231,6 +619,12 @@ mod tests {
             "G2-item",
             "G-single-realtime",
             "G0-process",
+            "G-nonadjacent",
+            "G-nonadjacent-realtime",
+            "lost-update",
+            "dirty-update",
+            "future-read",
+            "cyclic-versions",
             "internal",
         ] {
             assert_eq!(Name::parse(s).map(|n| n.text()).as_deref(), Some(s));

@@ -16,7 +16,7 @@ pub enum Value {
     /// Floats, characters, big numbers: kept as their text (a history's ops never hold them).
     Other(String),
     Str(String),
-    Keyword(String),
+    Keyword(std::sync::Arc<str>),
     Symbol(String),
     /// A vector, a list or a set.
     Seq(Vec<Value>),
@@ -29,7 +29,7 @@ impl Value {
         match self {
             Value::Map(entries) => entries
                 .iter()
-                .find(|(k, _)| matches!(k, Value::Keyword(name) if name == key))
+                .find(|(k, _)| matches!(k, Value::Keyword(name) if &**name == key))
                 .map(|(_, v)| v),
             _ => None,
         }
@@ -71,33 +71,85 @@ pub struct EdnError {
     pub what: String,
 }
 
-/// Reads top-level forms one by one.
-pub struct Reader<'a> {
-    src: &'a [u8],
+/// Reads top-level forms one by one, from text or a stream (a history of
+/// a million operations is hundreds of megabytes: it is never held whole,
+/// only the form being read).
+pub struct Reader<R> {
+    input: R,
+    buf: Box<[u8]>,
     pos: usize,
+    end: usize,
+    /// The input has no more bytes.
+    done: bool,
     line: usize,
     /// Forms being read around the current one.
     depth: usize,
+    /// Inside a top-level vector whose items [`Reader::next_item`] hands out one by one.
+    in_vector: bool,
+    /// Keywords seen, each kept once.
+    keywords: std::collections::HashMap<Box<[u8]>, std::sync::Arc<str>>,
 }
 
 /// How deep forms may nest (a history's go five deep, a tag counted): deeper
 /// is refused, not read into a stack overflow.
 const DEEPEST: usize = 128;
 
-impl<'a> Reader<'a> {
-    pub fn new(text: &'a str) -> Reader<'a> {
+impl<'a> Reader<&'a [u8]> {
+    pub fn new(text: &'a str) -> Reader<&'a [u8]> {
+        Reader::from_read(text.as_bytes())
+    }
+}
+
+impl<R: std::io::Read> Reader<R> {
+    pub fn from_read(input: R) -> Reader<R> {
         Reader {
-            src: text.as_bytes(),
+            input,
+            buf: vec![0u8; 1 << 16].into_boxed_slice(),
             pos: 0,
+            end: 0,
+            done: false,
             line: 1,
             depth: 0,
+            in_vector: false,
+            keywords: Default::default(),
         }
+    }
+
+    /// The line being read.
+    pub fn line(&self) -> usize {
+        self.line
+    }
+
+    /// The next operation of a history written one form after another, or
+    /// as one vector of forms (its items handed out one by one, never the
+    /// whole vector at once), and the line it starts on; none at the end.
+    pub fn next_item(&mut self) -> Result<Option<(usize, Value)>, EdnError> {
+        self.skip()?;
+        if !self.in_vector && self.depth == 0 && self.peek() == Some(b'[') {
+            self.bump();
+            self.in_vector = true;
+            self.skip()?;
+        }
+        if self.in_vector {
+            match self.peek() {
+                Some(b']') => {
+                    self.bump();
+                    self.in_vector = false;
+                    return self.next_item();
+                }
+                None => {
+                    return self.err("the vector of operations is never closed (a ']' is missing)");
+                }
+                _ => {}
+            }
+        }
+        self.next_form()
     }
 
     /// The next top-level form and the line it starts on; none at the end.
     pub fn next_form(&mut self) -> Result<Option<(usize, Value)>, EdnError> {
         self.skip()?;
-        if self.pos >= self.src.len() {
+        if self.peek().is_none() {
             return Ok(None);
         }
         let line = self.line;
@@ -112,8 +164,48 @@ impl<'a> Reader<'a> {
         })
     }
 
-    fn peek(&self) -> Option<u8> {
-        self.src.get(self.pos).copied()
+    fn peek(&mut self) -> Option<u8> {
+        if self.pos == self.end && !self.refill() {
+            return None;
+        }
+        Some(self.buf[self.pos])
+    }
+
+    /// The next bytes of the input, after the ones read (false: none left).
+    fn refill(&mut self) -> bool {
+        if self.done {
+            return false;
+        }
+        match read_some(&mut self.input, &mut self.buf) {
+            0 => {
+                self.done = true;
+                false
+            }
+            n => {
+                self.pos = 0;
+                self.end = n;
+                true
+            }
+        }
+    }
+
+    /// The byte after the next one, if any (`#_` is two bytes).
+    fn peek2(&mut self) -> Option<u8> {
+        let c = self.peek()?;
+        if self.pos + 1 < self.end {
+            return Some(self.buf[self.pos + 1]);
+        }
+        // The next byte is the buffer's last: keep it first, and read on after it.
+        self.buf[0] = c;
+        let n = if self.done {
+            0
+        } else {
+            read_some(&mut self.input, &mut self.buf[1..])
+        };
+        self.done |= n == 0;
+        self.pos = 0;
+        self.end = 1 + n;
+        (n > 0).then(|| self.buf[1])
     }
 
     fn bump(&mut self) -> Option<u8> {
@@ -147,8 +239,9 @@ impl<'a> Reader<'a> {
     fn skip(&mut self) -> Result<(), EdnError> {
         loop {
             self.skip_space();
-            if self.src[self.pos..].starts_with(b"#_") {
-                self.pos += 2;
+            if self.peek() == Some(b'#') && self.peek2() == Some(b'_') {
+                self.bump();
+                self.bump();
                 self.value()?;
             } else {
                 return Ok(());
@@ -265,9 +358,9 @@ impl<'a> Reader<'a> {
         Ok(Value::Str(String::from_utf8_lossy(&s).into_owned()))
     }
 
-    /// The bytes up to the next delimiter.
-    fn token(&mut self) -> String {
-        let start = self.pos;
+    /// The bytes up to the next delimiter, into `out` (emptied first).
+    fn token_bytes(&mut self, out: &mut Vec<u8>) {
+        out.clear();
         while let Some(c) = self.peek() {
             if matches!(
                 c,
@@ -275,21 +368,44 @@ impl<'a> Reader<'a> {
             ) {
                 break;
             }
-            self.bump();
+            // A token never holds a newline: no line to count.
+            self.pos += 1;
+            out.push(c);
         }
-        String::from_utf8_lossy(&self.src[start..self.pos]).into_owned()
+    }
+
+    fn token(&mut self) -> String {
+        let mut t = Vec::new();
+        self.token_bytes(&mut t);
+        String::from_utf8_lossy(&t).into_owned()
     }
 
     fn atom(&mut self) -> Result<Value, EdnError> {
-        let t = self.token();
+        let mut t = Vec::with_capacity(16);
+        self.token_bytes(&mut t);
         if t.is_empty() {
             return self.err("an unexpected character");
         }
+        // The common cases first: a plain integer, a keyword.
+        if let Some(i) = plain_int(&t) {
+            return Ok(Value::Int(i));
+        }
+        if t[0] == b':' {
+            let name = match self.keywords.get(&t[1..]) {
+                Some(k) => k.clone(),
+                None => {
+                    let k: std::sync::Arc<str> = String::from_utf8_lossy(&t[1..]).into();
+                    self.keywords.insert(t[1..].into(), k.clone());
+                    k
+                }
+            };
+            return Ok(Value::Keyword(name));
+        }
+        let t = String::from_utf8_lossy(&t).into_owned();
         Ok(match t.as_str() {
             "nil" => Value::Nil,
             "true" => Value::Bool(true),
             "false" => Value::Bool(false),
-            _ if t.starts_with(':') => Value::Keyword(t[1..].to_string()),
             _ => {
                 let first = t.as_bytes()[0];
                 let numeric = first.is_ascii_digit()
@@ -308,6 +424,31 @@ impl<'a> Reader<'a> {
             }
         })
     }
+}
+
+/// Some bytes of `input` (0: none left; a failing input ends there, and
+/// the form it cuts reads as unclosed).
+fn read_some(input: &mut impl std::io::Read, buf: &mut [u8]) -> usize {
+    loop {
+        match input.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Ok(n) => return n,
+            Err(_) => return 0,
+        }
+    }
+}
+
+/// A token of decimal digits (a minus first, perhaps) that fits an i64.
+fn plain_int(t: &[u8]) -> Option<i64> {
+    let (neg, digits) = match t.first()? {
+        b'-' => (true, &t[1..]),
+        _ => (false, t),
+    };
+    if digits.is_empty() || digits.len() > 18 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let v = digits.iter().fold(0i64, |a, d| a * 10 + (d - b'0') as i64);
+    Some(if neg { -v } else { v })
 }
 
 #[cfg(test)]
@@ -388,5 +529,42 @@ mod tests {
         let mut ok = "[".repeat(100);
         ok.push_str(&"]".repeat(100));
         assert!(Reader::new(&ok).next_form().is_ok());
+    }
+
+    /// A stream handing out one byte per read: every refill, `#_` and
+    /// token cut at a buffer's end.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match self.0.split_first() {
+                Some((b, rest)) if !buf.is_empty() => {
+                    buf[0] = *b;
+                    self.0 = rest;
+                    Ok(1)
+                }
+                _ => Ok(0),
+            }
+        }
+    }
+
+    #[test]
+    fn a_stream_read_a_byte_at_a_time_reads_as_the_text_does() {
+        let text = "#_ {:gone 0}\n[{:a -12, :b #_ 3 [:r 1 nil]}\n {:c \"x\"}]\n{:d 7N}";
+        let mut whole = Reader::new(text);
+        let mut trickle = Reader::from_read(Trickle(text.as_bytes()));
+        let mut n = 0;
+        loop {
+            let (a, b) = (whole.next_item().unwrap(), trickle.next_item().unwrap());
+            assert_eq!(a, b);
+            let Some((line, _)) = a else { break };
+            n += 1;
+            assert_eq!(line, [2, 3, 4][n - 1]);
+        }
+        assert_eq!(n, 3, "the vector's two maps one by one, then the last");
+        let mut r = Reader::from_read(Trickle(b"[{:a 1}\n{:b 2"));
+        assert!(r.next_item().unwrap().is_some());
+        let e = r.next_item().unwrap_err();
+        assert_eq!(e.line, 2, "the map opened on line 2 is cut off");
     }
 }

@@ -164,11 +164,15 @@ pub struct Rules {
     pub allowed: u8,
     /// The path must walk at least one RW edge (a second anti-dependency).
     pub need_rw: bool,
+    /// No two RW edges in a row, and none first or last (the cycle's own
+    /// first edge, before and after the path, is an RW edge): G-nonadjacent.
+    pub nonadjacent: bool,
 }
 
 /// Breadth-first searches over one graph, sharing their marks.
 pub struct Searcher {
-    /// Per (node, walked an RW edge yet): the search that reached it, and from where.
+    /// Per (node, walked an RW edge yet, the last edge walked was RW): the
+    /// search that reached it, and from where.
     stamp: Vec<u32>,
     parent: Vec<(u32, u8)>,
     now: u32,
@@ -178,8 +182,8 @@ pub struct Searcher {
 impl Searcher {
     pub fn new(n: usize) -> Searcher {
         Searcher {
-            stamp: vec![0; 2 * n],
-            parent: vec![(0, 0); 2 * n],
+            stamp: vec![0; 4 * n],
+            parent: vec![(0, 0); 4 * n],
             now: 0,
             queue: Default::default(),
         }
@@ -198,17 +202,18 @@ impl Searcher {
     ) -> Option<Vec<(u32, u32, u8)>> {
         self.now += 1;
         let now = self.now;
-        let state = |node: u32, flag: bool| 2 * node as usize + flag as usize;
-        let start = state(from, false);
+        let state = |node: u32, flag: bool, last_rw: bool| 4 * node as usize + flag as usize + 2 * last_rw as usize;
+        // A nonadjacent path starts right after the cycle's first (RW) edge.
+        let start = state(from, false, rules.nonadjacent);
         self.stamp[start] = now;
         self.queue.clear();
         self.queue.push_back(start as u32);
-        let goal = state(to, rules.need_rw);
+        let goal = state(to, rules.need_rw, false);
         while let Some(s) = self.queue.pop_front() {
             if s as usize == goal {
                 return Some(self.walk_back(start, goal));
             }
-            let (u, flag) = (s / 2, s % 2 == 1);
+            let (u, flag, last_rw) = (s / 4, s % 2 == 1, (s / 2) % 2 == 1);
             if u == to {
                 continue; // reached without the RW edge it needs: going on would pass it twice
             }
@@ -221,10 +226,14 @@ impl Searcher {
                     continue;
                 }
                 for kind in [WW, WR, PROCESS, REALTIME, RW] {
-                    if kinds & kind & rules.allowed == 0 {
+                    if kinds & kind & rules.allowed == 0 || (rules.nonadjacent && kind == RW && last_rw) {
                         continue;
                     }
-                    let next = state(v, flag || (kind == RW && rules.need_rw));
+                    let next = state(
+                        v,
+                        flag || (kind == RW && rules.need_rw),
+                        rules.nonadjacent && kind == RW,
+                    );
                     if self.stamp[next] != now {
                         self.stamp[next] = now;
                         self.parent[next] = (s, kind);
@@ -241,7 +250,7 @@ impl Searcher {
         let mut s = goal;
         while s != start {
             let (p, kind) = self.parent[s];
-            path.push((p / 2, (s / 2) as u32, kind));
+            path.push((p / 4, (s / 4) as u32, kind));
             s = p as usize;
         }
         path.reverse();
@@ -299,7 +308,12 @@ mod tests {
         let all = |_: u32| true;
         let mut path = |allowed: u8, need_rw: bool, within: &dyn Fn(u32) -> bool, budget: u64| {
             let mut budget = budget;
-            s.path(&g, (1, 0), Rules { allowed, need_rw }, within, &mut budget)
+            let rules = Rules {
+                allowed,
+                need_rw,
+                nonadjacent: false,
+            };
+            s.path(&g, (1, 0), rules, within, &mut budget)
         };
         assert_eq!(path(WW | WR | RW, false, &all, 100), Some(vec![(1, 0, RW)]));
         assert_eq!(path(WW | WR, false, &all, 100), Some(vec![(1, 2, WW), (2, 0, WR)]));
@@ -307,5 +321,23 @@ mod tests {
         assert_eq!(path(WW, false, &all, 100), None);
         assert_eq!(path(WW | WR, false, &|n| n != 2, 100), None);
         assert_eq!(path(RW, false, &all, 0), None, "no budget, no path");
+    }
+
+    #[test]
+    fn a_nonadjacent_path_never_walks_two_rw_edges_in_a_row() {
+        // Back from 1 to 0: 1 -rw-> 2 -rw-> 0 walks two in a row; 1 -wr-> 3
+        // -rw-> 4 -wr-> 0 alternates.
+        let g = Graph::new(5, vec![(1, 2, RW), (2, 0, RW), (1, 3, WR), (3, 4, RW), (4, 0, WR)]);
+        let mut s = Searcher::new(5);
+        let rules = Rules {
+            allowed: WW | WR | RW,
+            need_rw: true,
+            nonadjacent: true,
+        };
+        let p = s.path(&g, (1, 0), rules, &|_| true, &mut 100).unwrap();
+        assert_eq!(p, vec![(1, 3, WR), (3, 4, RW), (4, 0, WR)]);
+        // Ending in an rw edge sits next to the cycle's first: refused.
+        let g = Graph::new(3, vec![(1, 2, WR), (2, 0, RW)]);
+        assert_eq!(s.path(&g, (1, 0), rules, &|_| true, &mut 100), None);
     }
 }

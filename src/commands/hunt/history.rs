@@ -18,8 +18,6 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::ser::{SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 
-use super::edn::{self, Value};
-
 pub type Key = i64;
 pub type Elem = i64;
 
@@ -191,7 +189,7 @@ impl<'de> Deserialize<'de> for Op {
     }
 }
 
-fn unknown_op(f: &str) -> String {
+pub(super) fn unknown_op(f: &str) -> String {
     format!("the operation {f:?} is not one the checker knows (list-append has append and r)")
 }
 
@@ -208,16 +206,6 @@ impl History {
             out.push('\n');
         }
         out
-    }
-
-    /// Reads lab's JSON lines or Jepsen's EDN, whichever `text` is.
-    pub fn parse(text: &str) -> Result<History, Damage> {
-        let first = text.trim_start();
-        if first.starts_with("{\"") || first.is_empty() {
-            Self::from_json_lines(text)
-        } else {
-            Self::from_edn(text)
-        }
     }
 
     pub fn from_json_lines(text: &str) -> Result<History, Damage> {
@@ -311,148 +299,9 @@ impl History {
         }
         Ok(h)
     }
-
-    /// Jepsen's list-append history: invocations paired with their
-    /// completions by process; nemesis and other non-client ops are skipped.
-    pub fn from_edn(text: &str) -> Result<History, Damage> {
-        let mut reader = edn::Reader::new(text);
-        let mut pending: std::collections::HashMap<i64, (usize, u64, Value)> = Default::default();
-        let mut h = History::default();
-        let mut ops: Vec<(usize, Value)> = Vec::new();
-        while let Some((line, form)) = reader.next_form().map_err(|e| Damage {
-            line: e.line,
-            what: e.what,
-        })? {
-            match form {
-                // A whole history in one vector.
-                Value::Seq(items) if ops.is_empty() && items.iter().all(|i| matches!(i, Value::Map(_))) => {
-                    ops.extend(items.into_iter().map(|i| (line, i)))
-                }
-                Value::Map(_) => ops.push((line, form)),
-                other => {
-                    return Err(Damage {
-                        line,
-                        what: format!("expected an operation map, found {}", cut(&other.show())),
-                    });
-                }
-            }
-        }
-        for (line, op) in ops {
-            let bad = |what: String| Damage { line, what };
-            let Some(&Value::Int(process)) = op.get("process") else {
-                continue; // :nemesis and the like
-            };
-            let f = op.get("f").and_then(Value::keyword).unwrap_or("");
-            if f != "txn" {
-                return Err(bad(format!(
-                    "the operation :f :{f} is not one the checker knows (list-append histories have :f :txn)"
-                )));
-            }
-            let kind = op
-                .get("type")
-                .and_then(Value::keyword)
-                .ok_or_else(|| bad("an operation without :type".into()))?;
-            let time = match op.get("time") {
-                Some(&Value::Int(t)) if t >= 0 => t as u64,
-                None => 0,
-                Some(v) => return Err(bad(format!(":time is {}, not a count of nanoseconds", v.show()))),
-            };
-            let value = op.get("value").cloned().unwrap_or(Value::Nil);
-            if kind == "invoke" {
-                if pending.insert(process, (line, time, value)).is_some() {
-                    return Err(bad(format!(
-                        "process {process} invokes again before its last invocation completed"
-                    )));
-                }
-                continue;
-            }
-            let status = match kind {
-                "ok" => Status::Ok,
-                "fail" => Status::Fail,
-                "info" => Status::Info,
-                k => return Err(bad(format!(":type :{k} is not invoke, ok, fail or info"))),
-            };
-            let Some((_, start, invoked)) = pending.remove(&process) else {
-                return Err(bad(format!(
-                    "process {process} completes an operation it never invoked"
-                )));
-            };
-            // A completion carries the reads' values; a failure or an unknown outcome may not.
-            let mops = if matches!(value, Value::Seq(_)) { value } else { invoked };
-            let ops = micro_ops(&mops, status).map_err(bad)?;
-            h.txns.push(Txn {
-                // An unknown outcome may have taken effect at any time after
-                // its invocation: its :info time ends nothing (no realtime
-                // edge leaves it).
-                end: (status != Status::Info).then_some(time),
-                line,
-                ..Txn::new(h.txns.len() as u64, process as u64, status, start, ops)
-            });
-        }
-        // Invocations that never completed: unknown outcomes.
-        let mut left: Vec<_> = pending.into_iter().collect();
-        left.sort_by_key(|(_, (line, _, _))| *line);
-        for (process, (line, start, invoked)) in left {
-            let ops = micro_ops(&invoked, Status::Info).map_err(|what| Damage { line, what })?;
-            h.txns.push(Txn {
-                line,
-                ..Txn::new(h.txns.len() as u64, process as u64, Status::Info, start, ops)
-            });
-        }
-        Ok(h)
-    }
 }
 
-/// `[[:append 1 2] [:r 1 [1 2]]]` as operations (an unknown outcome's reads say nothing).
-fn micro_ops(value: &Value, status: Status) -> Result<Vec<Op>, String> {
-    let Value::Seq(mops) = value else {
-        return Err(format!(
-            "the transaction's :value is {}, not a vector of operations",
-            cut(&value.show())
-        ));
-    };
-    let int = |v: &Value, what: &str| match v {
-        Value::Int(i) => Ok(*i),
-        other => Err(format!("{what} {} is not an integer", cut(&other.show()))),
-    };
-    mops.iter()
-        .map(|m| {
-            let Value::Seq(parts) = m else {
-                return Err(format!("the operation {} is not a vector", cut(&m.show())));
-            };
-            let [f, k, v] = parts.as_slice() else {
-                return Err(format!("the operation {} does not have three parts", cut(&m.show())));
-            };
-            let k = int(k, "the key")?;
-            match f.keyword() {
-                Some("append") => Ok(Op::Append(k, int(v, "the appended value")?)),
-                Some("r") => match (v, status) {
-                    // A committed read of nil is the key's initial state,
-                    // no row yet (Jepsen's SQL clients say so): Elle reads it
-                    // as the empty list. A failure's reads say nothing.
-                    (_, Status::Info) | (Value::Nil, Status::Fail) => Ok(Op::Read(k, None)),
-                    (Value::Nil, _) => Ok(Op::Read(k, Some(Vec::new()))),
-                    (Value::Seq(items), _) => Ok(Op::Read(
-                        k,
-                        Some(
-                            items
-                                .iter()
-                                .map(|i| int(i, "the read element"))
-                                .collect::<Result<_, _>>()?,
-                        ),
-                    )),
-                    (other, _) => Err(format!(
-                        "the read of key {k} returned {}, not a list",
-                        cut(&other.show())
-                    )),
-                },
-                _ => Err(unknown_op(&f.show())),
-            }
-        })
-        .collect()
-}
-
-fn cut(s: &str) -> String {
+pub(super) fn cut(s: &str) -> String {
     if s.chars().count() > 60 {
         format!("{}…", s.chars().take(60).collect::<String>())
     } else {

@@ -11,7 +11,7 @@ use anyhow::{Result, bail};
 use serde_json::json;
 
 use super::args::HuntFormat;
-use super::check::{self, Anomaly, Checked, Class, Level, Name, Why, forbidden};
+use super::check::{self, Anomaly, Checked, Class, Level, Name, OrderFrom, Why, forbidden};
 use super::config::{HuntCheck, HuntRun};
 use super::history::{Header, History, Op, Status};
 use super::reproduce::{self, Order, Reproducer};
@@ -68,6 +68,17 @@ impl Found {
 
     pub fn as_expected(&self) -> bool {
         self.forbidden().is_empty() && self.read_back_differs.is_none()
+    }
+
+    /// The models the anomalies found rule out (Elle's `not` and `also-not`).
+    fn ruled_out(&self) -> crate::commands::hunt::models::Boundary {
+        let names: Vec<String> = self
+            .checked
+            .names()
+            .into_iter()
+            .map(crate::commands::hunt::models::elle_name)
+            .collect();
+        crate::commands::hunt::models::boundary(names.iter().map(String::as_str))
     }
 
     fn level_name(&self) -> String {
@@ -370,6 +381,13 @@ fn numbered(v: &mut serde_json::Value, h: &History) {
         for link in cycle {
             number(&mut link["from"]);
             number(&mut link["to"]);
+            if let Some(read) = link
+                .get_mut("why")
+                .and_then(|w| w.get_mut("order"))
+                .and_then(|o| o.get_mut("longest_read"))
+            {
+                number(&mut read["txn"]);
+            }
         }
     }
     if let Some(read) = v.get_mut("read").filter(|r| r.is_object()) {
@@ -456,8 +474,22 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
             .map(|l| {
                 let (x, y) = (tname(h, l.from), tname(h, l.to));
                 match &l.why {
+                    Why::Ww {
+                        key,
+                        first,
+                        then,
+                        order: OrderFrom::Unread,
+                        ..
+                    } => msg::why_ww_unread(&x, *first, *key, &y, *then),
                     Why::Ww { key, first, then, .. } => msg::why_ww(&x, *first, *key, &y, *then),
                     Why::Wr { key, elem, to_op, .. } => msg::why_wr(&y, *key, read_of(l.to, *to_op), &x, *elem),
+                    Why::Rw {
+                        key,
+                        elem,
+                        from_op,
+                        order: OrderFrom::Unread,
+                        ..
+                    } => msg::why_rw_unread(&x, *key, read_of(l.from, *from_op), *elem, &y),
                     Why::Rw { key, elem, from_op, .. } => msg::why_rw(&x, *key, read_of(l.from, *from_op), *elem, &y),
                     Why::Realtime => msg::why_realtime(&x, &y),
                     Why::Session => msg::why_session(&x, &y, h.txns[l.from].session),
@@ -480,6 +512,19 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
             let (t, op) = r.other.unwrap_or((r.txn, r.op));
             msg::why_order(&reader, r.key, &seen, tname(h, t), read_of(t, op))
         }
+        Class::LostUpdate => {
+            let others: Vec<String> = a.txns[1..].iter().map(|t| tname(h, *t)).collect();
+            msg::why_lost_update(&reader, r.key, &seen, others.join(", "))
+        }
+        Class::DirtyUpdate => {
+            let (t, op) = r.other.unwrap_or((r.txn, r.op));
+            let then = match h.txns[t].ops.get(op) {
+                Some(Op::Append(_, e)) => *e,
+                _ => 0,
+            };
+            msg::why_dirty_update(tname(h, t), then, r.key, elem, &writer)
+        }
+        Class::FutureRead => msg::why_future_read(&reader, r.key, &seen, elem),
         _ => msg::why_internal(&reader, r.key, &seen),
     }]
 }
@@ -567,6 +612,16 @@ pub struct Outputs<'a> {
 }
 
 impl Outputs<'_> {
+    /// The order beyond data the checker was asked to use (real time over session order).
+    fn via(&self) -> crate::commands::hunt::check::Via {
+        use crate::commands::hunt::check::Via;
+        match (self.options.realtime, self.options.sessions) {
+            (true, _) => Via::Realtime,
+            (false, true) => Via::Session,
+            _ => Via::Data,
+        }
+    }
+
     pub fn as_expected(&self) -> bool {
         self.found.iter().all(Found::as_expected)
     }
@@ -660,6 +715,21 @@ impl Outputs<'_> {
                     msg::history_at(file.display().to_string()).render(lang)
                 ));
             }
+            let ruled_out = f.ruled_out();
+            if !ruled_out.not.is_empty() {
+                let model = crate::commands::hunt::models::model(f.judged_at(), self.via());
+                let line = if ruled_out.also_not.is_empty() {
+                    msg::models_ruled_out_alone(f.judged_at().sql(), model, ruled_out.not.join(", "))
+                } else {
+                    msg::models_ruled_out(
+                        f.judged_at().sql(),
+                        model,
+                        ruled_out.not.join(", "),
+                        ruled_out.also_not.join(", "),
+                    )
+                };
+                text.push_str(&format!("{}\n", line.render(lang)));
+            }
             for (i, a) in f.checked.anomalies.iter().enumerate() {
                 let at = f.judged_at();
                 let how = judged(a.name, at);
@@ -719,9 +789,13 @@ impl Outputs<'_> {
                         v
                     })
                     .collect();
+                let ruled_out = f.ruled_out();
                 json!({
                     "level": f.level.map(|l| l.sql()),
                     "judged_at": at.sql(),
+                    "model": crate::commands::hunt::models::model(at, self.via()),
+                    "not": ruled_out.not,
+                    "also_not": ruled_out.also_not,
                     "transactions": f.checked.txns,
                     "committed": f.checked.committed,
                     "aborted": f.checked.aborted,
@@ -1009,7 +1083,7 @@ pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
     let unreadable =
         |e: std::io::Error| anyhow::anyhow!(msg::could_not_read(cfg.file.display().to_string(), e.to_string()));
     let damaged = |d: history::Damage| anyhow::anyhow!(msg::damaged(cfg.file.display().to_string(), d.line, d.what));
-    // lab's JSON lines are read a block at a time; Jepsen's EDN whole. The
+    // lab's JSON lines are read a block at a time; Jepsen's EDN a form at a time. The
     // file's extension decides, else its first bytes.
     let mut file = std::fs::File::open(&cfg.file).map_err(unreadable)?;
     let mut head = [0u8; 2];
@@ -1020,18 +1094,29 @@ pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
         Some("edn") => false,
         _ => n == 0 || head[..n].starts_with(b"{\""),
     };
+    std::io::Seek::rewind(&mut file).map_err(unreadable)?;
     let history = if json {
-        std::io::Seek::rewind(&mut file).map_err(unreadable)?;
         History::read_json_lines(std::io::BufReader::new(file)).map_err(damaged)?
     } else {
-        let text = std::fs::read_to_string(&cfg.file).map_err(unreadable)?;
-        History::parse(&text).map_err(damaged)?
+        History::read_edn(file).map_err(damaged)?
     };
     if history.txns.is_empty() {
         // Nothing checked is no verdict.
         bail!(msg::empty_history(cfg.file.display().to_string()));
     }
-    let checked = check::check(&history, cfg.options).map_err(damaged)?;
+    // A Jepsen history says which process ran each operation, one at a
+    // time, and when on one clock: its session and real-time orders are
+    // checked as Elle checks them, asked for or not.
+    let options = if json {
+        cfg.options
+    } else {
+        check::Options {
+            realtime: true,
+            sessions: true,
+            ..cfg.options
+        }
+    };
+    let checked = check::check(&history, options).map_err(damaged)?;
     // The recorded run's own time (txns/s is the workload's, not the checker's).
     let secs = recorded_secs(&history);
     let recorded = history
@@ -1069,7 +1154,7 @@ pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
         found: &found,
         version: &version,
         about: cfg.file.display().to_string(),
-        options: cfg.options,
+        options,
     };
     let f = outputs.finished(None, cfg.format)?;
     if let Some(path) = &cfg.junit {

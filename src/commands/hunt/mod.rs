@@ -1,13 +1,21 @@
 //! `lab hunt`: generated list-append transactions on real sessions, their
 //! history checked for anomalies (Elle's method), and a spec that replays
 //! each one.
+pub mod anomaly;
 pub mod args;
 pub mod check;
 pub mod config;
+pub mod cycles;
+pub mod edges;
 pub mod edn;
+mod elle;
+pub mod explain;
 pub mod graph;
 pub mod history;
+pub mod jepsen;
 pub mod job;
+pub mod models;
 pub mod msg;
 pub mod reproduce;
+pub mod versions;
 pub mod workload;

@@ -168,6 +168,14 @@ crate::messages! {
         en: "{from} read key {key} = {seen}, without {elem}, which {to} appended next (rw)",
         tr: "{from} {key} anahtarını {seen} okudu; {to} işleminin sonra eklediği {elem} yoktu (rw)",
     }
+    why_ww_unread(from, first, key, to, then) {
+        en: "{from} appended {first} to key {key}, the last element any read showed, and {to} appended {then} after it, read by nobody (ww)",
+        tr: "{from} {key} anahtarına, okumaların gösterdiği son öğe olan {first} değerini ekledi; {to} ardından kimsenin okumadığı {then} değerini ekledi (ww)",
+    }
+    why_rw_unread(from, key, seen, elem, to) {
+        en: "{from} read key {key} = {seen}, its whole known order, without {elem}, which {to} appended after it and nobody read (rw)",
+        tr: "{from} {key} anahtarını bilinen sıranın tamamı olan {seen} olarak okudu; {to} işleminin sonradan eklediği ve kimsenin okumadığı {elem} yoktu (rw)",
+    }
     why_realtime(from, to) {
         en: "{from} ended before {to} began (real time)",
         tr: "{from}, {to} başlamadan bitti (gerçek zaman)",
@@ -203,6 +211,26 @@ crate::messages! {
     why_order(reader, key, seen, other, other_seen) {
         en: "{reader} read key {key} = {seen}, and {other} read {other_seen}: neither order extends the other",
         tr: "{reader} {key} anahtarını {seen}, {other} ise {other_seen} okudu: sıralar birbirini sürdürmüyor",
+    }
+    why_lost_update(first, key, seen, others) {
+        en: "{first} and {others} each read key {key} = {seen} and then appended to it: one's update is lost to the other (lost update)",
+        tr: "{first} ve {others} {key} anahtarını {seen} okuyup ardından ona ekleme yaptı: birinin güncellemesi ötekine kayboldu (kayıp güncelleme)",
+    }
+    why_dirty_update(writer, elem, key, aborted, by) {
+        en: "{writer} appended {elem} to key {key} on top of {aborted}, which {by} appended and did not commit (dirty update)",
+        tr: "{writer} {key} anahtarına {elem} değerini, commit edilmemiş {by} işleminin eklediği {aborted} üzerine ekledi (kirli güncelleme)",
+    }
+    why_future_read(reader, key, seen, elem) {
+        en: "{reader} read key {key} = {seen}, with {elem}, which it appends only later (future read)",
+        tr: "{reader} {key} anahtarını {seen} okudu; içindeki {elem} değerini kendisi ancak sonra ekliyor (gelecekten okuma)",
+    }
+    models_ruled_out(level, model, not, also) {
+        en: "{level}, held to {model}: the history is not {not} (and so not {also})",
+        tr: "{level}, {model} modeline göre: geçmiş {not} değil (dolayısıyla {also} da değil)",
+    }
+    models_ruled_out_alone(level, model, not) {
+        en: "{level}, held to {model}: the history is not {not}",
+        tr: "{level}, {model} modeline göre: geçmiş {not} değil",
     }
     why_internal(reader, key, seen) {
         en: "{reader} read key {key} = {seen}, which does not show its own earlier reads and appends",
