@@ -5,6 +5,7 @@
 //! verdicts), and only when asked for.
 pub mod explore;
 pub mod html;
+pub mod hunt;
 mod junit;
 pub mod mermaid;
 pub mod phenomena;

@@ -5,6 +5,7 @@
 use serde::{Serialize, Serializer};
 
 use super::Entry;
+pub use super::Stopped;
 use crate::i18n::{Lang, Text};
 
 /// One `lab explore` run.
@@ -40,13 +41,6 @@ pub struct Heading {
     pub alone: Option<Text>,
     /// Whether the spec says what an anomaly is (`# occurs-if:`): the anomaly column.
     pub judged: bool,
-}
-
-/// Why a run cut short stopped, as the JSON says it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Stopped {
-    pub message: String,
-    pub exit_code: u8,
 }
 
 /// One level's runs.

@@ -3,6 +3,7 @@
 //! put into words; machine outputs (JSON, JUnit) always use English, so they
 //! are the same whatever `--lang` says.
 pub mod explore;
+pub mod hunt;
 pub mod phenomena;
 
 use serde::{Serialize, Serializer};
@@ -388,6 +389,13 @@ impl ScenarioReport {
             title: None,
         }
     }
+}
+
+/// Why a run cut short stopped, as a command's JSON says it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Stopped {
+    pub message: String,
+    pub exit_code: u8,
 }
 
 /// A run that stopped part-way: where, and the one-line error.

@@ -576,3 +576,68 @@ fn spec_report_text_json_and_junit() {
     insta::assert_snapshot!("spec_json", render::json(&run).unwrap());
     insta::assert_snapshot!("spec_junit", render::junit(std::slice::from_ref(&report)));
 }
+
+/// `lab hunt`'s report from a hand-made history (a Long Fork, Jepsen's
+/// format), judged at REPEATABLE READ and read committed, one reproducer
+/// replayed (8 of 10 showed it): text in both languages, JSON, JUnit.
+#[test]
+fn hunt_levels_anomalies_json_and_suites() {
+    use lab::commands::hunt::check::{self, Level, Options};
+    use lab::commands::hunt::history::History;
+    use lab::commands::hunt::job::{Found, Outputs, Replayed};
+    use lab::commands::hunt::reproduce::{self, Order};
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/hunt/long-fork.edn")).unwrap();
+    let history = History::parse(&text).unwrap();
+    let options = Options::default();
+    let checked = check::check(&history, options).unwrap();
+    assert!(!checked.anomalies.is_empty(), "a Long Fork is found");
+    let found = |level: Level, replayed: Vec<(usize, Replayed)>| Found {
+        level: Some(level),
+        history: history.clone(),
+        checked: checked.clone(),
+        replayed,
+        file: Some("lab-hunt/history.jsonl".into()),
+        read_back_differs: None,
+        secs: 0.004,
+        partial: false,
+    };
+    let r = reproduce::build(
+        &history,
+        &checked.anomalies[0],
+        Level::RepeatableRead,
+        (true, Order::Answered),
+        "a hand-made history",
+    );
+    let replayed = Replayed {
+        reproducer: r,
+        path: Some("lab-hunt/long-fork.spec".into()),
+        showed: 8,
+        of: 10,
+        instead: Some("no cycle".into()),
+        shrunk: true,
+    };
+    let levels = [
+        found(Level::ReadCommitted, Vec::new()),
+        found(Level::RepeatableRead, vec![(0, replayed)]),
+    ];
+    for (lang, l) in [("en", Lang::En), ("tr", Lang::Tr)] {
+        let outputs = Outputs {
+            lang: l,
+            found: &levels,
+            version: "15.18",
+            about: "long-fork.edn".into(),
+            options,
+        };
+        let report = outputs.report(None);
+        insta::assert_snapshot!(format!("hunt_{lang}"), render::hunt::text(&report, l));
+        if l == Lang::En {
+            insta::assert_snapshot!("hunt_json", render::hunt::json(&report).unwrap());
+            let (junit, pages) = render::hunt::suites(&report);
+            insta::assert_snapshot!("hunt_junit", render::junit(&junit));
+            assert!(
+                pages[1].variants.iter().any(|v| v.cycle.is_some()),
+                "the cycle is drawn"
+            );
+        }
+    }
+}

@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::{Result, bail};
-use serde_json::json;
 
 use super::args::HuntFormat;
 use super::check::{self, Anomaly, Checked, Class, Level, Name, OrderFrom, Why, forbidden};
@@ -20,12 +19,13 @@ use super::{history, msg};
 use crate::commands::explore::{Choice, ExploreConfig, Explorer, Source};
 use crate::engine::Env;
 use crate::harness::{Common, Finished, Job, Setup, Stop};
-use crate::i18n::{Lang, Text, ui};
+use crate::i18n::{Lang, Text};
 use crate::output::{self, Exit};
 use crate::postgres::connect;
 use crate::postgres::conninfo::EnvLookup;
 use crate::render::{self, Style, html};
-use crate::report::{Check, CycleFigure, Entry, ScenarioReport, StepResult, VariantReport, round_ms};
+use crate::report::hunt::{AnomalyReport, ClassCase, HuntLevel, HuntReport, NOT_VISIBLE, ReproducerReport, Stopped};
+use crate::report::{CycleFigure, Entry, StepResult, round_ms};
 
 /// A reproducer, written and replayed.
 pub struct Replayed {
@@ -371,7 +371,7 @@ impl Hunt {
 fn numbered(v: &mut serde_json::Value, h: &History) {
     let number = |t: &mut serde_json::Value| {
         if let Some(i) = t.as_u64().and_then(|i| h.txns.get(i as usize)) {
-            *t = json!(i.index);
+            *t = serde_json::Value::from(i.index);
         }
     };
     if let Some(txns) = v["txns"].as_array_mut() {
@@ -626,281 +626,107 @@ impl Outputs<'_> {
         self.found.iter().all(Found::as_expected)
     }
 
-    pub fn table(&self) -> String {
-        // Nothing ran (the run failed before its first level): the error line says why, and no empty table.
-        if self.found.is_empty() {
-            return String::new();
+    /// The hunt as its report holds it.
+    pub fn report(&self, stopped: Option<(Exit, String)>) -> HuntReport {
+        HuntReport {
+            command: "hunt",
+            server_version: self.version.to_string(),
+            about: self.about.clone(),
+            realtime: self.options.realtime,
+            session_order: self.options.sessions,
+            levels: self.found.iter().map(|f| self.level(f)).collect(),
+            not_visible: NOT_VISIBLE,
+            as_expected: self.as_expected() && stopped.is_none(),
+            error: stopped.map(|(exit, message)| Stopped {
+                message,
+                exit_code: exit as u8,
+            }),
         }
-        let style = Style::for_stdout(self.lang, false);
-        let lang = self.lang;
-        // A history checked from a file names its server only if it recorded one.
-        let heading = if self.version.is_empty() {
-            msg::heading_no_server(&self.about)
-        } else {
-            msg::heading(self.version, &self.about)
-        };
-        let mut text = format!("{}\n", heading.render(lang));
-        let header = [
-            msg::col_level(),
-            msg::col_txns(),
-            msg::col_committed(),
-            msg::col_aborted(),
-            msg::col_rate(),
-            msg::col_found(),
-            ui::col_verdict(),
-        ]
-        .iter()
-        .map(|t| style.say(t))
-        .collect();
-        let mut t = render::table(header, &style);
-        for f in self.found {
-            let at = f.judged_at();
-            let names: Vec<String> = f
+    }
+
+    /// One level's history as the report holds it.
+    fn level(&self, f: &Found) -> HuntLevel {
+        let at = f.judged_at();
+        let ruled_out = f.ruled_out();
+        let model = crate::commands::hunt::models::model(at, self.via());
+        let models_line = (!ruled_out.not.is_empty()).then(|| {
+            if ruled_out.also_not.is_empty() {
+                msg::models_ruled_out_alone(at.sql(), model, ruled_out.not.join(", "))
+            } else {
+                msg::models_ruled_out(at.sql(), model, ruled_out.not.join(", "), ruled_out.also_not.join(", "))
+            }
+        });
+        HuntLevel {
+            level: f.level.map(|l| l.sql().to_string()),
+            judged_at: at.sql().to_string(),
+            model: model.to_string(),
+            not: ruled_out.not.iter().map(|s| s.to_string()).collect(),
+            also_not: ruled_out.also_not.iter().map(|s| s.to_string()).collect(),
+            transactions: f.checked.txns,
+            committed: f.checked.committed,
+            aborted: f.checked.aborted,
+            unknown: f.checked.unknown,
+            seconds: (f.secs * 1000.0).round() / 1000.0,
+            anomalies: f
+                .checked
+                .anomalies
+                .iter()
+                .enumerate()
+                .map(|(i, a)| anomaly(f, a, f.replayed.iter().find(|(j, _)| *j == i).map(|(_, r)| r)))
+                .collect(),
+            counts: f.checked.counts.clone(),
+            forbidden_found: f.forbidden().iter().map(Name::text).collect(),
+            level_read_back_differs: f.read_back_differs.clone(),
+            search_cut_short: f.checked.cut_short,
+            partial: f.partial,
+            history: f.file.as_ref().map(|p| p.display().to_string()),
+            as_expected: f.as_expected(),
+            name: f.level_name(),
+            secs: f.secs,
+            found: f
                 .checked
                 .names()
                 .iter()
-                .map(|n| {
-                    let how = if forbidden(*n, at) {
-                        msg::forbidden()
-                    } else {
-                        msg::allowed()
-                    };
-                    format!("{} ({})", n.text(), how.render(lang))
+                .map(|n| (n.text(), forbidden(*n, at)))
+                .collect(),
+            models_line,
+            classes: Class::ALL
+                .into_iter()
+                .map(|class| {
+                    let found: Vec<&Anomaly> = f.checked.anomalies.iter().filter(|a| a.name.class == class).collect();
+                    let name = Name::of(class);
+                    let mut observed: Vec<Text> = found.iter().flat_map(|a| explain(&f.history, a)).collect();
+                    if found.is_empty() {
+                        observed.push(msg::not_found());
+                    }
+                    ClassCase {
+                        name: name.text(),
+                        expected: if forbidden(name, at) {
+                            msg::expected_none(at.sql())
+                        } else {
+                            msg::expected_allowed(at.sql())
+                        },
+                        bad: found.iter().any(|a| forbidden(a.name, at)),
+                        found: !found.is_empty(),
+                        observed,
+                        check: msg::check_class(name.text(), at.sql()),
+                    }
                 })
-                .collect();
-            let verdict = if f.as_expected() {
-                ui::verdict_ok()
-            } else {
-                ui::verdict_not()
-            };
-            let rate = if f.secs > 0.0 {
-                format!("{:.0}", f.checked.txns as f64 / f.secs)
-            } else {
-                "-".into()
-            };
-            t.add_row(vec![
-                f.level_name(),
-                f.checked.txns.to_string(),
-                f.checked.committed.to_string(),
-                f.checked.aborted.to_string(),
-                rate,
-                if names.is_empty() {
-                    msg::none().render(lang)
-                } else {
-                    names.join(", ")
-                },
-                style.say(&verdict),
-            ]);
+                .collect(),
         }
-        text.push_str(&format!("{t}\n"));
-        for f in self.found {
-            if f.level.is_none() {
-                text.push_str(&format!("{}\n", msg::judged_serializable().render(lang)));
-            }
-            if let Some(d) = &f.read_back_differs {
-                text.push_str(&format!("{d}\n"));
-            }
-            if f.partial {
-                text.push_str(&format!(
-                    "{}\n",
-                    msg::partial(f.level_name(), f.checked.txns).render(lang)
-                ));
-            }
-            if f.checked.cut_short {
-                text.push_str(&format!("{}\n", msg::cut_short().render(lang)));
-            }
-            if let Some(file) = &f.file {
-                text.push_str(&format!(
-                    "{}\n",
-                    msg::history_at(file.display().to_string()).render(lang)
-                ));
-            }
-            let ruled_out = f.ruled_out();
-            if !ruled_out.not.is_empty() {
-                let model = crate::commands::hunt::models::model(f.judged_at(), self.via());
-                let line = if ruled_out.also_not.is_empty() {
-                    msg::models_ruled_out_alone(f.judged_at().sql(), model, ruled_out.not.join(", "))
-                } else {
-                    msg::models_ruled_out(
-                        f.judged_at().sql(),
-                        model,
-                        ruled_out.not.join(", "),
-                        ruled_out.also_not.join(", "),
-                    )
-                };
-                text.push_str(&format!("{}\n", line.render(lang)));
-            }
-            for (i, a) in f.checked.anomalies.iter().enumerate() {
-                let at = f.judged_at();
-                let how = judged(a.name, at);
-                text.push_str(&format!(
-                    "\n{} — {} ({}): {}\n",
-                    a.name.text(),
-                    f.level_name(),
-                    how.render(lang),
-                    txn_list(&f.history, a)
-                ));
-                for line in explain(&f.history, a) {
-                    text.push_str(&format!("  {}\n", line.render(lang)));
-                }
-                if let Some((_, r)) = f.replayed.iter().find(|(j, _)| *j == i) {
-                    text.push_str(&format!("  {}\n", replay_line(r).render(lang)));
-                }
-            }
-        }
-        text.push_str(&format!("\n{}\n", msg::blind_spot().render(lang)));
-        text
-    }
-
-    pub fn json(&self, stopped: Option<(Exit, String)>) -> Result<String> {
-        let levels: Vec<serde_json::Value> = self
-            .found
-            .iter()
-            .map(|f| {
-                let at = f.judged_at();
-                let anomalies: Vec<serde_json::Value> = f
-                    .checked
-                    .anomalies
-                    .iter()
-                    .enumerate()
-                    .map(|(i, a)| {
-                        let mut v = serde_json::to_value(a).unwrap_or_default();
-                        numbered(&mut v, &f.history);
-                        v["forbidden"] = json!(forbidden(a.name, at));
-                        v["transactions"] = json!(a.txns.iter().map(|t| f.history.txns[*t].index).collect::<Vec<_>>());
-                        v["explanation"] = json!(
-                            explain(&f.history, a)
-                                .iter()
-                                .map(|t| t.render(Lang::En))
-                                .collect::<Vec<_>>()
-                        );
-                        if let Some((_, r)) = f.replayed.iter().find(|(j, _)| *j == i) {
-                            v["reproducer"] = json!({
-                                "path": r.path.as_ref().map(|p| p.display().to_string()),
-                                "reproduced": r.showed == r.of && r.of > 0,
-                                "showed": r.showed,
-                                "replays": r.of,
-                                "instead": r.instead,
-                                "steps": r.reproducer.steps,
-                                "unshrunk_steps": r.reproducer.unshrunk,
-                                "shrunk": r.shrunk,
-                            });
-                        }
-                        v
-                    })
-                    .collect();
-                let ruled_out = f.ruled_out();
-                json!({
-                    "level": f.level.map(|l| l.sql()),
-                    "judged_at": at.sql(),
-                    "model": crate::commands::hunt::models::model(at, self.via()),
-                    "not": ruled_out.not,
-                    "also_not": ruled_out.also_not,
-                    "transactions": f.checked.txns,
-                    "committed": f.checked.committed,
-                    "aborted": f.checked.aborted,
-                    "unknown": f.checked.unknown,
-                    "seconds": (f.secs * 1000.0).round() / 1000.0,
-                    "anomalies": anomalies,
-                    "counts": f.checked.counts,
-                    "forbidden_found": f.forbidden().iter().map(Name::text).collect::<Vec<_>>(),
-                    "level_read_back_differs": f.read_back_differs,
-                    "search_cut_short": f.checked.cut_short,
-                    "partial": f.partial,
-                    "history": f.file.as_ref().map(|p| p.display().to_string()),
-                    "as_expected": f.as_expected(),
-                })
-            })
-            .collect();
-        let mut v = json!({
-            "command": "hunt",
-            "server_version": self.version,
-            "about": self.about,
-            "realtime": self.options.realtime,
-            "session_order": self.options.sessions,
-            "levels": levels,
-            "not_visible": "list-append sees item dependencies only: predicate anti-dependencies (G2 proper) are not checked",
-            "as_expected": self.as_expected() && stopped.is_none(),
-        });
-        if let Some((exit, message)) = stopped {
-            v["error"] = json!({ "message": message, "exit_code": exit as u8 });
-        }
-        render::json(&v)
-    }
-
-    /// A test suite per level, a case per anomaly class; and the HTML pages.
-    pub fn reports(&self) -> (Vec<ScenarioReport>, Vec<ScenarioReport>) {
-        let mut junit = Vec::new();
-        let mut pages = Vec::new();
-        for f in self.found {
-            let at = f.judged_at();
-            let name = format!("hunt.{}", at.flag());
-            let mut suite = ScenarioReport::new(&name, self.version);
-            let mut page = ScenarioReport::new(&format!("hunt {}", f.level_name()), self.version);
-            suite.elapsed_ms = round_ms(f.secs * 1000.0);
-            for class in Class::ALL {
-                let found: Vec<&Anomaly> = f.checked.anomalies.iter().filter(|a| a.name.class == class).collect();
-                let bad = found.iter().any(|a| forbidden(a.name, at));
-                let expected = if forbidden(Name::of(class), at) {
-                    msg::expected_none(at.sql())
-                } else {
-                    msg::expected_allowed(at.sql())
-                };
-                let mut v = VariantReport::new(Name::of(class).text(), expected, ui::verbatim(String::new()));
-                v.as_expected = !bad;
-                v.anomaly = Some(!found.is_empty());
-                v.observed = found.iter().flat_map(|a| explain(&f.history, a)).collect::<Vec<_>>();
-                if found.is_empty() {
-                    v.observed.push(msg::not_found());
-                }
-                v.checks.push(Check {
-                    id: format!("{}-not-forbidden", Name::of(class).text()),
-                    ok: !bad,
-                    text: msg::check_class(Name::of(class).text(), at.sql()),
-                });
-                suite.variants.push(v);
-            }
-            suite.as_expected = f.as_expected();
-            for (i, a) in f.checked.anomalies.iter().enumerate() {
-                let mut v =
-                    VariantReport::new(a.name.text(), judged(a.name, at), ui::verbatim(txn_list(&f.history, a)));
-                v.as_expected = !forbidden(a.name, at);
-                v.anomaly = Some(true);
-                v.observed = explain(&f.history, a);
-                if let Some((_, r)) = f.replayed.iter().find(|(j, _)| *j == i) {
-                    v.observed.push(replay_line(r));
-                }
-                v.timeline = swimlanes(&f.history, a);
-                if !a.cycle.is_empty() {
-                    v.cycle = Some(CycleFigure {
-                        nodes: a.cycle.iter().map(|l| tname(&f.history, l.from)).collect(),
-                        edges: a
-                            .cycle
-                            .iter()
-                            .enumerate()
-                            .map(|(k, l)| (k, (k + 1) % a.cycle.len(), edge_label(&l.why)))
-                            .collect(),
-                    });
-                }
-                page.variants.push(v);
-            }
-            page.as_expected = f.as_expected();
-            junit.push(suite);
-            pages.push(page);
-        }
-        (junit, pages)
     }
 
     pub fn finished(&self, stopped: Option<(Exit, String)>, format: HuntFormat) -> Result<Finished> {
-        let (mut reports, pages) = self.reports();
+        let report = self.report(stopped.clone());
+        let (mut reports, pages) = render::hunt::suites(&report);
         if let Some((exit, message)) = &stopped {
             // The level that was running, else the run as a whole.
             let at = reports.last().map_or("hunt".to_string(), |r| r.scenario.clone());
             crate::harness::mark_stopped(&mut reports, &at, "-", message.clone(), *exit);
         }
         let stdout = match format {
-            HuntFormat::Json => self.json(stopped)?,
-            HuntFormat::Table => self.table(),
+            HuntFormat::Json => render::hunt::json(&report)?,
+            HuntFormat::Table => render::hunt::text(&report, self.lang),
         };
         Ok(Finished {
             reports,
@@ -911,6 +737,47 @@ impl Outputs<'_> {
             stderr: Vec::new(),
             as_expected: self.as_expected(),
         })
+    }
+}
+
+/// One anomaly as the report holds it: the checker's account of it with
+/// its transactions by their numbers, its explanation, its reproducer's replays.
+fn anomaly(f: &Found, a: &Anomaly, replayed: Option<&Replayed>) -> AnomalyReport {
+    let at = f.judged_at();
+    let mut v = serde_json::to_value(a).unwrap_or_default();
+    numbered(&mut v, &f.history);
+    AnomalyReport {
+        found: match v {
+            serde_json::Value::Object(m) => m,
+            _ => serde_json::Map::new(),
+        },
+        forbidden: forbidden(a.name, at),
+        transactions: a.txns.iter().map(|t| f.history.txns[*t].index).collect(),
+        explanation: explain(&f.history, a),
+        reproducer: replayed.map(|r| ReproducerReport {
+            path: r.path.as_ref().map(|p| p.display().to_string()),
+            reproduced: r.showed == r.of && r.of > 0,
+            showed: r.showed,
+            replays: r.of,
+            instead: r.instead.clone(),
+            steps: r.reproducer.steps,
+            unshrunk_steps: r.reproducer.unshrunk,
+            shrunk: r.shrunk,
+        }),
+        name: a.name.text(),
+        judged: judged(a.name, at),
+        txns: txn_list(&f.history, a),
+        replay_line: replayed.map(replay_line),
+        timeline: swimlanes(&f.history, a),
+        cycle: (!a.cycle.is_empty()).then(|| CycleFigure {
+            nodes: a.cycle.iter().map(|l| tname(&f.history, l.from)).collect(),
+            edges: a
+                .cycle
+                .iter()
+                .enumerate()
+                .map(|(k, l)| (k, (k + 1) % a.cycle.len(), edge_label(&l.why)))
+                .collect(),
+        }),
     }
 }
 
@@ -1045,8 +912,6 @@ impl Job for Hunt {
     }
 }
 
-/// How long the recorded run took: from its first transaction's start to its
-/// last end, in seconds (0: the history keeps no times).
 /// `lab hunt --specs DIR`, checked before the run: a directory lab can
 /// write in (made, then taken away again, where it was not there: it is
 /// made for good only when a reproducer is written).
@@ -1070,6 +935,8 @@ fn specs_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// How long the recorded run took: from its first transaction's start to its
+/// last end, in seconds (0: the history keeps no times).
 fn recorded_secs(h: &History) -> f64 {
     let first = h.txns.iter().map(|t| t.start).min().unwrap_or(0);
     let last = h.txns.iter().filter_map(|t| t.end).max().unwrap_or(first);

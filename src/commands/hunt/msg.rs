@@ -64,14 +64,6 @@ crate::messages! {
         en: "lab hunt found {name} at {level} (seed {seed}) among transactions {txns}; this spec replays it.",
         tr: "lab hunt {level} düzeyinde {name} buldu (seed {seed}), işlemler {txns}; bu spec onu yeniden oynatır.",
     }
-    heading(version, about) {
-        en: "lab hunt on PostgreSQL {version}: {about}",
-        tr: "PostgreSQL {version} üzerinde lab hunt: {about}",
-    }
-    heading_no_server(about) {
-        en: "lab hunt: {about}",
-        tr: "lab hunt: {about}",
-    }
     other_level(path, recorded, asked) {
         en: "note: {path} was recorded at {recorded}; it is checked against what {asked} forbids, as --level asks",
         tr: "not: {path} {recorded} seviyesinde kaydedildi; --level istediği için {asked} seviyesinin yasakladıklarına göre denetleniyor",
@@ -88,42 +80,6 @@ crate::messages! {
         en: "seed {seed}, {clients} sessions, {keys} keys",
         tr: "seed {seed}, {clients} oturum, {keys} anahtar",
     }
-    col_level() {
-        en: "level",
-        tr: "düzey",
-    }
-    col_txns() {
-        en: "transactions",
-        tr: "işlem",
-    }
-    col_committed() {
-        en: "committed",
-        tr: "commit edilen",
-    }
-    col_aborted() {
-        en: "aborted",
-        tr: "iptal edilen",
-    }
-    col_rate() {
-        en: "txns/s",
-        tr: "işlem/sn",
-    }
-    col_found() {
-        en: "anomalies found",
-        tr: "bulunan anomaliler",
-    }
-    forbidden() {
-        en: "forbidden",
-        tr: "yasak",
-    }
-    allowed() {
-        en: "allowed",
-        tr: "izinli",
-    }
-    none() {
-        en: "none",
-        tr: "yok",
-    }
     ru_as_rc() {
         en: "read uncommitted, which PostgreSQL runs as read committed",
         tr: "PostgreSQL'in read committed olarak çalıştırdığı read uncommitted",
@@ -135,26 +91,6 @@ crate::messages! {
     allowed_at(level) {
         en: "allowed at {level}",
         tr: "{level} düzeyinde izinli",
-    }
-    judged_serializable() {
-        en: "The history names no level and none was given (--level): judged as serializable.",
-        tr: "Geçmiş bir düzey belirtmiyor ve --level verilmedi: serializable olarak değerlendirildi.",
-    }
-    partial(level, n) {
-        en: "{level}: stopped part-way; the {n} transactions recorded so far are checked.",
-        tr: "{level}: yarıda durdu; o ana kadar kaydedilen {n} işlem denetlendi.",
-    }
-    cut_short() {
-        en: "A cycle search ran out of its budget: a class may be missing (the history is very entangled).",
-        tr: "Bir döngü araması bütçesini aştı: bir sınıf eksik kalmış olabilir (geçmiş çok iç içe).",
-    }
-    history_at(path) {
-        en: "History: {path}",
-        tr: "Geçmiş: {path}",
-    }
-    blind_spot() {
-        en: "List-append sees dependencies on items only: predicate anti-dependencies (G2 proper, phantoms) are not checked.",
-        tr: "List-append yalnızca öğeler üzerindeki bağımlılıkları görür: yüklem anti-bağımlılıkları (asıl G2, hayaletler) denetlenmez.",
     }
     why_ww(from, first, key, to, then) {
         en: "{from} appended {first} to key {key}, and {to} appended {then} right after it (ww)",
