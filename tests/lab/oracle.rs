@@ -34,12 +34,12 @@ pub fn isolationtester() -> PathBuf {
     let out = Command::new("pg_config")
         .arg("--pkglibdir")
         .output()
-        .expect("pg_config runs (install postgresql-client; .ci/run does)");
+        .expect("pg_config runs (scripts/test installs postgresql-client)");
     let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let path = PathBuf::from(dir).join("pgxs/src/test/isolation/isolationtester");
     assert!(
         path.is_file(),
-        "no isolationtester at {} (Debian's postgresql-client package has it; .ci/run installs it)",
+        "no isolationtester at {} (Debian's postgresql-client package has it; scripts/test installs it)",
         path.display()
     );
     path

@@ -1,5 +1,5 @@
 //! `--html`: the report opened in a real browser (headless Chromium from the
-//! Debian package; `.ci/run` installs it). The page must not be blank, and
+//! Debian package; scripts/test installs it). The page must not be blank, and
 //! its swimlanes, Gantt charts, matrix and summary must be laid out (their
 //! ids found with non-empty bounding boxes, as the browser computed them).
 use std::path::{Path, PathBuf};
@@ -15,7 +15,7 @@ fn chromium() -> &'static str {
             return c;
         }
     }
-    panic!("chromium is installed (.ci/run installs the Debian package)");
+    panic!("no chromium: scripts/test installs it (Debian package chromium)");
 }
 
 /// Chromium headless with the flags this machine needs (no sandbox as root,

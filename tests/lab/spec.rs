@@ -179,7 +179,7 @@ fn postgresql_isolation_schedule_byte_for_byte() {
             &format!("--schedule={SUITE}/isolation_schedule"),
         ])
         .output()
-        .expect("pg_isolation_regress runs (postgresql-client installs it; .ci/run does)");
+        .expect("pg_isolation_regress runs (postgresql-client has it; scripts/test installs it)");
     assert!(
         theirs.status.code().is_some_and(|c| c <= 1),
         "pg_isolation_regress: {}",

@@ -305,7 +305,7 @@ impl PgBouncer {
         use lab::postgres::pgbouncer::Pool;
         let pools = [Pool::new("tx", "transaction", 40), Pool::new("session", "session", 40)];
         let inner = lab::postgres::pgbouncer::PgBouncer::start_with(&srv.cluster.config(), &pools, extra)
-            .expect("pgbouncer starts (.ci/run installs the Debian package)");
+            .expect("pgbouncer starts (scripts/test installs the Debian package pgbouncer)");
         PgBouncer {
             port: inner.port,
             _inner: inner,
