@@ -80,3 +80,6 @@ mod layers;
 /// The network failing under a run (lab's fault proxy): black hole, reset,
 /// delay of one session's connection, at a confirmed wait and mid-statement.
 mod network;
+
+/// `lab failover` on lab's own HA cluster (Patroni, etcd, three nodes).
+mod failover;
