@@ -296,15 +296,20 @@ impl Namespace {
         fs::read_link(format!("/proc/{pid}/ns/pid")).is_ok_and(|l| l.to_string_lossy() == self.pid_ns)
     }
 
-    /// How many processes run in the namespace besides its first.
-    pub fn processes(&self) -> usize {
+    /// The processes running in the namespace besides its first (host pids).
+    pub fn pids(&self) -> Vec<i32> {
         fs::read_dir("/proc")
             .into_iter()
             .flatten()
             .flatten()
             .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
             .filter(|&p| p != self.init && self.holds(p) && alive(p))
-            .count()
+            .collect()
+    }
+
+    /// How many processes run in the namespace besides its first.
+    pub fn processes(&self) -> usize {
+        self.pids().len()
     }
 
     /// What makes lab's connections into the namespace (a forward keeps one).

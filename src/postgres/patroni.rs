@@ -545,6 +545,13 @@ impl HaCluster {
         true
     }
 
+    /// Resumes (SIGCONT) every process of the cluster a variant may have stopped.
+    pub fn thaw_all(&self) {
+        for pid in self.ns().pids() {
+            unsafe { libc::kill(pid, libc::SIGCONT) };
+        }
+    }
+
     /// Cuts node `i` off from etcd and the other nodes (both ways).
     pub fn partition(&self, i: usize) -> Result<()> {
         let nft = self.programs.nft.as_ref().ctx(|| msg::missing("nft", msg::install()))?;
@@ -750,6 +757,15 @@ impl Drop for HaCluster {
         }
         // Every process of the cluster dies with the namespace.
         drop(self.ns.take());
+        // LAB_HA_LOGS=DIR keeps the cluster's logs there (troubleshooting).
+        if let Some(keep) = std::env::var_os("LAB_HA_LOGS").filter(|v| !v.is_empty()) {
+            let keep = PathBuf::from(keep);
+            let _ = fs::create_dir_all(&keep);
+            for n in &self.nodes {
+                let _ = fs::copy(n.dir.join("patroni.log"), keep.join(format!("{}.log", n.name)));
+            }
+            let _ = fs::copy(self.dir.join("etcd.log"), keep.join("etcd.log"));
+        }
         let _ = fs::remove_dir_all(&self.dir);
     }
 }
