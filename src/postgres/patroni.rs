@@ -122,6 +122,8 @@ pub struct Node {
     dir: PathBuf,
     yml: PathBuf,
     patroni: Mutex<Option<NsProcess>>,
+    /// lab stopped or killed its Patroni: its REST API does not answer.
+    silent: std::sync::atomic::AtomicBool,
 }
 
 impl Node {
@@ -364,6 +366,7 @@ impl HaCluster {
                 dir: node_dir,
                 yml,
                 patroni: Mutex::new(None),
+                silent: std::sync::atomic::AtomicBool::new(false),
             });
         }
         let etcd_dir = dir.join("etcd");
@@ -480,15 +483,25 @@ impl HaCluster {
             &[("HOME", &node.dir.display().to_string())],
         )?;
         *node.patroni.lock().unwrap() = Some(p);
+        node.silent.store(false, std::sync::atomic::Ordering::SeqCst);
         Ok(())
     }
 
     /// Sends `sig` to node `i`'s Patroni process (SIGKILL: the manager dies,
     /// its PostgreSQL stays; SIGSTOP/SIGCONT: it is frozen, thawed).
     pub fn signal_patroni(&self, i: usize, sig: libc::c_int) -> bool {
-        match *self.nodes[i].patroni.lock().unwrap() {
+        let node = &self.nodes[i];
+        match *node.patroni.lock().unwrap() {
             Some(p) if p.alive() => {
                 p.signal(sig);
+                node.silent
+                    .store(sig != libc::SIGCONT, std::sync::atomic::Ordering::SeqCst);
+                if sig == libc::SIGKILL {
+                    let until = Instant::now() + Duration::from_secs(10);
+                    while p.alive() && Instant::now() < until {
+                        std::thread::sleep(Duration::from_millis(2));
+                    }
+                }
                 true
             }
             _ => false,
@@ -550,6 +563,9 @@ impl HaCluster {
         for pid in self.ns().pids() {
             unsafe { libc::kill(pid, libc::SIGCONT) };
         }
+        for n in &self.nodes {
+            n.silent.store(false, std::sync::atomic::Ordering::SeqCst);
+        }
     }
 
     /// Cuts node `i` off from etcd and the other nodes (both ways).
@@ -586,7 +602,8 @@ impl HaCluster {
     /// One request to a REST API in the namespace: its status and body.
     pub async fn http(&self, port: u16, method: &str, path: &str, body: Option<&str>) -> Result<(u16, String)> {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let limit = Duration::from_secs(5);
+        // Patroni answers at once: a node that does not within this is stopped.
+        let limit = Duration::from_secs(3);
         let place = || msg::rest(format!("127.0.0.1:{port}{path}"));
         let exchange = async {
             let mut s = self.ns().dial(port, limit).await?;
@@ -620,16 +637,19 @@ impl HaCluster {
         parse_members(&body).ctx(|| msg::rest(format!("node{}/cluster", i + 1)))
     }
 
-    /// The members, from the first node whose Patroni answers.
+    /// The members, from the first node whose Patroni answers (not one
+    /// whose Patroni lab stopped or killed).
     pub async fn members(&self) -> Result<Vec<Member>> {
         let mut last = None;
-        for i in 0..self.nodes.len() {
+        let answering =
+            (0..self.nodes.len()).filter(|&i| !self.nodes[i].silent.load(std::sync::atomic::Ordering::SeqCst));
+        for i in answering {
             match self.members_from(i).await {
                 Ok(m) => return Ok(m),
                 Err(e) => last = Some(e),
             }
         }
-        Err(last.expect("three nodes"))
+        Err(last.unwrap_or_else(|| msg::rest("/cluster").into()))
     }
 
     /// The node Patroni says leads, running.
@@ -648,14 +668,14 @@ impl HaCluster {
     /// Sets Patroni's dynamic configuration (`PATCH /config`), as `json`.
     pub async fn patch_config(&self, json: &str) -> Result<()> {
         let mut last = None;
-        for i in 0..self.nodes.len() {
+        for i in (0..self.nodes.len()).filter(|&i| !self.nodes[i].silent.load(std::sync::atomic::Ordering::SeqCst)) {
             match self.rest(i, "PATCH", "/config", Some(json)).await {
                 Ok((200, _)) => return Ok(()),
                 Ok((status, body)) => last = Some(anyhow::Error::new(msg::refused(status, body.trim().to_string()))),
                 Err(e) => last = Some(e),
             }
         }
-        Err(last.expect("three nodes"))
+        Err(last.unwrap_or_else(|| msg::rest("/config").into()))
     }
 
     /// Asks Patroni to fail over to `candidate` (`POST /failover`); its answer.

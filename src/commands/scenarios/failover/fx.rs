@@ -4,7 +4,6 @@
 //! lab/failover.conf, and the cluster's events in the timeline (lab's
 //! actions in the `lab` lane, what Patroni and the servers did in the
 //! `patroni` lane), every wait confirmed from the servers, with a deadline.
-#![allow(dead_code)] // Used by the variants still to come.
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,7 +14,6 @@ use crate::commands::scenarios::Cx;
 use crate::engine::{Deviation, Opener, Session, secs};
 use crate::named_sql::SqlFile;
 use crate::postgres::patroni::{self, Availability, HaCluster};
-use crate::report::ResultSet;
 
 /// How long the cluster has to become healthy when it starts.
 const START: Duration = Duration::from_secs(60);
@@ -247,14 +245,6 @@ impl Fx {
         Ok(crate::postgres::connect::simple_value(&c, sql).await?)
     }
 
-    /// Reads `statement` of lab/failover.sql on node `i` as session `check`, in the timeline.
-    pub async fn check_rows(&self, i: usize, statement: &str) -> Result<ResultSet> {
-        let s = self.opener(i).open("check").await?;
-        let set = s.rows(statement, self.sql.get(statement)?).await?;
-        drop(s);
-        Ok(set)
-    }
-
     /// The writer's ids node `i` holds (read back in the timeline), one per row.
     pub async fn ids_on(&self, i: usize) -> Result<Vec<i64>> {
         let s = self.opener(i).open("check").await?;
@@ -325,6 +315,15 @@ impl Fx {
         Ok(ok)
     }
 
+    /// Waits until every node streams again (standbys lab stopped are back).
+    pub async fn back(&self, cx: &Cx<'_>) -> Result<bool> {
+        let ok = self.ha.until_healthy(Instant::now() + HA_DEADLINE).await.is_ok();
+        if ok {
+            cx.recorder().note("patroni", msg::all_streaming());
+        }
+        Ok(ok)
+    }
+
     /// Stops (SIGSTOP) node `i`'s walsenders, all or the one streaming to
     /// `to`; their backends' pids, to resume them.
     pub async fn stop_walsenders(&self, cx: &Cx<'_>, i: usize, to: Option<usize>) -> Result<Vec<i32>> {
@@ -371,6 +370,60 @@ impl Fx {
                 return Ok(false);
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// The node whose Patroni answers `GET /primary` with 200, as a load
+    /// balancer's health check asks each node (a Patroni that is dead or
+    /// stopped answers nothing).
+    pub async fn patroni_primary(&self) -> Option<usize> {
+        for i in 0..self.ha.nodes.len() {
+            if let Ok((200, _)) = self.ha.rest(i, "GET", "/primary", None).await {
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    /// Waits until node `i` no longer takes writes (its Patroni demoted
+    /// it: in recovery, or down); whether it happened (the `patroni` lane says so).
+    pub async fn demoted(&self, cx: &Cx<'_>, i: usize) -> Result<bool> {
+        let until = Instant::now() + HA_DEADLINE;
+        while self.takes_writes(i).await {
+            if Instant::now() > until {
+                return Ok(false);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        cx.recorder().note("patroni", msg::demoted(self.name(i)));
+        Ok(true)
+    }
+
+    /// Whether node `i`'s PostgreSQL says it takes writes (not in recovery).
+    pub async fn takes_writes(&self, i: usize) -> bool {
+        self.value(i, "SELECT NOT pg_is_in_recovery()")
+            .await
+            .ok()
+            .flatten()
+            .as_deref()
+            == Some("t")
+    }
+
+    /// Waits until `sql` reads `want` on node `i` (or `within` passes); what it read last.
+    pub async fn until_reads(
+        &self,
+        i: usize,
+        sql: &str,
+        want: impl Fn(&str) -> bool,
+        within: Duration,
+    ) -> Result<Option<String>> {
+        let until = Instant::now() + within;
+        loop {
+            let v = self.value(i, sql).await.ok().flatten();
+            if v.as_deref().is_some_and(&want) || Instant::now() > until {
+                return Ok(v);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 

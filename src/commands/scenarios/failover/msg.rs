@@ -185,4 +185,228 @@ crate::messages! {
         en: "all {acked} acknowledged writes are on the new primary {node}; write {id}, in flight, was not acknowledged",
         tr: "onaylanan {acked} yazmanın hepsi yeni primary {node} üzerinde; yoldaki {id} numaralı yazma onaylanmadı",
     }
+    demoted(node) {
+        en: "Patroni demoted {node}: it no longer takes writes",
+        tr: "Patroni {node} düğümünü düşürdü: artık yazma almıyor",
+    }
+    all_streaming() {
+        en: "all three nodes stream again",
+        tr: "üç düğüm de yeniden akıyor",
+    }
+    more_acked(n, ids) {
+        en: "{n} more writes acknowledged (ids {ids}), not shown one by one",
+        tr: "{n} yazma daha onaylandı (id'ler {ids}), tek tek gösterilmiyor",
+    }
+    routed_to(node) {
+        en: "Patroni's REST API: GET /primary answers 200 on {node} only; W writes there",
+        tr: "Patroni'nin REST API'si: GET /primary yalnızca {node} üzerinde 200 der; W oraya yazar",
+    }
+    routed_nowhere() {
+        en: "Patroni's REST API: no node answers 200 to GET /primary; W drops its connection and writes nowhere",
+        tr: "Patroni'nin REST API'si: hiçbir düğüm GET /primary'ye 200 demiyor; W bağlantısını bırakır ve hiçbir yere yazmaz",
+    }
+    warning_is_failure(id) {
+        en: "the client reads the WARNING that came with COMMIT: write {id} is reported as not known to be committed",
+        tr: "istemci COMMIT ile gelen WARNING'i okur: {id} numaralı yazmanın commit edildiği bilinmiyor diye bildirilir",
+    }
+    cancel_reports_commit(id) {
+        en: "the cancelled wait ends with a WARNING, and write {id}'s COMMIT reports success",
+        tr: "iptal edilen bekleme bir WARNING ile biter ve {id} numaralı yazmanın COMMIT'i başarı bildirir",
+    }
+    read_by_other(id) {
+        en: "R, another session, reads row {id} on the primary",
+        tr: "başka bir oturum olan R, {id} numaralı satırı primary'de okur",
+    }
+    none_reported_lost(node, lost) {
+        en: "no write the client reported committed is missing on the new primary {node} (missing: {lost})",
+        tr: "istemcinin commit edildi dediği hiçbir yazma yeni primary {node} üzerinde eksik değil (eksik: {lost})",
+    }
+    cancelled_unknown(id) {
+        en: "write {id}, reported unknown, is not on the new primary",
+        tr: "belirsiz bildirilen {id} numaralı yazma yeni primary'de yok",
+    }
+    observed_guarded(id, acked, node) {
+        en: "write {id} came back with the WARNING and was reported unknown; all {acked} writes reported committed are on {node}",
+        tr: "{id} numaralı yazma WARNING ile döndü ve belirsiz bildirildi; commit edildi denen {acked} yazmanın hepsi {node} üzerinde",
+    }
+    cancelled_lost(id, node, lost) {
+        en: "row {id}, reported committed and read by R, is missing on the new primary {node} (missing: {lost})",
+        tr: "commit edildi denen ve R'nin okuduğu {id} numaralı satır yeni primary {node} üzerinde yok (eksik: {lost})",
+    }
+    observed_cancelled(id, node) {
+        en: "write {id} was reported committed, read by another session, and is missing on {node} after the failover",
+        tr: "{id} numaralı yazma commit edildi diye bildirildi, başka bir oturum onu okudu ve failover'dan sonra {node} üzerinde yok",
+    }
+    same_after_rejoin(node, lost) {
+        en: "{node}, rejoined as a replica (pg_rewind), holds the same: missing there too: {lost}",
+        tr: "replika olarak geri katılan (pg_rewind) {node} aynısını tutar: orada da eksik: {lost}",
+    }
+    standby_stored(node) {
+        en: "the standby {node} has received the commit's WAL while its COMMIT waits (remote_apply, replay paused)",
+        tr: "COMMIT beklerken standby {node} commit'in WAL'ını almıştır (remote_apply, replay duraklatılmış)",
+    }
+    commit_connection_lost(id) {
+        en: "payment {id}'s COMMIT loses its connection: the client cannot know whether it committed",
+        tr: "{id} numaralı ödemenin COMMIT'i bağlantısını kaybeder: istemci commit edilip edilmediğini bilemez",
+    }
+    retry_found_it() {
+        en: "the retry on the new primary inserts nothing (INSERT 0 0): the first payment is there",
+        tr: "yeni primary'deki yeniden deneme hiçbir şey eklemez (INSERT 0 0): ilk ödeme oradadır",
+    }
+    paid_once(times) {
+        en: "request r1 has one payment ({times})",
+        tr: "r1 isteğinin bir ödemesi var ({times})",
+    }
+    observed_once(times) {
+        en: "request r1 paid {times} time(s): the retry found the payment under its key",
+        tr: "r1 isteği {times} kez ödendi: yeniden deneme ödemeyi anahtarıyla buldu",
+    }
+    retry_inserted() {
+        en: "the blind retry on the new primary inserts another payment (INSERT 0 1)",
+        tr: "yeni primary'deki kör yeniden deneme bir ödeme daha ekler (INSERT 0 1)",
+    }
+    paid_twice(times) {
+        en: "request r1 has two payments ({times}): the COMMIT that looked failed had committed",
+        tr: "r1 isteğinin iki ödemesi var ({times}): başarısız görünen COMMIT commit olmuştu",
+    }
+    observed_twice(times) {
+        en: "request r1 paid {times} time(s): the lost COMMIT had committed, the retry paid again",
+        tr: "r1 isteği {times} kez ödendi: kaybolan COMMIT commit olmuştu, yeniden deneme bir kez daha ödedi",
+    }
+    rejoined_check(node) {
+        en: "{node} rejoins as a replica",
+        tr: "{node} replika olarak geri katılır",
+    }
+    standbys_stopped(s, r) {
+        en: "lab stops the standbys {s} and {r}: their Patroni frozen (so it does not restart them), their PostgreSQL crashed",
+        tr: "lab {s} ve {r} standby'larını durdurur: Patroni'leri dondurulur (onları yeniden başlatmasın diye), PostgreSQL'leri çökertilir",
+    }
+    standbys_resumed(s, r) {
+        en: "lab resumes the standbys' Patroni ({s}, {r}): each starts its PostgreSQL, which streams again",
+        tr: "lab standby'ların Patroni'lerini devam ettirir ({s}, {r}): her biri PostgreSQL'ini başlatır, o da yeniden akar",
+    }
+    names_star(names) {
+        en: "Patroni keeps synchronous replication on with no standby left: synchronous_standby_names = '*' (read: '{names}')",
+        tr: "Patroni hiç standby kalmadığında senkron replikasyonu açık tutar: synchronous_standby_names = '*' (okunan: '{names}')",
+    }
+    strict_waits() {
+        en: "W's COMMIT waits (SyncRep) while no standby streams",
+        tr: "hiçbir standby akmazken W'nin COMMIT'i bekler (SyncRep)",
+    }
+    strict_returns() {
+        en: "it returns once a standby is back, and a standby has flushed it (pg_stat_replication's flush_lsn)",
+        tr: "bir standby geri gelince döner ve bir standby onu diske yazmıştır (pg_stat_replication'ın flush_lsn'i)",
+    }
+    observed_strict(names) {
+        en: "synchronous_standby_names became '{names}'; W's COMMIT waited until a standby was back",
+        tr: "synchronous_standby_names '{names}' oldu; W'nin COMMIT'i bir standby geri gelene kadar bekledi",
+    }
+    names_emptied(names) {
+        en: "Patroni turns synchronous replication off: synchronous_standby_names is empty (read: '{names}')",
+        tr: "Patroni senkron replikasyonu kapatır: synchronous_standby_names boş (okunan: '{names}')",
+    }
+    acked_unprotected(n, ids) {
+        en: "the primary acknowledges W's {n} writes beyond every standby's last flushed position: on the primary only ({ids})",
+        tr: "primary W'nin {n} yazmasını her standby'ın diske yazdığı son konumun ötesinde onaylar: yalnızca primary'de ({ids})",
+    }
+    observed_degraded(n) {
+        en: "synchronous_standby_names emptied; {n} acknowledged writes exist on the primary only",
+        tr: "synchronous_standby_names boşaltıldı; onaylanan {n} yazma yalnızca primary'de var",
+    }
+    standbys_back() {
+        en: "the standbys come back and stream",
+        tr: "standby'lar geri gelir ve akar",
+    }
+    frozen(node) {
+        en: "lab freezes {node} (SIGSTOP to its Patroni and every PostgreSQL process of it), as a paused VM",
+        tr: "lab {node} düğümünü dondurur (Patroni'sine ve tüm PostgreSQL süreçlerine SIGSTOP), duraklatılmış bir VM gibi",
+    }
+    zombie_resumed(node) {
+        en: "lab resumes {node}'s PostgreSQL (SIGCONT); its Patroni stays frozen for now",
+        tr: "lab {node} düğümünün PostgreSQL'ini devam ettirir (SIGCONT); Patroni'si şimdilik donmuş kalır",
+    }
+    manager_resumed(node) {
+        en: "lab resumes {node}'s Patroni: it finds another node holds the leader key and demotes its PostgreSQL",
+        tr: "lab {node} düğümünün Patroni'sini devam ettirir: lider anahtarını başka bir düğümün tuttuğunu görür ve PostgreSQL'ini düşürür",
+    }
+    two_primaries(old, new) {
+        en: "{old} and {new} both take writes (pg_is_in_recovery() is false on both): two primaries",
+        tr: "{old} ve {new} ikisi de yazma alır (pg_is_in_recovery() ikisinde de false): iki primary",
+    }
+    zombie_cannot_ack(node) {
+        en: "W's COMMIT on {node} waits (SyncRep) and is never acknowledged",
+        tr: "W'nin {node} üzerindeki COMMIT'i bekler (SyncRep) ve hiç onaylanmaz",
+    }
+    observed_zombie_fenced(node) {
+        en: "{node} came back as a second primary but could acknowledge nothing; nothing acknowledged was lost",
+        tr: "{node} ikinci bir primary olarak geri geldi ama hiçbir şeyi onaylayamadı; onaylanmış hiçbir şey kaybolmadı",
+    }
+    zombie_acked(node, n) {
+        en: "{node}, replaced but resumed, acknowledges W's writes on its open connection ({n})",
+        tr: "yerine başkası geçmiş ama devam eden {node}, açık bağlantısındaki W'nin yazmalarını onaylar ({n})",
+    }
+    zombie_lost(expected, lost) {
+        en: "those writes ({expected}) are missing on the new primary (missing: {lost})",
+        tr: "o yazmalar ({expected}) yeni primary'de yok (eksik: {lost})",
+    }
+    observed_zombie(node, n) {
+        en: "the zombie {node} acknowledged {n} writes after the failover; none of them survived",
+        tr: "zombi {node} failover'dan sonra {n} yazma onayladı; hiçbiri hayatta kalmadı",
+    }
+    manager_killed(node) {
+        en: "lab kills {node}'s Patroni (SIGKILL); its PostgreSQL keeps running as primary",
+        tr: "lab {node} düğümünün Patroni'sini öldürür (SIGKILL); PostgreSQL'i primary olarak çalışmaya devam eder",
+    }
+    manager_restarted(node) {
+        en: "lab starts {node}'s Patroni again: it finds its PostgreSQL running, another node holding the leader key, and demotes it",
+        tr: "lab {node} düğümünün Patroni'sini yeniden başlatır: PostgreSQL'ini çalışır, lider anahtarını başka bir düğümde bulur ve onu düşürür",
+    }
+    routed_none_orphan(node) {
+        en: "W acknowledges no write on {node} once its Patroni is dead: the health check sends it elsewhere",
+        tr: "Patroni'si öldükten sonra W {node} üzerinde hiçbir yazma onaylatmaz: sağlık denetimi onu başka yere gönderir",
+    }
+    observed_routed(node) {
+        en: "W waited for Patroni's REST API to name a primary, then wrote on {node}; nothing acknowledged was lost",
+        tr: "W, Patroni'nin REST API'sinin bir primary göstermesini bekledi, sonra {node} üzerine yazdı; onaylanmış hiçbir şey kaybolmadı",
+    }
+    orphan_acked(node, n) {
+        en: "{node}, with no Patroni, acknowledges W's writes after the other node's promotion ({n})",
+        tr: "Patroni'si olmayan {node}, diğer düğümün terfisinden sonra W'nin yazmalarını onaylar ({n})",
+    }
+    observed_split(node, n) {
+        en: "split brain: {node} acknowledged {n} writes after the failover; none survived its rejoin",
+        tr: "split brain: {node} failover'dan sonra {n} yazma onayladı; geri katılmasından sonra hiçbiri kalmadı",
+    }
+    needs_nft(install) {
+        en: "the partition needs nftables (nft): {install}",
+        tr: "bölünme nftables (nft) gerektirir: {install}",
+    }
+    partitioned(node) {
+        en: "lab cuts {node} off from etcd and the other nodes, both ways (nftables in the cluster's namespace); lab's own connections still reach it",
+        tr: "lab {node} düğümünü etcd'den ve diğer düğümlerden iki yönde de koparır (cluster'ın ad alanında nftables); lab'ın kendi bağlantıları ona hâlâ ulaşır",
+    }
+    healed(node) {
+        en: "lab heals the partition: {node} reaches etcd and the other nodes again",
+        tr: "lab bölünmeyi iyileştirir: {node} etcd'ye ve diğer düğümlere yeniden ulaşır",
+    }
+    isolated_cannot_ack(node) {
+        en: "W's COMMIT on the isolated {node} waits (SyncRep) and is not acknowledged",
+        tr: "W'nin yalıtılmış {node} üzerindeki COMMIT'i bekler (SyncRep) ve onaylanmaz",
+    }
+    observed_partition_sync(old, new) {
+        en: "the isolated {old} acknowledged nothing; {new} took over with every acknowledged write",
+        tr: "yalıtılmış {old} hiçbir şey onaylamadı; {new} onaylanan her yazmayla yerini aldı",
+    }
+    isolated_acked(node, n) {
+        en: "the isolated {node} acknowledges W's writes after the cut ({n}) until it is demoted",
+        tr: "yalıtılmış {node}, düşürülene kadar kesintiden sonra W'nin yazmalarını onaylar ({n})",
+    }
+    isolated_lost(acked, lost) {
+        en: "every write it acknowledged after the cut is missing on the new primary ({acked} acknowledged, {lost} missing)",
+        tr: "kesintiden sonra onayladığı her yazma yeni primary'de yok ({acked} onaylandı, {lost} eksik)",
+    }
+    observed_partition(node, n) {
+        en: "the isolated {node} acknowledged {n} writes after the cut; all are gone",
+        tr: "yalıtılmış {node} kesintiden sonra {n} yazma onayladı; hepsi gitti",
+    }
 }

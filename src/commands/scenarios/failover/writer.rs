@@ -4,7 +4,6 @@
 //! which node answered and the WAL position after the commit. It finds the
 //! primary as a client with a multi-host URL and
 //! `target_session_attrs=primary` does ([`first_primary`]).
-#![allow(dead_code)] // Used by the variants still to come.
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -16,7 +15,7 @@ use crate::commands::scenarios::Cx;
 use crate::engine::answer::last_set;
 use crate::engine::observe::Waited;
 use crate::engine::{Answer, Opener, Sent, Session};
-use crate::report::{ResultSet, StepResult, WaitKind};
+use crate::report::{StepResult, WaitKind};
 
 /// The writer's session name in the timeline.
 pub(super) const W: &str = "W";
@@ -34,8 +33,6 @@ pub(super) struct Pending {
 /// What a write's answer said.
 pub(super) struct Answered {
     pub outcome: Outcome,
-    /// The last result set (the LSN and port read after the commit).
-    pub set: Option<ResultSet>,
     /// The server sent a WARNING with it (a synchronous wait cancelled).
     pub warning: Option<String>,
     /// The statement's command tags (`INSERT 0 0`: nothing inserted).
@@ -48,6 +45,9 @@ pub(super) struct Writer {
     node: Option<usize>,
     pub writes: Vec<Write>,
     next: i64,
+    /// Writes are counted but not put in the timeline one by one (a loop
+    /// of hundreds), when set.
+    quiet: bool,
 }
 
 impl Writer {
@@ -57,12 +57,8 @@ impl Writer {
             node: None,
             writes: Vec::new(),
             next: 0,
+            quiet: false,
         }
-    }
-
-    /// The node the writer is connected to.
-    pub fn node(&self) -> Option<usize> {
-        self.node
     }
 
     pub fn session(&self) -> Option<&Session> {
@@ -214,7 +210,6 @@ impl Writer {
                 self.writes.push(w);
                 return Ok(Answered {
                     outcome: Outcome::Unknown,
-                    set: None,
                     warning: None,
                     tags: Vec::new(),
                 });
@@ -222,15 +217,17 @@ impl Writer {
         };
         s.track(&p.sql, &mut answer);
         let took = at.saturating_duration_since(p.sent.at);
-        cx.recorder().answer(
-            at,
-            W,
-            Some(p.step),
-            &p.sql,
-            &answer,
-            p.waited.as_ref().map(|w| (w, took)),
-            None,
-        );
+        if !self.quiet || answer.is_err() {
+            cx.recorder().answer(
+                at,
+                W,
+                Some(p.step),
+                &p.sql,
+                &answer,
+                p.waited.as_ref().map(|w| (w, took)),
+                None,
+            );
+        }
         // Its NOTICEs and WARNINGs are in the timeline already (the session's sink).
         s.drain();
         let warning = (s.notices() > p.notices)
@@ -274,7 +271,6 @@ impl Writer {
         });
         Ok(Answered {
             outcome,
-            set,
             warning,
             tags: results.iter().map(|r| r.tag.clone()).collect(),
         })
@@ -293,8 +289,22 @@ impl Writer {
     /// application's retry loop does through a failover. The acknowledged
     /// write's id, if any.
     pub async fn write_through(&mut self, cx: &Cx<'_>, fx: &Fx, within: Duration) -> Result<Option<i64>> {
-        let until = Instant::now() + within;
         let id = self.next_id();
+        Ok(self.retry(cx, fx, "write", id, within).await?.map(|_| id))
+    }
+
+    /// Sends `statement` for `id` until it is acknowledged, connecting
+    /// again after each attempt that is not, within `within`; the answer
+    /// that was acknowledged.
+    pub async fn retry(
+        &mut self,
+        cx: &Cx<'_>,
+        fx: &Fx,
+        statement: &'static str,
+        id: i64,
+        within: Duration,
+    ) -> Result<Option<Answered>> {
+        let until = Instant::now() + within;
         while Instant::now() < until {
             // A connection already closed sends nothing: a new one first.
             if self.session.as_ref().is_some_and(|s| s.client().is_closed()) {
@@ -307,11 +317,76 @@ impl Writer {
             {
                 return Ok(None);
             }
+            let p = self.begin(fx, statement, id).await?;
+            let a = self.finish(cx, fx, p, fx_deadline()).await?;
+            if a.outcome == Outcome::Acked {
+                return Ok(Some(a));
+            }
+            // Failed or unknown: the same request again, on a connection that takes writes.
+            self.disconnect();
+        }
+        Ok(None)
+    }
+
+    /// Writes new rows on the writer's connection as long as each is
+    /// acknowledged (within `within`): the first `shown` in the timeline,
+    /// the others counted (a note says how many). How many were acknowledged.
+    pub async fn write_until_refused(&mut self, cx: &Cx<'_>, fx: &Fx, shown: usize, within: Duration) -> Result<usize> {
+        let until = Instant::now() + within;
+        let mut acked = Vec::new();
+        while Instant::now() < until && self.session.as_ref().is_some_and(|s| !s.client().is_closed()) {
+            self.quiet = acked.len() >= shown;
+            let id = self.next_id();
+            let p = self.begin(fx, "write", id).await?;
+            if self.finish(cx, fx, p, fx_deadline()).await?.outcome != Outcome::Acked {
+                break;
+            }
+            acked.push(id);
+        }
+        self.quiet = false;
+        if acked.len() > shown {
+            let quiet = &acked[shown..];
+            cx.recorder()
+                .note(W, msg::more_acked(quiet.len(), super::verdict::ranges(quiet)));
+        }
+        Ok(acked.len())
+    }
+
+    /// Writes until one is acknowledged on the node Patroni's REST API
+    /// says is the primary (`GET /primary` answers 200 there only), asked
+    /// before each write, as HAProxy's health check does: a connection to
+    /// any other node is dropped (`on-marked-down shutdown-sessions`).
+    /// The acknowledged write's id, if any, within `within`.
+    pub async fn write_routed(&mut self, cx: &Cx<'_>, fx: &Fx, within: Duration) -> Result<Option<i64>> {
+        let until = Instant::now() + within;
+        let id = self.next_id();
+        let mut said: Option<Option<usize>> = None;
+        while Instant::now() < until {
+            let route = fx.patroni_primary().await;
+            if said != Some(route) {
+                cx.recorder().note(
+                    W,
+                    match route {
+                        Some(i) => msg::routed_to(fx.name(i)),
+                        None => msg::routed_nowhere(),
+                    },
+                );
+                said = Some(route);
+            }
+            let Some(target) = route else {
+                self.disconnect();
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
+            };
+            let elsewhere = self.node != Some(target) || self.session.as_ref().is_none_or(|s| s.client().is_closed());
+            if elsewhere && self.connect_to(fx, target).await.is_err() {
+                self.disconnect();
+                continue;
+            }
             let p = self.begin(fx, "write", id).await?;
             if self.finish(cx, fx, p, fx_deadline()).await?.outcome == Outcome::Acked {
                 return Ok(Some(id));
             }
-            // Failed or unknown: the same id again, on a connection that takes writes.
             self.disconnect();
         }
         Ok(None)
