@@ -91,3 +91,30 @@ SELECT current_setting('synchronous_standby_names') AS synchronous_standby_names
 -- why: whether this node takes writes (not in recovery), as a client with target_session_attrs=primary asks
 -- why-tr: bu düğüm yazma alıyor mu (recovery'de değil), target_session_attrs=primary ile bir istemcinin sorduğu gibi
 SELECT NOT pg_is_in_recovery() AS primary;
+
+-- lab failover --watch, on your own cluster: one table of lab's own
+-- (:"table"), keyed lists each transaction appends its id to, two at once.
+
+-- name: watch_create
+-- why: lab's own table on your cluster: lists that each write appends its id to, two lists per transaction
+-- why-tr: lab'ın cluster'ınızdaki kendi tablosu: her yazmanın id'sini eklediği listeler, işlem başına iki liste
+CREATE TABLE :"table" (k text PRIMARY KEY, v bigint[] NOT NULL);
+
+-- name: watch_write
+-- why: one write: a transaction appending its id to two lists (both or neither must be there afterwards), then the WAL position
+-- why-tr: bir yazma: id'sini iki listeye ekleyen bir işlem (sonra ikisi de ya da hiçbiri orada olmalı), ardından WAL konumu
+BEGIN;
+INSERT INTO :"table" AS t (k, v) VALUES (:'k1', ARRAY[:id]::bigint[]), (:'k2', ARRAY[:id]::bigint[])
+  ON CONFLICT (k) DO UPDATE SET v = t.v || EXCLUDED.v;
+COMMIT;
+SELECT pg_current_wal_lsn()::text AS lsn;
+
+-- name: watch_read
+-- why: every list as the cluster's primary holds it after the run
+-- why-tr: çalıştırmadan sonra cluster'ın primary'sinin tuttuğu haliyle her liste
+SELECT k, array_to_string(v, ',') AS v FROM :"table" ORDER BY k;
+
+-- name: watch_drop
+-- why: lab drops its own table, and nothing else
+-- why-tr: lab kendi tablosunu siler, başka hiçbir şeyi değil
+DROP TABLE IF EXISTS :"table";

@@ -57,11 +57,11 @@ pub enum Availability {
     Missing(Text),
 }
 
-/// Patroni (`LAB_PATRONI_BIN`, PATH, /usr/bin/patroni), etcd
-/// (`LAB_ETCD_BIN`, ...), util-linux's unshare and nsenter, python3; a
-/// variable naming no program is a setup error.
+/// Patroni (`LAB_PATRONI_BIN`, else PATH), etcd (`LAB_ETCD_BIN`, else
+/// PATH), util-linux's unshare and nsenter, python3; a variable naming no
+/// program is a setup error.
 pub fn programs() -> Result<Availability> {
-    let patroni = match sidecar::find("LAB_PATRONI_BIN", "patroni", &["/usr/bin/patroni"]) {
+    let patroni = match sidecar::find("LAB_PATRONI_BIN", "patroni", &[]) {
         Found::At(p) => p,
         Found::NotAProgram(p) => bail!(msg::not_a_program(
             "LAB_PATRONI_BIN",
@@ -70,7 +70,7 @@ pub fn programs() -> Result<Availability> {
         )),
         Found::Missing => return Ok(Availability::Missing(msg::missing("patroni", msg::install()))),
     };
-    let etcd = match sidecar::find("LAB_ETCD_BIN", "etcd", &["/usr/bin/etcd"]) {
+    let etcd = match sidecar::find("LAB_ETCD_BIN", "etcd", &[]) {
         Found::At(p) => p,
         Found::NotAProgram(p) => bail!(msg::not_a_program(
             "LAB_ETCD_BIN",
@@ -566,6 +566,28 @@ impl HaCluster {
         for n in &self.nodes {
             n.silent.store(false, std::sync::atomic::Ordering::SeqCst);
         }
+    }
+
+    /// Stops (SIGSTOP) node `i`'s walsenders, all or those streaming to
+    /// `to` (an application_name); the standbys they served.
+    pub async fn stop_walsenders(&self, i: usize, to: Option<&str>) -> Result<Vec<String>> {
+        let c = self.connect(i, "postgres").await?;
+        let rows = c
+            .query("SELECT pid, application_name FROM pg_stat_replication", &[])
+            .await?;
+        let mut names = Vec::new();
+        for r in rows {
+            let (pid, app): (i32, String) = (r.get(0), r.get(1));
+            if to.is_some_and(|t| app != t) {
+                continue;
+            }
+            if let Some(host) = self.host_pid(pid) {
+                unsafe { libc::kill(host, libc::SIGSTOP) };
+                names.push(app);
+            }
+        }
+        names.sort();
+        Ok(names)
     }
 
     /// Cuts node `i` off from etcd and the other nodes (both ways).

@@ -15,13 +15,6 @@ use crate::engine::{Deviation, Opener, Session, secs};
 use crate::named_sql::SqlFile;
 use crate::postgres::patroni::{self, Availability, HaCluster};
 
-/// How long the cluster has to become healthy when it starts.
-const START: Duration = Duration::from_secs(60);
-/// How long a failover, a rejoin or a settings change may take: Patroni's
-/// ttl (20 s, for a failover that waits for the leader key to expire) and
-/// then some.
-pub(super) const HA_DEADLINE: Duration = Duration::from_secs(60);
-
 /// The cluster the run's variants share.
 static KEPT: Mutex<Option<Arc<HaCluster>>> = Mutex::new(None);
 /// One start at a time (side by side, only one scenario uses it anyway).
@@ -68,7 +61,8 @@ async fn cluster(cx: &mut Cx<'_>) -> Result<Option<Arc<HaCluster>>> {
             Err(e) => return Err(e),
         },
     };
-    let ha = Arc::new(HaCluster::start(&bin, programs, START).await?);
+    let deadline = Duration::from_secs(super::opts::opts(&cx.params).ha_timeout);
+    let ha = Arc::new(HaCluster::start(&bin, programs, deadline).await?);
     cx.narrate(msg::cluster_started(
         secs(ha.startup),
         ha.versions.clone(),
@@ -125,6 +119,9 @@ pub(super) struct Fx {
     pub roles: Roles,
     /// Patroni's synchronous_mode for this variant.
     pub sync: bool,
+    /// How long a failover, a rejoin, a settings change or one write may
+    /// take (`--ha-timeout`).
+    pub deadline: Duration,
 }
 
 impl Fx {
@@ -141,10 +138,11 @@ impl Fx {
         let conf = cx.opts.files.read("failover.conf")?;
         let json = settings(&conf, cx.variant).unwrap_or_else(|| "{}".into());
         let sync = json.contains("\"synchronous_mode\": true");
+        let deadline = Duration::from_secs(super::opts::opts(&cx.params).ha_timeout);
         repair(&ha).await?;
         ha.patch_config(&json).await?;
         cx.narrate(msg::settings(json.clone()));
-        let until = Instant::now() + HA_DEADLINE;
+        let until = Instant::now() + deadline;
         ha.until_healthy(until).await?;
         // Applied once the primary says so: a synchronous standby, or none.
         let leader = loop {
@@ -169,7 +167,7 @@ impl Fx {
                 break leader;
             }
             if Instant::now() > until {
-                return Err(Deviation(msg::settings_not_applied(json, secs(HA_DEADLINE))).into());
+                return Err(Deviation(msg::settings_not_applied(json, secs(deadline))).into());
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         };
@@ -192,6 +190,7 @@ impl Fx {
                 replica,
             },
             sync,
+            deadline,
         };
         cx.recorder().note(
             "patroni",
@@ -275,7 +274,7 @@ impl Fx {
     /// Waits until Patroni has promoted a node other than `old`, running;
     /// the new leader and when lab saw it (the `patroni` lane says so).
     pub async fn promoted(&self, cx: &Cx<'_>, old: usize) -> Result<Option<(usize, f64)>> {
-        let until = Instant::now() + HA_DEADLINE;
+        let until = Instant::now() + self.deadline;
         loop {
             if let Ok(members) = self.ha.members().await
                 && let Some(m) = members.iter().find(|m| m.leads() && m.running() && m.name != self.name(old))
@@ -291,7 +290,7 @@ impl Fx {
                 return Ok(Some((i, cx.recorder().t_ms(at))));
             }
             if Instant::now() > until {
-                cx.recorder().note("patroni", msg::no_promotion(secs(HA_DEADLINE)));
+                cx.recorder().note("patroni", msg::no_promotion(secs(self.deadline)));
                 return Ok(None);
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -301,7 +300,7 @@ impl Fx {
     /// Waits until the cluster is healthy again (the old primary back as a
     /// replica, rewound, on the new timeline, streaming); whether it is.
     pub async fn rejoined(&self, cx: &Cx<'_>, old: usize) -> Result<bool> {
-        let ok = self.ha.until_healthy(Instant::now() + HA_DEADLINE).await.is_ok();
+        let ok = self.ha.until_healthy(Instant::now() + self.deadline).await.is_ok();
         let members = self.ha.members().await.unwrap_or_default();
         let tl = members.iter().find(|m| m.leads()).and_then(|m| m.timeline).unwrap_or(0);
         cx.recorder().note(
@@ -309,7 +308,7 @@ impl Fx {
             if ok {
                 msg::rejoined(self.name(old), tl)
             } else {
-                msg::not_rejoined(self.name(old), secs(HA_DEADLINE))
+                msg::not_rejoined(self.name(old), secs(self.deadline))
             },
         );
         Ok(ok)
@@ -317,7 +316,7 @@ impl Fx {
 
     /// Waits until every node streams again (standbys lab stopped are back).
     pub async fn back(&self, cx: &Cx<'_>) -> Result<bool> {
-        let ok = self.ha.until_healthy(Instant::now() + HA_DEADLINE).await.is_ok();
+        let ok = self.ha.until_healthy(Instant::now() + self.deadline).await.is_ok();
         if ok {
             cx.recorder().note("patroni", msg::all_streaming());
         }
@@ -325,28 +324,11 @@ impl Fx {
     }
 
     /// Stops (SIGSTOP) node `i`'s walsenders, all or the one streaming to
-    /// `to`; their backends' pids, to resume them.
-    pub async fn stop_walsenders(&self, cx: &Cx<'_>, i: usize, to: Option<usize>) -> Result<Vec<i32>> {
-        let c = self.admin(i).await?;
-        let rows = c
-            .query("SELECT pid, application_name FROM pg_stat_replication", &[])
-            .await?;
-        let mut stopped = Vec::new();
-        let mut names = Vec::new();
-        for r in rows {
-            let (pid, app): (i32, String) = (r.get(0), r.get(1));
-            if to.is_some_and(|t| app != self.name(t)) {
-                continue;
-            }
-            if let Some(host) = self.ha.host_pid(pid) {
-                unsafe { libc::kill(host, libc::SIGSTOP) };
-                stopped.push(host);
-                names.push(app);
-            }
-        }
-        names.sort();
+    /// `to` (lab's narration says which).
+    pub async fn stop_walsenders(&self, cx: &Cx<'_>, i: usize, to: Option<usize>) -> Result<()> {
+        let names = self.ha.stop_walsenders(i, to.map(|t| self.name(t))).await?;
         cx.narrate(msg::walsenders_stopped(self.name(i), names.join(", ")));
-        Ok(stopped)
+        Ok(())
     }
 
     /// WAL position `sql` reads on node `i`, as a number.
@@ -388,7 +370,7 @@ impl Fx {
     /// Waits until node `i` no longer takes writes (its Patroni demoted
     /// it: in recovery, or down); whether it happened (the `patroni` lane says so).
     pub async fn demoted(&self, cx: &Cx<'_>, i: usize) -> Result<bool> {
-        let until = Instant::now() + HA_DEADLINE;
+        let until = Instant::now() + self.deadline;
         while self.takes_writes(i).await {
             if Instant::now() > until {
                 return Ok(false);

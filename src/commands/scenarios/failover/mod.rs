@@ -17,10 +17,11 @@ mod fx;
 mod msg;
 mod opts;
 pub mod verdict;
+pub mod watch;
 mod writer;
 
+use fx::Fx;
 pub use fx::release;
-use fx::{Fx, HA_DEADLINE};
 use opts::FailoverOpts;
 use verdict::{Outcome, Tally, Write, ranges, tally, window_around};
 use writer::Writer;
@@ -36,10 +37,24 @@ pub static SCENARIO: Scenario = Scenario {
              commit in flight fails). Not in `lab all` unless named (`--variant failover`).",
     spec: None,
     variants: VARIANTS,
-    options: Some(Options::of::<FailoverOpts>(&[(
-        "writes",
-        "bir failover'dan önce ve sırasında yazıcının kaç yazma yaptığı",
-    )])),
+    options: Some(Options::of::<FailoverOpts>(&[
+        (
+            "writes",
+            "bir failover'dan önce ve sırasında yazıcının kaç yazma yaptığı",
+        ),
+        (
+            "watch",
+            "lab'ın değil sizin cluster'ınız: --database-url hostlarını verirken (postgres://h1,h2,h3/db?target_session_attrs=read-write), siz onu kendi yolunuzla failover yaparken bir yazıcı yeniden bağlanarak yazar; Ctrl-C'de (ya da --seconds sonunda) lab her şeyi geri okur ve neyin kaybolduğunu bildirir. lab kendine ait tek bir tablo oluşturur ve siler.",
+        ),
+        (
+            "seconds",
+            "--watch ile: bu kadar saniye sonra yazmayı bırak (yoksa Ctrl-C'de)",
+        ),
+        (
+            "ha_timeout",
+            "lab'ın HA cluster'ını ne kadar beklediği: sağlıklı hale gelmesi, failover yapması, bir düğümün geri katılması için (saniye; Patroni'nin ttl'i 20)",
+        ),
+    ])),
 };
 
 crate::variants! {
@@ -194,7 +209,7 @@ fn read_back(writes: &[Write], present: &[i64]) -> Tally {
 /// The writer, connected to the primary at the variant's start.
 async fn writer(cx: &Cx<'_>, fx: &Fx) -> Result<Writer> {
     let mut w = Writer::new();
-    if !w.connect(cx, fx, HA_DEADLINE).await? {
+    if !w.connect(cx, fx, fx.deadline).await? {
         return Err(crate::engine::Deviation(msg::no_primary_at_start()).into());
     }
     Ok(w)
@@ -325,14 +340,14 @@ async fn async_loses_acked(cx: &mut Cx<'_>) -> Result<()> {
     let n = opts::opts(&cx.params).writes;
     let (p, c) = (fx.roles.primary, fx.roles.candidate);
     let mut w = Writer::new();
-    if !w.connect(cx, &fx, HA_DEADLINE).await? {
+    if !w.connect(cx, &fx, fx.deadline).await? {
         return Err(crate::engine::Deviation(msg::no_primary_at_start()).into());
     }
     let before = w.write_n(cx, &fx, 3).await?;
     // Every standby has them: replication works before it is stopped.
     let last = w.writes.iter().filter_map(|x| x.lsn).max().unwrap_or(0);
     let replicated =
-        fx.received(c, last, HA_DEADLINE).await? && fx.received(fx.roles.replica, last, HA_DEADLINE).await?;
+        fx.received(c, last, fx.deadline).await? && fx.received(fx.roles.replica, last, fx.deadline).await?;
     fx.stop_walsenders(cx, p, None).await?;
     let during = w.write_n(cx, &fx, n).await?;
     let first = w.writes[before.len()..]
@@ -345,7 +360,7 @@ async fn async_loses_acked(cx: &mut Cx<'_>) -> Result<()> {
         !fx.received(c, first, Duration::ZERO).await? && !fx.received(fx.roles.replica, first, Duration::ZERO).await?;
     let unreplicated: Vec<i64> = w.writes[before.len()..].iter().map(|x| x.id).collect();
     let crashed = fx.crash(cx, p);
-    let (promoted, _) = tokio::join!(fx.promoted(cx, p), w.write_through(cx, &fx, HA_DEADLINE));
+    let (promoted, _) = tokio::join!(fx.promoted(cx, p), w.write_through(cx, &fx, fx.deadline));
     let promoted = promoted?;
     let after = w.write_n(cx, &fx, 2).await?;
     let new = promoted.map(|(i, _)| i).unwrap_or(c);
@@ -387,7 +402,7 @@ async fn sync_keeps_acked(cx: &mut Cx<'_>) -> Result<()> {
     };
     let (p, s) = (fx.roles.primary, fx.roles.candidate);
     let mut w = Writer::new();
-    if !w.connect(cx, &fx, HA_DEADLINE).await? {
+    if !w.connect(cx, &fx, fx.deadline).await? {
         return Err(crate::engine::Deviation(msg::no_primary_at_start()).into());
     }
     let before = w.write_n(cx, &fx, 3).await?;
@@ -398,8 +413,8 @@ async fn sync_keeps_acked(cx: &mut Cx<'_>) -> Result<()> {
         .waits_for_standby(cx, &fx, &mut pending, fx.name(s), cx.env.wait_timeout)
         .await?;
     let crashed = fx.crash(cx, p);
-    let in_flight = w.finish(cx, &fx, pending, HA_DEADLINE).await?.outcome;
-    let (promoted, _) = tokio::join!(fx.promoted(cx, p), w.write_through(cx, &fx, HA_DEADLINE));
+    let in_flight = w.finish(cx, &fx, pending, fx.deadline).await?.outcome;
+    let (promoted, _) = tokio::join!(fx.promoted(cx, p), w.write_through(cx, &fx, fx.deadline));
     let promoted = promoted?;
     let after = w.write_n(cx, &fx, 2).await?;
     let new = promoted.map(|(i, _)| i).unwrap_or(s);
@@ -474,7 +489,7 @@ async fn cancelled(cx: &mut Cx<'_>, guard: bool) -> Result<()> {
     let seen = seen.get(0, "rows") == Some("1");
     drop((c, r));
     let crashed = fx.crash(cx, p);
-    let (promoted, _) = tokio::join!(fx.promoted(cx, p), w.write_through(cx, &fx, HA_DEADLINE));
+    let (promoted, _) = tokio::join!(fx.promoted(cx, p), w.write_through(cx, &fx, fx.deadline));
     let promoted = promoted?;
     let new = promoted.map(|(i, _)| i).unwrap_or(s);
     let on_new = fx.ids_on(new).await?;
@@ -556,9 +571,9 @@ async fn lost_commit(cx: &mut Cx<'_>, keyed: bool) -> Result<()> {
     let stored = fx.received(s, lsn, cx.env.wait_timeout).await?;
     drop(st);
     let crashed = fx.crash(cx, p);
-    let first = w.finish(cx, &fx, pending, HA_DEADLINE).await?.outcome;
+    let first = w.finish(cx, &fx, pending, fx.deadline).await?.outcome;
     // The application retries the request once a primary answers.
-    let (promoted, retried) = tokio::join!(fx.promoted(cx, p), w.retry(cx, &fx, statement, id, HA_DEADLINE));
+    let (promoted, retried) = tokio::join!(fx.promoted(cx, p), w.retry(cx, &fx, statement, id, fx.deadline));
     let promoted = promoted?;
     let retried = retried?;
     let new = promoted.map(|(i, _)| i).unwrap_or(s);
@@ -626,7 +641,7 @@ async fn standbys_die(cx: &mut Cx<'_>, strict: bool) -> Result<()> {
     // Patroni on the primary notices: synchronous_standby_names changes.
     let names_sql = "SELECT current_setting('synchronous_standby_names')";
     let names = fx
-        .until_reads(p, names_sql, |v| v != fx.name(s), HA_DEADLINE)
+        .until_reads(p, names_sql, |v| v != fx.name(s), fx.deadline)
         .await?
         .unwrap_or_default();
     let check = fx.opener(p).open("check").await?;
@@ -648,7 +663,7 @@ async fn standbys_die(cx: &mut Cx<'_>, strict: bool) -> Result<()> {
             fx.ha.signal_patroni(i, libc::SIGCONT);
         }
         cx.narrate(msg::standbys_resumed(fx.name(s), fx.name(r)));
-        let a = w.finish(cx, &fx, pending, HA_DEADLINE).await?;
+        let a = w.finish(cx, &fx, pending, fx.deadline).await?;
         returned = a.outcome == Outcome::Acked;
         let lsn = w.writes.last().and_then(|x| x.lsn).unwrap_or(u64::MAX);
         let best = fx
@@ -735,7 +750,7 @@ async fn zombie(cx: &mut Cx<'_>) -> Result<()> {
             .await?;
         fx.ha.signal_patroni(p, libc::SIGCONT);
         cx.narrate(msg::manager_resumed(fx.name(p)));
-        w.finish(cx, &fx, pending, HA_DEADLINE).await?;
+        w.finish(cx, &fx, pending, fx.deadline).await?;
     } else {
         w.write_n(cx, &fx, n).await?;
         fx.ha.signal_patroni(p, libc::SIGCONT);
@@ -745,7 +760,7 @@ async fn zombie(cx: &mut Cx<'_>) -> Result<()> {
     fx.demoted(cx, p).await?;
     split_brain(cx, promoted.map(|(_, t)| t));
     let zombie_writes: Vec<Write> = w.writes[zombie_from..].to_vec();
-    w.write_through(cx, &fx, HA_DEADLINE).await?;
+    w.write_through(cx, &fx, fx.deadline).await?;
     let on_new = fx.ids_on(new).await?;
     let rejoined = fx.rejoined(cx, p).await?;
     let on_old = fx.ids_on(p).await?;
@@ -812,7 +827,7 @@ async fn manager(cx: &mut Cx<'_>, routed: bool) -> Result<()> {
     let (promoted, two);
     if routed {
         // W follows Patroni's REST API: nowhere until a leader answers.
-        let (pr, _) = tokio::join!(fx.promoted(cx, p), w.write_routed(cx, &fx, HA_DEADLINE));
+        let (pr, _) = tokio::join!(fx.promoted(cx, p), w.write_routed(cx, &fx, fx.deadline));
         promoted = pr?;
         two = fx.takes_writes(p).await && promoted.is_some_and(|(i, _)| i != p);
         w.write_n(cx, &fx, 2).await?;
@@ -831,7 +846,7 @@ async fn manager(cx: &mut Cx<'_>, routed: bool) -> Result<()> {
     cx.narrate(msg::manager_restarted(fx.name(p)));
     fx.demoted(cx, p).await?;
     split_brain(cx, promoted.map(|(_, t)| t));
-    w.write_through(cx, &fx, HA_DEADLINE).await?;
+    w.write_through(cx, &fx, fx.deadline).await?;
     let on_new = fx.ids_on(new).await?;
     let rejoined = fx.rejoined(cx, p).await?;
     let on_old = fx.ids_on(p).await?;
@@ -898,9 +913,9 @@ async fn partition(cx: &mut Cx<'_>) -> Result<()> {
         waited = w
             .waits_for_standby(cx, &fx, &mut pending, fx.name(s), cx.env.wait_timeout)
             .await?;
-        w.finish(cx, &fx, pending, HA_DEADLINE).await?;
+        w.finish(cx, &fx, pending, fx.deadline).await?;
     } else {
-        w.write_until_refused(cx, &fx, n, HA_DEADLINE).await?;
+        w.write_until_refused(cx, &fx, n, fx.deadline).await?;
     }
     let isolated: Vec<Write> = w.writes[from..].to_vec();
     let isolated_acked: Vec<i64> = isolated
@@ -908,7 +923,7 @@ async fn partition(cx: &mut Cx<'_>) -> Result<()> {
         .filter(|x| x.outcome == Outcome::Acked)
         .map(|x| x.id)
         .collect();
-    let (promoted, _) = tokio::join!(fx.promoted(cx, p), w.write_through(cx, &fx, HA_DEADLINE));
+    let (promoted, _) = tokio::join!(fx.promoted(cx, p), w.write_through(cx, &fx, fx.deadline));
     let promoted = promoted?;
     let new = promoted.map(|(i, _)| i).unwrap_or(s);
     let on_new = fx.ids_on(new).await?;

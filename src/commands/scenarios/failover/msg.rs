@@ -409,4 +409,52 @@ crate::messages! {
         en: "the isolated {node} acknowledged {n} writes after the cut; all are gone",
         tr: "yalıtılmış {node} kesintiden sonra {n} yazma onayladı; hepsi gitti",
     }
+    watch_needs_url() {
+        en: "--watch writes to your own cluster: give --database-url with its hosts (postgres://h1,h2,h3/db?target_session_attrs=read-write)",
+        tr: "--watch kendi cluster'ınıza yazar: hostlarıyla birlikte --database-url verin (postgres://h1,h2,h3/db?target_session_attrs=read-write)",
+    }
+    watch_no_primary(hosts, s) {
+        en: "none of the hosts {hosts} took writes within {s} s (unreachable, or all in recovery)",
+        tr: "{hosts} hostlarından hiçbiri {s} sn içinde yazma almadı (ulaşılamıyor ya da hepsi recovery'de)",
+    }
+    watch_stopped(n) {
+        en: "the writer stops after {n} writes; lab reads everything back from the primary",
+        tr: "yazıcı {n} yazmadan sonra durur; lab her şeyi primary'den geri okur",
+    }
+    watch_expected() {
+        en: "every write acknowledged through your failovers is on the cluster afterwards, each transaction wholly or not at all, none twice; the windows without writes are measured",
+        tr: "failover'larınız boyunca onaylanan her yazma sonra cluster'dadır, her işlem ya tamamen ya hiç, hiçbiri iki kez değil; yazmasız pencereler ölçülür",
+    }
+    watch_explain() {
+        en: "A writer appends unique ids to lists, two per transaction, through your cluster's failovers, reconnecting to whichever host of the URL takes writes. lab keeps what every COMMIT answered; at the end the primary's lists say which acknowledged writes are gone (lost), which writes whose outcome the client could not know are there after all, and whether a transaction is there only in part or twice.",
+        tr: "Bir yazıcı cluster'ınızın failover'ları boyunca benzersiz id'leri listelere ekler, işlem başına iki tane, URL'deki hostlardan hangisi yazma alıyorsa ona yeniden bağlanarak. lab her COMMIT'in cevabını tutar; sonunda primary'nin listeleri hangi onaylanmış yazmaların gittiğini (kayıp), istemcinin sonucunu bilemediği hangi yazmaların yine de orada olduğunu ve bir işlemin yalnızca kısmen ya da iki kez orada olup olmadığını söyler.",
+    }
+    watch_none_lost(acked, lost) {
+        en: "all {acked} acknowledged writes are on the cluster (missing: {lost})",
+        tr: "onaylanan {acked} yazmanın hepsi cluster'da (eksik: {lost})",
+    }
+    watch_atomic(torn) {
+        en: "every transaction is there whole or not at all (in one list only: {torn})",
+        tr: "her işlem ya tamamen orada ya da hiç (yalnızca bir listede: {torn})",
+    }
+    watch_no_duplicates(dups) {
+        en: "no write is there twice (twice: {dups})",
+        tr: "hiçbir yazma iki kez orada değil (iki kez: {dups})",
+    }
+    watch_failed_absent(ids) {
+        en: "no write the server refused is there (there: {ids})",
+        tr: "sunucunun reddettiği hiçbir yazma orada değil (orada: {ids})",
+    }
+    watch_observed(writes, acked, lost, unknown, windows) {
+        en: "{writes} writes, {acked} acknowledged, {lost} of them lost; {unknown} with an unknown outcome are there; {windows} window(s) without writes",
+        tr: "{writes} yazma, {acked} onaylandı, {lost} tanesi kayıp; sonucu belirsiz {unknown} tanesi orada; yazmasız {windows} pencere",
+    }
+    watch_windows_title() {
+        en: "windows without an acknowledged write (ms into the run): the last write before, the first after, the attempts in between",
+        tr: "onaylanmış yazma olmayan pencereler (çalıştırmanın ms'si): öncesindeki son yazma, sonrasındaki ilk, aradaki denemeler",
+    }
+    watch_clean_up() {
+        en: "dropping lab's table on your cluster",
+        tr: "lab'ın cluster'ınızdaki tablosu siliniyor",
+    }
 }

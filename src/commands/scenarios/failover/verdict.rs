@@ -154,6 +154,56 @@ pub fn window_around(writes: &[Write], event_ms: f64) -> Option<Window> {
     })
 }
 
+/// The two lists write `id` appends to (`--watch`): keys of its thousand,
+/// so that no list grows long.
+pub fn keys(id: i64) -> (String, String) {
+    let group = id / 1000;
+    (format!("{group}:{}", id % 4), format!("{group}:{}", (id + 1) % 4))
+}
+
+/// What the lists read back say of the writes (`--watch`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Lists {
+    /// The writes against the ids in their first list.
+    pub tally: Tally,
+    /// Ids in one of their two lists only: a transaction half there.
+    pub torn: Vec<i64>,
+}
+
+/// Checks the lists (key, ids in order) against the writes: each write's
+/// id must be in both of its lists or in neither.
+pub fn lists(writes: &[Write], lists: &[(String, Vec<i64>)]) -> Lists {
+    let find = |k: &str| {
+        lists
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.as_slice())
+            .unwrap_or(&[])
+    };
+    let mut first = Vec::new();
+    let mut torn = Vec::new();
+    let mut ids: Vec<i64> = lists.iter().flat_map(|(_, v)| v.iter().copied()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    for id in ids {
+        let (k1, k2) = keys(id);
+        let in1 = find(&k1).iter().filter(|x| **x == id).count();
+        let in2 = find(&k2).iter().filter(|x| **x == id).count();
+        first.extend(std::iter::repeat_n(id, in1));
+        if (in1 == 0) != (in2 == 0) {
+            torn.push(id);
+        }
+        // An id in a list it does not belong to is a stranger of the tally.
+        if in1 == 0 && in2 == 0 {
+            first.push(id);
+        }
+    }
+    Lists {
+        tally: tally(writes, &first),
+        torn,
+    }
+}
+
 /// A WAL position as PostgreSQL prints it (`0/3000148`).
 pub fn lsn(text: &str) -> Option<u64> {
     let (hi, lo) = text.trim().split_once('/')?;
@@ -277,6 +327,30 @@ mod tests {
         let mut c = w(3, Outcome::Unknown, 3.0);
         c.lsn = Some(300);
         assert_eq!(beyond(&[a, b, c], 150), vec![2]);
+    }
+
+    #[test]
+    fn lists_tell_lost_torn_and_duplicated_writes() {
+        assert_eq!(keys(5), ("0:1".to_string(), "0:2".to_string()));
+        assert_eq!(keys(1003), ("1:3".to_string(), "1:0".to_string()));
+        let writes = [
+            w(1, Outcome::Acked, 1.0),
+            w(2, Outcome::Acked, 2.0),
+            w(3, Outcome::Unknown, 3.0),
+            w(4, Outcome::Acked, 4.0),
+        ];
+        // 1 in both lists, 2 missing, 3 (unknown) there, 4 in one list only and twice in it.
+        let l = vec![
+            ("0:1".to_string(), vec![1]),
+            ("0:2".to_string(), vec![1]),
+            ("0:3".to_string(), vec![3]),
+            ("0:0".to_string(), vec![3, 4, 4]),
+        ];
+        let got = lists(&writes, &l);
+        assert_eq!(got.tally.lost, vec![2]);
+        assert_eq!(got.tally.unknown_present, vec![3]);
+        assert_eq!(got.torn, vec![4]);
+        assert_eq!(got.tally.duplicates, vec![4]);
     }
 
     #[test]

@@ -116,7 +116,7 @@ impl Writer {
         for _ in 0..n {
             let id = self.next_id();
             let p = self.begin(fx, "write", id).await?;
-            out.push(self.finish(cx, fx, p, fx_deadline()).await?.outcome);
+            out.push(self.finish(cx, fx, p, fx.deadline).await?.outcome);
         }
         Ok(out)
     }
@@ -318,7 +318,7 @@ impl Writer {
                 return Ok(None);
             }
             let p = self.begin(fx, statement, id).await?;
-            let a = self.finish(cx, fx, p, fx_deadline()).await?;
+            let a = self.finish(cx, fx, p, fx.deadline).await?;
             if a.outcome == Outcome::Acked {
                 return Ok(Some(a));
             }
@@ -338,7 +338,7 @@ impl Writer {
             self.quiet = acked.len() >= shown;
             let id = self.next_id();
             let p = self.begin(fx, "write", id).await?;
-            if self.finish(cx, fx, p, fx_deadline()).await?.outcome != Outcome::Acked {
+            if self.finish(cx, fx, p, fx.deadline).await?.outcome != Outcome::Acked {
                 break;
             }
             acked.push(id);
@@ -384,18 +384,13 @@ impl Writer {
                 continue;
             }
             let p = self.begin(fx, "write", id).await?;
-            if self.finish(cx, fx, p, fx_deadline()).await?.outcome == Outcome::Acked {
+            if self.finish(cx, fx, p, fx.deadline).await?.outcome == Outcome::Acked {
                 return Ok(Some(id));
             }
             self.disconnect();
         }
         Ok(None)
     }
-}
-
-/// How long one write may take before lab cancels it.
-fn fx_deadline() -> Duration {
-    super::fx::HA_DEADLINE
 }
 
 /// A node that takes writes, found.
