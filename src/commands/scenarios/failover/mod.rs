@@ -30,11 +30,16 @@ pub static SCENARIO: Scenario = Scenario {
     name: "failover",
     about: msg::about,
     summary: msg::summary,
-    readme: "lab's own HA cluster (Patroni 3 and etcd, three PostgreSQL nodes in namespaces of lab's own, \
-             kept across variants, nodes rejoined with pg_rewind): a writer records every acknowledged \
-             write with its LSN and node. Asynchronous replication loses acknowledged commits when the \
-             primary crashes, and pg_rewind discards them for good; synchronous replication keeps them (the \
-             commit in flight fails). Not in `lab all` unless named (`--variant failover`).",
+    readme: "lab's own HA cluster (Patroni and etcd, three PostgreSQL nodes in namespaces of lab's own, kept \
+             across variants, failed nodes rejoined with pg_rewind); a writer records what every COMMIT answered, \
+             with its LSN and node, and lab reads back what the new primary and the rejoined old one hold. \
+             Asynchronous replication loses acknowledged commits when the primary crashes (synchronous keeps them); \
+             a cancelled synchronous wait reports COMMIT and the row is lost (unless the client treats the WARNING \
+             as failure); a COMMIT that lost its connection had committed and a blind retry pays twice (an \
+             idempotency key pays once); synchronous mode quietly turns asynchronous when the standbys die (strict \
+             mode stalls instead); a frozen primary, an orphaned PostgreSQL whose Patroni died and a partitioned \
+             primary acknowledge writes that are lost (synchronous replication, REST-API routing fence them). \
+             `--watch` checks your own cluster through your own failovers. Not in `lab all` unless named.",
     spec: None,
     variants: VARIANTS,
     options: Some(Options::of::<FailoverOpts>(&[
