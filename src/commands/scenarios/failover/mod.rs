@@ -220,6 +220,17 @@ async fn writer(cx: &Cx<'_>, fx: &Fx) -> Result<Writer> {
     Ok(w)
 }
 
+/// W's first `n` writes, acknowledged and received by both standbys (as
+/// each says: its WAL received reaches the last one's), so that whatever
+/// the variant does next starts from a cluster where they are safe.
+async fn first_writes(cx: &Cx<'_>, fx: &Fx, w: &mut Writer, n: usize) -> Result<bool> {
+    let outcomes = w.write_n(cx, fx, n).await?;
+    let last = w.writes.iter().filter_map(|x| x.lsn).max().unwrap_or(u64::MAX);
+    let received = fx.received(fx.roles.candidate, last, fx.deadline).await?
+        && fx.received(fx.roles.replica, last, fx.deadline).await?;
+    Ok(all(&outcomes, Outcome::Acked) && received)
+}
+
 /// The rows each of `nodes` holds: (its name, the writer's ids there).
 async fn holders(fx: &Fx, nodes: &[usize]) -> Result<Vec<(String, Vec<i64>)>> {
     let mut out = Vec::new();
@@ -348,22 +359,15 @@ async fn async_loses_acked(cx: &mut Cx<'_>) -> Result<()> {
     if !w.connect(cx, &fx, fx.deadline).await? {
         return Err(crate::engine::Deviation(msg::no_primary_at_start()).into());
     }
-    let before = w.write_n(cx, &fx, 3).await?;
     // Every standby has them: replication works before it is stopped.
-    let last = w.writes.iter().filter_map(|x| x.lsn).max().unwrap_or(0);
-    let replicated =
-        fx.received(c, last, fx.deadline).await? && fx.received(fx.roles.replica, last, fx.deadline).await?;
+    let before = first_writes(cx, &fx, &mut w, 3).await?;
     fx.stop_walsenders(cx, p, None).await?;
     let during = w.write_n(cx, &fx, n).await?;
-    let first = w.writes[before.len()..]
-        .iter()
-        .filter_map(|x| x.lsn)
-        .min()
-        .unwrap_or(u64::MAX);
+    let first = w.writes[3..].iter().filter_map(|x| x.lsn).min().unwrap_or(u64::MAX);
     // The servers say the standbys lack them: their WAL received stops short of the first.
     let lacked =
         !fx.received(c, first, Duration::ZERO).await? && !fx.received(fx.roles.replica, first, Duration::ZERO).await?;
-    let unreplicated: Vec<i64> = w.writes[before.len()..].iter().map(|x| x.id).collect();
+    let unreplicated: Vec<i64> = w.writes[3..].iter().map(|x| x.id).collect();
     let crashed = fx.crash(cx, p);
     let (promoted, _) = tokio::join!(fx.promoted(cx, p), w.write_through(cx, &fx, fx.deadline));
     let promoted = promoted?;
@@ -374,10 +378,7 @@ async fn async_loses_acked(cx: &mut Cx<'_>) -> Result<()> {
     let on_old = fx.ids_on(p).await?;
     let t_new = read_back(&w.writes, &on_new);
     let t_old = read_back(&w.writes, &on_old);
-    cx.check(
-        all(&before, Outcome::Acked) && replicated,
-        msg::before_replicated(before.len()),
-    );
+    cx.check(before, msg::before_replicated(3));
     cx.check(
         all(&during, Outcome::Acked) && lacked,
         msg::acked_unreplicated(n, fx.name(p)),
@@ -410,7 +411,7 @@ async fn sync_keeps_acked(cx: &mut Cx<'_>) -> Result<()> {
     if !w.connect(cx, &fx, fx.deadline).await? {
         return Err(crate::engine::Deviation(msg::no_primary_at_start()).into());
     }
-    let before = w.write_n(cx, &fx, 3).await?;
+    let before = first_writes(cx, &fx, &mut w, 3).await?;
     fx.stop_walsenders(cx, p, Some(s)).await?;
     let id = w.next_id();
     let mut pending = w.begin(&fx, "write", id).await?;
@@ -428,7 +429,7 @@ async fn sync_keeps_acked(cx: &mut Cx<'_>) -> Result<()> {
     let on_old = fx.ids_on(p).await?;
     let t_new = read_back(&w.writes, &on_new);
     let t_old = read_back(&w.writes, &on_old);
-    cx.check(all(&before, Outcome::Acked), msg::before_acked(before.len()));
+    cx.check(before, msg::before_replicated(3));
     cx.check(waited, msg::commit_waited(fx.name(s)));
     cx.check(in_flight != Outcome::Acked, msg::in_flight_not_acked(id));
     cx.check(promoted.is_some_and(|(i, _)| i == s), msg::promoted_sync(fx.name(s)));
@@ -465,7 +466,7 @@ async fn cancelled(cx: &mut Cx<'_>, guard: bool) -> Result<()> {
     };
     let (p, s) = (fx.roles.primary, fx.roles.candidate);
     let mut w = writer(cx, &fx).await?;
-    let before = w.write_n(cx, &fx, 2).await?;
+    let before = first_writes(cx, &fx, &mut w, 2).await?;
     fx.stop_walsenders(cx, p, Some(s)).await?;
     let id = w.next_id();
     let mut pending = w.begin(&fx, "write", id).await?;
@@ -502,7 +503,7 @@ async fn cancelled(cx: &mut Cx<'_>, guard: bool) -> Result<()> {
     let on_old = fx.ids_on(p).await?;
     let t_new = read_back(&w.writes, &on_new);
     let t_old = read_back(&w.writes, &on_old);
-    cx.check(all(&before, Outcome::Acked), msg::before_acked(before.len()));
+    cx.check(before, msg::before_replicated(2));
     cx.check(waited, msg::commit_waited(fx.name(s)));
     cx.check(told_committed && warned, msg::cancel_reports_commit(id));
     cx.check(seen, msg::read_by_other(id));
@@ -630,18 +631,17 @@ async fn standbys_die(cx: &mut Cx<'_>, strict: bool) -> Result<()> {
     let n = opts::opts(&cx.params).writes;
     let (p, s, r) = (fx.roles.primary, fx.roles.candidate, fx.roles.replica);
     let mut w = writer(cx, &fx).await?;
-    let before = w.write_n(cx, &fx, 2).await?;
-    // What the standbys have flushed, as the primary says, before they die.
-    let flushed = fx
-        .value(p, "SELECT min(flush_lsn)::text FROM pg_stat_replication")
-        .await?
-        .as_deref()
-        .and_then(verdict::lsn)
-        .unwrap_or(0);
+    let before = first_writes(cx, &fx, &mut w, 2).await?;
     for i in [s, r] {
         fx.ha.signal_patroni(i, libc::SIGSTOP);
         fx.crash(cx, i);
     }
+    // Whatever W writes from now on is beyond the primary's WAL position
+    // when both standbys were gone: on no standby.
+    let flushed = fx
+        .lsn_on(p, "SELECT pg_current_wal_lsn()::text")
+        .await?
+        .unwrap_or(u64::MAX);
     cx.narrate(msg::standbys_stopped(fx.name(s), fx.name(r)));
     // Patroni on the primary notices: synchronous_standby_names changes.
     let names_sql = "SELECT current_setting('synchronous_standby_names')";
@@ -690,7 +690,7 @@ async fn standbys_die(cx: &mut Cx<'_>, strict: bool) -> Result<()> {
     drop(check);
     let unprotected = verdict::beyond(&w.writes, flushed);
     let healthy = fx.back(cx).await?;
-    cx.check(all(&before, Outcome::Acked), msg::before_acked(before.len()));
+    cx.check(before, msg::before_replicated(2));
     if strict {
         cx.check(names == "*", msg::names_star(&names));
         cx.check(stalled, msg::strict_waits());
@@ -735,7 +735,7 @@ async fn zombie(cx: &mut Cx<'_>) -> Result<()> {
     let n = opts::opts(&cx.params).writes;
     let (p, s) = (fx.roles.primary, fx.roles.candidate);
     let mut w = writer(cx, &fx).await?;
-    let before = w.write_n(cx, &fx, 2).await?;
+    let before = first_writes(cx, &fx, &mut w, 2).await?;
     fx.ha.signal_patroni(p, libc::SIGSTOP);
     fx.ha.freeze_postgres(p, libc::SIGSTOP);
     let frozen = cx.recorder().now_ms();
@@ -776,7 +776,7 @@ async fn zombie(cx: &mut Cx<'_>) -> Result<()> {
         .filter(|x| x.outcome == Outcome::Acked)
         .map(|x| x.id)
         .collect();
-    cx.check(all(&before, Outcome::Acked), msg::before_acked(before.len()));
+    cx.check(before, msg::before_replicated(2));
     cx.check(promoted.is_some_and(|(i, _)| i == s), msg::promoted_other(fx.name(s)));
     cx.check(two, msg::two_primaries(fx.name(p), fx.name(new)));
     if fx.sync {
@@ -824,7 +824,7 @@ async fn manager(cx: &mut Cx<'_>, routed: bool) -> Result<()> {
     let n = opts::opts(&cx.params).writes;
     let (p, s) = (fx.roles.primary, fx.roles.candidate);
     let mut w = writer(cx, &fx).await?;
-    let before = w.write_n(cx, &fx, 2).await?;
+    let before = first_writes(cx, &fx, &mut w, 2).await?;
     fx.ha.signal_patroni(p, libc::SIGKILL);
     let killed = cx.recorder().now_ms();
     cx.narrate(msg::manager_killed(fx.name(p)));
@@ -857,7 +857,7 @@ async fn manager(cx: &mut Cx<'_>, routed: bool) -> Result<()> {
     let on_old = fx.ids_on(p).await?;
     let t_new = read_back(&w.writes, &on_new);
     let t_old = read_back(&w.writes, &on_old);
-    cx.check(all(&before, Outcome::Acked), msg::before_acked(before.len()));
+    cx.check(before, msg::before_replicated(2));
     cx.check(promoted.is_some_and(|(i, _)| i == s), msg::promoted_other(fx.name(s)));
     cx.check(two, msg::two_primaries(fx.name(p), fx.name(new)));
     if routed {
@@ -906,7 +906,7 @@ async fn partition(cx: &mut Cx<'_>) -> Result<()> {
     let n = opts::opts(&cx.params).writes;
     let (p, s) = (fx.roles.primary, fx.roles.candidate);
     let mut w = writer(cx, &fx).await?;
-    let before = w.write_n(cx, &fx, 2).await?;
+    let before = first_writes(cx, &fx, &mut w, 2).await?;
     fx.ha.partition(p)?;
     let cut = cx.recorder().now_ms();
     cx.narrate(msg::partitioned(fx.name(p)));
@@ -938,7 +938,7 @@ async fn partition(cx: &mut Cx<'_>) -> Result<()> {
     let on_old = fx.ids_on(p).await?;
     let t_new = read_back(&w.writes, &on_new);
     let t_old = read_back(&w.writes, &on_old);
-    cx.check(all(&before, Outcome::Acked), msg::before_acked(before.len()));
+    cx.check(before, msg::before_replicated(2));
     cx.check(promoted.is_some_and(|(i, _)| i == s), msg::promoted_other(fx.name(s)));
     if fx.sync {
         cx.check(

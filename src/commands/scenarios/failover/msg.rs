@@ -157,10 +157,6 @@ crate::messages! {
         en: "of {acked} acknowledged writes, {lost} are missing on the new primary {node}",
         tr: "{acked} onaylanmış yazmadan {lost} yeni primary {node} üzerinde yok",
     }
-    before_acked(n) {
-        en: "W's {n} first writes are acknowledged",
-        tr: "W'nin ilk {n} yazması onaylanır",
-    }
     commit_waited(standby) {
         en: "W's next COMMIT waits for the synchronous standby {standby} (wait_event SyncRep)",
         tr: "W'nin sonraki COMMIT'i senkron standby {standby} için bekler (wait_event SyncRep)",
@@ -306,8 +302,8 @@ crate::messages! {
         tr: "Patroni senkron replikasyonu kapatır: synchronous_standby_names boş (okunan: '{names}')",
     }
     acked_unprotected(n, ids) {
-        en: "the primary acknowledges W's {n} writes beyond every standby's last flushed position: on the primary only ({ids})",
-        tr: "primary W'nin {n} yazmasını her standby'ın diske yazdığı son konumun ötesinde onaylar: yalnızca primary'de ({ids})",
+        en: "the primary acknowledges W's {n} writes, all beyond its WAL position when the standbys died: on the primary only ({ids})",
+        tr: "primary W'nin {n} yazmasını onaylar, hepsi standby'lar öldüğündeki WAL konumunun ötesinde: yalnızca primary'de ({ids})",
     }
     observed_degraded(n) {
         en: "synchronous_standby_names emptied; {n} acknowledged writes exist on the primary only",
