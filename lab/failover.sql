@@ -109,9 +109,14 @@ INSERT INTO :"table" AS t (k, v) VALUES (:'k1', ARRAY[:id]::bigint[]), (:'k2', A
 COMMIT;
 SELECT pg_current_wal_lsn()::text AS lsn;
 
+-- name: watch_count
+-- why: how many lists and ids the cluster's primary holds after the run
+-- why-tr: çalıştırmadan sonra cluster'ın primary'sinin kaç liste ve id tuttuğu
+SELECT count(*) AS lists, coalesce(sum(cardinality(v)), 0) AS ids FROM :"table";
+
 -- name: watch_read
--- why: every list as the cluster's primary holds it after the run
--- why-tr: çalıştırmadan sonra cluster'ın primary'sinin tuttuğu haliyle her liste
+-- why: every list as the cluster's primary holds it after the run (lab's own read: it goes in the report, not the timeline)
+-- why-tr: çalıştırmadan sonra cluster'ın primary'sinin tuttuğu haliyle her liste (lab'ın kendi okuması: zaman çizelgesine değil rapora girer)
 SELECT k, array_to_string(v, ',') AS v FROM :"table" ORDER BY k;
 
 -- name: watch_drop

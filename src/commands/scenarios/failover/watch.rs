@@ -246,17 +246,21 @@ impl Watch {
             ));
         };
         f.session.note(msg::reading_on(&hosts[f.index].0));
-        let set = f
-            .session
-            .rows("watch_read", &sql.bind("watch_read", &[("table", table)])?)
+        f.session
+            .rows("watch_count", &sql.bind("watch_count", &[("table", table)])?)
             .await?;
+        let read = f
+            .session
+            .client()
+            .simple_query(&sql.bind("watch_read", &[("table", table)])?)
+            .await
+            .map_err(|e| crate::postgres::connect::sql_error(e, msg::reading_on(&hosts[f.index].0)))?;
         f.session
             .exec("watch_drop", &sql.bind("watch_drop", &[("table", table)])?)
             .await?;
         drop(f);
-        let lists: Vec<(String, Vec<i64>)> = set
-            .rows
-            .iter()
+        let lists: Vec<(String, Vec<i64>)> = crate::postgres::connect::text_rows(&read)
+            .into_iter()
             .map(|r| {
                 let k = r.first().cloned().flatten().unwrap_or_default();
                 let v = r.get(1).cloned().flatten().unwrap_or_default();
