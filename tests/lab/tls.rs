@@ -504,3 +504,115 @@ fn target_session_attrs_picks_the_node_psql_picks() {
         assert!(logged(on, from, "lab-locks").is_some(), "{attrs}: lab went elsewhere");
     }
 }
+
+/// Each session's connection, as a variant's JSON records it: (session, tls, what was verified).
+fn sessions_of(v: &serde_json::Value) -> Vec<(String, bool, String)> {
+    v["sessions"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, c)| {
+                    let verified = c["verified"].as_str().unwrap_or("").to_string();
+                    (k.clone(), c["tls"] == true, verified)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every scenario against a TLS-only server of the user's, with
+/// verify-full: as documented, every session over TLS with the chain and
+/// the host name checked, and the summary says so; the pgpool-II variants,
+/// which cannot check a host name, are skipped saying why.
+#[test]
+fn lab_all_against_a_tls_only_server_with_verify_full() {
+    let pki = Pki::make("all");
+    let tls = Server::start(Some(&pki));
+    let url = format!(
+        "postgres://postgres@localhost:{}/postgres?sslmode=verify-full&sslrootcert={}",
+        tls.port(),
+        pki.path("root.crt")
+    );
+    let mut cmd = lab();
+    cmd.env("HOME", pki.home())
+        .args(["all", "--database-url", &url, "--format", "json"]);
+    let r = run_cmd(&mut cmd);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let mut sessions = 0;
+    for s in report["scenarios"].as_array().unwrap() {
+        assert_eq!(s["connection"]["tls"], true, "{}: {}", s["scenario"], s["connection"]);
+        assert_eq!(s["connection"]["verified"], "chain and host name");
+        assert_eq!(s["connection"]["host"], "localhost");
+        assert_eq!(s["connection"]["subject"], "CN=localhost");
+        for v in s["variants"].as_array().unwrap() {
+            if v["skipped"] == true {
+                let why = v["skip_reason"].as_str().unwrap_or("");
+                if v["name"].as_str().unwrap().starts_with("pgpool-") {
+                    assert!(why.contains("never its host name"), "{why}");
+                }
+                continue;
+            }
+            for (name, over_tls, verified) in sessions_of(v) {
+                assert!(over_tls, "{}/{}: session {name} in plaintext", s["scenario"], v["name"]);
+                assert_eq!(
+                    verified, "chain and host name",
+                    "{}/{} {name}",
+                    s["scenario"], v["name"]
+                );
+                sessions += 1;
+            }
+        }
+    }
+    assert!(sessions > 100, "sessions recorded: {sessions}");
+    let mut cmd = lab();
+    cmd.env("HOME", pki.home()).args(["write-skew", "--database-url", &url]);
+    let r = run_cmd(&mut cmd);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains(" over TLSv1.3, certificate verified for localhost ("),
+        "{}",
+        r.stdout
+    );
+}
+
+/// lab's own TLS-only server with everything lab starts beside it (its
+/// PgBouncer, its standby, its pgpool-II, its fault proxy): every variant
+/// runs, every session over TLS checked with verify-full.
+#[test]
+fn lab_all_tls_with_its_pooler_standby_and_pgpool() {
+    let r = run_cmd(lab().args(["all", "--tls", "--pooler", "--format", "json"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for s in report["scenarios"].as_array().unwrap() {
+        assert_eq!(s["connection"]["tls"], true, "{}", s["scenario"]);
+        for v in s["variants"].as_array().unwrap() {
+            let name = format!("{}/{}", s["scenario"].as_str().unwrap(), v["name"].as_str().unwrap());
+            if v["skipped"] == true {
+                // Only what this server's version lacks.
+                assert!(
+                    v["skip_reason"].as_str().unwrap().contains("exists from PostgreSQL"),
+                    "{name}: {}",
+                    v["skip_reason"]
+                );
+                continue;
+            }
+            for (session, over_tls, verified) in sessions_of(v) {
+                assert!(
+                    over_tls && verified == "chain and host name",
+                    "{name}: {session} {verified}"
+                );
+            }
+            seen.insert(name);
+        }
+    }
+    for through in [
+        "replica/pgpool-stale-read",
+        "replica/stale-read",
+        "lost-client/black-hole",
+        "advisory-lock/session-lock-pooled",
+    ] {
+        assert!(seen.contains(through), "{through} ran: {seen:?}");
+    }
+}
