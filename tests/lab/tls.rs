@@ -18,6 +18,11 @@ struct Pki {
 
 impl Pki {
     fn make(name: &str) -> Pki {
+        Pki::make_with(name, false)
+    }
+
+    /// The same, the server's certificate expired (valid in 2020 only) when `expired`.
+    fn make_with(name: &str, expired: bool) -> Pki {
         use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
         let dir = scratch("lab-tls", name);
         let ca = |cn: &str| {
@@ -30,14 +35,18 @@ impl Pki {
         };
         let (ca_cert, ca_key) = ca("lab test CA");
         let (other, _) = ca("an unrelated CA");
-        let leaf = |names: Vec<String>, cn: &str| {
+        let leaf = |names: Vec<String>, cn: &str, expired: bool| {
             let key = KeyPair::generate().unwrap();
             let mut p = CertificateParams::new(names).unwrap();
             p.distinguished_name.push(DnType::CommonName, cn);
+            if expired {
+                p.not_before = rcgen::date_time_ymd(2020, 1, 1);
+                p.not_after = rcgen::date_time_ymd(2020, 12, 31);
+            }
             (p.signed_by(&key, &ca_cert, &ca_key).unwrap(), key)
         };
-        let (server, server_key) = leaf(vec!["localhost".into()], "localhost");
-        let (client, client_key) = leaf(vec![], "certuser");
+        let (server, server_key) = leaf(vec!["localhost".into()], "localhost", expired);
+        let (client, client_key) = leaf(vec![], "certuser", false);
         let write = |name: &str, text: String, mode: u32| {
             let p = dir.join(name);
             std::fs::write(&p, text).unwrap();
@@ -615,4 +624,44 @@ fn lab_all_tls_with_its_pooler_standby_and_pgpool() {
     ] {
         assert!(seen.contains(through), "{through} ran: {seen:?}");
     }
+}
+
+/// A server whose certificate expired: refused where the certificate is
+/// checked (verify-ca, verify-full), one line naming why; taken with
+/// require, which checks nothing, as psql takes it.
+#[test]
+fn an_expired_server_certificate_is_refused_where_it_is_checked() {
+    let pki = Pki::make_with("expired", true);
+    let tls = Server::start(Some(&pki));
+    let at = |mode: &str| {
+        vec![
+            ("host", s("localhost")),
+            ("port", s(tls.port())),
+            ("user", s("postgres")),
+            ("dbname", s("postgres")),
+            ("sslmode", s(mode)),
+            ("sslrootcert", pki.path("root.crt")),
+        ]
+    };
+    for mode in ["verify-ca", "verify-full"] {
+        let (psql, lab, stderr) = both(&pki, &tls, &at(mode), Via::String, &[]);
+        assert_eq!(
+            (&psql, &lab),
+            (&Outcome::Refused, &Outcome::Refused),
+            "{mode}: {stderr}"
+        );
+        assert!(stderr.to_lowercase().contains("expired"), "{mode}: {stderr}");
+    }
+    // require with a root file verifies the chain, as libpq does: refused too.
+    let (psql, lab, stderr) = both(&pki, &tls, &at("require"), Via::String, &[]);
+    assert_eq!(
+        (&psql, &lab),
+        (&Outcome::Refused, &Outcome::Refused),
+        "require: {stderr}"
+    );
+    let mut no_root = at("require");
+    no_root.pop();
+    let (psql, lab, stderr) = both(&pki, &tls, &no_root, Via::String, &[]);
+    let tls13 = Outcome::Connected(Some("TLSv1.3".into()));
+    assert_eq!((&psql, &lab), (&tls13, &tls13), "require without a root file: {stderr}");
 }
