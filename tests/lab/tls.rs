@@ -512,6 +512,39 @@ fn target_session_attrs_picks_the_node_psql_picks() {
         assert_eq!(lab, psql, "{attrs}: {e}");
         assert!(logged(on, from, "lab-locks").is_some(), "{attrs}: lab went elsewhere");
     }
+    // load_balance_hosts: in the order given with disable (the first, the
+    // standby, every time), in a random order with random (both nodes, over
+    // 30 runs: a miss is a chance of 2 in 2^30).
+    let hosts = format!(
+        "postgres://postgres@127.0.0.1:{sp},127.0.0.1:{}/postgres",
+        primary.port()
+    );
+    let picks = |balance: &str, runs: usize| {
+        let (from_s, from_p) = (standby.log().len(), primary.log().len());
+        for _ in 0..runs {
+            let url = format!("{hosts}?load_balance_hosts={balance}");
+            let r = run_cmd(
+                lab()
+                    .env("HOME", pki.home())
+                    .args(["locks", "--once", "--database-url", &url]),
+            );
+            assert_eq!(r.code, 0, "{balance}: {}", r.stderr);
+        }
+        let count = |srv: &Server, from: usize| {
+            srv.log()[from..]
+                .lines()
+                .filter(|l| l.contains("connection authorized") && l.contains("application_name=lab-locks"))
+                .count()
+        };
+        (count(&standby, from_s), count(&primary, from_p))
+    };
+    assert_eq!(picks("disable", 5), (5, 0));
+    let (on_standby, on_primary) = picks("random", 30);
+    assert_eq!(on_standby + on_primary, 30);
+    assert!(
+        on_standby > 0 && on_primary > 0,
+        "random: {on_standby} and {on_primary}"
+    );
 }
 
 /// Each session's connection, as a variant's JSON records it: (session, tls, what was verified).
