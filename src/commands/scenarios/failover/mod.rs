@@ -764,21 +764,14 @@ async fn zombie(cx: &mut Cx<'_>) -> Result<()> {
     // W goes on once the zombie is demoted (its writes until then would be lost too).
     fx.demoted(cx, p).await?;
     split_brain(cx, promoted.map(|(_, t)| t));
-    let zombie_writes: Vec<Write> = w.writes[zombie_from..].to_vec();
-    w.write_through(cx, &fx, fx.deadline).await?;
-    let on_new = fx.ids_on(new).await?;
-    let rejoined = fx.rejoined(cx, p).await?;
-    let on_old = fx.ids_on(p).await?;
-    let t_new = read_back(&w.writes, &on_new);
-    let t_old = read_back(&w.writes, &on_old);
-    let zombie_acked: Vec<i64> = zombie_writes
+    let zombie_acked: Vec<i64> = w.writes[zombie_from..]
         .iter()
         .filter(|x| x.outcome == Outcome::Acked)
         .map(|x| x.id)
         .collect();
-    cx.check(before, msg::before_replicated(2));
-    cx.check(promoted.is_some_and(|(i, _)| i == s), msg::promoted_other(fx.name(s)));
-    cx.check(two, msg::two_primaries(fx.name(p), fx.name(new)));
+    let end = Split::settle(cx, &fx, &mut w, p, new).await?;
+    let t_new = &end.t_new;
+    split_checks(cx, &fx, before, promoted, two, p, new);
     if fx.sync {
         cx.check(
             zombie_waited && zombie_acked.is_empty(),
@@ -797,15 +790,73 @@ async fn zombie(cx: &mut Cx<'_>) -> Result<()> {
         );
         cx.observe(msg::observed_zombie(fx.name(p), zombie_acked.len()));
     }
-    cx.check(
-        rejoined && t_old.lost == t_new.lost,
-        msg::same_after_rejoin(fx.name(p), ranges(&t_old.lost)),
-    );
-    failover_metrics(cx, &w.writes, frozen, promoted.map(|(_, t)| t), &t_new);
-    let held = vec![(fx.name(new).to_string(), on_new), (fx.name(p).to_string(), on_old)];
-    evidence(cx, &w.writes, &held);
-    cx.anomaly(!t_new.lost.is_empty());
+    end.conclude(cx, &fx, &w, frozen, promoted);
     Ok(())
+}
+
+/// The end of two primaries at once (a zombie, an orphan): what the new
+/// primary and the old one, rejoined, hold of W's writes.
+struct Split {
+    new: usize,
+    old: usize,
+    on_new: Vec<i64>,
+    on_old: Vec<i64>,
+    rejoined: bool,
+    t_new: verdict::Tally,
+    t_old: verdict::Tally,
+}
+
+impl Split {
+    /// W's writes through to the primary there is now, then each node's read back.
+    async fn settle(cx: &mut Cx<'_>, fx: &Fx, w: &mut Writer, old: usize, new: usize) -> Result<Split> {
+        w.write_through(cx, fx, fx.deadline).await?;
+        let on_new = fx.ids_on(new).await?;
+        let rejoined = fx.rejoined(cx, old).await?;
+        let on_old = fx.ids_on(old).await?;
+        Ok(Split {
+            new,
+            old,
+            t_new: read_back(&w.writes, &on_new),
+            t_old: read_back(&w.writes, &on_old),
+            on_new,
+            on_old,
+            rejoined,
+        })
+    }
+
+    /// The old primary holds what the new one does once rejoined; the
+    /// failover's figures and the evidence; an anomaly where a write was lost.
+    fn conclude(self, cx: &mut Cx<'_>, fx: &Fx, w: &Writer, failed_ms: f64, promoted: Option<(usize, f64)>) {
+        cx.check(
+            self.rejoined && self.t_old.lost == self.t_new.lost,
+            msg::same_after_rejoin(fx.name(self.old), ranges(&self.t_old.lost)),
+        );
+        failover_metrics(cx, &w.writes, failed_ms, promoted.map(|(_, t)| t), &self.t_new);
+        let held = vec![
+            (fx.name(self.new).to_string(), self.on_new),
+            (fx.name(self.old).to_string(), self.on_old),
+        ];
+        evidence(cx, &w.writes, &held);
+        cx.anomaly(!self.t_new.lost.is_empty());
+    }
+}
+
+/// What holds for two primaries at once, whatever made them: W's first
+/// writes reached the standbys, the candidate was promoted, and the old
+/// primary took writes beside the new one.
+fn split_checks(
+    cx: &mut Cx<'_>,
+    fx: &Fx,
+    before: bool,
+    promoted: Option<(usize, f64)>,
+    two: bool,
+    old: usize,
+    new: usize,
+) {
+    let s = fx.roles.candidate;
+    cx.check(before, msg::before_replicated(2));
+    cx.check(promoted.is_some_and(|(i, _)| i == s), msg::promoted_other(fx.name(s)));
+    cx.check(two, msg::two_primaries(fx.name(old), fx.name(new)));
 }
 
 async fn manager_dies(cx: &mut Cx<'_>) -> Result<()> {
@@ -851,15 +902,9 @@ async fn manager(cx: &mut Cx<'_>, routed: bool) -> Result<()> {
     cx.narrate(msg::manager_restarted(fx.name(p)));
     fx.demoted(cx, p).await?;
     split_brain(cx, promoted.map(|(_, t)| t));
-    w.write_through(cx, &fx, fx.deadline).await?;
-    let on_new = fx.ids_on(new).await?;
-    let rejoined = fx.rejoined(cx, p).await?;
-    let on_old = fx.ids_on(p).await?;
-    let t_new = read_back(&w.writes, &on_new);
-    let t_old = read_back(&w.writes, &on_old);
-    cx.check(before, msg::before_replicated(2));
-    cx.check(promoted.is_some_and(|(i, _)| i == s), msg::promoted_other(fx.name(s)));
-    cx.check(two, msg::two_primaries(fx.name(p), fx.name(new)));
+    let end = Split::settle(cx, &fx, &mut w, p, new).await?;
+    let t_new = &end.t_new;
+    split_checks(cx, &fx, before, promoted, two, p, new);
     if routed {
         cx.check(orphan_acked.is_empty(), msg::routed_none_orphan(fx.name(p)));
         cx.check(t_new.lost.is_empty(), msg::none_lost(fx.name(new), ranges(&t_new.lost)));
@@ -875,14 +920,7 @@ async fn manager(cx: &mut Cx<'_>, routed: bool) -> Result<()> {
         );
         cx.observe(msg::observed_split(fx.name(p), orphan_acked.len()));
     }
-    cx.check(
-        rejoined && t_old.lost == t_new.lost,
-        msg::same_after_rejoin(fx.name(p), ranges(&t_old.lost)),
-    );
-    failover_metrics(cx, &w.writes, killed, promoted.map(|(_, t)| t), &t_new);
-    let held = vec![(fx.name(new).to_string(), on_new), (fx.name(p).to_string(), on_old)];
-    evidence(cx, &w.writes, &held);
-    cx.anomaly(!t_new.lost.is_empty());
+    end.conclude(cx, &fx, &w, killed, promoted);
     Ok(())
 }
 
