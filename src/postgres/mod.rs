@@ -8,6 +8,7 @@ pub mod libpq;
 pub mod pgbouncer;
 pub mod pgpool;
 pub mod sidecar;
+pub mod stopped;
 pub mod tls;
 pub mod watchdog;
 

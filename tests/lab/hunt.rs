@@ -823,3 +823,130 @@ fn a_replay_the_connection_limit_cannot_hold_is_written_and_said_not_replayed() 
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `lab hunt ARGS --format json` on lab's own throwaway server (no
+/// --database-url: the nemesis signals its processes).
+fn hunt_own(args: &[&str]) -> (i32, Value, String) {
+    let mut all = vec!["hunt", "--format", "json", "--no-specs"];
+    all.extend_from_slice(args);
+    let r = run(&all);
+    assert!(r.code == 0 || r.code == 1, "exit {}: {}", r.code, r.stderr);
+    (r.code, serde_json::from_str(&r.stdout).expect("JSON"), r.stderr)
+}
+
+/// The lines of a history file: its header, its transactions, its faults.
+fn history_lines(path: &Path) -> (Value, Vec<Value>, Vec<Value>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap());
+    let header = lines.next().unwrap();
+    let (faults, txns): (Vec<Value>, Vec<Value>) = lines.partition(|l| l.get("nemesis").is_some());
+    (header, txns, faults)
+}
+
+/// Backends paused, killed, the server restarted while the transactions
+/// run, on a healthy server: the faults are in the history as Jepsen's
+/// nemesis operations are, what was in flight is an unknown outcome, and
+/// nothing acknowledged is lost (nor any anomaly serializable forbids).
+#[test]
+fn a_nemesis_on_a_durable_server_loses_nothing_and_is_recorded() {
+    let dir = scratch("nemesis");
+    let history = dir.join("h.jsonl");
+    let (code, report, stderr) = hunt_own(&[
+        "--level",
+        "serializable",
+        "--nemesis",
+        "pause,kill,restart",
+        "--nemesis-interval",
+        "50",
+        "--seconds",
+        "3",
+        "--history",
+        history.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}\n{report}");
+    let level = &report["levels"][0];
+    assert!(names(&report).is_empty(), "{report}");
+    let counted = level["nemesis"]["faults"].as_object().expect("the faults counted");
+    for f in ["pause", "kill", "restart"] {
+        assert!(counted.contains_key(f), "{counted:?}");
+    }
+    let (header, txns, faults) = history_lines(&history);
+    assert_eq!(header["nemesis"], serde_json::json!(["pause", "kill", "restart"]));
+    assert!(!faults.is_empty(), "no fault recorded");
+    for f in &faults {
+        let kind = f["nemesis"].as_str().unwrap();
+        assert!(["pause", "kill", "restart"].contains(&kind), "{f}");
+        assert_eq!(
+            counted[kind].as_u64().unwrap() as usize,
+            faults.iter().filter(|g| g["nemesis"] == kind).count()
+        );
+        assert!(f["start"].as_u64() <= f["end"].as_u64(), "{f}");
+    }
+    // A kill or a restart ends every session's connection: some
+    // transactions were in flight, an unknown outcome when their COMMIT
+    // had gone out, else failed with the connection (no SQLSTATE, or the
+    // server's 57P0x), not aborted by the level (40001, 40P01).
+    if faults.iter().any(|f| f["nemesis"] != "pause") {
+        let cut = |t: &&Value| {
+            t["type"] == "info" || (t["type"] == "fail" && t["sqlstate"].as_str().is_none_or(|c| c.starts_with("57P")))
+        };
+        assert!(txns.iter().any(|t| cut(&t)), "nothing was in flight");
+    }
+    // The final read, one transaction past the last of the sessions'.
+    let last = txns.last().unwrap();
+    assert_eq!(last["session"], 5, "{last}");
+    // The history checked again, without a server: the same verdict.
+    let (code, again) = check(&history, &[]);
+    assert_eq!(code, 0, "{again}");
+    assert!(names(&again).is_empty(), "{again}");
+}
+
+/// The mutation: lab's server run as it usually is (synchronous_commit
+/// off), with the WAL writer asleep, so that a kill or a restart loses
+/// commits it acknowledged. The hunt must say so, and exit 1.
+#[test]
+fn a_server_that_loses_acknowledged_commits_is_caught() {
+    let dir = scratch("nemesis-mutation");
+    let lab_dir = dir.join("lab");
+    std::fs::create_dir_all(&lab_dir).unwrap();
+    std::fs::write(
+        lab_dir.join("hunt-nemesis.conf"),
+        "synchronous_commit = off\nwal_writer_delay = 10000ms\n",
+    )
+    .unwrap();
+    let (code, report, stderr) = hunt_own(&[
+        "--level",
+        "read-committed",
+        "--nemesis",
+        "kill,restart",
+        "--nemesis-interval",
+        "50",
+        "--seconds",
+        "3",
+        "--lab-dir",
+        lab_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stderr}\n{report}");
+    let lost = anomaly(&report, "lost");
+    assert_eq!(lost["forbidden"], true, "{lost}");
+    assert!(lost.to_string().contains("an acknowledged write is lost"), "{lost}");
+}
+
+/// pause, kill and restart signal the server's processes: refused by name
+/// against a server lab did not start (before connecting to it), as are
+/// faults lab does not inject and intervals out of range.
+#[test]
+fn a_nemesis_on_a_server_lab_did_not_start_is_refused() {
+    let url = "postgres://lab@127.0.0.1:1/nothing-listens";
+    let r = run(&["hunt", "--nemesis", "pause,kill", "--database-url", url]);
+    one_line_exit_2(&r, "--nemesis pause,kill signals the server's processes");
+    one_line_exit_2(
+        &run(&["hunt", "--nemesis", "kill,crash"]),
+        "--nemesis crash: not a fault",
+    );
+    one_line_exit_2(&run(&["hunt", "--nemesis", "failover"]), "lab failover");
+    one_line_exit_2(
+        &run(&["hunt", "--nemesis", "kill", "--nemesis-interval", "0"]),
+        "--nemesis-interval",
+    );
+}

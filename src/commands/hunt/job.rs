@@ -10,11 +10,13 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 
 use super::args::HuntFormat;
+use super::chaos::Chaos;
 use super::check::{self, Anomaly, Checked, Class, Level, Name, OrderFrom, Why, forbidden};
 use super::config::{HuntCheck, HuntRun};
-use super::history::{Header, History, Op, Status};
+use super::history::{Header, History, Op, Status, Txn};
+use super::nemesis::{Fault, Schedule};
 use super::reproduce::{self, Order, Reproducer};
-use super::workload::{Budget, CREATE, Workload};
+use super::workload::{Budget, CREATE, Link, Workload};
 use super::{history, msg};
 use crate::commands::explore::{Choice, ExploreConfig, Explorer, Source};
 use crate::engine::Env;
@@ -24,7 +26,9 @@ use crate::output::{self, Exit};
 use crate::postgres::connect;
 use crate::postgres::conninfo::EnvLookup;
 use crate::render::{self, Style, html};
-use crate::report::hunt::{AnomalyReport, ClassCase, HuntLevel, HuntReport, NOT_VISIBLE, ReproducerReport, Stopped};
+use crate::report::hunt::{
+    AnomalyReport, ClassCase, HuntLevel, HuntReport, NOT_VISIBLE, NemesisReport, ReproducerReport, Stopped,
+};
 use crate::report::{CycleFigure, Entry, StepResult, round_ms};
 
 /// A reproducer, written and replayed.
@@ -95,10 +99,17 @@ pub struct Hunt {
     /// The level running now (its history is checked if the run stops part-way).
     current: Mutex<Option<Arc<Workload>>>,
     explorer: Mutex<Option<Arc<Explorer>>>,
+    /// The run's environment with a control connection that works: the
+    /// harness's, or a new one once a nemesis (kill, restart) ended it.
+    env_now: Mutex<Option<Arc<Env>>>,
 }
 
 /// The throwaway cluster's max_connections less its reserved ones (cluster.rs sets 300).
 const THROWAWAY_ROOM: usize = 296;
+
+/// Settings lab's throwaway server gets under a nemesis that kills or
+/// restarts it (a file of lab/, so that a mutation test can edit it).
+const NEMESIS_CONF: &str = "hunt-nemesis.conf";
 
 impl Hunt {
     /// Where the run starts: the history file and the reproducers'
@@ -109,9 +120,29 @@ impl Hunt {
         if let Some(dir) = &cfg.specs {
             specs_dir(dir)?;
         }
+        let mut cfg = cfg;
+        // A kill or a restart must lose nothing acknowledged on a healthy
+        // server: lab's throwaway one runs durable then (lab/hunt-nemesis.conf).
+        if cfg.nemesis.iter().any(|f| matches!(f, Fault::Kill | Fault::Restart)) {
+            let files = match &cfg.lab_dir {
+                Some(d) => crate::files::LabFiles::with_dir(d)?,
+                None => crate::files::LabFiles::embedded(),
+            };
+            let conf = files.read(NEMESIS_CONF)?;
+            cfg.shared.server.conf.push_str(&conf);
+            cfg.shared.server.conf.push('\n');
+        }
         let common = cfg.shared.start(env)?;
-        if matches!(common.run_on, crate::postgres::RunOn::Throwaway { .. }) && cfg.clients + 1 > THROWAWAY_ROOM {
+        let own = matches!(common.run_on, crate::postgres::RunOn::Throwaway { .. });
+        if own && cfg.clients + 1 > THROWAWAY_ROOM {
             bail!(msg::too_many_clients(cfg.clients, THROWAWAY_ROOM));
+        }
+        let needs: Vec<&str> = (cfg.nemesis.iter())
+            .filter(|f| f.needs_own_server())
+            .map(|f| f.name())
+            .collect();
+        if !own && !needs.is_empty() {
+            bail!(msg::nemesis_needs_own(needs.join(",")));
         }
         Ok(Hunt {
             cfg,
@@ -120,6 +151,7 @@ impl Hunt {
             found: Mutex::default(),
             current: Mutex::default(),
             explorer: Mutex::default(),
+            env_now: Mutex::default(),
         })
     }
 
@@ -131,50 +163,88 @@ impl Hunt {
             keys: Some(self.cfg.shape.keys),
             clients: Some(self.cfg.clients),
             server: Some(version.to_string()),
+            nemesis: self.cfg.nemesis.iter().map(|f| f.name().to_string()).collect(),
+            replica: false,
         }
     }
 
     /// One level: the workload, its history checked, reproducers replayed.
     async fn level(&self, env: &Arc<Env>, level: Level) -> Result<()> {
-        // Within the deadline: a control connection gone silent must not hold the run.
         let truncate = format!("TRUNCATE {}.append", self.schema);
-        tokio::time::timeout(self.common.wait_timeout, env.control.batch_execute(&truncate))
-            .await
-            .map_err(|_| {
-                let s = self.common.wait_timeout.as_secs_f64();
-                anyhow::anyhow!(crate::engine::msg::no_answer(
-                    crate::engine::msg::at(level.flag(), "control", &truncate),
-                    s
-                ))
-            })?
-            .map_err(|e| connect::sql_error(e, msg::statement()))?;
+        self.control(env, &truncate, level).await?;
         let (len, label) = match self.cfg.budget {
             Budget::Txns(n) => (n, format!("lab hunt {}", level.flag())),
             Budget::Seconds(s) => (s.ceil() as u64, format!("lab hunt {} (s)", level.flag())),
         };
         let bar = crate::progress::Progress::for_stderr(self.common.lang, false).bar(None, len, label);
-        let w = Arc::new(Workload::new(
+        let mut w = Workload::new(
             level,
             self.cfg.budget,
             self.cfg.seed,
             self.cfg.shape,
             self.common.wait_timeout,
             bar,
-        ));
+        );
+        let apps: Vec<String> = (0..self.cfg.clients)
+            .map(|i| format!("{}c{}", env.app_prefix(), i + 1))
+            .collect();
+        if !self.cfg.nemesis.is_empty() {
+            w.chaos = Some(Arc::new(
+                Chaos::new(
+                    self.cfg.nemesis.clone(),
+                    w.began(),
+                    apps.clone(),
+                    env.own.clone(),
+                    env.pg.clone(),
+                    env.settings.clone(),
+                    self.common.wait_timeout,
+                )
+                .await?,
+            ));
+            // What the level starts from is on disk before the first kill:
+            // a crash loses nothing but what the run does after it.
+            if env.own.is_some() {
+                self.control(env, "CHECKPOINT", level).await?;
+            }
+        }
+        let w = Arc::new(w);
         *self.current.lock().unwrap() = Some(w.clone());
         let setup = connect::session_setup(Some(&self.schema), &env.settings);
+        let session_pg = match &w.chaos {
+            Some(c) => c.session_pg(&env.session_pg()),
+            None => env.session_pg(),
+        };
+        // Connected before any transaction starts (and, without a nemesis,
+        // once only): a server that refuses a session is an error at once.
+        let mut links = Vec::new();
         let mut conns = Vec::new();
-        for i in 0..self.cfg.clients {
-            let app = format!("{}c{}", env.app_prefix(), i + 1);
-            conns.push(connect::connect(&env.session_pg(), &app, Some(&setup), None).await?);
+        for app in &apps {
+            let link = Link {
+                pg: session_pg.clone(),
+                app: app.clone(),
+                setup: setup.clone(),
+            };
+            conns.push(connect::connect(&link.pg, &link.app, Some(&link.setup), None).await?);
+            links.push(link);
         }
-        let tasks: Vec<_> = conns
+        drop(conns);
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let nemesis = w.chaos.clone().map(|c| {
+            let schedule = Schedule::new(
+                self.cfg.seed,
+                &self.cfg.nemesis,
+                self.cfg.clients,
+                self.cfg.nemesis_interval,
+            );
+            tokio::spawn(c.run(schedule, stop_rx))
+        });
+        let tasks: Vec<_> = links
             .into_iter()
             .enumerate()
-            .map(|(i, conn)| {
+            .map(|(i, link)| {
                 let w = w.clone();
                 tokio::spawn(async move {
-                    let r = w.client(&conn.client, i as u64 + 1).await;
+                    let r = w.session(&link, i as u64 + 1).await;
                     if r.is_err() {
                         w.stop();
                     }
@@ -189,16 +259,34 @@ impl Hunt {
                 first = r;
             }
         }
+        let _ = stop_tx.send(true);
+        if let Some(n) = nemesis {
+            let r = crate::engine::joined(n).await;
+            if first.is_ok() {
+                first = r;
+            }
+        }
         w.bar.finish_and_clear();
         first?;
+        let mut txns = w.so_far();
+        let mut events = Vec::new();
+        if let Some(c) = &w.chaos {
+            // Every fault undone: the final read says what the server kept.
+            c.heal_all();
+            txns.push(self.final_read(c, env, &w, &txns).await?);
+            events = c.events();
+        }
         *self.current.lock().unwrap() = None;
         let read_back = w.read_back.lock().unwrap().clone();
         let differs = crate::commands::hunt::workload::level_read_back(&read_back, level)
             .err()
             .map(|e| e.to_string());
+        // The control connection a kill or a restart ended, replaced.
+        let env = &self.live(env).await?;
         let mut history = History {
             header: Some(self.header(level, &env.server.version)),
-            txns: w.so_far(),
+            txns,
+            nemesis: events,
         };
         let checked = check::check(&history, self.cfg.options).map_err(|d| anyhow::anyhow!(d.what))?;
         commit_times(env, &mut history, &checked).await?;
@@ -226,6 +314,90 @@ impl Hunt {
             self.reproduce(env, (&history, &checked), level, dir, slot).await?;
         }
         Ok(())
+    }
+
+    /// `sql` on the control connection, within the deadline (a control
+    /// connection gone silent must not hold the run).
+    async fn control(&self, env: &Env, sql: &str, level: Level) -> Result<()> {
+        tokio::time::timeout(self.common.wait_timeout, env.control.batch_execute(sql))
+            .await
+            .map_err(|_| {
+                let s = self.common.wait_timeout.as_secs_f64();
+                anyhow::anyhow!(crate::engine::msg::no_answer(
+                    crate::engine::msg::at(level.flag(), "control", sql),
+                    s
+                ))
+            })?
+            .map_err(|e| connect::sql_error(e, msg::statement()))?;
+        Ok(())
+    }
+
+    /// The run's environment with a control connection that answers: `env`,
+    /// or (a kill or a restart ended its control connection) the same with a
+    /// new one, kept for the rest of the run and its clean-up.
+    async fn live(&self, env: &Arc<Env>) -> Result<Arc<Env>> {
+        let now = self.env_now.lock().unwrap().clone().unwrap_or_else(|| env.clone());
+        if self
+            .cfg
+            .nemesis
+            .iter()
+            .all(|f| !matches!(f, Fault::Kill | Fault::Restart))
+            || !now.control_lost().await
+        {
+            return Ok(now);
+        }
+        let app = self.setup().control_app;
+        let deadline = Instant::now() + self.common.wait_timeout;
+        let fresh = loop {
+            match connect::connect_control(&now.pg, &app, Some(&now.settings), now.control_silence()).await {
+                Ok(c) => break c,
+                Err(e) if crate::commands::hunt::chaos::comes_back(&e) && Instant::now() < deadline => {
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        let env = Arc::new(now.with_new_control(fresh.client, &app).await);
+        *self.env_now.lock().unwrap() = Some(env.clone());
+        Ok(env)
+    }
+
+    /// After a nemesis: every key the history names read once more, in one
+    /// transaction at the level, once the server takes connections again:
+    /// what the server kept. A transaction of its own session (one past
+    /// the last), as Jepsen's final reads are.
+    async fn final_read(&self, chaos: &Chaos, env: &Env, w: &Workload, txns: &[Txn]) -> Result<Txn> {
+        let setup = connect::session_setup(Some(&self.schema), &env.settings);
+        let app = format!("{}final", env.app_prefix());
+        let conn = chaos.connect(&env.session_pg(), &app, Some(&setup)).await?;
+        let begin = format!("BEGIN ISOLATION LEVEL {}", w.level.sql().to_uppercase());
+        let start = w.began().elapsed().as_nanos() as u64;
+        let rows = tokio::time::timeout(self.common.wait_timeout, async {
+            conn.client.batch_execute(&begin).await?;
+            let rows = conn.client.query("SELECT k, v FROM append ORDER BY k", &[]).await?;
+            conn.client.batch_execute("COMMIT").await?;
+            Ok::<_, tokio_postgres::Error>(rows)
+        })
+        .await
+        .map_err(|_| anyhow::anyhow!(msg::no_answer(self.common.wait_timeout.as_secs_f64())))?
+        .map_err(|e| connect::sql_error(e, msg::statement()))?;
+        let end = w.began().elapsed().as_nanos() as u64;
+        let mut kept: std::collections::BTreeMap<i64, Vec<i64>> = rows
+            .iter()
+            .map(|r| (r.get::<_, i64>(0), r.get::<_, Vec<i64>>(1)))
+            .collect();
+        for t in txns {
+            for op in &t.ops {
+                kept.entry(op.key()).or_default();
+            }
+        }
+        let ops: Vec<Op> = kept.into_iter().map(|(k, v)| Op::Read(k, Some(v))).collect();
+        let index = txns.iter().map(|t| t.index + 1).max().unwrap_or(0);
+        Ok(Txn {
+            end: Some(end),
+            at: vec![end; ops.len()],
+            ..Txn::new(index, self.cfg.clients as u64 + 1, Status::Ok, start, ops)
+        })
     }
 
     fn write_history(&self, h: &History, level: Level) -> Result<Option<PathBuf>> {
@@ -525,6 +697,25 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
             msg::why_dirty_update(tname(h, t), then, r.key, elem, &writer)
         }
         Class::FutureRead => msg::why_future_read(&reader, r.key, &seen, elem),
+        Class::Lost | Class::UnknownContradicted => {
+            let w = r.writer.unwrap_or(r.txn);
+            match r.other {
+                None => msg::why_lost(&writer, elem, r.key, &reader, &seen),
+                Some((t, op)) => {
+                    // Which of its elements that read showed.
+                    let (shown, shown_key) = match &h.txns[t].ops.get(op) {
+                        Some(Op::Read(k, Some(l))) => (h.txns[w].ops.iter())
+                            .find_map(|o| match o {
+                                Op::Append(k2, e) if k2 == k && l.contains(e) => Some((*e, *k)),
+                                _ => None,
+                            })
+                            .unwrap_or((0, *k)),
+                        _ => (0, 0),
+                    };
+                    msg::why_unknown_contradicted(&writer, elem, r.key, &reader, &seen, tname(h, t), shown, shown_key)
+                }
+            }
+        }
         _ => msg::why_internal(&reader, r.key, &seen),
     }]
 }
@@ -680,6 +871,7 @@ impl Outputs<'_> {
             search_cut_short: f.checked.cut_short,
             partial: f.partial,
             history: f.file.as_ref().map(|p| p.display().to_string()),
+            nemesis: nemesis_report(&f.history),
             as_expected: f.as_expected(),
             name: f.level_name(),
             secs: f.secs,
@@ -690,8 +882,9 @@ impl Outputs<'_> {
                 .map(|n| (n.text(), forbidden(*n, at)))
                 .collect(),
             models_line,
-            classes: Class::ALL
-                .into_iter()
+            // Durability is judged only in a history recorded under a nemesis.
+            classes: (Class::ALL.into_iter())
+                .filter(|c| f.history.under_nemesis() || !matches!(c, Class::Lost | Class::UnknownContradicted))
                 .map(|class| {
                     let found: Vec<&Anomaly> = f.checked.anomalies.iter().filter(|a| a.name.class == class).collect();
                     let name = Name::of(class);
@@ -738,6 +931,27 @@ impl Outputs<'_> {
             as_expected: self.as_expected(),
         })
     }
+}
+
+/// What a history's nemesis did, counted by kind (none: it had no nemesis).
+fn nemesis_report(h: &History) -> Option<NemesisReport> {
+    let asked = &h.header.as_ref()?.nemesis;
+    if asked.is_empty() {
+        return None;
+    }
+    let mut faults: std::collections::BTreeMap<String, usize> = asked.iter().map(|n| (n.clone(), 0)).collect();
+    for e in &h.nemesis {
+        *faults.entry(e.nemesis.clone()).or_default() += 1;
+    }
+    let said: Vec<String> = faults.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    Some(NemesisReport {
+        line: if h.nemesis.is_empty() {
+            msg::nemesis_none(asked.join(", "))
+        } else {
+            msg::nemesis_line(said.join(", "))
+        },
+        faults,
+    })
 }
 
 /// One anomaly as the report holds it: the checker's account of it with
@@ -853,8 +1067,10 @@ impl Job for Hunt {
     }
 
     async fn work(&self, env: &Arc<Env>) -> Result<()> {
+        *self.env_now.lock().unwrap() = Some(env.clone());
         for &level in &self.cfg.levels {
-            self.level(env, level).await?;
+            let env = self.live(env).await?;
+            self.level(&env, level).await?;
         }
         Ok(())
     }
@@ -862,7 +1078,17 @@ impl Job for Hunt {
     async fn clean_up(&self, env: &Env, _failed: bool) -> Result<()> {
         if let Some(w) = &*self.current.lock().unwrap() {
             w.stop();
+            // No backend stays stopped, no session cut off.
+            if let Some(c) = &w.chaos {
+                c.heal_all();
+            }
         }
+        // The control connection that still answers (a nemesis may have ended the harness's).
+        let now = self.env_now.lock().unwrap().clone();
+        let env: &Env = match &now {
+            Some(e) if !e.control.is_closed() => e,
+            _ => env,
+        };
         // Kept (not taken): a clean-up tried again on a new control connection needs it too.
         let explorer = self.explorer.lock().unwrap().clone();
         let explored = match explorer {
@@ -885,6 +1111,7 @@ impl Job for Hunt {
             let history = History {
                 header: Some(self.header(w.level, version)),
                 txns,
+                nemesis: w.chaos.as_ref().map(|c| c.events()).unwrap_or_default(),
             };
             if let Ok(checked) = check::check(&history, self.cfg.options) {
                 let file = self.write_history(&history, w.level).ok().flatten();

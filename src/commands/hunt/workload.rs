@@ -5,17 +5,20 @@
 //! As Jepsen's list-append does, a key takes a bounded number of appends and
 //! is then retired for a fresh one, so reads stay short however long the
 //! run; every appended element is unique.
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use tokio_postgres::Client;
 
+use super::chaos::{Chaos, connection_gone};
 use super::check::Level;
 use super::history::{Elem, Key, Op, Status, Txn};
 use super::msg;
 use crate::i18n::Context;
+use crate::postgres::ConnInfo;
+use crate::postgres::connect;
 
 /// The table every session appends to and reads from.
 pub const TABLE: &str = "append";
@@ -143,6 +146,8 @@ pub struct Workload {
     /// Each statement's deadline.
     pub deadline: Duration,
     pub bar: indicatif::ProgressBar,
+    /// The nemesis the sessions live through (none: a lost connection ends the run).
+    pub chaos: Option<Arc<Chaos>>,
 }
 
 /// How one statement ended.
@@ -150,6 +155,9 @@ enum Outcome<T> {
     Ok(T),
     /// A serialization failure or deadlock: the transaction is aborted, as the level allows.
     Abort(String),
+    /// The connection went under a nemesis that ends connections (its
+    /// SQLSTATE, if the server said one).
+    Lost(Option<String>),
     /// Anything else: the run cannot go on.
     Error(anyhow::Error),
 }
@@ -159,9 +167,29 @@ impl<T> Outcome<T> {
         match self {
             Outcome::Ok(v) => Outcome::Ok(f(v)),
             Outcome::Abort(c) => Outcome::Abort(c),
+            Outcome::Lost(c) => Outcome::Lost(c),
             Outcome::Error(e) => Outcome::Error(e),
         }
     }
+}
+
+/// Where a session connects.
+pub struct Link {
+    /// The server (through lab's fault proxy under a partition nemesis).
+    pub pg: ConnInfo,
+    /// Its application_name.
+    pub app: String,
+    /// Run on each new connection (the search_path).
+    pub setup: String,
+}
+
+/// How a session's run on one connection ended.
+enum Ended {
+    /// The budget is spent (or the run stops).
+    Done,
+    /// The connection went (a nemesis): `backend` is the one it had;
+    /// `partitioned`: lab's proxy cut it off, and the server may keep it.
+    Lost { backend: i32, partitioned: bool },
 }
 
 impl Workload {
@@ -185,7 +213,13 @@ impl Workload {
             stopped: Default::default(),
             deadline,
             bar,
+            chaos: None,
         }
+    }
+
+    /// The instant the transactions' clock counts from.
+    pub fn began(&self) -> Instant {
+        self.began
     }
 
     fn now(&self) -> u64 {
@@ -210,54 +244,109 @@ impl Workload {
         }
     }
 
-    /// One session's loop: its level set and read back, then transactions
-    /// until the budget is spent. An error no level explains ends the run.
-    pub async fn client(&self, client: &Client, session: u64) -> Result<()> {
-        let set = format!("SET default_transaction_isolation = '{}'", self.level.sql());
-        client.batch_execute(&set).await?;
-        // A deadlock between two sessions is found after the waiting one's
-        // deadlock_timeout (1 s by default): the hunt's come every few hundred
-        // transactions, so a short one keeps the run going. Only a superuser
-        // may set it; elsewhere the server's stands.
-        if let Err(e) = client.batch_execute("SET deadlock_timeout = '10ms'").await
-            && e.code() != Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE)
-        {
-            return Err(e.into());
+    /// One session: connected (again, after a nemesis ended its
+    /// connection, once a partition has healed and the backend it leaves
+    /// is gone), then transactions until the budget is spent.
+    pub async fn session(&self, link: &Link, session: u64) -> Result<()> {
+        let i = (session - 1) as usize;
+        loop {
+            let conn = match &self.chaos {
+                Some(c) => {
+                    c.healed(i).await;
+                    c.connect(&link.pg, &link.app, Some(&link.setup)).await?
+                }
+                None => connect::connect(&link.pg, &link.app, Some(&link.setup), None).await?,
+            };
+            match self.client(&conn.client, session).await? {
+                Ended::Done => return Ok(()),
+                Ended::Lost { backend, partitioned } => {
+                    drop(conn);
+                    if partitioned && let Some(c) = &self.chaos {
+                        c.healed(i).await;
+                        c.bury(backend).await?;
+                    }
+                }
+            }
         }
-        let read = client
-            .simple_query("BEGIN; SHOW transaction_isolation; COMMIT")
-            .await?
-            .into_iter()
-            .find_map(|m| match m {
-                tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
-                _ => None,
-            })
-            .unwrap_or_default();
+    }
+
+    /// One session's run on one connection: its level set and read back,
+    /// then transactions until the budget is spent or (under a nemesis)
+    /// the connection goes. An error no level explains ends the run.
+    async fn client(&self, client: &Client, session: u64) -> Result<Ended> {
+        let set = format!("SET default_transaction_isolation = '{}'", self.level.sql());
+        let lost =
+            |e: &tokio_postgres::Error| self.chaos.as_ref().is_some_and(|c| c.ends_connections()) && connection_gone(e);
+        let i = (session - 1) as usize;
+        let mut cuts = self.chaos.as_ref().map(|c| c.cuts(i));
+        let partitioned = || self.chaos.as_ref().is_some_and(|c| c.partitioned(i));
+        let prepared = async {
+            client.batch_execute(&set).await?;
+            // A deadlock between two sessions is found after the waiting one's
+            // deadlock_timeout (1 s by default): the hunt's come every few hundred
+            // transactions, so a short one keeps the run going. Only a superuser
+            // may set it; elsewhere the server's stands.
+            if let Err(e) = client.batch_execute("SET deadlock_timeout = '10ms'").await
+                && e.code() != Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE)
+            {
+                return Err(e);
+            }
+            let read = client
+                .simple_query("BEGIN; SHOW transaction_isolation; COMMIT")
+                .await?
+                .into_iter()
+                .find_map(|m| match m {
+                    tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            let backend = client.query_one("SELECT pg_backend_pid()", &[]).await?.get::<_, i32>(0);
+            let append = client.prepare(APPEND).await?;
+            let select = client.prepare(READ).await?;
+            Ok((read, backend, append, select))
+        };
+        let (read, backend, append, select) = match prepared.await {
+            Ok(p) => p,
+            Err(e) if lost(&e) => {
+                return Ok(Ended::Lost {
+                    backend: 0,
+                    partitioned: partitioned(),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
         self.read_back.lock().unwrap().push(read);
-        let backend = client.query_one("SELECT pg_backend_pid()", &[]).await?.get::<_, i32>(0);
-        let append = client.prepare(APPEND).await?;
-        let select = client.prepare(READ).await?;
+        if let Some(c) = &self.chaos {
+            c.backend(i, backend);
+        }
         // The level named in every BEGIN too (the session's default, read back above, is the same).
         let begin = format!("BEGIN ISOLATION LEVEL {}", self.level.sql().to_uppercase());
         while let Some((index, mut ops)) = self.next() {
             let start = self.now();
-            let mut outcome = self.bounded(client.batch_execute(&begin)).await;
+            let mut outcome = self.bounded(client.batch_execute(&begin), &mut cuts).await;
             let mut at = Vec::with_capacity(ops.len());
             for op in ops.iter_mut() {
                 if !matches!(outcome, Outcome::Ok(_)) {
                     break;
                 }
                 outcome = match op {
-                    Op::Append(k, v) => self.bounded(client.execute(&append, &[&*k, &*v])).await.map(|_| ()),
-                    Op::Read(k, seen) => self.bounded(client.query_opt(&select, &[&*k])).await.map(|row| {
-                        *seen = Some(row.map(|r| r.get::<_, Vec<i64>>(0)).unwrap_or_default());
-                    }),
+                    Op::Append(k, v) => self
+                        .bounded(client.execute(&append, &[&*k, &*v]), &mut cuts)
+                        .await
+                        .map(|_| ()),
+                    Op::Read(k, seen) => self
+                        .bounded(client.query_opt(&select, &[&*k]), &mut cuts)
+                        .await
+                        .map(|row| {
+                            *seen = Some(row.map(|r| r.get::<_, Vec<i64>>(0)).unwrap_or_default());
+                        }),
                 };
                 if matches!(outcome, Outcome::Ok(_)) {
                     at.push(self.now());
                 }
             }
             let mut xid = None;
+            let mut gone = false;
             let ended = match outcome {
                 // The transaction's id, read in the COMMIT's own message (no
                 // round trip more): the server's commit order can be asked later.
@@ -266,20 +355,35 @@ impl Workload {
                         backend: Some(backend),
                         ..Txn::new(index, session, Status::Info, start, unknown_reads(&ops))
                     });
-                    match self.bounded(client.simple_query(COMMIT)).await {
+                    match self.bounded(self.commit(client, i, backend), &mut cuts).await {
                         Outcome::Ok(answer) => {
                             xid = assigned_xid(&answer);
                             Ok((Status::Ok, None))
                         }
                         Outcome::Abort(c) => Ok((Status::Fail, Some(c))),
+                        // The COMMIT went out and its answer never came: it
+                        // may have committed (Jepsen's :info).
+                        Outcome::Lost(c) => {
+                            gone = true;
+                            Ok((Status::Info, c))
+                        }
                         // The outcome of a COMMIT whose answer never came is unknown.
                         Outcome::Error(e) => Err((Status::Info, None, e)),
                     }
                 }
-                Outcome::Abort(c) => match self.bounded(client.batch_execute("ROLLBACK")).await {
+                Outcome::Abort(c) => match self.bounded(client.batch_execute("ROLLBACK"), &mut cuts).await {
                     Outcome::Error(e) => Err((Status::Fail, Some(c), e)),
+                    Outcome::Lost(_) => {
+                        gone = true;
+                        Ok((Status::Fail, Some(c)))
+                    }
                     _ => Ok((Status::Fail, Some(c))),
                 },
+                // No COMMIT was sent: the server cannot have committed it.
+                Outcome::Lost(c) => {
+                    gone = true;
+                    Ok((Status::Fail, c))
+                }
                 Outcome::Error(e) => Err((Status::Fail, None, e)),
             };
             let end = self.now();
@@ -292,7 +396,21 @@ impl Workload {
                 ..Txn::new(index, session, status, start, ops)
             };
             match ended {
-                Ok((status, sqlstate)) => self.record(txn(status, sqlstate, ops, at)),
+                Ok((status, sqlstate)) => {
+                    // An unknown outcome keeps its appends, not its reads (Jepsen's :info).
+                    let ops = if status == Status::Info {
+                        unknown_reads(&ops)
+                    } else {
+                        ops
+                    };
+                    self.record(txn(status, sqlstate, ops, at));
+                    if gone {
+                        return Ok(Ended::Lost {
+                            backend,
+                            partitioned: partitioned(),
+                        });
+                    }
+                }
                 Err((status, sqlstate, e)) => {
                     self.record(txn(status, sqlstate, ops, at));
                     // Which session and which transaction (its index in the history).
@@ -300,7 +418,33 @@ impl Workload {
                 }
             }
         }
-        Ok(())
+        Ok(Ended::Done)
+    }
+
+    /// COMMIT sent; a pause waiting for this session's next COMMIT is told
+    /// once the request is on its way to the server.
+    async fn commit(
+        &self,
+        client: &Client,
+        i: usize,
+        backend: i32,
+    ) -> Result<Vec<tokio_postgres::SimpleQueryMessage>, tokio_postgres::Error> {
+        let commit = client.simple_query(COMMIT);
+        tokio::pin!(commit);
+        let first = tokio::select! {
+            biased;
+            r = &mut commit => Some(r),
+            _ = std::future::ready(()) => None,
+        };
+        match first {
+            Some(r) => r,
+            None => {
+                if let Some(c) = &self.chaos {
+                    c.committing(i, backend);
+                }
+                commit.await
+            }
+        }
     }
 
     fn record(&self, txn: Txn) {
@@ -330,13 +474,35 @@ impl Workload {
     }
 
     /// A statement within its deadline; a serialization failure (40001)
-    /// or a deadlock (40P01) is an abort, anything else an error.
-    async fn bounded<T>(&self, f: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>) -> Outcome<T> {
-        match tokio::time::timeout(self.deadline, f).await {
+    /// or a deadlock (40P01) is an abort; under a nemesis that ends
+    /// connections, the connection gone (or cut off by a partition, which
+    /// `cuts` says) is lost; anything else an error.
+    async fn bounded<T>(
+        &self,
+        f: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>,
+        cuts: &mut Option<tokio::sync::watch::Receiver<u64>>,
+    ) -> Outcome<T> {
+        let cut = async {
+            match cuts {
+                Some(rx) => {
+                    if rx.changed().await.is_err() {
+                        std::future::pending::<()>().await
+                    }
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        let answer = tokio::select! {
+            r = tokio::time::timeout(self.deadline, f) => r,
+            () = cut => return Outcome::Lost(None),
+        };
+        let ends = self.chaos.as_ref().is_some_and(|c| c.ends_connections());
+        match answer {
             Err(_) => Outcome::Error(anyhow::anyhow!(msg::no_answer(self.deadline.as_secs_f64()))),
             Ok(Ok(v)) => Outcome::Ok(v),
             Ok(Err(e)) => match e.code().map(|c| c.code()) {
                 Some(c @ ("40001" | "40P01")) => Outcome::Abort(c.to_string()),
+                _ if ends && connection_gone(&e) => Outcome::Lost(e.code().map(|c| c.code().to_string())),
                 _ => Outcome::Error(crate::postgres::connect::sql_error(e, msg::statement())),
             },
         }
@@ -403,6 +569,7 @@ mod tests {
         let history = crate::commands::hunt::history::History {
             header: None,
             txns: w.so_far(),
+            ..Default::default()
         };
         assert_eq!(history.txns[1].ops, vec![Op::Read(1, None), Op::Append(1, 10)]);
         let c = crate::commands::hunt::check::check(&history, Default::default()).unwrap();
@@ -412,6 +579,7 @@ mod tests {
         let alone = crate::commands::hunt::history::History {
             header: None,
             txns: vec![history.txns[0].clone()],
+            ..Default::default()
         };
         let names = crate::commands::hunt::check::check(&alone, Default::default())
             .unwrap()
