@@ -257,11 +257,13 @@ fn repeatable_read_finds_g2_item_and_hands_back_a_spec_that_replays_it() {
     let xml = std::fs::read_to_string(&junit).unwrap();
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let cases: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("testcase")).collect();
+    // lost and unknown-contradicted are judged only under a nemesis.
     assert_eq!(
         cases.len(),
-        lab::commands::hunt::check::Class::ALL.len(),
+        lab::commands::hunt::check::Class::ALL.len() - 2,
         "a case per anomaly class"
     );
+    assert!(!cases.iter().any(|c| c.attribute("name") == Some("lost")));
     assert!(cases.iter().any(|c| c.attribute("name") == Some("G2-item")));
     assert_eq!(doc.root_element().attribute("failures"), Some("0"));
     let page = std::fs::read_to_string(&html).unwrap();
@@ -851,7 +853,10 @@ fn history_lines(path: &Path) -> (Value, Vec<Value>, Vec<Value>) {
 fn a_nemesis_on_a_durable_server_loses_nothing_and_is_recorded() {
     let dir = scratch("nemesis");
     let history = dir.join("h.jsonl");
+    let junit = dir.join("h.xml");
     let (code, report, stderr) = hunt_own(&[
+        "--junit",
+        junit.to_str().unwrap(),
         "--level",
         "serializable",
         "--nemesis",
@@ -895,6 +900,13 @@ fn a_nemesis_on_a_durable_server_loses_nothing_and_is_recorded() {
     // The final read, one transaction past the last of the sessions'.
     let last = txns.last().unwrap();
     assert_eq!(last["session"], 5, "{last}");
+    // Durability has its JUnit cases, passed.
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let cases: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("testcase")).collect();
+    assert_eq!(cases.len(), lab::commands::hunt::check::Class::ALL.len());
+    assert!(cases.iter().any(|c| c.attribute("name") == Some("lost")));
+    assert_eq!(doc.root_element().attribute("failures"), Some("0"));
     // The history checked again, without a server: the same verdict.
     let (code, again) = check(&history, &[]);
     assert_eq!(code, 0, "{again}");
