@@ -923,7 +923,7 @@ fn a_server_that_loses_acknowledged_commits_is_caught() {
     std::fs::create_dir_all(&lab_dir).unwrap();
     std::fs::write(
         lab_dir.join("hunt-nemesis.conf"),
-        "synchronous_commit = off\nwal_writer_delay = 10000ms\n",
+        "fsync = off\nsynchronous_commit = off\nwal_writer_delay = 10000ms\n",
     )
     .unwrap();
     let (code, report, stderr) = hunt_own(&[
@@ -961,4 +961,79 @@ fn a_nemesis_on_a_server_lab_did_not_start_is_refused() {
         &run(&["hunt", "--nemesis", "kill", "--nemesis-interval", "0"]),
         "--nemesis-interval",
     );
+}
+
+/// A process's state letter and parent, from /proc (none once it is gone).
+fn proc_state(pid: u32) -> Option<(char, u32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut rest = stat.rsplit(')').next()?.split_whitespace();
+    let state = rest.next()?.chars().next()?;
+    let ppid = rest.next()?.parse().ok()?;
+    (state != 'Z').then_some((state, ppid))
+}
+
+/// The pids whose parent is `parent`.
+fn children_of(parent: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| proc_state(*p).is_some_and(|(_, pp)| pp == parent))
+        .collect()
+}
+
+/// lab SIGKILLed while a backend of its server is stopped (SIGSTOP): the
+/// guard continues it, so it and the whole server end (a stopped process
+/// would sit on the postmaster's SIGQUIT forever).
+#[test]
+fn a_sigkilled_lab_leaves_no_backend_stopped_and_no_server() {
+    let mut child = crate::support::lab()
+        .args(["hunt", "--level", "read-committed", "--no-specs", "--format", "json"])
+        .args(["--nemesis", "pause", "--nemesis-interval", "1", "--seconds", "60"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lab_pid = child.id();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    // lab's postmaster, then one of its backends stopped.
+    let stopped = loop {
+        assert!(std::time::Instant::now() < deadline, "no backend was ever stopped");
+        let stopped = (children_of(lab_pid).into_iter())
+            .flat_map(children_of)
+            .find(|p| proc_state(*p).is_some_and(|(s, _)| s == 'T'));
+        if let Some(p) = stopped {
+            break p;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    let server: Vec<u32> = children_of(lab_pid)
+        .into_iter()
+        .filter(|p| children_of(*p).contains(&stopped))
+        .collect();
+    unsafe { libc::kill(lab_pid as i32, libc::SIGKILL) };
+    child.wait().unwrap();
+    let killed = std::time::Instant::now();
+    // Continued at once by the guard, the backend takes its SIGQUIT; left
+    // stopped, only the postmaster's SIGKILL 5 s later (PostgreSQL 14 and
+    // later) would end it.
+    while proc_state(stopped).is_some() {
+        assert!(
+            killed.elapsed() < std::time::Duration::from_secs(3),
+            "backend {stopped} was left stopped: {:?}",
+            proc_state(stopped)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while server.iter().any(|p| proc_state(*p).is_some()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server {server:?} outlived lab"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // The next start removes what the killed run left in the temp dir.
+    let _ = run(&["nowait"]);
+    crate::support::assert_no_leftovers(lab_pid);
 }
