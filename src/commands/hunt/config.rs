@@ -40,6 +40,8 @@ pub struct HuntRun {
     pub nemesis_interval: std::time::Duration,
     /// `--lab-dir`: where lab's files (the nemesis's server settings) may be edited copies.
     pub lab_dir: Option<PathBuf>,
+    /// Read-only transactions to lab's own standby too (`--replica`).
+    pub replica: bool,
 }
 
 /// `lab hunt --check FILE`.
@@ -145,6 +147,7 @@ impl Hunt {
             nemesis: faults,
             nemesis_interval: std::time::Duration::from_millis(args.nemesis_interval),
             lab_dir: args.lab_dir.lab_dir.clone(),
+            replica: args.replica,
         })))
     }
 }

@@ -102,6 +102,8 @@ pub struct Hunt {
     /// The run's environment with a control connection that works: the
     /// harness's, or a new one once a nemesis (kill, restart) ended it.
     env_now: Mutex<Option<Arc<Env>>>,
+    /// lab's own streaming standby (`--replica`), and where its sessions connect.
+    standby: Mutex<Option<(crate::postgres::cluster::Cluster, crate::postgres::ConnInfo)>>,
 }
 
 /// The throwaway cluster's max_connections less its reserved ones (cluster.rs sets 300).
@@ -144,6 +146,9 @@ impl Hunt {
         if !own && !needs.is_empty() {
             bail!(msg::nemesis_needs_own(needs.join(",")));
         }
+        if !own && cfg.replica {
+            bail!(msg::replica_needs_own());
+        }
         Ok(Hunt {
             cfg,
             common,
@@ -152,6 +157,7 @@ impl Hunt {
             current: Mutex::default(),
             explorer: Mutex::default(),
             env_now: Mutex::default(),
+            standby: Mutex::default(),
         })
     }
 
@@ -164,7 +170,7 @@ impl Hunt {
             clients: Some(self.cfg.clients),
             server: Some(version.to_string()),
             nemesis: self.cfg.nemesis.iter().map(|f| f.name().to_string()).collect(),
-            replica: false,
+            replica: self.cfg.replica,
         }
     }
 
@@ -228,6 +234,22 @@ impl Hunt {
             links.push(link);
         }
         drop(conns);
+        // Read-only transactions to the standby too, once it has replayed
+        // the level's start (a hot standby refuses SERIALIZABLE: none then).
+        let standby_pg = self.standby.lock().unwrap().as_ref().map(|(_, pg)| pg.clone());
+        let standby_pg = standby_pg.filter(|_| level != Level::Serializable);
+        if let Some(pg) = &standby_pg {
+            self.caught_up(env, pg).await?;
+        }
+        let standby_links: Vec<Option<Link>> = (links.iter())
+            .map(|l| {
+                standby_pg.as_ref().map(|pg| Link {
+                    pg: pg.clone(),
+                    app: format!("{}s", l.app),
+                    setup: l.setup.clone(),
+                })
+            })
+            .collect();
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let nemesis = w.chaos.clone().map(|c| {
             let schedule = Schedule::new(
@@ -238,13 +260,12 @@ impl Hunt {
             );
             tokio::spawn(c.run(schedule, stop_rx))
         });
-        let tasks: Vec<_> = links
-            .into_iter()
+        let tasks: Vec<_> = (links.into_iter().zip(standby_links))
             .enumerate()
-            .map(|(i, link)| {
+            .map(|(i, (link, standby))| {
                 let w = w.clone();
                 tokio::spawn(async move {
-                    let r = w.session(&link, i as u64 + 1).await;
+                    let r = w.session(&link, standby.as_ref(), i as u64 + 1).await;
                     if r.is_err() {
                         w.stop();
                     }
@@ -330,6 +351,36 @@ impl Hunt {
             })?
             .map_err(|e| connect::sql_error(e, msg::statement()))?;
         Ok(())
+    }
+
+    /// Until lab's standby has replayed what the primary has written so far
+    /// (the level's TRUNCATE: no element of an earlier level is read there),
+    /// within the deadline.
+    async fn caught_up(&self, env: &Env, standby: &crate::postgres::ConnInfo) -> Result<()> {
+        let wait = self.common.wait_timeout;
+        let secs = wait.as_secs_f64();
+        let deadline = Instant::now() + wait;
+        let lsn: String = tokio::time::timeout(wait, env.control.query_one("SELECT pg_current_wal_lsn()::text", &[]))
+            .await
+            .map_err(|_| anyhow::anyhow!(msg::no_answer(secs)))?
+            .map_err(|e| connect::sql_error(e, msg::statement()))?
+            .get(0);
+        let conn = connect::connect(standby, "lab:hunt:standby", None, None).await?;
+        let ask = "SELECT coalesce(pg_last_wal_replay_lsn() >= $1::text::pg_lsn, false)";
+        loop {
+            let replayed: bool = tokio::time::timeout(wait, conn.client.query_one(ask, &[&lsn]))
+                .await
+                .map_err(|_| anyhow::anyhow!(msg::no_answer(secs)))?
+                .map_err(|e| connect::sql_error(e, msg::statement()))?
+                .get(0);
+            if replayed {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!(msg::standby_behind(lsn, secs));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
     }
 
     /// The run's environment with a control connection that answers: `env`,
@@ -1068,6 +1119,18 @@ impl Job for Hunt {
 
     async fn work(&self, env: &Arc<Env>) -> Result<()> {
         *self.env_now.lock().unwrap() = Some(env.clone());
+        if self.cfg.replica {
+            let Some((bin, port)) = env.throwaway.clone() else {
+                bail!(msg::replica_needs_own())
+            };
+            // On this thread, as the throwaway cluster: the standby's
+            // parent-death signal is tied to the thread that starts it.
+            let standby =
+                tokio::task::block_in_place(|| crate::postgres::cluster::Cluster::standby_of(&bin, port, ""))?;
+            let mut pg = standby.config();
+            pg.dbname(env.pg.get_dbname().unwrap_or("postgres"));
+            *self.standby.lock().unwrap() = Some((standby, pg));
+        }
         for &level in &self.cfg.levels {
             let env = self.live(env).await?;
             self.level(&env, level).await?;
@@ -1076,6 +1139,11 @@ impl Job for Hunt {
     }
 
     async fn clean_up(&self, env: &Env, _failed: bool) -> Result<()> {
+        // lab's standby stopped and removed (its sessions have ended).
+        let standby = self.standby.lock().unwrap().take();
+        if let Some(s) = standby {
+            tokio::task::block_in_place(|| drop(s));
+        }
         if let Some(w) = &*self.current.lock().unwrap() {
             w.stop();
             // No backend stays stopped, no session cut off.

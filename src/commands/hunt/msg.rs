@@ -44,6 +44,14 @@ crate::messages! {
         en: "--nemesis {faults} signals the server's processes, which lab does only to the server it started: drop --database-url (and PGHOST...) to hunt on lab's own",
         tr: "--nemesis {faults} sunucunun süreçlerine sinyal gönderir; lab bunu yalnızca kendi başlattığı sunucuya yapar: lab'ın kendi sunucusunda avlamak için --database-url'i (ve PGHOST...) bırakın",
     }
+    replica_needs_own() {
+        en: "--replica starts a streaming standby of the server lab started: drop --database-url (and PGHOST...) to hunt on lab's own",
+        tr: "--replica lab'ın başlattığı sunucunun akışlı bir yedeğini (standby) başlatır: lab'ın kendi sunucusunda avlamak için --database-url'i (ve PGHOST...) bırakın",
+    }
+    standby_behind(lsn, s) {
+        en: "lab's standby had not replayed the primary's WAL up to {lsn} after {s} s",
+        tr: "lab'ın standby'ı {s} sn sonra birincil sunucunun WAL'ını {lsn} konumuna kadar hâlâ işlememişti",
+    }
     backend_stays(pid, s) {
         en: "backend {pid}, which a partition cut off, was still there {s} s after lab ended it",
         tr: "bir bölünmenin kopardığı {pid} backend'i, lab onu sonlandırdıktan {s} sn sonra hâlâ oradaydı",

@@ -14,7 +14,7 @@ use tokio_postgres::Client;
 
 use super::chaos::{Chaos, connection_gone};
 use super::check::Level;
-use super::history::{Elem, Key, Op, Status, Txn};
+use super::history::{Elem, Key, Op, STANDBY, Status, Txn};
 use super::msg;
 use crate::i18n::Context;
 use crate::postgres::ConnInfo;
@@ -148,6 +148,21 @@ pub struct Workload {
     pub bar: indicatif::ProgressBar,
     /// The nemesis the sessions live through (none: a lost connection ends the run).
     pub chaos: Option<Arc<Chaos>>,
+    /// Where each read-only transaction goes (`--replica`), drawn from it.
+    seed: u64,
+}
+
+/// Whether transaction `index` of the seed's, read-only, goes to the
+/// standby (`--replica`): half of them, the same ones for the same seed.
+pub fn to_standby(seed: u64, index: u64, ops: &[Op]) -> bool {
+    if !ops.iter().all(|o| matches!(o, Op::Read(..))) {
+        return false;
+    }
+    // splitmix64 of (seed, index): no shared state between the sessions.
+    let mut z = (seed ^ 0x7265_706c_6963_6121).wrapping_add(index.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)).is_multiple_of(2)
 }
 
 /// How one statement ended.
@@ -205,6 +220,7 @@ impl Workload {
             level,
             budget,
             generator: Mutex::new(Generator::new(seed, shape)),
+            seed,
             began: Instant::now(),
             recorded: Mutex::default(),
             committing: Mutex::default(),
@@ -247,9 +263,15 @@ impl Workload {
     /// One session: connected (again, after a nemesis ended its
     /// connection, once a partition has healed and the backend it leaves
     /// is gone), then transactions until the budget is spent.
-    pub async fn session(&self, link: &Link, session: u64) -> Result<()> {
+    /// With `standby`, its read-only transactions go there or to the
+    /// primary ([`to_standby`]).
+    pub async fn session(&self, link: &Link, standby: Option<&Link>, session: u64) -> Result<()> {
         let i = (session - 1) as usize;
         loop {
+            let on_standby = match standby {
+                Some(l) => Some(connect::connect(&l.pg, &l.app, Some(&l.setup), None).await?),
+                None => None,
+            };
             let conn = match &self.chaos {
                 Some(c) => {
                     c.healed(i).await;
@@ -257,7 +279,10 @@ impl Workload {
                 }
                 None => connect::connect(&link.pg, &link.app, Some(&link.setup), None).await?,
             };
-            match self.client(&conn.client, session).await? {
+            match self
+                .client(&conn.client, on_standby.as_ref().map(|c| &c.client), session)
+                .await?
+            {
                 Ended::Done => return Ok(()),
                 Ended::Lost { backend, partitioned } => {
                     drop(conn);
@@ -273,7 +298,7 @@ impl Workload {
     /// One session's run on one connection: its level set and read back,
     /// then transactions until the budget is spent or (under a nemesis)
     /// the connection goes. An error no level explains ends the run.
-    async fn client(&self, client: &Client, session: u64) -> Result<Ended> {
+    async fn client(&self, client: &Client, standby: Option<&Client>, session: u64) -> Result<Ended> {
         let set = format!("SET default_transaction_isolation = '{}'", self.level.sql());
         let lost =
             |e: &tokio_postgres::Error| self.chaos.as_ref().is_some_and(|c| c.ends_connections()) && connection_gone(e);
@@ -305,6 +330,11 @@ impl Workload {
             let select = client.prepare(READ).await?;
             Ok((read, backend, append, select))
         };
+        let standby = match standby {
+            Some(s) => Some((s, s.prepare(READ).await?)),
+            None => None,
+        };
+        let mut no_cuts = None;
         let (read, backend, append, select) = match prepared.await {
             Ok(p) => p,
             Err(e) if lost(&e) => {
@@ -322,8 +352,23 @@ impl Workload {
         // The level named in every BEGIN too (the session's default, read back above, is the same).
         let begin = format!("BEGIN ISOLATION LEVEL {}", self.level.sql().to_uppercase());
         while let Some((index, mut ops)) = self.next() {
+            // A read-only transaction on the standby (`--replica`), or on the primary.
+            let there = standby.as_ref().filter(|_| to_standby(self.seed, index, &ops));
+            let (client, select, cuts) = match there {
+                Some((s, sel)) => (*s, sel, &mut no_cuts),
+                None => (client, &select, &mut cuts),
+            };
             let start = self.now();
-            let mut outcome = self.bounded(client.batch_execute(&begin), &mut cuts).await;
+            let mut outcome = self.bounded(client.batch_execute(&begin), cuts).await;
+            // How far the standby had replayed the primary's WAL, read as
+            // the snapshot is taken (the transaction's first statement).
+            let mut lsn = None;
+            if there.is_some() && matches!(outcome, Outcome::Ok(_)) {
+                outcome = self
+                    .bounded(client.query_one("SELECT pg_last_wal_replay_lsn()::text", &[]), cuts)
+                    .await
+                    .map(|row| lsn = row.get::<_, Option<String>>(0));
+            }
             let mut at = Vec::with_capacity(ops.len());
             for op in ops.iter_mut() {
                 if !matches!(outcome, Outcome::Ok(_)) {
@@ -331,15 +376,12 @@ impl Workload {
                 }
                 outcome = match op {
                     Op::Append(k, v) => self
-                        .bounded(client.execute(&append, &[&*k, &*v]), &mut cuts)
+                        .bounded(client.execute(&append, &[&*k, &*v]), cuts)
                         .await
                         .map(|_| ()),
-                    Op::Read(k, seen) => self
-                        .bounded(client.query_opt(&select, &[&*k]), &mut cuts)
-                        .await
-                        .map(|row| {
-                            *seen = Some(row.map(|r| r.get::<_, Vec<i64>>(0)).unwrap_or_default());
-                        }),
+                    Op::Read(k, seen) => self.bounded(client.query_opt(select, &[&*k]), cuts).await.map(|row| {
+                        *seen = Some(row.map(|r| r.get::<_, Vec<i64>>(0)).unwrap_or_default());
+                    }),
                 };
                 if matches!(outcome, Outcome::Ok(_)) {
                     at.push(self.now());
@@ -355,7 +397,11 @@ impl Workload {
                         backend: Some(backend),
                         ..Txn::new(index, session, Status::Info, start, unknown_reads(&ops))
                     });
-                    match self.bounded(self.commit(client, i, backend), &mut cuts).await {
+                    let commit = match there {
+                        Some(_) => self.bounded(client.simple_query(COMMIT), cuts).await,
+                        None => self.bounded(self.commit(client, i, backend), cuts).await,
+                    };
+                    match commit {
                         Outcome::Ok(answer) => {
                             xid = assigned_xid(&answer);
                             Ok((Status::Ok, None))
@@ -371,7 +417,7 @@ impl Workload {
                         Outcome::Error(e) => Err((Status::Info, None, e)),
                     }
                 }
-                Outcome::Abort(c) => match self.bounded(client.batch_execute("ROLLBACK"), &mut cuts).await {
+                Outcome::Abort(c) => match self.bounded(client.batch_execute("ROLLBACK"), cuts).await {
                     Outcome::Error(e) => Err((Status::Fail, Some(c), e)),
                     Outcome::Lost(_) => {
                         gone = true;
@@ -392,7 +438,10 @@ impl Workload {
                 end: (status != Status::Info).then_some(end),
                 at,
                 xid,
-                backend: Some(backend),
+                // The standby's backend is not the session's.
+                backend: there.is_none().then_some(backend),
+                node: there.map(|_| STANDBY.to_string()),
+                lsn: lsn.clone(),
                 ..Txn::new(index, session, status, start, ops)
             };
             match ended {
@@ -592,6 +641,18 @@ mod tests {
             .push(txn(3, 1, Status::Info, vec![Op::Append(2, 11)]));
         w.record(txn(3, 1, Status::Ok, vec![Op::Append(2, 11)]));
         assert_eq!(w.so_far().len(), 1);
+    }
+
+    #[test]
+    fn half_the_read_only_transactions_go_to_the_standby_the_same_for_a_seed() {
+        let reads = vec![Op::Read(1, None), Op::Read(2, None)];
+        let writes = vec![Op::Read(1, None), Op::Append(1, 5)];
+        let picked: Vec<bool> = (0..1000).map(|i| to_standby(7, i, &reads)).collect();
+        let n = picked.iter().filter(|p| **p).count();
+        assert!((400..600).contains(&n), "{n}");
+        assert_eq!(picked, (0..1000).map(|i| to_standby(7, i, &reads)).collect::<Vec<_>>());
+        assert_ne!(picked, (0..1000).map(|i| to_standby(8, i, &reads)).collect::<Vec<_>>());
+        assert!((0..1000).all(|i| !to_standby(7, i, &writes)));
     }
 
     #[test]
