@@ -1109,3 +1109,42 @@ fn replica_reads_go_to_lab_s_standby_as_the_seed_says_and_are_recorded() {
     assert!(code == 0 || names(&report) == ["G2-item"], "{stderr}\n{report}");
     assert!(on_standby(&history).is_empty());
 }
+
+/// `--nemesis partition` through lab's fault proxy, on a server lab did not
+/// start (the proxy needs no signal to its processes): sessions cut off
+/// reconnect once the partition heals, after the backend the server kept
+/// for them is gone; nothing acknowledged is lost.
+#[test]
+fn a_partition_nemesis_on_the_user_s_server_loses_nothing() {
+    let srv = TestServer::start();
+    let dir = scratch("partition");
+    let history = dir.join("p.jsonl");
+    let (code, report) = hunt(
+        &srv,
+        &dir,
+        &[
+            "--level",
+            "read-committed",
+            "--nemesis",
+            "partition",
+            "--nemesis-interval",
+            "20",
+            "--seconds",
+            "3",
+            "--no-specs",
+            "--history",
+            history.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{report}");
+    let (header, _, faults) = history_lines(&history);
+    assert_eq!(header["nemesis"], serde_json::json!(["partition"]));
+    assert!(!faults.is_empty(), "no partition recorded");
+    assert!(
+        faults
+            .iter()
+            .all(|f| f["nemesis"] == "partition" && ["black hole", "reset"].contains(&f["how"].as_str().unwrap())),
+        "{faults:?}"
+    );
+    assert!(!names(&report).iter().any(|n| n == "lost"), "{report}");
+}

@@ -188,6 +188,26 @@ impl<T> Outcome<T> {
     }
 }
 
+/// `f`, unless a black hole cuts the session off first (then none).
+async fn unless_cut<T>(
+    cuts: &mut Option<tokio::sync::watch::Receiver<u64>>,
+    f: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    let cut = async {
+        let changed = match cuts {
+            Some(rx) => rx.changed().await.is_ok(),
+            None => false,
+        };
+        if !changed {
+            std::future::pending::<()>().await
+        }
+    };
+    tokio::select! {
+        r = f => Some(r),
+        () = cut => None,
+    }
+}
+
 /// Where a session connects.
 pub struct Link {
     /// The server (through lab's fault proxy under a partition nemesis).
@@ -268,6 +288,9 @@ impl Workload {
     pub async fn session(&self, link: &Link, standby: Option<&Link>, session: u64) -> Result<()> {
         let i = (session - 1) as usize;
         loop {
+            // Subscribed before the partition is looked at: a black hole
+            // from now on is seen, while connecting too.
+            let mut cuts = self.chaos.as_ref().map(|c| c.cuts(i));
             let on_standby = match standby {
                 Some(l) => Some(connect::connect(&l.pg, &l.app, Some(&l.setup), None).await?),
                 None => None,
@@ -275,12 +298,16 @@ impl Workload {
             let conn = match &self.chaos {
                 Some(c) => {
                     c.healed(i).await;
-                    c.connect(&link.pg, &link.app, Some(&link.setup)).await?
+                    match unless_cut(&mut cuts, c.connect(&link.pg, &link.app, Some(&link.setup))).await {
+                        Some(conn) => conn?,
+                        // Cut off while connecting: again once the partition heals.
+                        None => continue,
+                    }
                 }
                 None => connect::connect(&link.pg, &link.app, Some(&link.setup), None).await?,
             };
             match self
-                .client(&conn.client, on_standby.as_ref().map(|c| &c.client), session)
+                .client(&conn.client, on_standby.as_ref().map(|c| &c.client), session, &mut cuts)
                 .await?
             {
                 Ended::Done => return Ok(()),
@@ -298,12 +325,17 @@ impl Workload {
     /// One session's run on one connection: its level set and read back,
     /// then transactions until the budget is spent or (under a nemesis)
     /// the connection goes. An error no level explains ends the run.
-    async fn client(&self, client: &Client, standby: Option<&Client>, session: u64) -> Result<Ended> {
+    async fn client(
+        &self,
+        client: &Client,
+        standby: Option<&Client>,
+        session: u64,
+        cut_off: &mut Option<tokio::sync::watch::Receiver<u64>>,
+    ) -> Result<Ended> {
         let set = format!("SET default_transaction_isolation = '{}'", self.level.sql());
         let lost =
             |e: &tokio_postgres::Error| self.chaos.as_ref().is_some_and(|c| c.ends_connections()) && connection_gone(e);
         let i = (session - 1) as usize;
-        let mut cuts = self.chaos.as_ref().map(|c| c.cuts(i));
         let partitioned = || self.chaos.as_ref().is_some_and(|c| c.partitioned(i));
         let prepared = async {
             client.batch_execute(&set).await?;
@@ -335,7 +367,17 @@ impl Workload {
             None => None,
         };
         let mut no_cuts = None;
-        let (read, backend, append, select) = match prepared.await {
+        // Within the deadline, and given up when a black hole cuts it off.
+        let prepared = tokio::time::timeout(self.deadline, unless_cut(cut_off, prepared))
+            .await
+            .map_err(|_| anyhow::anyhow!(msg::no_answer(self.deadline.as_secs_f64())))?;
+        let Some(prepared) = prepared else {
+            return Ok(Ended::Lost {
+                backend: 0,
+                partitioned: true,
+            });
+        };
+        let (read, backend, append, select) = match prepared {
             Ok(p) => p,
             Err(e) if lost(&e) => {
                 return Ok(Ended::Lost {
@@ -356,7 +398,7 @@ impl Workload {
             let there = standby.as_ref().filter(|_| to_standby(self.seed, index, &ops));
             let (client, select, cuts) = match there {
                 Some((s, sel)) => (*s, sel, &mut no_cuts),
-                None => (client, &select, &mut cuts),
+                None => (client, &select, &mut *cut_off),
             };
             let start = self.now();
             let mut outcome = self.bounded(client.batch_execute(&begin), cuts).await;
