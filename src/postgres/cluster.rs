@@ -282,14 +282,18 @@ impl ServerCtl {
         self.proc.child.lock().unwrap().as_ref().map(|c| c.id() as i32)
     }
 
-    /// Whether `pid` is a process the postmaster started (a backend), as
-    /// /proc says now: lab signals no process that is not.
+    /// Whether `pid` is a live process the postmaster started (a backend,
+    /// not one that has exited and waits to be reaped), as /proc says now:
+    /// lab signals no process that is not.
     pub fn is_backend(&self, pid: i32) -> bool {
         let Some(pm) = self.postmaster() else { return false };
-        fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|stat| stat.rsplit(')').next()?.split_whitespace().nth(1)?.parse::<i32>().ok())
-            == Some(pm)
+        let parent = |stat: String| {
+            let mut rest = stat.rsplit(')').next()?.split_whitespace();
+            let state = rest.next()?;
+            let ppid = rest.next()?.parse::<i32>().ok()?;
+            (!matches!(state, "Z" | "X")).then_some(ppid)
+        };
+        fs::read_to_string(format!("/proc/{pid}/stat")).ok().and_then(parent) == Some(pm)
     }
 
     /// An immediate shutdown (SIGQUIT: no checkpoint, as a crash), then a

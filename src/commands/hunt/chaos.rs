@@ -221,19 +221,30 @@ impl Chaos {
     }
 
     /// Until the server has ended `control` (after a kill, the postmaster
-    /// ends every backend before it recovers), within the deadline.
-    async fn ended(&self, control: &Client) -> Result<()> {
+    /// ends every backend before it recovers): true. False when backend
+    /// `pid` went without a crash: it was ending on its own as the signal
+    /// came (its session done), the postmaster reaped it, which is when it
+    /// ends the others after a crash, and `control` still answered ten
+    /// times after that. Within the deadline.
+    async fn ended(&self, control: &Client, pid: i32) -> Result<bool> {
         let deadline = Instant::now() + self.deadline;
+        let mut answered_after = 0;
         while !control.is_closed() {
             if control.simple_query("").await.is_err() {
-                return Ok(());
+                return Ok(true);
+            }
+            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                answered_after += 1;
+                if answered_after > 10 {
+                    return Ok(false);
+                }
             }
             if Instant::now() > deadline {
                 anyhow::bail!(msg::no_answer(self.deadline.as_secs_f64()));
             }
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Until the server accepts a connection again (after a kill: crash recovery).
@@ -311,9 +322,10 @@ impl Chaos {
                 let start = self.now();
                 // SAFETY: a signal to a backend of lab's own server, checked just above.
                 unsafe { libc::kill(pid, libc::SIGKILL) };
-                self.ended(&control).await?;
-                self.up().await?;
-                self.record(Fault::Kill, self.target(session, pid), start, None);
+                if self.ended(&control, pid).await? {
+                    self.up().await?;
+                    self.record(Fault::Kill, self.target(session, pid), start, None);
+                }
                 Ok(())
             }
             Act::Restart => {
