@@ -982,16 +982,14 @@ fn children_of(parent: u32) -> Vec<u32> {
         .collect()
 }
 
-/// lab SIGKILLed while a backend of its server is stopped (SIGSTOP): the
-/// guard continues it, so it and the whole server end (a stopped process
-/// would sit on the postmaster's SIGQUIT forever).
-#[test]
-fn a_sigkilled_lab_leaves_no_backend_stopped_and_no_server() {
-    let mut child = crate::support::lab()
+/// `lab hunt --nemesis pause` started on lab's own server, once one of its
+/// backends is stopped: (lab's pid, the stopped backend, the postmaster).
+fn paused_hunt() -> (std::process::Child, u32, Vec<u32>) {
+    let child = crate::support::lab()
         .args(["hunt", "--level", "read-committed", "--no-specs", "--format", "json"])
         .args(["--nemesis", "pause", "--nemesis-interval", "1", "--seconds", "60"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let lab_pid = child.id();
@@ -1011,30 +1009,60 @@ fn a_sigkilled_lab_leaves_no_backend_stopped_and_no_server() {
         .into_iter()
         .filter(|p| children_of(*p).contains(&stopped))
         .collect();
-    unsafe { libc::kill(lab_pid as i32, libc::SIGKILL) };
-    child.wait().unwrap();
-    let killed = std::time::Instant::now();
-    // Continued at once by the guard, the backend takes its SIGQUIT; left
-    // stopped, only the postmaster's SIGKILL 5 s later (PostgreSQL 14 and
-    // later) would end it.
-    while proc_state(stopped).is_some() {
+    (child, stopped, server)
+}
+
+/// Until `pid` is gone, within `secs` (`why` otherwise).
+fn gone_within(pid: u32, secs: u64, why: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while proc_state(pid).is_some() {
         assert!(
-            killed.elapsed() < std::time::Duration::from_secs(3),
-            "backend {stopped} was left stopped: {:?}",
-            proc_state(stopped)
+            std::time::Instant::now() < deadline,
+            "{why}: {pid} {:?}",
+            proc_state(pid)
         );
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    while server.iter().any(|p| proc_state(*p).is_some()) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the server {server:?} outlived lab"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
+}
+
+/// lab SIGKILLed while a backend of its server is stopped (SIGSTOP): the
+/// guard continues it, so it and the whole server end (a stopped process
+/// would sit on the postmaster's SIGQUIT until the postmaster's SIGKILL,
+/// 5 s later on PostgreSQL 14 and later, for ever before).
+#[test]
+fn a_sigkilled_lab_leaves_no_backend_stopped_and_no_server() {
+    let (mut child, stopped, server) = paused_hunt();
+    let lab_pid = child.id();
+    unsafe { libc::kill(lab_pid as i32, libc::SIGKILL) };
+    child.wait().unwrap();
+    gone_within(stopped, 3, "the backend was left stopped");
+    for p in server {
+        gone_within(p, 15, "the server outlived lab");
     }
     // The next start removes what the killed run left in the temp dir.
     let _ = run(&["nowait"]);
+    crate::support::assert_no_leftovers(lab_pid);
+}
+
+/// Ctrl-C while a backend is stopped: lab continues it in its clean-up,
+/// checks the history so far, stops its server at once and exits 130.
+#[test]
+fn ctrl_c_under_a_pause_continues_the_backend_and_exits_130() {
+    let (child, stopped, _) = paused_hunt();
+    let lab_pid = child.id();
+    let sent = std::time::Instant::now();
+    unsafe { libc::kill(lab_pid as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        sent.elapsed() < std::time::Duration::from_secs(4),
+        "{:?}",
+        sent.elapsed()
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["levels"][0]["partial"], true, "{report}");
+    gone_within(stopped, 3, "the backend was left stopped");
     crate::support::assert_no_leftovers(lab_pid);
 }
 
