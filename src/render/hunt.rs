@@ -94,6 +94,9 @@ pub fn text(r: &HuntReport, lang: Lang) -> String {
         if let Some(n) = &f.nemesis {
             text.push_str(&format!("{}\n", n.line.render(lang)));
         }
+        if let Some(line) = &f.standby_line {
+            text.push_str(&format!("{}\n", line.render(lang)));
+        }
         if let Some(line) = &f.models_line {
             text.push_str(&format!("{}\n", line.render(lang)));
         }

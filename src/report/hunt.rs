@@ -65,6 +65,11 @@ pub struct HuntLevel {
     /// The faults a nemesis injected, counted by kind (`--nemesis`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nemesis: Option<NemesisReport>,
+    /// How many transactions read on lab's standby (`--replica`), and in a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_standby: Option<usize>,
+    #[serde(skip)]
+    pub standby_line: Option<Text>,
     pub as_expected: bool,
     /// The level as the text names it ("-" for none).
     #[serde(skip)]

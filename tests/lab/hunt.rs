@@ -1111,6 +1111,7 @@ fn replica_reads_go_to_lab_s_standby_as_the_seed_says_and_are_recorded() {
         }
         let standby = on_standby(&history);
         assert!(!standby.is_empty(), "no transaction on the standby");
+        assert_eq!(report["levels"][0]["on_standby"], standby.len(), "{report}");
         for (i, ops, lsn) in &standby {
             assert!(
                 ops.as_array().unwrap().iter().all(|o| o[0] == "r"),

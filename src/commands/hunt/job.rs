@@ -923,6 +923,8 @@ impl Outputs<'_> {
             partial: f.partial,
             history: f.file.as_ref().map(|p| p.display().to_string()),
             nemesis: nemesis_report(&f.history),
+            on_standby: standby_count(&f.history),
+            standby_line: standby_count(&f.history).map(|n| msg::standby_line(n, f.history.txns.len())),
             as_expected: f.as_expected(),
             name: f.level_name(),
             secs: f.secs,
@@ -982,6 +984,12 @@ impl Outputs<'_> {
             as_expected: self.as_expected(),
         })
     }
+}
+
+/// How many of a history's transactions ran on lab's standby (none: no `--replica`).
+fn standby_count(h: &History) -> Option<usize> {
+    h.header.as_ref().filter(|h| h.replica)?;
+    Some(h.txns.iter().filter(|t| t.on_standby()).count())
 }
 
 /// What a history's nemesis did, counted by kind (none: it had no nemesis).

@@ -204,6 +204,10 @@ crate::messages! {
         en: "nemesis: {faults} injected, each undone before the next",
         tr: "nemesis: {faults} enjekte edildi, her biri bir sonrakinden önce geri alındı",
     }
+    standby_line(n, all) {
+        en: "replica: {n} of the {all} transactions read on lab's standby (the others on the primary)",
+        tr: "replica: {all} işlemin {n} tanesi lab'ın standby'ında okudu (diğerleri birincilde)",
+    }
     nemesis_none(asked) {
         en: "nemesis: {asked} asked, no fault injected (the run ended first)",
         tr: "nemesis: {asked} istendi, hiç hata enjekte edilmedi (çalıştırma önce bitti)",
