@@ -1080,6 +1080,47 @@ fn a_sigkilled_lab_leaves_no_backend_stopped_and_no_server() {
     crate::support::assert_no_leftovers(lab_pid);
 }
 
+/// lab SIGKILLed after a restart: the postmaster lab started again (from a
+/// thread of its own, which keeps its parent-death signal armed) ends with
+/// lab, as the first one would.
+#[test]
+fn a_sigkilled_lab_takes_its_restarted_server_with_it() {
+    let mut child = crate::support::lab()
+        .args(["hunt", "--level", "read-committed", "--no-specs", "--format", "json"])
+        .args(["--nemesis", "restart", "--nemesis-interval", "20", "--seconds", "60"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lab_pid = child.id();
+    let postmaster = || {
+        (children_of(lab_pid).into_iter()).find(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&format!("lab-pg-{lab_pid}-")))
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let first = loop {
+        assert!(std::time::Instant::now() < deadline, "the server never started");
+        if let Some(p) = postmaster() {
+            break p;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let again = loop {
+        assert!(std::time::Instant::now() < deadline, "the server was never restarted");
+        if let Some(p) = postmaster().filter(|p| *p != first) {
+            break p;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    unsafe { libc::kill(lab_pid as i32, libc::SIGKILL) };
+    child.wait().unwrap();
+    gone_within(again, 15, "the restarted server outlived lab");
+    let _ = run(&["nowait"]);
+    crate::support::assert_no_leftovers(lab_pid);
+}
+
 /// Ctrl-C while a backend is stopped: lab continues it in its clean-up,
 /// checks the history so far, stops its server at once and exits 130.
 #[test]
