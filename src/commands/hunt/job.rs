@@ -719,6 +719,7 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
                 }
             })
             .chain(commit_order(h, a))
+            .chain(standby_reads(h, a))
             .collect();
     }
     let Some(r) = &a.read else { return Vec::new() };
@@ -769,6 +770,18 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
         }
         _ => msg::why_internal(&reader, r.key, &seen),
     }]
+}
+
+/// An anomaly's transactions that read on lab's standby (`--replica`), and
+/// how far it had replayed the primary's WAL then: a standby applies
+/// commits in WAL order, the primary makes them visible in the order its
+/// backends leave the ProcArray, and the two may differ (Long Fork).
+fn standby_reads(h: &History, a: &Anomaly) -> Option<Text> {
+    let there: Vec<String> = (a.txns.iter())
+        .filter(|t| h.txns[**t].on_standby())
+        .map(|t| format!("{} ({})", tname(h, *t), h.txns[*t].lsn.as_deref().unwrap_or("?")))
+        .collect();
+    (!there.is_empty()).then(|| msg::standby_reads(there.join(", ")))
 }
 
 /// The order the server committed an anomaly's transactions in, when it
@@ -1346,5 +1359,55 @@ impl crate::options::Run for super::args::HuntArgs {
             super::config::Hunt::Check(cfg) => check_file(&cfg),
             super::config::Hunt::Run(cfg) => crate::harness::block_on(crate::harness::run(&Hunt::start(*cfg, cx.env)?)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::hunt::history::STANDBY;
+    use crate::i18n::Lang;
+
+    /// A Long Fork between a read on the primary and one on the standby:
+    /// its explanation names the standby's read and how far it had replayed.
+    #[test]
+    fn a_long_fork_through_the_standby_says_which_read_was_there() {
+        let txn = |i: u64, ops: Vec<Op>| Txn {
+            end: Some(i * 10 + 5),
+            ..Txn::new(i, i + 1, Status::Ok, i * 10, ops)
+        };
+        let r = |k, l: &[i64]| Op::Read(k, Some(l.to_vec()));
+        let mut there = txn(3, vec![r(1, &[]), r(2, &[2])]);
+        there.node = Some(STANDBY.into());
+        there.lsn = Some("0/3000148".into());
+        let h = History {
+            header: None,
+            txns: vec![
+                txn(0, vec![Op::Append(1, 1)]),
+                txn(1, vec![Op::Append(2, 2)]),
+                txn(2, vec![r(1, &[1]), r(2, &[])]),
+                there,
+            ],
+            ..History::default()
+        };
+        let c = check::check(&h, Default::default()).unwrap();
+        let fork = (c.anomalies.iter())
+            .find(|a| a.name.text() == "G-nonadjacent")
+            .expect("a Long Fork");
+        let said: Vec<String> = explain(&h, fork).iter().map(|t| t.render(Lang::En)).collect();
+        let last = said.last().unwrap();
+        assert!(
+            last.starts_with("read on lab's standby") && last.contains("T3 (0/3000148)"),
+            "{said:?}"
+        );
+        // Without a standby read, no such line.
+        let mut primary = h.clone();
+        primary.txns[3].node = None;
+        let c = check::check(&primary, Default::default()).unwrap();
+        let said: Vec<String> = explain(&primary, &c.anomalies[0])
+            .iter()
+            .map(|t| t.render(Lang::En))
+            .collect();
+        assert!(!said.iter().any(|s| s.contains("standby")), "{said:?}");
     }
 }

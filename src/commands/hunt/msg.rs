@@ -204,6 +204,10 @@ crate::messages! {
         en: "nemesis: {faults} injected, each undone before the next",
         tr: "nemesis: {faults} enjekte edildi, her biri bir sonrakinden önce geri alındı",
     }
+    standby_reads(which) {
+        en: "read on lab's standby, replayed up to (pg_last_wal_replay_lsn): {which}; the others on the primary. A standby makes commits visible in WAL order, the primary in the order its backends end them, and the two orders may differ",
+        tr: "lab'ın standby'ında okuyanlar, işlendiği konumla (pg_last_wal_replay_lsn): {which}; diğerleri birincilde. Standby commit'leri WAL sırasıyla görünür kılar, birincil ise backend'lerinin onları bitirdiği sırayla; bu iki sıra farklı olabilir",
+    }
     standby_line(n, all) {
         en: "replica: {n} of the {all} transactions read on lab's standby (the others on the primary)",
         tr: "replica: {all} işlemin {n} tanesi lab'ın standby'ında okudu (diğerleri birincilde)",
