@@ -1,12 +1,13 @@
 //! The recorder (a variant's timeline, shared by its sessions) and what a
 //! permutation run observed, by step name: the facts verdicts are made of.
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::answer::{Answer, PgError, Res, describe, int_of, last_set};
 use super::msg;
 use crate::i18n::{Context, Text};
-use crate::report::{Entry, Phrase, ResultSet, StepResult, WaitKind, round_ms};
+use crate::report::{Connection, Entry, Phrase, ResultSet, StepResult, WaitKind, round_ms};
 
 /// The server behaved differently from what the variant documents, in a way
 /// that stops the variant (an error nobody allowed, a value that is not
@@ -43,6 +44,8 @@ pub struct Recorder {
     /// When the timeline starts (shared by the clones, so a restart counts for all).
     t0: Arc<Mutex<Instant>>,
     entries: Arc<Mutex<Vec<Entry>>>,
+    /// How each session connected, by name (the last connection of a name).
+    connections: Arc<Mutex<BTreeMap<String, Connection>>>,
     /// Told of each entry as it is recorded (`--step` shows it at once).
     live: Arc<Mutex<Option<LiveSink>>>,
 }
@@ -55,6 +58,7 @@ impl Default for Recorder {
         Recorder {
             t0: Arc::new(Mutex::new(Instant::now())),
             entries: Arc::default(),
+            connections: Arc::default(),
             live: Arc::default(),
         }
     }
@@ -225,6 +229,16 @@ impl Recorder {
     /// The entries so far, left in place.
     pub fn entries(&self) -> Vec<Entry> {
         self.entries.lock().unwrap().clone()
+    }
+
+    /// A session connected: how (from its handshake).
+    pub fn connected(&self, session: &str, how: Connection) {
+        self.connections.lock().unwrap().insert(session.to_string(), how);
+    }
+
+    /// How the sessions recorded so far connected, and forgets it (with [`Recorder::take`]).
+    pub fn take_connections(&self) -> BTreeMap<String, Connection> {
+        std::mem::take(&mut *self.connections.lock().unwrap())
     }
 
     pub fn take(&self) -> Vec<Entry> {

@@ -546,6 +546,8 @@ impl Opener {
                 }
             }
         };
+        self.recorder
+            .connected(name, crate::report::Connection::of(conn.tls.clone()));
         let end = conn.end_watch();
         Ok(Session {
             inner: Arc::new(Inner {

@@ -89,6 +89,22 @@ crate::messages! {
         en: "metrics",
         tr: "ölçümler",
     }
+    version_over_tls(version, tls) {
+        en: "{version} over {tls}",
+        tr: "{version} ({tls})",
+    }
+    tls_verified(version, host) {
+        en: "{version}, certificate verified for {host}",
+        tr: "{version}, sertifika {host} için doğrulandı",
+    }
+    tls_chain_only(version) {
+        en: "{version}, certificate chain verified (host name not checked)",
+        tr: "{version}, sertifika zinciri doğrulandı (sunucu adı denetlenmedi)",
+    }
+    tls_unverified(version) {
+        en: "{version}, certificate not verified",
+        tr: "{version}, sertifika doğrulanmadı",
+    }
     scenario_footer(scenario, version, ms) {
         en: "{scenario} on PostgreSQL {version} ({ms} ms)",
         tr: "PostgreSQL {version} üzerinde {scenario} ({ms} ms)",

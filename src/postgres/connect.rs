@@ -551,14 +551,82 @@ pub async fn within<T>(limit: Duration, work: impl std::future::Future<Output = 
 /// which writes it in the cancel request it sends down a stream of ours.
 /// Through a pooler it is the pooler's number, not a backend's.
 pub async fn handshake_pid(client: &Client) -> Option<i32> {
-    use tokio::io::AsyncReadExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let (mut ours, theirs) = tokio::io::duplex(64);
-    client.cancel_token().cancel_query_raw(theirs, NoTls).await.ok()?;
-    // Length 16, the cancel request code, the pid, the secret key.
-    let mut packet = [0u8; 16];
-    ours.read_exact(&mut packet).await.ok()?;
-    let word = |i: usize| [packet[i], packet[i + 1], packet[i + 2], packet[i + 3]];
-    (u32::from_be_bytes(word(4)) == 80877102).then(|| i32::from_be_bytes(word(8)))
+    let token = client.cancel_token();
+    let ask = token.cancel_query_raw(theirs, Transparent);
+    // The server's side: where the client would speak TLS (an SSLRequest
+    // first, or direct negotiation), say yes; the "TLS" is the identity,
+    // and the cancel request comes in the clear.
+    let answer = async {
+        let mut head = [0u8; 8];
+        ours.read_exact(&mut head).await.ok()?;
+        let word = |b: &[u8], i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        if word(&head, 0) == 8 && word(&head, 4) == 80877103 {
+            ours.write_all(b"S").await.ok()?;
+            ours.read_exact(&mut head).await.ok()?;
+        }
+        // Length 16, the cancel request code, the pid, the secret key.
+        let mut rest = [0u8; 8];
+        ours.read_exact(&mut rest).await.ok()?;
+        (word(&head, 0) == 16 && word(&head, 4) == 80877102).then(|| word(&rest, 0) as i32)
+    };
+    // All in memory: a second is more than it ever takes.
+    let both = async { tokio::join!(ask, answer).1 };
+    tokio::time::timeout(Duration::from_secs(1), both).await.ok().flatten()
+}
+
+/// The identity in place of TLS, for [`handshake_pid`]'s in-memory stream.
+struct Transparent;
+
+/// The in-memory stream, as tokio-postgres takes a TLS one.
+struct Clear(tokio::io::DuplexStream);
+
+impl tokio_postgres::tls::TlsConnect<tokio::io::DuplexStream> for Transparent {
+    type Stream = Clear;
+    type Error = std::io::Error;
+    type Future = std::future::Ready<std::io::Result<Clear>>;
+    fn connect(self, stream: tokio::io::DuplexStream) -> Self::Future {
+        std::future::ready(Ok(Clear(stream)))
+    }
+}
+
+impl tokio::io::AsyncRead for Clear {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for Clear {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}
+
+impl tokio_postgres::tls::TlsStream for Clear {
+    fn channel_binding(&self) -> tokio_postgres::tls::ChannelBinding {
+        tokio_postgres::tls::ChannelBinding::none()
+    }
 }
 
 /// A connection that failed after its handshake, with the backend the
@@ -746,6 +814,9 @@ pub struct ServerInfo {
     /// control connection asks with unnamed statements only, and sessions
     /// carry their state with every transaction.
     pub behind_pooler: bool,
+    /// How the control connection is encrypted (None: plaintext); the
+    /// sessions' own connections are recorded each with its session.
+    pub tls: Option<tls::Facts>,
 }
 
 /// What the server is, in one simple query (no prepared statement: what
@@ -780,20 +851,22 @@ pub async fn control(
     silence: Duration,
 ) -> Result<(Client, ServerInfo)> {
     let r = connect_control(pg, app_name, None, silence).await;
-    let (client, pooler) = match target {
+    let (conn, pooler) = match target {
         crate::postgres::RunOn::Server(_, origin) => {
-            let client = r.ctx(|| msg::named_by(origin))?.client;
-            let pooler = transaction_pooler(&client, pg, silence).await?;
+            let conn = r.ctx(|| msg::named_by(origin))?;
+            let pooler = transaction_pooler(&conn.client, pg, silence).await?;
             match pooler {
                 Some(why) if !pooler_ok => bail!(why),
-                _ => (client, pooler.is_some()),
+                _ => (conn, pooler.is_some()),
             }
         }
         // lab started it: nothing stands between lab and its own server.
-        crate::postgres::RunOn::Throwaway { .. } => (r?.client, false),
+        crate::postgres::RunOn::Throwaway { .. } => (r?, false),
     };
+    let client = conn.client;
     let mut server = server_info(&client).await?;
     server.behind_pooler = pooler;
+    server.tls = conn.tls;
     refuse_standby(&server, pg)?;
     Ok((client, server))
 }
@@ -1053,6 +1126,7 @@ pub fn check_version(version: String, version_num: i32) -> Result<ServerInfo> {
         superuser: false,
         in_recovery: false,
         behind_pooler: false,
+        tls: None,
     })
 }
 

@@ -1,6 +1,7 @@
 //! A fault proxy between lab's sessions and the server, on loopback. Each
 //! connection is forwarded byte for byte until lab puts a fault on it (it
-//! knows the connection by the application_name of its startup packet):
+//! knows the connection by the application_name of its startup packet, or,
+//! where TLS hides that packet, by the name lab gave the proxy for it):
 //!
 //! - a black hole: nothing passes either way any more, and the proxy's
 //!   kernel acknowledges nothing on either socket (a filter drops every
@@ -50,6 +51,8 @@ struct Link {
 pub struct Proxy {
     pub addr: SocketAddr,
     links: Arc<Mutex<Vec<Link>>>,
+    /// The application_name of connections whose startup packet TLS hides.
+    encrypted_as: Arc<Mutex<String>>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
@@ -68,6 +71,8 @@ impl Proxy {
         let links: Arc<Mutex<Vec<Link>>> = Arc::default();
         let (stop, mut stopped) = tokio::sync::oneshot::channel();
         let registry = links.clone();
+        let encrypted_as: Arc<Mutex<String>> = Arc::default();
+        let named = encrypted_as.clone();
         let task = tokio::spawn(async move {
             let mut conns = JoinSet::new();
             loop {
@@ -75,8 +80,8 @@ impl Proxy {
                     _ = &mut stopped => break,
                     accepted = listener.accept() => {
                         let Ok((client, _)) = accepted else { continue };
-                        let (upstream, registry) = (upstream.clone(), registry.clone());
-                        conns.spawn(async move { let _ = relay(client, &upstream, &registry).await; });
+                        let (upstream, registry, named) = (upstream.clone(), registry.clone(), named.clone());
+                        conns.spawn(async move { let _ = relay(client, &upstream, &registry, &named).await; });
                     }
                     Some(_) = conns.join_next(), if !conns.is_empty() => {}
                 }
@@ -86,33 +91,23 @@ impl Proxy {
         Ok(Proxy {
             addr,
             links,
+            encrypted_as,
             stop: Some(stop),
             task: Some(task),
         })
     }
 
-    /// `base`'s user, password, database and options, reaching the server
-    /// through the proxy. (A fresh configuration: setting a host on a copy
-    /// would add it after the server's own, which would be tried first.)
+    /// The application_name of the connections to come whose startup
+    /// packet is encrypted (TLS): the proxy cannot read it, lab says it.
+    pub fn name_encrypted(&self, app: &str) {
+        *self.encrypted_as.lock().unwrap() = app.to_string();
+    }
+
+    /// `base`'s user, password, database, options and TLS, reaching the
+    /// server through the proxy (a byte relay: TLS goes end to end, the
+    /// certificate checked against the server's host name).
     pub fn config(&self, base: &Config) -> Config {
-        let mut c = Config::plain();
-        if let Some(u) = base.get_user() {
-            c.user(u);
-        }
-        if let Some(p) = base.get_password() {
-            c.password(p);
-        }
-        if let Some(d) = base.get_dbname() {
-            c.dbname(d);
-        }
-        if let Some(o) = base.get_options() {
-            c.options(o);
-        }
-        if let Some(t) = base.get_connect_timeout() {
-            c.connect_timeout(*t);
-        }
-        c.host("127.0.0.1").port(self.addr.port());
-        c
+        base.through(self.addr.ip(), self.addr.port())
     }
 
     /// Puts `fault` on every connection whose application_name is `app`
@@ -156,12 +151,18 @@ impl Drop for Proxy {
 
 /// One client connection: its startup packet read (for its
 /// application_name), then both directions forwarded under its fault.
-async fn relay(mut client: TcpStream, upstream: &str, registry: &Mutex<Vec<Link>>) -> Result<()> {
+async fn relay(
+    mut client: TcpStream,
+    upstream: &str,
+    registry: &Mutex<Vec<Link>>,
+    encrypted_as: &Mutex<String>,
+) -> Result<()> {
     let mut server = TcpStream::connect(upstream).await?;
     client.set_nodelay(true)?;
     server.set_nodelay(true)?;
     let (startup, app) = read_startup(&mut client, &mut server).await?;
     server.write_all(&startup).await?;
+    let app = app.unwrap_or_else(|| encrypted_as.lock().unwrap().clone());
     let (tx, rx) = watch::channel(None);
     let upstream_port = server.local_addr()?.port();
     registry.lock().unwrap().push(Link {
@@ -178,11 +179,17 @@ async fn relay(mut client: TcpStream, upstream: &str, registry: &Mutex<Vec<Link>
 }
 
 /// The client's startup packet (after an SSLRequest, answered as the server
-/// answers it), and the application_name in it.
-async fn read_startup(client: &mut TcpStream, server: &mut TcpStream) -> Result<(Vec<u8>, String)> {
+/// answers it), and the application_name in it; where the client goes on
+/// in TLS (the server said S, or direct negotiation), the bytes read so far
+/// and no name.
+async fn read_startup(client: &mut TcpStream, server: &mut TcpStream) -> Result<(Vec<u8>, Option<String>)> {
     loop {
         let mut len = [0u8; 4];
         client.read_exact(&mut len).await?;
+        // A TLS handshake record (direct negotiation): no packet of ours.
+        if len[0] == 0x16 {
+            return Ok((len.to_vec(), None));
+        }
         let n = u32::from_be_bytes(len) as usize;
         anyhow::ensure!((8..=10_000).contains(&n), "startup packet of {n} bytes");
         let mut body = vec![0u8; n - 4];
@@ -195,11 +202,14 @@ async fn read_startup(client: &mut TcpStream, server: &mut TcpStream) -> Result<
             let mut answer = [0u8; 1];
             server.read_exact(&mut answer).await?;
             client.write_all(&answer).await?;
+            if answer[0] == b'S' && code == 80877103 {
+                return Ok((Vec::new(), None));
+            }
             continue;
         }
         let mut packet = len.to_vec();
         packet.extend_from_slice(&body);
-        return Ok((packet, application_name(&body[4..])));
+        return Ok((packet, Some(application_name(&body[4..]))));
     }
 }
 

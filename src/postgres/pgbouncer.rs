@@ -51,6 +51,9 @@ pub struct PgBouncer {
     pub port: u16,
     pub version: String,
     user: String,
+    /// The CA of PgBouncer's own certificate, where it speaks TLS (in front
+    /// of a server that does): clients check it with verify-full.
+    client_ca: Option<PathBuf>,
 }
 
 /// The pgbouncer program: `LAB_PGBOUNCER_BIN`, then PATH, then where the
@@ -98,6 +101,7 @@ impl PgBouncer {
             port: 0,
             version,
             user: user.clone(),
+            client_ca: None,
         };
         let host = match server.get_hosts().first() {
             Some(Host::Tcp(h)) => h.clone(),
@@ -137,6 +141,18 @@ impl PgBouncer {
             fs::copy(root, &copy)?;
             owner.chown(&copy)?;
             server_tls.push_str(&format!("server_tls_ca_file = {}\n", copy.display()));
+        }
+        // And where the server speaks TLS, so does PgBouncer to lab's
+        // clients, with a certificate of its own: nothing lab sends to that
+        // server crosses a socket in the clear.
+        if server.tls.mode != crate::postgres::tls::SslMode::Disable {
+            let ca = sidecar::own_certs(&pgb.dir, &owner)?;
+            server_tls.push_str(&format!(
+                "client_tls_sslmode = require\nclient_tls_cert_file = {}\nclient_tls_key_file = {}\n",
+                pgb.dir.join("server.crt").display(),
+                pgb.dir.join("server.key").display()
+            ));
+            pgb.client_ca = Some(ca);
         }
         let users = pgb.dir.join("users.txt");
         fs::write(&users, format!("\"{}\" \"\"\n", user.replace('"', "\"\"")))?;
@@ -193,9 +209,10 @@ impl PgBouncer {
         }
     }
 
-    /// Where a client connects for `pool` (the server's user, no password).
+    /// Where a client connects for `pool` (the server's user, no password;
+    /// over TLS checked with verify-full where PgBouncer speaks it).
     pub fn config(&self, pool: &str) -> crate::postgres::ConnInfo {
-        let mut c = crate::postgres::ConnInfo::plain();
+        let mut c = sidecar::client_config(self.client_ca.as_deref());
         c.host("127.0.0.1")
             .port(self.port)
             .user(&self.user)

@@ -22,6 +22,9 @@ pub struct Pgpool {
     pub version: String,
     user: String,
     password: Option<Vec<u8>>,
+    /// The CA of pgpool-II's own certificate, where it speaks TLS (in front
+    /// of servers that do): clients check it with verify-full.
+    client_ca: Option<PathBuf>,
 }
 
 /// The pgpool program: `LAB_PGPOOL_BIN`, then PATH, then where the Debian
@@ -79,7 +82,9 @@ impl Pgpool {
             version,
             user: user.clone(),
             password: primary.get_password().map(<[u8]>::to_vec),
+            client_ca: None,
         };
+        let tls_lines = pool.tls(primary, &owner)?;
         let (h0, p0) = backend(primary);
         let (h1, p1) = backend(standby);
         let d = pool.dir.display().to_string();
@@ -123,6 +128,7 @@ impl Pgpool {
                      log_destination = 'stderr'\n\
                      enable_pool_hba = off\n\
                      {passwd_line}\
+                     {tls_lines}\
                      backend_hostname0 = {}\n\
                      backend_port0 = {p0}\n\
                      backend_flag0 = 'ALWAYS_PRIMARY|DISALLOW_TO_FAILOVER'\n\
@@ -167,11 +173,36 @@ impl Pgpool {
         bail!(last_err.expect("tried"))
     }
 
+    /// pgpool.conf's TLS lines, as the servers are reached. pgpool-II has
+    /// one switch, `ssl`, for both sides: with it on, it asks the servers
+    /// for TLS (checking their chain against `ssl_ca_cert` where the
+    /// settings give a root file; a host name it never checks, so
+    /// verify-full is the caller's to refuse where the servers are not
+    /// lab's own) and offers TLS to clients, with a certificate and CA lab
+    /// makes for it here; lab's clients then check it with verify-full.
+    fn tls(&mut self, primary: &crate::postgres::ConnInfo, owner: &Owner) -> Result<String> {
+        if primary.tls.mode == crate::postgres::tls::SslMode::Disable {
+            return Ok("ssl = off\n".into());
+        }
+        self.client_ca = Some(sidecar::own_certs(&self.dir, owner)?);
+        let path = |f: &str| quoted(&self.dir.join(f).display().to_string());
+        let mut lines = format!(
+            "ssl = on\nssl_cert = {}\nssl_key = {}\n",
+            path("server.crt"),
+            path("server.key")
+        );
+        if let Some(root) = &primary.tls.root_file {
+            lines += &format!("ssl_ca_cert = {}\n", quoted(&root.display().to_string()));
+        }
+        Ok(lines)
+    }
+
     /// Where a client connects, for `dbname`: the primary's user, and its
     /// password where it has one (pgpool-II then authenticates the client
-    /// from its pool_passwd, as it does the servers).
+    /// from its pool_passwd, as it does the servers); over TLS checked with
+    /// verify-full where pgpool-II speaks it.
     pub fn config(&self, dbname: &str) -> crate::postgres::ConnInfo {
-        let mut c = crate::postgres::ConnInfo::plain();
+        let mut c = sidecar::client_config(self.client_ca.as_deref());
         c.host("127.0.0.1")
             .port(self.port)
             .user(&self.user)

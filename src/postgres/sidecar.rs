@@ -75,6 +75,30 @@ pub enum NotReady {
 }
 
 /// The running program.
+/// A CA and a certificate of a sidecar's own, for the TLS it offers lab's
+/// clients, written into its directory (`root.crt`, `server.crt`,
+/// `server.key`) and owned by whoever runs it; the CA's path, which lab's
+/// clients check it with (see [`client_config`]).
+pub(crate) fn own_certs(dir: &Path, owner: &Owner) -> Result<PathBuf> {
+    crate::postgres::tls::RunCerts::make()?.write(dir)?;
+    for f in ["root.crt", "server.crt", "server.key"] {
+        owner.chown(&dir.join(f))?;
+    }
+    Ok(dir.join("root.crt"))
+}
+
+/// How lab's clients reach a sidecar: over TLS checked with verify-full
+/// against its own CA where it has one, else in plaintext (on loopback,
+/// in front of a server that speaks none).
+pub fn client_config(ca: Option<&Path>) -> crate::postgres::ConnInfo {
+    match ca {
+        Some(ca) => crate::postgres::ConnInfo::with_tls(
+            crate::postgres::tls::Settings::verify_full(ca).expect("lab's own CA reads back"),
+        ),
+        None => crate::postgres::ConnInfo::plain(),
+    }
+}
+
 pub struct Sidecar {
     child: Option<Child>,
     /// The signal that stops it at once (its server connections close with it).

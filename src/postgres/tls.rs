@@ -512,16 +512,7 @@ pub struct Facts {
     pub host: String,
 }
 
-impl Facts {
-    /// One phrase: "TLSv1.3, verified: localhost", "TLSv1.3, not verified".
-    pub fn phrase(&self) -> String {
-        match self.verified {
-            "chain and host name" => format!("{}, verified: {}", self.version, self.host),
-            "chain" => format!("{}, chain verified (host name not checked)", self.version),
-            _ => format!("{}, certificate not verified", self.version),
-        }
-    }
-}
+impl Facts {}
 
 /// Any stream to the server (TCP, a Unix socket, TLS over either; watched or not).
 pub trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}

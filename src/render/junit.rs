@@ -117,6 +117,7 @@ mod tests {
 
     fn variant(name: &str, ok: bool, skipped: bool) -> VariantReport {
         VariantReport {
+            sessions: Default::default(),
             name: name.into(),
             as_expected: ok,
             anomaly: Some(false),
@@ -151,6 +152,7 @@ mod tests {
             server_version: "15.18".into(),
             as_expected: false,
             elapsed_ms: 100.0,
+            connection: None,
             variants: vec![
                 variant("a", true, false),
                 variant("b", false, false),

@@ -296,7 +296,11 @@ pub fn variant_with_verdict(scenario: &str, v: &VariantReport, style: &Style) ->
 pub fn scenario_outcomes(r: &ScenarioReport, style: &Style) -> String {
     let mut out = String::new();
     let rows: Vec<_> = r.variants.iter().map(|v| (r.scenario.as_str(), v)).collect();
-    let footer = ui::scenario_footer(&r.scenario, &r.server_version, format!("{:.0}", r.elapsed_ms));
+    let footer = ui::scenario_footer(
+        &r.scenario,
+        server_words(&r.server_version, r.connection.as_ref()),
+        format!("{:.0}", r.elapsed_ms),
+    );
     out.push_str(&format!("{}\n", style.say(&footer)));
     out.push_str(&outcome_table(&rows, false, style));
     out
@@ -357,10 +361,32 @@ fn summary_line(r: &AllReport, rows: &[(&str, &VariantReport)]) -> crate::i18n::
     let differs = count(&|v| v.skipped.is_none() && v.pooler_differs.is_some());
     let skipped = count(&|v| v.skipped.is_some());
     let ms = format!("{:.0}", r.elapsed_ms);
+    let server = server_words(
+        &r.server_version,
+        r.scenarios.iter().find_map(|s| s.connection.as_ref()),
+    );
     if differs == 0 {
-        ui::all_summary(&r.server_version, rows.len(), ok, skipped, ms)
+        ui::all_summary(server, rows.len(), ok, skipped, ms)
     } else {
-        ui::all_summary_pooler(&r.server_version, rows.len(), ok, differs, skipped, ms)
+        ui::all_summary_pooler(server, rows.len(), ok, differs, skipped, ms)
+    }
+}
+
+/// The server's version, and how lab reached it where that is TLS
+/// ("15.18 over TLSv1.3, certificate verified for db.example.com").
+pub fn server_words(version: &str, connection: Option<&crate::report::Connection>) -> crate::i18n::Arg {
+    match connection.and_then(|c| c.facts.as_ref()) {
+        None => version.into(),
+        Some(f) => ui::version_over_tls(version, tls_words(f)).into(),
+    }
+}
+
+/// What a TLS handshake gave, in words.
+pub fn tls_words(f: &crate::postgres::tls::Facts) -> crate::i18n::Text {
+    match f.verified {
+        "chain and host name" => ui::tls_verified(&f.version, &f.host),
+        "chain" => ui::tls_chain_only(&f.version),
+        _ => ui::tls_unverified(&f.version),
     }
 }
 

@@ -258,6 +258,11 @@ pub struct VariantReport {
     /// A cycle of transactions to draw before the swimlanes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cycle: Option<CycleFigure>,
+    /// How each session's connection is made, by session name (TLS or
+    /// not, its version, cipher, the certificate's subject and what was
+    /// checked): from each session's own handshake.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub sessions: std::collections::BTreeMap<String, Connection>,
     /// How a person reads `name`, where it is one of lab's own words
     /// ("expected output"); `name` stays the same in every language (JSON, JUnit).
     #[serde(skip)]
@@ -266,6 +271,35 @@ pub struct VariantReport {
     /// variant is a matrix cell (the phenomena's: "✓ blocked").
     #[serde(skip)]
     pub cell: Vec<Text>,
+}
+
+/// How a connection is made: plaintext (`"tls": false`), or TLS with
+/// what its handshake gave.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Connection {
+    pub tls: bool,
+    #[serde(flatten)]
+    pub facts: Option<crate::postgres::tls::Facts>,
+}
+
+impl Connection {
+    pub fn of(facts: Option<crate::postgres::tls::Facts>) -> Connection {
+        Connection {
+            tls: facts.is_some(),
+            facts,
+        }
+    }
+}
+
+impl ScenarioReport {
+    /// The same, on the server a run's environment reached (its version,
+    /// and how the control connection is made).
+    pub fn on(scenario: &str, server: &crate::postgres::connect::ServerInfo) -> ScenarioReport {
+        ScenarioReport {
+            connection: Some(Connection::of(server.tls.clone())),
+            ..ScenarioReport::new(scenario, &server.version)
+        }
+    }
 }
 
 impl VariantReport {
@@ -291,6 +325,7 @@ impl VariantReport {
             evidence: Vec::new(),
             spans: Default::default(),
             cycle: None,
+            sessions: Default::default(),
             label: None,
         }
     }
@@ -370,6 +405,10 @@ pub struct ScenarioReport {
     /// that finished before are kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<RunError>,
+    /// How lab's control connection reached the server (TLS or not): the
+    /// sessions' own are in each variant's `sessions`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connection: Option<Connection>,
     /// What a reader calls it, where that is not its id (a phenomenon's
     /// `# name:`, in either language): the HTML page heads its row and section with it.
     #[serde(skip)]
@@ -386,6 +425,7 @@ impl ScenarioReport {
             elapsed_ms: 0.0,
             variants: Vec::new(),
             error: None,
+            connection: None,
             title: None,
         }
     }

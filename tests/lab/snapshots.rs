@@ -79,6 +79,12 @@ fn waited() -> VariantReport {
     let mut begin = entry(1.0, "A", "BEGIN;", StepResult::Ok, "BEGIN");
     begin.isolation = Some("read committed".into());
     VariantReport {
+        sessions: [
+            ("A".to_string(), over_tls()),
+            ("B".to_string(), lab::report::Connection::of(None)),
+        ]
+        .into_iter()
+        .collect(),
         name: "select-for-update".into(),
         as_expected: true,
         anomaly: Some(false),
@@ -135,6 +141,7 @@ fn failed() -> VariantReport {
     );
     error.sqlstate = Some("40001".into());
     VariantReport {
+        sessions: Default::default(),
         name: "repeatable-read".into(),
         as_expected: false,
         anomaly: Some(true),
@@ -162,6 +169,17 @@ fn failed() -> VariantReport {
     }
 }
 
+/// A connection over TLS, checked with verify-full.
+fn over_tls() -> lab::report::Connection {
+    lab::report::Connection::of(Some(lab::postgres::tls::Facts {
+        version: "TLSv1.3".into(),
+        cipher: "TLS13_AES_256_GCM_SHA384".into(),
+        subject: Some("CN=db.example.com".into()),
+        verified: "chain and host name",
+        host: "db.example.com".into(),
+    }))
+}
+
 fn scenario() -> ScenarioReport {
     ScenarioReport {
         scenario: "demo".into(),
@@ -170,6 +188,8 @@ fn scenario() -> ScenarioReport {
         elapsed_ms: 20.0,
         variants: vec![waited(), failed()],
         error: None,
+        // Reached over TLS: the footer and the JSON say how.
+        connection: Some(over_tls()),
         title: None,
     }
 }
@@ -562,6 +582,7 @@ fn spec_report_text_json_and_junit() {
         elapsed_ms: 30.0,
         variants: vec![ok, differs, left],
         error: None,
+        connection: None,
         title: None,
     };
     for (lang, style) in styles() {

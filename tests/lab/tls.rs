@@ -18,6 +18,11 @@ struct Pki {
 
 impl Pki {
     fn make(name: &str) -> Pki {
+        Pki::make_with(name, false)
+    }
+
+    /// The same, the server's certificate expired (valid in 2020 only) when `expired`.
+    fn make_with(name: &str, expired: bool) -> Pki {
         use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
         let dir = scratch("lab-tls", name);
         let ca = |cn: &str| {
@@ -30,14 +35,18 @@ impl Pki {
         };
         let (ca_cert, ca_key) = ca("lab test CA");
         let (other, _) = ca("an unrelated CA");
-        let leaf = |names: Vec<String>, cn: &str| {
+        let leaf = |names: Vec<String>, cn: &str, expired: bool| {
             let key = KeyPair::generate().unwrap();
             let mut p = CertificateParams::new(names).unwrap();
             p.distinguished_name.push(DnType::CommonName, cn);
+            if expired {
+                p.not_before = rcgen::date_time_ymd(2020, 1, 1);
+                p.not_after = rcgen::date_time_ymd(2020, 12, 31);
+            }
             (p.signed_by(&key, &ca_cert, &ca_key).unwrap(), key)
         };
-        let (server, server_key) = leaf(vec!["localhost".into()], "localhost");
-        let (client, client_key) = leaf(vec![], "certuser");
+        let (server, server_key) = leaf(vec!["localhost".into()], "localhost", expired);
+        let (client, client_key) = leaf(vec![], "certuser", false);
         let write = |name: &str, text: String, mode: u32| {
             let p = dir.join(name);
             std::fs::write(&p, text).unwrap();
@@ -503,4 +512,189 @@ fn target_session_attrs_picks_the_node_psql_picks() {
         assert_eq!(lab, psql, "{attrs}: {e}");
         assert!(logged(on, from, "lab-locks").is_some(), "{attrs}: lab went elsewhere");
     }
+    // load_balance_hosts: in the order given with disable (the first, the
+    // standby, every time), in a random order with random (both nodes, over
+    // 30 runs: a miss is a chance of 2 in 2^30).
+    let hosts = format!(
+        "postgres://postgres@127.0.0.1:{sp},127.0.0.1:{}/postgres",
+        primary.port()
+    );
+    let picks = |balance: &str, runs: usize| {
+        let (from_s, from_p) = (standby.log().len(), primary.log().len());
+        for _ in 0..runs {
+            let url = format!("{hosts}?load_balance_hosts={balance}");
+            let r = run_cmd(
+                lab()
+                    .env("HOME", pki.home())
+                    .args(["locks", "--once", "--database-url", &url]),
+            );
+            assert_eq!(r.code, 0, "{balance}: {}", r.stderr);
+        }
+        let count = |srv: &Server, from: usize| {
+            srv.log()[from..]
+                .lines()
+                .filter(|l| l.contains("connection authorized") && l.contains("application_name=lab-locks"))
+                .count()
+        };
+        (count(&standby, from_s), count(&primary, from_p))
+    };
+    assert_eq!(picks("disable", 5), (5, 0));
+    let (on_standby, on_primary) = picks("random", 30);
+    assert_eq!(on_standby + on_primary, 30);
+    assert!(
+        on_standby > 0 && on_primary > 0,
+        "random: {on_standby} and {on_primary}"
+    );
+}
+
+/// Each session's connection, as a variant's JSON records it: (session, tls, what was verified).
+fn sessions_of(v: &serde_json::Value) -> Vec<(String, bool, String)> {
+    v["sessions"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, c)| {
+                    let verified = c["verified"].as_str().unwrap_or("").to_string();
+                    (k.clone(), c["tls"] == true, verified)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every scenario against a TLS-only server of the user's, with
+/// verify-full: as documented, every session over TLS with the chain and
+/// the host name checked, and the summary says so; the pgpool-II variants,
+/// which cannot check a host name, are skipped saying why.
+#[test]
+fn lab_all_against_a_tls_only_server_with_verify_full() {
+    let pki = Pki::make("all");
+    let tls = Server::start(Some(&pki));
+    let url = format!(
+        "postgres://postgres@localhost:{}/postgres?sslmode=verify-full&sslrootcert={}",
+        tls.port(),
+        pki.path("root.crt")
+    );
+    let mut cmd = lab();
+    cmd.env("HOME", pki.home())
+        .args(["all", "--database-url", &url, "--format", "json"]);
+    let r = run_cmd(&mut cmd);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let mut sessions = 0;
+    for s in report["scenarios"].as_array().unwrap() {
+        assert_eq!(s["connection"]["tls"], true, "{}: {}", s["scenario"], s["connection"]);
+        assert_eq!(s["connection"]["verified"], "chain and host name");
+        assert_eq!(s["connection"]["host"], "localhost");
+        assert_eq!(s["connection"]["subject"], "CN=localhost");
+        for v in s["variants"].as_array().unwrap() {
+            if v["skipped"] == true {
+                let why = v["skip_reason"].as_str().unwrap_or("");
+                if v["name"].as_str().unwrap().starts_with("pgpool-") {
+                    assert!(why.contains("never its host name"), "{why}");
+                }
+                continue;
+            }
+            for (name, over_tls, verified) in sessions_of(v) {
+                assert!(over_tls, "{}/{}: session {name} in plaintext", s["scenario"], v["name"]);
+                assert_eq!(
+                    verified, "chain and host name",
+                    "{}/{} {name}",
+                    s["scenario"], v["name"]
+                );
+                sessions += 1;
+            }
+        }
+    }
+    assert!(sessions > 100, "sessions recorded: {sessions}");
+    let mut cmd = lab();
+    cmd.env("HOME", pki.home()).args(["write-skew", "--database-url", &url]);
+    let r = run_cmd(&mut cmd);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains(" over TLSv1.3, certificate verified for localhost ("),
+        "{}",
+        r.stdout
+    );
+}
+
+/// lab's own TLS-only server with everything lab starts beside it (its
+/// PgBouncer, its standby, its pgpool-II, its fault proxy): every variant
+/// runs, every session over TLS checked with verify-full.
+#[test]
+fn lab_all_tls_with_its_pooler_standby_and_pgpool() {
+    let r = run_cmd(lab().args(["all", "--tls", "--pooler", "--format", "json"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for s in report["scenarios"].as_array().unwrap() {
+        assert_eq!(s["connection"]["tls"], true, "{}", s["scenario"]);
+        for v in s["variants"].as_array().unwrap() {
+            let name = format!("{}/{}", s["scenario"].as_str().unwrap(), v["name"].as_str().unwrap());
+            if v["skipped"] == true {
+                // Only what this server's version lacks.
+                assert!(
+                    v["skip_reason"].as_str().unwrap().contains("exists from PostgreSQL"),
+                    "{name}: {}",
+                    v["skip_reason"]
+                );
+                continue;
+            }
+            for (session, over_tls, verified) in sessions_of(v) {
+                assert!(
+                    over_tls && verified == "chain and host name",
+                    "{name}: {session} {verified}"
+                );
+            }
+            seen.insert(name);
+        }
+    }
+    for through in [
+        "replica/pgpool-stale-read",
+        "replica/stale-read",
+        "lost-client/black-hole",
+        "advisory-lock/session-lock-pooled",
+    ] {
+        assert!(seen.contains(through), "{through} ran: {seen:?}");
+    }
+}
+
+/// A server whose certificate expired: refused where the certificate is
+/// checked (verify-ca, verify-full), one line naming why; taken with
+/// require, which checks nothing, as psql takes it.
+#[test]
+fn an_expired_server_certificate_is_refused_where_it_is_checked() {
+    let pki = Pki::make_with("expired", true);
+    let tls = Server::start(Some(&pki));
+    let at = |mode: &str| {
+        vec![
+            ("host", s("localhost")),
+            ("port", s(tls.port())),
+            ("user", s("postgres")),
+            ("dbname", s("postgres")),
+            ("sslmode", s(mode)),
+            ("sslrootcert", pki.path("root.crt")),
+        ]
+    };
+    for mode in ["verify-ca", "verify-full"] {
+        let (psql, lab, stderr) = both(&pki, &tls, &at(mode), Via::String, &[]);
+        assert_eq!(
+            (&psql, &lab),
+            (&Outcome::Refused, &Outcome::Refused),
+            "{mode}: {stderr}"
+        );
+        assert!(stderr.to_lowercase().contains("expired"), "{mode}: {stderr}");
+    }
+    // require with a root file verifies the chain, as libpq does: refused too.
+    let (psql, lab, stderr) = both(&pki, &tls, &at("require"), Via::String, &[]);
+    assert_eq!(
+        (&psql, &lab),
+        (&Outcome::Refused, &Outcome::Refused),
+        "require: {stderr}"
+    );
+    let mut no_root = at("require");
+    no_root.pop();
+    let (psql, lab, stderr) = both(&pki, &tls, &no_root, Via::String, &[]);
+    let tls13 = Outcome::Connected(Some("TLSv1.3".into()));
+    assert_eq!((&psql, &lab), (&tls13, &tls13), "require without a root file: {stderr}");
 }

@@ -456,6 +456,7 @@ impl<'e> Cx<'e> {
             notes: f.notes,
             evidence: f.evidence,
             spans: f.spans,
+            sessions: self.recorder.take_connections(),
             ..VariantReport::new(self.variant, f.expected.unwrap_or(self.expected), self.explain)
         })
     }

@@ -247,7 +247,7 @@ async fn run_scenarios(env: &Env, job: &Scenarios) -> Result<()> {
     reports.lock().unwrap().extend(
         cfg.plan
             .iter()
-            .map(|p| ScenarioReport::new(p.scenario.name, &env.server.version)),
+            .map(|p| ScenarioReport::on(p.scenario.name, &env.server)),
     );
     // Each scenario is shown as soon as it and every one before it are done.
     let done = Mutex::new((0usize, vec![false; cfg.plan.len()]));

@@ -101,7 +101,9 @@ impl Stage {
         };
         // A's network is the proxy: straight to the server, not through
         // lab's pooler; A is the variant's session all the same (ended with it).
-        let a = cx.opener().via(proxy.config(&cx.env.pg)).open("A").await?;
+        let opener = cx.opener().via(proxy.config(&cx.env.pg));
+        proxy.name_encrypted(&crate::postgres::connect::app_name(&format!("{}A", opener.app())));
+        let a = opener.open("A").await?;
         let b = cx.open(&["B"]).await?.remove(0);
         let port = cx
             .env

@@ -775,7 +775,7 @@ async fn run_spec(suite: &Suite, env: &Env, run: usize) -> Result<Outcome> {
             )
         });
     }
-    let mut report = ScenarioReport::new(&file.name, &env.server.version);
+    let mut report = ScenarioReport::on(&file.name, &env.server);
     report.as_expected = variants.iter().all(|v| v.as_expected);
     report.elapsed_ms = round_ms(began.elapsed().as_secs_f64() * 1000.0);
     report.variants = variants;
@@ -894,7 +894,7 @@ fn unrun(
         Some(Err((d, closest))) => (Some(d), Some(closest)),
         _ => (None, None),
     };
-    let mut report = ScenarioReport::new(&file.name, &env.server.version);
+    let mut report = ScenarioReport::on(&file.name, &env.server);
     report.as_expected = false;
     report.variants = vec![variant];
     Outcome {
@@ -1060,6 +1060,7 @@ async fn run_in(
         let notes = spec.permutations.get(k).map(|p| p.notes.clone()).unwrap_or_default();
         let mut v = permutation_report(cfg, file, &outcome, &transcript, names.join(" "), &notes);
         v.timeline = recorder.take();
+        v.sessions = recorder.take_connections();
         v.sqlstates = crate::report::sqlstates_of(&v.timeline);
         v.elapsed_ms = round_ms(began.elapsed().as_secs_f64() * 1000.0);
         variants.push(v);

@@ -329,6 +329,7 @@ impl Watch {
                 .collect(),
         });
         r.timeline = recorder.take();
+        r.sessions = recorder.take_connections();
         r.sqlstates = crate::report::sqlstates_of(&r.timeline);
         r.elapsed_ms = round_ms(began.elapsed().as_secs_f64() * 1000.0);
         Ok(r)

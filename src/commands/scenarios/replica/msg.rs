@@ -69,6 +69,14 @@ crate::messages! {
         en: "replay paused (pg_get_wal_replay_pause_state: paused)",
         tr: "replay duraklatıldı (pg_get_wal_replay_pause_state: paused)",
     }
+    pgpool_no_host_check(key, mode) {
+        en: "pgpool-II checks a server's certificate chain but never its host name, so {key}={mode} cannot hold between pgpool-II and your servers (lab's own, with --tls, it runs)",
+        tr: "pgpool-II bir sunucunun sertifika zincirini denetler ama sunucu adını hiç denetlemez, bu yüzden {key}={mode} pgpool-II ile sizin sunucularınız arasında sağlanamaz (lab'ın kendi sunucularıyla, --tls ile, çalışır)",
+    }
+    pgpool_no_root_file(key, mode) {
+        en: "pgpool-II checks a server's certificate only against a root file (ssl_ca_cert), and {key}={mode} gives none (sslrootcert=system): give sslrootcert a file to run it",
+        tr: "pgpool-II bir sunucunun sertifikasını yalnızca bir kök dosyasına (ssl_ca_cert) karşı denetler ve {key}={mode} hiç vermiyor (sslrootcert=system): çalıştırmak için sslrootcert'e bir dosya verin",
+    }
     pgpool_password() {
         en: "pgpool-II keeps the servers' password in its pool_passwd as user:password, and refuses a login whose password has a colon in it: give the role another password to run it",
         tr: "pgpool-II sunucuların parolasını pool_passwd içinde kullanıcı:parola olarak tutar ve parolasında iki nokta üst üste olan girişi reddeder: çalıştırmak için role başka bir parola verin",

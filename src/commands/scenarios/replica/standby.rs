@@ -56,9 +56,10 @@ impl Standby {
                 // On this thread, as the throwaway cluster: the standby's
                 // parent-death signal is tied to the thread that starts it.
                 let standby = tokio::task::block_in_place(|| Cluster::standby_of(&bin, port, &settings))?;
-                let mut cfg = standby.config();
-                // The database the variant runs in (its own, beside other scenarios).
-                cfg.dbname(cx.env.pg.get_dbname().unwrap_or("postgres"));
+                // The primary's settings at the standby's port: the database
+                // the variant runs in (its own, beside other scenarios) and
+                // TLS (a copy of a TLS-only primary is TLS-only, with its certificate).
+                let cfg = cx.env.pg.through(std::net::Ipv4Addr::LOCALHOST.into(), standby.port);
                 (Some(standby), cfg)
             }
             (None, None) => {

@@ -59,6 +59,18 @@ async fn start(cx: &mut Cx<'_>, extra: &str) -> Result<Option<(Standby, Balanced
         cx.skip(msg::pgpool_password());
         return Ok(None);
     }
+    // pgpool-II checks a server's certificate chain (against a file), never
+    // its host name: what the settings ask beyond that, it cannot do.
+    let tls = &cx.env.pg.tls;
+    use crate::postgres::tls::Check;
+    if tls.check == Check::Full && cx.env.throwaway.is_none() {
+        cx.skip(msg::pgpool_no_host_check(&tls.mode_origin, tls.mode.name()));
+        return Ok(None);
+    }
+    if tls.check != Check::Nothing && tls.root_file.is_none() {
+        cx.skip(msg::pgpool_no_root_file(&tls.mode_origin, tls.mode.name()));
+        return Ok(None);
+    }
     let settings = cx.opts.files.read("pgpool.conf")?.into_owned();
     let Some(st) = Standby::start(cx, "").await? else {
         return Ok(None);
