@@ -1214,6 +1214,13 @@ fn replica_reads_go_to_lab_s_standby_as_the_seed_says_and_are_recorded() {
     ]);
     assert!(code == 0 || names(&report) == ["G2-item"], "{stderr}\n{report}");
     assert!(on_standby(&history).is_empty());
+
+    // A TLS-only server's standby is TLS-only too: its sessions speak it.
+    let (_, report, stderr) = hunt_own(&["--tls", "--replica", "--level", "read-committed", "--txns", "200"]);
+    assert!(
+        report["levels"][0]["on_standby"].as_u64() > Some(0),
+        "{stderr}\n{report}"
+    );
 }
 
 /// `--nemesis partition` through lab's fault proxy, on a server lab did not

@@ -1148,8 +1148,9 @@ impl Job for Hunt {
             // parent-death signal is tied to the thread that starts it.
             let standby =
                 tokio::task::block_in_place(|| crate::postgres::cluster::Cluster::standby_of(&bin, port, ""))?;
-            let mut pg = standby.config();
-            pg.dbname(env.pg.get_dbname().unwrap_or("postgres"));
+            // The primary's settings at the standby's port: its database and
+            // TLS (a copy of a TLS-only primary is TLS-only, with its certificate).
+            let pg = env.pg.through(std::net::Ipv4Addr::LOCALHOST.into(), standby.port);
             *self.standby.lock().unwrap() = Some((standby, pg));
         }
         for &level in &self.cfg.levels {
