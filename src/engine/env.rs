@@ -31,6 +31,8 @@ pub struct EnvSpec {
     pub stepper: Option<Arc<Stepper>>,
     pub max_connections: Option<usize>,
     pub throwaway: Option<(std::path::PathBuf, u16)>,
+    /// lab's throwaway server's postmaster, which lab hunt's nemesis signals and restarts.
+    pub own: Option<crate::postgres::cluster::ServerCtl>,
 }
 
 /// What every variant of a run shares: where to connect, the schema, the
@@ -63,6 +65,8 @@ pub struct Env {
     /// lab's throwaway server (its binaries and port), from which a variant
     /// may make a standby; none when lab runs against the user's server.
     pub throwaway: Option<(std::path::PathBuf, u16)>,
+    /// lab's throwaway server's postmaster (see [`EnvSpec::own`]).
+    pub own: Option<crate::postgres::cluster::ServerCtl>,
     /// lab's PgBouncer in front of the server (`--pooler`): sessions connect
     /// through it; the control connection does not.
     pub pooler: Option<Arc<Front>>,
@@ -194,6 +198,7 @@ impl Env {
             max_connections: spec.max_connections,
             settings,
             throwaway: spec.throwaway,
+            own: spec.own,
             pooler: None,
             watch: Arc::default(),
             control_app: String::new(),
@@ -294,6 +299,7 @@ impl Env {
             max_connections: self.max_connections,
             settings: self.settings.clone(),
             throwaway: self.throwaway.clone(),
+            own: self.own.clone(),
             pooler: self.pooler.clone(),
             watch: self.watch.clone(),
             control_app: self.control_app.clone(),

@@ -269,6 +269,7 @@ async fn environment<J: Job>(job: &J, pg: crate::postgres::ConnInfo, cluster: Op
                 .then(|| Arc::new(Stepper::new(common.lang, render::outcome_in).predicting(common.predict))),
             max_connections: setup.max_connections,
             throwaway: cluster.map(|c| (c.bin.clone(), c.port)),
+            own: cluster.map(Cluster::ctl),
         },
     )
     .await?;

@@ -10,6 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -44,7 +45,8 @@ track_commit_timestamp = on
 /// A running throwaway cluster. Dropping it stops the server and removes its directory.
 pub struct Cluster {
     dir: PathBuf,
-    child: Option<Child>,
+    /// The postmaster, shared with the [`ServerCtl`] handles that restart it.
+    proc: Arc<Proc>,
     pub port: u16,
     pub bin: PathBuf,
     /// How long start() took, for the "ready" budget.
@@ -110,7 +112,7 @@ impl Cluster {
         let dir = make_run_dir()?;
         let mut cluster = Cluster {
             dir,
-            child: None,
+            proc: Arc::default(),
             port: 0,
             bin: bin.clone(),
             startup: Duration::ZERO,
@@ -153,7 +155,7 @@ impl Cluster {
         let dir = make_run_dir()?;
         let mut standby = Cluster {
             dir,
-            child: None,
+            proc: Arc::default(),
             port: 0,
             bin: bin.to_path_buf(),
             startup: Duration::ZERO,
@@ -221,77 +223,189 @@ impl Cluster {
     }
 
     fn spawn_and_wait(&mut self, owner: &Owner) -> Result<()> {
-        let data = self.dir.join("data");
-        let log_path = self.dir.join("server.log");
-        let log = fs::File::create(&log_path).ctx(msg::create_log)?;
-        owner.chown(&log_path)?;
-        let mut cmd = Command::new(self.bin.join("postgres"));
-        cmd.arg("-D")
-            .arg(&data)
-            .arg("-p")
-            .arg(self.port.to_string())
-            .arg("-k")
-            .arg(&self.dir)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            // Its own process group: a Ctrl-C in the terminal reaches lab, which
-            // then stops the server in order, not the server directly.
-            .process_group(0);
-        owner.apply(&mut cmd);
-        let parent = std::process::id() as libc::pid_t;
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                // Runs after the uid change (which would clear it): if lab dies,
-                // even by SIGKILL, the kernel sends the postmaster SIGQUIT.
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGQUIT);
-                if libc::getppid() != parent {
-                    libc::_exit(1);
-                }
-                Ok(())
-            });
-        }
-        let child = cmd
-            .spawn()
-            .ctx(|| msg::could_not_start(self.bin.join("postgres").display().to_string()))?;
-        self.child = Some(child);
-
-        // Ready when postmaster.pid says so (PostgreSQL writes "ready" on its
-        // status line once it accepts connections, "standby" once a hot
-        // standby accepts read-only ones).
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let pidfile = data.join("postmaster.pid");
-        let mut pause = Duration::from_millis(1);
-        loop {
-            if let Some(status) = self.child.as_mut().unwrap().try_wait()? {
-                self.child = None;
-                bail!(msg::exited(status.to_string(), log_tail(&log_path)));
-            }
-            if let Ok(text) = fs::read_to_string(&pidfile)
-                && text
-                    .lines()
-                    .nth(7)
-                    .is_some_and(|l| matches!(l.trim(), "ready" | "standby"))
-            {
-                return Ok(());
-            }
-            if Instant::now() > deadline {
-                self.stop();
-                bail!(msg::not_ready(log_tail(&log_path)));
-            }
-            // A start takes tens of milliseconds: look often, so as not to
-            // overshoot it by a long pause.
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(2));
-        }
+        let child = start_postgres(&self.bin, &self.dir, self.port, owner)?;
+        *self.proc.child.lock().unwrap() = Some(child);
+        Ok(())
     }
 
     fn stop(&mut self) {
-        if let Some(child) = self.child.take() {
+        let child = self.proc.child.lock().unwrap().take();
+        if let Some(child) = child {
             // Immediate shutdown: the data is thrown away anyway.
             stop_child(child, libc::SIGQUIT);
         }
+        // The thread that started a restarted server goes after it.
+        let keeper = self.proc.keeper.lock().unwrap().take();
+        if let Some((tx, thread)) = keeper {
+            drop(tx);
+            let _ = thread.join();
+        }
+    }
+
+    /// A handle that can find, signal and restart this server's postmaster
+    /// while the cluster runs (lab hunt's nemesis).
+    pub fn ctl(&self) -> ServerCtl {
+        ServerCtl {
+            proc: self.proc.clone(),
+            dir: self.dir.clone(),
+            bin: self.bin.clone(),
+            port: self.port,
+        }
+    }
+}
+
+/// Work for the thread that starts a restarted postmaster.
+type KeeperJob = Box<dyn FnOnce() + Send>;
+
+/// A throwaway server's postmaster, and the thread that started it again
+/// after a restart (its parent-death signal is tied to that thread, which
+/// lives until the server is stopped).
+#[derive(Default)]
+struct Proc {
+    child: Mutex<Option<Child>>,
+    keeper: Mutex<Option<(mpsc::Sender<KeeperJob>, std::thread::JoinHandle<()>)>>,
+}
+
+/// The postmaster of lab's own throwaway server, for lab hunt's nemesis:
+/// its pid, whether a pid is one of its backends, an immediate restart.
+#[derive(Clone)]
+pub struct ServerCtl {
+    proc: Arc<Proc>,
+    dir: PathBuf,
+    bin: PathBuf,
+    pub port: u16,
+}
+
+impl ServerCtl {
+    /// The postmaster's pid (none while it is being restarted or once stopped).
+    pub fn postmaster(&self) -> Option<i32> {
+        self.proc.child.lock().unwrap().as_ref().map(|c| c.id() as i32)
+    }
+
+    /// Whether `pid` is a live process the postmaster started (a backend,
+    /// not one that has exited and waits to be reaped), as /proc says now:
+    /// lab signals no process that is not.
+    pub fn is_backend(&self, pid: i32) -> bool {
+        let Some(pm) = self.postmaster() else { return false };
+        let parent = |stat: String| {
+            let mut rest = stat.rsplit(')').next()?.split_whitespace();
+            let state = rest.next()?;
+            let ppid = rest.next()?.parse::<i32>().ok()?;
+            (!matches!(state, "Z" | "X")).then_some(ppid)
+        };
+        fs::read_to_string(format!("/proc/{pid}/stat")).ok().and_then(parent) == Some(pm)
+    }
+
+    /// An immediate shutdown (SIGQUIT: no checkpoint, as a crash), then a
+    /// start on the same port and data, ready once postmaster.pid says so
+    /// (after crash recovery). Blocking. The new postmaster is started by
+    /// a thread that lives as long as the cluster, so that its parent-death
+    /// signal stays armed.
+    pub fn restart(&self) -> Result<()> {
+        let mut slot = self.proc.child.lock().unwrap();
+        if let Some(child) = slot.take() {
+            stop_child(child, libc::SIGQUIT);
+        }
+        let (bin, dir, port) = (self.bin.clone(), self.dir.clone(), self.port);
+        let (done_tx, done_rx) = mpsc::channel();
+        let job: KeeperJob = Box::new(move || {
+            let started = Owner::for_server().and_then(|owner| start_postgres(&bin, &dir, port, &owner));
+            let _ = done_tx.send(started);
+        });
+        {
+            let mut keeper = self.proc.keeper.lock().unwrap();
+            if keeper.is_none() {
+                let (tx, rx) = mpsc::channel::<KeeperJob>();
+                let thread = std::thread::spawn(move || {
+                    for job in rx {
+                        job();
+                    }
+                });
+                *keeper = Some((tx, thread));
+            }
+            let (tx, _) = keeper.as_ref().expect("just made");
+            tx.send(job)
+                .map_err(|_| anyhow::anyhow!(msg::could_not_start("postgres")))?;
+        }
+        let child = done_rx
+            .recv()
+            .map_err(|_| anyhow::anyhow!(msg::could_not_start("postgres")))??;
+        *slot = Some(child);
+        Ok(())
+    }
+}
+
+/// Starts `postgres` on `dir`'s data directory and port and waits until it
+/// accepts connections (postmaster.pid says "ready", or "standby" for a
+/// hot standby); stopped again if it does not within 30 s.
+fn start_postgres(bin: &Path, dir: &Path, port: u16, owner: &Owner) -> Result<Child> {
+    let data = dir.join("data");
+    let log_path = dir.join("server.log");
+    // Appended to: a restarted server's log follows the first one's.
+    let log = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .ctx(msg::create_log)?;
+    owner.chown(&log_path)?;
+    let mut cmd = Command::new(bin.join("postgres"));
+    cmd.arg("-D")
+        .arg(&data)
+        .arg("-p")
+        .arg(port.to_string())
+        .arg("-k")
+        .arg(dir)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        // Its own process group: a Ctrl-C in the terminal reaches lab, which
+        // then stops the server in order, not the server directly.
+        .process_group(0);
+    owner.apply(&mut cmd);
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            // Runs after the uid change (which would clear it): if lab dies,
+            // even by SIGKILL, the kernel sends the postmaster SIGQUIT.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGQUIT);
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .ctx(|| msg::could_not_start(bin.join("postgres").display().to_string()))?;
+
+    // Ready when postmaster.pid says so (PostgreSQL writes "ready" on its
+    // status line once it accepts connections, "standby" once a hot
+    // standby accepts read-only ones).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let pidfile = data.join("postmaster.pid");
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(status) = child.try_wait()? {
+            bail!(msg::exited(status.to_string(), log_tail(&log_path)));
+        }
+        if let Ok(text) = fs::read_to_string(&pidfile)
+            && text
+                .lines()
+                .nth(7)
+                .is_some_and(|l| matches!(l.trim(), "ready" | "standby"))
+            && text.lines().next().and_then(|l| l.trim().parse::<u32>().ok()) == Some(child.id())
+        {
+            return Ok(child);
+        }
+        if Instant::now() > deadline {
+            stop_child(child, libc::SIGQUIT);
+            bail!(msg::not_ready(log_tail(&log_path)));
+        }
+        // A start takes tens of milliseconds: look often, so as not to
+        // overshoot it by a long pause.
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(2));
     }
 }
 

@@ -10,6 +10,7 @@ pub mod patroni;
 pub mod pgbouncer;
 pub mod pgpool;
 pub mod sidecar;
+pub mod stopped;
 pub mod tls;
 pub mod watchdog;
 

@@ -91,6 +91,12 @@ pub fn text(r: &HuntReport, lang: Lang) -> String {
         if let Some(file) = &f.history {
             text.push_str(&format!("{}\n", msg::history_at(file).render(lang)));
         }
+        if let Some(n) = &f.nemesis {
+            text.push_str(&format!("{}\n", n.line.render(lang)));
+        }
+        if let Some(line) = &f.standby_line {
+            text.push_str(&format!("{}\n", line.render(lang)));
+        }
         if let Some(line) = &f.models_line {
             text.push_str(&format!("{}\n", line.render(lang)));
         }

@@ -62,6 +62,14 @@ pub struct HuntLevel {
     pub partial: bool,
     /// Where the history was written.
     pub history: Option<String>,
+    /// The faults a nemesis injected, counted by kind (`--nemesis`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nemesis: Option<NemesisReport>,
+    /// How many transactions read on lab's standby (`--replica`), and in a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_standby: Option<usize>,
+    #[serde(skip)]
+    pub standby_line: Option<Text>,
     pub as_expected: bool,
     /// The level as the text names it ("-" for none).
     #[serde(skip)]
@@ -78,6 +86,16 @@ pub struct HuntLevel {
     /// Every anomaly class judged at the level (JUnit's cases).
     #[serde(skip)]
     pub classes: Vec<ClassCase>,
+}
+
+/// What a level's nemesis did.
+#[derive(Debug, Clone, Serialize)]
+pub struct NemesisReport {
+    /// Each kind of fault, how many times it was injected.
+    pub faults: BTreeMap<String, usize>,
+    /// In a sentence.
+    #[serde(skip)]
+    pub line: Text,
 }
 
 /// One anomaly found.

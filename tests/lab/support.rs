@@ -259,6 +259,7 @@ impl TestServer {
                 stepper: None,
                 max_connections: None,
                 throwaway: None,
+                own: None,
             },
         )
         .await

@@ -18,6 +18,9 @@ pub struct Options {
     pub sessions: bool,
     /// Every cycle class of every strongly connected component, not one per class.
     pub all_cycles: bool,
+    /// Writes a committed transaction made that no later read contains
+    /// (a history recorded under a nemesis, or with real time asked for).
+    pub lost: bool,
 }
 
 /// An anomaly's class.
@@ -47,11 +50,17 @@ pub enum Class {
     IncompatibleOrder,
     /// A transaction's read does not show its own earlier reads and appends.
     Internal,
+    /// An acknowledged append no read that began after the acknowledgement contains.
+    Lost,
+    /// A transaction whose outcome is unknown, shown committed by a read,
+    /// with an append no read that began after that one contains: neither
+    /// of its two outcomes explains the reads.
+    UnknownContradicted,
 }
 
 impl Class {
     /// Every class, in the order reports list them.
-    pub const ALL: [Class; 15] = [
+    pub const ALL: [Class; 17] = [
         Class::G0,
         Class::G1a,
         Class::G1b,
@@ -67,6 +76,8 @@ impl Class {
         Class::Garbage,
         Class::IncompatibleOrder,
         Class::Internal,
+        Class::Lost,
+        Class::UnknownContradicted,
     ];
 }
 
@@ -109,6 +120,8 @@ impl Name {
             Class::Garbage => "garbage-read",
             Class::IncompatibleOrder => "incompatible-order",
             Class::Internal => "internal",
+            Class::Lost => "lost",
+            Class::UnknownContradicted => "unknown-contradicted",
         };
         match self.via {
             Via::Data => base.to_string(),

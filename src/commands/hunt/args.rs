@@ -3,7 +3,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use crate::options::CommonArgs;
+use crate::options::{CommonArgs, LabDirArgs};
 
 /// Find anomalies nobody scripted: random list-append transactions, their history checked, a spec replaying each.
 #[derive(Debug, Clone, Args)]
@@ -96,9 +96,31 @@ pub struct HuntArgs {
     #[arg(long)]
     pub no_shrink: bool,
 
+    /// Faults injected while the transactions run, as Jepsen's nemeses:
+    /// pause (SIGSTOP of a backend), kill (SIGKILL of a backend: crash
+    /// recovery), restart (immediate shutdown and start), partition (lab's
+    /// fault proxy cuts sessions off). pause, kill and restart need lab's
+    /// own server (no --database-url).
+    #[arg(long, value_name = "FAULT,...", conflicts_with = "check")]
+    pub nemesis: Vec<String>,
+
+    /// Milliseconds between one fault's end and the next one's start.
+    #[arg(long, default_value_t = 200, value_name = "MS")]
+    pub nemesis_interval: u64,
+
+    /// Start a streaming standby of lab's own server and send each read-only
+    /// transaction to it or to the primary at random (seeded), recorded
+    /// with the node and the standby's replay LSN; at serializable every
+    /// transaction stays on the primary (a hot standby refuses it).
+    #[arg(long, conflicts_with = "check")]
+    pub replica: bool,
+
     /// Output format.
     #[arg(long, value_enum, ignore_case = true, default_value_t = HuntFormat::Table)]
     pub format: HuntFormat,
+
+    #[command(flatten)]
+    pub lab_dir: LabDirArgs,
 
     #[command(flatten)]
     pub common: CommonArgs,
@@ -130,6 +152,9 @@ crate::help_tr! {
     ("arg.hunt.no_specs", "Yeniden üretici yazma"),
     ("arg.hunt.replays", "Her yeniden üreticinin kaç kez oynatılacağı"),
     ("arg.hunt.no_shrink", "Yeniden üreticide döngünün işlemlerinin her adımını tut"),
+    ("arg.hunt.nemesis", "İşlemler çalışırken Jepsen'in nemesis'leri gibi enjekte edilen hatalar: pause (bir backend'e SIGSTOP), kill (bir backend'e SIGKILL: çökme kurtarması), restart (anında kapatma ve başlatma), partition (lab'ın hata proxy'si oturumları sunucudan koparır). pause, kill ve restart lab'ın kendi sunucusunu ister (--database-url olmadan)"),
+    ("arg.hunt.nemesis_interval", "Bir hatanın bitişiyle sonrakinin başlangıcı arasındaki milisaniye"),
+    ("arg.hunt.replica", "lab'ın kendi sunucusunun akışlı bir yedeğini (standby) başlat ve her salt okunur işlemi rastgele (tohumdan) ona ya da birincile gönder; düğüm ve yedeğin replay LSN'i ile kaydedilir; serializable'da her işlem birincilde kalır (hot standby onu reddeder)"),
     ("arg.hunt.format", "Çıktı biçimi"),
     ("arg.hunt.junit", "Ayrıca FILE dosyasına bir JUnit XML raporu yaz (anomali sınıfı ve düzey başına bir test case)"),
     ("arg.hunt.html", "Ayrıca FILE dosyasına kendi içinde tam bir HTML raporu yaz (her anomalinin döngüsü, işlemlerinin swimlane'lerinin yanında)"),

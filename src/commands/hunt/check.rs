@@ -19,7 +19,7 @@ pub use super::anomaly::*;
 use super::graph::Graph;
 use super::history::{Damage, History, Status};
 pub use super::models::forbidden;
-use super::{cycles, edges, explain, versions};
+use super::{cycles, durability, edges, explain, versions};
 
 /// What the checker found so far, by name: every one counted, examples kept.
 struct Found {
@@ -55,6 +55,9 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
     versions::read_anomalies(txns, &writers, &orders, &mut |a| found.note(a));
     versions::lost_updates(txns, &mut |a| found.note(a));
     versions::dirty_updates(txns, &writers, &orders, &mut |a| found.note(a));
+    if opts.lost || h.under_nemesis() {
+        durability::lost_writes(txns, &writers, &committed, &mut |a| found.note(a));
+    }
     let mut edges = Vec::with_capacity(n * 4);
     edges::read_edges(txns, &writers, &orders, &committed, &mut edges);
     edges::write_edges(txns, &writers, &orders, &committed, &mut edges);
@@ -110,7 +113,11 @@ mod tests {
             t.index = i as u64;
             t.line = i + 1;
         }
-        History { header: None, txns }
+        History {
+            header: None,
+            txns,
+            ..History::default()
+        }
     }
 
     fn names(txns: Vec<Txn>, opts: Options) -> Vec<String> {
@@ -131,6 +138,7 @@ mod tests {
             realtime: true,
             sessions: true,
             all_cycles: true,
+            lost: true,
         };
         assert!(names(h, all).is_empty());
     }
@@ -288,6 +296,46 @@ mod tests {
         let c = check(&history(h), Options::default()).unwrap();
         assert_eq!(c.committed, 2);
         assert!(c.anomalies.is_empty());
+    }
+
+    /// A history recorded under a nemesis: T2's acknowledged append is
+    /// missing from the last read, which began after it (lost, forbidden
+    /// at every level); the unknown outcomes are not failures: T3's, never
+    /// read, may not have committed; T4's, read, did (no aborted read).
+    #[test]
+    fn under_a_nemesis_an_acknowledged_append_the_last_read_lacks_is_lost() {
+        let info = |s, start, ops| Txn {
+            status: Status::Info,
+            end: None,
+            ..ok(s, start, ops)
+        };
+        let h = vec![
+            ok(1, 0, vec![a(1, 1)]),
+            ok(2, 10, vec![a(1, 2)]),
+            info(3, 20, vec![a(1, 3)]),
+            info(4, 30, vec![a(2, 7)]),
+            ok(1, 50, vec![r(1, &[1]), r(2, &[7])]),
+        ];
+        // Without a nemesis, durability is not judged.
+        assert!(names(h.clone(), Options::default()).is_empty());
+        let mut under = history(h);
+        under.header = Some(crate::commands::hunt::history::Header {
+            nemesis: vec!["kill".into()],
+            ..Default::default()
+        });
+        let c = check(&under, Options::default()).unwrap();
+        let found: Vec<String> = c.names().iter().map(Name::text).collect();
+        assert_eq!(found, vec!["lost"]);
+        assert_eq!(c.committed, 4, "T4 committed: it was read");
+        let lost = &c.anomalies[0];
+        let at = lost.read.as_ref().unwrap();
+        assert_eq!((lost.txns.clone(), at.key, at.elem), (vec![1, 4], 1, Some(2)));
+        for level in [Level::ReadUncommitted, Level::ReadCommitted, Level::Serializable] {
+            assert!(forbidden(lost.name, level));
+        }
+        // The append read back: nothing lost.
+        under.txns[4].ops[0] = r(1, &[1, 2]);
+        assert!(check(&under, Options::default()).unwrap().anomalies.is_empty());
     }
 
     /// U -rw-> V on key 1; V -> U both ww (key 2) and rw (key 3): a

@@ -8,6 +8,7 @@ use anyhow::{Result, bail};
 use super::args::{HuntArgs, HuntFormat};
 use super::check::{Level, Options};
 use super::msg as hmsg;
+use super::nemesis::{self, Fault};
 use super::workload::{Budget, Shape};
 use crate::i18n::Lang;
 use crate::options::{self, ServerWanted, Shared};
@@ -34,6 +35,13 @@ pub struct HuntRun {
     pub replays: usize,
     pub shrink: bool,
     pub format: HuntFormat,
+    /// The faults the nemesis injects (none: no nemesis).
+    pub nemesis: Vec<Fault>,
+    pub nemesis_interval: std::time::Duration,
+    /// `--lab-dir`: where lab's files (the nemesis's server settings) may be edited copies.
+    pub lab_dir: Option<PathBuf>,
+    /// Read-only transactions to lab's own standby too (`--replica`).
+    pub replica: bool,
 }
 
 /// `lab hunt --check FILE`.
@@ -63,6 +71,7 @@ impl Hunt {
             realtime: args.realtime,
             sessions: args.session_order,
             all_cycles: args.all_cycles,
+            lost: false,
         };
         if let Some(file) = &args.check {
             if levels.len() > 1 {
@@ -108,6 +117,13 @@ impl Hunt {
         {
             bail!(hmsg::too_many_clients(args.clients, max));
         }
+        let faults = nemesis::parse_list(&args.nemesis).map_err(|w| anyhow::anyhow!(hmsg::bad_nemesis(w)))?;
+        if faults.contains(&Fault::Failover) {
+            bail!(hmsg::failover_elsewhere());
+        }
+        if !(1..=600_000).contains(&args.nemesis_interval) {
+            bail!(hmsg::nemesis_interval());
+        }
         let wait_timeout = options::deadline(args.common.wait.wait_timeout.unwrap_or(10.0))?;
         Ok(Hunt::Run(Box::new(HuntRun {
             shared: Shared::new(lang, ServerWanted::of(&args.common.server), wait_timeout)
@@ -128,6 +144,10 @@ impl Hunt {
             replays: args.replays,
             shrink: !args.no_shrink,
             format: args.format,
+            nemesis: faults,
+            nemesis_interval: std::time::Duration::from_millis(args.nemesis_interval),
+            lab_dir: args.lab_dir.lab_dir.clone(),
+            replica: args.replica,
         })))
     }
 }

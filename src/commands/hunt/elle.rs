@@ -71,6 +71,7 @@ const NONE: Options = Options {
     realtime: false,
     sessions: false,
     all_cycles: false,
+    lost: false,
 };
 const REALTIME: Options = Options { realtime: true, ..NONE };
 const SESSIONS: Options = Options { sessions: true, ..NONE };

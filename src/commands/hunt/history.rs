@@ -11,7 +11,14 @@
 //! `type` is ok (committed), fail (did not commit: rolled back, aborted) or
 //! info (unknown: the connection went during COMMIT); times are nanoseconds
 //! on the run's monotonic clock; a read of a missing row is `[]`, an
-//! operation that never ran `null`.
+//! operation that never ran `null`. A run with a nemesis (`--nemesis`)
+//! names its faults in the header and records each one it injected as a
+//! line of its own, between the transactions, as Jepsen's history does:
+//! ```text
+//! {"nemesis":"kill","target":"session 2 (backend 4711)","start":9000,"end":41000}
+//! ```
+//! A transaction that ran on a standby (`--replica`) says so, with the
+//! standby's replay position when it read: `"node":"standby","lsn":"0/3000148"`.
 use std::fmt;
 
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
@@ -81,6 +88,13 @@ pub struct Txn {
     /// answers came in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub committed_at: Option<String>,
+    /// The server it ran on, when not the primary ("standby").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// On a standby: how far it had replayed the primary's WAL when the
+    /// transaction took its snapshot (pg_last_wal_replay_lsn()).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lsn: Option<String>,
     /// The line of the file it came from (0: recorded here).
     #[serde(skip)]
     pub line: usize,
@@ -102,10 +116,20 @@ impl Txn {
             xid: None,
             backend: None,
             committed_at: None,
+            node: None,
+            lsn: None,
             line: 0,
         }
     }
+
+    /// It ran on a standby.
+    pub fn on_standby(&self) -> bool {
+        self.node.as_deref() == Some(STANDBY)
+    }
 }
+
+/// A transaction's `node` when it ran on the standby.
+pub const STANDBY: &str = "standby";
 
 /// The first line of lab's JSON lines.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -122,6 +146,30 @@ pub struct Header {
     pub clients: Option<usize>,
     #[serde(default)]
     pub server: Option<String>,
+    /// The faults the run injected (`--nemesis`): its reads are checked
+    /// for lost writes too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nemesis: Vec<String>,
+    /// Read-only transactions went to a standby too (`--replica`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replica: bool,
+}
+
+/// One fault a nemesis injected, and when (the transactions' clock): from
+/// the moment lab did it to the moment it was undone (the backend
+/// continued, the server accepting connections again, the partition healed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NemesisEvent {
+    /// pause, kill, restart, partition.
+    pub nemesis: String,
+    /// What it was done to ("session 2 (backend 4711)", "the server").
+    pub target: String,
+    pub start: u64,
+    #[serde(default)]
+    pub end: Option<u64>,
+    /// How (a partition's black hole or reset; where a pause met its backend).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub how: Option<String>,
 }
 
 /// A whole history.
@@ -129,6 +177,16 @@ pub struct Header {
 pub struct History {
     pub header: Option<Header>,
     pub txns: Vec<Txn>,
+    /// The faults injected while it was recorded, in order.
+    pub nemesis: Vec<NemesisEvent>,
+}
+
+impl History {
+    /// A history recorded under faults that end connections or lose
+    /// nothing it could read back: its reads are checked for lost writes.
+    pub fn under_nemesis(&self) -> bool {
+        self.header.as_ref().is_some_and(|h| !h.nemesis.is_empty())
+    }
 }
 
 /// A damaged history: where, and what was wrong.
@@ -201,8 +259,18 @@ impl History {
             out.push_str(&serde_json::to_string(h).expect("a header serializes"));
             out.push('\n');
         }
+        // Each fault before the first transaction that started after it.
+        let mut events = self.nemesis.iter().peekable();
         for t in &self.txns {
+            while let Some(e) = events.next_if(|e| e.start <= t.start) {
+                out.push_str(&serde_json::to_string(e).expect("an event serializes"));
+                out.push('\n');
+            }
             out.push_str(&serde_json::to_string(t).expect("a transaction serializes"));
+            out.push('\n');
+        }
+        for e in events {
+            out.push_str(&serde_json::to_string(e).expect("an event serializes"));
             out.push('\n');
         }
         out
@@ -264,18 +332,27 @@ impl History {
                 }
             }
             let part = (lines.len() - from).div_ceil(threads).max(1);
-            let parsed: Vec<Result<Vec<Txn>, Damage>> = std::thread::scope(|scope| {
+            type Parsed = Result<(Vec<Txn>, Vec<NemesisEvent>), Damage>;
+            let parsed: Vec<Parsed> = std::thread::scope(|scope| {
                 let handles: Vec<_> = (from..lines.len())
                     .step_by(part)
                     .map(|start| {
                         let slice = &lines[start..(start + part).min(lines.len())];
                         scope.spawn(move || {
                             let mut out = Vec::with_capacity(slice.len());
+                            let mut events = Vec::new();
                             for (i, line) in slice.iter().enumerate() {
                                 if line.trim().is_empty() {
                                     continue;
                                 }
                                 let n = first + start + i;
+                                if line.trim_start().starts_with("{\"nemesis\"") {
+                                    events.push(serde_json::from_str(line).map_err(|e| Damage {
+                                        line: n,
+                                        what: json_what(&e),
+                                    })?);
+                                    continue;
+                                }
                                 let mut t: Txn = serde_json::from_str(line).map_err(|e| Damage {
                                     line: n,
                                     what: json_what(&e),
@@ -284,7 +361,7 @@ impl History {
                                 t.ops.shrink_to_fit();
                                 out.push(t);
                             }
-                            Ok(out)
+                            Ok((out, events))
                         })
                     })
                     .collect();
@@ -294,7 +371,9 @@ impl History {
                     .collect()
             });
             for p in parsed {
-                h.txns.extend(p?);
+                let (txns, events) = p?;
+                h.txns.extend(txns);
+                h.nemesis.extend(events);
             }
         }
         Ok(h)
@@ -351,7 +430,9 @@ mod tests {
                 backend: None,
                 committed_at: None,
                 line: 0,
+                ..Txn::new(0, 0, Status::Ok, 0, Vec::new())
             }],
+            ..History::default()
         };
         let text = h.to_json_lines();
         assert!(
@@ -362,6 +443,38 @@ mod tests {
         assert_eq!(back.header, h.header);
         assert_eq!(back.txns[0].ops, h.txns[0].ops);
         assert_eq!(back.txns[0].line, 2);
+    }
+
+    #[test]
+    fn nemesis_events_go_between_the_transactions_and_come_back() {
+        let txn = |i: u64, start| Txn {
+            end: Some(start + 5),
+            ..Txn::new(i, 1, Status::Ok, start, vec![Op::Append(1, i as i64)])
+        };
+        let h = History {
+            header: Some(Header {
+                lab: "hunt".into(),
+                nemesis: vec!["kill".into()],
+                ..Header::default()
+            }),
+            txns: vec![txn(0, 10), txn(1, 30)],
+            nemesis: vec![NemesisEvent {
+                nemesis: "kill".into(),
+                target: "session 1 (backend 42)".into(),
+                start: 20,
+                end: Some(25),
+                how: None,
+            }],
+        };
+        let text = h.to_json_lines();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].contains(r#""nemesis":["kill"]"#), "{text}");
+        assert!(lines[2].starts_with(r#"{"nemesis":"kill""#), "{text}");
+        let back = History::parse(&text).unwrap();
+        assert!(back.under_nemesis());
+        assert_eq!(back.nemesis, h.nemesis);
+        assert_eq!(back.txns.len(), 2);
+        assert_eq!(back.txns[1].line, 4);
     }
 
     #[test]

@@ -10,11 +10,13 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 
 use super::args::HuntFormat;
+use super::chaos::Chaos;
 use super::check::{self, Anomaly, Checked, Class, Level, Name, OrderFrom, Why, forbidden};
 use super::config::{HuntCheck, HuntRun};
-use super::history::{Header, History, Op, Status};
+use super::history::{Header, History, Op, Status, Txn};
+use super::nemesis::{Fault, Schedule};
 use super::reproduce::{self, Order, Reproducer};
-use super::workload::{Budget, CREATE, Workload};
+use super::workload::{Budget, CREATE, Link, Workload};
 use super::{history, msg};
 use crate::commands::explore::{Choice, ExploreConfig, Explorer, Source};
 use crate::engine::Env;
@@ -24,7 +26,9 @@ use crate::output::{self, Exit};
 use crate::postgres::connect;
 use crate::postgres::conninfo::EnvLookup;
 use crate::render::{self, Style, html};
-use crate::report::hunt::{AnomalyReport, ClassCase, HuntLevel, HuntReport, NOT_VISIBLE, ReproducerReport, Stopped};
+use crate::report::hunt::{
+    AnomalyReport, ClassCase, HuntLevel, HuntReport, NOT_VISIBLE, NemesisReport, ReproducerReport, Stopped,
+};
 use crate::report::{CycleFigure, Entry, StepResult, round_ms};
 
 /// A reproducer, written and replayed.
@@ -95,10 +99,19 @@ pub struct Hunt {
     /// The level running now (its history is checked if the run stops part-way).
     current: Mutex<Option<Arc<Workload>>>,
     explorer: Mutex<Option<Arc<Explorer>>>,
+    /// The run's environment with a control connection that works: the
+    /// harness's, or a new one once a nemesis (kill, restart) ended it.
+    env_now: Mutex<Option<Arc<Env>>>,
+    /// lab's own streaming standby (`--replica`), and where its sessions connect.
+    standby: Mutex<Option<(crate::postgres::cluster::Cluster, crate::postgres::ConnInfo)>>,
 }
 
 /// The throwaway cluster's max_connections less its reserved ones (cluster.rs sets 300).
 const THROWAWAY_ROOM: usize = 296;
+
+/// Settings lab's throwaway server gets under a nemesis that kills or
+/// restarts it (a file of lab/, so that a mutation test can edit it).
+const NEMESIS_CONF: &str = "hunt-nemesis.conf";
 
 impl Hunt {
     /// Where the run starts: the history file and the reproducers'
@@ -109,9 +122,32 @@ impl Hunt {
         if let Some(dir) = &cfg.specs {
             specs_dir(dir)?;
         }
+        let mut cfg = cfg;
+        // A kill or a restart must lose nothing acknowledged on a healthy
+        // server: lab's throwaway one runs durable then (lab/hunt-nemesis.conf).
+        if cfg.nemesis.iter().any(|f| matches!(f, Fault::Kill | Fault::Restart)) {
+            let files = match &cfg.lab_dir {
+                Some(d) => crate::files::LabFiles::with_dir(d)?,
+                None => crate::files::LabFiles::embedded(),
+            };
+            let conf = files.read(NEMESIS_CONF)?;
+            cfg.shared.server.conf.push_str(&conf);
+            cfg.shared.server.conf.push('\n');
+        }
         let common = cfg.shared.start(env)?;
-        if matches!(common.run_on, crate::postgres::RunOn::Throwaway { .. }) && cfg.clients + 1 > THROWAWAY_ROOM {
+        let own = matches!(common.run_on, crate::postgres::RunOn::Throwaway { .. });
+        if own && cfg.clients + 1 > THROWAWAY_ROOM {
             bail!(msg::too_many_clients(cfg.clients, THROWAWAY_ROOM));
+        }
+        let needs: Vec<&str> = (cfg.nemesis.iter())
+            .filter(|f| f.needs_own_server())
+            .map(|f| f.name())
+            .collect();
+        if !own && !needs.is_empty() {
+            bail!(msg::nemesis_needs_own(needs.join(",")));
+        }
+        if !own && cfg.replica {
+            bail!(msg::replica_needs_own());
         }
         Ok(Hunt {
             cfg,
@@ -120,6 +156,8 @@ impl Hunt {
             found: Mutex::default(),
             current: Mutex::default(),
             explorer: Mutex::default(),
+            env_now: Mutex::default(),
+            standby: Mutex::default(),
         })
     }
 
@@ -131,50 +169,103 @@ impl Hunt {
             keys: Some(self.cfg.shape.keys),
             clients: Some(self.cfg.clients),
             server: Some(version.to_string()),
+            nemesis: self.cfg.nemesis.iter().map(|f| f.name().to_string()).collect(),
+            replica: self.cfg.replica,
         }
     }
 
     /// One level: the workload, its history checked, reproducers replayed.
     async fn level(&self, env: &Arc<Env>, level: Level) -> Result<()> {
-        // Within the deadline: a control connection gone silent must not hold the run.
         let truncate = format!("TRUNCATE {}.append", self.schema);
-        tokio::time::timeout(self.common.wait_timeout, env.control.batch_execute(&truncate))
-            .await
-            .map_err(|_| {
-                let s = self.common.wait_timeout.as_secs_f64();
-                anyhow::anyhow!(crate::engine::msg::no_answer(
-                    crate::engine::msg::at(level.flag(), "control", &truncate),
-                    s
-                ))
-            })?
-            .map_err(|e| connect::sql_error(e, msg::statement()))?;
+        self.control(env, &truncate, level).await?;
         let (len, label) = match self.cfg.budget {
             Budget::Txns(n) => (n, format!("lab hunt {}", level.flag())),
             Budget::Seconds(s) => (s.ceil() as u64, format!("lab hunt {} (s)", level.flag())),
         };
         let bar = crate::progress::Progress::for_stderr(self.common.lang, false).bar(None, len, label);
-        let w = Arc::new(Workload::new(
+        let mut w = Workload::new(
             level,
             self.cfg.budget,
             self.cfg.seed,
             self.cfg.shape,
             self.common.wait_timeout,
             bar,
-        ));
+        );
+        let apps: Vec<String> = (0..self.cfg.clients)
+            .map(|i| format!("{}c{}", env.app_prefix(), i + 1))
+            .collect();
+        if !self.cfg.nemesis.is_empty() {
+            w.chaos = Some(Arc::new(
+                Chaos::new(
+                    self.cfg.nemesis.clone(),
+                    w.began(),
+                    apps.clone(),
+                    env.own.clone(),
+                    env.pg.clone(),
+                    env.settings.clone(),
+                    self.common.wait_timeout,
+                )
+                .await?,
+            ));
+            // What the level starts from is on disk before the first kill:
+            // a crash loses nothing but what the run does after it.
+            if env.own.is_some() {
+                self.control(env, "CHECKPOINT", level).await?;
+            }
+        }
+        let w = Arc::new(w);
         *self.current.lock().unwrap() = Some(w.clone());
         let setup = connect::session_setup(Some(&self.schema), &env.settings);
+        let session_pg = match &w.chaos {
+            Some(c) => c.session_pg(&env.session_pg()),
+            None => env.session_pg(),
+        };
+        // Connected before any transaction starts (and, without a nemesis,
+        // once only): a server that refuses a session is an error at once.
+        let mut links = Vec::new();
         let mut conns = Vec::new();
-        for i in 0..self.cfg.clients {
-            let app = format!("{}c{}", env.app_prefix(), i + 1);
-            conns.push(connect::connect(&env.session_pg(), &app, Some(&setup), None).await?);
+        for app in &apps {
+            let link = Link {
+                pg: session_pg.clone(),
+                app: app.clone(),
+                setup: setup.clone(),
+            };
+            conns.push(connect::connect(&link.pg, &link.app, Some(&link.setup), None).await?);
+            links.push(link);
         }
-        let tasks: Vec<_> = conns
-            .into_iter()
+        drop(conns);
+        // Read-only transactions to the standby too, once it has replayed
+        // the level's start (a hot standby refuses SERIALIZABLE: none then).
+        let standby_pg = self.standby.lock().unwrap().as_ref().map(|(_, pg)| pg.clone());
+        let standby_pg = standby_pg.filter(|_| level != Level::Serializable);
+        if let Some(pg) = &standby_pg {
+            self.caught_up(env, pg).await?;
+        }
+        let standby_links: Vec<Option<Link>> = (links.iter())
+            .map(|l| {
+                standby_pg.as_ref().map(|pg| Link {
+                    pg: pg.clone(),
+                    app: format!("{}s", l.app),
+                    setup: l.setup.clone(),
+                })
+            })
+            .collect();
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let nemesis = w.chaos.clone().map(|c| {
+            let schedule = Schedule::new(
+                self.cfg.seed,
+                &self.cfg.nemesis,
+                self.cfg.clients,
+                self.cfg.nemesis_interval,
+            );
+            tokio::spawn(c.run(schedule, stop_rx))
+        });
+        let tasks: Vec<_> = (links.into_iter().zip(standby_links))
             .enumerate()
-            .map(|(i, conn)| {
+            .map(|(i, (link, standby))| {
                 let w = w.clone();
                 tokio::spawn(async move {
-                    let r = w.client(&conn.client, i as u64 + 1).await;
+                    let r = w.session(&link, standby.as_ref(), i as u64 + 1).await;
                     if r.is_err() {
                         w.stop();
                     }
@@ -189,16 +280,34 @@ impl Hunt {
                 first = r;
             }
         }
+        let _ = stop_tx.send(true);
+        if let Some(n) = nemesis {
+            let r = crate::engine::joined(n).await;
+            if first.is_ok() {
+                first = r;
+            }
+        }
         w.bar.finish_and_clear();
         first?;
+        let mut txns = w.so_far();
+        let mut events = Vec::new();
+        if let Some(c) = &w.chaos {
+            // Every fault undone: the final read says what the server kept.
+            c.heal_all();
+            txns.push(self.final_read(c, env, &w, &txns).await?);
+            events = c.events();
+        }
         *self.current.lock().unwrap() = None;
         let read_back = w.read_back.lock().unwrap().clone();
         let differs = crate::commands::hunt::workload::level_read_back(&read_back, level)
             .err()
             .map(|e| e.to_string());
+        // The control connection a kill or a restart ended, replaced.
+        let env = &self.live(env).await?;
         let mut history = History {
             header: Some(self.header(level, &env.server.version)),
-            txns: w.so_far(),
+            txns,
+            nemesis: events,
         };
         let checked = check::check(&history, self.cfg.options).map_err(|d| anyhow::anyhow!(d.what))?;
         commit_times(env, &mut history, &checked).await?;
@@ -226,6 +335,120 @@ impl Hunt {
             self.reproduce(env, (&history, &checked), level, dir, slot).await?;
         }
         Ok(())
+    }
+
+    /// `sql` on the control connection, within the deadline (a control
+    /// connection gone silent must not hold the run).
+    async fn control(&self, env: &Env, sql: &str, level: Level) -> Result<()> {
+        tokio::time::timeout(self.common.wait_timeout, env.control.batch_execute(sql))
+            .await
+            .map_err(|_| {
+                let s = self.common.wait_timeout.as_secs_f64();
+                anyhow::anyhow!(crate::engine::msg::no_answer(
+                    crate::engine::msg::at(level.flag(), "control", sql),
+                    s
+                ))
+            })?
+            .map_err(|e| connect::sql_error(e, msg::statement()))?;
+        Ok(())
+    }
+
+    /// Until lab's standby has replayed what the primary has written so far
+    /// (the level's TRUNCATE: no element of an earlier level is read there),
+    /// within the deadline.
+    async fn caught_up(&self, env: &Env, standby: &crate::postgres::ConnInfo) -> Result<()> {
+        let wait = self.common.wait_timeout;
+        let secs = wait.as_secs_f64();
+        let deadline = Instant::now() + wait;
+        let lsn: String = tokio::time::timeout(wait, env.control.query_one("SELECT pg_current_wal_lsn()::text", &[]))
+            .await
+            .map_err(|_| anyhow::anyhow!(msg::no_answer(secs)))?
+            .map_err(|e| connect::sql_error(e, msg::statement()))?
+            .get(0);
+        let conn = connect::connect(standby, "lab:hunt:standby", None, None).await?;
+        let ask = "SELECT coalesce(pg_last_wal_replay_lsn() >= $1::text::pg_lsn, false)";
+        loop {
+            let replayed: bool = tokio::time::timeout(wait, conn.client.query_one(ask, &[&lsn]))
+                .await
+                .map_err(|_| anyhow::anyhow!(msg::no_answer(secs)))?
+                .map_err(|e| connect::sql_error(e, msg::statement()))?
+                .get(0);
+            if replayed {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!(msg::standby_behind(lsn, secs));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+    }
+
+    /// The run's environment with a control connection that answers: `env`,
+    /// or (a kill or a restart ended its control connection) the same with a
+    /// new one, kept for the rest of the run and its clean-up.
+    async fn live(&self, env: &Arc<Env>) -> Result<Arc<Env>> {
+        let now = self.env_now.lock().unwrap().clone().unwrap_or_else(|| env.clone());
+        if self
+            .cfg
+            .nemesis
+            .iter()
+            .all(|f| !matches!(f, Fault::Kill | Fault::Restart))
+            || !now.control_lost().await
+        {
+            return Ok(now);
+        }
+        let app = self.setup().control_app;
+        let deadline = Instant::now() + self.common.wait_timeout;
+        let fresh = loop {
+            match connect::connect_control(&now.pg, &app, Some(&now.settings), now.control_silence()).await {
+                Ok(c) => break c,
+                Err(e) if crate::commands::hunt::chaos::comes_back(&e) && Instant::now() < deadline => {
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        let env = Arc::new(now.with_new_control(fresh.client, &app).await);
+        *self.env_now.lock().unwrap() = Some(env.clone());
+        Ok(env)
+    }
+
+    /// After a nemesis: every key the history names read once more, in one
+    /// transaction at the level, once the server takes connections again:
+    /// what the server kept. A transaction of its own session (one past
+    /// the last), as Jepsen's final reads are.
+    async fn final_read(&self, chaos: &Chaos, env: &Env, w: &Workload, txns: &[Txn]) -> Result<Txn> {
+        let setup = connect::session_setup(Some(&self.schema), &env.settings);
+        let app = format!("{}final", env.app_prefix());
+        let conn = chaos.connect(&env.session_pg(), &app, Some(&setup)).await?;
+        let begin = format!("BEGIN ISOLATION LEVEL {}", w.level.sql().to_uppercase());
+        let start = w.began().elapsed().as_nanos() as u64;
+        let rows = tokio::time::timeout(self.common.wait_timeout, async {
+            conn.client.batch_execute(&begin).await?;
+            let rows = conn.client.query("SELECT k, v FROM append ORDER BY k", &[]).await?;
+            conn.client.batch_execute("COMMIT").await?;
+            Ok::<_, tokio_postgres::Error>(rows)
+        })
+        .await
+        .map_err(|_| anyhow::anyhow!(msg::no_answer(self.common.wait_timeout.as_secs_f64())))?
+        .map_err(|e| connect::sql_error(e, msg::statement()))?;
+        let end = w.began().elapsed().as_nanos() as u64;
+        let mut kept: std::collections::BTreeMap<i64, Vec<i64>> = rows
+            .iter()
+            .map(|r| (r.get::<_, i64>(0), r.get::<_, Vec<i64>>(1)))
+            .collect();
+        for t in txns {
+            for op in &t.ops {
+                kept.entry(op.key()).or_default();
+            }
+        }
+        let ops: Vec<Op> = kept.into_iter().map(|(k, v)| Op::Read(k, Some(v))).collect();
+        let index = txns.iter().map(|t| t.index + 1).max().unwrap_or(0);
+        Ok(Txn {
+            end: Some(end),
+            at: vec![end; ops.len()],
+            ..Txn::new(index, self.cfg.clients as u64 + 1, Status::Ok, start, ops)
+        })
     }
 
     fn write_history(&self, h: &History, level: Level) -> Result<Option<PathBuf>> {
@@ -496,6 +719,7 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
                 }
             })
             .chain(commit_order(h, a))
+            .chain(standby_reads(h, a))
             .collect();
     }
     let Some(r) = &a.read else { return Vec::new() };
@@ -525,8 +749,39 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
             msg::why_dirty_update(tname(h, t), then, r.key, elem, &writer)
         }
         Class::FutureRead => msg::why_future_read(&reader, r.key, &seen, elem),
+        Class::Lost | Class::UnknownContradicted => {
+            let w = r.writer.unwrap_or(r.txn);
+            match r.other {
+                None => msg::why_lost(&writer, elem, r.key, &reader, &seen),
+                Some((t, op)) => {
+                    // Which of its elements that read showed.
+                    let (shown, shown_key) = match &h.txns[t].ops.get(op) {
+                        Some(Op::Read(k, Some(l))) => (h.txns[w].ops.iter())
+                            .find_map(|o| match o {
+                                Op::Append(k2, e) if k2 == k && l.contains(e) => Some((*e, *k)),
+                                _ => None,
+                            })
+                            .unwrap_or((0, *k)),
+                        _ => (0, 0),
+                    };
+                    msg::why_unknown_contradicted(&writer, elem, r.key, &reader, &seen, tname(h, t), shown, shown_key)
+                }
+            }
+        }
         _ => msg::why_internal(&reader, r.key, &seen),
     }]
+}
+
+/// An anomaly's transactions that read on lab's standby (`--replica`), and
+/// how far it had replayed the primary's WAL then: a standby applies
+/// commits in WAL order, the primary makes them visible in the order its
+/// backends leave the ProcArray, and the two may differ (Long Fork).
+fn standby_reads(h: &History, a: &Anomaly) -> Option<Text> {
+    let there: Vec<String> = (a.txns.iter())
+        .filter(|t| h.txns[**t].on_standby())
+        .map(|t| format!("{} ({})", tname(h, *t), h.txns[*t].lsn.as_deref().unwrap_or("?")))
+        .collect();
+    (!there.is_empty()).then(|| msg::standby_reads(there.join(", ")))
 }
 
 /// The order the server committed an anomaly's transactions in, when it
@@ -680,6 +935,9 @@ impl Outputs<'_> {
             search_cut_short: f.checked.cut_short,
             partial: f.partial,
             history: f.file.as_ref().map(|p| p.display().to_string()),
+            nemesis: nemesis_report(&f.history),
+            on_standby: standby_count(&f.history),
+            standby_line: standby_count(&f.history).map(|n| msg::standby_line(n, f.history.txns.len())),
             as_expected: f.as_expected(),
             name: f.level_name(),
             secs: f.secs,
@@ -690,8 +948,9 @@ impl Outputs<'_> {
                 .map(|n| (n.text(), forbidden(*n, at)))
                 .collect(),
             models_line,
-            classes: Class::ALL
-                .into_iter()
+            // Durability is judged only in a history recorded under a nemesis.
+            classes: (Class::ALL.into_iter())
+                .filter(|c| f.history.under_nemesis() || !matches!(c, Class::Lost | Class::UnknownContradicted))
                 .map(|class| {
                     let found: Vec<&Anomaly> = f.checked.anomalies.iter().filter(|a| a.name.class == class).collect();
                     let name = Name::of(class);
@@ -738,6 +997,33 @@ impl Outputs<'_> {
             as_expected: self.as_expected(),
         })
     }
+}
+
+/// How many of a history's transactions ran on lab's standby (none: no `--replica`).
+fn standby_count(h: &History) -> Option<usize> {
+    h.header.as_ref().filter(|h| h.replica)?;
+    Some(h.txns.iter().filter(|t| t.on_standby()).count())
+}
+
+/// What a history's nemesis did, counted by kind (none: it had no nemesis).
+fn nemesis_report(h: &History) -> Option<NemesisReport> {
+    let asked = &h.header.as_ref()?.nemesis;
+    if asked.is_empty() {
+        return None;
+    }
+    let mut faults: std::collections::BTreeMap<String, usize> = asked.iter().map(|n| (n.clone(), 0)).collect();
+    for e in &h.nemesis {
+        *faults.entry(e.nemesis.clone()).or_default() += 1;
+    }
+    let said: Vec<String> = faults.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    Some(NemesisReport {
+        line: if h.nemesis.is_empty() {
+            msg::nemesis_none(asked.join(", "))
+        } else {
+            msg::nemesis_line(said.join(", "))
+        },
+        faults,
+    })
 }
 
 /// One anomaly as the report holds it: the checker's account of it with
@@ -853,16 +1139,46 @@ impl Job for Hunt {
     }
 
     async fn work(&self, env: &Arc<Env>) -> Result<()> {
+        *self.env_now.lock().unwrap() = Some(env.clone());
+        if self.cfg.replica {
+            let Some((bin, port)) = env.throwaway.clone() else {
+                bail!(msg::replica_needs_own())
+            };
+            // On this thread, as the throwaway cluster: the standby's
+            // parent-death signal is tied to the thread that starts it.
+            let standby =
+                tokio::task::block_in_place(|| crate::postgres::cluster::Cluster::standby_of(&bin, port, ""))?;
+            // The primary's settings at the standby's port: its database and
+            // TLS (a copy of a TLS-only primary is TLS-only, with its certificate).
+            let pg = env.pg.through(std::net::Ipv4Addr::LOCALHOST.into(), standby.port);
+            *self.standby.lock().unwrap() = Some((standby, pg));
+        }
         for &level in &self.cfg.levels {
-            self.level(env, level).await?;
+            let env = self.live(env).await?;
+            self.level(&env, level).await?;
         }
         Ok(())
     }
 
     async fn clean_up(&self, env: &Env, _failed: bool) -> Result<()> {
+        // lab's standby stopped and removed (its sessions have ended).
+        let standby = self.standby.lock().unwrap().take();
+        if let Some(s) = standby {
+            tokio::task::block_in_place(|| drop(s));
+        }
         if let Some(w) = &*self.current.lock().unwrap() {
             w.stop();
+            // No backend stays stopped, no session cut off.
+            if let Some(c) = &w.chaos {
+                c.heal_all();
+            }
         }
+        // The control connection that still answers (a nemesis may have ended the harness's).
+        let now = self.env_now.lock().unwrap().clone();
+        let env: &Env = match &now {
+            Some(e) if !e.control.is_closed() => e,
+            _ => env,
+        };
         // Kept (not taken): a clean-up tried again on a new control connection needs it too.
         let explorer = self.explorer.lock().unwrap().clone();
         let explored = match explorer {
@@ -885,6 +1201,7 @@ impl Job for Hunt {
             let history = History {
                 header: Some(self.header(w.level, version)),
                 txns,
+                nemesis: w.chaos.as_ref().map(|c| c.events()).unwrap_or_default(),
             };
             if let Ok(checked) = check::check(&history, self.cfg.options) {
                 let file = self.write_history(&history, w.level).ok().flatten();
@@ -1043,5 +1360,55 @@ impl crate::options::Run for super::args::HuntArgs {
             super::config::Hunt::Check(cfg) => check_file(&cfg),
             super::config::Hunt::Run(cfg) => crate::harness::block_on(crate::harness::run(&Hunt::start(*cfg, cx.env)?)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::hunt::history::STANDBY;
+    use crate::i18n::Lang;
+
+    /// A Long Fork between a read on the primary and one on the standby:
+    /// its explanation names the standby's read and how far it had replayed.
+    #[test]
+    fn a_long_fork_through_the_standby_says_which_read_was_there() {
+        let txn = |i: u64, ops: Vec<Op>| Txn {
+            end: Some(i * 10 + 5),
+            ..Txn::new(i, i + 1, Status::Ok, i * 10, ops)
+        };
+        let r = |k, l: &[i64]| Op::Read(k, Some(l.to_vec()));
+        let mut there = txn(3, vec![r(1, &[]), r(2, &[2])]);
+        there.node = Some(STANDBY.into());
+        there.lsn = Some("0/3000148".into());
+        let h = History {
+            header: None,
+            txns: vec![
+                txn(0, vec![Op::Append(1, 1)]),
+                txn(1, vec![Op::Append(2, 2)]),
+                txn(2, vec![r(1, &[1]), r(2, &[])]),
+                there,
+            ],
+            ..History::default()
+        };
+        let c = check::check(&h, Default::default()).unwrap();
+        let fork = (c.anomalies.iter())
+            .find(|a| a.name.text() == "G-nonadjacent")
+            .expect("a Long Fork");
+        let said: Vec<String> = explain(&h, fork).iter().map(|t| t.render(Lang::En)).collect();
+        let last = said.last().unwrap();
+        assert!(
+            last.starts_with("read on lab's standby") && last.contains("T3 (0/3000148)"),
+            "{said:?}"
+        );
+        // Without a standby read, no such line.
+        let mut primary = h.clone();
+        primary.txns[3].node = None;
+        let c = check::check(&primary, Default::default()).unwrap();
+        let said: Vec<String> = explain(&primary, &c.anomalies[0])
+            .iter()
+            .map(|t| t.render(Lang::En))
+            .collect();
+        assert!(!said.iter().any(|s| s.contains("standby")), "{said:?}");
     }
 }

@@ -3,9 +3,11 @@
 //! each one.
 pub mod anomaly;
 pub mod args;
+pub mod chaos;
 pub mod check;
 pub mod config;
 pub mod cycles;
+pub mod durability;
 pub mod edges;
 pub mod edn;
 mod elle;
@@ -16,6 +18,7 @@ pub mod jepsen;
 pub mod job;
 pub mod models;
 pub mod msg;
+pub mod nemesis;
 pub mod reproduce;
 pub mod versions;
 pub mod workload;

@@ -309,10 +309,14 @@ pub fn model(level: Level, via: Via) -> &'static str {
 /// serializability, every cycle. A cycle that needs real-time or session
 /// edges is judged by the strong (or strong-session) form of the model:
 /// the user asked for those orders. Garbage and internal reads no
-/// PostgreSQL level allows, whatever the model says.
+/// PostgreSQL level allows, whatever the model says; nor does any lose an
+/// acknowledged write (durability, not isolation: no model of Elle's
+/// names it).
 pub fn forbidden(name: Name, level: Level) -> bool {
-    matches!(name.class, Class::Garbage | Class::Internal)
-        || forbidden_by(model(level, name.via)).contains(elle_name(name).as_str())
+    matches!(
+        name.class,
+        Class::Garbage | Class::Internal | Class::Lost | Class::UnknownContradicted
+    ) || forbidden_by(model(level, name.via)).contains(elle_name(name).as_str())
 }
 
 #[cfg(test)]

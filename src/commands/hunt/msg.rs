@@ -28,6 +28,38 @@ crate::messages! {
         en: "{flag} must be at least 1",
         tr: "{flag} en az 1 olmalı",
     }
+    bad_nemesis(given) {
+        en: "--nemesis {given}: not a fault lab hunt injects (pause, kill, restart, partition)",
+        tr: "--nemesis {given}: lab hunt'ın enjekte ettiği bir hata değil (pause, kill, restart, partition)",
+    }
+    failover_elsewhere() {
+        en: "--nemesis failover: a promotion needs a real HA cluster, which is lab failover's (Patroni); lab hunt injects pause, kill, restart, partition",
+        tr: "--nemesis failover: bir terfi gerçek bir HA cluster ister, o da lab failover'ın (Patroni); lab hunt pause, kill, restart, partition enjekte eder",
+    }
+    nemesis_interval() {
+        en: "--nemesis-interval must be at least 1 and at most 600000 (ms)",
+        tr: "--nemesis-interval en az 1 ve en çok 600000 (ms) olmalı",
+    }
+    nemesis_needs_own(faults) {
+        en: "--nemesis {faults} signals the server's processes, which lab does only to the server it started: drop --database-url (and PGHOST...) to hunt on lab's own",
+        tr: "--nemesis {faults} sunucunun süreçlerine sinyal gönderir; lab bunu yalnızca kendi başlattığı sunucuya yapar: lab'ın kendi sunucusunda avlamak için --database-url'i (ve PGHOST...) bırakın",
+    }
+    replica_needs_own() {
+        en: "--replica starts a streaming standby of the server lab started: drop --database-url (and PGHOST...) to hunt on lab's own",
+        tr: "--replica lab'ın başlattığı sunucunun akışlı bir yedeğini (standby) başlatır: lab'ın kendi sunucusunda avlamak için --database-url'i (ve PGHOST...) bırakın",
+    }
+    standby_behind(lsn, s) {
+        en: "lab's standby had not replayed the primary's WAL up to {lsn} after {s} s",
+        tr: "lab'ın standby'ı {s} sn sonra birincil sunucunun WAL'ını {lsn} konumuna kadar hâlâ işlememişti",
+    }
+    backend_stays(pid, s) {
+        en: "backend {pid}, which a partition cut off, was still there {s} s after lab ended it",
+        tr: "bir bölünmenin kopardığı {pid} backend'i, lab onu sonlandırdıktan {s} sn sonra hâlâ oradaydı",
+    }
+    the_server(pid) {
+        en: "the server (postmaster {pid})",
+        tr: "sunucu (postmaster {pid})",
+    }
     too_large() {
         en: "--keys is at most 1000000, --ops and --replays at most 1000",
         tr: "--keys en çok 1000000, --ops ve --replays en çok 1000 olabilir",
@@ -159,6 +191,30 @@ crate::messages! {
     why_future_read(reader, key, seen, elem) {
         en: "{reader} read key {key} = {seen}, with {elem}, which it appends only later (future read)",
         tr: "{reader} {key} anahtarını {seen} okudu; içindeki {elem} değerini kendisi ancak sonra ekliyor (gelecekten okuma)",
+    }
+    why_lost(writer, elem, key, reader, seen) {
+        en: "{writer} appended {elem} to key {key} and its COMMIT was acknowledged; {reader}, the last read of key {key}, began after that and after every read that showed {elem}, yet read {seen}, without it: an acknowledged write is lost",
+        tr: "{writer} {key} anahtarına {elem} ekledi ve COMMIT'i onaylandı; {key} anahtarının son okuması {reader} bundan ve {elem} değerini gösteren her okumadan sonra başladı, yine de onsuz {seen} okudu: onaylanmış bir yazma kayboldu",
+    }
+    why_unknown_contradicted(writer, elem, key, reader, seen, revealer, shown, shown_key) {
+        en: "{writer}'s COMMIT got no answer (unknown outcome); {revealer} read its {shown} in key {shown_key}, so it committed; yet {reader}, the last read of key {key}, began after that and after every read that showed its {elem}, and read {seen}, without it: neither of its two outcomes explains the reads",
+        tr: "{writer} işleminin COMMIT'i cevap almadı (sonucu bilinmiyor); {revealer} onun {shown_key} anahtarındaki {shown} değerini okudu, demek ki commit edildi; yine de {key} anahtarının son okuması {reader} bundan ve onun {elem} değerini gösteren her okumadan sonra başladı ve onsuz {seen} okudu: iki olası sonucundan hiçbiri okumaları açıklamıyor",
+    }
+    nemesis_line(faults) {
+        en: "nemesis: {faults} injected, each undone before the next",
+        tr: "nemesis: {faults} enjekte edildi, her biri bir sonrakinden önce geri alındı",
+    }
+    standby_reads(which) {
+        en: "read on lab's standby, replayed up to (pg_last_wal_replay_lsn): {which}; the others on the primary. A standby makes commits visible in WAL order, the primary in the order its backends end them, and the two orders may differ",
+        tr: "lab'ın standby'ında okuyanlar, işlendiği konumla (pg_last_wal_replay_lsn): {which}; diğerleri birincilde. Standby commit'leri WAL sırasıyla görünür kılar, birincil ise backend'lerinin onları bitirdiği sırayla; bu iki sıra farklı olabilir",
+    }
+    standby_line(n, all) {
+        en: "replica: {n} of the {all} transactions read on lab's standby (the others on the primary)",
+        tr: "replica: {all} işlemin {n} tanesi lab'ın standby'ında okudu (diğerleri birincilde)",
+    }
+    nemesis_none(asked) {
+        en: "nemesis: {asked} asked, no fault injected (the run ended first)",
+        tr: "nemesis: {asked} istendi, hiç hata enjekte edilmedi (çalıştırma önce bitti)",
     }
     models_ruled_out(level, model, not, also) {
         en: "{level}, held to {model}: the history is not {not} (and so not {also})",

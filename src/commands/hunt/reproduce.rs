@@ -437,7 +437,11 @@ pub fn replayed(r: &Reproducer, obs: &Observation) -> History {
             )
         });
     }
-    History { header: None, txns }
+    History {
+        header: None,
+        txns,
+        ..History::default()
+    }
 }
 
 /// The replay's outcome as a `# occurs-if:` line (what each read
@@ -548,6 +552,7 @@ mod tests {
                     vec![Op::Read(1, Some(vec![1, 4])), Op::Read(2, Some(vec![2, 3]))],
                 ),
             ],
+            ..History::default()
         };
         let c = check(&h, Options::default()).unwrap();
         let a = c.anomalies.iter().find(|a| a.name.text() == "G2-item").unwrap();

@@ -5,17 +5,20 @@
 //! As Jepsen's list-append does, a key takes a bounded number of appends and
 //! is then retired for a fresh one, so reads stay short however long the
 //! run; every appended element is unique.
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use tokio_postgres::Client;
 
+use super::chaos::{Chaos, connection_gone};
 use super::check::Level;
-use super::history::{Elem, Key, Op, Status, Txn};
+use super::history::{Elem, Key, Op, STANDBY, Status, Txn};
 use super::msg;
 use crate::i18n::Context;
+use crate::postgres::ConnInfo;
+use crate::postgres::connect;
 
 /// The table every session appends to and reads from.
 pub const TABLE: &str = "append";
@@ -143,6 +146,23 @@ pub struct Workload {
     /// Each statement's deadline.
     pub deadline: Duration,
     pub bar: indicatif::ProgressBar,
+    /// The nemesis the sessions live through (none: a lost connection ends the run).
+    pub chaos: Option<Arc<Chaos>>,
+    /// Where each read-only transaction goes (`--replica`), drawn from it.
+    seed: u64,
+}
+
+/// Whether transaction `index` of the seed's, read-only, goes to the
+/// standby (`--replica`): half of them, the same ones for the same seed.
+pub fn to_standby(seed: u64, index: u64, ops: &[Op]) -> bool {
+    if !ops.iter().all(|o| matches!(o, Op::Read(..))) {
+        return false;
+    }
+    // splitmix64 of (seed, index): no shared state between the sessions.
+    let mut z = (seed ^ 0x7265_706c_6963_6121).wrapping_add(index.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)).is_multiple_of(2)
 }
 
 /// How one statement ended.
@@ -150,6 +170,9 @@ enum Outcome<T> {
     Ok(T),
     /// A serialization failure or deadlock: the transaction is aborted, as the level allows.
     Abort(String),
+    /// The connection went under a nemesis that ends connections (its
+    /// SQLSTATE, if the server said one).
+    Lost(Option<String>),
     /// Anything else: the run cannot go on.
     Error(anyhow::Error),
 }
@@ -159,9 +182,49 @@ impl<T> Outcome<T> {
         match self {
             Outcome::Ok(v) => Outcome::Ok(f(v)),
             Outcome::Abort(c) => Outcome::Abort(c),
+            Outcome::Lost(c) => Outcome::Lost(c),
             Outcome::Error(e) => Outcome::Error(e),
         }
     }
+}
+
+/// `f`, unless a black hole cuts the session off first (then none).
+async fn unless_cut<T>(
+    cuts: &mut Option<tokio::sync::watch::Receiver<u64>>,
+    f: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    let cut = async {
+        let changed = match cuts {
+            Some(rx) => rx.changed().await.is_ok(),
+            None => false,
+        };
+        if !changed {
+            std::future::pending::<()>().await
+        }
+    };
+    tokio::select! {
+        r = f => Some(r),
+        () = cut => None,
+    }
+}
+
+/// Where a session connects.
+pub struct Link {
+    /// The server (through lab's fault proxy under a partition nemesis).
+    pub pg: ConnInfo,
+    /// Its application_name.
+    pub app: String,
+    /// Run on each new connection (the search_path).
+    pub setup: String,
+}
+
+/// How a session's run on one connection ended.
+enum Ended {
+    /// The budget is spent (or the run stops).
+    Done,
+    /// The connection went (a nemesis): `backend` is the one it had;
+    /// `partitioned`: lab's proxy cut it off, and the server may keep it.
+    Lost { backend: i32, partitioned: bool },
 }
 
 impl Workload {
@@ -177,6 +240,7 @@ impl Workload {
             level,
             budget,
             generator: Mutex::new(Generator::new(seed, shape)),
+            seed,
             began: Instant::now(),
             recorded: Mutex::default(),
             committing: Mutex::default(),
@@ -185,7 +249,13 @@ impl Workload {
             stopped: Default::default(),
             deadline,
             bar,
+            chaos: None,
         }
+    }
+
+    /// The instant the transactions' clock counts from.
+    pub fn began(&self) -> Instant {
+        self.began
     }
 
     fn now(&self) -> u64 {
@@ -210,46 +280,148 @@ impl Workload {
         }
     }
 
-    /// One session's loop: its level set and read back, then transactions
-    /// until the budget is spent. An error no level explains ends the run.
-    pub async fn client(&self, client: &Client, session: u64) -> Result<()> {
-        let set = format!("SET default_transaction_isolation = '{}'", self.level.sql());
-        client.batch_execute(&set).await?;
-        // A deadlock between two sessions is found after the waiting one's
-        // deadlock_timeout (1 s by default): the hunt's come every few hundred
-        // transactions, so a short one keeps the run going. Only a superuser
-        // may set it; elsewhere the server's stands.
-        if let Err(e) = client.batch_execute("SET deadlock_timeout = '10ms'").await
-            && e.code() != Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE)
-        {
-            return Err(e.into());
+    /// One session: connected (again, after a nemesis ended its
+    /// connection, once a partition has healed and the backend it leaves
+    /// is gone), then transactions until the budget is spent.
+    /// With `standby`, its read-only transactions go there or to the
+    /// primary ([`to_standby`]).
+    pub async fn session(&self, link: &Link, standby: Option<&Link>, session: u64) -> Result<()> {
+        let i = (session - 1) as usize;
+        loop {
+            // Subscribed before the partition is looked at: a black hole
+            // from now on is seen, while connecting too.
+            let mut cuts = self.chaos.as_ref().map(|c| c.cuts(i));
+            let on_standby = match standby {
+                Some(l) => Some(connect::connect(&l.pg, &l.app, Some(&l.setup), None).await?),
+                None => None,
+            };
+            let conn = match &self.chaos {
+                Some(c) => {
+                    c.healed(i).await;
+                    match unless_cut(&mut cuts, c.connect(&link.pg, &link.app, Some(&link.setup))).await {
+                        Some(conn) => conn?,
+                        // Cut off while connecting: again once the partition heals.
+                        None => continue,
+                    }
+                }
+                None => connect::connect(&link.pg, &link.app, Some(&link.setup), None).await?,
+            };
+            match self
+                .client(&conn.client, on_standby.as_ref().map(|c| &c.client), session, &mut cuts)
+                .await?
+            {
+                Ended::Done => return Ok(()),
+                Ended::Lost { backend, partitioned } => {
+                    drop(conn);
+                    if partitioned && let Some(c) = &self.chaos {
+                        c.healed(i).await;
+                        c.bury(backend).await?;
+                    }
+                }
+            }
         }
-        let read = client
-            .simple_query("BEGIN; SHOW transaction_isolation; COMMIT")
-            .await?
-            .into_iter()
-            .find_map(|m| match m {
-                tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
-                _ => None,
-            })
-            .unwrap_or_default();
+    }
+
+    /// One session's run on one connection: its level set and read back,
+    /// then transactions until the budget is spent or (under a nemesis)
+    /// the connection goes. An error no level explains ends the run.
+    async fn client(
+        &self,
+        client: &Client,
+        standby: Option<&Client>,
+        session: u64,
+        cut_off: &mut Option<tokio::sync::watch::Receiver<u64>>,
+    ) -> Result<Ended> {
+        let set = format!("SET default_transaction_isolation = '{}'", self.level.sql());
+        let lost =
+            |e: &tokio_postgres::Error| self.chaos.as_ref().is_some_and(|c| c.ends_connections()) && connection_gone(e);
+        let i = (session - 1) as usize;
+        let partitioned = || self.chaos.as_ref().is_some_and(|c| c.partitioned(i));
+        let prepared = async {
+            client.batch_execute(&set).await?;
+            // A deadlock between two sessions is found after the waiting one's
+            // deadlock_timeout (1 s by default): the hunt's come every few hundred
+            // transactions, so a short one keeps the run going. Only a superuser
+            // may set it; elsewhere the server's stands.
+            if let Err(e) = client.batch_execute("SET deadlock_timeout = '10ms'").await
+                && e.code() != Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE)
+            {
+                return Err(e);
+            }
+            let read = client
+                .simple_query("BEGIN; SHOW transaction_isolation; COMMIT")
+                .await?
+                .into_iter()
+                .find_map(|m| match m {
+                    tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            let backend = client.query_one("SELECT pg_backend_pid()", &[]).await?.get::<_, i32>(0);
+            let append = client.prepare(APPEND).await?;
+            let select = client.prepare(READ).await?;
+            Ok((read, backend, append, select))
+        };
+        let standby = match standby {
+            Some(s) => Some((s, s.prepare(READ).await?)),
+            None => None,
+        };
+        let mut no_cuts = None;
+        // Within the deadline, and given up when a black hole cuts it off.
+        let prepared = tokio::time::timeout(self.deadline, unless_cut(cut_off, prepared))
+            .await
+            .map_err(|_| anyhow::anyhow!(msg::no_answer(self.deadline.as_secs_f64())))?;
+        let Some(prepared) = prepared else {
+            return Ok(Ended::Lost {
+                backend: 0,
+                partitioned: true,
+            });
+        };
+        let (read, backend, append, select) = match prepared {
+            Ok(p) => p,
+            Err(e) if lost(&e) => {
+                return Ok(Ended::Lost {
+                    backend: 0,
+                    partitioned: partitioned(),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
         self.read_back.lock().unwrap().push(read);
-        let backend = client.query_one("SELECT pg_backend_pid()", &[]).await?.get::<_, i32>(0);
-        let append = client.prepare(APPEND).await?;
-        let select = client.prepare(READ).await?;
+        if let Some(c) = &self.chaos {
+            c.backend(i, backend);
+        }
         // The level named in every BEGIN too (the session's default, read back above, is the same).
         let begin = format!("BEGIN ISOLATION LEVEL {}", self.level.sql().to_uppercase());
         while let Some((index, mut ops)) = self.next() {
+            // A read-only transaction on the standby (`--replica`), or on the primary.
+            let there = standby.as_ref().filter(|_| to_standby(self.seed, index, &ops));
+            let (client, select, cuts) = match there {
+                Some((s, sel)) => (*s, sel, &mut no_cuts),
+                None => (client, &select, &mut *cut_off),
+            };
             let start = self.now();
-            let mut outcome = self.bounded(client.batch_execute(&begin)).await;
+            let mut outcome = self.bounded(client.batch_execute(&begin), cuts).await;
+            // How far the standby had replayed the primary's WAL, read as
+            // the snapshot is taken (the transaction's first statement).
+            let mut lsn = None;
+            if there.is_some() && matches!(outcome, Outcome::Ok(_)) {
+                outcome = self
+                    .bounded(client.query_one("SELECT pg_last_wal_replay_lsn()::text", &[]), cuts)
+                    .await
+                    .map(|row| lsn = row.get::<_, Option<String>>(0));
+            }
             let mut at = Vec::with_capacity(ops.len());
             for op in ops.iter_mut() {
                 if !matches!(outcome, Outcome::Ok(_)) {
                     break;
                 }
                 outcome = match op {
-                    Op::Append(k, v) => self.bounded(client.execute(&append, &[&*k, &*v])).await.map(|_| ()),
-                    Op::Read(k, seen) => self.bounded(client.query_opt(&select, &[&*k])).await.map(|row| {
+                    Op::Append(k, v) => self
+                        .bounded(client.execute(&append, &[&*k, &*v]), cuts)
+                        .await
+                        .map(|_| ()),
+                    Op::Read(k, seen) => self.bounded(client.query_opt(select, &[&*k]), cuts).await.map(|row| {
                         *seen = Some(row.map(|r| r.get::<_, Vec<i64>>(0)).unwrap_or_default());
                     }),
                 };
@@ -258,6 +430,7 @@ impl Workload {
                 }
             }
             let mut xid = None;
+            let mut gone = false;
             let ended = match outcome {
                 // The transaction's id, read in the COMMIT's own message (no
                 // round trip more): the server's commit order can be asked later.
@@ -266,20 +439,39 @@ impl Workload {
                         backend: Some(backend),
                         ..Txn::new(index, session, Status::Info, start, unknown_reads(&ops))
                     });
-                    match self.bounded(client.simple_query(COMMIT)).await {
+                    let commit = match there {
+                        Some(_) => self.bounded(client.simple_query(COMMIT), cuts).await,
+                        None => self.bounded(self.commit(client, i, backend), cuts).await,
+                    };
+                    match commit {
                         Outcome::Ok(answer) => {
                             xid = assigned_xid(&answer);
                             Ok((Status::Ok, None))
                         }
                         Outcome::Abort(c) => Ok((Status::Fail, Some(c))),
+                        // The COMMIT went out and its answer never came: it
+                        // may have committed (Jepsen's :info).
+                        Outcome::Lost(c) => {
+                            gone = true;
+                            Ok((Status::Info, c))
+                        }
                         // The outcome of a COMMIT whose answer never came is unknown.
                         Outcome::Error(e) => Err((Status::Info, None, e)),
                     }
                 }
-                Outcome::Abort(c) => match self.bounded(client.batch_execute("ROLLBACK")).await {
+                Outcome::Abort(c) => match self.bounded(client.batch_execute("ROLLBACK"), cuts).await {
                     Outcome::Error(e) => Err((Status::Fail, Some(c), e)),
+                    Outcome::Lost(_) => {
+                        gone = true;
+                        Ok((Status::Fail, Some(c)))
+                    }
                     _ => Ok((Status::Fail, Some(c))),
                 },
+                // No COMMIT was sent: the server cannot have committed it.
+                Outcome::Lost(c) => {
+                    gone = true;
+                    Ok((Status::Fail, c))
+                }
                 Outcome::Error(e) => Err((Status::Fail, None, e)),
             };
             let end = self.now();
@@ -288,11 +480,28 @@ impl Workload {
                 end: (status != Status::Info).then_some(end),
                 at,
                 xid,
-                backend: Some(backend),
+                // The standby's backend is not the session's.
+                backend: there.is_none().then_some(backend),
+                node: there.map(|_| STANDBY.to_string()),
+                lsn: lsn.clone(),
                 ..Txn::new(index, session, status, start, ops)
             };
             match ended {
-                Ok((status, sqlstate)) => self.record(txn(status, sqlstate, ops, at)),
+                Ok((status, sqlstate)) => {
+                    // An unknown outcome keeps its appends, not its reads (Jepsen's :info).
+                    let ops = if status == Status::Info {
+                        unknown_reads(&ops)
+                    } else {
+                        ops
+                    };
+                    self.record(txn(status, sqlstate, ops, at));
+                    if gone {
+                        return Ok(Ended::Lost {
+                            backend,
+                            partitioned: partitioned(),
+                        });
+                    }
+                }
                 Err((status, sqlstate, e)) => {
                     self.record(txn(status, sqlstate, ops, at));
                     // Which session and which transaction (its index in the history).
@@ -300,7 +509,33 @@ impl Workload {
                 }
             }
         }
-        Ok(())
+        Ok(Ended::Done)
+    }
+
+    /// COMMIT sent; a pause waiting for this session's next COMMIT is told
+    /// once the request is on its way to the server.
+    async fn commit(
+        &self,
+        client: &Client,
+        i: usize,
+        backend: i32,
+    ) -> Result<Vec<tokio_postgres::SimpleQueryMessage>, tokio_postgres::Error> {
+        let commit = client.simple_query(COMMIT);
+        tokio::pin!(commit);
+        let first = tokio::select! {
+            biased;
+            r = &mut commit => Some(r),
+            _ = std::future::ready(()) => None,
+        };
+        match first {
+            Some(r) => r,
+            None => {
+                if let Some(c) = &self.chaos {
+                    c.committing(i, backend);
+                }
+                commit.await
+            }
+        }
     }
 
     fn record(&self, txn: Txn) {
@@ -330,13 +565,35 @@ impl Workload {
     }
 
     /// A statement within its deadline; a serialization failure (40001)
-    /// or a deadlock (40P01) is an abort, anything else an error.
-    async fn bounded<T>(&self, f: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>) -> Outcome<T> {
-        match tokio::time::timeout(self.deadline, f).await {
+    /// or a deadlock (40P01) is an abort; under a nemesis that ends
+    /// connections, the connection gone (or cut off by a partition, which
+    /// `cuts` says) is lost; anything else an error.
+    async fn bounded<T>(
+        &self,
+        f: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>,
+        cuts: &mut Option<tokio::sync::watch::Receiver<u64>>,
+    ) -> Outcome<T> {
+        let cut = async {
+            match cuts {
+                Some(rx) => {
+                    if rx.changed().await.is_err() {
+                        std::future::pending::<()>().await
+                    }
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        let answer = tokio::select! {
+            r = tokio::time::timeout(self.deadline, f) => r,
+            () = cut => return Outcome::Lost(None),
+        };
+        let ends = self.chaos.as_ref().is_some_and(|c| c.ends_connections());
+        match answer {
             Err(_) => Outcome::Error(anyhow::anyhow!(msg::no_answer(self.deadline.as_secs_f64()))),
             Ok(Ok(v)) => Outcome::Ok(v),
             Ok(Err(e)) => match e.code().map(|c| c.code()) {
                 Some(c @ ("40001" | "40P01")) => Outcome::Abort(c.to_string()),
+                _ if ends && connection_gone(&e) => Outcome::Lost(e.code().map(|c| c.code().to_string())),
                 _ => Outcome::Error(crate::postgres::connect::sql_error(e, msg::statement())),
             },
         }
@@ -403,6 +660,7 @@ mod tests {
         let history = crate::commands::hunt::history::History {
             header: None,
             txns: w.so_far(),
+            ..Default::default()
         };
         assert_eq!(history.txns[1].ops, vec![Op::Read(1, None), Op::Append(1, 10)]);
         let c = crate::commands::hunt::check::check(&history, Default::default()).unwrap();
@@ -412,6 +670,7 @@ mod tests {
         let alone = crate::commands::hunt::history::History {
             header: None,
             txns: vec![history.txns[0].clone()],
+            ..Default::default()
         };
         let names = crate::commands::hunt::check::check(&alone, Default::default())
             .unwrap()
@@ -424,6 +683,18 @@ mod tests {
             .push(txn(3, 1, Status::Info, vec![Op::Append(2, 11)]));
         w.record(txn(3, 1, Status::Ok, vec![Op::Append(2, 11)]));
         assert_eq!(w.so_far().len(), 1);
+    }
+
+    #[test]
+    fn half_the_read_only_transactions_go_to_the_standby_the_same_for_a_seed() {
+        let reads = vec![Op::Read(1, None), Op::Read(2, None)];
+        let writes = vec![Op::Read(1, None), Op::Append(1, 5)];
+        let picked: Vec<bool> = (0..1000).map(|i| to_standby(7, i, &reads)).collect();
+        let n = picked.iter().filter(|p| **p).count();
+        assert!((400..600).contains(&n), "{n}");
+        assert_eq!(picked, (0..1000).map(|i| to_standby(7, i, &reads)).collect::<Vec<_>>());
+        assert_ne!(picked, (0..1000).map(|i| to_standby(8, i, &reads)).collect::<Vec<_>>());
+        assert!((0..1000).all(|i| !to_standby(7, i, &writes)));
     }
 
     #[test]
