@@ -12,7 +12,7 @@ pub struct FailoverOpts {
 
     /// How long lab waits for its HA cluster: to become healthy, to fail
     /// over, for a node to rejoin (seconds; Patroni's ttl is 20).
-    #[arg(long, default_value_t = 60, value_name = "SECONDS")]
+    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
     pub ha_timeout: u64,
 
     /// Your own cluster instead of lab's: with --database-url naming its
