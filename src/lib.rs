@@ -55,6 +55,9 @@ pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
             scenario, run, params, ..
         } => {
             let cfg = RunConfig::for_scenario(scenario, &run, params?, lang)?;
+            if scenarios::failover::watch::asked(&cfg) {
+                return block_on(harness::run(&scenarios::failover::watch::Watch::start(cfg, env)?));
+            }
             block_on(harness::run(&scenarios::job::Scenarios::start(cfg, false, env)?))
         }
         Parsed::Fixed(cli) => cli.command.run(&options::Invocation {

@@ -532,6 +532,11 @@ impl Owner {
         bail!(msg::root())
     }
 
+    /// The uid and gid servers run as, when lab runs as root.
+    pub(crate) fn ids(&self) -> Option<(u32, u32)> {
+        self.ids
+    }
+
     pub(crate) fn apply(&self, cmd: &mut Command) {
         if let Some((uid, gid)) = self.ids {
             cmd.uid(uid).gid(gid);

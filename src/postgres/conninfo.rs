@@ -136,6 +136,33 @@ impl ConnInfo {
         self.hostaddrs = vec![None; hosts.len()];
     }
 
+    /// Each host as a server of its own, in the given order, named
+    /// `host:port`: its port and address, the same user, database,
+    /// password, options and TLS; any node (no target_session_attrs), no
+    /// load balancing.
+    pub fn one_per_host(&self) -> Vec<(String, ConnInfo)> {
+        use tokio_postgres::config::Host;
+        let ports = self.pg.get_ports();
+        self.pg
+            .get_hosts()
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+                let host = match h {
+                    Host::Tcp(name) => name.clone(),
+                    Host::Unix(dir) => dir.display().to_string(),
+                };
+                let mut one = self.clone();
+                one.set_hosts(&[&host], port);
+                one.hostaddrs = vec![self.hostaddrs.get(i).copied().flatten()];
+                one.target = TargetAttrs::Any;
+                one.load_balance = false;
+                (format!("{host}:{port}"), one)
+            })
+            .collect()
+    }
+
     /// The tokio-postgres configuration (for what only it holds).
     pub fn pg(&self) -> &tokio_postgres::Config {
         &self.pg

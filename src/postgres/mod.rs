@@ -5,6 +5,8 @@ pub mod connect;
 pub mod conninfo;
 pub mod faults;
 pub mod libpq;
+pub mod netns;
+pub mod patroni;
 pub mod pgbouncer;
 pub mod pgpool;
 pub mod sidecar;

@@ -128,6 +128,16 @@ impl PgBouncer {
                 p.size
             ));
         }
+        // The server's TLS as the user asked for it: PgBouncer's server side
+        // speaks it with the same mode and root file (copied where PgBouncer,
+        // running as the server's owner, can read it).
+        let mut server_tls = format!("server_tls_sslmode = {}\n", server.tls.mode.name());
+        if let Some(root) = &server.tls.root_file {
+            let copy = pgb.dir.join("server-root.crt");
+            fs::copy(root, &copy)?;
+            owner.chown(&copy)?;
+            server_tls.push_str(&format!("server_tls_ca_file = {}\n", copy.display()));
+        }
         let users = pgb.dir.join("users.txt");
         fs::write(&users, format!("\"{}\" \"\"\n", user.replace('"', "\"\"")))?;
         let log = pgb.dir.join("pgbouncer.log");
@@ -150,6 +160,7 @@ impl PgBouncer {
                      ignore_startup_parameters = extra_float_digits,options\n\
                      max_client_conn = 200\n\
                      logfile = {}\n\
+                     {server_tls}\
                      {extra}\n",
                     pgb.port,
                     users.display(),

@@ -82,6 +82,10 @@ pub struct Settings {
     pub check: Check,
     /// sslnegotiation=direct: TLS from the first byte (PostgreSQL 17+).
     pub direct: bool,
+    /// The root certificate file the chain is checked against (none: no
+    /// file, or sslrootcert=system): what a sidecar of lab's in front of the
+    /// server checks it with too.
+    pub root_file: Option<PathBuf>,
     /// rustls' configuration; None with sslmode=disable.
     client: Option<Arc<rustls::ClientConfig>>,
 }
@@ -100,6 +104,7 @@ impl Settings {
             mode_origin: "sslmode".into(),
             check: Check::Nothing,
             direct: false,
+            root_file: None,
             client: None,
         })
     }
@@ -112,6 +117,7 @@ impl Settings {
             mode_origin: "sslmode".into(),
             check: Check::Full,
             direct: false,
+            root_file: Some(root.to_path_buf()),
             client: Some(client_config(Check::Full, Some(roots), Vec::new(), None, true, None)?),
         }))
     }
@@ -181,26 +187,27 @@ impl Settings {
                 mode_origin,
                 check: Check::Nothing,
                 direct,
+                root_file: None,
                 client: None,
             }));
         }
         let home = env("HOME").map(|h| Path::new(&h).join(".postgresql"));
         let default = |name: &str| home.as_ref().map(|d| d.join(name));
         // The root file: named, or the default one where it exists.
-        let (roots, root_origin) = if system {
+        let (roots, root_file) = if system {
             (Some(system_roots(&params.origin("sslrootcert"))?), None)
         } else {
             match value("sslrootcert") {
                 Some(f) if Path::new(f).exists() || mode >= SslMode::VerifyCa => {
                     let origin = params.origin("sslrootcert");
-                    (Some(read_roots(Path::new(f), &origin)?), Some(origin))
+                    (Some(read_roots(Path::new(f), &origin)?), Some(PathBuf::from(f)))
                 }
                 // libpq: a named root file that is not there verifies nothing with require.
                 Some(_) => (None, None),
                 None => match default("root.crt").filter(|p| p.exists()) {
                     Some(p) => {
                         let origin = format!("sslrootcert ({})", p.display());
-                        (Some(read_roots(&p, &origin)?), Some(origin))
+                        (Some(read_roots(&p, &origin)?), Some(p))
                     }
                     None => (None, None),
                 },
@@ -215,7 +222,6 @@ impl Settings {
             (_, Some(_)) => Check::Chain,
             (_, None) => Check::Nothing,
         };
-        let _ = root_origin;
         // The revocation list: named, or the default one where it exists; used when verifying.
         let crls = match (value("sslcrl"), check) {
             (_, Check::Nothing) => Vec::new(),
@@ -256,6 +262,7 @@ impl Settings {
             mode_origin,
             check,
             direct,
+            root_file,
             client: Some(client),
         }))
     }

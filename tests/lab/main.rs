@@ -83,3 +83,6 @@ mod network;
 
 /// TLS and libpq's connection settings, psql (libpq) as the oracle.
 mod tls;
+
+/// `lab failover` on lab's own HA cluster (Patroni, etcd, three nodes).
+mod failover;

@@ -1456,7 +1456,25 @@ fn pg_isolation_regress_command_line_unchanged() {
     )
     .unwrap();
     let port = srv.cluster.port.to_string();
-    let bindir = format!("--bindir={}", srv.cluster.bin.display());
+    // pg_regress runs psql from --bindir: an installation's bin has both;
+    // npm's embedded builds have the server programs only, so psql is
+    // linked in beside them (Debian's, on PATH).
+    let bin = input.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    for entry in std::fs::read_dir(&srv.cluster.bin).unwrap() {
+        let entry = entry.unwrap();
+        std::os::unix::fs::symlink(entry.path(), bin.join(entry.file_name())).unwrap();
+    }
+    if !bin.join("psql").exists() {
+        let psql = Command::new("sh").args(["-c", "command -v psql"]).output().unwrap();
+        let psql = String::from_utf8_lossy(&psql.stdout).trim().to_string();
+        assert!(
+            !psql.is_empty(),
+            "psql on PATH (scripts/test installs postgresql-client)"
+        );
+        std::os::unix::fs::symlink(psql, bin.join("psql")).unwrap();
+    }
+    let bindir = format!("--bindir={}", bin.display());
     let options = |out: &str| -> Vec<String> {
         [
             "--inputdir=.",
@@ -1482,7 +1500,12 @@ fn pg_isolation_regress_command_line_unchanged() {
         .output()
         .expect("pg_isolation_regress runs");
     let their_out = String::from_utf8_lossy(&theirs.stdout).into_owned();
-    assert_eq!(theirs.status.code(), Some(1), "{their_out}");
+    assert_eq!(
+        theirs.status.code(),
+        Some(1),
+        "{their_out}{}",
+        String::from_utf8_lossy(&theirs.stderr)
+    );
     // (It leaves its database and roles behind; lab must not find them there.)
     srv.exec(&client, "DROP DATABASE isolation_regression");
     srv.exec(&client, "DROP ROLE regress_lab_a, regress_lab_b");
@@ -1830,6 +1853,11 @@ const POOLER_MAY_CHANGE: &[(&str, &str)] = &[
     (
         "intra-grant-inplace-db",
         "a session's setup creates a temporary table its later steps use",
+    ),
+    (
+        "multiple-row-versions",
+        "a million-row table: through the pooler (3 s deadline, see below) a step can outlast it on a loaded \
+         machine (2026-12-07, load 6: rx1 cancelled, the rest of the permutation unrun)",
     ),
     (
         "vacuum-conflict",

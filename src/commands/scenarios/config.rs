@@ -92,7 +92,11 @@ impl RunConfig {
         let plan = super::ALL
             .iter()
             .copied()
-            .filter(|s| wanted.is_empty() || wanted.iter().any(|(w, _)| std::ptr::eq(*w, *s)))
+            .filter(|s| match wanted.is_empty() {
+                // Only when named: see ON_REQUEST.
+                true => !super::ON_REQUEST.contains(&s.name),
+                false => wanted.iter().any(|(w, _)| std::ptr::eq(*w, *s)),
+            })
             .map(|s| {
                 let mine: Vec<&Option<String>> = wanted
                     .iter()

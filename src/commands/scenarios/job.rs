@@ -134,6 +134,9 @@ impl Job for Scenarios {
     /// again first (see [`crate::harness::reclaim`]).
     async fn clean_up(&self, env: &Env, failed: bool) -> Result<()> {
         let cfg = &self.cfg;
+        // What a scenario kept across its variants (lab's HA cluster), also
+        // when the run stopped part-way (Ctrl-C, an error).
+        super::release_kept(None).await;
         if env.throwaway.is_some() {
             // lab's own server: everything on it goes with it, at once.
             return Ok(());
@@ -348,8 +351,16 @@ fn own_database(env: &Env, p: &Planned) -> Option<String> {
 /// Runs the planned variants of one scenario, each on a freshly built
 /// schema, into `report` as each finishes (a run stopped part-way keeps them).
 async fn run_scenario(env: &Env, job: &Scenarios, planned: &Planned, index: usize) -> Result<()> {
-    let (cfg, style, reports) = (&job.cfg, &job.style, &job.reports);
     let began = Instant::now();
+    let scenario: &'static Scenario = planned.scenario;
+    let r = run_variants(env, job, planned, index, began).await;
+    super::release_kept(Some(scenario.name)).await;
+    r
+}
+
+/// The planned variants of one scenario, in order (see [`run_scenario`]).
+async fn run_variants(env: &Env, job: &Scenarios, planned: &Planned, index: usize, began: Instant) -> Result<()> {
+    let (cfg, style, reports) = (&job.cfg, &job.style, &job.reports);
     let scenario: &'static Scenario = planned.scenario;
     for variant in &planned.variants {
         let spinner = job

@@ -15,6 +15,7 @@ pub use declare::{Options, RunFn, Scenario, ScenarioOptions, Variant, run_varian
 mod advisory_lock;
 mod ddl_lock_queue;
 mod deadlock;
+pub mod failover;
 mod fk_blocking;
 pub mod http_etag;
 mod invoice;
@@ -49,6 +50,7 @@ pub static ALL: &[&Scenario] = &[
     &pooler::SCENARIO,
     &replica::SCENARIO,
     &invoice::SCENARIO,
+    &failover::SCENARIO,
 ];
 
 /// Scenarios whose verdicts rest on the whole server: replica's VACUUM
@@ -61,6 +63,19 @@ pub static ALL: &[&Scenario] = &[
 /// stock-race's checks rest on locks, barriers and counts: they run beside
 /// the others.)
 pub const OWN_DATABASE: &[&str] = &["replica"];
+
+/// Scenarios `lab all` runs only when named (`--variant failover`): their
+/// run takes minutes (failovers wait for Patroni's timeouts) and needs what
+/// a CI machine may not have (root, Patroni, etcd).
+pub const ON_REQUEST: &[&str] = &["failover"];
+
+/// Lets go of what a scenario keeps across its variants (lab's HA
+/// cluster): after its last variant, and at the end of any run.
+pub async fn release_kept(scenario: Option<&str>) {
+    if scenario.is_none_or(|s| s == failover::SCENARIO.name) {
+        failover::release().await;
+    }
+}
 
 pub fn find(name: &str) -> Option<&'static Scenario> {
     ALL.iter().copied().find(|s| s.name == name)
