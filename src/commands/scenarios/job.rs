@@ -172,6 +172,8 @@ impl Job for Scenarios {
         }
         // Scenarios that never started have nothing to report.
         reports.retain(|r| !r.variants.is_empty() || r.error.is_some());
+        // A skip `--require` names fails the run, and says which and why.
+        let required = config::required_skipped(&cfg.require, &mut reports);
         let as_expected = reports.iter().all(|r| r.as_expected);
         let style = &self.style;
         let all_report = |reports: &[ScenarioReport]| AllReport {
@@ -202,7 +204,7 @@ impl Job for Scenarios {
             html: html::Kind::Runs,
             style: *style,
             stdout,
-            stderr: Vec::new(),
+            stderr: required.iter().map(|t| t.render(cfg.shared.lang)).collect(),
             as_expected,
         })
     }

@@ -1,0 +1,152 @@
+//! What a CI pipeline relies on: `--require` (a skip it names fails the
+//! run), what every JSON document says about itself, JUnit's times.
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use crate::support::{TestServer, one_line_exit_2, run, run_cmd, scratch};
+
+/// `lab ARGS` on a machine without `program`: wherever lab would find it
+/// (on PATH, or where lab looks besides) /dev/null is mounted over it, in a
+/// mount namespace of the run's own (unshare(1); as root, else in a user
+/// namespace), so nothing outside the run changes.
+fn lab_without(program: &str, args: &[&str]) -> Command {
+    const HIDE: &str = r#"p=$1; lab=$2; shift 2
+for d in $(echo "$PATH" | tr : ' ') /usr/sbin /usr/bin /usr/local/bin; do
+  if [ -e "$d/$p" ]; then mount --bind /dev/null "$d/$p" || exit 99; fi
+done
+exec "$lab" "$@""#;
+    let base = crate::support::lab();
+    let mut c = Command::new("unshare");
+    if unsafe { libc::geteuid() } != 0 {
+        c.args(["--user", "--map-root-user"]);
+    }
+    c.args(["--mount", "--propagation", "private", "sh", "-c", HIDE, "sh", program])
+        .arg(env!("CARGO_BIN_EXE_lab"))
+        .args(args);
+    for (k, v) in base.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    c.stdin(Stdio::null());
+    c
+}
+
+/// Without pgbouncer, `lab all` skips the pooler's variants and exits 0; with
+/// `--require pooler` it exits 1, says on stderr which variants were
+/// skipped and why, and its JSON and JUnit count them as failures. What
+/// `--require` names must be in the run (bad input, exit 2, before any
+/// server is reached).
+#[test]
+fn require_turns_a_skip_into_exit_1_naming_what_was_skipped() {
+    let srv = TestServer::start();
+    let url = srv.url();
+    let dir = scratch("ci", "require");
+    let junit = dir.join("junit.xml");
+    let mut args = vec![
+        "all",
+        "--variant",
+        "pooler",
+        "--variant",
+        "lost-update/read-committed",
+        "--database-url",
+        &url,
+        "--format",
+        "json",
+    ];
+    let r = run_cmd(&mut lab_without("pgbouncer", &args));
+    assert_eq!(r.code, 0, "a skip passes unless required: {}", r.why());
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    let scenario = |report: &Value, name: &str| -> Value {
+        report["scenarios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["scenario"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {report}"))
+            .clone()
+    };
+    let pooler = scenario(&report, "pooler");
+    let skipped: Vec<&str> = pooler["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .inspect(|v| {
+            assert_eq!(v["skipped"], true, "{v}");
+            assert!(
+                v["skip_reason"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("pgbouncer is not installed here"),
+                "{v}"
+            );
+        })
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    assert!(skipped.len() >= 9, "{skipped:?}");
+
+    args.extend(["--require", "pooler", "--junit", junit.to_str().unwrap()]);
+    let r = run_cmd(&mut lab_without("pgbouncer", &args));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(
+        lines,
+        [format!(
+            "required but skipped (--require): pooler: {}: pgbouncer is not installed here: install it \
+             (Debian/Ubuntu: apt-get install pgbouncer; macOS: brew install pgbouncer) or set LAB_PGBOUNCER_BIN \
+             to the program",
+            skipped.join(", ")
+        )],
+    );
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(report["as_expected"], false);
+    let pooler = scenario(&report, "pooler");
+    assert_eq!(pooler["as_expected"], false);
+    assert_eq!(pooler["variants"][0]["as_expected"], false);
+    assert_eq!(scenario(&report, "lost-update")["as_expected"], true, "lost-update ran");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let root = doc.root_element();
+    assert_eq!(root.attribute("failures"), Some(skipped.len().to_string().as_str()));
+    assert_eq!(root.attribute("skipped"), Some("0"));
+    let required = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("failure") && n.attribute("type") == Some("required"))
+        .count();
+    assert_eq!(required, skipped.len());
+
+    // Required and run: exit 0.
+    let ran = [
+        "lost-update",
+        "--variant",
+        "read-committed",
+        "--require",
+        "all",
+        "--database-url",
+        &url,
+    ];
+    let r = run_cmd(&mut lab_without("pgbouncer", &ran));
+    assert_eq!(r.code, 0, "{}", r.why());
+
+    // What the run does not run cannot be required.
+    for (args, says) in [
+        (
+            vec!["lost-update", "--require", "pooler"],
+            "--require 'pooler' names nothing this run runs",
+        ),
+        (
+            vec!["all", "--variant", "pooler", "--require", "pooler,replica"],
+            "--require 'replica' names nothing this run runs",
+        ),
+        (
+            vec!["pooler", "--require", "set-leek"],
+            "--require 'set-leek' names nothing this run runs",
+        ),
+    ] {
+        let mut args = args.clone();
+        args.extend(["--database-url", "postgres://nobody@127.0.0.1:1/none"]);
+        one_line_exit_2(&run(&args), says);
+    }
+}
