@@ -146,7 +146,7 @@ pub async fn run<J: Job>(job: &J) -> Result<Exit> {
         ));
         finished.as_expected = diffs.is_empty();
     }
-    deliver(job.common(), finished, stop)
+    deliver(job.common(), finished, stop, began.elapsed())
 }
 
 /// Starts the target, makes the environment, runs the work, cleans up and
@@ -276,9 +276,9 @@ async fn environment<J: Job>(job: &J, pg: crate::postgres::ConnInfo, cluster: Op
 }
 
 /// Writes the report files and stdout, says why the run stopped; the exit code.
-fn deliver(common: &Common, f: Finished, stop: Stop) -> Result<Exit> {
+fn deliver(common: &Common, f: Finished, stop: Stop, wall: std::time::Duration) -> Result<Exit> {
     if let Some(path) = &common.junit {
-        output::write_file(path, &render::junit(&f.reports), output::msg::junit)?;
+        output::write_file(path, &render::junit(&f.reports, wall), output::msg::junit)?;
     }
     if let Some(path) = &common.html {
         let page = html::page(f.html_reports.as_ref().unwrap_or(&f.reports), f.html, &f.style);

@@ -22,14 +22,16 @@ pub(super) fn xml_escape(s: &str) -> String {
     out
 }
 
-pub fn junit(scenarios: &[ScenarioReport]) -> String {
+/// The suites of a run that took `wall` (the root's `time`: the run's wall
+/// time, not the sum of its suites', which overlap when they run side by side).
+pub fn junit(scenarios: &[ScenarioReport], wall: std::time::Duration) -> String {
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let all = || scenarios.iter().flat_map(|s| &s.variants);
     let total = all().count();
     // A skip `--require` named is a failure (not as expected), not a skip.
     let failures = all().filter(|v| !v.as_expected).count();
     let skipped = all().filter(|v| v.skipped.is_some() && v.as_expected).count();
-    let time: f64 = scenarios.iter().map(|s| s.elapsed_ms).sum::<f64>() / 1000.0;
+    let time = wall.as_secs_f64();
     let errors = scenarios.iter().filter(|s| s.error.is_some()).count();
     out.push_str(&format!(
         "<testsuites name=\"lab\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{time:.3}\">\n",
@@ -175,8 +177,11 @@ mod tests {
             error: None,
             title: None,
         };
-        let xml = junit(&[r]);
-        assert!(xml.contains("<testsuites name=\"lab\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""));
+        let xml = junit(&[r.clone(), r], std::time::Duration::from_millis(150));
+        // The wall time, not the sum of the suites' (200 ms).
+        assert!(xml.contains(
+            "<testsuites name=\"lab\" tests=\"6\" failures=\"2\" errors=\"0\" skipped=\"2\" time=\"0.150\">"
+        ));
         assert!(xml.contains("<testcase classname=\"lab.lost-update\" name=\"a\" time=\"0.013\"/>"));
         assert!(xml.contains(
             "expected: final 34 &amp; &lt;nothing&gt; lost\nobserved: final &quot;35&quot;\nfailed checks:\n- B&apos;s UPDATE waits</failure>"
@@ -193,7 +198,7 @@ mod tests {
             error: None,
             title: None,
         };
-        let xml = junit(&[r]);
+        let xml = junit(&[r], std::time::Duration::ZERO);
         assert!(
             xml.contains("tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"1\""),
             "{xml}"

@@ -126,6 +126,32 @@ pub fn list_markdown(scenarios: &[Listed]) -> String {
     out
 }
 
+/// The version of the JSON documents' shape: raised when a field is
+/// removed or renamed or its meaning changes (a new field does not raise it).
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A JSON document as lab prints it: what made it first, then the report's
+/// own fields in their order.
+#[derive(serde::Serialize)]
+struct Document<'a, T: serde::Serialize> {
+    lab_version: &'static str,
+    format_version: u32,
+    /// The command that printed it: `all`, the scenario's name, `spec`, `phenomena`, ...
+    command: &'a str,
+    #[serde(flatten)]
+    report: &'a T,
+}
+
+/// `report` (an object) as the JSON document `lab COMMAND --format json` prints.
+pub fn document<T: serde::Serialize>(command: &str, report: &T) -> anyhow::Result<String> {
+    json(&Document {
+        lab_version: env!("CARGO_PKG_VERSION"),
+        format_version: FORMAT_VERSION,
+        command,
+        report,
+    })
+}
+
 pub fn json<T: serde::Serialize>(value: &T) -> anyhow::Result<String> {
     let mut s = serde_json::to_string_pretty(value)?;
     s.push('\n');

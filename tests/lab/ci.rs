@@ -150,3 +150,91 @@ fn require_turns_a_skip_into_exit_1_naming_what_was_skipped() {
         one_line_exit_2(&run(&args), says);
     }
 }
+
+/// Every command's JSON says what made it (`lab_version`, `format_version`,
+/// `command`) before its own fields; JUnit's root `time` is the run's wall
+/// time (at most the process's, at least its longest suite's), not the sum
+/// of its suites'.
+#[test]
+fn every_json_says_what_made_it_and_junit_times_the_run() {
+    let srv = TestServer::start();
+    let url = srv.url();
+    let dir = scratch("ci", "json");
+    let spec = dir.join("counter.spec");
+    std::fs::write(
+        &spec,
+        "setup { CREATE TABLE counter (n int); INSERT INTO counter VALUES (0); }\n\
+         teardown { DROP TABLE counter; }\n\
+         session a\nstep a_read { SELECT n FROM counter; }\n\
+         session b\nstep b_bump { UPDATE counter SET n = n + 1; }\n",
+    )
+    .unwrap();
+    let spec = spec.to_str().unwrap();
+    let junit = dir.join("junit.xml");
+    let junit_path = junit.to_str().unwrap();
+    let history = format!("{}/tests/hunt/write-skew.edn", env!("CARGO_MANIFEST_DIR"));
+    let with_url = |args: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        a.extend(["--database-url".into(), url.clone(), "--format".into(), "json".into()]);
+        a
+    };
+    let runs: Vec<(&str, Vec<String>)> = vec![
+        (
+            "all",
+            with_url(&[
+                "all",
+                "--variant",
+                "lost-update",
+                "--variant",
+                "write-skew/serializable",
+                "--junit",
+                junit_path,
+            ]),
+        ),
+        ("lost-update", with_url(&["lost-update", "--variant", "read-committed"])),
+        ("spec", with_url(&["spec", spec])),
+        ("explore", with_url(&["explore", spec])),
+        ("phenomena", with_url(&["phenomena", "--level", "read-committed"])),
+        (
+            "hunt",
+            vec![
+                "hunt".into(),
+                "--check".into(),
+                history,
+                "--format".into(),
+                "json".into(),
+            ],
+        ),
+    ];
+    for (command, args) in runs {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = run(&args);
+        assert!(r.code == 0 || r.code == 1, "lab {args:?}: {}", r.why());
+        let report: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
+        assert_eq!(report["lab_version"], env!("CARGO_PKG_VERSION"), "{command}");
+        assert_eq!(report["format_version"], 1, "{command}");
+        assert_eq!(report["command"], command);
+        // First, before the report's own fields.
+        let keys: Vec<&str> = r.stdout.lines().skip(1).take(3).map(str::trim).collect();
+        assert!(keys[0].starts_with("\"lab_version\""), "{command}: {keys:?}");
+        assert!(keys[2].starts_with("\"command\""), "{command}: {keys:?}");
+        if command == "all" {
+            let xml = std::fs::read_to_string(&junit).unwrap();
+            let doc = roxmltree::Document::parse(&xml).unwrap();
+            let time = |n: roxmltree::Node| n.attribute("time").unwrap().parse::<f64>().unwrap();
+            let root = time(doc.root_element());
+            let suites: Vec<f64> = doc
+                .descendants()
+                .filter(|n| n.has_tag_name("testsuite"))
+                .map(time)
+                .collect();
+            assert_eq!(suites.len(), 2);
+            let longest = suites.iter().copied().fold(0.0, f64::max);
+            assert!(
+                root >= longest && root <= r.took.as_secs_f64() + 0.001,
+                "root {root} s, suites {suites:?}, lab ran {:?}",
+                r.took
+            );
+        }
+    }
+}

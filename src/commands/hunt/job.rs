@@ -629,7 +629,6 @@ impl Outputs<'_> {
     /// The hunt as its report holds it.
     pub fn report(&self, stopped: Option<(Exit, String)>) -> HuntReport {
         HuntReport {
-            command: "hunt",
             server_version: self.version.to_string(),
             about: self.about.clone(),
             realtime: self.options.realtime,
@@ -945,6 +944,7 @@ fn recorded_secs(h: &History) -> f64 {
 
 /// `lab hunt --check FILE`: the history read and checked, no server.
 pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
+    let began = Instant::now();
     crate::options::writable(&cfg.junit, crate::output::msg::junit)?;
     crate::options::writable(&cfg.html, html::msg::could_not_write)?;
     let unreadable =
@@ -1025,7 +1025,7 @@ pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
     };
     let f = outputs.finished(None, cfg.format)?;
     if let Some(path) = &cfg.junit {
-        output::write_file(path, &render::junit(&f.reports), output::msg::junit)?;
+        output::write_file(path, &render::junit(&f.reports, began.elapsed()), output::msg::junit)?;
     }
     if let Some(path) = &cfg.html {
         let page = html::page(f.html_reports.as_ref().unwrap_or(&f.reports), f.html, &f.style);

@@ -190,8 +190,8 @@ impl Job for Scenarios {
         // has no table to show: the error line says it all.
         let ran = reports.iter().any(|r| !r.variants.is_empty());
         let stdout = match (cfg.format, self.all) {
-            (Format::Json, false) => render::json(&reports[0])?,
-            (Format::Json, true) => render::json(&all_report(&reports))?,
+            (Format::Json, false) => render::document(&reports[0].scenario, &reports[0])?,
+            (Format::Json, true) => render::document("all", &all_report(&reports))?,
             (Format::Table, _) if !ran => String::new(),
             (Format::Table, _) if cfg.summary => render::brief_summary(&all_report(&reports), style),
             (Format::Table, true) => render::all_summary(&all_report(&reports), style),

@@ -377,7 +377,7 @@ impl Job for Specs {
             scenarios: reports.clone(),
         };
         let mut stdout = match self.format {
-            SpecFormat::Json => render::json(&all)?,
+            SpecFormat::Json => render::document("spec", &all)?,
             _ if self.layout.is_some() => String::new(),
             SpecFormat::Table if reports.len() > 1 => render::all_summary(&all, &self.style),
             _ => String::new(),
