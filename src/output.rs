@@ -96,6 +96,17 @@ pub fn write_file(path: &std::path::Path, text: &str, what: fn(String) -> i18n::
     std::fs::write(path, text).ctx(|| what(path.display().to_string()))
 }
 
+/// `text` added at the end of `path` (made if it is not there).
+pub fn append_file(path: &std::path::Path, text: &str, what: fn(String) -> i18n::Text) -> Result<()> {
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .ctx(|| what(path.display().to_string()))
+}
+
 pub mod msg {
     crate::messages! {
         prefix "ru";

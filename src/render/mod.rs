@@ -1,5 +1,5 @@
 //! Pure functions from reports to text: tables (comfy-table), JSON, JUnit,
-//! and the README's scenario table. Words come from the messages, in the
+//! Markdown, and the README's scenario table. Words come from the messages, in the
 //! language of the [`Style`]; machine outputs (JSON, JUnit) are English
 //! whatever the language. Colour only where it helps (waits, errors,
 //! verdicts), and only when asked for.
@@ -7,6 +7,7 @@ pub mod explore;
 pub mod html;
 pub mod hunt;
 mod junit;
+pub mod markdown;
 pub mod mermaid;
 pub mod phenomena;
 mod text;
@@ -109,6 +110,47 @@ pub fn list(scenarios: &[Listed], style: &Style) -> String {
         t.add_row(vec![s.name.to_string(), style.say(&s.summary), variants]);
     }
     format!("{t}\n")
+}
+
+/// `lab list --format json`: every scenario, its summary and what it
+/// shows, its variants with their explanations (English, as every JSON).
+pub fn list_json(scenarios: &[Listed]) -> anyhow::Result<String> {
+    #[derive(serde::Serialize)]
+    struct Catalogue<'a> {
+        scenarios: Vec<Scenario<'a>>,
+    }
+    #[derive(serde::Serialize)]
+    struct Scenario<'a> {
+        name: &'a str,
+        summary: String,
+        /// The README's "what it shows" (Markdown).
+        shows: &'a str,
+        variants: Vec<Variant<'a>>,
+    }
+    #[derive(serde::Serialize)]
+    struct Variant<'a> {
+        name: &'a str,
+        explain: String,
+    }
+    let catalogue = Catalogue {
+        scenarios: scenarios
+            .iter()
+            .map(|s| Scenario {
+                name: s.name,
+                summary: s.summary.en(),
+                shows: s.readme,
+                variants: s
+                    .variants
+                    .iter()
+                    .map(|(name, explain)| Variant {
+                        name,
+                        explain: explain.en(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    document("list", &catalogue)
 }
 
 /// The README's scenario table (Markdown, English).

@@ -238,3 +238,141 @@ fn every_json_says_what_made_it_and_junit_times_the_run() {
         }
     }
 }
+
+/// `--format markdown` prints the verdicts as a table GitHub renders, and
+/// with `$GITHUB_STEP_SUMMARY` set every run appends the same table there
+/// (after what earlier steps wrote), whatever its `--format`; a summary
+/// file lab cannot write is refused before anything runs.
+#[test]
+fn markdown_tables_and_the_github_step_summary() {
+    let srv = TestServer::start();
+    let url = srv.url();
+    let dir = scratch("ci", "markdown");
+    let summary = dir.join("step_summary.md");
+    std::fs::write(&summary, "earlier step\n").unwrap();
+    let with_summary = |args: &[&str]| {
+        let mut c = crate::support::lab();
+        c.args(args)
+            .args(["--database-url", &url])
+            .env("GITHUB_STEP_SUMMARY", &summary);
+        run_cmd(&mut c)
+    };
+    let all = [
+        "all",
+        "--variant",
+        "lost-update",
+        "--variant",
+        "write-skew/serializable",
+    ];
+    let mut args = all.to_vec();
+    args.extend(["--format", "markdown"]);
+    let r = with_summary(&args);
+    assert_eq!(r.code, 0, "{}", r.why());
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines[0], "### lab all");
+    assert!(lines[2].starts_with("Summary: PostgreSQL "), "{}", r.stdout);
+    assert_eq!(lines[4], "| scenario | variant | anomaly | verdict |");
+    assert_eq!(lines[5], "| --- | --- | --- | --- |");
+    assert!(
+        lines.contains(&"| lost-update | read-committed | yes | ✅ as documented |"),
+        "{}",
+        r.stdout
+    );
+    let variants = lab::listed()
+        .iter()
+        .find(|s| s.name == "lost-update")
+        .unwrap()
+        .variants
+        .len()
+        + 1;
+    assert_eq!(lines.len(), 6 + variants, "a row per variant: {}", r.stdout);
+    // The same table (the run's time measured a moment later).
+    let timeless = |s: &str| {
+        s.split(" ms)")
+            .map(|p| p.trim_end_matches(char::is_numeric))
+            .collect::<String>()
+    };
+    let written = std::fs::read_to_string(&summary).unwrap();
+    assert_eq!(timeless(&written), timeless(&format!("earlier step\n{}\n", r.stdout)));
+
+    // Any format: the summary goes to the file, stdout keeps its own; in
+    // the run's language.
+    std::fs::write(&summary, "").unwrap();
+    let r = with_summary(&[
+        "--lang",
+        "tr",
+        "lost-update",
+        "--variant",
+        "read-committed",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.why());
+    assert!(serde_json::from_str::<Value>(&r.stdout).is_ok());
+    let written = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        written.starts_with("### lab lost-update\n\nÖzet: PostgreSQL "),
+        "{written}"
+    );
+    assert!(
+        written.contains("| lost-update | read-committed | evet | ✅ belgelendiği gibi |"),
+        "{written}"
+    );
+
+    // lab spec and lab phenomena too.
+    let spec = dir.join("counter.spec");
+    std::fs::write(
+        &spec,
+        "setup { CREATE TABLE counter (n int); INSERT INTO counter VALUES (0); }\n\
+         teardown { DROP TABLE counter; }\n\
+         session a\nstep a_read { SELECT n FROM counter; }\n\
+         session b\nstep b_bump { UPDATE counter SET n = n + 1; }\n",
+    )
+    .unwrap();
+    std::fs::write(&summary, "").unwrap();
+    let r = with_summary(&["spec", spec.to_str().unwrap(), "--format", "markdown"]);
+    assert_eq!(r.code, 0, "{}", r.why());
+    assert!(r.stdout.starts_with("### lab spec\n"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("| counter | a_read b_bump | - | ✅ as documented |"),
+        "{}",
+        r.stdout
+    );
+    let r = with_summary(&["phenomena", "--level", "read-committed", "--format", "markdown"]);
+    assert_eq!(r.code, 0, "{}", r.why());
+    assert!(r.stdout.starts_with("### lab phenomena\n"), "{}", r.stdout);
+    let written = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        written.contains("### lab spec\n") && written.contains("### lab phenomena\n"),
+        "{written}"
+    );
+
+    // A summary file lab cannot write: one line, exit 2, nothing run.
+    let mut c = crate::support::lab();
+    c.args(["lost-update", "--database-url", &url])
+        .env("GITHUB_STEP_SUMMARY", dir.as_ref() as &std::path::Path);
+    one_line_exit_2(&run_cmd(&mut c), "could not write the step summary to");
+}
+
+/// `lab list --format json`: the catalogue as `lab list` shows it.
+#[test]
+fn lab_list_as_json() {
+    let r = run(&["list", "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let list: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(list["command"], "list");
+    let names: Vec<&str> = list["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    let listed: Vec<&str> = lab::listed().iter().map(|s| s.name).collect();
+    assert_eq!(names, listed);
+    for s in list["scenarios"].as_array().unwrap() {
+        assert!(!s["summary"].as_str().unwrap().is_empty(), "{s}");
+        for v in s["variants"].as_array().unwrap() {
+            assert!(v["explain"].as_str().unwrap().len() > 20, "{v}");
+        }
+    }
+}

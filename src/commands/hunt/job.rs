@@ -726,6 +726,16 @@ impl Outputs<'_> {
         let stdout = match format {
             HuntFormat::Json => render::hunt::json(&report)?,
             HuntFormat::Table => render::hunt::text(&report, self.lang),
+            HuntFormat::Markdown => render::markdown::summary(
+                "lab hunt",
+                &crate::report::AllReport {
+                    server_version: report.server_version.clone(),
+                    as_expected: report.as_expected,
+                    elapsed_ms: crate::report::round_ms(report.levels.iter().map(|l| l.seconds).sum::<f64>() * 1000.0),
+                    scenarios: reports.clone(),
+                },
+                &Style::plain(self.lang),
+            ),
         };
         Ok(Finished {
             reports,
@@ -874,6 +884,10 @@ impl Job for Hunt {
             .await
             .map_err(|e| connect::sql_error(e, msg::schema(&self.schema)))?;
         explored
+    }
+
+    fn summary_title(&self) -> Option<String> {
+        Some("lab hunt".to_string())
     }
 
     fn finish(&self, stop: &Stop, version: &str, _began: Instant) -> Result<Finished> {

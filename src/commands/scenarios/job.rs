@@ -164,6 +164,13 @@ impl Job for Scenarios {
         connect::release_schema(control, &cfg.schema).await
     }
 
+    fn summary_title(&self) -> Option<String> {
+        Some(match (self.all, self.cfg.plan.first()) {
+            (false, Some(p)) => format!("lab {}", p.scenario.name),
+            _ => "lab all".to_string(),
+        })
+    }
+
     fn finish(&self, stop: &Stop, _version: &str, began: Instant) -> Result<Finished> {
         let cfg = &self.cfg;
         let mut reports = std::mem::take(&mut *self.reports.lock().unwrap());
@@ -197,6 +204,11 @@ impl Job for Scenarios {
             (Format::Table, true) => render::all_summary(&all_report(&reports), style),
             (Format::Table, false) => String::new(),
             (Format::Mermaid, _) => render::mermaid::report(&reports, style),
+            (Format::Markdown, _) => render::markdown::summary(
+                &self.summary_title().unwrap_or_default(),
+                &all_report(&reports),
+                &Style::plain(style.lang),
+            ),
         };
         Ok(Finished {
             reports,

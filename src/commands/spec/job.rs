@@ -109,7 +109,7 @@ impl Specs {
 
     /// pg_regress's lines go to stdout (unless it is JSON's).
     fn prints_regress(&self) -> bool {
-        self.layout.is_some() && self.format != SpecFormat::Json
+        self.layout.is_some() && !matches!(self.format, SpecFormat::Json | SpecFormat::Markdown)
     }
 
     /// Whether lab's own lines (where the specs run, what a spec left, how
@@ -161,7 +161,7 @@ impl Specs {
                 }
                 out("\n")?;
             }
-            SpecFormat::Json => {}
+            SpecFormat::Json | SpecFormat::Markdown => {}
         }
         Ok(())
     }
@@ -352,6 +352,10 @@ impl Job for Specs {
         self.suite.clean_up(&env.control).await
     }
 
+    fn summary_title(&self) -> Option<String> {
+        Some("lab spec".to_string())
+    }
+
     fn finish(&self, stop: &Stop, version: &str, began: Instant) -> Result<Finished> {
         let (mut reports, outcomes) = self.suite.results(stop.error(self.common.lang), version);
         let mut flaky_text = String::new();
@@ -378,11 +382,12 @@ impl Job for Specs {
         };
         let mut stdout = match self.format {
             SpecFormat::Json => render::document("spec", &all)?,
+            SpecFormat::Markdown => render::markdown::summary("lab spec", &all, &Style::plain(self.common.lang)),
             _ if self.layout.is_some() => String::new(),
             SpecFormat::Table if reports.len() > 1 => render::all_summary(&all, &self.style),
             _ => String::new(),
         };
-        if self.format != SpecFormat::Json {
+        if !matches!(self.format, SpecFormat::Json | SpecFormat::Markdown) {
             stdout.push_str(&flaky_text);
         }
         if let Some(layout) = &self.layout {
