@@ -43,10 +43,10 @@ impl Style {
         }
     }
 
-    /// Colour when stdout is a terminal and NO_COLOR is not set.
+    /// Colour as `--color` says: by default when stdout is a terminal and NO_COLOR is not set.
     pub fn for_stdout(lang: Lang, explain: bool) -> Style {
         use std::io::IsTerminal;
-        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        let color = crate::output::colour(std::io::stdout().is_terminal());
         Style {
             lang,
             color,

@@ -376,3 +376,93 @@ fn lab_list_as_json() {
         }
     }
 }
+
+/// `lab man` prints lab(1) in roff, made from the same command line as
+/// `--help` (every command in it, in the run's language); `lab man COMMAND`
+/// one command's page; `--dir` writes them all, as a package installs them.
+#[test]
+fn lab_man_prints_the_manual_pages() {
+    let r = run(&["man"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains(&format!(".TH lab 1  \"lab {}\"", env!("CARGO_PKG_VERSION"))),
+        "{}",
+        r.stdout
+    );
+    let listed: Vec<&str> = lab::listed().iter().map(|s| s.name).collect();
+    for command in ["all", "spec", "phenomena", "explore", "hunt", "man"]
+        .iter()
+        .chain(&listed)
+    {
+        assert!(
+            r.stdout.contains(&format!("lab\\-{}(1)", command.replace('-', "\\-"))),
+            "lab(1) names lab-{command}(1)"
+        );
+    }
+    let tr = run(&["--lang", "tr", "man"]);
+    assert!(
+        tr.stdout.contains("PostgreSQL eşzamanlılık anomalilerini"),
+        "{}",
+        tr.stdout
+    );
+
+    let all = run(&["man", "all"]);
+    assert_eq!(all.code, 0, "{}", all.stderr);
+    assert!(all.stdout.contains(".TH lab-all 1"), "{}", all.stdout);
+    assert!(all.stdout.contains("\\fB\\-\\-require\\fR"), "{}", all.stdout);
+    one_line_exit_2(&run(&["man", "nope"]), "lab has no command 'nope'");
+
+    let dir = scratch("ci", "man");
+    let man1 = dir.join("man1");
+    let r = run(&["man", "--dir", man1.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "");
+    let mut files: Vec<String> = std::fs::read_dir(&man1)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert!(files.contains(&"lab.1".to_string()) && files.contains(&"lab-lost-update.1".to_string()));
+    assert!(!files.contains(&"lab-help.1".to_string()));
+    assert_eq!(std::fs::read_to_string(man1.join("lab-all.1")).unwrap(), all.stdout);
+    assert_eq!(files.len(), 1 + listed.len() + 12, "{files:?}");
+}
+
+/// `--quiet`: nothing on stdout, the exit code and the report files say
+/// how it went. `--color always` colours the verdicts even into a pipe,
+/// `never` and `auto` (a pipe is no terminal) do not.
+#[test]
+fn quiet_and_color() {
+    let srv = TestServer::start();
+    let url = srv.url();
+    let dir = scratch("ci", "quiet");
+    let junit = dir.join("junit.xml");
+    let one = ["lost-update", "--variant", "read-committed", "--database-url", &url];
+    let mut args = one.to_vec();
+    args.extend(["--quiet", "--junit", junit.to_str().unwrap()]);
+    let r = run(&args);
+    assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, "", ""));
+    assert!(
+        std::fs::read_to_string(&junit)
+            .unwrap()
+            .contains("name=\"read-committed\"")
+    );
+    let r = run(&["-q", "list"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""));
+    // Errors still say why.
+    one_line_exit_2(&run(&["--quiet", "man", "nope"]), "lab has no command 'nope'");
+
+    let escape = "\u{1b}[";
+    for (color, coloured) in [("always", true), ("never", false), ("auto", false)] {
+        let mut args = one.to_vec();
+        args.extend(["--color", color]);
+        let r = run(&args);
+        assert_eq!(r.code, 0, "{}", r.why());
+        assert_eq!(r.stdout.contains(escape), coloured, "--color {color}: {}", r.stdout);
+    }
+    let r = run(&["--color", "always", "--help"]);
+    assert!(r.stdout.contains(escape), "{}", r.stdout);
+    let r = run(&["lost-update", "--color", "sometimes"]);
+    one_line_exit_2(&r, "invalid value 'sometimes' for '--color <WHEN>'");
+}
