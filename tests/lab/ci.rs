@@ -466,3 +466,58 @@ fn quiet_and_color() {
     let r = run(&["lost-update", "--color", "sometimes"]);
     one_line_exit_2(&r, "invalid value 'sometimes' for '--color <WHEN>'");
 }
+
+/// The GitHub Actions workflow the README offers (`docs/ci/github-actions.yml`)
+/// is YAML a runner reads, and every `lab` command in it is one lab accepts
+/// as written (parsed as `lab` parses it), whose `--help` runs; its
+/// DATABASE_URL is one lab reads.
+#[test]
+fn the_github_workflow_example_runs_commands_lab_accepts() {
+    use yaml_rust2::YamlLoader;
+    let path = format!("{}/docs/ci/github-actions.yml", env!("CARGO_MANIFEST_DIR"));
+    let docs = YamlLoader::load_from_str(&std::fs::read_to_string(&path).unwrap()).expect("the workflow is YAML");
+    let job = &docs[0]["jobs"]["lab"];
+    assert_eq!(
+        job["services"]["postgres"]["image"]
+            .as_str()
+            .map(|i| i.starts_with("postgres:")),
+        Some(true)
+    );
+    let url = job["env"]["DATABASE_URL"].as_str().expect("DATABASE_URL");
+    let lookup = |_: &str| None;
+    assert!(
+        lab::postgres::conninfo::resolve(Some(url), None, &lookup, lab::i18n::Lang::En).is_ok(),
+        "{url}"
+    );
+    let steps = job["steps"].as_vec().expect("steps");
+    let commands: Vec<Vec<String>> = steps
+        .iter()
+        .filter_map(|s| s["run"].as_str())
+        .flat_map(|run| run.lines().map(str::trim).map(str::to_string).collect::<Vec<_>>())
+        .filter(|l| l.starts_with("lab "))
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .collect();
+    assert!(commands.len() >= 3, "{commands:?}");
+    let all = commands
+        .iter()
+        .find(|c| c[1] == "all")
+        .expect("the workflow runs lab all");
+    assert!(all.windows(2).any(|w| w[0] == "--require"), "{all:?}");
+    for argv in &commands {
+        if argv[1] == "--version" {
+            assert_eq!(run(&["--version"]).code, 0);
+            continue;
+        }
+        if let Err(e) = lab::cli::parse(argv, lab::i18n::Lang::En) {
+            panic!("{argv:?}: {e}");
+        }
+        let help = run(&[argv[1].as_str(), "--help"]);
+        assert_eq!(help.code, 0, "lab {} --help: {}", argv[1], help.stderr);
+    }
+    // Every uses: names a version.
+    for s in steps {
+        if let Some(uses) = s["uses"].as_str() {
+            assert!(uses.contains('@'), "{uses}");
+        }
+    }
+}
