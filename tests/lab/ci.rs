@@ -521,3 +521,106 @@ fn the_github_workflow_example_runs_commands_lab_accepts() {
         }
     }
 }
+
+/// The Dockerfile, read as Docker would (no engine here): it builds with
+/// the Rust lab declares (`rust-version`) or a later one, installs the
+/// Debian packages lab's own messages tell a person to install, puts lab in
+/// /usr/bin with its manual pages and completions from `lab man` and `lab
+/// completions`, and runs `lab all`; each lab command in it is one lab
+/// accepts; the build context leaves target/ out.
+#[test]
+fn the_dockerfile_builds_with_lab_s_rust_and_installs_what_lab_drives() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let text = std::fs::read_to_string(format!("{root}/Dockerfile")).unwrap();
+    // Instructions, continuation lines joined, comments left out.
+    let joined = text.replace("\\\n", " ");
+    let instructions: Vec<(&str, &str)> = joined
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| l.split_once(' ').unwrap_or((l, "")))
+        .collect();
+    let of = |kind: &str| -> Vec<&str> {
+        instructions
+            .iter()
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, v)| *v)
+            .collect()
+    };
+    let version = |v: &str| -> Vec<u32> { v.split('.').map(|n| n.parse().unwrap()).collect() };
+    let cargo = std::fs::read_to_string(format!("{root}/Cargo.toml")).unwrap();
+    let declared = cargo
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = "))
+        .unwrap()
+        .trim_matches('"');
+    let from = of("FROM");
+    let rust = from[0]
+        .strip_prefix("rust:")
+        .and_then(|r| r.split('-').next())
+        .expect("built in the rust image");
+    assert!(
+        version(rust) >= version(declared),
+        "rust {rust} < rust-version {declared}"
+    );
+    assert!(from.last().unwrap().starts_with("debian:"), "{from:?}");
+
+    let runs = of("RUN");
+    let install = runs
+        .iter()
+        .find(|r| r.contains("apt-get install"))
+        .expect("the packages");
+    let hints = [
+        lab::postgres::pgbouncer::msg::install().en(),
+        lab::postgres::pgpool::msg::install().en(),
+    ];
+    for package in ["postgresql", "pgbouncer", "pgpool2"] {
+        assert!(
+            install.split_whitespace().any(|w| w == package),
+            "{package} installed: {install}"
+        );
+    }
+    for hint in hints {
+        let named = hint
+            .split("apt-get install ")
+            .nth(1)
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap();
+        assert!(install.split_whitespace().any(|w| w == named), "{named}: {install}");
+    }
+    // lab in /usr/bin, and every lab command the build runs is one lab accepts.
+    let build = runs.iter().find(|r| r.contains("cargo build")).unwrap();
+    assert!(
+        build.contains("--locked") && build.contains("/out/usr/bin/lab"),
+        "{build}"
+    );
+    let mut checked = 0;
+    for step in build.split("&&") {
+        let words: Vec<String> = step
+            .split('>')
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        if words.first().map(String::as_str) == Some("/out/usr/bin/lab") {
+            let mut argv = words.clone();
+            argv[0] = "lab".into();
+            if let Err(e) = lab::cli::parse(&argv, lab::i18n::Lang::En) {
+                panic!("{step}: {e}");
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 4, "lab man and three completions: {build}");
+    assert!(build.contains("/usr/share/man/man1"), "{build}");
+    assert_eq!(of("ENTRYPOINT"), ["[\"lab\"]"]);
+    let cmd: Vec<String> = serde_json::from_str(of("CMD")[0]).unwrap();
+    let mut argv = vec!["lab".to_string()];
+    argv.extend(cmd);
+    assert!(lab::cli::parse(&argv, lab::i18n::Lang::En).is_ok(), "{argv:?}");
+    let ignored = std::fs::read_to_string(format!("{root}/.dockerignore")).unwrap();
+    assert!(ignored.lines().any(|l| l.trim() == "target"), "{ignored}");
+}
