@@ -624,3 +624,68 @@ fn the_dockerfile_builds_with_lab_s_rust_and_installs_what_lab_drives() {
     let ignored = std::fs::read_to_string(format!("{root}/.dockerignore")).unwrap();
     assert!(ignored.lines().any(|l| l.trim() == "target"), "{ignored}");
 }
+
+/// `scripts/deb` makes a Debian package (dpkg-deb) of the lab binary given:
+/// /usr/bin/lab, the manual pages `lab man` writes, the completions, the
+/// README; it depends on libc6 and recommends what lab drives. Unpacked as
+/// dpkg unpacks it, its lab runs and its pages are the ones lab prints.
+#[test]
+fn scripts_deb_packages_lab_its_pages_and_completions() {
+    let dir = scratch("ci", "deb");
+    let out = std::process::Command::new(format!("{}/scripts/deb", env!("CARGO_MANIFEST_DIR")))
+        .env("LAB_BIN", env!("CARGO_BIN_EXE_lab"))
+        .env("LAB_DEB_DIR", dir.as_ref() as &std::path::Path)
+        .env("LAB_DEB_COMPRESS", "none")
+        .output()
+        .expect("scripts/deb runs (dpkg-deb: Debian's dpkg)");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let deb = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    assert!(
+        deb.ends_with(&format!("lab_{}_{}.deb", env!("CARGO_PKG_VERSION"), arch())),
+        "{deb}"
+    );
+    let field = |name: &str| {
+        let o = Command::new("dpkg-deb").args(["--field", &deb, name]).output().unwrap();
+        String::from_utf8(o.stdout).unwrap().trim().to_string()
+    };
+    assert_eq!(field("Package"), "lab");
+    assert_eq!(field("Depends"), "libc6");
+    assert_eq!(field("Recommends"), "postgresql, pgbouncer, pgpool2");
+    assert!(field("Description").contains("installs one program, /usr/bin/lab"));
+
+    let root = dir.join("root");
+    let x = Command::new("dpkg-deb").args(["-x", &deb]).arg(&root).status().unwrap();
+    assert!(x.success());
+    let lab = root.join("usr/bin/lab");
+    let version = Command::new(&lab).arg("--version").output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout).trim(),
+        format!("lab {}", env!("CARGO_PKG_VERSION"))
+    );
+    for file in [
+        "usr/share/man/man1/lab.1.gz",
+        "usr/share/man/man1/lab-all.1.gz",
+        "usr/share/bash-completion/completions/lab",
+        "usr/share/zsh/vendor-completions/_lab",
+        "usr/share/fish/vendor_completions.d/lab.fish",
+        "usr/share/doc/lab/README.md",
+    ] {
+        let meta = std::fs::metadata(root.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(meta.len() > 0, "{file}");
+    }
+    let page = Command::new("gzip")
+        .args(["-dc"])
+        .arg(root.join("usr/share/man/man1/lab-all.1.gz"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(page.stdout).unwrap(),
+        run(&["--lang", "en", "man", "all"]).stdout
+    );
+}
+
+/// dpkg's name for this machine's architecture.
+fn arch() -> String {
+    let o = Command::new("dpkg").arg("--print-architecture").output().unwrap();
+    String::from_utf8(o.stdout).unwrap().trim().to_string()
+}
