@@ -49,6 +49,8 @@ pub fn listed() -> Vec<render::Listed> {
 
 /// Runs a parsed command line: a scenario's, or a command's; the exit code.
 pub fn run(parsed: Parsed, lang: Lang) -> Result<Exit> {
+    let (quiet, color) = parsed.writing();
+    output::configure(quiet, color);
     let env = &postgres::conninfo::process_env;
     match parsed {
         Parsed::Scenario {

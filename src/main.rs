@@ -8,6 +8,8 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
     // The language comes first: the help and the usage errors speak it too.
     let lang = lab::cli::language_of_args(&args, &lab::postgres::conninfo::process_env);
+    // So is --color: help is coloured as it says.
+    lab::output::configure(false, lab::cli::color_of_args(&args));
     let parsed = match lab::cli::parse(&args, lang) {
         Ok(p) => p,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {

@@ -159,6 +159,8 @@ pub enum Format {
     Json,
     /// A Mermaid sequenceDiagram per variant, in Markdown, for GitHub issues and pull requests.
     Mermaid,
+    /// The verdicts as a Markdown table (a GitHub job's step summary).
+    Markdown,
 }
 
 /// The output format of `lab spec` and `lab explore`.
@@ -167,6 +169,8 @@ pub enum SpecFormat {
     Table,
     Json,
     Isolation,
+    /// The verdicts as a Markdown table (a GitHub job's step summary).
+    Markdown,
 }
 
 /// Which server a run wants, checked, not yet looked up (looking it up reads
@@ -282,6 +286,9 @@ impl Shared {
         }
         writable(&self.junit, crate::output::msg::junit)?;
         writable(&self.html, crate::render::html::msg::could_not_write)?;
+        // GitHub Actions sets it for every step: the run's summary goes there.
+        let step_summary = env("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()).map(PathBuf::from);
+        writable(&step_summary, crate::harness::msg::step_summary)?;
         let baseline = match &self.baseline {
             Some((path, names, kind)) => {
                 let b = Baseline::load(path)?;
@@ -300,6 +307,7 @@ impl Shared {
             junit: self.junit.clone(),
             html: self.html.clone(),
             baseline,
+            step_summary,
         })
     }
 }

@@ -3,6 +3,7 @@
 //! and how wide its lines may be (prose wrapped as tables are).
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use anyhow::Result;
 
@@ -57,10 +58,49 @@ macro_rules! etext {
 }
 pub(crate) use etext;
 
-/// Writes to stdout. A reader that went away (`lab all | head`) is
-/// [`ClosedPipe`]: lab stops, cleans up and ends quietly; any other failure
-/// (a full disk) is an error: output was lost, the run cannot pass.
+/// `--color`: when lab colours what it writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorWhen {
+    /// On a terminal, unless NO_COLOR is set.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+static QUIET: AtomicBool = AtomicBool::new(false);
+static COLOR: AtomicU8 = AtomicU8::new(ColorWhen::Auto as u8);
+
+/// How lab writes for the whole run, from the command line, set before
+/// anything runs: `--quiet` (nothing on stdout, no progress) and `--color`.
+pub fn configure(quiet: bool, color: ColorWhen) {
+    QUIET.store(quiet, Ordering::Relaxed);
+    COLOR.store(color as u8, Ordering::Relaxed);
+}
+
+/// `--quiet`: stdout stays empty and no progress is drawn; stderr keeps the
+/// errors, warnings and why a run failed; the report files are written.
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
+/// Whether to colour what goes to a stream that is (or is not) a terminal:
+/// `--color always` or `never`, else a terminal where NO_COLOR is not set.
+pub fn colour(terminal: bool) -> bool {
+    match COLOR.load(Ordering::Relaxed) {
+        c if c == ColorWhen::Always as u8 => true,
+        c if c == ColorWhen::Never as u8 => false,
+        _ => terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+    }
+}
+
+/// Writes to stdout (nothing under `--quiet`). A reader that went away (`lab
+/// all | head`) is [`ClosedPipe`]: lab stops, cleans up and ends quietly; any
+/// other failure (a full disk) is an error: output was lost, the run cannot pass.
 pub fn out(text: &str) -> Result<()> {
+    if quiet() {
+        return Ok(());
+    }
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
         Ok(()) => Ok(()),
@@ -94,6 +134,17 @@ pub fn print_error(err: &anyhow::Error, lang: Lang) {
 /// Writes a report file (JUnit, HTML); `what` names it in the error.
 pub fn write_file(path: &std::path::Path, text: &str, what: fn(String) -> i18n::Text) -> Result<()> {
     std::fs::write(path, text).ctx(|| what(path.display().to_string()))
+}
+
+/// `text` added at the end of `path` (made if it is not there).
+pub fn append_file(path: &std::path::Path, text: &str, what: fn(String) -> i18n::Text) -> Result<()> {
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .ctx(|| what(path.display().to_string()))
 }
 
 pub mod msg {

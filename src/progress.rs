@@ -18,7 +18,7 @@ impl Progress {
     /// statements on it (bars would draw over the prompts).
     pub fn for_stderr(lang: Lang, stepping: bool) -> Progress {
         Progress {
-            enabled: !stepping && std::io::stderr().is_terminal(),
+            enabled: !stepping && std::io::stderr().is_terminal() && !crate::output::quiet(),
             lang,
         }
     }

@@ -118,7 +118,7 @@ pub(super) fn localize(mut cmd: clap::Command, lang: Lang, root: bool) -> clap::
 /// the usage line's `[OPTIONS]`, clap's own word, in `lang`'s.
 pub fn help_output(e: &clap::Error, lang: Lang, terminal: bool) -> String {
     let styled = e.render();
-    let text = if terminal && std::env::var_os("NO_COLOR").is_none() {
+    let text = if crate::output::colour(terminal) {
         styled.ansi().to_string()
     } else {
         styled.to_string()
@@ -254,6 +254,23 @@ pub fn language_of_args(args: &[String], env: &dyn Fn(&str) -> Option<String>) -
         .unwrap_or_else(|| Lang::from_env(env))
 }
 
+/// `--color WHEN` in `args`, read before they are parsed (help is coloured
+/// as it says); auto when it is not there or names nothing.
+pub fn color_of_args(args: &[String]) -> crate::output::ColorWhen {
+    use crate::output::ColorWhen;
+    args.iter()
+        .take_while(|a| *a != "--")
+        .enumerate()
+        .filter_map(|(i, a)| match a.strip_prefix("--color") {
+            Some("") => args.get(i + 1).cloned(),
+            Some(v) => v.strip_prefix('=').map(str::to_string),
+            None => None,
+        })
+        .last()
+        .and_then(|v| <ColorWhen as clap::ValueEnum>::from_str(&v, true).ok())
+        .unwrap_or_default()
+}
+
 pub mod msg {
     crate::messages! {
         prefix "us";
@@ -325,5 +342,26 @@ pub mod msg {
             en: "a command is required",
             tr: "bir komut gerekli",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::ColorWhen;
+
+    #[test]
+    fn color_is_read_before_the_arguments_are_parsed() {
+        let args = |a: &str| -> Vec<String> { a.split(' ').map(str::to_string).collect() };
+        assert_eq!(color_of_args(&args("lab list")), ColorWhen::Auto);
+        assert_eq!(color_of_args(&args("lab --color always list")), ColorWhen::Always);
+        assert_eq!(color_of_args(&args("lab list --color=NEVER --help")), ColorWhen::Never);
+        // The last one given wins; a bad value or one after -- is not read.
+        assert_eq!(
+            color_of_args(&args("lab --color never all --color always")),
+            ColorWhen::Always
+        );
+        assert_eq!(color_of_args(&args("lab --color sometimes")), ColorWhen::Auto);
+        assert_eq!(color_of_args(&args("lab spec -- --color always")), ColorWhen::Auto);
     }
 }

@@ -13,6 +13,7 @@ use crate::commands::completions::CompletionsArgs;
 use crate::commands::explore::args::ExploreArgs;
 use crate::commands::hunt::args::HuntArgs;
 use crate::commands::locks::args::LocksArgs;
+use crate::commands::man::ManArgs;
 use crate::commands::phenomena::args::PhenomenaArgs;
 use crate::commands::scenarios::args::{AllArgs, ListArgs, RunArgs};
 use crate::commands::scenarios::{self, Params, Scenario};
@@ -21,8 +22,9 @@ use crate::commands::shell::args::ShellArgs;
 use crate::commands::spec::args::SpecArgs;
 use crate::i18n::{Lang, ui};
 use crate::options::{Invocation, Run};
+use crate::output::ColorWhen;
 
-pub use help::{help_output, language_of_args};
+pub use help::{color_of_args, help_output, language_of_args};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -39,6 +41,15 @@ pub struct Cli {
     /// Language of everything lab says (default: from LC_ALL/LC_MESSAGES/LANG, else English).
     #[arg(long, global = true, value_enum, ignore_case = true)]
     pub lang: Option<Lang>,
+
+    /// Nothing on stdout and no progress: the exit code, stderr (errors,
+    /// warnings, why a run failed) and the report files say how it went.
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
+
+    /// When to colour the output: auto (a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_enum, ignore_case = true, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
 
     #[command(subcommand)]
     pub command: Command,
@@ -79,6 +90,7 @@ commands! {
     Compare(CompareArgs),
     Shell(ShellArgs),
     Completions(CompletionsArgs),
+    Man(ManArgs),
 }
 
 /// A parsed command line.
@@ -86,11 +98,23 @@ pub enum Parsed {
     Fixed(Cli),
     Scenario {
         lang: Option<Lang>,
+        /// `--quiet` and `--color`.
+        writing: (bool, ColorWhen),
         scenario: &'static Scenario,
         run: RunArgs,
         /// Its own options, checked.
         params: anyhow::Result<Params>,
     },
+}
+
+impl Parsed {
+    /// `--quiet` and `--color`, for [`crate::output::configure`].
+    pub fn writing(&self) -> (bool, ColorWhen) {
+        match self {
+            Parsed::Fixed(cli) => (cli.quiet, cli.color),
+            Parsed::Scenario { writing, .. } => *writing,
+        }
+    }
 }
 
 /// A scenario's subcommand: its about, the common run options, its own.
@@ -136,6 +160,10 @@ pub fn parse(args: &[String], lang: Lang) -> Result<Parsed, clap::Error> {
         };
         return Ok(Parsed::Scenario {
             lang: lang_given,
+            writing: (
+                m.get_flag("quiet"),
+                m.get_one::<ColorWhen>("color").copied().unwrap_or_default(),
+            ),
             scenario,
             run,
             params,

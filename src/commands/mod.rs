@@ -5,6 +5,7 @@ pub mod completions;
 pub mod explore;
 pub mod hunt;
 pub mod locks;
+pub mod man;
 pub mod phenomena;
 pub mod scenarios;
 pub mod server;

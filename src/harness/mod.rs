@@ -38,6 +38,9 @@ pub struct Common {
     pub html: Option<std::path::PathBuf>,
     /// `--baseline FILE`: the run is compared with that earlier run.
     pub baseline: Option<Arc<crate::baseline::Baseline>>,
+    /// `$GITHUB_STEP_SUMMARY`: the file a GitHub Actions step's Markdown
+    /// summary is appended to (the job's page shows it).
+    pub step_summary: Option<std::path::PathBuf>,
 }
 
 /// How a run's environment is made on its control connection.
@@ -121,6 +124,11 @@ pub trait Job {
     async fn clean_up(&self, env: &Env, failed: bool) -> Result<()>;
     /// The outputs, given how the run ended and the server's version ("" if it was never reached).
     fn finish(&self, stop: &Stop, version: &str, began: Instant) -> Result<Finished>;
+    /// The heading of the run's Markdown summary (`lab all`), appended to
+    /// `$GITHUB_STEP_SUMMARY` where it is set; none: the command writes none.
+    fn summary_title(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Runs `job` start to end; the exit code, the error line printed.
@@ -146,7 +154,18 @@ pub async fn run<J: Job>(job: &J) -> Result<Exit> {
         ));
         finished.as_expected = diffs.is_empty();
     }
-    deliver(job.common(), finished, stop)
+    let wall = began.elapsed();
+    // GitHub Actions' step summary: the run as a Markdown table.
+    let summary = job.summary_title().map(|title| {
+        let run = crate::report::AllReport {
+            server_version: version.clone(),
+            as_expected: finished.as_expected && matches!(stop, Stop::Done),
+            elapsed_ms: crate::report::millis(wall),
+            scenarios: finished.reports.clone(),
+        };
+        render::markdown::summary(&title, &run, &Style::plain(finished.style.lang))
+    });
+    deliver(job.common(), finished, stop, wall, summary)
 }
 
 /// Starts the target, makes the environment, runs the work, cleans up and
@@ -277,9 +296,18 @@ async fn environment<J: Job>(job: &J, pg: crate::postgres::ConnInfo, cluster: Op
 }
 
 /// Writes the report files and stdout, says why the run stopped; the exit code.
-fn deliver(common: &Common, f: Finished, stop: Stop) -> Result<Exit> {
+fn deliver(
+    common: &Common,
+    f: Finished,
+    stop: Stop,
+    wall: std::time::Duration,
+    summary: Option<String>,
+) -> Result<Exit> {
     if let Some(path) = &common.junit {
-        output::write_file(path, &render::junit(&f.reports), output::msg::junit)?;
+        output::write_file(path, &render::junit(&f.reports, wall), output::msg::junit)?;
+    }
+    if let (Some(path), Some(text)) = (&common.step_summary, summary) {
+        output::append_file(path, &format!("{text}\n"), msg::step_summary)?;
     }
     if let Some(path) = &common.html {
         let page = html::page(f.html_reports.as_ref().unwrap_or(&f.reports), f.html, &f.style);
@@ -460,6 +488,10 @@ pub(crate) mod msg {
         server_full(free, need) {
             en: "the server has room for {free} more connection(s); a run needs at least {need} besides its control connection (max_connections is reached: wait, or free some)",
             tr: "sunucuda {free} bağlantılık yer var; bir çalıştırma kontrol bağlantısı dışında en az {need} bağlantı ister (max_connections doldu: bekleyin ya da yer açın)",
+        }
+        step_summary(path) {
+            en: "could not write the step summary to {path} (GITHUB_STEP_SUMMARY)",
+            tr: "adım özeti {path} dosyasına yazılamadı (GITHUB_STEP_SUMMARY)",
         }
         no_cluster() {
             en: "the throwaway cluster did not start",

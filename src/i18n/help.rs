@@ -22,6 +22,14 @@ pub static HELP_TR: &[(&str, &str)] = &[
     ),
     ("arg.format", "Çıktı biçimi"),
     (
+        "arg.quiet",
+        "stdout'a hiçbir şey yazma, ilerleme gösterme: nasıl gittiğini çıkış kodu, stderr (hatalar, uyarılar, bir çalıştırmanın neden başarısız olduğu) ve rapor dosyaları söyler",
+    ),
+    (
+        "arg.color",
+        "Çıktının ne zaman renklendirileceği: auto (bir terminalde, NO_COLOR ayarlı değilse), always, never",
+    ),
+    (
         "arg.explain",
         "Her varyanttan sonra ne olduğunu, nedenini ve çözümünü açıkla",
     ),

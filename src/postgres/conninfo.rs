@@ -665,9 +665,79 @@ pub fn refusal(key: &str, value: &str) -> Option<&'static str> {
 /// fill in filled in (the socket or localhost, the user, the password
 /// file, ~/.postgresql's files), TLS read and ready.
 pub fn build(params: &Params, env: EnvLookup<'_>, lang: Lang) -> Result<ConnInfo> {
+    refuse_unsupported(params)?;
+    let mut pg = tokio_postgres::Config::new();
+    let hostaddrs = hosts_and_ports(params, &mut pg)?;
+    let user = params
+        .value("user")
+        .map(str::to_string)
+        .or_else(|| env("USER"))
+        .unwrap_or_else(|| "postgres".to_string());
+    pg.user(&user);
+    if let Some(db) = params.value("dbname") {
+        pg.dbname(db);
+    }
+    if let Some(pw) = params.get("password") {
+        pg.password(pw);
+    }
+    if let Some(o) = params.value("options") {
+        pg.options(o);
+    }
+    if let Some(a) = params
+        .value("application_name")
+        .or(params.value("fallback_application_name"))
+    {
+        pg.application_name(a);
+    }
+    timeouts(params, &mut pg)?;
+    use tokio_postgres::config::ChannelBinding;
+    pg.channel_binding(match params.value("channel_binding") {
+        None | Some("prefer") => ChannelBinding::Prefer,
+        Some("disable") => ChannelBinding::Disable,
+        Some("require") => ChannelBinding::Require,
+        Some(_) => return Err(bad(params, "channel_binding")),
+    });
+    let target = match params.value("target_session_attrs") {
+        None | Some("any") => TargetAttrs::Any,
+        Some("read-write") => TargetAttrs::ReadWrite,
+        Some("read-only") => TargetAttrs::ReadOnly,
+        Some("primary") => TargetAttrs::Primary,
+        Some("standby") => TargetAttrs::Standby,
+        Some("prefer-standby") => TargetAttrs::PreferStandby,
+        Some(_) => return Err(bad(params, "target_session_attrs")),
+    };
+    let load_balance = match params.value("load_balance_hosts") {
+        None | Some("disable") => false,
+        Some("random") => true,
+        Some(_) => return Err(bad(params, "load_balance_hosts")),
+    };
+    let tls = tls::Settings::from_params(params, env)?;
+    pg.ssl_mode(tokio_postgres::config::SslMode::Disable);
+    if tls.direct {
+        pg.ssl_negotiation(tokio_postgres::config::SslNegotiation::Direct);
+    }
+    if pg.get_password().is_none() {
+        fill_password_from_file(&mut pg, params.value("passfile"), env, lang);
+    }
+    Ok(ConnInfo {
+        pg,
+        hostaddrs,
+        tls,
+        target,
+        load_balance,
+    })
+}
+
+/// A value of `key` libpq would not take: says where it came from, never the value.
+fn bad(params: &Params, key: &str) -> anyhow::Error {
+    anyhow::Error::from(msg::bad_value(params.origin(key)))
+}
+
+/// Settings lab refuses (see [`refusal`]), named with where they came from
+/// (a secret never repeated).
+fn refuse_unsupported(params: &Params) -> Result<()> {
     for (key, (value, from)) in &params.0 {
         if let Some(why) = refusal(key, value) {
-            // A secret is never repeated.
             let shown = if key.contains("secret") || key.contains("password") || key.starts_with("scram") {
                 "…"
             } else {
@@ -676,9 +746,13 @@ pub fn build(params: &Params, env: EnvLookup<'_>, lang: Lang) -> Result<ConnInfo
             bail!(msg::refused(from.describe(key), shown, why));
         }
     }
-    let bad = |key: &str, _value: &str| anyhow::Error::from(msg::bad_value(params.origin(key)));
-    let mut pg = tokio_postgres::Config::new();
-    // Hosts and their addresses: a list each, of one length.
+    Ok(())
+}
+
+/// The hosts (names, socket directories or only addresses) and their ports
+/// into `pg`, as libpq pairs them: host, hostaddr and port are lists of one
+/// length (one port serves every host). Each host's address, where given.
+fn hosts_and_ports(params: &Params, pg: &mut tokio_postgres::Config) -> Result<Vec<Option<IpAddr>>> {
     let split = |key: &str| -> Vec<String> {
         params
             .get(key)
@@ -701,7 +775,7 @@ pub fn build(params: &Params, env: EnvLookup<'_>, lang: Lang) -> Result<ConnInfo
         hostaddrs.push(if a.is_empty() {
             None
         } else {
-            Some(a.parse::<IpAddr>().map_err(|_| bad("hostaddr", a))?)
+            Some(a.parse::<IpAddr>().map_err(|_| bad(params, "hostaddr"))?)
         });
     }
     let ports = split("port");
@@ -713,7 +787,10 @@ pub fn build(params: &Params, env: EnvLookup<'_>, lang: Lang) -> Result<ConnInfo
         port_numbers.push(if p.is_empty() {
             5432
         } else {
-            p.parse::<u16>().ok().filter(|n| *n > 0).ok_or_else(|| bad("port", p))?
+            p.parse::<u16>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| bad(params, "port"))?
         });
     }
     let default_port = port_numbers.first().copied().unwrap_or(5432);
@@ -739,31 +816,15 @@ pub fn build(params: &Params, env: EnvLookup<'_>, lang: Lang) -> Result<ConnInfo
         }
         pg.port(port);
     }
-    let user = params
-        .value("user")
-        .map(str::to_string)
-        .or_else(|| env("USER"))
-        .unwrap_or_else(|| "postgres".to_string());
-    pg.user(&user);
-    if let Some(db) = params.value("dbname") {
-        pg.dbname(db);
-    }
-    if let Some(pw) = params.get("password") {
-        pg.password(pw);
-    }
-    if let Some(o) = params.value("options") {
-        pg.options(o);
-    }
-    if let Some(a) = params
-        .value("application_name")
-        .or(params.value("fallback_application_name"))
-    {
-        pg.application_name(a);
-    }
+    Ok(hostaddrs)
+}
+
+/// connect_timeout, the keepalives and tcp_user_timeout into `pg`, as libpq reads them.
+fn timeouts(params: &Params, pg: &mut tokio_postgres::Config) -> Result<()> {
     let seconds = |key: &str| -> Result<Option<u64>> {
         params
             .value(key)
-            .map(|v| v.trim().parse::<i64>().map_err(|_| bad(key, v)))
+            .map(|v| v.trim().parse::<i64>().map_err(|_| bad(params, key)))
             .transpose()
             .map(|n| n.map(|n| n.max(0) as u64))
     };
@@ -792,42 +853,7 @@ pub fn build(params: &Params, env: EnvLookup<'_>, lang: Lang) -> Result<ConnInfo
     if let Some(ms) = seconds("tcp_user_timeout")? {
         pg.tcp_user_timeout(Duration::from_millis(ms));
     }
-    use tokio_postgres::config::ChannelBinding;
-    pg.channel_binding(match params.value("channel_binding") {
-        None | Some("prefer") => ChannelBinding::Prefer,
-        Some("disable") => ChannelBinding::Disable,
-        Some("require") => ChannelBinding::Require,
-        Some(v) => return Err(bad("channel_binding", v)),
-    });
-    let target = match params.value("target_session_attrs") {
-        None | Some("any") => TargetAttrs::Any,
-        Some("read-write") => TargetAttrs::ReadWrite,
-        Some("read-only") => TargetAttrs::ReadOnly,
-        Some("primary") => TargetAttrs::Primary,
-        Some("standby") => TargetAttrs::Standby,
-        Some("prefer-standby") => TargetAttrs::PreferStandby,
-        Some(v) => return Err(bad("target_session_attrs", v)),
-    };
-    let load_balance = match params.value("load_balance_hosts") {
-        None | Some("disable") => false,
-        Some("random") => true,
-        Some(v) => return Err(bad("load_balance_hosts", v)),
-    };
-    let tls = tls::Settings::from_params(params, env)?;
-    pg.ssl_mode(tokio_postgres::config::SslMode::Disable);
-    if tls.direct {
-        pg.ssl_negotiation(tokio_postgres::config::SslNegotiation::Direct);
-    }
-    if pg.get_password().is_none() {
-        fill_password_from_file(&mut pg, params.value("passfile"), env, lang);
-    }
-    Ok(ConnInfo {
-        pg,
-        hostaddrs,
-        tls,
-        target,
-        load_balance,
-    })
+    Ok(())
 }
 
 /// The password from `~/.pgpass` (or passfile, PGPASSFILE), matched as libpq

@@ -154,33 +154,7 @@ impl Settings {
             Some("0") => false,
             Some(_) => bail!(msg::bad_value(params.origin("sslsni"))),
         };
-        let version = |key: &str| -> Result<Option<&'static rustls::SupportedProtocolVersion>> {
-            match value(key) {
-                None | Some("TLSv1") | Some("TLSv1.1") => Ok(None),
-                Some("TLSv1.2") => Ok(Some(&rustls::version::TLS12)),
-                Some("TLSv1.3") => Ok(Some(&rustls::version::TLS13)),
-                Some(_) => bail!(msg::bad_value(params.origin(key))),
-            }
-        };
-        let (min, max) = (
-            version("ssl_min_protocol_version")?,
-            version("ssl_max_protocol_version")?,
-        );
-        let is13 = |v: Option<&rustls::SupportedProtocolVersion>| {
-            v.is_some_and(|v| v.version == rustls::ProtocolVersion::TLSv1_3)
-        };
-        let is12 = |v: Option<&rustls::SupportedProtocolVersion>| {
-            v.is_some_and(|v| v.version == rustls::ProtocolVersion::TLSv1_2)
-        };
-        let versions: Vec<&'static rustls::SupportedProtocolVersion> =
-            [&rustls::version::TLS12, &rustls::version::TLS13]
-                .into_iter()
-                .filter(|v| !is13(min) || is13(Some(v)))
-                .filter(|v| !is12(max) || is12(Some(v)))
-                .collect();
-        if versions.is_empty() {
-            bail!(msg::bad_value(params.origin("ssl_max_protocol_version")));
-        }
+        let versions = protocol_versions(params)?;
         if mode == SslMode::Disable {
             return Ok(Arc::new(Settings {
                 mode,
@@ -193,26 +167,7 @@ impl Settings {
         }
         let home = env("HOME").map(|h| Path::new(&h).join(".postgresql"));
         let default = |name: &str| home.as_ref().map(|d| d.join(name));
-        // The root file: named, or the default one where it exists.
-        let (roots, root_file) = if system {
-            (Some(system_roots(&params.origin("sslrootcert"))?), None)
-        } else {
-            match value("sslrootcert") {
-                Some(f) if Path::new(f).exists() || mode >= SslMode::VerifyCa => {
-                    let origin = params.origin("sslrootcert");
-                    (Some(read_roots(Path::new(f), &origin)?), Some(PathBuf::from(f)))
-                }
-                // libpq: a named root file that is not there verifies nothing with require.
-                Some(_) => (None, None),
-                None => match default("root.crt").filter(|p| p.exists()) {
-                    Some(p) => {
-                        let origin = format!("sslrootcert ({})", p.display());
-                        (Some(read_roots(&p, &origin)?), Some(p))
-                    }
-                    None => (None, None),
-                },
-            }
-        };
+        let (roots, root_file) = root_file(params, mode, system, &default)?;
         if roots.is_none() && mode >= SslMode::VerifyCa {
             let file = default("root.crt").map_or("~/.postgresql/root.crt".into(), |p| p.display().to_string());
             bail!(msg::no_root(mode_origin, mode.name(), file));
@@ -231,31 +186,7 @@ impl Settings {
                 None => Vec::new(),
             },
         };
-        // The client's certificate: named (then it must be there), or the default one where it exists.
-        let identity = if value("sslcertmode") == Some("disable") {
-            None
-        } else {
-            let cert = match value("sslcert") {
-                Some(f) => Some((PathBuf::from(f), params.origin("sslcert"))),
-                None => default("postgresql.crt")
-                    .filter(|p| p.exists())
-                    .map(|p| (p.clone(), format!("sslcert ({})", p.display()))),
-            };
-            match cert {
-                None => None,
-                Some((cert, cert_origin)) => {
-                    let (key, key_origin) = match value("sslkey") {
-                        Some(f) => (PathBuf::from(f), params.origin("sslkey")),
-                        None => {
-                            let p = default("postgresql.key").unwrap_or_else(|| PathBuf::from("postgresql.key"));
-                            let o = format!("sslkey ({})", p.display());
-                            (p, o)
-                        }
-                    };
-                    Some(read_identity(&cert, &cert_origin, &key, &key_origin)?)
-                }
-            }
-        };
+        let identity = client_identity(params, &default)?;
         let client = client_config(check, roots, crls, identity, sni, Some(versions))?;
         Ok(Arc::new(Settings {
             mode,
@@ -295,6 +226,94 @@ impl Settings {
             wrap: None,
         })
     }
+}
+
+/// The protocol versions `ssl_min_protocol_version` and
+/// `ssl_max_protocol_version` leave (rustls speaks 1.2 and 1.3; libpq's
+/// older minimums allow both).
+fn protocol_versions(params: &impl Keys) -> Result<Vec<&'static rustls::SupportedProtocolVersion>> {
+    let version = |key: &str| -> Result<Option<&'static rustls::SupportedProtocolVersion>> {
+        match params.get(key).filter(|v| !v.is_empty()) {
+            None | Some("TLSv1") | Some("TLSv1.1") => Ok(None),
+            Some("TLSv1.2") => Ok(Some(&rustls::version::TLS12)),
+            Some("TLSv1.3") => Ok(Some(&rustls::version::TLS13)),
+            Some(_) => bail!(msg::bad_value(params.origin(key))),
+        }
+    };
+    let (min, max) = (
+        version("ssl_min_protocol_version")?,
+        version("ssl_max_protocol_version")?,
+    );
+    let is13 =
+        |v: Option<&rustls::SupportedProtocolVersion>| v.is_some_and(|v| v.version == rustls::ProtocolVersion::TLSv1_3);
+    let is12 =
+        |v: Option<&rustls::SupportedProtocolVersion>| v.is_some_and(|v| v.version == rustls::ProtocolVersion::TLSv1_2);
+    let versions: Vec<&'static rustls::SupportedProtocolVersion> = [&rustls::version::TLS12, &rustls::version::TLS13]
+        .into_iter()
+        .filter(|v| !is13(min) || is13(Some(v)))
+        .filter(|v| !is12(max) || is12(Some(v)))
+        .collect();
+    if versions.is_empty() {
+        bail!(msg::bad_value(params.origin("ssl_max_protocol_version")));
+    }
+    Ok(versions)
+}
+
+/// The roots to verify against, and the file they came from: the
+/// platform's (`sslrootcert=system`), the file named, or the default one
+/// (`default("root.crt")`) where it exists.
+fn root_file(
+    params: &impl Keys,
+    mode: SslMode,
+    system: bool,
+    default: &dyn Fn(&str) -> Option<PathBuf>,
+) -> Result<(Option<rustls::RootCertStore>, Option<PathBuf>)> {
+    if system {
+        return Ok((Some(system_roots(&params.origin("sslrootcert"))?), None));
+    }
+    Ok(match params.get("sslrootcert").filter(|v| !v.is_empty()) {
+        Some(f) if Path::new(f).exists() || mode >= SslMode::VerifyCa => {
+            let origin = params.origin("sslrootcert");
+            (Some(read_roots(Path::new(f), &origin)?), Some(PathBuf::from(f)))
+        }
+        // libpq: a named root file that is not there verifies nothing with require.
+        Some(_) => (None, None),
+        None => match default("root.crt").filter(|p| p.exists()) {
+            Some(p) => {
+                let origin = format!("sslrootcert ({})", p.display());
+                (Some(read_roots(&p, &origin)?), Some(p))
+            }
+            None => (None, None),
+        },
+    })
+}
+
+/// The client's certificate and key: named (then they must be there), or
+/// the default ones (`default("postgresql.crt")`, `.key`) where the
+/// certificate exists; none with `sslcertmode=disable`.
+fn client_identity(params: &impl Keys, default: &dyn Fn(&str) -> Option<PathBuf>) -> Result<Option<Identity>> {
+    let value = |k: &str| params.get(k).filter(|v| !v.is_empty());
+    if value("sslcertmode") == Some("disable") {
+        return Ok(None);
+    }
+    let cert = match value("sslcert") {
+        Some(f) => Some((PathBuf::from(f), params.origin("sslcert"))),
+        None => default("postgresql.crt")
+            .filter(|p| p.exists())
+            .map(|p| (p.clone(), format!("sslcert ({})", p.display()))),
+    };
+    let Some((cert, cert_origin)) = cert else {
+        return Ok(None);
+    };
+    let (key, key_origin) = match value("sslkey") {
+        Some(f) => (PathBuf::from(f), params.origin("sslkey")),
+        None => {
+            let p = default("postgresql.key").unwrap_or_else(|| PathBuf::from("postgresql.key"));
+            let o = format!("sslkey ({})", p.display());
+            (p, o)
+        }
+    };
+    Ok(Some(read_identity(&cert, &cert_origin, &key, &key_origin)?))
 }
 
 /// The certificates of a root file.

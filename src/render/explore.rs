@@ -8,9 +8,9 @@ use crate::i18n::{Lang, Text, ui};
 use crate::report::explore::{ExploreReport, LevelReport};
 use crate::report::{Check, RunError, ScenarioReport, VariantReport};
 
-/// The JSON: every object's keys in order, as explore's JSON has always had them.
+/// The JSON document (what made it first: [`super::document`]), then every object's keys in order, as explore's JSON has always had them.
 pub fn json(r: &ExploreReport) -> Result<String> {
-    super::json(&serde_json::to_value(r)?)
+    super::document("explore", &serde_json::to_value(r)?)
 }
 
 /// The levels' table, each level's summary, then each level's classes.

@@ -9,9 +9,9 @@ use crate::i18n::{Lang, ui};
 use crate::report::hunt::HuntReport;
 use crate::report::{Check, ScenarioReport, VariantReport, round_ms};
 
-/// The JSON: every object's keys in order, as hunt's JSON has always had them.
+/// The JSON document (what made it first: [`super::document`]), then every object's keys in order, as hunt's JSON has always had them.
 pub fn json(r: &HuntReport) -> Result<String> {
-    super::json(&serde_json::to_value(r)?)
+    super::document("hunt", &serde_json::to_value(r)?)
 }
 
 /// The table, then each level's notes and anomalies; nothing where nothing

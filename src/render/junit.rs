@@ -22,25 +22,28 @@ pub(super) fn xml_escape(s: &str) -> String {
     out
 }
 
-pub fn junit(scenarios: &[ScenarioReport]) -> String {
+/// The suites of a run that took `wall` (the root's `time`: the run's wall
+/// time, not the sum of its suites', which overlap when they run side by side).
+pub fn junit(scenarios: &[ScenarioReport], wall: std::time::Duration) -> String {
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let all = || scenarios.iter().flat_map(|s| &s.variants);
     let total = all().count();
-    let failures = all().filter(|v| !v.as_expected && v.skipped.is_none()).count();
-    let skipped = all().filter(|v| v.skipped.is_some()).count();
-    let time: f64 = scenarios.iter().map(|s| s.elapsed_ms).sum::<f64>() / 1000.0;
+    // A skip `--require` named is a failure (not as expected), not a skip.
+    let failures = all().filter(|v| !v.as_expected).count();
+    let skipped = all().filter(|v| v.skipped.is_some() && v.as_expected).count();
+    let time = wall.as_secs_f64();
     let errors = scenarios.iter().filter(|s| s.error.is_some()).count();
     out.push_str(&format!(
         "<testsuites name=\"lab\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{time:.3}\">\n",
         total + errors
     ));
     for s in scenarios {
-        let f = s
+        let f = s.variants.iter().filter(|v| !v.as_expected).count();
+        let sk = s
             .variants
             .iter()
-            .filter(|v| !v.as_expected && v.skipped.is_none())
+            .filter(|v| v.skipped.is_some() && v.as_expected)
             .count();
-        let sk = s.variants.iter().filter(|v| v.skipped.is_some()).count();
         let e = usize::from(s.error.is_some());
         out.push_str(&format!(
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{f}\" errors=\"{e}\" skipped=\"{sk}\" time=\"{:.3}\">\n",
@@ -59,7 +62,12 @@ pub fn junit(scenarios: &[ScenarioReport]) -> String {
                 xml_escape(&v.name),
                 v.elapsed_ms / 1000.0
             ));
-            if let Some(reason) = &v.skipped {
+            if let (Some(reason), false) = (&v.skipped, v.as_expected) {
+                out.push_str(&format!(
+                    ">\n      <failure message=\"{}\" type=\"required\"/>\n    </testcase>\n",
+                    xml_escape(&msg::required_skipped(reason.clone()).en())
+                ));
+            } else if let Some(reason) = &v.skipped {
                 out.push_str(&format!(
                     ">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
                     xml_escape(&reason.en())
@@ -98,6 +106,16 @@ pub fn junit(scenarios: &[ScenarioReport]) -> String {
     }
     out.push_str("</testsuites>\n");
     out
+}
+
+mod msg {
+    crate::messages! {
+        prefix "junit";
+        required_skipped(why) {
+            en: "required (--require) but skipped: {why}",
+            tr: "gerekli (--require) ama atlandı: {why}",
+        }
+    }
 }
 
 #[cfg(test)]
@@ -161,13 +179,37 @@ mod tests {
             error: None,
             title: None,
         };
-        let xml = junit(&[r]);
-        assert!(xml.contains("<testsuites name=\"lab\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\""));
+        let xml = junit(&[r.clone(), r], std::time::Duration::from_millis(150));
+        // The wall time, not the sum of the suites' (200 ms).
+        assert!(xml.contains(
+            "<testsuites name=\"lab\" tests=\"6\" failures=\"2\" errors=\"0\" skipped=\"2\" time=\"0.150\">"
+        ));
         assert!(xml.contains("<testcase classname=\"lab.lost-update\" name=\"a\" time=\"0.013\"/>"));
         assert!(xml.contains(
             "expected: final 34 &amp; &lt;nothing&gt; lost\nobserved: final &quot;35&quot;\nfailed checks:\n- B&apos;s UPDATE waits</failure>"
         ));
         assert!(xml.contains("<skipped message=\"needs 17\"/>"));
+        // Required (--require) and skipped: a failure, with why.
+        let required = variant("d", false, true);
+        let r = ScenarioReport {
+            scenario: "pooler".into(),
+            server_version: "15.18".into(),
+            as_expected: false,
+            elapsed_ms: 1.0,
+            variants: vec![variant("c", true, true), required],
+            error: None,
+            connection: None,
+            title: None,
+        };
+        let xml = junit(&[r], std::time::Duration::ZERO);
+        assert!(
+            xml.contains("tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"1\""),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("<failure message=\"required (--require) but skipped: needs 17\" type=\"required\"/>"),
+            "{xml}"
+        );
         assert_eq!(xml_escape("a\u{1}b"), "a b");
     }
 }

@@ -1,5 +1,5 @@
 //! Pure functions from reports to text: tables (comfy-table), JSON, JUnit,
-//! and the README's scenario table. Words come from the messages, in the
+//! Markdown, and the README's scenario table. Words come from the messages, in the
 //! language of the [`Style`]; machine outputs (JSON, JUnit) are English
 //! whatever the language. Colour only where it helps (waits, errors,
 //! verdicts), and only when asked for.
@@ -7,6 +7,7 @@ pub mod explore;
 pub mod html;
 pub mod hunt;
 mod junit;
+pub mod markdown;
 pub mod mermaid;
 pub mod phenomena;
 mod text;
@@ -42,10 +43,10 @@ impl Style {
         }
     }
 
-    /// Colour when stdout is a terminal and NO_COLOR is not set.
+    /// Colour as `--color` says: by default when stdout is a terminal and NO_COLOR is not set.
     pub fn for_stdout(lang: Lang, explain: bool) -> Style {
         use std::io::IsTerminal;
-        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        let color = crate::output::colour(std::io::stdout().is_terminal());
         Style {
             lang,
             color,
@@ -111,6 +112,47 @@ pub fn list(scenarios: &[Listed], style: &Style) -> String {
     format!("{t}\n")
 }
 
+/// `lab list --format json`: every scenario, its summary and what it
+/// shows, its variants with their explanations (English, as every JSON).
+pub fn list_json(scenarios: &[Listed]) -> anyhow::Result<String> {
+    #[derive(serde::Serialize)]
+    struct Catalogue<'a> {
+        scenarios: Vec<Scenario<'a>>,
+    }
+    #[derive(serde::Serialize)]
+    struct Scenario<'a> {
+        name: &'a str,
+        summary: String,
+        /// The README's "what it shows" (Markdown).
+        shows: &'a str,
+        variants: Vec<Variant<'a>>,
+    }
+    #[derive(serde::Serialize)]
+    struct Variant<'a> {
+        name: &'a str,
+        explain: String,
+    }
+    let catalogue = Catalogue {
+        scenarios: scenarios
+            .iter()
+            .map(|s| Scenario {
+                name: s.name,
+                summary: s.summary.en(),
+                shows: s.readme,
+                variants: s
+                    .variants
+                    .iter()
+                    .map(|(name, explain)| Variant {
+                        name,
+                        explain: explain.en(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    document("list", &catalogue)
+}
+
 /// The README's scenario table (Markdown, English).
 pub fn list_markdown(scenarios: &[Listed]) -> String {
     let mut out = String::from("| scenario | variants | what it shows |\n|---|---|---|\n");
@@ -124,6 +166,32 @@ pub fn list_markdown(scenarios: &[Listed]) -> String {
         out.push_str(&format!("| `{}` | {variants} | {} |\n", s.name, s.readme));
     }
     out
+}
+
+/// The version of the JSON documents' shape: raised when a field is
+/// removed or renamed or its meaning changes (a new field does not raise it).
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A JSON document as lab prints it: what made it first, then the report's
+/// own fields in their order.
+#[derive(serde::Serialize)]
+struct Document<'a, T: serde::Serialize> {
+    lab_version: &'static str,
+    format_version: u32,
+    /// The command that printed it: `all`, the scenario's name, `spec`, `phenomena`, ...
+    command: &'a str,
+    #[serde(flatten)]
+    report: &'a T,
+}
+
+/// `report` (an object) as the JSON document `lab COMMAND --format json` prints.
+pub fn document<T: serde::Serialize>(command: &str, report: &T) -> anyhow::Result<String> {
+    json(&Document {
+        lab_version: env!("CARGO_PKG_VERSION"),
+        format_version: FORMAT_VERSION,
+        command,
+        report,
+    })
 }
 
 pub fn json<T: serde::Serialize>(value: &T) -> anyhow::Result<String> {

@@ -9,10 +9,10 @@ use crate::i18n::{Text, ui};
 use crate::report::phenomena::{Cell, How, Interleavings, LEVELS, MatrixReport, Verdict};
 use crate::report::{Check, ScenarioReport, VariantReport, round_ms};
 
-/// The JSON: every object's keys in order, as the matrix's JSON has always
+/// The JSON document (what made it first: [`super::document`]), then every object's keys in order, as the matrix's JSON has always
 /// had them (it is compared by `lab compare` and CI files alike).
 pub fn json(r: &MatrixReport) -> Result<String> {
-    super::json(&serde_json::to_value(r)?)
+    super::document("phenomena", &serde_json::to_value(r)?)
 }
 
 /// The table, with `--show`'s timelines first and `--explain`'s lines after.

@@ -347,14 +347,14 @@ pub fn brief_summary(r: &AllReport, style: &Style) -> String {
     format!("{}\n{t}\n", style.say(&summary_line(r, &rows)))
 }
 
-fn summary_rows(r: &AllReport) -> Vec<(&str, &VariantReport)> {
+pub(super) fn summary_rows(r: &AllReport) -> Vec<(&str, &VariantReport)> {
     r.scenarios
         .iter()
         .flat_map(|s| s.variants.iter().map(move |v| (s.scenario.as_str(), v)))
         .collect()
 }
 
-fn summary_line(r: &AllReport, rows: &[(&str, &VariantReport)]) -> crate::i18n::Text {
+pub(super) fn summary_line(r: &AllReport, rows: &[(&str, &VariantReport)]) -> crate::i18n::Text {
     let count = |f: &dyn Fn(&VariantReport) -> bool| rows.iter().filter(|(_, v)| f(v)).count();
     // Counted as their verdict cells read: "differs behind the pooler" apart.
     let ok = count(&|v| v.as_expected && v.skipped.is_none() && v.pooler_differs.is_none());

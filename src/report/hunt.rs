@@ -14,7 +14,6 @@ use crate::i18n::Text;
 /// One hunt, or one history checked.
 #[derive(Debug, Clone, Serialize)]
 pub struct HuntReport {
-    pub command: &'static str,
     pub server_version: String,
     /// "seed 1, 4 sessions, 4 keys", or the file checked.
     pub about: String,

@@ -123,7 +123,7 @@ fn bad_option_value_is_one_line() {
         (&["lost-update", "--variant"], "'--variant <NAME>' needs a value"),
         (
             &["lost-update", "--format"],
-            "'--format <FORMAT>' needs a value (possible values: table, json, mermaid)",
+            "'--format <FORMAT>' needs a value (possible values: table, json, mermaid, markdown)",
         ),
         (&["lost-update", "--wait-timeout", "0"], "more than 0 and at most 3600"),
         // Several suggestions read as alternatives.

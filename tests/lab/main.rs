@@ -86,3 +86,6 @@ mod tls;
 
 /// `lab failover` on lab's own HA cluster (Patroni, etcd, three nodes).
 mod failover;
+
+/// What a CI relies on: --require, what every JSON says about itself, JUnit's times.
+mod ci;

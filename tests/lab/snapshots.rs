@@ -7,6 +7,16 @@ use lab::i18n::{Arg, Def, Lang, Text};
 use lab::render::{self, Listed, Style};
 use lab::report::{AllReport, Check, Entry, Evidence, Phrase, ScenarioReport, StepResult, VariantReport, WaitKind};
 
+/// A run's wall time, for JUnit's root (every snapshot: 1.5 s).
+const WALL: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// A JSON document with lab's version replaced (a release would change every snapshot).
+fn versionless(json: String) -> String {
+    let at = format!("\"lab_version\": \"{}\"", env!("CARGO_PKG_VERSION"));
+    assert!(json.contains(&at), "{json}");
+    json.replacen(&at, "\"lab_version\": \"[version]\"", 1)
+}
+
 macro_rules! def {
     ($name:ident, $key:literal, $en:literal, $tr:literal, [$($p:literal),*]) => {
         static $name: Def = Def { key: $key, en: $en, tr: $tr, params: &[$($p),*] };
@@ -250,7 +260,7 @@ fn catalogue_list() {
 #[test]
 fn junit_and_mermaid() {
     // JUnit is English whatever the language; Mermaid follows the reader's.
-    insta::assert_snapshot!("junit", render::junit(&[scenario()]));
+    insta::assert_snapshot!("junit", render::junit(&[scenario()], WALL));
     for (lang, style) in styles() {
         insta::assert_snapshot!(
             format!("mermaid_{lang}"),
@@ -370,8 +380,8 @@ fn phenomena_matrix_json_mermaid_and_suites() {
             render::phenomena::mermaid(&m, &style)
         );
     }
-    insta::assert_snapshot!("phenomena_json", render::phenomena::json(&m).unwrap());
-    insta::assert_snapshot!("phenomena_junit", render::junit(&render::phenomena::suites(&m)));
+    insta::assert_snapshot!("phenomena_json", versionless(render::phenomena::json(&m).unwrap()));
+    insta::assert_snapshot!("phenomena_junit", render::junit(&render::phenomena::suites(&m), WALL));
 }
 
 /// `lab explore`'s report, hand-made: two levels of a spec that says what
@@ -521,11 +531,11 @@ fn explore_levels_classes_json_and_suites() {
     for (lang, style) in styles() {
         insta::assert_snapshot!(format!("explore_{lang}"), render::explore::text(&r, &style));
         let (junit, pages) = render::explore::suites(&r, style.lang);
-        insta::assert_snapshot!(format!("explore_junit_{lang}"), render::junit(&junit));
+        insta::assert_snapshot!(format!("explore_junit_{lang}"), render::junit(&junit, WALL));
         assert_eq!(pages.len(), 2, "a page per level");
         assert_eq!(pages[1].variants.len(), 2, "a diagram per class");
     }
-    insta::assert_snapshot!("explore_json", render::explore::json(&r).unwrap());
+    insta::assert_snapshot!("explore_json", versionless(render::explore::json(&r).unwrap()));
 }
 
 /// `lab shell`'s `\html` page of a session (hand-made: A holds a row lock,
@@ -594,8 +604,8 @@ fn spec_report_text_json_and_junit() {
         elapsed_ms: 30.0,
         scenarios: vec![report.clone()],
     };
-    insta::assert_snapshot!("spec_json", render::json(&run).unwrap());
-    insta::assert_snapshot!("spec_junit", render::junit(std::slice::from_ref(&report)));
+    insta::assert_snapshot!("spec_json", versionless(render::document("spec", &run).unwrap()));
+    insta::assert_snapshot!("spec_junit", render::junit(std::slice::from_ref(&report), WALL));
 }
 
 /// `lab hunt`'s report from a hand-made history (a Long Fork, Jepsen's
@@ -652,9 +662,9 @@ fn hunt_levels_anomalies_json_and_suites() {
         let report = outputs.report(None);
         insta::assert_snapshot!(format!("hunt_{lang}"), render::hunt::text(&report, l));
         if l == Lang::En {
-            insta::assert_snapshot!("hunt_json", render::hunt::json(&report).unwrap());
+            insta::assert_snapshot!("hunt_json", versionless(render::hunt::json(&report).unwrap()));
             let (junit, pages) = render::hunt::suites(&report);
-            insta::assert_snapshot!("hunt_junit", render::junit(&junit));
+            insta::assert_snapshot!("hunt_junit", render::junit(&junit, WALL));
             assert!(
                 pages[1].variants.iter().any(|v| v.cycle.is_some()),
                 "the cycle is drawn"

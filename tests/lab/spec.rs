@@ -309,6 +309,199 @@ fn postgresql_isolation_schedule_byte_for_byte() {
     let _ = std::fs::remove_dir_all(&mine);
 }
 
+/// The tests of PostgreSQL's schedule, in its order.
+fn schedule_tests() -> Vec<String> {
+    std::fs::read_to_string(format!("{SUITE}/isolation_schedule"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix("test: "))
+        .flat_map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        .collect()
+}
+
+/// `out` is, end to end, one expected file of each test in turn
+/// (`NAME.out` or `NAME_0.out` ... `NAME_9.out` in `dir`, as pg_regress
+/// accepts): how many; or the first test whose output is none of its files,
+/// with what lab printed there.
+fn one_expected_file_each(out: &[u8], dir: &Path, tests: &[String]) -> Result<usize, String> {
+    let mut at = 0;
+    for (n, t) in tests.iter().enumerate() {
+        let mut files = vec![dir.join(format!("{t}.out"))];
+        files.extend((0..10).map(|i| dir.join(format!("{t}_{i}.out"))));
+        let hit = files
+            .iter()
+            .filter_map(|f| std::fs::read(f).ok())
+            .find(|e| out[at..].starts_with(e));
+        match hit {
+            Some(e) => at += e.len(),
+            None => {
+                let shown = String::from_utf8_lossy(&out[at..out.len().min(at + 2000)]).into_owned();
+                return Err(format!("{t} (after {n} equal) printed:\n{shown}"));
+            }
+        }
+    }
+    if at != out.len() {
+        return Err(format!(
+            "more after the last test: {}",
+            String::from_utf8_lossy(&out[at..])
+        ));
+    }
+    Ok(tests.len())
+}
+
+/// `lab spec ARGS` with stdout and stderr in one file, as pg_regress runs
+/// isolationtester (`> results/NAME.out 2>&1`): the exit code and that file.
+fn merged(args: &[&str], file: &Path) -> (i32, Vec<u8>) {
+    let f = std::fs::File::create(file).unwrap();
+    let mut cmd = crate::support::lab();
+    cmd.args(args).stdout(f.try_clone().unwrap()).stderr(f);
+    let mut child = cmd.spawn().expect("lab starts");
+    let pid = child.id();
+    let status = child.wait().expect("lab finishes");
+    crate::support::assert_no_leftovers(pid);
+    (status.code().unwrap_or(-1), std::fs::read(file).unwrap())
+}
+
+/// `lab spec --format isolation` where pg_regress would run isolationtester
+/// (stdout and stderr in one file): that file holds what isolationtester
+/// writes and nothing of lab's own (where the specs run, what a spec left
+/// and --clean dropped, how many matched: the JSON and --verbose have it),
+/// and the exit code says how it went. As a role that owns its database and
+/// may not create one, the 100 tests of PostgreSQL's schedule that need no
+/// superuser, one after another in that database; as a superuser, all 115 in
+/// the database they name (`--in-database`). Compared with PostgreSQL 15's
+/// expected files on 15, else with what pg_isolation_regress wrote on this
+/// server.
+#[test]
+fn merged_stdout_and_stderr_are_isolationtesters_in_the_database_given() {
+    let srv = TestServer::start();
+    let client = srv.client();
+    let work = scratch("merged");
+    let version = srv.query_i64(&client, "SELECT current_setting('server_version_num')::bigint");
+    srv.exec(&client, "CREATE DATABASE isolation_regression");
+    let expected = if version / 10000 == 15 {
+        PathBuf::from(format!("{SUITE}/expected"))
+    } else {
+        let regress = isolationtester().with_file_name("pg_isolation_regress");
+        let theirs = Command::new(&regress)
+            .args([
+                &format!("--inputdir={SUITE}"),
+                &format!("--outputdir={}", work.display()),
+                "--host=127.0.0.1",
+                &format!("--port={}", srv.cluster.port),
+                "--user=postgres",
+                "--use-existing",
+                "--dbname=isolation_regression",
+                &format!("--schedule={SUITE}/isolation_schedule"),
+            ])
+            .output()
+            .expect("pg_isolation_regress runs (postgresql-client has it; scripts/test installs it)");
+        assert!(
+            theirs.status.code().is_some_and(|c| c <= 1),
+            "pg_isolation_regress: {}",
+            theirs.status
+        );
+        srv.exec(&client, "DROP DATABASE isolation_regression");
+        srv.exec(&client, "CREATE DATABASE isolation_regression");
+        work.join("results")
+    };
+    let all = schedule_tests();
+    assert_eq!(all.len(), 115, "the schedule has 115 tests");
+    let core: Vec<String> = all
+        .iter()
+        .filter(|t| !SUPERUSER_ONLY.iter().any(|(s, _)| s == t))
+        .cloned()
+        .collect();
+    assert_eq!(core.len(), 100);
+    let specs: Vec<String> = core.iter().map(|t| format!("{SUITE}/specs/{t}.spec")).collect();
+
+    srv.exec(&client, "CREATE ROLE lab_plain_owner LOGIN NOCREATEDB");
+    srv.exec(&client, "CREATE DATABASE lab_plain_owner OWNER lab_plain_owner");
+    let url = format!(
+        "postgres://lab_plain_owner@127.0.0.1:{}/lab_plain_owner",
+        srv.cluster.port
+    );
+    let dir = expected.to_str().unwrap();
+    let mut args = vec![
+        "spec",
+        "--database-url",
+        &url,
+        "--format",
+        "isolation",
+        "--expected-dir",
+        dir,
+        "--clean",
+    ];
+    args.extend(specs.iter().map(String::as_str));
+    let (code, out) = merged(&args, &work.join("owner.out"));
+    let equal = one_expected_file_each(&out, &expected, &core).unwrap_or_else(|e| panic!("as a plain owner: {e}"));
+    assert_eq!(equal, 100);
+    assert_eq!(code, 0, "every test matched, what three left was dropped");
+    eprintln!("as a role without CREATEDB, merged stdout and stderr: {equal} of 100 byte-equal");
+
+    // The same without --clean: a test that leaves tables is exit 1, and
+    // says so only with --verbose.
+    let leaves = format!("{SUITE}/specs/partition-concurrent-attach.spec");
+    let alone = |extra: &[&str]| {
+        let mut args = vec![
+            "spec",
+            "--database-url",
+            &url,
+            "--format",
+            "isolation",
+            "--expected-dir",
+            dir,
+        ];
+        args.extend_from_slice(extra);
+        args.push(&leaves);
+        run(&args)
+    };
+    let r = alone(&[]);
+    assert_eq!(r.code, 1, "{}", r.why());
+    assert_eq!(r.stderr, "", "nothing of lab's beside isolationtester's output");
+    assert_eq!(
+        r.stdout,
+        std::fs::read_to_string(expected.join("partition-concurrent-attach.out")).unwrap()
+    );
+    srv.exec(&client, "DROP DATABASE lab_plain_owner");
+    srv.exec(&client, "CREATE DATABASE lab_plain_owner OWNER lab_plain_owner");
+    let r = alone(&["--verbose"]);
+    assert_eq!(r.code, 1, "{}", r.why());
+    for line in [
+        "the role cannot create databases: the specs run one at a time in lab_plain_owner",
+        "partition-concurrent-attach: left behind: table public.tpart_2",
+        "1 of 1 specs match their expected output",
+    ] {
+        assert!(r.stderr.contains(line), "--verbose says {line:?}: {}", r.stderr);
+    }
+
+    // A superuser, in the database the specs name: all 115.
+    let url = format!(
+        "postgres://postgres@127.0.0.1:{}/isolation_regression",
+        srv.cluster.port
+    );
+    let schedule = format!("{SUITE}/isolation_schedule");
+    let args = [
+        "spec",
+        "--database-url",
+        &url,
+        "--in-database",
+        "--format",
+        "isolation",
+        "--expected-dir",
+        dir,
+        "--clean",
+        "--schedule",
+        &schedule,
+    ];
+    let (code, out) = merged(&args, &work.join("superuser.out"));
+    let equal = one_expected_file_each(&out, &expected, &all).unwrap_or_else(|e| panic!("as a superuser: {e}"));
+    assert_eq!(equal, 115);
+    assert_eq!(code, 0);
+    eprintln!("as a superuser with --in-database, merged stdout and stderr: {equal} of 115 byte-equal");
+    let _ = std::fs::remove_dir_all(&work);
+}
+
 /// lab's own specs under `lab spec --format isolation` print what
 /// isolationtester prints for them on the same server.
 #[test]
@@ -344,6 +537,8 @@ fn lab_specs_print_what_isolationtester_prints() {
                 "lab/phenomena",
                 "--format",
                 "isolation",
+                // How many matched is lab's own line: beside isolationtester's output only with --verbose.
+                "--verbose",
             ])
             .args(["--expected-dir", out.to_str().unwrap()])
             .env("PGDATESTYLE", "ISO, MDY")
@@ -853,6 +1048,7 @@ fn in_the_database_given_what_a_spec_leaves_is_named_and_only_that_is_cleaned() 
         &next,
         "--format",
         "isolation",
+        "--verbose",
     ]);
     assert_eq!(r.code, 1, "{}", r.why());
     assert!(

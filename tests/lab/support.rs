@@ -21,6 +21,8 @@ pub fn lab() -> Command {
         "LAB_SCHEMA",
         "LAB_DIR",
         "COLUMNS",
+        // Run in GitHub Actions, lab would add each test's run to the job's summary.
+        "GITHUB_STEP_SUMMARY",
     ] {
         c.env_remove(v);
     }

@@ -389,6 +389,10 @@ impl Job for Explore {
         self.explorer.clean_up(&env.control).await
     }
 
+    fn summary_title(&self) -> Option<String> {
+        Some("lab explore".to_string())
+    }
+
     fn finish(&self, stop: &Stop, version: &str, began: Instant) -> Result<Finished> {
         let results = self.explorer.take();
         let cfg = &self.explorer.cfg;
@@ -417,6 +421,16 @@ impl Job for Explore {
         let (reports, pages) = render::explore::suites(&report, self.common.lang);
         let stdout = match self.format {
             SpecFormat::Json => render::explore::json(&report)?,
+            SpecFormat::Markdown => render::markdown::summary(
+                "lab explore",
+                &crate::report::AllReport {
+                    server_version: version.to_string(),
+                    as_expected,
+                    elapsed_ms: ms,
+                    scenarios: reports.clone(),
+                },
+                &Style::plain(self.common.lang),
+            ),
             SpecFormat::Table if done => match &*self.stepped.lock().unwrap() {
                 // The classes were shown before the walk; after it, what it did.
                 Some((class, k, r)) => {

@@ -130,6 +130,8 @@ pub struct HuntArgs {
 pub enum HuntFormat {
     Table,
     Json,
+    /// The classes judged at each level as a Markdown table (a GitHub job's step summary).
+    Markdown,
 }
 
 crate::help_tr! {

@@ -884,7 +884,6 @@ impl Outputs<'_> {
     /// The hunt as its report holds it.
     pub fn report(&self, stopped: Option<(Exit, String)>) -> HuntReport {
         HuntReport {
-            command: "hunt",
             server_version: self.version.to_string(),
             about: self.about.clone(),
             realtime: self.options.realtime,
@@ -986,6 +985,16 @@ impl Outputs<'_> {
         let stdout = match format {
             HuntFormat::Json => render::hunt::json(&report)?,
             HuntFormat::Table => render::hunt::text(&report, self.lang),
+            HuntFormat::Markdown => render::markdown::summary(
+                "lab hunt",
+                &crate::report::AllReport {
+                    server_version: report.server_version.clone(),
+                    as_expected: report.as_expected,
+                    elapsed_ms: crate::report::round_ms(report.levels.iter().map(|l| l.seconds).sum::<f64>() * 1000.0),
+                    scenarios: reports.clone(),
+                },
+                &Style::plain(self.lang),
+            ),
         };
         Ok(Finished {
             reports,
@@ -1193,6 +1202,10 @@ impl Job for Hunt {
         explored
     }
 
+    fn summary_title(&self) -> Option<String> {
+        Some("lab hunt".to_string())
+    }
+
     fn finish(&self, stop: &Stop, version: &str, _began: Instant) -> Result<Finished> {
         let mut found = std::mem::take(&mut *self.found.lock().unwrap());
         // A level cut short: the history recorded so far, checked.
@@ -1262,6 +1275,7 @@ fn recorded_secs(h: &History) -> f64 {
 
 /// `lab hunt --check FILE`: the history read and checked, no server.
 pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
+    let began = Instant::now();
     crate::options::writable(&cfg.junit, crate::output::msg::junit)?;
     crate::options::writable(&cfg.html, html::msg::could_not_write)?;
     let unreadable =
@@ -1342,7 +1356,7 @@ pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
     };
     let f = outputs.finished(None, cfg.format)?;
     if let Some(path) = &cfg.junit {
-        output::write_file(path, &render::junit(&f.reports), output::msg::junit)?;
+        output::write_file(path, &render::junit(&f.reports, began.elapsed()), output::msg::junit)?;
     }
     if let Some(path) = &cfg.html {
         let page = html::page(f.html_reports.as_ref().unwrap_or(&f.reports), f.html, &f.style);

@@ -65,8 +65,6 @@ fn answered(t: &Txn, i: usize) -> u64 {
     t.start + (end - t.start) * (i as u64 + 1) / (t.ops.len() as u64 + 1)
 }
 
-/// The reproducer of `a` (a cycle) found in `h` at `level`; `shrink` keeps
-/// only the operations the cycle's edges rest on.
 /// Which of an operation's times orders the permutation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Order {
@@ -87,11 +85,9 @@ fn sent(t: &Txn, i: usize) -> u64 {
     if i == 0 { t.start } else { answered(t, i - 1) }
 }
 
-pub fn build(h: &History, a: &Anomaly, level: Level, (shrink, order): (bool, Order), about: &str) -> Reproducer {
-    let txns = a.distinct_txns();
-    // Each transaction's BEGIN, operations and COMMIT, and the final read.
-    let unshrunk: usize = txns.iter().map(|t| h.txns[*t].ops.len() + 2).sum::<usize>() + 1;
-    // The operations kept, per transaction.
+/// Each cycle transaction's operations kept (with their positions in it):
+/// all of them, or with `shrink` only those the cycle's edges rest on.
+fn kept_ops(h: &History, a: &Anomaly, txns: &[usize], shrink: bool) -> Vec<Vec<(usize, Op)>> {
     let mut keep: Vec<Vec<usize>> = txns.iter().map(|_| vec![0]).collect();
     for link in &a.cycle {
         if let Some((from_op, to_op)) = link.why.ops() {
@@ -104,8 +100,7 @@ pub fn build(h: &History, a: &Anomaly, level: Level, (shrink, order): (bool, Ord
             }
         }
     }
-    let ops: Vec<Vec<(usize, Op)>> = txns
-        .iter()
+    txns.iter()
         .zip(&keep)
         .map(|(&t, k)| {
             let all = &h.txns[t].ops;
@@ -114,9 +109,12 @@ pub fn build(h: &History, a: &Anomaly, level: Level, (shrink, order): (bool, Ord
                 .map(|i| (i, all[i].clone()))
                 .collect()
         })
-        .collect();
-    // Each key as the cycle's reads first saw it: its order up to the first
-    // element a cycle transaction appended, and no longer than any of their reads.
+        .collect()
+}
+
+/// Each key as the cycle's reads first saw it: its order up to the first
+/// element a cycle transaction appended, and no longer than any of their reads.
+fn initial_lists(h: &History, txns: &[usize], ops: &[Vec<(usize, Op)>]) -> Vec<(Key, Vec<Elem>)> {
     let mut keys: BTreeMap<Key, usize> = BTreeMap::new();
     for (p, t) in txns.iter().enumerate() {
         for (_, op) in &ops[p] {
@@ -130,8 +128,7 @@ pub fn build(h: &History, a: &Anomaly, level: Level, (shrink, order): (bool, Ord
             }
         }
     }
-    let initial: Vec<(Key, Vec<Elem>)> = keys
-        .iter()
+    keys.iter()
         .map(|(&k, &cut)| {
             let order = order_of(h, k);
             let written = order
@@ -141,9 +138,21 @@ pub fn build(h: &History, a: &Anomaly, level: Level, (shrink, order): (bool, Ord
             let n = written.min(cut).min(order.len());
             (k, order[..n].to_vec())
         })
-        .collect();
-    // The steps, named after the history's transaction numbers.
-    let session = |p: usize| format!("t{}", h.txns[txns[p]].index);
+        .collect()
+}
+
+/// A step (its name, its transaction's position, its operation; none: the COMMIT).
+type StepOf = (String, usize, Option<usize>);
+
+/// The steps, named after the history's transaction numbers (`session`),
+/// and when each happened by `order` (time, transaction, step), in time order.
+fn timed_steps(
+    h: &History,
+    txns: &[usize],
+    ops: &[Vec<(usize, Op)>],
+    order: Order,
+    session: &dyn Fn(usize) -> String,
+) -> (Vec<(u64, usize, String)>, Vec<StepOf>) {
     let mut steps_of = Vec::new();
     let mut events: Vec<(u64, usize, String)> = Vec::new();
     for (p, t) in txns.iter().enumerate() {
@@ -171,11 +180,20 @@ pub fn build(h: &History, a: &Anomaly, level: Level, (shrink, order): (bool, Ord
         steps_of.push((commit, p, None));
     }
     events.sort_by_key(|(at, p, _)| (*at, *p));
-    if order == Order::Derived
-        && let Some(moved) = derived(h, &ops, &events, &steps_of, level)
-    {
-        events = moved;
-    }
+    (events, steps_of)
+}
+
+/// The spec's text up to its permutation: what it replays and how, the
+/// table with the keys' initial lists, a session per transaction (its
+/// level, BEGIN, its operations, COMMIT) and the final read.
+fn spec_text(
+    about: &str,
+    order: Order,
+    level: Level,
+    initial: &[(Key, Vec<Elem>)],
+    ops: &[Vec<(usize, Op)>],
+    session: &dyn Fn(usize) -> String,
+) -> String {
     let mut text = String::new();
     let _ = writeln!(text, "# {about}");
     let _ = writeln!(
@@ -228,6 +246,25 @@ pub fn build(h: &History, a: &Anomaly, level: Level, (shrink, order): (bool, Ord
     }
     // The keys read once more at the end: the replay's history needs each key's final order.
     text.push_str("\nsession final\nstep final_read { SELECT k, v FROM append ORDER BY k; }\n");
+    text
+}
+
+/// The reproducer of `a` (a cycle) found in `h` at `level`; `shrink` keeps
+/// only the operations the cycle's edges rest on, `order` orders its steps.
+pub fn build(h: &History, a: &Anomaly, level: Level, (shrink, order): (bool, Order), about: &str) -> Reproducer {
+    let txns = a.distinct_txns();
+    // Each transaction's BEGIN, operations and COMMIT, and the final read.
+    let unshrunk: usize = txns.iter().map(|t| h.txns[*t].ops.len() + 2).sum::<usize>() + 1;
+    let ops = kept_ops(h, a, &txns, shrink);
+    let initial = initial_lists(h, &txns, &ops);
+    let session = |p: usize| format!("t{}", h.txns[txns[p]].index);
+    let (mut events, steps_of) = timed_steps(h, &txns, &ops, order, &session);
+    if order == Order::Derived
+        && let Some(moved) = derived(h, &ops, &events, &steps_of, level)
+    {
+        events = moved;
+    }
+    let mut text = spec_text(about, order, level, &initial, &ops, &session);
     // Each BEGIN right before its session's first step.
     let begins: Vec<String> = (0..txns.len()).map(|p| format!("{}_b", session(p))).collect();
     let mut line: Vec<&str> = Vec::new();

@@ -207,6 +207,10 @@ impl Job for Matrix {
         }
     }
 
+    fn summary_title(&self) -> Option<String> {
+        Some("lab phenomena".to_string())
+    }
+
     fn finish(&self, stop: &Stop, version: &str, began: Instant) -> Result<Finished> {
         let report = self.report(stop, version, began);
         let mut suites = render::phenomena::suites(&report);
@@ -238,6 +242,16 @@ impl Job for Matrix {
             Format::Json => render::phenomena::json(&report)?,
             Format::Table => render::phenomena::text(&report, &style, self.show, self.explain),
             Format::Mermaid => render::phenomena::mermaid(&report, &style),
+            Format::Markdown => render::markdown::summary(
+                "lab phenomena",
+                &crate::report::AllReport {
+                    server_version: version.to_string(),
+                    as_expected: report.as_expected,
+                    elapsed_ms: crate::report::millis(began.elapsed()),
+                    scenarios: suites.clone(),
+                },
+                &Style::plain(style.lang),
+            ),
         };
         Ok(finished(suites, html_style, stdout, report.as_expected))
     }

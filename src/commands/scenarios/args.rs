@@ -72,6 +72,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub pooler: bool,
 
+    /// Exit 1 when a variant named here is skipped (no pgbouncer, pgpool-II,
+    /// Patroni or etcd on this machine, a server too old for it), naming it
+    /// and why: `all`, SCENARIO or SCENARIO/VARIANT (with `lab <scenario>`,
+    /// VARIANT too); repeatable or comma-separated. For a CI that must run them.
+    #[arg(long, value_name = "WHAT", value_delimiter = ',')]
+    pub require: Vec<String>,
+
     /// Attempts in all for a transaction retried on 40001/40P01 (1 = no retry).
     #[arg(long, default_value_t = 5, value_name = "N")]
     pub retry_attempts: u32,
@@ -114,7 +121,7 @@ pub struct ListArgs {
     #[arg(long)]
     pub explain: bool,
 
-    /// Output format (markdown: the README's table).
+    /// Output format (markdown: the README's table; json: the catalogue, each variant explained).
     #[arg(long, value_enum, ignore_case = true, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
 }
@@ -123,6 +130,7 @@ pub struct ListArgs {
 pub enum ListFormat {
     Table,
     Markdown,
+    Json,
 }
 
 crate::help_tr! {
@@ -131,10 +139,12 @@ crate::help_tr! {
     ("arg.verbose", "Uzun zaman çizelgelerinin her adımını göster (invoice-numbering binlerce satır tutar); varsayılan olarak beklemeler, hatalar ve notlar ile oturum başına bir sayım kalır"),
     ("arg.summary", "Yalnızca karar tablosunu yazdır (zaman çizelgeleri yok): `lab all` için tek ekran"),
     ("arg.timeout_ms", "Zaman aşımı gösteren senaryoların ayarladığı süre, ms (fk-blocking ve ddl-lock-queue'da lock_timeout, timeouts'ta dördü de, lost-client'ta idle_in_transaction_session_timeout)"),
+    ("arg.require", "Burada adı geçen bir varyant atlanırsa (bu makinede pgbouncer, pgpool-II, Patroni ya da etcd yok, sunucu onun için fazla eski) onu ve nedenini söyleyerek 1 ile çık: `all`, SENARYO ya da SENARYO/VARYANT (`lab <senaryo>` ile VARYANT da); tekrarlanabilir ya da virgülle ayrılmış. Onları çalıştırması gereken bir CI için"),
     ("arg.retry_attempts", "40001/40P01'de yeniden denenen bir transaction için toplam deneme sayısı (1 = yeniden deneme yok)"),
     ("arg.retry_base_ms", "İlk yeniden denemeden önceki bekleme, ms; her denemede iki katına çıkar, rastgele sapmayla"),
     ("arg.retry_cap_ms", "En uzun bekleme, ms"),
     ("cmd.list", "Her senaryoyu tek satırlık özeti ve varyantlarıyla listele"),
     ("cmd.all", "Bütün senaryoları çalıştır (aynı anda 4; katalog sırasıyla raporlanır), sonra tek bir özet tablo yazdır"),
     ("arg.list.explain", "Her varyantın açıklamasıyla"),
+    ("arg.list.format", "Çıktı biçimi (markdown: README'deki tablo; json: katalog, her varyant açıklamasıyla)"),
 }

@@ -8,7 +8,7 @@ use anyhow::{Result, bail};
 
 use super::args::RunArgs;
 use super::{Params, Scenario, Variant};
-use crate::i18n::{Context, Lang};
+use crate::i18n::{Context, Lang, Text};
 use crate::options::{self, Format, LabDirArgs, ServerWanted, Shared, msg as omsg};
 use crate::retry::RetryPolicy;
 
@@ -43,6 +43,86 @@ pub struct RunConfig {
     pub lab_dir: LabDirArgs,
     /// The scenarios to run, in order.
     pub plan: Vec<Planned>,
+    /// `--require`: variants whose skip fails the run.
+    pub require: Vec<Required>,
+}
+
+/// What `--require` names: a skip of it is a failure (exit 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Required {
+    /// Every variant the run runs.
+    All,
+    Scenario(&'static str),
+    Variant(&'static str, &'static str),
+}
+
+impl Required {
+    pub fn covers(&self, scenario: &str, variant: &str) -> bool {
+        match self {
+            Required::All => true,
+            Required::Scenario(s) => *s == scenario,
+            Required::Variant(s, v) => *s == scenario && *v == variant,
+        }
+    }
+}
+
+/// `--require`'s values, each checked against what the run plans: `all`,
+/// SCENARIO, SCENARIO/VARIANT, or (one scenario planned) VARIANT. Naming
+/// something the run does not run is bad input: the CI would pass without it.
+fn required(given: &[String], plan: &[Planned]) -> Result<Vec<Required>> {
+    let planned = |s: &str| plan.iter().find(|p| p.scenario.name == s);
+    let variant_of = |p: &Planned, v: &str| p.variants.iter().find(|x| x.name == v).map(|x| x.name);
+    let runs = || {
+        plan.iter()
+            .flat_map(|p| {
+                p.variants
+                    .iter()
+                    .map(move |v| format!("{}/{}", p.scenario.name, v.name))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    given
+        .iter()
+        .map(|w| {
+            let w = w.trim();
+            let found = match w.split_once('/') {
+                _ if w == "all" => Some(Required::All),
+                Some((s, v)) => planned(s).and_then(|p| Some(Required::Variant(p.scenario.name, variant_of(p, v)?))),
+                None => match (planned(w), plan) {
+                    (Some(p), _) => Some(Required::Scenario(p.scenario.name)),
+                    (None, [only]) => variant_of(only, w).map(|v| Required::Variant(only.scenario.name, v)),
+                    (None, _) => None,
+                },
+            };
+            found.ctx(|| msg::require_not_run(w, runs()))
+        })
+        .collect()
+}
+
+/// The required variants the run skipped, one line per scenario and
+/// reason (`scenario: a, b: why`), each marked not as expected (with its
+/// scenario): the run then exits 1. None when nothing required was skipped.
+pub fn required_skipped(require: &[Required], reports: &mut [crate::report::ScenarioReport]) -> Vec<Text> {
+    let mut lines: Vec<(String, Text, Vec<String>)> = Vec::new();
+    for r in reports.iter_mut() {
+        for v in r.variants.iter_mut() {
+            let Some(why) = &v.skipped else { continue };
+            if !require.iter().any(|q| q.covers(&r.scenario, &v.name)) {
+                continue;
+            }
+            v.as_expected = false;
+            r.as_expected = false;
+            match lines.iter_mut().find(|(s, w, _)| *s == r.scenario && w == why) {
+                Some((_, _, names)) => names.push(v.name.clone()),
+                None => lines.push((r.scenario.clone(), why.clone(), vec![v.name.clone()])),
+            }
+        }
+    }
+    lines
+        .into_iter()
+        .map(|(scenario, why, names)| msg::required_skipped(scenario, names.join(", "), why))
+        .collect()
 }
 
 /// Scenarios `lab all` runs at once by default: they mostly wait on the server.
@@ -180,6 +260,7 @@ impl RunConfig {
                 cap: Duration::from_millis(args.retry_cap_ms),
             },
             lab_dir: args.lab_dir.clone(),
+            require: required(&args.require, &plan)?,
             plan,
         })
     }
@@ -230,6 +311,14 @@ pub(crate) mod msg {
             en: "unknown variant '{variant}' of {scenario} (its variants: {variants})",
             tr: "{scenario} senaryosunun bilinmeyen varyantı '{variant}' (varyantları: {variants})",
         }
+        require_not_run(given, runs) {
+            en: "--require '{given}' names nothing this run runs: use all, SCENARIO, SCENARIO/VARIANT or, for one scenario, VARIANT (it runs: {runs})",
+            tr: "--require '{given}' bu çalıştırmanın çalıştırdığı hiçbir şeyi adlandırmıyor: all, SENARYO, SENARYO/VARYANT ya da tek senaryo için VARYANT kullanın (çalıştırdıkları: {runs})",
+        }
+        required_skipped(scenario, variants, why) {
+            en: "required but skipped (--require): {scenario}: {variants}: {why}",
+            tr: "gerekli ama atlandı (--require): {scenario}: {variants}: {why}",
+        }
         too_few_connections(n, min) {
             en: "--max-connections {n} is too few: a run needs at least {min} (the control connection and two sessions)",
             tr: "--max-connections {n} çok az: bir çalıştırma en az {min} bağlantı ister (kontrol bağlantısı ve iki oturum)",
@@ -253,5 +342,104 @@ mod tests {
             "{err}"
         );
         assert_eq!(select_variants(info, &[]).unwrap().len(), info.variants.len());
+    }
+
+    fn planned(name: &str, variants: &[&str]) -> Planned {
+        let s = super::super::find(name).unwrap();
+        let names: Vec<String> = variants.iter().map(|v| v.to_string()).collect();
+        Planned {
+            scenario: s,
+            variants: select_variants(s, &names).unwrap(),
+            params: s.default_params().unwrap(),
+        }
+    }
+
+    fn given(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn require_names_what_the_run_runs() {
+        let two = [planned("pooler", &[]), planned("lost-update", &["read-committed"])];
+        assert_eq!(
+            required(&given(&["all", "pooler", "lost-update/read-committed"]), &two).unwrap(),
+            vec![
+                Required::All,
+                Required::Scenario("pooler"),
+                Required::Variant("lost-update", "read-committed")
+            ]
+        );
+        // Not in the run: a scenario left out, a variant not planned, a
+        // bare variant name with two scenarios, a typo.
+        for bad in [
+            "replica",
+            "lost-update/atomic-update",
+            "set-leak",
+            "pooler/nope",
+            "alll",
+        ] {
+            let err = crate::i18n::error_line(&required(&given(&[bad]), &two).unwrap_err(), Lang::En);
+            assert!(
+                err.starts_with(&format!("--require '{bad}' names nothing this run runs")),
+                "{err}"
+            );
+            assert!(err.contains("pooler/set-leak, "), "{err}");
+        }
+        // One scenario: its variants by their own names.
+        let one = [planned("pooler", &[])];
+        assert_eq!(
+            required(&given(&["set-leak"]), &one).unwrap(),
+            vec![Required::Variant("pooler", "set-leak")]
+        );
+        assert!(Required::Scenario("pooler").covers("pooler", "set-leak"));
+        assert!(!Required::Variant("pooler", "set-local").covers("pooler", "set-leak"));
+        assert!(Required::All.covers("replica", "stale-read"));
+    }
+
+    #[test]
+    fn a_required_skip_fails_and_is_named_with_why() {
+        use crate::report::{ScenarioReport, VariantReport};
+        mod t {
+            crate::messages! {
+                prefix "zr";
+                none() { en: "-", tr: "-" }
+                no_pgbouncer() { en: "no pgbouncer", tr: "pgbouncer yok" }
+                no_pgpool() { en: "no pgpool", tr: "pgpool yok" }
+            }
+        }
+        let variant = |name: &str, skipped: Option<fn() -> Text>| {
+            let mut v = VariantReport::new(name, t::none(), t::none());
+            v.skipped = skipped.map(|f| f());
+            v
+        };
+        let mut reports = vec![
+            ScenarioReport::new("pooler", "15"),
+            ScenarioReport::new("replica", "15"),
+        ];
+        reports[0].variants = vec![
+            variant("set-leak", Some(t::no_pgbouncer)),
+            variant("set-local", Some(t::no_pgbouncer)),
+            variant("listen-direct", None),
+        ];
+        reports[1].variants = vec![variant("pgpool-stale-read", Some(t::no_pgpool))];
+        // Not required: the skips pass.
+        let mut kept = reports.clone();
+        assert!(required_skipped(&[Required::Scenario("lost-update")], &mut kept).is_empty());
+        assert!(kept.iter().all(|r| r.as_expected));
+        let lines = required_skipped(&[Required::Scenario("pooler")], &mut reports);
+        let lines: Vec<String> = lines.iter().map(|t| t.render(Lang::En)).collect();
+        assert_eq!(
+            lines,
+            ["required but skipped (--require): pooler: set-leak, set-local: no pgbouncer"]
+        );
+        assert!(!reports[0].as_expected && !reports[0].variants[0].as_expected);
+        assert!(reports[0].variants[2].as_expected && reports[1].as_expected);
+        let lines = required_skipped(&[Required::All], &mut reports);
+        assert_eq!(lines.len(), 2);
+        assert!(
+            lines[1]
+                .render(Lang::Tr)
+                .starts_with("gerekli ama atlandı (--require): replica: pgpool-stale-read")
+        );
     }
 }

@@ -164,6 +164,13 @@ impl Job for Scenarios {
         connect::release_schema(control, &cfg.schema).await
     }
 
+    fn summary_title(&self) -> Option<String> {
+        Some(match (self.all, self.cfg.plan.first()) {
+            (false, Some(p)) => format!("lab {}", p.scenario.name),
+            _ => "lab all".to_string(),
+        })
+    }
+
     fn finish(&self, stop: &Stop, _version: &str, began: Instant) -> Result<Finished> {
         let cfg = &self.cfg;
         let mut reports = std::mem::take(&mut *self.reports.lock().unwrap());
@@ -172,6 +179,8 @@ impl Job for Scenarios {
         }
         // Scenarios that never started have nothing to report.
         reports.retain(|r| !r.variants.is_empty() || r.error.is_some());
+        // A skip `--require` names fails the run, and says which and why.
+        let required = config::required_skipped(&cfg.require, &mut reports);
         let as_expected = reports.iter().all(|r| r.as_expected);
         let style = &self.style;
         let all_report = |reports: &[ScenarioReport]| AllReport {
@@ -188,13 +197,18 @@ impl Job for Scenarios {
         // has no table to show: the error line says it all.
         let ran = reports.iter().any(|r| !r.variants.is_empty());
         let stdout = match (cfg.format, self.all) {
-            (Format::Json, false) => render::json(&reports[0])?,
-            (Format::Json, true) => render::json(&all_report(&reports))?,
+            (Format::Json, false) => render::document(&reports[0].scenario, &reports[0])?,
+            (Format::Json, true) => render::document("all", &all_report(&reports))?,
             (Format::Table, _) if !ran => String::new(),
             (Format::Table, _) if cfg.summary => render::brief_summary(&all_report(&reports), style),
             (Format::Table, true) => render::all_summary(&all_report(&reports), style),
             (Format::Table, false) => String::new(),
             (Format::Mermaid, _) => render::mermaid::report(&reports, style),
+            (Format::Markdown, _) => render::markdown::summary(
+                &self.summary_title().unwrap_or_default(),
+                &all_report(&reports),
+                &Style::plain(style.lang),
+            ),
         };
         Ok(Finished {
             reports,
@@ -202,7 +216,7 @@ impl Job for Scenarios {
             html: html::Kind::Runs,
             style: *style,
             stdout,
-            stderr: Vec::new(),
+            stderr: required.iter().map(|t| t.render(cfg.shared.lang)).collect(),
             as_expected,
         })
     }

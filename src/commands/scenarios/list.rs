@@ -29,6 +29,7 @@ pub fn run(args: &ListArgs, lang: Lang) -> Result<Exit> {
             output::out(&render::list(&listed(), &style))?;
         }
         ListFormat::Markdown => output::out(&render::list_markdown(&listed()))?,
+        ListFormat::Json => output::out(&render::list_json(&listed())?)?,
     }
     Ok(Exit::Ok)
 }

@@ -111,6 +111,13 @@ pub struct SpecArgs {
     #[arg(long)]
     pub explain: bool,
 
+    /// With --format isolation (whose stdout and stderr are isolationtester's
+    /// alone), also say on stderr what lab adds: where the specs run, what a
+    /// spec left behind, the diff against the expected file, how many
+    /// matched. In the table: every step of a long timeline.
+    #[arg(long)]
+    pub verbose: bool,
+
     /// Workshop mode: before each step, show its session and SQL and wait for
     /// Enter (needs a terminal; runs one spec at a time).
     #[arg(long)]
@@ -261,6 +268,7 @@ crate::help_tr! {
     ("arg.spec.repeat", "Her spec'i N kez çalıştır (--jobs verilmedikçe birer birer) ve çıktısı çalıştırmadan çalıştırmaya değişen permütasyonları, her çıktının ne sıklıkla geldiğiyle bildir"),
     ("arg.spec.load", "Spec'ler çalışırken her çekirdeği meşgul tut, yüklü bir CI makinesinin yapacağı gibi"),
     ("arg.spec.baseline", "Beklenen çıktı yerine daha önceki bir çalıştırmanın JSON'uyla (`--format json`) karşılaştır: çıkış kodu yalnızca bir hüküm, bir bekleme, bir SQLSTATE ya da sayılan bir metrik farklıysa 1 olur"),
+    ("arg.spec.verbose", "--format isolation ile (stdout ve stderr yalnızca isolationtester'ınkidir) lab'ın eklediklerini de stderr'e yaz: spec'lerin nerede çalıştığı, bir spec'in geride bıraktıkları, beklenen dosyaya göre diff, kaçının aynı çıktığı. Tabloda: uzun bir zaman çizelgesinin her adımı"),
     ("arg.spec.explain", "Her permütasyondan sonra, spec'in adımlarından önceki yorumlar"),
     ("arg.spec.step", "Atölye modu: her adımdan önce oturumunu ve SQL'ini göster ve Enter'ı bekle (terminal gerekir; spec'leri birer birer çalıştırır)"),
 }

@@ -20,6 +20,8 @@ pub struct SpecRun {
     pub format: SpecFormat,
     /// After each permutation, the comments the spec has before its steps.
     pub explain: bool,
+    /// `--verbose`: lab's own lines beside isolationtester's output.
+    pub verbose: bool,
     /// The spec files and directories named, and the schedules.
     pub paths: Vec<PathBuf>,
     pub schedules: Vec<PathBuf>,
@@ -111,6 +113,7 @@ impl SpecRun {
             },
             format: args.format,
             explain: args.explain,
+            verbose: args.verbose,
             paths: args.paths.clone(),
             schedules: args.schedule.clone(),
             inputdir,

@@ -32,6 +32,8 @@ pub struct Specs {
     lines: Mutex<Lines>,
     load: bool,
     pooler: bool,
+    /// `--verbose`: lab's own lines on stderr beside isolationtester's output.
+    verbose: bool,
 }
 
 /// pg_regress's test lines: every one so far, and where the current group starts.
@@ -90,7 +92,10 @@ impl Specs {
         }
         let common = cfg.shared.start(env)?;
         Ok(Specs {
-            style: Style::for_stdout(common.lang, cfg.explain),
+            style: Style {
+                verbose: cfg.verbose,
+                ..Style::for_stdout(common.lang, cfg.explain)
+            },
             common,
             format: cfg.format,
             suite: Arc::new(Suite::new(cfg.suite)),
@@ -98,12 +103,22 @@ impl Specs {
             lines: Mutex::default(),
             load: cfg.load,
             pooler: cfg.pooler,
+            verbose: cfg.verbose,
         })
     }
 
     /// pg_regress's lines go to stdout (unless it is JSON's).
     fn prints_regress(&self) -> bool {
-        self.layout.is_some() && self.format != SpecFormat::Json
+        self.layout.is_some() && !matches!(self.format, SpecFormat::Json | SpecFormat::Markdown)
+    }
+
+    /// Whether lab's own lines (where the specs run, what a spec left, how
+    /// many matched) go to stderr. Not beside isolationtester's output
+    /// (`--format isolation`), where stdout and stderr are isolationtester's
+    /// byte for byte, as pg_regress merges them into a results file: there
+    /// the exit code, the JSON and JUnit say it, and `--verbose` prints it.
+    fn says_own_lines(&self) -> bool {
+        self.verbose || self.format != SpecFormat::Isolation || self.layout.is_some()
     }
 
     /// A spec's outcome as it finishes, in the run's format; in pg_regress's
@@ -128,10 +143,16 @@ impl Specs {
                         Stream::Err => crate::output::etext!("{text}"),
                     }
                 }
-                if let Some(d) = &o.diff {
+                if let Some(d) = &o.diff
+                    && self.verbose
+                {
                     crate::output::etext!("{d}");
                 }
-                self.say_what_else_failed(o);
+                if self.verbose {
+                    for line in self.what_else_failed(o) {
+                        crate::output::eline!("{line}");
+                    }
+                }
             }
             SpecFormat::Table => {
                 out(&render::scenario(&o.report, &self.style))?;
@@ -140,33 +161,35 @@ impl Specs {
                 }
                 out("\n")?;
             }
-            SpecFormat::Json => {}
+            SpecFormat::Json | SpecFormat::Markdown => {}
         }
         Ok(())
     }
 
-    /// On stderr, where the output is isolationtester's or pg_regress's:
-    /// what failed that the output does not show (a spec that left objects
-    /// behind in the database given).
-    fn say_what_else_failed(&self, o: &Outcome) {
+    /// Where the output is isolationtester's or pg_regress's: what failed
+    /// that the output does not show (a spec that left objects behind in
+    /// the database given), one line each.
+    fn what_else_failed(&self, o: &Outcome) -> Vec<String> {
         let database = super::msg::database_variant().render(crate::i18n::Lang::En);
-        for v in o
-            .report
+        o.report
             .variants
             .iter()
             .filter(|v| !v.as_expected && v.name == database)
-        {
-            for line in &v.observed {
-                crate::output::eline!("{}: {}", o.report.scenario, line.render(self.common.lang));
-            }
-        }
+            .flat_map(|v| &v.observed)
+            .map(|line| format!("{}: {}", o.report.scenario, line.render(self.common.lang)))
+            .collect()
     }
 
     fn show_regress(&self, layout: &Layout, o: &Outcome) -> Result<()> {
         layout.record(&o.report.scenario, &o.transcript.combined(), o.best.as_deref())?;
         let ok = o.report.as_expected;
-        if self.format != SpecFormat::Json {
-            self.say_what_else_failed(o);
+        // On stderr, and in regression.out (which pg_regress keeps when a
+        // test failed): why a test whose output matched failed.
+        for line in self.what_else_failed(o) {
+            if self.format != SpecFormat::Json {
+                crate::output::eline!("{line}");
+            }
+            layout.log_lines(&format!("{line}\n"))?;
         }
         let mut lines = self.lines.lock().unwrap();
         lines.all.push(TestLine {
@@ -272,7 +295,9 @@ impl Job for Specs {
                         .await?
                         .unwrap_or_default(),
                 };
-                crate::output::eline!("{}", super::msg::in_database(shown).render(self.common.lang));
+                if self.says_own_lines() {
+                    crate::output::eline!("{}", super::msg::in_database(shown).render(self.common.lang));
+                }
                 self.suite.set_place(Place::Given(name));
             }
             (Place::Named(n), true)
@@ -327,6 +352,10 @@ impl Job for Specs {
         self.suite.clean_up(&env.control).await
     }
 
+    fn summary_title(&self) -> Option<String> {
+        Some("lab spec".to_string())
+    }
+
     fn finish(&self, stop: &Stop, version: &str, began: Instant) -> Result<Finished> {
         let (mut reports, outcomes) = self.suite.results(stop.error(self.common.lang), version);
         let mut flaky_text = String::new();
@@ -352,12 +381,13 @@ impl Job for Specs {
             scenarios: reports.clone(),
         };
         let mut stdout = match self.format {
-            SpecFormat::Json => render::json(&all)?,
+            SpecFormat::Json => render::document("spec", &all)?,
+            SpecFormat::Markdown => render::markdown::summary("lab spec", &all, &Style::plain(self.common.lang)),
             _ if self.layout.is_some() => String::new(),
             SpecFormat::Table if reports.len() > 1 => render::all_summary(&all, &self.style),
             _ => String::new(),
         };
-        if self.format != SpecFormat::Json {
+        if !matches!(self.format, SpecFormat::Json | SpecFormat::Markdown) {
             stdout.push_str(&flaky_text);
         }
         if let Some(layout) = &self.layout {
@@ -370,7 +400,7 @@ impl Job for Specs {
             }
         }
         let mut stderr = Vec::new();
-        if self.suite.cfg.regress && self.layout.is_none() && self.format != SpecFormat::Json {
+        if self.suite.cfg.regress && self.layout.is_none() && self.format != SpecFormat::Json && self.says_own_lines() {
             let matched = outcomes.iter().filter(|o| o.diff.is_none()).count();
             let secs = format!("{:.1}", began.elapsed().as_secs_f64());
             stderr.push(super::msg::matched(matched, outcomes.len(), secs).render(self.common.lang));

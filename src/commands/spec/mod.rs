@@ -937,6 +937,95 @@ fn check(ok: bool, text: Text) -> Check {
     }
 }
 
+/// What a spec's database holds before it runs: in the database given, a
+/// snapshot of it (what the spec leaves is what differs after); in one lab
+/// made, nothing, but its fingerprint as made is taken once (with
+/// pg_regress's --load-extension ones).
+async fn look_before(
+    cfg: &SpecConfig,
+    control: &tokio_postgres::Client,
+    watch: &mut Watch<'_>,
+    reset: &str,
+) -> Result<Option<leftovers::Snapshot>> {
+    Ok(match watch {
+        Watch::Made(db) => {
+            if db.baseline.is_none() {
+                for ext in &cfg.database.extensions {
+                    let sql = format!("CREATE EXTENSION IF NOT EXISTS {}", quote_ident(ext));
+                    control
+                        .batch_execute(&sql)
+                        .await
+                        .map_err(|e| connect::sql_error(e, msg::load_extension(ext, &db.name)))?;
+                }
+                db.baseline = fingerprint(control).await;
+            }
+            None
+        }
+        Watch::Given(..) => Some(snapshot(control, reset).await?),
+    })
+}
+
+/// The spec's permutations (those it lists, else every one), each run on
+/// the sessions and reported as it ends; the first that fails ends the
+/// spec, as isolationtester's does.
+async fn permutations(
+    cfg: &SpecConfig,
+    file: &SpecFile,
+    env: &Env,
+    (sessions, setup): (&[engine::Session], &engine::Session),
+    (recorder, transcript): (&Recorder, &Arc<Transcript>),
+    round: usize,
+) -> Result<Vec<VariantReport>> {
+    let spec = &file.spec;
+    let plans = if spec.permutations.is_empty() {
+        spec.all_permutations()
+    } else {
+        spec.permutations
+            .iter()
+            .map(|p| spec.plan(p))
+            .collect::<Result<_, _>>()
+            .map_err(|e| msg::invalid(file.path.display().to_string(), e.to_string()))?
+    };
+    let suite_first_look = (cfg.repeat > 1).then(|| FIRST_LOOKS[round % FIRST_LOOKS.len()]);
+    let mut variants = Vec::new();
+    for (k, plan) in plans.iter().enumerate() {
+        let names: Vec<&str> = plan.iter().map(|p| spec.step(p.id).name.as_str()).collect();
+        transcript.out(format!("\nstarting permutation: {}\n", names.join(" ")));
+        recorder.restart();
+        let began = Instant::now();
+        let outcome = schedule::run(
+            env,
+            sessions,
+            setup,
+            schedule::Plan {
+                spec,
+                plan,
+                params: &[],
+                expect: &[],
+                probes: &[],
+                recorder,
+                transcript: Some(transcript),
+                patient: true,
+                dead_ends: false,
+                first_look: suite_first_look,
+            },
+        )
+        .await;
+        let notes = spec.permutations.get(k).map(|p| p.notes.clone()).unwrap_or_default();
+        let mut v = permutation_report(cfg, file, &outcome, transcript, names.join(" "), &notes);
+        v.timeline = recorder.take();
+        v.sessions = recorder.take_connections();
+        v.sqlstates = crate::report::sqlstates_of(&v.timeline);
+        v.elapsed_ms = round_ms(began.elapsed().as_secs_f64() * 1000.0);
+        variants.push(v);
+        if outcome.is_err() {
+            // isolationtester stops there too; so does this spec.
+            break;
+        }
+    }
+    Ok(variants)
+}
+
 /// The spec's sessions stay connected for all its permutations, as
 /// isolationtester keeps them.
 async fn run_in(
@@ -969,23 +1058,7 @@ async fn run_in(
     } else {
         String::new()
     };
-    let before = match &mut watch {
-        Watch::Made(db) => {
-            if db.baseline.is_none() {
-                // As made: with pg_regress's --load-extension ones.
-                for ext in &cfg.database.extensions {
-                    let sql = format!("CREATE EXTENSION IF NOT EXISTS {}", quote_ident(ext));
-                    control
-                        .batch_execute(&sql)
-                        .await
-                        .map_err(|e| connect::sql_error(e, msg::load_extension(ext, &db.name)))?;
-                }
-                db.baseline = fingerprint(&control).await;
-            }
-            None
-        }
-        Watch::Given(..) => Some(snapshot(&control, &reset).await?),
-    };
+    let before = look_before(cfg, &control, &mut watch, &reset).await?;
     if file.bookstore {
         crate::files::LabFiles::embedded()
             .build_schema(&control, BOOKSTORE)
@@ -1023,52 +1096,7 @@ async fn run_in(
     let names: Vec<&str> = spec.sessions.iter().map(|s| s.name.as_str()).collect();
     let sessions = opener.open_all(&names).await?;
     let setup = opener.open_quiet("control connection").await?;
-    let plans = if spec.permutations.is_empty() {
-        spec.all_permutations()
-    } else {
-        spec.permutations
-            .iter()
-            .map(|p| spec.plan(p))
-            .collect::<Result<_, _>>()
-            .map_err(|e| msg::invalid(file.path.display().to_string(), e.to_string()))?
-    };
-    let suite_first_look = (cfg.repeat > 1).then(|| FIRST_LOOKS[round % FIRST_LOOKS.len()]);
-    let mut variants = Vec::new();
-    for (k, plan) in plans.iter().enumerate() {
-        let names: Vec<&str> = plan.iter().map(|p| spec.step(p.id).name.as_str()).collect();
-        transcript.out(format!("\nstarting permutation: {}\n", names.join(" ")));
-        recorder.restart();
-        let began = Instant::now();
-        let outcome = schedule::run(
-            &env,
-            &sessions,
-            &setup,
-            schedule::Plan {
-                spec,
-                plan,
-                params: &[],
-                expect: &[],
-                probes: &[],
-                recorder: &recorder,
-                transcript: Some(&transcript),
-                patient: true,
-                dead_ends: false,
-                first_look: suite_first_look,
-            },
-        )
-        .await;
-        let notes = spec.permutations.get(k).map(|p| p.notes.clone()).unwrap_or_default();
-        let mut v = permutation_report(cfg, file, &outcome, &transcript, names.join(" "), &notes);
-        v.timeline = recorder.take();
-        v.sessions = recorder.take_connections();
-        v.sqlstates = crate::report::sqlstates_of(&v.timeline);
-        v.elapsed_ms = round_ms(began.elapsed().as_secs_f64() * 1000.0);
-        variants.push(v);
-        if outcome.is_err() {
-            // isolationtester stops there too; so does this spec.
-            break;
-        }
-    }
+    let variants = permutations(cfg, file, &env, (&sessions, &setup), (&recorder, &transcript), round).await?;
     drop(sessions);
     drop(setup);
     // Through the user's pooler, the server connections the sessions used

@@ -390,6 +390,10 @@ impl Job for Watch {
         Ok(())
     }
 
+    fn summary_title(&self) -> Option<String> {
+        Some("lab failover --watch".to_string())
+    }
+
     fn finish(&self, stop: &Stop, version: &str, began: Instant) -> Result<Finished> {
         let mut report = ScenarioReport::new(super::SCENARIO.name, version);
         if let Some(v) = self.report.lock().unwrap().take() {
@@ -407,7 +411,7 @@ impl Job for Watch {
         }
         let ran = !report.variants.is_empty();
         let stdout = match self.cfg.format {
-            Format::Json => render::json(&report)?,
+            Format::Json => render::document("failover", &report)?,
             Format::Table if ran && self.cfg.summary => render::brief_summary(
                 &crate::report::AllReport {
                     server_version: version.to_string(),
@@ -420,6 +424,16 @@ impl Job for Watch {
             Format::Table if ran => render::scenario(&report, &self.style),
             Format::Table => String::new(),
             Format::Mermaid => render::mermaid::report(std::slice::from_ref(&report), &self.style),
+            Format::Markdown => render::markdown::summary(
+                "lab failover --watch",
+                &crate::report::AllReport {
+                    server_version: version.to_string(),
+                    as_expected: report.as_expected,
+                    elapsed_ms: report.elapsed_ms,
+                    scenarios: vec![report.clone()],
+                },
+                &Style::plain(self.style.lang),
+            ),
         };
         let as_expected = report.as_expected;
         Ok(Finished {
