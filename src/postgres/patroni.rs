@@ -285,6 +285,9 @@ postgresql:
     unix_socket_directories: '{node}'
     lc_messages: C
     log_line_prefix: '%m [%p] node{n} '
+    # Dynamic shared memory in files under the data directory, removed
+    # with it: a postmaster lab kills leaves no segment in /dev/shm.
+    dynamic_shared_memory_type: mmap
   basebackup:
     - checkpoint: fast
 watchdog:

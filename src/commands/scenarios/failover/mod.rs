@@ -154,16 +154,6 @@ crate::variants! {
             tr: "Duran bir primary (duraklatılmış bir VM, uzun bir GC ya da I/O takılması, bir SIGSTOP) yerine başkasının geçtiğini bilmez: devam ettiğinde, yöneticisi uyanıp onu düşürene kadar elindeki bağlantılara hizmet eder. Asenkron replikasyonda arada onayladığı her commit tarihin ölü bir dalındadır. lab bu pencereyi kesin kılmak için PostgreSQL'i Patroni'den önce devam ettirir; üretimde bunu zamanlayıcı belirler ve açık bağlantısı olan bir istemci milisaniyeler içinde geçebilir.",
         },
     }
-    zombie_sync "zombie-sync" {
-        expected => {
-            en: "the same frozen primary with synchronous_mode: the synchronous standby is promoted; the resumed old primary cannot acknowledge W's COMMIT (it waits in SyncRep for a standby that now follows another primary) until its Patroni demotes it: not acknowledged, nothing acknowledged is lost",
-            tr: "synchronous_mode ile aynı dondurulmuş primary: senkron standby terfi eder; devam eden eski primary W'nin COMMIT'ini onaylayamaz (artık başka bir primary'yi izleyen bir standby için SyncRep'te bekler) ta ki Patroni'si onu düşürene kadar: onaylanmaz, onaylanmış hiçbir şey kaybolmaz",
-        },
-        explain => {
-            en: "Fencing a zombie is what keeps its commits from counting. Patroni's watchdog (/dev/watchdog) would reset the machine once Patroni stops renewing it, before the leader key expires; lab cannot use it here (it resets the host itself). PostgreSQL's own fence is synchronous replication: the zombie's synchronous standby was the one promoted and streams from it no more, so no commit on the zombie can be acknowledged. primary_start_timeout (0 in lab's cluster) is about a crashed primary's restart, not a zombie.",
-            tr: "Bir zombiyi çitlemek commit'lerinin sayılmasını önleyen şeydir. Patroni'nin watchdog'u (/dev/watchdog), Patroni onu yenilemeyi bırakınca lider anahtarının süresi dolmadan makineyi sıfırlardı; lab onu burada kullanamaz (ana makinenin kendisini sıfırlar). PostgreSQL'in kendi çiti senkron replikasyondur: zombinin senkron standby'ı terfi eden oydu ve artık ondan akmaz, bu yüzden zombide hiçbir commit onaylanamaz. primary_start_timeout (lab'ın cluster'ında 0) çöken bir primary'nin yeniden başlamasıyla ilgilidir, zombiyle değil.",
-        },
-    }
     manager_dies "manager-dies" {
         expected(n) = |p| (opts::opts(p).writes) => {
             en: "the primary's Patroni is killed, its PostgreSQL keeps running; the leader key expires, Patroni promotes the other node: two primaries, and the old one acknowledges W's {n} writes on the open connection; when its Patroni comes back it demotes it and pg_rewind discards them (anomaly)",
@@ -720,10 +710,6 @@ async fn standbys_die(cx: &mut Cx<'_>, strict: bool) -> Result<()> {
 }
 
 async fn zombie_primary(cx: &mut Cx<'_>) -> Result<()> {
-    zombie(cx).await
-}
-
-async fn zombie_sync(cx: &mut Cx<'_>) -> Result<()> {
     zombie(cx).await
 }
 
