@@ -164,21 +164,40 @@ impl Cluster {
         owner.chown(&standby.dir)?;
         let data = standby.dir.join("data");
         let basebackup = basebackup_for(bin).unwrap_or_else(|| bin.join("pg_basebackup"));
-        let mut cmd = Command::new(&basebackup);
-        cmd.arg("-D")
-            .arg(&data)
-            .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres"])
-            .args(["-R", "-X", "stream", "--no-sync", "-c", "fast"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        owner.apply(&mut cmd);
-        let out = cmd
-            .output()
-            .ctx(|| msg::could_not_run(basebackup.display().to_string()))?;
-        if !out.status.success() {
+        // Over TCP, as a standby connects; then, if that fails, through the
+        // primary's Unix socket where it is lab's (no TLS to negotiate: a
+        // pg_basebackup of another build may have none, and a --tls primary
+        // refuses plaintext over TCP).
+        let hosts: Vec<PathBuf> = std::iter::once(PathBuf::from("127.0.0.1"))
+            .chain(own_socket_dir(port))
+            .collect();
+        let mut failed = None;
+        for host in &hosts {
+            let mut cmd = Command::new(&basebackup);
+            cmd.arg("-D")
+                .arg(&data)
+                .arg("-h")
+                .arg(host)
+                .args(["-p", &port.to_string(), "-U", "postgres"])
+                .args(["-R", "-X", "stream", "--no-sync", "-c", "fast"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped());
+            owner.apply(&mut cmd);
+            let out = cmd
+                .output()
+                .ctx(|| msg::could_not_run(basebackup.display().to_string()))?;
+            if out.status.success() {
+                failed = None;
+                break;
+            }
+            // pg_basebackup removes what it made of the directory on failure.
+            let _ = fs::remove_dir_all(&data);
             let err = String::from_utf8_lossy(&out.stderr);
-            bail!(msg::basebackup_failed(err.trim().lines().last().unwrap_or("-")));
+            failed = Some(err.trim().lines().last().unwrap_or("-").to_string());
+        }
+        if let Some(err) = failed {
+            bail!(msg::basebackup_failed(err));
         }
         // What -R wrote names every option its own libpq knows; an older
         // server's walreceiver refuses those it does not (channel_binding
@@ -696,6 +715,18 @@ fn in_memory_with_room(dir: &Path) -> bool {
     let free = st.f_bavail as u64 * st.f_bsize as u64;
     let writable = unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } == 0;
     st.f_type as i64 == TMPFS_MAGIC && free >= 1 << 30 && writable
+}
+
+/// The socket directory of a server this process started on `port` (its
+/// run directory, which holds `.s.PGSQL.<port>`), if there is one.
+fn own_socket_dir(port: u16) -> Option<PathBuf> {
+    let ours = format!("{DIR_PREFIX}{}-", std::process::id());
+    fs::read_dir(run_root())
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&ours))
+        .map(|e| e.path())
+        .find(|d| d.join(format!(".s.PGSQL.{port}")).exists())
 }
 
 pub(crate) fn make_run_dir() -> Result<PathBuf> {
