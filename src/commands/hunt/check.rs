@@ -44,30 +44,53 @@ impl Found {
 pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
     let txns = &h.txns;
     let n = txns.len();
-    let writers = versions::writers(txns)?;
+    // Two cores' worth: the phases that do not need each other's results
+    // run side by side (each is a pass over the whole history).
+    let (writers, orders) = std::thread::scope(|s| {
+        let orders = s.spawn(|| versions::VersionOrders::from_longest_reads(txns));
+        let writers = versions::writers(txns);
+        (writers, orders.join().expect("the version-order thread"))
+    });
+    let writers = writers?;
     let committed = versions::committed(txns, &writers);
-    let orders = versions::VersionOrders::from_longest_reads(txns);
+    let (seen, mut edges) = std::thread::scope(|s| {
+        // The edges the data shows on one core...
+        let data = s.spawn(|| {
+            let mut edges = Vec::with_capacity(n * 3);
+            edges::read_edges(txns, &writers, &orders, &committed, &mut edges);
+            edges::write_edges(txns, &writers, &orders, &committed, &mut edges);
+            edges::unobserved_edges(txns, &writers, &orders, &committed, &mut edges);
+            edges
+        });
+        // ...and on the other what the reads alone show (in the order a
+        // single pass gave it), then the orders beyond data.
+        let mut seen: Vec<Anomaly> = Vec::new();
+        versions::read_anomalies(txns, &writers, &orders, &mut |a| seen.push(a));
+        versions::lost_updates(txns, &mut |a| seen.push(a));
+        versions::dirty_updates(txns, &writers, &orders, &mut |a| seen.push(a));
+        if opts.lost || h.under_nemesis() {
+            durability::lost_writes(txns, &writers, &committed, &mut |a| seen.push(a));
+        }
+        let mut edges = Vec::new();
+        if opts.sessions {
+            edges::session_edges(txns, &committed, &mut edges);
+        }
+        if opts.realtime {
+            edges::realtime_edges(txns, &committed, &mut edges);
+        }
+        let mut all = data.join().expect("the edge thread");
+        all.append(&mut edges);
+        (seen, all)
+    });
     let mut found = Found {
         by_name: BTreeMap::new(),
         counts: BTreeMap::new(),
         all: opts.all_cycles,
     };
-    versions::read_anomalies(txns, &writers, &orders, &mut |a| found.note(a));
-    versions::lost_updates(txns, &mut |a| found.note(a));
-    versions::dirty_updates(txns, &writers, &orders, &mut |a| found.note(a));
-    if opts.lost || h.under_nemesis() {
-        durability::lost_writes(txns, &writers, &committed, &mut |a| found.note(a));
+    for a in seen {
+        found.note(a);
     }
-    let mut edges = Vec::with_capacity(n * 4);
-    edges::read_edges(txns, &writers, &orders, &committed, &mut edges);
-    edges::write_edges(txns, &writers, &orders, &committed, &mut edges);
-    edges::unobserved_edges(txns, &writers, &orders, &committed, &mut edges);
-    if opts.sessions {
-        edges::session_edges(txns, &committed, &mut edges);
-    }
-    if opts.realtime {
-        edges::realtime_edges(txns, &committed, &mut edges);
-    }
+    edges.shrink_to_fit();
     let graph = Graph::new(n, edges);
     let cut_short = cycles::cycles(&graph, opts, &mut |name, path| {
         found.note(explain::explain(txns, &writers, &orders, name, path))

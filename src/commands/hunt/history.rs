@@ -64,7 +64,7 @@ pub struct Txn {
     pub status: Status,
     /// The SQLSTATE it failed with (40001, 40P01: an abort the level allows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sqlstate: Option<String>,
+    pub sqlstate: Option<Box<str>>,
     /// Nanoseconds on the run's monotonic clock.
     pub start: u64,
     /// None: it never ended (an info op in Jepsen's history).
@@ -87,14 +87,14 @@ pub struct Txn {
     /// an anomaly found: the server's commit order, beside the order its
     /// answers came in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub committed_at: Option<String>,
+    pub committed_at: Option<Box<str>>,
     /// The server it ran on, when not the primary ("standby").
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node: Option<String>,
+    pub node: Option<Box<str>>,
     /// On a standby: how far it had replayed the primary's WAL when the
     /// transaction took its snapshot (pg_last_wal_replay_lsn()).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lsn: Option<String>,
+    pub lsn: Option<Box<str>>,
     /// The line of the file it came from (0: recorded here).
     #[serde(skip)]
     pub line: usize,
@@ -224,18 +224,19 @@ impl<'de> Deserialize<'de> for Op {
                 f.write_str(r#"an operation ["append", KEY, VALUE] or ["r", KEY, [VALUES] | null]"#)
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Op, A::Error> {
-                let f: String = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(0, &self))?;
+                let f: OpName = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(0, &self))?;
                 let k: Key = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(1, &self))?;
-                let op = match f.as_str() {
-                    "append" => Op::Append(
+                let op = match f {
+                    OpName::Append => Op::Append(
                         k,
                         seq.next_element()?.ok_or_else(|| de::Error::invalid_length(2, &self))?,
                     ),
-                    "r" => Op::Read(
+                    OpName::Read => Op::Read(
                         k,
-                        seq.next_element()?.ok_or_else(|| de::Error::invalid_length(2, &self))?,
+                        seq.next_element::<Option<Elems>>()?
+                            .ok_or_else(|| de::Error::invalid_length(2, &self))?
+                            .map(|l| l.0),
                     ),
-                    other => return Err(de::Error::custom(unknown_op(other))),
                 };
                 if seq.next_element::<de::IgnoredAny>()?.is_some() {
                     return Err(de::Error::invalid_length(4, &self));
@@ -244,6 +245,58 @@ impl<'de> Deserialize<'de> for Op {
             }
         }
         d.deserialize_seq(OpVisitor)
+    }
+}
+
+/// An operation's name, read without allocating (a million transactions
+/// have millions of them).
+enum OpName {
+    Append,
+    Read,
+}
+
+impl<'de> Deserialize<'de> for OpName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<OpName, D::Error> {
+        struct NameVisitor;
+        impl<'de> Visitor<'de> for NameVisitor {
+            type Value = OpName;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(r#""append" or "r""#)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<OpName, E> {
+                match v {
+                    "append" => Ok(OpName::Append),
+                    "r" => Ok(OpName::Read),
+                    other => Err(E::custom(unknown_op(other))),
+                }
+            }
+        }
+        d.deserialize_str(NameVisitor)
+    }
+}
+
+/// A read's list, its allocation the size of the list (serde's own grows
+/// by doubling and keeps the slack: a quarter of a history's memory).
+struct Elems(Vec<Elem>);
+
+impl<'de> Deserialize<'de> for Elems {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Elems, D::Error> {
+        struct ElemsVisitor;
+        impl<'de> Visitor<'de> for ElemsVisitor {
+            type Value = Elems;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of integers")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Elems, A::Error> {
+                let mut l = Vec::with_capacity(seq.size_hint().unwrap_or(32).min(4096));
+                while let Some(e) = seq.next_element()? {
+                    l.push(e);
+                }
+                l.shrink_to_fit();
+                Ok(Elems(l))
+            }
+        }
+        d.deserialize_seq(ElemsVisitor)
     }
 }
 
@@ -283,101 +336,65 @@ impl History {
     /// lab's JSON lines from `input`, a block at a time, each block's lines
     /// parsed on every core (a history of a million transactions is
     /// hundreds of megabytes: it is never held whole).
-    pub fn read_json_lines(mut input: impl std::io::Read) -> Result<History, Damage> {
-        const BLOCK: usize = 8 << 20;
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    pub fn read_json_lines(mut input: impl std::io::Read + Send) -> Result<History, Damage> {
         let mut h = History::default();
-        let mut buf: Vec<u8> = Vec::with_capacity(BLOCK + 4096);
-        let mut line_no = 0usize;
-        let mut done = false;
-        while !done {
-            // Fill a block, then keep its complete lines (the rest waits for the next one).
-            let mut chunk = vec![0u8; BLOCK];
-            let n = input.read(&mut chunk).map_err(|e| Damage {
-                line: line_no + 1,
-                what: e.to_string(),
-            })?;
-            done = n == 0;
-            buf.extend_from_slice(&chunk[..n]);
-            let cut = if done {
-                buf.len()
-            } else {
-                match buf.iter().rposition(|b| *b == b'\n') {
-                    Some(i) => i + 1,
-                    None => continue,
+        super::blocks::read(&mut input, true, parse_json_lines, |part| {
+            let part = part?;
+            if let Some((line, header)) = part.header {
+                if h.header.is_some() || !h.txns.is_empty() {
+                    return Err(Damage {
+                        line,
+                        what: "a header ({\"lab\": ...}) after the first line".into(),
+                    });
                 }
-            };
-            let block: Vec<u8> = buf.drain(..cut).collect();
-            let text = std::str::from_utf8(&block).map_err(|e| Damage {
-                line: line_no + 1 + block[..e.valid_up_to()].iter().filter(|b| **b == b'\n').count(),
-                what: "not UTF-8".into(),
-            })?;
-            let lines: Vec<&str> = text.lines().collect();
-            let first = line_no + 1;
-            line_no += lines.len();
-            let mut from = 0;
-            if h.header.is_none() && h.txns.is_empty() {
-                // The header, on the first line that is not blank.
-                while from < lines.len() && lines[from].trim().is_empty() {
-                    from += 1;
-                }
-                if let Some(l) = lines.get(from)
-                    && l.contains("\"lab\"")
-                {
-                    h.header = Some(serde_json::from_str(l).map_err(|e| Damage {
-                        line: first + from,
-                        what: json_what(&e),
-                    })?);
-                    from += 1;
-                }
+                h.header = Some(header);
             }
-            let part = (lines.len() - from).div_ceil(threads).max(1);
-            type Parsed = Result<(Vec<Txn>, Vec<NemesisEvent>), Damage>;
-            let parsed: Vec<Parsed> = std::thread::scope(|scope| {
-                let handles: Vec<_> = (from..lines.len())
-                    .step_by(part)
-                    .map(|start| {
-                        let slice = &lines[start..(start + part).min(lines.len())];
-                        scope.spawn(move || {
-                            let mut out = Vec::with_capacity(slice.len());
-                            let mut events = Vec::new();
-                            for (i, line) in slice.iter().enumerate() {
-                                if line.trim().is_empty() {
-                                    continue;
-                                }
-                                let n = first + start + i;
-                                if line.trim_start().starts_with("{\"nemesis\"") {
-                                    events.push(serde_json::from_str(line).map_err(|e| Damage {
-                                        line: n,
-                                        what: json_what(&e),
-                                    })?);
-                                    continue;
-                                }
-                                let mut t: Txn = serde_json::from_str(line).map_err(|e| Damage {
-                                    line: n,
-                                    what: json_what(&e),
-                                })?;
-                                t.line = n;
-                                t.ops.shrink_to_fit();
-                                out.push(t);
-                            }
-                            Ok((out, events))
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("a parser thread"))
-                    .collect()
-            });
-            for p in parsed {
-                let (txns, events) = p?;
-                h.txns.extend(txns);
-                h.nemesis.extend(events);
-            }
-        }
+            h.txns.extend(part.txns);
+            h.nemesis.extend(part.events);
+            Ok(true)
+        })?;
         Ok(h)
     }
+}
+
+/// What a run of lines held.
+#[derive(Default)]
+struct JsonLines {
+    header: Option<(usize, Header)>,
+    txns: Vec<Txn>,
+    events: Vec<NemesisEvent>,
+}
+
+/// Lines of lab's JSON lines, the first numbered `first`: a header, the
+/// nemesis's events, transactions.
+fn parse_json_lines(lines: &[&[u8]], first: usize) -> Result<JsonLines, Damage> {
+    let mut out = JsonLines {
+        txns: Vec::with_capacity(lines.len()),
+        ..JsonLines::default()
+    };
+    for (i, line) in lines.iter().enumerate() {
+        // The block was checked to be UTF-8 as a whole; so is each line.
+        let line = std::str::from_utf8(line).unwrap_or_default().trim();
+        if line.is_empty() {
+            continue;
+        }
+        let n = first + i;
+        let damage = |e: serde_json::Error| Damage {
+            line: n,
+            what: json_what(&e),
+        };
+        if line.starts_with("{\"nemesis\"") {
+            out.events.push(serde_json::from_str(line).map_err(damage)?);
+        } else if out.header.is_none() && out.txns.is_empty() && line.contains("\"lab\"") && !line.contains("\"ops\"") {
+            out.header = Some((n, serde_json::from_str(line).map_err(damage)?));
+        } else {
+            let mut t: Txn = serde_json::from_str(line).map_err(damage)?;
+            t.line = n;
+            t.ops.shrink_to_fit();
+            out.txns.push(t);
+        }
+    }
+    Ok(out)
 }
 
 pub(super) fn cut(s: &str) -> String {

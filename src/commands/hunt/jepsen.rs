@@ -40,15 +40,31 @@ enum Mops {
 
 /// Reads `input`: a block at a time on every core, or (a history not one
 /// operation per line) a form at a time.
-pub fn read(mut input: impl Read + Seek) -> Result<History, Damage> {
-    match by_lines(&mut input)? {
-        Some(h) => Ok(h),
-        None => {
-            input.rewind().map_err(|e| Damage {
-                line: 1,
-                what: e.to_string(),
-            })?;
-            by_forms(input)
+pub fn read(mut input: impl Read + Seek + Send) -> Result<History, Damage> {
+    let io = |e: std::io::Error| Damage {
+        line: 1,
+        what: e.to_string(),
+    };
+    // The whole history in one vector: read by forms.
+    let one_vector = first_byte(&mut input).map_err(io)? == Some(b'[');
+    input.rewind().map_err(io)?;
+    if !one_vector && let Some(h) = by_lines(&mut input)? {
+        return Ok(h);
+    }
+    input.rewind().map_err(io)?;
+    by_forms(input)
+}
+
+/// The input's first byte that is not white space.
+fn first_byte(input: &mut impl Read) -> std::io::Result<Option<u8>> {
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = input.read(&mut buf)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        if let Some(b) = buf[..n].iter().find(|b| !b.is_ascii_whitespace()) {
+            return Ok(Some(*b));
         }
     }
 }
@@ -66,75 +82,26 @@ fn by_forms(input: impl Read) -> Result<History, Damage> {
     pairing.finish()
 }
 
-/// The input a block of lines at a time, each line an operation; None if
-/// a line is not a whole form (then the input is read by forms).
-fn by_lines(input: &mut impl Read) -> Result<Option<History>, Damage> {
-    const BLOCK: usize = 8 << 20;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+/// The input a block of lines at a time, each line an operation, paired
+/// while the next block is parsed; None if a line is not a whole form
+/// (then the input is read by forms).
+fn by_lines(input: &mut (impl Read + Send)) -> Result<Option<History>, Damage> {
     let mut pairing = Pairing::default();
-    let mut buf: Vec<u8> = Vec::with_capacity(BLOCK + 4096);
-    let mut chunk = vec![0u8; BLOCK];
-    let mut line_no = 0usize;
-    let mut first = true;
-    loop {
-        let n = read_some(input, &mut chunk).map_err(|e| Damage {
-            line: line_no + 1,
-            what: e.to_string(),
-        })?;
-        buf.extend_from_slice(&chunk[..n]);
-        if first {
-            // The whole history in one vector: read by forms.
-            match buf.iter().find(|b| !b.is_ascii_whitespace()) {
-                Some(b'[') => return Ok(None),
-                None if n > 0 => continue,
-                _ => first = false,
-            }
-        }
-        let cut_at = if n == 0 {
-            buf.len()
-        } else {
-            match buf.iter().rposition(|b| *b == b'\n') {
-                Some(i) => i + 1,
-                None => continue,
-            }
+    let mut whole = true;
+    super::blocks::read(input, false, parse_lines, |events| {
+        let Some(events) = events else {
+            whole = false;
+            return Ok(false);
         };
-        let block: Vec<u8> = buf.drain(..cut_at).collect();
-        let lines: Vec<&[u8]> = block.split(|b| *b == b'\n').collect();
-        let from = line_no + 1;
-        line_no += lines.len() - usize::from(block.last() == Some(&b'\n'));
-        let part = lines.len().div_ceil(threads).max(1);
-        let parsed: Vec<Option<Vec<Event>>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..lines.len())
-                .step_by(part)
-                .map(|start| {
-                    let slice = &lines[start..(start + part).min(lines.len())];
-                    scope.spawn(move || parse_lines(slice, from + start))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a parser thread"))
-                .collect()
-        });
-        for events in parsed {
-            let Some(events) = events else { return Ok(None) };
-            for e in events {
-                pairing.add(e)?;
-            }
+        for e in events {
+            pairing.add(e)?;
         }
-        if n == 0 {
-            return pairing.finish().map(Some);
-        }
+        Ok(true)
+    })?;
+    if !whole {
+        return Ok(None);
     }
-}
-
-fn read_some(input: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    loop {
-        match input.read(buf) {
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            r => return r,
-        }
-    }
+    pairing.finish().map(Some)
 }
 
 /// Each line's operations (a line may hold none, or more than one form);
@@ -605,7 +572,7 @@ impl History {
     }
 
     /// Jepsen's history from `input`, streamed.
-    pub fn read_edn(input: impl std::io::Read + std::io::Seek) -> Result<History, Damage> {
+    pub fn read_edn(input: impl std::io::Read + std::io::Seek + Send) -> Result<History, Damage> {
         read(input)
     }
 }

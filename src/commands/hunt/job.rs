@@ -678,7 +678,7 @@ async fn commit_times(env: &Env, h: &mut History, checked: &Checked) -> Result<(
     for r in rows {
         let (x, at): (i64, Option<String>) = (r.get(0), r.get(1));
         for (t, _) in wanted.iter().filter(|(_, w)| *w == x) {
-            h.txns[*t].committed_at = at.clone();
+            h.txns[*t].committed_at = at.clone().map(String::into_boxed_str);
         }
     }
     Ok(())
@@ -843,13 +843,13 @@ fn swimlanes(h: &History, a: &Anomaly) -> Vec<Entry> {
             Status::Ok => (StepResult::Ok, "COMMIT".to_string()),
             Status::Fail => (
                 StepResult::Error,
-                txn.sqlstate.clone().unwrap_or_else(|| "ROLLBACK".into()),
+                txn.sqlstate.as_deref().unwrap_or("ROLLBACK").to_string(),
             ),
             Status::Info => (StepResult::Note, "?".into()),
         };
         let mut e = Entry::new(ms(txn.end.unwrap_or(txn.start)), &lane, result, detail.into());
         e.sql = "COMMIT;".into();
-        e.sqlstate = txn.sqlstate.clone();
+        e.sqlstate = txn.sqlstate.as_deref().map(str::to_string);
         entries.push(e);
     }
     entries.sort_by(|a, b| a.t_ms.total_cmp(&b.t_ms));

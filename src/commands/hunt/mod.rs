@@ -3,6 +3,7 @@
 //! each one.
 pub mod anomaly;
 pub mod args;
+mod blocks;
 pub mod chaos;
 pub mod check;
 pub mod config;

@@ -408,7 +408,7 @@ pub fn replayed(r: &Reproducer, obs: &Observation) -> History {
                 (_, Err(e)) => {
                     failed = true;
                     if txn.sqlstate.is_none() {
-                        txn.sqlstate = e.code.clone();
+                        txn.sqlstate = e.code.as_deref().map(Into::into);
                     }
                 }
                 (None, Ok(res)) => {

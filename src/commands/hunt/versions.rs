@@ -32,7 +32,13 @@ pub type Writers = IntMap<(Key, Elem), Writer>;
 /// 1, 2, 3 ...
 pub fn writers(txns: &[Txn]) -> Result<Writers, Damage> {
     let mut writers: Writers = IntMap::default();
-    writers.reserve(txns.len() * 2);
+    // As many as there are appends, no more (a million transactions' map
+    // reserved at twice that would be twice the memory).
+    writers.reserve(
+        txns.iter()
+            .map(|t| t.ops.iter().filter(|o| matches!(o, Op::Append(..))).count())
+            .sum(),
+    );
     for (t, txn) in txns.iter().enumerate() {
         // A long transaction (a --check file's) has each key's last append
         // looked up, not searched for after every append.

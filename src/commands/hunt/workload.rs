@@ -475,15 +475,15 @@ impl Workload {
                 Outcome::Error(e) => Err((Status::Fail, None, e)),
             };
             let end = self.now();
-            let txn = |status, sqlstate, ops, at| Txn {
-                sqlstate,
+            let txn = |status, sqlstate: Option<String>, ops, at| Txn {
+                sqlstate: sqlstate.map(String::into_boxed_str),
                 end: (status != Status::Info).then_some(end),
                 at,
                 xid,
                 // The standby's backend is not the session's.
                 backend: there.is_none().then_some(backend),
-                node: there.map(|_| STANDBY.to_string()),
-                lsn: lsn.clone(),
+                node: there.map(|_| STANDBY.into()),
+                lsn: lsn.clone().map(String::into_boxed_str),
                 ..Txn::new(index, session, status, start, ops)
             };
             match ended {
