@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Replays, one statement at a time, the shape of the SERIALIZABLE G2-items
-# `lab hunt` found (README, "Finding anomalies"), twice on a throwaway
+# `lab hunt` found (docs/HUNT.md), twice on a throwaway
 # cluster: once as it is, once with the first committer (O) held by gdb at
 # the entry of ReleasePredicateLocks, i.e. after its COMMIT made it visible
 # (ProcArrayEndTransaction) and before the serializable bookkeeping marks

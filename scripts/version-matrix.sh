@@ -8,13 +8,13 @@
 #   scripts/version-matrix.sh 12 18           # some versions
 #   scripts/version-matrix.sh /usr/lib/postgresql/15/bin 18   # a bin dir of your own too
 #   OUT=/tmp/matrix scripts/version-matrix.sh # keep the JSON and the tables there
-#   SAVE=tests/versions scripts/version-matrix.sh   # and the runs the README's
+#   SAVE=tests/versions scripts/version-matrix.sh   # and the runs docs/CI.md's
 #       version table and the baseline test are made from (needs jq), then
 #       LAB_BLESS=1 cargo test contract rewrites the table
 #
 # It exits 1 when lab says a server is not as documented (a run exits 1),
 # 2 when a run could not run; the tables are written either way:
-# $OUT/all.md and $OUT/phenomena.md (Markdown, for the README's version
+# $OUT/all.md and $OUT/phenomena.md (Markdown, for docs/CI.md's version
 # table), $OUT/all.txt and $OUT/phenomena.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."

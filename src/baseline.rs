@@ -531,7 +531,7 @@ impl SideBySide {
         t.to_string()
     }
 
-    /// As a Markdown table (the README's version table).
+    /// As a Markdown table (docs/CI.md's version table).
     pub fn markdown(&self) -> String {
         let line = |cells: &[String]| {
             format!(

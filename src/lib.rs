@@ -42,7 +42,7 @@ pub fn messages() -> Vec<&'static [i18n::Def]> {
     i18n::all_messages()
 }
 
-/// Every scenario as `lab list` and the README's table show it.
+/// Every scenario as `lab list` and docs/GUIDE.md's table show it.
 pub fn listed() -> Vec<render::Listed> {
     scenarios::list::listed()
 }

@@ -1,5 +1,5 @@
 //! Pure functions from reports to text: tables (comfy-table), JSON, JUnit,
-//! Markdown, and the README's scenario table. Words come from the messages, in the
+//! Markdown, and docs/GUIDE.md's scenario table. Words come from the messages, in the
 //! language of the [`Style`]; machine outputs (JSON, JUnit) are English
 //! whatever the language. Colour only where it helps (waits, errors,
 //! verdicts), and only when asked for.
@@ -84,7 +84,7 @@ pub struct Listed {
     pub name: &'static str,
     pub summary: Text,
     pub variants: Vec<(&'static str, Text)>,
-    /// The README's "what it shows" (English, Markdown).
+    /// The scenario table's "what it shows" (docs/GUIDE.md; English, Markdown).
     pub readme: &'static str,
 }
 
@@ -123,7 +123,7 @@ pub fn list_json(scenarios: &[Listed]) -> anyhow::Result<String> {
     struct Scenario<'a> {
         name: &'a str,
         summary: String,
-        /// The README's "what it shows" (Markdown).
+        /// The scenario table's "what it shows" (docs/GUIDE.md; Markdown).
         shows: &'a str,
         variants: Vec<Variant<'a>>,
     }
@@ -153,7 +153,7 @@ pub fn list_json(scenarios: &[Listed]) -> anyhow::Result<String> {
     document("list", &catalogue)
 }
 
-/// The README's scenario table (Markdown, English).
+/// docs/GUIDE.md's scenario table (Markdown, English).
 pub fn list_markdown(scenarios: &[Listed]) -> String {
     let mut out = String::from("| scenario | variants | what it shows |\n|---|---|---|\n");
     for s in scenarios {

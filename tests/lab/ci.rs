@@ -467,7 +467,7 @@ fn quiet_and_color() {
     one_line_exit_2(&r, "invalid value 'sometimes' for '--color <WHEN>'");
 }
 
-/// The GitHub Actions workflow the README offers (`docs/ci/github-actions.yml`)
+/// The GitHub Actions workflow docs/CI.md offers (`docs/ci/github-actions.yml`)
 /// is YAML a runner reads, and every `lab` command in it is one lab accepts
 /// as written (parsed as `lab` parses it), whose `--help` runs; its
 /// DATABASE_URL is one lab reads.
@@ -627,7 +627,8 @@ fn the_dockerfile_builds_with_lab_s_rust_and_installs_what_lab_drives() {
 
 /// `scripts/deb` makes a Debian package (dpkg-deb) of the lab binary given:
 /// /usr/bin/lab, the manual pages `lab man` writes, the completions, the
-/// README; it depends on libc6 and recommends what lab drives. Unpacked as
+/// README and the guide pages beside it (docs/, where its links point); it
+/// depends on libc6 and recommends what lab drives. Unpacked as
 /// dpkg unpacks it, its lab runs and its pages are the ones lab prints.
 #[test]
 fn scripts_deb_packages_lab_its_pages_and_completions() {
@@ -669,10 +670,27 @@ fn scripts_deb_packages_lab_its_pages_and_completions() {
         "usr/share/zsh/vendor-completions/_lab",
         "usr/share/fish/vendor_completions.d/lab.fish",
         "usr/share/doc/lab/README.md",
+        "usr/share/doc/lab/docs/GUIDE.md",
+        "usr/share/doc/lab/docs/html-report.png",
     ] {
         let meta = std::fs::metadata(root.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert!(meta.len() > 0, "{file}");
     }
+    // Every guide page of the checkout, as it is.
+    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+    let mut pages = 0;
+    for entry in std::fs::read_dir(&docs).unwrap() {
+        let page = entry.unwrap().path();
+        if page.extension().is_none_or(|x| x != "md") {
+            continue;
+        }
+        let name = page.file_name().unwrap().to_string_lossy().into_owned();
+        let packaged = std::fs::read(root.join("usr/share/doc/lab/docs").join(&name))
+            .unwrap_or_else(|e| panic!("usr/share/doc/lab/docs/{name}: {e}"));
+        assert_eq!(packaged, std::fs::read(&page).unwrap(), "usr/share/doc/lab/docs/{name}");
+        pages += 1;
+    }
+    assert!(pages > 5, "only {pages} pages under docs/");
     let page = Command::new("gzip")
         .args(["-dc"])
         .arg(root.join("usr/share/man/man1/lab-all.1.gz"))

@@ -1,42 +1,74 @@
 //! Contracts others rely on: the JSON is the same in every language, the
-//! README shows what lab prints, every scenario is registered everywhere.
+//! README and the guide pages under docs/ show what lab prints, every
+//! scenario is registered everywhere.
 //!
-//! `LAB_BLESS=1 cargo test contract` rewrites the README's generated parts
-//! (the scenario table and the sample output) from what lab prints now.
+//! `LAB_BLESS=1 cargo test contract` rewrites the generated parts (the
+//! sample output in README.md, the scenario table in docs/GUIDE.md, the
+//! version table in docs/CI.md) from what lab prints now.
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::support::run;
 
-fn readme_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")
+/// README.md and every docs/*.md: where the generated sections may live.
+fn doc_paths() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    docs.insert(0, root.join("README.md"));
+    docs
+}
+
+/// The one file among README.md and docs/*.md with the marker `begin`, and
+/// its text; none, or more than one, fails.
+fn doc_with(begin: &str) -> (PathBuf, String) {
+    let mut found: Vec<(PathBuf, String)> = doc_paths()
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            (p, text)
+        })
+        .filter(|(_, text)| text.contains(begin))
+        .collect();
+    match found.len() {
+        1 => found.remove(0),
+        0 => panic!("neither README.md nor any docs/*.md has the {begin:?} marker"),
+        _ => panic!(
+            "{begin:?} is in more than one file: {:?}",
+            found.iter().map(|(p, _)| p.display().to_string()).collect::<Vec<_>>()
+        ),
+    }
 }
 
 fn bless() -> bool {
     std::env::var_os("LAB_BLESS").is_some_and(|v| v == "1")
 }
 
-/// The text between the line `begin` and the next line `end` in `doc`, and
-/// where it starts and ends.
-fn section<'a>(doc: &'a str, begin: &str, end: &str) -> (usize, usize, &'a str) {
+/// The text between the line `begin` and the next line `end` in `doc` (the
+/// file `path`), and where it starts and ends.
+fn section<'a>(path: &Path, doc: &'a str, begin: &str, end: &str) -> (usize, usize, &'a str) {
     let start = doc
         .find(begin)
-        .unwrap_or_else(|| panic!("README has no {begin:?} marker"))
+        .unwrap_or_else(|| panic!("{} has no {begin:?} marker", path.display()))
         + begin.len();
     let start = start + doc[start..].find('\n').expect("marker line ends") + 1;
     let len = doc[start..]
         .find(end)
-        .unwrap_or_else(|| panic!("README has no {end:?} after {begin:?}"));
+        .unwrap_or_else(|| panic!("{} has no {end:?} after {begin:?}", path.display()));
     (start, start + len, &doc[start..start + len])
 }
 
-/// Compares a generated README section with what lab prints now; with
-/// LAB_BLESS=1 writes it instead.
+/// Compares a generated section (of README.md or the docs/*.md page that
+/// has its marker) with what lab prints now; with LAB_BLESS=1 writes it
+/// instead.
 fn check_section(begin: &str, end: &str, now: &str, same: impl Fn(&str, &str) -> bool) {
-    let path = readme_path();
-    let doc = std::fs::read_to_string(&path).unwrap();
-    let (from, to, written) = section(&doc, begin, end);
+    let (path, doc) = doc_with(begin);
+    let (from, to, written) = section(&path, &doc, begin, end);
     if same(written, now) {
         return;
     }
@@ -44,9 +76,10 @@ fn check_section(begin: &str, end: &str, now: &str, same: impl Fn(&str, &str) ->
         std::fs::write(&path, format!("{}{now}{}", &doc[..from], &doc[to..])).unwrap();
         return;
     }
+    let file = path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(&path).display();
     panic!(
-        "README section after {begin:?} is out of date (LAB_BLESS=1 cargo test contract rewrites it).\n\
-         --- README ---\n{written}\n--- lab prints ---\n{now}"
+        "{file}: section after {begin:?} is out of date (LAB_BLESS=1 cargo test contract rewrites it).\n\
+         --- {file} ---\n{written}\n--- lab prints ---\n{now}"
     );
 }
 
@@ -134,7 +167,7 @@ fn the_json_is_the_same_in_every_language() {
 }
 
 #[test]
-fn the_readme_scenario_table_is_what_lab_list_prints() {
+fn the_guide_scenario_table_is_what_lab_list_prints() {
     let r = run(&["list", "--format", "markdown"]);
     assert_eq!(r.code, 0, "{}", r.why());
     check_section(
@@ -145,10 +178,10 @@ fn the_readme_scenario_table_is_what_lab_list_prints() {
     );
 }
 
-/// The README's version table is `lab compare` over the seven versions' runs
+/// docs/CI.md's version table is `lab compare` over the seven versions' runs
 /// as the version matrix saved them, and every one of them was as documented.
 #[test]
-fn the_readme_version_table_is_what_the_saved_matrix_compares_to() {
+fn the_ci_page_version_table_is_what_the_saved_matrix_compares_to() {
     for kind in ["all", "phenomena"] {
         let runs = crate::support::version_runs(kind);
         let majors: Vec<u32> = runs.iter().map(|(v, _)| v[0]).collect();

@@ -95,7 +95,7 @@ fn the_cluster_starts_fails_over_rejoins_and_leaves_nothing() {
 }
 
 /// Every variant on one run of lab's own cluster: its verdict, its anomaly,
-/// and the figures the README quotes, read from the JSON.
+/// and the figures docs/FAILOVER.md quotes, read from the JSON.
 #[test]
 fn every_variant_behaves_as_documented() {
     let r = crate::support::run(&["failover", "--format", "json"]);

@@ -324,7 +324,7 @@ fn at_serializable_nothing_but_the_unsettled_g2_item_and_the_same_seed_runs_the_
             "9",
         ],
     );
-    // Unsettled (issue 29, README "Finding anomalies"): now and then a run
+    // Unsettled (issue 29, docs/HUNT.md): now and then a run
     // at SERIALIZABLE finds a G2-item of three committed transactions that
     // its sequential reproducer does not replay (PostgreSQL aborts one with
     // 40001 there): on 15.18 in 100 000 transactions, and once in this test
@@ -458,8 +458,8 @@ fn a_long_fork_is_forbidden_at_repeatable_read_and_allowed_at_read_committed() {
 /// keys 263 to 271 and to their operations on them (each key's history
 /// whole): the one G2-item of that run, three committed transactions
 /// (T6789 read key 269 before T6790's append; T6793 read T6790's append to
-/// key 270 and key 267 without T6789's), and nothing else. The README's hunt
-/// section says why it may be PostgreSQL's and not lab's.
+/// key 270 and key 267 without T6789's), and nothing else. docs/HUNT.md says
+/// why it may be PostgreSQL's and not lab's.
 #[test]
 fn postgresql_18s_serializable_g2_item_is_checked_from_its_history() {
     let file = Path::new("tests/hunt/pg18-serializable-g2-item.jsonl");

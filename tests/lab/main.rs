@@ -50,8 +50,8 @@ mod hunt;
 /// gives a "not as documented" verdict, exit 1, never a hang.
 mod mutations;
 
-/// Contracts: the JSON in every language, the README against what lab
-/// prints, every scenario registered everywhere.
+/// Contracts: the JSON in every language, README.md and docs/*.md against
+/// what lab prints, every scenario registered everywhere.
 mod contract;
 
 /// Texts: both languages complete, every step says why, no sentence outside a

@@ -139,7 +139,7 @@ fn the_html_report_is_drawn_by_a_real_browser() {
     let png = dir.join("lab.png");
     let ink = screenshot(&html, &png, &dir);
     assert!(ink > 0.02, "the page looks blank ({ink:.3} of the pixels inked)");
-    // The README's picture is this screenshot (LAB_BLESS=1 makes it again).
+    // docs/WORKSHOP.md's picture is this screenshot (LAB_BLESS=1 makes it again).
     if std::env::var_os("LAB_BLESS").is_some() {
         let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
         std::fs::create_dir_all(&docs).unwrap();

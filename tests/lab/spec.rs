@@ -12,7 +12,7 @@ use crate::support::{TestServer, one_line_exit_2, run, run_cmd};
 const SUITE: &str = "tests/pg15-isolation";
 
 /// Specs whose output under lab differs from PostgreSQL's harness on the
-/// same server, and why (the README lists them too).
+/// same server, and why (docs/SPEC.md lists them too).
 const DIFFER_FROM_ISOLATIONTESTER: &[(&str, &str)] = &[(
     "intra-grant-inplace-db",
     "it names the database isolation_regression; lab runs each spec in a database of its own",

@@ -3,7 +3,7 @@
 //! Public License 1.0), transcribed case by case in Elle's little language
 //! (`ax1ry12`: append 1 to x, read y = [1 2]), each with the anomaly types
 //! Elle's test expects. Lab must name the same (in Elle's names), or the
-//! difference is one the README's table explains.
+//! difference is one docs/HUNT.md's table explains.
 #![cfg(test)]
 
 use super::check::{Options, check};
@@ -63,7 +63,7 @@ struct Case {
     opts: Options,
     /// The anomaly types Elle's test expects.
     elle: &'static [&'static str],
-    /// What lab names instead, where it differs (the README's table says why).
+    /// What lab names instead, where it differs (docs/HUNT.md's table says why).
     lab: Option<&'static [&'static str]>,
 }
 

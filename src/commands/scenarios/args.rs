@@ -121,7 +121,7 @@ pub struct ListArgs {
     #[arg(long)]
     pub explain: bool,
 
-    /// Output format (markdown: the README's table; json: the catalogue, each variant explained).
+    /// Output format (markdown: the scenario table of docs/GUIDE.md; json: the catalogue, each variant explained).
     #[arg(long, value_enum, ignore_case = true, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
 }
@@ -146,5 +146,5 @@ crate::help_tr! {
     ("cmd.list", "Her senaryoyu tek satırlık özeti ve varyantlarıyla listele"),
     ("cmd.all", "Bütün senaryoları çalıştır (aynı anda 4; katalog sırasıyla raporlanır), sonra tek bir özet tablo yazdır"),
     ("arg.list.explain", "Her varyantın açıklamasıyla"),
-    ("arg.list.format", "Çıktı biçimi (markdown: README'deki tablo; json: katalog, her varyant açıklamasıyla)"),
+    ("arg.list.format", "Çıktı biçimi (markdown: docs/GUIDE.md'deki senaryo tablosu; json: katalog, her varyant açıklamasıyla)"),
 }

@@ -180,7 +180,7 @@ pub struct Scenario {
     pub about: fn() -> Text,
     /// One line: what `lab list` says of it.
     pub summary: fn() -> Text,
-    /// What it shows, for the README's table (English, Markdown).
+    /// What it shows, for the scenario table of docs/GUIDE.md (English, Markdown).
     pub readme: &'static str,
     /// The spec file (under lab/) holding its straight-line variants.
     pub spec: Option<&'static str>,

@@ -6,7 +6,7 @@ use crate::i18n::Lang;
 use crate::output::{self, Exit};
 use crate::render::{self, Listed, Style};
 
-/// Every scenario as `lab list` and the README's table show it.
+/// Every scenario as `lab list` and docs/GUIDE.md's table show it.
 pub fn listed() -> Vec<Listed> {
     super::ALL
         .iter()

@@ -1,7 +1,7 @@
 //! The scenario catalogue: each scenario declared once, in its own module
 //! (name, variants with their run functions, options with their defaults,
 //! texts), and registered once in [`ALL`]. The command line, `lab list`,
-//! `lab all`, completions and the README's scenario table read this list.
+//! `lab all`, completions and docs/GUIDE.md's scenario table read this list.
 pub mod args;
 pub mod config;
 pub mod context;
