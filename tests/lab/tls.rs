@@ -840,3 +840,55 @@ fn an_expired_server_certificate_is_refused_where_it_is_checked() {
     let tls13 = Outcome::Connected(Some("TLSv1.3".into()));
     assert_eq!((&psql, &lab), (&tls13, &tls13), "require without a root file: {stderr}");
 }
+
+/// `lab hunt --tls` and `lab explore --tls`: their JSON records each
+/// session's connection as the scenarios' does, every one over TLS with
+/// verify-full, and the text's heading says so once.
+#[test]
+fn hunt_and_explore_record_every_session_over_tls() {
+    let check = |what: &str, report: &serde_json::Value, at_least: usize| {
+        let sessions = sessions_of(report);
+        assert!(sessions.len() >= at_least, "{what}: {sessions:?}\n{report}");
+        for (name, over_tls, verified) in sessions {
+            assert!(
+                over_tls && verified == "chain and host name",
+                "{what}: {name} {verified}"
+            );
+        }
+    };
+    let r = run_cmd(lab().args([
+        "hunt",
+        "--tls",
+        "--level",
+        "read-committed",
+        "--txns",
+        "40",
+        "--clients",
+        "3",
+        "--no-specs",
+        "--format",
+        "json",
+    ]));
+    assert!(r.code == 0 || r.code == 1, "exit {}: {}", r.code, r.stderr);
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    check("hunt", &report, 3);
+    assert_eq!(
+        report["sessions"].as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["c1", "c2", "c3"]
+    );
+    let r = run_cmd(lab().args(["explore", "write-skew", "--tls", "--format", "json"]));
+    assert!(r.code == 0 || r.code == 1, "exit {}: {}", r.code, r.stderr);
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    // The spec's two sessions and the setup connection.
+    check("explore", &report, 3);
+    let r = run_cmd(lab().args(["explore", "write-skew", "--tls"]));
+    assert!(
+        r.stdout
+            .lines()
+            .next()
+            .unwrap_or("")
+            .contains(" over TLSv1.3, certificate verified for 127.0.0.1:"),
+        "{}",
+        r.stdout
+    );
+}
