@@ -9,7 +9,7 @@ use tokio_postgres::error::{DbError, SqlState};
 use tokio_postgres::types::Type;
 use tokio_postgres::{AsyncMessage, Client, NoTls};
 
-use super::{tls, watchdog};
+use super::{auth, tls, watchdog};
 use crate::i18n::{Context, Text};
 pub use crate::postgres::conninfo::ConnInfo as Config;
 
@@ -265,6 +265,8 @@ fn establish(
             for &i in &order {
                 match attempt_host(config, i, want, silence).await {
                     Ok(opened) => return Ok(opened),
+                    // libpq tries no other host either.
+                    Err(e) if auth::is_refusal(&e) => return Err(e),
                     Err(e) => failure = Some(e),
                 }
             }
@@ -336,6 +338,7 @@ async fn attempt_host(
             let attempt = attempt(config, &endpoint, name.as_deref(), with_tls, &place, silence);
             let opened = match tokio::time::timeout(limit, attempt).await {
                 Ok(Ok(o)) => o,
+                Ok(Err((e, _))) if auth::is_refusal(&e) => return Err(e),
                 Ok(Err((e, reached))) => {
                     failure = Some(e);
                     if !reached {
@@ -387,12 +390,21 @@ async fn attempt(
                 Some(limit) => connector.wrapped(watched(limit, place.to_string())),
                 None => connector,
             };
+            // require_auth reads the server's messages decrypted.
+            let connector = match config.require_auth.clone() {
+                Some(rule) => connector.wrapped(move |s| Box::new(auth::Guard::new(s, rule))),
+                None => connector,
+            };
             handshake(pg, socket, connector).await
         }
         _ => {
             pg.ssl_mode(tokio_postgres::config::SslMode::Disable);
             let socket = match silence {
                 Some(limit) => Socket::Watched(Box::new(watchdog::Watched::new(socket, limit, place.to_string()))),
+                None => socket,
+            };
+            let socket = match config.require_auth.clone() {
+                Some(rule) => Socket::Guarded(Box::new(auth::Guard::new(socket, rule))),
                 None => socket,
             };
             handshake(pg, socket, NoTls).await
@@ -440,6 +452,8 @@ pub enum Socket {
     Tcp(tokio::net::TcpStream),
     Unix(tokio::net::UnixStream),
     Watched(Box<watchdog::Watched<Socket>>),
+    /// Its reads checked against require_auth (see [`auth`]).
+    Guarded(Box<auth::Guard<Socket>>),
 }
 
 macro_rules! each_socket {
@@ -454,6 +468,10 @@ macro_rules! each_socket {
                 $e
             }
             Socket::Watched($s) => {
+                let $s = std::pin::Pin::new(&mut **$s);
+                $e
+            }
+            Socket::Guarded($s) => {
                 let $s = std::pin::Pin::new(&mut **$s);
                 $e
             }
@@ -777,6 +795,11 @@ fn describe_connect_error(e: tokio_postgres::Error, place: &str, with_tls: bool,
     };
     if let Some(db) = e.as_db_error() {
         return msg::refused(place, db.message(), db.code().code()).into();
+    }
+    if let Some(refused) = auth::refusal_of(&e) {
+        return Err::<(), _>(anyhow::Error::new(refused))
+            .ctx(|| msg::could_not_connect(place))
+            .unwrap_err();
     }
     // tokio-postgres says "error performing TLS handshake" and the cause below it; "server does not support TLS" alone.
     let text = std::error::Error::source(&e).map(|c| c.to_string()).unwrap_or_default();

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 
-use super::{libpq, tls};
+use super::{auth, libpq, tls};
 use crate::i18n::Lang;
 
 /// Where the lab runs.
@@ -69,6 +69,8 @@ pub struct ConnInfo {
     pub target: TargetAttrs,
     /// load_balance_hosts=random: hosts (and their addresses) in a random order.
     pub load_balance: bool,
+    /// require_auth: the authentication requests the server may make (None: any).
+    pub require_auth: Option<Arc<auth::RequireAuth>>,
 }
 
 impl std::ops::Deref for ConnInfo {
@@ -101,6 +103,7 @@ impl ConnInfo {
             tls,
             target: TargetAttrs::Any,
             load_balance: false,
+            require_auth: None,
         }
     }
 
@@ -628,7 +631,6 @@ pub fn refusal(key: &str, value: &str) -> Option<&'static str> {
     let v = value.trim();
     let off = matches!(v, "" | "0" | "off" | "false" | "no");
     match key {
-        "require_auth" if !v.is_empty() => Some("lab does not check which authentication methods the server asks for"),
         "client_encoding" if !matches!(v.to_ascii_uppercase().as_str(), "" | "UTF8" | "UTF-8" | "AUTO") => {
             Some("lab's sessions always use UTF8")
         }
@@ -711,6 +713,11 @@ pub fn build(params: &Params, env: EnvLookup<'_>, lang: Lang) -> Result<ConnInfo
         Some("random") => true,
         Some(_) => return Err(bad(params, "load_balance_hosts")),
     };
+    let require_auth = auth::RequireAuth::parse(
+        params.value("require_auth").unwrap_or(""),
+        &params.origin("require_auth"),
+    )?
+    .map(Arc::new);
     let tls = tls::Settings::from_params(params, env)?;
     pg.ssl_mode(tokio_postgres::config::SslMode::Disable);
     if tls.direct {
@@ -725,6 +732,7 @@ pub fn build(params: &Params, env: EnvLookup<'_>, lang: Lang) -> Result<ConnInfo
         tls,
         target,
         load_balance,
+        require_auth,
     })
 }
 

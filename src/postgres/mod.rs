@@ -1,5 +1,6 @@
 //! Where the server comes from: a throwaway cluster lab starts, or the one
 //! the user names. Nothing here knows a scenario.
+pub mod auth;
 pub mod cluster;
 pub mod connect;
 pub mod conninfo;

@@ -553,8 +553,12 @@ pub struct Connector {
 
 impl Connector {
     /// The decrypted stream goes through `wrap` (the watchdog, which must see the protocol in the clear).
+    /// Wrapped again, the new wrap outside the one before.
     pub fn wrapped(mut self, wrap: impl FnOnce(Box<dyn Stream>) -> Box<dyn Stream> + Send + 'static) -> Connector {
-        self.wrap = Some(Box::new(wrap));
+        self.wrap = Some(match self.wrap.take() {
+            Some(before) => Box::new(move |s| wrap(before(s))),
+            None => Box::new(wrap),
+        });
         self
     }
 }

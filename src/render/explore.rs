@@ -19,7 +19,8 @@ pub fn text(r: &ExploreReport, style: &Style) -> String {
     let h = &r.heading;
     let mut text = style.say(&msg::heading(
         &r.spec,
-        &r.server_version,
+        // The server, and how the sessions reached it where that is TLS.
+        super::text::server_words(&r.server_version, r.sessions.values().next()),
         h.permutations,
         h.levels,
         h.runs,

@@ -25,7 +25,11 @@ pub fn text(r: &HuntReport, lang: Lang) -> String {
     let heading = if r.server_version.is_empty() {
         msg::heading_no_server(&r.about)
     } else {
-        msg::heading(&r.server_version, &r.about)
+        // The server, and how the sessions reached it where that is TLS.
+        msg::heading(
+            super::text::server_words(&r.server_version, r.sessions.values().next()),
+            &r.about,
+        )
     };
     let mut text = format!("{}\n", heading.render(lang));
     let header = [

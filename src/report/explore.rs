@@ -20,6 +20,11 @@ pub struct ExploreReport {
     pub elapsed_ms: f64,
     pub levels: Vec<LevelReport>,
     pub runs: Vec<RunLine>,
+    /// How each session's connection is made, by session name (TLS or
+    /// not, its version, cipher, the certificate's subject and what was
+    /// checked): from each session's own handshake.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub sessions: std::collections::BTreeMap<String, super::Connection>,
     /// Why a run cut short stopped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<Stopped>,

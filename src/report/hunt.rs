@@ -22,6 +22,11 @@ pub struct HuntReport {
     pub levels: Vec<HuntLevel>,
     pub not_visible: &'static str,
     pub as_expected: bool,
+    /// How each session of the workload connected, by session name (TLS
+    /// or not, its version, cipher, the certificate's subject and what
+    /// was checked): from each session's own handshake.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub sessions: BTreeMap<String, super::Connection>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<Stopped>,
 }

@@ -387,6 +387,11 @@ fn phenomena_matrix_json_mermaid_and_suites() {
 /// `lab explore`'s report, hand-made: two levels of a spec that says what
 /// an anomaly is, sampled, run one at a time; classes that waited, aborted
 /// at COMMIT, read, and one at a dead end; the spec's own permutation marked.
+/// Sessions, each over TLS as [`over_tls`] says.
+fn sessions_over_tls(names: &[&str]) -> std::collections::BTreeMap<String, lab::report::Connection> {
+    names.iter().map(|n| (n.to_string(), over_tls())).collect()
+}
+
 fn explored() -> lab::report::explore::ExploreReport {
     use lab::commands::explore::msg as m;
     use lab::i18n::ui::verbatim;
@@ -513,6 +518,7 @@ fn explored() -> lab::report::explore::ExploreReport {
             signature: Some(skewed.clone()),
             elapsed_ms: 6.5,
         }],
+        sessions: sessions_over_tls(&["a", "b", "setup"]),
         error: None,
         heading: Heading {
             permutations: 6,
@@ -658,6 +664,7 @@ fn hunt_levels_anomalies_json_and_suites() {
             version: "15.18",
             about: "long-fork.edn".into(),
             options,
+            sessions: sessions_over_tls(&["c1", "c2"]),
         };
         let report = outputs.report(None);
         insta::assert_snapshot!(format!("hunt_{lang}"), render::hunt::text(&report, l));

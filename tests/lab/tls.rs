@@ -105,6 +105,7 @@ impl Server {
                 "local all all trust\n\
                  hostssl all scram_user 127.0.0.1/32 scram-sha-256\n\
                  hostssl all md5_user 127.0.0.1/32 md5\n\
+                 hostssl all password_user 127.0.0.1/32 password\n\
                  hostssl all certuser 127.0.0.1/32 cert\n\
                  hostssl all all 127.0.0.1/32 trust\n\
                  hostnossl all all 0.0.0.0/0 reject\n"
@@ -113,6 +114,7 @@ impl Server {
                 "local all all trust\n\
                  host all scram_user 127.0.0.1/32 scram-sha-256\n\
                  host all md5_user 127.0.0.1/32 md5\n\
+                 host all password_user 127.0.0.1/32 password\n\
                  host all all 127.0.0.1/32 trust\n\
                  host replication all 127.0.0.1/32 trust\n"
             }
@@ -121,6 +123,7 @@ impl Server {
         s.sql(
             "SET password_encryption = 'scram-sha-256'; CREATE ROLE scram_user LOGIN PASSWORD 'scrampw';\
              SET password_encryption = 'md5'; CREATE ROLE md5_user LOGIN PASSWORD 'md5pw';\
+             CREATE ROLE password_user LOGIN PASSWORD 'clearpw';\
              CREATE ROLE certuser LOGIN; SELECT pg_reload_conf()",
         );
         s
@@ -232,6 +235,18 @@ fn both(
     via: Via,
     extra: &[(&str, String)],
 ) -> (Outcome, Outcome, String) {
+    both_with("psql", pki, server, settings, via, extra)
+}
+
+/// [`both`] with this psql.
+fn both_with(
+    psql_program: &str,
+    pki: &Pki,
+    server: &Server,
+    settings: &[(&str, String)],
+    via: Via,
+    extra: &[(&str, String)],
+) -> (Outcome, Outcome, String) {
     let mut env: Vec<(String, String)> = vec![("HOME".into(), pki.home().display().to_string())];
     env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.clone())));
     let mut arg = None;
@@ -265,7 +280,7 @@ fn both(
     let path = std::env::var("PATH").unwrap();
     // psql first.
     let from = server.log().len();
-    let mut psql = Command::new("psql");
+    let mut psql = Command::new(psql_program);
     psql.env_clear().env("PATH", &path).envs(env.iter().cloned());
     psql.args(["-X", "-At", "-c", "SELECT 1"]);
     if let Some(a) = &arg {
@@ -294,7 +309,7 @@ fn both(
         assert_eq!(lines.len(), 1, "one line: {}", r.stderr);
         Outcome::Refused
     };
-    for secret in ["scrampw", "md5pw"] {
+    for secret in ["scrampw", "md5pw", "clearpw"] {
         assert!(!r.stderr.contains(secret) && !r.stdout.contains(secret), "{}", r.stderr);
     }
     (psql_outcome, lab_outcome, r.stderr)
@@ -366,6 +381,133 @@ fn lab_agrees_with_psql_on_every_sslmode_and_certificate_case() {
                     "{name} ({via:?}): psql {psql:?}, lab {lab:?}, expected {want:?}: {stderr}"
                 ));
             }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A psql of PostgreSQL 16 or later (require_auth came with libpq 16):
+/// the one on PATH if it is, else the one `scripts/fetch-pg.sh 18.6`
+/// caches (PyPI's build: it has no TLS, so it judges over plaintext).
+fn psql_16() -> String {
+    let major = |program: &str| {
+        let out = Command::new(program).arg("--version").output().ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        text.split_whitespace().nth(2)?.split('.').next()?.parse::<u32>().ok()
+    };
+    if major("psql").is_some_and(|m| m >= 16) {
+        return "psql".into();
+    }
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = Command::new(format!("{root}/scripts/fetch-pg.sh"))
+        .arg("18.6")
+        .output()
+        .unwrap();
+    let psql = format!("{}/psql", String::from_utf8_lossy(&out.stdout).trim());
+    assert!(
+        major(&psql).is_some_and(|m| m >= 16),
+        "require_auth's oracle is psql 16 or later: none on PATH, none from scripts/fetch-pg.sh 18.6: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    psql
+}
+
+/// require_auth: psql 16+ first, then lab, with the same settings, from the
+/// string, the environment (PGREQUIREAUTH) and a service file, over
+/// plaintext (sslmode=disable: lab reads the messages on its own socket);
+/// then lab alone over TLS against the same roles and methods, where it
+/// must do as psql did in the clear (the server asks the same).
+#[test]
+fn require_auth_allows_and_refuses_what_psql_does() {
+    let psql = psql_16();
+    let pki = Pki::make("auth");
+    let plain = Server::start(None);
+    let tls = Server::start(Some(&pki));
+    let role = |user: &str| match user {
+        "scram_user" => Some("scrampw"),
+        "md5_user" => Some("md5pw"),
+        "password_user" => Some("clearpw"),
+        _ => None,
+    };
+    let settings = |server: &Server, user: &'static str, require: &'static str| {
+        let mut v = vec![
+            ("host", s("localhost")),
+            ("port", s(server.port())),
+            ("user", s(user)),
+            ("dbname", s("postgres")),
+            ("require_auth", s(require)),
+        ];
+        if let Some(pw) = role(user) {
+            v.push(("password", s(pw)));
+        }
+        v
+    };
+    let clear = Outcome::Connected(None);
+    // (role, require_auth, what psql gets over plaintext)
+    let cases: Vec<(&str, &str, Outcome)> = vec![
+        ("postgres", "none", clear.clone()),
+        ("postgres", "scram-sha-256", Outcome::Refused),
+        ("postgres", "!none", Outcome::Refused),
+        ("postgres", "!password", clear.clone()),
+        ("md5_user", "scram-sha-256", Outcome::Refused),
+        ("md5_user", "md5", clear.clone()),
+        ("password_user", "!password", Outcome::Refused),
+        ("password_user", "password,none", clear.clone()),
+        ("scram_user", "md5,scram-sha-256", clear.clone()),
+        ("scram_user", "!password,!md5", clear.clone()),
+        ("scram_user", "!scram-sha-256", Outcome::Refused),
+        ("scram_user", "foo", Outcome::Refused),
+        ("scram_user", "scram-sha-256,!md5", Outcome::Refused),
+    ];
+    let mut failures = Vec::new();
+    for via in [Via::String, Via::Env, Via::ServiceFile] {
+        for (user, require, want) in &cases {
+            let mut on_plain = settings(&plain, user, require);
+            on_plain.push(("sslmode", s("disable")));
+            let (p, l, stderr) = both_with(&psql, &pki, &plain, &on_plain, via, &[]);
+            if p != *want || l != *want {
+                failures.push(format!(
+                    "{user} require_auth={require} ({via:?}): psql {p:?}, lab {l:?}, expected {want:?}: {stderr}"
+                ));
+            }
+            if l == Outcome::Refused && !stderr.contains("require_auth") && !stderr.contains("PGREQUIREAUTH") {
+                failures.push(format!("{user} require_auth={require} ({via:?}): not named: {stderr}"));
+            }
+        }
+    }
+    // The refusal says what the server asked for, as psql does.
+    let (_, _, stderr) = both_with(
+        &psql,
+        &pki,
+        &plain,
+        &[
+            settings(&plain, "md5_user", "scram-sha-256"),
+            vec![("sslmode", s("disable"))],
+        ]
+        .concat(),
+        Via::String,
+        &[],
+    );
+    assert!(
+        stderr.contains(
+            "authentication method requirement \"scram-sha-256\" (require_auth in --database-url) failed: \
+             server requested a hashed password"
+        ),
+        "{stderr}"
+    );
+    // Over TLS, lab reads the messages decrypted: the same verdicts.
+    for (user, require, want) in &cases {
+        let mut on_tls = settings(&tls, user, require);
+        on_tls.extend([("sslmode", s("verify-full")), ("sslrootcert", pki.path("root.crt"))]);
+        let (_, l, stderr) = both_with(&psql, &pki, &tls, &on_tls, Via::String, &[]);
+        let want = match want {
+            Outcome::Connected(_) => Outcome::Connected(Some("TLSv1.3".into())),
+            Outcome::Refused => Outcome::Refused,
+        };
+        if l != want {
+            failures.push(format!(
+                "{user} require_auth={require} over TLS: lab {l:?}, expected {want:?}: {stderr}"
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -697,4 +839,56 @@ fn an_expired_server_certificate_is_refused_where_it_is_checked() {
     let (psql, lab, stderr) = both(&pki, &tls, &no_root, Via::String, &[]);
     let tls13 = Outcome::Connected(Some("TLSv1.3".into()));
     assert_eq!((&psql, &lab), (&tls13, &tls13), "require without a root file: {stderr}");
+}
+
+/// `lab hunt --tls` and `lab explore --tls`: their JSON records each
+/// session's connection as the scenarios' does, every one over TLS with
+/// verify-full, and the text's heading says so once.
+#[test]
+fn hunt_and_explore_record_every_session_over_tls() {
+    let check = |what: &str, report: &serde_json::Value, at_least: usize| {
+        let sessions = sessions_of(report);
+        assert!(sessions.len() >= at_least, "{what}: {sessions:?}\n{report}");
+        for (name, over_tls, verified) in sessions {
+            assert!(
+                over_tls && verified == "chain and host name",
+                "{what}: {name} {verified}"
+            );
+        }
+    };
+    let r = run_cmd(lab().args([
+        "hunt",
+        "--tls",
+        "--level",
+        "read-committed",
+        "--txns",
+        "40",
+        "--clients",
+        "3",
+        "--no-specs",
+        "--format",
+        "json",
+    ]));
+    assert!(r.code == 0 || r.code == 1, "exit {}: {}", r.code, r.stderr);
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    check("hunt", &report, 3);
+    assert_eq!(
+        report["sessions"].as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["c1", "c2", "c3"]
+    );
+    let r = run_cmd(lab().args(["explore", "write-skew", "--tls", "--format", "json"]));
+    assert!(r.code == 0 || r.code == 1, "exit {}: {}", r.code, r.stderr);
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    // The spec's two sessions and the setup connection.
+    check("explore", &report, 3);
+    let r = run_cmd(lab().args(["explore", "write-skew", "--tls"]));
+    assert!(
+        r.stdout
+            .lines()
+            .next()
+            .unwrap_or("")
+            .contains(" over TLSv1.3, certificate verified for 127.0.0.1:"),
+        "{}",
+        r.stdout
+    );
 }

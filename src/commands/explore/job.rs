@@ -230,6 +230,7 @@ impl Explore {
             elapsed_ms: ms,
             levels,
             runs,
+            sessions: self.explorer.connections(),
             error,
             heading: Heading {
                 permutations: cfg.plans.iter().map(Vec::len).max().unwrap_or(0),

@@ -477,6 +477,9 @@ pub struct Explorer {
     workers: Mutex<Vec<tokio::task::AbortHandle>>,
     /// Runs done, on stderr (hidden when it is not a terminal).
     bar: indicatif::ProgressBar,
+    /// How each session connected, by its name (from each one's handshake;
+    /// every worker opens the same names the same way).
+    connections: Mutex<std::collections::BTreeMap<String, crate::report::Connection>>,
 }
 
 impl Explorer {
@@ -505,7 +508,13 @@ impl Explorer {
             schemas: crate::engine::Made::default(),
             workers: Mutex::default(),
             bar,
+            connections: Mutex::default(),
         }
+    }
+
+    /// How the sessions connected, by name.
+    pub fn connections(&self) -> std::collections::BTreeMap<String, crate::report::Connection> {
+        self.connections.lock().unwrap().clone()
     }
 
     /// Runs everything, [`Jobs`] workers at once (one when the spec shares
@@ -715,6 +724,7 @@ impl Explorer {
         // All at once: each connection costs the server a backend's start.
         let (sessions, setup) = tokio::join!(opener.open_all(&names), opener.open_quiet("setup"));
         let (sessions, setup) = (sessions?, setup?);
+        (self.connections.lock().unwrap()).extend(opener.recorder().take_connections());
         if level.is_some() {
             set_level(&sessions, level).await?;
         }

@@ -3,6 +3,7 @@
 //! then a table, JSON, JUnit (a case per anomaly class and level) and HTML
 //! (each anomaly's cycle beside its transactions' swimlanes).
 //! `lab hunt --check FILE` shares the outputs and needs no server.
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -29,7 +30,7 @@ use crate::render::{self, Style, html};
 use crate::report::hunt::{
     AnomalyReport, ClassCase, HuntLevel, HuntReport, NOT_VISIBLE, NemesisReport, ReproducerReport, Stopped,
 };
-use crate::report::{CycleFigure, Entry, StepResult, round_ms};
+use crate::report::{Connection, CycleFigure, Entry, StepResult, round_ms};
 
 /// A reproducer, written and replayed.
 pub struct Replayed {
@@ -104,6 +105,8 @@ pub struct Hunt {
     env_now: Mutex<Option<Arc<Env>>>,
     /// lab's own streaming standby (`--replica`), and where its sessions connect.
     standby: Mutex<Option<(crate::postgres::cluster::Cluster, crate::postgres::ConnInfo)>>,
+    /// How each session of the workload connected, by its name (c1, c2...).
+    connections: Mutex<BTreeMap<String, Connection>>,
 }
 
 /// The throwaway cluster's max_connections less its reserved ones (cluster.rs sets 300).
@@ -158,6 +161,7 @@ impl Hunt {
             explorer: Mutex::default(),
             env_now: Mutex::default(),
             standby: Mutex::default(),
+            connections: Mutex::default(),
         })
     }
 
@@ -224,13 +228,15 @@ impl Hunt {
         // once only): a server that refuses a session is an error at once.
         let mut links = Vec::new();
         let mut conns = Vec::new();
-        for app in &apps {
+        for (i, app) in apps.iter().enumerate() {
             let link = Link {
                 pg: session_pg.clone(),
                 app: app.clone(),
                 setup: setup.clone(),
             };
-            conns.push(connect::connect(&link.pg, &link.app, Some(&link.setup), None).await?);
+            let conn = connect::connect(&link.pg, &link.app, Some(&link.setup), None).await?;
+            (self.connections.lock().unwrap()).insert(format!("c{}", i + 1), Connection::of(conn.tls.clone()));
+            conns.push(conn);
             links.push(link);
         }
         drop(conns);
@@ -864,6 +870,8 @@ pub struct Outputs<'a> {
     /// "seed 1, 4 sessions, 4 keys" or the file checked.
     pub about: String,
     pub options: check::Options,
+    /// How the workload's sessions connected (none for a history checked).
+    pub sessions: BTreeMap<String, Connection>,
 }
 
 impl Outputs<'_> {
@@ -891,6 +899,7 @@ impl Outputs<'_> {
             levels: self.found.iter().map(|f| self.level(f)).collect(),
             not_visible: NOT_VISIBLE,
             as_expected: self.as_expected() && stopped.is_none(),
+            sessions: self.sessions.clone(),
             error: stopped.map(|(exit, message)| Stopped {
                 message,
                 exit_code: exit as u8,
@@ -1237,6 +1246,7 @@ impl Job for Hunt {
             version,
             about: msg::about_run(self.cfg.seed, self.cfg.clients, self.cfg.shape.keys).render(self.common.lang),
             options: self.cfg.options,
+            sessions: self.connections.lock().unwrap().clone(),
         };
         outputs.finished(stop.error(self.common.lang), self.cfg.format)
     }
@@ -1353,6 +1363,7 @@ pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
         version: &version,
         about: cfg.file.display().to_string(),
         options,
+        sessions: BTreeMap::new(),
     };
     let f = outputs.finished(None, cfg.format)?;
     if let Some(path) = &cfg.junit {
