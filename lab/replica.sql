@@ -193,3 +193,23 @@ UPDATE books SET price = :'price'::numeric + 1.00 WHERE book_id = 1
 -- why: commit the application's transaction
 -- why-tr: uygulamanın işlemini commit et
 COMMIT;
+
+-- name: sync_absent
+-- why: long-fork: make commits wait for a synchronous standby that never comes (lab's throwaway primary only): a COMMIT then stays in SyncRep, its commit record written and streamed, its rows not yet visible on the primary
+-- why-tr: long-fork: commit'leri hiç gelmeyecek bir senkron standby'ı bekletir (yalnızca lab'ın geçici primary'sinde): COMMIT SyncRep'te kalır, commit kaydı yazılmış ve gönderilmiştir, satırları primary'de henüz görünmez
+ALTER SYSTEM SET synchronous_standby_names = 'lab_absent_standby';
+
+-- name: write_second
+-- why: long-fork: T2's write, committed without waiting for any standby: book 2's price goes from 35.00 to 39.00
+-- why-tr: long-fork: T2'nin yazması, hiçbir standby'ı beklemeden commit edilir: 2 numaralı kitabın fiyatı 35.00'dan 39.00'a çıkar
+BEGIN; SET LOCAL synchronous_commit = local; UPDATE books SET price = 39.00 WHERE book_id = 2; COMMIT;
+
+-- name: read_both
+-- why: long-fork: read both writes in one snapshot
+-- why-tr: long-fork: iki yazmayı tek bir snapshot'ta oku
+SELECT string_agg(book_id || '=' || price, ' ' ORDER BY book_id) AS prices FROM books WHERE book_id IN (1, 2);
+
+-- name: end_wait
+-- why: long-fork: end T1's wait for the absent standby (pg_cancel_backend): its COMMIT returns with a WARNING, the transaction already committed locally, and it becomes visible on the primary
+-- why-tr: long-fork: T1'in olmayan standby'ı beklemesini bitir (pg_cancel_backend): COMMIT'i bir WARNING ile döner, işlem yerelde zaten commit edilmiştir ve primary'de görünür olur
+SELECT pg_cancel_backend(:pid);

@@ -693,6 +693,23 @@ fn a_commit_that_does_not_wait_for_the_standby() {
     assert!(failed_with(&failed, "rp.commit_waited"), "{failed:?}");
 }
 
+/// T1's commit made local: it no longer waits for the absent synchronous
+/// standby, the primary shows it at once, and the two readers agree: no
+/// Long Fork, exit 1 naming the wait and the primary's read.
+#[test]
+fn a_long_fork_whose_first_commit_does_not_wait() {
+    let (_, _, failed) = mutated(&Mutation {
+        scenario: "replica",
+        variant: "long-fork",
+        file: "replica.sql",
+        from: "\nSET synchronous_commit = on;",
+        to: "\nSET synchronous_commit = local;",
+        args: &[],
+    });
+    assert!(failed_with(&failed, "rp.fork_waited"), "{failed:?}");
+    assert!(failed_with(&failed, "rp.fork_primary"), "{failed:?}");
+}
+
 // Issue 27's broken mechanisms: each gives exit 1 with the check it broke
 // named, in a few seconds at --wait-timeout 5 (the times are printed).
 

@@ -665,7 +665,7 @@ fn replica() {
     let r = scenario_json("replica", &["--via", "standby"]);
     let names = variant_names(&r);
     assert!(
-        names.len() == 7 && names.iter().all(|n| !n.starts_with("pgpool-")),
+        names.len() == 8 && names.iter().all(|n| !n.starts_with("pgpool-")),
         "{names:?}"
     );
     for v in r["variants"].as_array().unwrap() {
@@ -684,6 +684,22 @@ fn replica() {
         .filter(|e| e["result"] == "waiting")
         .collect();
     assert_eq!((waits.len(), &waits[0]["wait"]), (1, &"sync-rep".into()));
+    // Long Fork: T1 waited in SyncRep, and the two readers read opposite orders.
+    let fork = variant(&r, "long-fork");
+    assert_eq!(fork["anomaly"], true, "{fork}");
+    let waited: Vec<_> = (fork["timeline"].as_array().unwrap().iter())
+        .filter(|e| e["result"] == "waiting")
+        .map(|e| (e["session"].as_str().unwrap(), e["wait"].as_str().unwrap()))
+        .collect();
+    assert_eq!(waited, [("T1", "sync-rep")]);
+    let read = |s: &str| -> Vec<String> {
+        (fork["timeline"].as_array().unwrap().iter())
+            .filter(|e| e["session"] == s && e["step"] == "read_both" && e["result"] == "ok")
+            .map(|e| e["detail"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(read("RP")[0].contains("1=42.00 2=39.00"), "{:?}", read("RP"));
+    assert!(read("RS")[0].contains("1=45.00 2=35.00"), "{:?}", read("RS"));
     // The standby cancelled the reports with the server's own words.
     for name in ["lock-conflict", "snapshot-conflict"] {
         assert_eq!(variant(&r, name)["sqlstates"], serde_json::json!(["40001"]), "{name}");

@@ -129,6 +129,16 @@ crate::variants! {
             tr: "hot_standby_feedback standby'ın en eski snapshot'ını primary'ye bildirmesini sağlar; primary de o snapshot'ın ihtiyaç duyduğu satırları tutar: snapshot çakışması olmaz, ama standby'daki uzun bir rapor primary'deki VACUUM'u geri tutar (şişme), tıpkı primary'deki uzun bir işlem gibi.",
         },
     }
+    long_fork "long-fork" {
+        expected => {
+            en: "T1 (book 1: 45.00) commits first: its COMMIT waits for a synchronous standby that is not there, its commit record already replayed on lab's standby; T2 (book 2: 39.00) commits after it without waiting. A reader on the primary sees 1=42.00 2=39.00 (T2, not T1), a reader on the standby 1=45.00 2=35.00 (T1, not T2): Long Fork (anomaly); once T1's wait ends and replay resumes, both read 1=45.00 2=39.00",
+            tr: "T1 (1 numaralı kitap: 45.00) önce commit edilir: COMMIT'i olmayan bir senkron standby'ı bekler, commit kaydı lab'ın standby'ında çoktan uygulanmıştır; T2 (2 numaralı kitap: 39.00) ondan sonra beklemeden commit edilir. Primary'deki okuyucu 1=42.00 2=39.00 (T2, T1 değil), standby'daki okuyucu 1=45.00 2=35.00 (T1, T2 değil) görür: Long Fork (anomali); T1'in beklemesi bitip replay devam edince ikisi de 1=45.00 2=39.00 okur",
+        },
+        explain => {
+            en: "The primary makes a commit visible when its backend leaves the ProcArray, after it has written its commit record and waited for synchronous standbys; a standby makes it visible when it replays the record, in WAL order. Two commits can therefore become visible in one order on the primary and in the other on a standby: readers on different nodes disagree about which came first, which no single snapshot allows (Long Fork, Elle's G-nonadjacent: snapshot isolation forbids it, and PostgreSQL's primary alone never shows it). Jepsen found it on RDS for PostgreSQL Multi-AZ clusters (2025), with no synchronous wait: the window there is microseconds wide; here a synchronous wait that never ends holds it open, so it shows every time. Reads that must agree on order belong on one node (or carry the primary's position and wait for it, which makes a standby read no older than the primary, not a snapshot the primary had).",
+            tr: "Primary bir commit'i, backend'i commit kaydını yazıp senkron standby'ları bekledikten sonra ProcArray'den çıktığında görünür yapar; standby ise kaydı uyguladığında, WAL sırasıyla. Bu yüzden iki commit primary'de bir sırayla, standby'da öteki sırayla görünür olabilir: farklı düğümlerdeki okuyucular hangisinin önce geldiğinde anlaşamaz; bunu hiçbir tek snapshot vermez (Long Fork, Elle'in G-nonadjacent'i: snapshot isolation yasaklar ve PostgreSQL'in primary'si tek başına bunu asla göstermez). Jepsen bunu RDS for PostgreSQL Multi-AZ kümelerinde buldu (2025), senkron bekleme olmadan: oradaki pencere mikrosaniyeler genişliğindedir; burada hiç bitmeyen bir senkron bekleme onu açık tutar, böylece her seferinde görünür. Sıra konusunda anlaşması gereken okumalar tek bir düğüme aittir (ya da primary'nin konumunu taşıyıp onu beklerler; bu bir standby okumasını primary'den eski olmaktan kurtarır ama onu primary'nin sahip olduğu bir snapshot yapmaz).",
+        },
+    }
     pgpool_stale_read "pgpool-stale-read" {
         expected => {
             en: "through pgpool-II (load balancing on) the session's read goes to the standby (on_standby true); right after its own write, committed on the primary, the same session reads the old price 42.00 from the paused standby (anomaly); after resume 45.00, still from the standby",
@@ -339,6 +349,127 @@ async fn remote_apply(cx: &mut Cx<'_>) -> Result<()> {
     cx.check(after == "45.00", msg::applied_on_return(&after));
     cx.observe(msg::observed_remote_apply(&during, &after));
     cx.anomaly(after != "45.00");
+    Ok(())
+}
+
+/// Commits wait for the absent standby of `sync_absent`: lab's own probe
+/// (not in the timeline) waits in SyncRep, and lab ends its wait. A commit
+/// waits only once the checkpointer has read the new setting: asked again
+/// until one does, within the deadline.
+async fn commits_wait_for_nobody(cx: &Cx<'_>, st: &Standby) -> Result<bool> {
+    let probe = cx.opener().open_quiet("probe").await?;
+    let deadline = Instant::now() + cx.env.wait_timeout;
+    loop {
+        let mut sent = probe.send(st.sql.get("sync_probe")?);
+        let waited = waits_for_standby(cx, &probe, &mut sent, deadline).await?;
+        if waited {
+            let end = st.sql.bind("end_wait", &[("pid", &probe.pid())])?;
+            cx.env
+                .value(&format!("SELECT ({end})::text"), msg::standby_check)
+                .await?;
+        }
+        if !sent.ready_within(cx.env.wait_timeout).await {
+            return Ok(false);
+        }
+        if waited || Instant::now() > deadline {
+            return Ok(waited);
+        }
+    }
+}
+
+/// What `read_both` read: "1=45.00 2=35.00".
+fn prices(set: &ResultSet) -> String {
+    set.get(0, "prices").unwrap_or("-").to_string()
+}
+
+async fn long_fork(cx: &mut Cx<'_>) -> Result<()> {
+    if cx.env.throwaway.is_none() {
+        // It changes synchronous_standby_names on the primary: only on lab's own.
+        cx.skip(msg::needs_own_primary());
+        return Ok(());
+    }
+    let Some(st) = Standby::start(cx, "").await? else {
+        return Ok(());
+    };
+    let sessions = cx.open(&["T1", "T2", "RP", "primary"]).await?;
+    let (t1, t2, rp, admin) = (&sessions[0], &sessions[1], &sessions[2], &sessions[3]);
+    let rs = st.open("RS").await?;
+    let write = st.sql.get("write")?.to_string();
+    let read = st.sql.get("read_both")?;
+    let run = async {
+        admin.exec("sync_absent", st.sql.get("sync_absent")?).await?;
+        admin.exec("reload", st.sql.get("reload")?).await?;
+        if !commits_wait_for_nobody(cx, &st).await? {
+            return Err(Deviation(msg::never_waited_absent(secs(cx.env.wait_timeout))).into());
+        }
+        t1.exec("durable", st.sql.get("durable")?).await?;
+        let mut sent = t1.send(&write);
+        let deadline = Instant::now() + cx.env.wait_timeout;
+        let waiting = waits_for_standby(cx, t1, &mut sent, deadline).await?;
+        let w = Waited {
+            by: vec!["standby".into()],
+            kind: WaitKind::SyncRep,
+            lock: None,
+        };
+        if waiting {
+            cx.recorder().waiting(sent.at, "T1", Some("write"), &write, &w);
+        }
+        // T1's commit record is in the WAL: the standby replays it, then
+        // stops before anything T2 writes.
+        let lsn = primary_lsn(cx).await?;
+        let replayed = st.until("replayed", &lsn, cx.env.wait_timeout).await?;
+        st.pause(cx).await?;
+        t2.exec("write_second", st.sql.get("write_second")?).await?;
+        let on_primary = prices(&rp.rows("read_both", read).await?);
+        let on_standby = prices(&rs.rows("read_both", read).await?);
+        // T1 committed locally: lab ends its wait, and the primary shows it.
+        let end = st.sql.bind("end_wait", &[("pid", &t1.pid())])?;
+        admin.exec("end_wait", &end).await?;
+        let returned = sent.ready_within(cx.env.wait_timeout).await;
+        let answer = sent.take();
+        if let Some((a, at)) = &answer {
+            let took = at.saturating_duration_since(sent.at);
+            cx.recorder()
+                .answer(*at, "T1", Some("write"), &write, a, waiting.then_some((&w, took)), None);
+        }
+        let committed = returned && matches!(answer, Some((Ok(_), _)));
+        st.resume().await?;
+        let now = primary_lsn(cx).await?;
+        let caught_up = st.until("replayed", &now, cx.env.wait_timeout).await?;
+        let after = (
+            prices(&rp.rows("read_both", read).await?),
+            prices(&rs.rows("read_both", read).await?),
+        );
+        Ok::<_, anyhow::Error>((
+            waiting,
+            (replayed, lsn),
+            on_primary,
+            on_standby,
+            committed,
+            caught_up,
+            after,
+        ))
+    };
+    let result = run.await;
+    // Asynchronous again, whatever happened: a commit still waiting is let go.
+    let _ = admin.exec("sync_off", st.sql.get("sync_off")?).await;
+    let _ = admin.exec("reload", st.sql.get("reload")?).await;
+    drop(rs);
+    drop(sessions);
+    st.stop().await?;
+    let (waiting, (replayed, lsn), on_primary, on_standby, committed, caught_up, (after_p, after_s)) = result?;
+    cx.check(waiting, msg::fork_waited());
+    cx.check(replayed, msg::fork_replayed(&lsn));
+    cx.check(on_primary == "1=42.00 2=39.00", msg::fork_primary(&on_primary));
+    cx.check(on_standby == "1=45.00 2=35.00", msg::fork_standby(&on_standby));
+    cx.check(committed, msg::fork_returned());
+    let both = "1=45.00 2=39.00";
+    cx.check(
+        caught_up && after_p == both && after_s == both,
+        msg::fork_converged(&after_p, &after_s),
+    );
+    cx.observe(msg::observed_fork(&on_primary, &on_standby));
+    cx.anomaly(on_primary == "1=42.00 2=39.00" && on_standby == "1=45.00 2=35.00");
     Ok(())
 }
 

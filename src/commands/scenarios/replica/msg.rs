@@ -285,4 +285,36 @@ crate::messages! {
         en: "report completed; VACUUM left {rows} dead row(s) on the primary",
         tr: "rapor tamamlandı; VACUUM primary'de {rows} ölü satır bıraktı",
     }
+    never_waited_absent(deadline) {
+        en: "commits did not start waiting for the absent synchronous standby within {deadline} s",
+        tr: "commit'ler {deadline} sn içinde olmayan senkron standby'ı beklemeye başlamadı",
+    }
+    fork_waited() {
+        en: "T1's COMMIT waits for a synchronous standby that is not there (wait_event SyncRep): its commit record is written and streamed, its row not yet visible on the primary",
+        tr: "T1'in COMMIT'i olmayan bir senkron standby'ı bekler (wait_event SyncRep): commit kaydı yazılmış ve gönderilmiştir, satırı primary'de henüz görünmez",
+    }
+    fork_replayed(lsn) {
+        en: "the standby replays T1's commit record (up to {lsn}), then replay is paused before T2 commits",
+        tr: "standby T1'in commit kaydını uygular ({lsn} konumuna kadar), sonra T2 commit edilmeden önce replay duraklatılır",
+    }
+    fork_primary(prices) {
+        en: "a reader on the primary sees T2's write and not T1's: 1=42.00 2=39.00 (read: {prices})",
+        tr: "primary'deki bir okuyucu T2'nin yazmasını görür, T1'inkini görmez: 1=42.00 2=39.00 (okunan: {prices})",
+    }
+    fork_standby(prices) {
+        en: "a reader on the standby sees T1's write and not T2's: 1=45.00 2=35.00 (read: {prices})",
+        tr: "standby'daki bir okuyucu T1'in yazmasını görür, T2'ninkini görmez: 1=45.00 2=35.00 (okunan: {prices})",
+    }
+    fork_returned() {
+        en: "T1's COMMIT returns once lab ends its wait (committed locally, with a WARNING)",
+        tr: "lab beklemesini bitirince T1'in COMMIT'i döner (yerelde commit edilmiş, bir WARNING ile)",
+    }
+    fork_converged(primary, standby) {
+        en: "once replay resumes both read 1=45.00 2=39.00 (primary: {primary}; standby: {standby})",
+        tr: "replay devam edince ikisi de 1=45.00 2=39.00 okur (primary: {primary}; standby: {standby})",
+    }
+    observed_fork(primary, standby) {
+        en: "primary read {primary}, standby read {standby}: each saw one of two commits and not the other",
+        tr: "primary {primary}, standby {standby} okudu: her biri iki commit'ten birini gördü, diğerini görmedi",
+    }
 }
