@@ -311,6 +311,10 @@ pub struct Opener {
     control: Option<Arc<tokio_postgres::Client>>,
 }
 
+/// A session's connection, its backend's pid and when it started (0 and
+/// none where the route does not keep the session's own backend).
+type Connected = (connect::Conn, i32, Option<String>);
+
 impl Opener {
     /// The one constructor: sessions of `env`'s run (through lab's pooler
     /// where it has one), named `<app><session>`, recorded by `recorder`.
@@ -439,113 +443,15 @@ impl Opener {
     async fn open_with(&self, name: &str, record_notices: bool) -> Result<Session> {
         let notices = Arc::new(AtomicUsize::new(0));
         let notifies: Arc<Mutex<Vec<Notification>>> = Arc::default();
-        let sink = {
-            let (recorder, name, count) = (self.recorder.clone(), name.to_string(), notices.clone());
-            let (transcript, heard) = (self.transcript.clone(), notifies.clone());
-            Box::new(move |m: connect::Async<'_>| {
-                // lab's own connections (a spec's setup) are not isolationtester's sessions.
-                if let Some(t) = transcript.as_ref().filter(|_| record_notices) {
-                    t.arrived(&name, &m);
-                }
-                let n = match m {
-                    connect::Async::Notify(n) => {
-                        heard.lock().unwrap().push(Notification {
-                            channel: n.channel().to_string(),
-                            payload: n.payload().to_string(),
-                            from: n.process_id(),
-                        });
-                        return;
-                    }
-                    connect::Async::Notice(n) => n,
-                };
-                if !record_notices {
-                    return;
-                }
-                count.fetch_add(1, Ordering::SeqCst);
-                let mut e = Entry::new(
-                    recorder.now_ms(),
-                    &name,
-                    StepResult::Notice,
-                    // Its DETAIL too: VACUUM VERBOSE before 14 says there how many dead rows it kept.
-                    Phrase::Plain(match n.detail() {
-                        Some(d) => format!("{}: {} (DETAIL: {d})", n.severity(), n.message()),
-                        None => format!("{}: {}", n.severity(), n.message()),
-                    }),
-                );
-                e.sqlstate = Some(n.code().code().to_string());
-                recorder.push(e);
-            }) as connect::NoticeSink
-        };
-        let what = || msg::open(&self.label, name);
-        {
-            // The slot is taken before connecting (pid 0 until known), so
-            // sessions opened at once cannot all pass the cap.
-            let mut opened = self.opened.lock().unwrap();
-            if let Some(max) = self.max_sessions
-                && opened.len() >= max
-            {
-                bail!(msg::over_cap(&self.label, name, max + 1));
-            }
-            opened.push((name.to_string(), 0));
-        }
+        let sink = self.sink(name, record_notices, notices.clone(), notifies.clone());
+        self.take_slot(name)?;
         let setup = connect::session_setup(self.schema.as_deref(), &self.settings);
         let app = connect::app_name(&format!("{}{name}", self.app));
-        let connected = async {
-            if matches!(self.route, Route::Pooled | Route::Raw) {
-                // Nothing set now would stay: the setup goes with each transaction.
-                let conn = connect::connect(&self.pg, &app, None, Some(sink)).await.ctx(what)?;
-                return Ok::<_, anyhow::Error>((conn, 0, None));
-            }
-            if self.route == Route::Balanced {
-                // The settings travel in the startup packet, which pgpool-II
-                // hands to both servers: no statement it would take for a write.
-                let mut pg = self.pg.clone();
-                let ours = connect::startup_options(self.schema.as_deref(), &self.settings);
-                pg.options(&match self.pg.get_options() {
-                    Some(given) => format!("{given} {ours}"),
-                    None => ours,
-                });
-                let conn = connect::connect(&pg, &app, None, Some(sink)).await.ctx(what)?;
-                return Ok((conn, 0, None));
-            }
-            let conn = connect::connect(&self.pg, &app, Some(&setup), Some(sink))
-                .await
-                .ctx(what)?;
-            // Within the deadline, as every statement: a connection that
-            // went silent after its handshake must not hold the run.
-            const WHO: &str = "/* lab */ SELECT pg_backend_pid(), extract(epoch FROM now())::text";
-            let silent = || anyhow::anyhow!(msg::no_answer(msg::quoted(WHO), secs(self.deadline)));
-            let row = match tokio::time::timeout(self.deadline, conn.client.query_one(WHO, &[])).await {
-                Ok(r) => r.ctx(what)?,
-                Err(_) => {
-                    let pid = connect::handshake_pid(&conn.client).await;
-                    return Err(connect::Stray::wrap(pid, Err::<(), _>(silent()).ctx(what).unwrap_err()));
-                }
-            };
-            Ok((conn, row.get(0), Some(row.get(1))))
-        }
-        .await;
+        let connected = self.connect(name, sink, &setup, &app).await;
         if let Err(e) = &connected {
             self.end_stray(e, &app).await;
         }
-        let (conn, pid, since) = {
-            let mut opened = self.opened.lock().unwrap();
-            let slot = opened.iter().position(|(n, p)| n == name && *p == 0);
-            match connected {
-                Ok((conn, pid, since)) => {
-                    if let Some(i) = slot {
-                        opened[i].1 = pid;
-                    }
-                    (conn, pid, since)
-                }
-                Err(e) => {
-                    if let Some(i) = slot {
-                        opened.remove(i);
-                    }
-                    return Err(e);
-                }
-            }
-        };
+        let (conn, pid, since) = self.fill_slot(name, connected)?;
         self.recorder
             .connected(name, crate::report::Connection::of(conn.tls.clone()));
         let end = conn.end_watch();
@@ -573,6 +479,125 @@ impl Opener {
                 stepper: self.stepper.clone(),
             }),
         })
+    }
+
+    /// Where session `name`'s asynchronous messages go: NOTIFYs to its
+    /// list, NOTICEs to the timeline (counted) when `record_notices`, and
+    /// both to isolationtester's transcript when there is one.
+    fn sink(
+        &self,
+        name: &str,
+        record_notices: bool,
+        count: Arc<AtomicUsize>,
+        heard: Arc<Mutex<Vec<Notification>>>,
+    ) -> connect::NoticeSink {
+        let (recorder, name) = (self.recorder.clone(), name.to_string());
+        let transcript = self.transcript.clone();
+        Box::new(move |m: connect::Async<'_>| {
+            // lab's own connections (a spec's setup) are not isolationtester's sessions.
+            if let Some(t) = transcript.as_ref().filter(|_| record_notices) {
+                t.arrived(&name, &m);
+            }
+            let n = match m {
+                connect::Async::Notify(n) => {
+                    heard.lock().unwrap().push(Notification {
+                        channel: n.channel().to_string(),
+                        payload: n.payload().to_string(),
+                        from: n.process_id(),
+                    });
+                    return;
+                }
+                connect::Async::Notice(n) => n,
+            };
+            if !record_notices {
+                return;
+            }
+            count.fetch_add(1, Ordering::SeqCst);
+            let mut e = Entry::new(
+                recorder.now_ms(),
+                &name,
+                StepResult::Notice,
+                // Its DETAIL too: VACUUM VERBOSE before 14 says there how many dead rows it kept.
+                Phrase::Plain(match n.detail() {
+                    Some(d) => format!("{}: {} (DETAIL: {d})", n.severity(), n.message()),
+                    None => format!("{}: {}", n.severity(), n.message()),
+                }),
+            );
+            e.sqlstate = Some(n.code().code().to_string());
+            recorder.push(e);
+        })
+    }
+
+    /// Takes session `name`'s slot before connecting (pid 0 until known),
+    /// so sessions opened at once cannot all pass the cap.
+    fn take_slot(&self, name: &str) -> Result<()> {
+        let mut opened = self.opened.lock().unwrap();
+        if let Some(max) = self.max_sessions
+            && opened.len() >= max
+        {
+            bail!(msg::over_cap(&self.label, name, max + 1));
+        }
+        opened.push((name.to_string(), 0));
+        Ok(())
+    }
+
+    /// Session `name`'s slot gets its backend's pid, or goes if it did not connect.
+    fn fill_slot(&self, name: &str, connected: Result<Connected>) -> Result<Connected> {
+        let mut opened = self.opened.lock().unwrap();
+        let slot = opened.iter().position(|(n, p)| n == name && *p == 0);
+        match connected {
+            Ok((conn, pid, since)) => {
+                if let Some(i) = slot {
+                    opened[i].1 = pid;
+                }
+                Ok((conn, pid, since))
+            }
+            Err(e) => {
+                if let Some(i) = slot {
+                    opened.remove(i);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Connects session `name` by this opener's route: its backend's pid
+    /// and start (read back where the route keeps the session's own
+    /// backend; 0 and none through a pooler or a balancer).
+    async fn connect(&self, name: &str, sink: connect::NoticeSink, setup: &str, app: &str) -> Result<Connected> {
+        let what = || msg::open(&self.label, name);
+        if matches!(self.route, Route::Pooled | Route::Raw) {
+            // Nothing set now would stay: the setup goes with each transaction.
+            let conn = connect::connect(&self.pg, app, None, Some(sink)).await.ctx(what)?;
+            return Ok((conn, 0, None));
+        }
+        if self.route == Route::Balanced {
+            // The settings travel in the startup packet, which pgpool-II
+            // hands to both servers: no statement it would take for a write.
+            let mut pg = self.pg.clone();
+            let ours = connect::startup_options(self.schema.as_deref(), &self.settings);
+            pg.options(&match self.pg.get_options() {
+                Some(given) => format!("{given} {ours}"),
+                None => ours,
+            });
+            let conn = connect::connect(&pg, app, None, Some(sink)).await.ctx(what)?;
+            return Ok((conn, 0, None));
+        }
+        let conn = connect::connect(&self.pg, app, Some(setup), Some(sink))
+            .await
+            .ctx(what)?;
+        // Within the deadline, as every statement: a connection that
+        // went silent after its handshake must not hold the run.
+        const WHO: &str = "/* lab */ SELECT pg_backend_pid(), extract(epoch FROM now())::text";
+        let silent = || anyhow::anyhow!(msg::no_answer(msg::quoted(WHO), secs(self.deadline)));
+        let row = match tokio::time::timeout(self.deadline, conn.client.query_one(WHO, &[])).await {
+            Ok(r) => r.ctx(what)?,
+            Err(_) => {
+                let pid = connect::handshake_pid(&conn.client).await;
+                return Err(connect::Stray::wrap(pid, Err::<(), _>(silent()).ctx(what).unwrap_err()));
+            }
+        };
+        Ok((conn, row.get(0), Some(row.get(1))))
     }
 
     /// Opens several sessions at once (connections are made concurrently).
