@@ -93,8 +93,6 @@ impl Watch {
 
     async fn watch(&self, env: &Env) -> Result<VariantReport> {
         let began = Instant::now();
-        let sql = SqlFile::load(&self.files, "failover.sql")?;
-        let table = &self.table;
         let hosts = Self::hosts(&env.pg);
         let recorder = Recorder::default();
         let base = Opener::new(
@@ -104,26 +102,38 @@ impl Watch {
             recorder.clone(),
         )
         .raw();
-        let openers: Vec<(usize, Opener)> = hosts
-            .iter()
-            .enumerate()
-            .map(|(i, (_, c))| (i, base.elsewhere(c.clone())))
-            .collect();
-        let wait = self.common.wait_timeout;
-        let Some(found) = first_primary(&openers, W, wait).await? else {
-            bail!(msg::watch_no_primary(
-                hosts.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>().join(", "),
-                wait.as_secs()
-            ));
+        let nodes = Nodes {
+            openers: (hosts.iter().enumerate())
+                .map(|(i, (_, c))| (i, base.elsewhere(c.clone())))
+                .collect(),
+            hosts,
+            sql: SqlFile::load(&self.files, "failover.sql")?,
+            recorder,
+            wait: self.common.wait_timeout,
         };
+        let Some(found) = first_primary(&nodes.openers, W, nodes.wait).await? else {
+            bail!(nodes.no_primary());
+        };
+        let create = nodes.sql.bind("watch_create", &[("table", &self.table)])?;
+        found.session.exec("watch_create", &create).await?;
         found
             .session
-            .exec("watch_create", &sql.bind("watch_create", &[("table", table)])?)
-            .await?;
-        found
-            .session
-            .note(msg::connected(&hosts[found.index].0, found.tries, 0));
-        let mut session: Option<(usize, Session)> = Some((found.index, found.session));
+            .note(msg::connected(&nodes.hosts[found.index].0, found.tries, 0));
+        let writes = self.write_until_stopped(&nodes, (found.index, found.session)).await?;
+        nodes.recorder.note(W, msg::watch_stopped(writes.len()));
+        let lists = self.read_back(&nodes).await?;
+        let mut r = report(&writes, &lists);
+        r.timeline = nodes.recorder.take();
+        r.sessions = nodes.recorder.take_connections();
+        r.sqlstates = crate::report::sqlstates_of(&r.timeline);
+        r.elapsed_ms = round_ms(began.elapsed().as_secs_f64() * 1000.0);
+        Ok(r)
+    }
+
+    /// Writes, one transaction at a time, reconnecting to whichever node
+    /// takes writes, until Ctrl-C or `--seconds`: each write and how it ended.
+    async fn write_until_stopped(&self, nodes: &Nodes, first: (usize, Session)) -> Result<Vec<Write>> {
+        let mut session = Some(first);
         // Ctrl-C ends the writing; lab then reads back.
         let stop = std::sync::Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
@@ -132,12 +142,12 @@ impl Watch {
                 flag.store(true, Ordering::SeqCst);
             }
         });
+        let wait = nodes.wait;
         let until = self.opts.seconds.map(|s| Instant::now() + Duration::from_secs(s));
         let mut writes: Vec<Write> = Vec::new();
-        let mut id = 0i64;
         let mut shown = 0;
         while !stop.load(Ordering::SeqCst) && until.is_none_or(|u| Instant::now() < u) {
-            if session.as_ref().is_none_or(|(_, s)| s.client().is_closed()) {
+            let Some((node, s)) = session.clone().filter(|(_, s)| !s.client().is_closed()) else {
                 session = None;
                 let began = Instant::now();
                 // Until one takes writes, Ctrl-C or the end.
@@ -145,60 +155,22 @@ impl Watch {
                     u.saturating_duration_since(Instant::now())
                         .max(Duration::from_millis(100))
                 });
-                if let Some(f) = first_primary(&openers, W, left.min(wait)).await? {
+                if let Some(f) = first_primary(&nodes.openers, W, left.min(wait)).await? {
                     f.session.note(msg::connected(
-                        &hosts[f.index].0,
+                        &nodes.hosts[f.index].0,
                         f.tries,
                         began.elapsed().as_millis() as u64,
                     ));
                     session = Some((f.index, f.session));
                 }
                 continue;
-            }
-            let (node, s) = session.clone().expect("connected");
-            id += 1;
-            let (k1, k2) = verdict::keys(id);
-            let text = sql.bind(
-                "watch_write",
-                &[("table", table), ("id", &id), ("k1", &k1), ("k2", &k2)],
-            )?;
-            let answer = s.answer_within(&text, wait).await;
-            let (outcome, lsn, at) = match answer {
-                None => {
-                    recorder.note(W, msg::no_answer(id, wait.as_secs()));
-                    (Outcome::Unknown, None, Instant::now())
-                }
-                Some((mut a, at)) => {
-                    s.track(&text, &mut a);
-                    let (results, lost) = match &a {
-                        Ok(r) => (r.clone(), false),
-                        Err(e) => (e.before.clone(), e.connection_lost),
-                    };
-                    let committed = results.iter().any(|r| r.tag == "COMMIT");
-                    let outcome = match (committed, lost) {
-                        (true, _) => Outcome::Acked,
-                        (false, true) => Outcome::Unknown,
-                        (false, false) => Outcome::Failed,
-                    };
-                    // The first writes and every one that did not get through, in the timeline.
-                    if shown < 3 || outcome != Outcome::Acked {
-                        recorder.answer(at, W, Some("watch_write"), &text, &a, None, None);
-                        shown += 1;
-                    }
-                    let lsn = crate::engine::answer::last_set(&results)
-                        .and_then(|set| set.get(0, "lsn"))
-                        .and_then(verdict::lsn);
-                    (outcome, lsn, at)
-                }
             };
-            writes.push(Write {
-                id,
-                outcome,
-                node: Some(hosts[node].0.clone()),
-                lsn,
-                t_ms: recorder.t_ms(at),
-            });
-            if outcome != Outcome::Acked {
+            let w = self
+                .write(nodes, (node, &s), writes.len() as i64 + 1, &mut shown)
+                .await?;
+            let acked = w.outcome == Outcome::Acked;
+            writes.push(w);
+            if !acked {
                 if s.tx() != crate::engine::session::Tx::Idle && !s.client().is_closed() {
                     let _ = s.simple("ROLLBACK").await;
                 }
@@ -206,134 +178,194 @@ impl Watch {
             }
         }
         ctrl_c.abort();
-        drop(session);
-        recorder.note(W, msg::watch_stopped(writes.len()));
-        // Everything, read back from the primary.
-        let Some(f) = first_primary(&openers, "check", wait).await? else {
-            bail!(msg::watch_no_primary(
-                hosts.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>().join(", "),
-                wait.as_secs()
-            ));
+        Ok(writes)
+    }
+
+    /// Write `id` on `node`: acknowledged (its COMMIT answered), failed, or
+    /// unknown (no answer, or the connection lost before COMMIT's). The
+    /// first writes and every one that did not get through go in the timeline.
+    async fn write(&self, nodes: &Nodes, (node, s): (usize, &Session), id: i64, shown: &mut usize) -> Result<Write> {
+        let (k1, k2) = verdict::keys(id);
+        let text = nodes.sql.bind(
+            "watch_write",
+            &[("table", &self.table), ("id", &id), ("k1", &k1), ("k2", &k2)],
+        )?;
+        let (outcome, lsn, at) = match s.answer_within(&text, nodes.wait).await {
+            None => {
+                nodes.recorder.note(W, msg::no_answer(id, nodes.wait.as_secs()));
+                (Outcome::Unknown, None, Instant::now())
+            }
+            Some((mut a, at)) => {
+                s.track(&text, &mut a);
+                let (results, lost) = match &a {
+                    Ok(r) => (r.clone(), false),
+                    Err(e) => (e.before.clone(), e.connection_lost),
+                };
+                let committed = results.iter().any(|r| r.tag == "COMMIT");
+                let outcome = match (committed, lost) {
+                    (true, _) => Outcome::Acked,
+                    (false, true) => Outcome::Unknown,
+                    (false, false) => Outcome::Failed,
+                };
+                if *shown < 3 || outcome != Outcome::Acked {
+                    (nodes.recorder).answer(at, W, Some("watch_write"), &text, &a, None, None);
+                    *shown += 1;
+                }
+                let lsn = crate::engine::answer::last_set(&results)
+                    .and_then(|set| set.get(0, "lsn"))
+                    .and_then(verdict::lsn);
+                (outcome, lsn, at)
+            }
         };
-        f.session.note(msg::reading_on(&hosts[f.index].0));
+        Ok(Write {
+            id,
+            outcome,
+            node: Some(nodes.hosts[node].0.clone()),
+            lsn,
+            t_ms: nodes.recorder.t_ms(at),
+        })
+    }
+
+    /// Everything, read back from the primary (each key's list of ids);
+    /// lab's table dropped.
+    async fn read_back(&self, nodes: &Nodes) -> Result<Vec<(String, Vec<i64>)>> {
+        let Some(f) = first_primary(&nodes.openers, "check", nodes.wait).await? else {
+            bail!(nodes.no_primary());
+        };
+        let on = || msg::reading_on(&nodes.hosts[f.index].0);
+        let table = [("table", &self.table as &(dyn std::fmt::Display + Sync))];
+        f.session.note(on());
         f.session
-            .rows("watch_count", &sql.bind("watch_count", &[("table", table)])?)
+            .rows("watch_count", &nodes.sql.bind("watch_count", &table)?)
             .await?;
-        let read = f
-            .session
-            .client()
-            .simple_query(&sql.bind("watch_read", &[("table", table)])?)
+        let read = (f.session.client())
+            .simple_query(&nodes.sql.bind("watch_read", &table)?)
             .await
-            .map_err(|e| crate::postgres::connect::sql_error(e, msg::reading_on(&hosts[f.index].0)))?;
+            .map_err(|e| crate::postgres::connect::sql_error(e, on()))?;
         f.session
-            .exec("watch_drop", &sql.bind("watch_drop", &[("table", table)])?)
+            .exec("watch_drop", &nodes.sql.bind("watch_drop", &table)?)
             .await?;
-        drop(f);
-        let lists: Vec<(String, Vec<i64>)> = crate::postgres::connect::text_rows(&read)
+        Ok(crate::postgres::connect::text_rows(&read)
             .into_iter()
             .map(|r| {
                 let k = r.first().cloned().flatten().unwrap_or_default();
                 let v = r.get(1).cloned().flatten().unwrap_or_default();
                 (k, v.split(',').filter_map(|x| x.trim().parse().ok()).collect())
             })
-            .collect();
-        let checked = verdict::lists(&writes, &lists);
-        let t = &checked.tally;
-        let windows = verdict::windows(&writes);
-        let mut r = VariantReport::new("watch", msg::watch_expected(), msg::watch_explain());
-        let check = |ok: bool, text: crate::i18n::Text| Check {
-            id: text.key().to_string(),
-            ok,
-            text,
+            .collect())
+    }
+}
+
+/// The cluster's nodes as the watch reaches them.
+struct Nodes {
+    /// Each host's name and settings, in the URL's order.
+    hosts: Vec<(String, ConnInfo)>,
+    openers: Vec<(usize, Opener)>,
+    sql: SqlFile,
+    recorder: Recorder,
+    wait: Duration,
+}
+
+impl Nodes {
+    fn no_primary(&self) -> crate::i18n::Text {
+        msg::watch_no_primary(
+            self.hosts.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>().join(", "),
+            self.wait.as_secs(),
+        )
+    }
+}
+
+/// The verdict on `writes` from what was read back (`lists`): checks,
+/// what was observed, metrics and the windows no write got through.
+fn report(writes: &[Write], lists: &[(String, Vec<i64>)]) -> VariantReport {
+    let checked = verdict::lists(writes, lists);
+    let t = &checked.tally;
+    let windows = verdict::windows(writes);
+    let mut r = VariantReport::new("watch", msg::watch_expected(), msg::watch_explain());
+    let check = |ok: bool, text: crate::i18n::Text| Check {
+        id: text.key().to_string(),
+        ok,
+        text,
+    };
+    r.checks = vec![
+        check(t.lost.is_empty(), msg::watch_none_lost(t.acked, ranges(&t.lost))),
+        check(checked.torn.is_empty(), msg::watch_atomic(ranges(&checked.torn))),
+        check(t.duplicates.is_empty(), msg::watch_no_duplicates(ranges(&t.duplicates))),
+        check(
+            t.failed_present.is_empty(),
+            msg::watch_failed_absent(ranges(&t.failed_present)),
+        ),
+    ];
+    r.as_expected = r.checks.iter().all(|c| c.ok);
+    r.anomaly = Some(!t.lost.is_empty() || !checked.torn.is_empty() || !t.duplicates.is_empty());
+    r.observed = vec![msg::watch_observed(
+        writes.len(),
+        t.acked,
+        t.lost.len(),
+        t.unknown_present.len(),
+        windows.len(),
+    )];
+    let mut hosts_used: Vec<String> = writes.iter().filter_map(|w| w.node.clone()).collect();
+    hosts_used.dedup();
+    // The node that took the last write before a window, or the first after it.
+    let node_at = |ms: f64, before: bool| {
+        let acked = |w: &&Write| w.outcome == Outcome::Acked;
+        let w = if before {
+            writes.iter().rev().filter(acked).find(|w| w.t_ms <= ms)
+        } else {
+            writes.iter().filter(acked).find(|w| w.t_ms >= ms)
         };
-        r.checks = vec![
-            check(t.lost.is_empty(), msg::watch_none_lost(t.acked, ranges(&t.lost))),
-            check(checked.torn.is_empty(), msg::watch_atomic(ranges(&checked.torn))),
-            check(t.duplicates.is_empty(), msg::watch_no_duplicates(ranges(&t.duplicates))),
-            check(
-                t.failed_present.is_empty(),
-                msg::watch_failed_absent(ranges(&t.failed_present)),
-            ),
-        ];
-        r.as_expected = r.checks.iter().all(|c| c.ok);
-        r.anomaly = Some(!t.lost.is_empty() || !checked.torn.is_empty() || !t.duplicates.is_empty());
-        r.observed = vec![msg::watch_observed(
-            writes.len(),
-            t.acked,
-            t.lost.len(),
-            t.unknown_present.len(),
-            windows.len(),
-        )];
-        let hosts_used: Vec<String> = {
-            let mut h: Vec<String> = writes.iter().filter_map(|w| w.node.clone()).collect();
-            h.dedup();
-            h
-        };
-        let node_at = |ms: f64, before: bool| {
-            let w = if before {
-                writes
-                    .iter()
-                    .rev()
-                    .find(|w| w.outcome == Outcome::Acked && w.t_ms <= ms)
-            } else {
-                writes.iter().find(|w| w.outcome == Outcome::Acked && w.t_ms >= ms)
-            };
-            w.and_then(|w| w.node.clone()).unwrap_or_else(|| "-".into())
-        };
-        let win: Vec<serde_json::Value> = windows
+        w.and_then(|w| w.node.clone()).unwrap_or_else(|| "-".into())
+    };
+    let win: Vec<serde_json::Value> = windows
+        .iter()
+        .map(|w| {
+            serde_json::json!({
+                "from_ms": (w.last_ok_ms * 10.0).round() / 10.0,
+                "to_ms": (w.first_ok_ms * 10.0).round() / 10.0,
+                "ms": w.ms().round(),
+                "attempts": w.attempts,
+                "from_node": node_at(w.last_ok_ms, true),
+                "to_node": node_at(w.first_ok_ms, false),
+            })
+        })
+        .collect();
+    let m = &mut r.metrics;
+    m.insert("writes".into(), writes.len().into());
+    m.insert("acked".into(), t.acked.into());
+    m.insert("lost".into(), t.lost.len().into());
+    m.insert("lost_ids".into(), ranges(&t.lost).into());
+    m.insert("unknown_present".into(), t.unknown_present.len().into());
+    m.insert("unknown_absent".into(), t.unknown_absent.len().into());
+    m.insert("duplicates".into(), t.duplicates.len().into());
+    m.insert("torn".into(), checked.torn.len().into());
+    m.insert("unavailable".into(), serde_json::Value::Array(win));
+    m.insert(
+        "unavailable_ms".into(),
+        windows.iter().map(|w| w.ms()).fold(0.0, f64::max).round().into(),
+    );
+    m.insert("nodes".into(), hosts_used.into());
+    r.evidence.push(crate::report::Evidence {
+        title: Phrase::Text(msg::watch_windows_title()),
+        columns: ["from_ms", "to_ms", "ms", "attempts", "from", "to"]
+            .iter()
+            .map(|c| Phrase::Plain((*c).into()))
+            .collect(),
+        rows: windows
             .iter()
             .map(|w| {
-                serde_json::json!({
-                    "from_ms": (w.last_ok_ms * 10.0).round() / 10.0,
-                    "to_ms": (w.first_ok_ms * 10.0).round() / 10.0,
-                    "ms": w.ms().round(),
-                    "attempts": w.attempts,
-                    "from_node": node_at(w.last_ok_ms, true),
-                    "to_node": node_at(w.first_ok_ms, false),
-                })
+                vec![
+                    Phrase::Plain(format!("{:.1}", w.last_ok_ms)),
+                    Phrase::Plain(format!("{:.1}", w.first_ok_ms)),
+                    Phrase::Plain(format!("{:.0}", w.ms())),
+                    Phrase::Plain(w.attempts.to_string()),
+                    Phrase::Plain(node_at(w.last_ok_ms, true)),
+                    Phrase::Plain(node_at(w.first_ok_ms, false)),
+                ]
             })
-            .collect();
-        r.metrics.insert("writes".into(), writes.len().into());
-        r.metrics.insert("acked".into(), t.acked.into());
-        r.metrics.insert("lost".into(), t.lost.len().into());
-        r.metrics.insert("lost_ids".into(), ranges(&t.lost).into());
-        r.metrics
-            .insert("unknown_present".into(), t.unknown_present.len().into());
-        r.metrics.insert("unknown_absent".into(), t.unknown_absent.len().into());
-        r.metrics.insert("duplicates".into(), t.duplicates.len().into());
-        r.metrics.insert("torn".into(), checked.torn.len().into());
-        r.metrics.insert("unavailable".into(), serde_json::Value::Array(win));
-        r.metrics.insert(
-            "unavailable_ms".into(),
-            windows.iter().map(|w| w.ms()).fold(0.0, f64::max).round().into(),
-        );
-        r.metrics.insert("nodes".into(), hosts_used.clone().into());
-        r.evidence.push(crate::report::Evidence {
-            title: Phrase::Text(msg::watch_windows_title()),
-            columns: ["from_ms", "to_ms", "ms", "attempts", "from", "to"]
-                .iter()
-                .map(|c| Phrase::Plain((*c).into()))
-                .collect(),
-            rows: windows
-                .iter()
-                .map(|w| {
-                    vec![
-                        Phrase::Plain(format!("{:.1}", w.last_ok_ms)),
-                        Phrase::Plain(format!("{:.1}", w.first_ok_ms)),
-                        Phrase::Plain(format!("{:.0}", w.ms())),
-                        Phrase::Plain(w.attempts.to_string()),
-                        Phrase::Plain(node_at(w.last_ok_ms, true)),
-                        Phrase::Plain(node_at(w.first_ok_ms, false)),
-                    ]
-                })
-                .collect(),
-        });
-        r.timeline = recorder.take();
-        r.sessions = recorder.take_connections();
-        r.sqlstates = crate::report::sqlstates_of(&r.timeline);
-        r.elapsed_ms = round_ms(began.elapsed().as_secs_f64() * 1000.0);
-        Ok(r)
-    }
+            .collect(),
+    });
+    r
 }
 
 impl Job for Watch {
