@@ -165,6 +165,13 @@ pub fn to_standby(seed: u64, index: u64, ops: &[Op]) -> bool {
     (z ^ (z >> 31)).is_multiple_of(2)
 }
 
+/// A session ready to run transactions.
+struct Prepared {
+    backend: i32,
+    append: tokio_postgres::Statement,
+    select: tokio_postgres::Statement,
+}
+
 /// How one statement ended.
 enum Outcome<T> {
     Ok(T),
@@ -332,66 +339,22 @@ impl Workload {
         session: u64,
         cut_off: &mut Option<tokio::sync::watch::Receiver<u64>>,
     ) -> Result<Ended> {
-        let set = format!("SET default_transaction_isolation = '{}'", self.level.sql());
-        let lost =
-            |e: &tokio_postgres::Error| self.chaos.as_ref().is_some_and(|c| c.ends_connections()) && connection_gone(e);
         let i = (session - 1) as usize;
         let partitioned = || self.chaos.as_ref().is_some_and(|c| c.partitioned(i));
-        let prepared = async {
-            client.batch_execute(&set).await?;
-            // A deadlock between two sessions is found after the waiting one's
-            // deadlock_timeout (1 s by default): the hunt's come every few hundred
-            // transactions, so a short one keeps the run going. Only a superuser
-            // may set it; elsewhere the server's stands.
-            if let Err(e) = client.batch_execute("SET deadlock_timeout = '10ms'").await
-                && e.code() != Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE)
-            {
-                return Err(e);
-            }
-            let read = client
-                .simple_query("BEGIN; SHOW transaction_isolation; COMMIT")
-                .await?
-                .into_iter()
-                .find_map(|m| match m {
-                    tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
-                    _ => None,
-                })
-                .unwrap_or_default();
-            let backend = client.query_one("SELECT pg_backend_pid()", &[]).await?.get::<_, i32>(0);
-            let append = client.prepare(APPEND).await?;
-            let select = client.prepare(READ).await?;
-            Ok((read, backend, append, select))
+        let Prepared {
+            backend,
+            append,
+            select,
+        } = match self.prepare(client, i, cut_off).await? {
+            Ok(p) => p,
+            Err(lost) => return Ok(lost),
         };
         let standby = match standby {
             Some(s) => Some((s, s.prepare(READ).await?)),
             None => None,
         };
         let mut no_cuts = None;
-        // Within the deadline, and given up when a black hole cuts it off.
-        let prepared = tokio::time::timeout(self.deadline, unless_cut(cut_off, prepared))
-            .await
-            .map_err(|_| anyhow::anyhow!(msg::no_answer(self.deadline.as_secs_f64())))?;
-        let Some(prepared) = prepared else {
-            return Ok(Ended::Lost {
-                backend: 0,
-                partitioned: true,
-            });
-        };
-        let (read, backend, append, select) = match prepared {
-            Ok(p) => p,
-            Err(e) if lost(&e) => {
-                return Ok(Ended::Lost {
-                    backend: 0,
-                    partitioned: partitioned(),
-                });
-            }
-            Err(e) => return Err(e.into()),
-        };
-        self.read_back.lock().unwrap().push(read);
-        if let Some(c) = &self.chaos {
-            c.backend(i, backend);
-        }
-        // The level named in every BEGIN too (the session's default, read back above, is the same).
+        // The level named in every BEGIN too (the session's default, read back, is the same).
         let begin = format!("BEGIN ISOLATION LEVEL {}", self.level.sql().to_uppercase());
         while let Some((index, mut ops)) = self.next() {
             // A read-only transaction on the standby (`--replica`), or on the primary.
@@ -401,34 +364,9 @@ impl Workload {
                 None => (client, &select, &mut *cut_off),
             };
             let start = self.now();
-            let mut outcome = self.bounded(client.batch_execute(&begin), cuts).await;
-            // How far the standby had replayed the primary's WAL, read as
-            // the snapshot is taken (the transaction's first statement).
-            let mut lsn = None;
-            if there.is_some() && matches!(outcome, Outcome::Ok(_)) {
-                outcome = self
-                    .bounded(client.query_one("SELECT pg_last_wal_replay_lsn()::text", &[]), cuts)
-                    .await
-                    .map(|row| lsn = row.get::<_, Option<String>>(0));
-            }
-            let mut at = Vec::with_capacity(ops.len());
-            for op in ops.iter_mut() {
-                if !matches!(outcome, Outcome::Ok(_)) {
-                    break;
-                }
-                outcome = match op {
-                    Op::Append(k, v) => self
-                        .bounded(client.execute(&append, &[&*k, &*v]), cuts)
-                        .await
-                        .map(|_| ()),
-                    Op::Read(k, seen) => self.bounded(client.query_opt(select, &[&*k]), cuts).await.map(|row| {
-                        *seen = Some(row.map(|r| r.get::<_, Vec<i64>>(0)).unwrap_or_default());
-                    }),
-                };
-                if matches!(outcome, Outcome::Ok(_)) {
-                    at.push(self.now());
-                }
-            }
+            let (outcome, at, lsn) = self
+                .operations(client, (&begin, &append, select), &mut ops, there.is_some(), cuts)
+                .await;
             let mut xid = None;
             let mut gone = false;
             let ended = match outcome {
@@ -510,6 +448,116 @@ impl Workload {
             }
         }
         Ok(Ended::Done)
+    }
+
+    /// The session made ready, within the deadline: its level set and
+    /// read back, its backend, the statements prepared. A connection a
+    /// nemesis ended (or a black hole cut off) meanwhile is `Err(Lost)`.
+    async fn prepare(
+        &self,
+        client: &Client,
+        i: usize,
+        cut_off: &mut Option<tokio::sync::watch::Receiver<u64>>,
+    ) -> Result<std::result::Result<Prepared, Ended>> {
+        let set = format!("SET default_transaction_isolation = '{}'", self.level.sql());
+        let lost =
+            |e: &tokio_postgres::Error| self.chaos.as_ref().is_some_and(|c| c.ends_connections()) && connection_gone(e);
+        let prepared = async {
+            client.batch_execute(&set).await?;
+            // A deadlock between two sessions is found after the waiting one's
+            // deadlock_timeout (1 s by default): the hunt's come every few hundred
+            // transactions, so a short one keeps the run going. Only a superuser
+            // may set it; elsewhere the server's stands.
+            if let Err(e) = client.batch_execute("SET deadlock_timeout = '10ms'").await
+                && e.code() != Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE)
+            {
+                return Err(e);
+            }
+            let read = client
+                .simple_query("BEGIN; SHOW transaction_isolation; COMMIT")
+                .await?
+                .into_iter()
+                .find_map(|m| match m {
+                    tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            let backend = client.query_one("SELECT pg_backend_pid()", &[]).await?.get::<_, i32>(0);
+            let append = client.prepare(APPEND).await?;
+            let select = client.prepare(READ).await?;
+            Ok((read, backend, append, select))
+        };
+        // Within the deadline, and given up when a black hole cuts it off.
+        let prepared = tokio::time::timeout(self.deadline, unless_cut(cut_off, prepared))
+            .await
+            .map_err(|_| anyhow::anyhow!(msg::no_answer(self.deadline.as_secs_f64())))?;
+        let Some(prepared) = prepared else {
+            return Ok(Err(Ended::Lost {
+                backend: 0,
+                partitioned: true,
+            }));
+        };
+        let (read, backend, append, select) = match prepared {
+            Ok(p) => p,
+            Err(e) if lost(&e) => {
+                let partitioned = self.chaos.as_ref().is_some_and(|c| c.partitioned(i));
+                return Ok(Err(Ended::Lost {
+                    backend: 0,
+                    partitioned,
+                }));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        self.read_back.lock().unwrap().push(read);
+        if let Some(c) = &self.chaos {
+            c.backend(i, backend);
+        }
+        Ok(Ok(Prepared {
+            backend,
+            append,
+            select,
+        }))
+    }
+
+    /// BEGIN and a transaction's operations, each read filling in what it
+    /// returned, until one does not go through: how the last ended, when
+    /// the server answered each, and (on the standby) how far it had
+    /// replayed the primary's WAL as the snapshot was taken.
+    async fn operations(
+        &self,
+        client: &Client,
+        (begin, append, select): (&str, &tokio_postgres::Statement, &tokio_postgres::Statement),
+        ops: &mut [Op],
+        on_standby: bool,
+        cuts: &mut Option<tokio::sync::watch::Receiver<u64>>,
+    ) -> (Outcome<()>, Vec<u64>, Option<String>) {
+        let mut outcome = self.bounded(client.batch_execute(begin), cuts).await;
+        let mut lsn = None;
+        if on_standby && matches!(outcome, Outcome::Ok(_)) {
+            outcome = self
+                .bounded(client.query_one("SELECT pg_last_wal_replay_lsn()::text", &[]), cuts)
+                .await
+                .map(|row| lsn = row.get::<_, Option<String>>(0));
+        }
+        let mut at = Vec::with_capacity(ops.len());
+        for op in ops.iter_mut() {
+            if !matches!(outcome, Outcome::Ok(_)) {
+                break;
+            }
+            outcome = match op {
+                Op::Append(k, v) => self
+                    .bounded(client.execute(append, &[&*k, &*v]), cuts)
+                    .await
+                    .map(|_| ()),
+                Op::Read(k, seen) => self.bounded(client.query_opt(select, &[&*k]), cuts).await.map(|row| {
+                    *seen = Some(row.map(|r| r.get::<_, Vec<i64>>(0)).unwrap_or_default());
+                }),
+            };
+            if matches!(outcome, Outcome::Ok(_)) {
+                at.push(self.now());
+            }
+        }
+        (outcome, at, lsn)
     }
 
     /// COMMIT sent; a pause waiting for this session's next COMMIT is told
