@@ -182,119 +182,13 @@ impl Hunt {
     async fn level(&self, env: &Arc<Env>, level: Level) -> Result<()> {
         let truncate = format!("TRUNCATE {}.append", self.schema);
         self.control(env, &truncate, level).await?;
-        let (len, label) = match self.cfg.budget {
-            Budget::Txns(n) => (n, format!("lab hunt {}", level.flag())),
-            Budget::Seconds(s) => (s.ceil() as u64, format!("lab hunt {} (s)", level.flag())),
-        };
-        let bar = crate::progress::Progress::for_stderr(self.common.lang, false).bar(None, len, label);
-        let mut w = Workload::new(
-            level,
-            self.cfg.budget,
-            self.cfg.seed,
-            self.cfg.shape,
-            self.common.wait_timeout,
-            bar,
-        );
         let apps: Vec<String> = (0..self.cfg.clients)
             .map(|i| format!("{}c{}", env.app_prefix(), i + 1))
             .collect();
-        if !self.cfg.nemesis.is_empty() {
-            w.chaos = Some(Arc::new(
-                Chaos::new(
-                    self.cfg.nemesis.clone(),
-                    w.began(),
-                    apps.clone(),
-                    env.own.clone(),
-                    env.pg.clone(),
-                    env.settings.clone(),
-                    self.common.wait_timeout,
-                )
-                .await?,
-            ));
-            // What the level starts from is on disk before the first kill:
-            // a crash loses nothing but what the run does after it.
-            if env.own.is_some() {
-                self.control(env, "CHECKPOINT", level).await?;
-            }
-        }
-        let w = Arc::new(w);
+        let w = self.workload(env, level, &apps).await?;
         *self.current.lock().unwrap() = Some(w.clone());
-        let setup = connect::session_setup(Some(&self.schema), &env.settings);
-        let session_pg = match &w.chaos {
-            Some(c) => c.session_pg(&env.session_pg()),
-            None => env.session_pg(),
-        };
-        // Connected before any transaction starts (and, without a nemesis,
-        // once only): a server that refuses a session is an error at once.
-        let mut links = Vec::new();
-        let mut conns = Vec::new();
-        for (i, app) in apps.iter().enumerate() {
-            let link = Link {
-                pg: session_pg.clone(),
-                app: app.clone(),
-                setup: setup.clone(),
-            };
-            let conn = connect::connect(&link.pg, &link.app, Some(&link.setup), None).await?;
-            (self.connections.lock().unwrap()).insert(format!("c{}", i + 1), Connection::of(conn.tls.clone()));
-            conns.push(conn);
-            links.push(link);
-        }
-        drop(conns);
-        // Read-only transactions to the standby too, once it has replayed
-        // the level's start (a hot standby refuses SERIALIZABLE: none then).
-        let standby_pg = self.standby.lock().unwrap().as_ref().map(|(_, pg)| pg.clone());
-        let standby_pg = standby_pg.filter(|_| level != Level::Serializable);
-        if let Some(pg) = &standby_pg {
-            self.caught_up(env, pg).await?;
-        }
-        let standby_links: Vec<Option<Link>> = (links.iter())
-            .map(|l| {
-                standby_pg.as_ref().map(|pg| Link {
-                    pg: pg.clone(),
-                    app: format!("{}s", l.app),
-                    setup: l.setup.clone(),
-                })
-            })
-            .collect();
-        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-        let nemesis = w.chaos.clone().map(|c| {
-            let schedule = Schedule::new(
-                self.cfg.seed,
-                &self.cfg.nemesis,
-                self.cfg.clients,
-                self.cfg.nemesis_interval,
-            );
-            tokio::spawn(c.run(schedule, stop_rx))
-        });
-        let tasks: Vec<_> = (links.into_iter().zip(standby_links))
-            .enumerate()
-            .map(|(i, (link, standby))| {
-                let w = w.clone();
-                tokio::spawn(async move {
-                    let r = w.session(&link, standby.as_ref(), i as u64 + 1).await;
-                    if r.is_err() {
-                        w.stop();
-                    }
-                    r
-                })
-            })
-            .collect();
-        let mut first = Ok(());
-        for t in tasks {
-            let r = crate::engine::joined(t).await;
-            if first.is_ok() {
-                first = r;
-            }
-        }
-        let _ = stop_tx.send(true);
-        if let Some(n) = nemesis {
-            let r = crate::engine::joined(n).await;
-            if first.is_ok() {
-                first = r;
-            }
-        }
-        w.bar.finish_and_clear();
-        first?;
+        let links = self.links(env, &w, &apps, level).await?;
+        self.run_sessions(&w, links).await?;
         let mut txns = w.so_far();
         let mut events = Vec::new();
         if let Some(c) = &w.chaos {
@@ -341,6 +235,138 @@ impl Hunt {
             self.reproduce(env, (&history, &checked), level, dir, slot).await?;
         }
         Ok(())
+    }
+
+    /// The level's workload, its progress bar, and its nemesis if asked
+    /// for (what the level starts from checkpointed first).
+    async fn workload(&self, env: &Arc<Env>, level: Level, apps: &[String]) -> Result<Arc<Workload>> {
+        let (len, label) = match self.cfg.budget {
+            Budget::Txns(n) => (n, format!("lab hunt {}", level.flag())),
+            Budget::Seconds(s) => (s.ceil() as u64, format!("lab hunt {} (s)", level.flag())),
+        };
+        let bar = crate::progress::Progress::for_stderr(self.common.lang, false).bar(None, len, label);
+        let mut w = Workload::new(
+            level,
+            self.cfg.budget,
+            self.cfg.seed,
+            self.cfg.shape,
+            self.common.wait_timeout,
+            bar,
+        );
+        if !self.cfg.nemesis.is_empty() {
+            w.chaos = Some(Arc::new(
+                Chaos::new(
+                    self.cfg.nemesis.clone(),
+                    w.began(),
+                    apps.to_vec(),
+                    env.own.clone(),
+                    env.pg.clone(),
+                    env.settings.clone(),
+                    self.common.wait_timeout,
+                )
+                .await?,
+            ));
+            // What the level starts from is on disk before the first kill:
+            // a crash loses nothing but what the run does after it.
+            if env.own.is_some() {
+                self.control(env, "CHECKPOINT", level).await?;
+            }
+        }
+        Ok(Arc::new(w))
+    }
+
+    /// How each session reaches the primary (through the nemesis's proxy
+    /// if any) and, with --replica, the standby: each connected once first
+    /// (a server that refuses a session is an error at once), and how it
+    /// is connected recorded.
+    async fn links(
+        &self,
+        env: &Arc<Env>,
+        w: &Workload,
+        apps: &[String],
+        level: Level,
+    ) -> Result<Vec<(Link, Option<Link>)>> {
+        let setup = connect::session_setup(Some(&self.schema), &env.settings);
+        let session_pg = match &w.chaos {
+            Some(c) => c.session_pg(&env.session_pg()),
+            None => env.session_pg(),
+        };
+        let mut links = Vec::new();
+        let mut conns = Vec::new();
+        for (i, app) in apps.iter().enumerate() {
+            let link = Link {
+                pg: session_pg.clone(),
+                app: app.clone(),
+                setup: setup.clone(),
+            };
+            let conn = connect::connect(&link.pg, &link.app, Some(&link.setup), None).await?;
+            (self.connections.lock().unwrap()).insert(format!("c{}", i + 1), Connection::of(conn.tls.clone()));
+            conns.push(conn);
+            links.push(link);
+        }
+        drop(conns);
+        // Read-only transactions to the standby too, once it has replayed
+        // the level's start (a hot standby refuses SERIALIZABLE: none then).
+        let standby_pg = self.standby.lock().unwrap().as_ref().map(|(_, pg)| pg.clone());
+        let standby_pg = standby_pg.filter(|_| level != Level::Serializable);
+        if let Some(pg) = &standby_pg {
+            self.caught_up(env, pg).await?;
+        }
+        Ok(links
+            .into_iter()
+            .map(|l| {
+                let standby = standby_pg.as_ref().map(|pg| Link {
+                    pg: pg.clone(),
+                    app: format!("{}s", l.app),
+                    setup: l.setup.clone(),
+                });
+                (l, standby)
+            })
+            .collect())
+    }
+
+    /// Every session's task and the nemesis's, to their end: the first
+    /// error, if any (one session's error stops the others).
+    async fn run_sessions(&self, w: &Arc<Workload>, links: Vec<(Link, Option<Link>)>) -> Result<()> {
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let nemesis = w.chaos.clone().map(|c| {
+            let schedule = Schedule::new(
+                self.cfg.seed,
+                &self.cfg.nemesis,
+                self.cfg.clients,
+                self.cfg.nemesis_interval,
+            );
+            tokio::spawn(c.run(schedule, stop_rx))
+        });
+        let tasks: Vec<_> = (links.into_iter())
+            .enumerate()
+            .map(|(i, (link, standby))| {
+                let w = w.clone();
+                tokio::spawn(async move {
+                    let r = w.session(&link, standby.as_ref(), i as u64 + 1).await;
+                    if r.is_err() {
+                        w.stop();
+                    }
+                    r
+                })
+            })
+            .collect();
+        let mut first = Ok(());
+        for t in tasks {
+            let r = crate::engine::joined(t).await;
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        let _ = stop_tx.send(true);
+        if let Some(n) = nemesis {
+            let r = crate::engine::joined(n).await;
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        w.bar.finish_and_clear();
+        first
     }
 
     /// `sql` on the control connection, within the deadline (a control
