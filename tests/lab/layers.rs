@@ -703,3 +703,73 @@ fn the_checker_sees_cycles_through_use_lines_paths_and_reexports() {
     assert_eq!(edges["c.rs"], BTreeSet::from(["b.rs".to_string()]));
     assert_eq!(cycles(&edges), vec![vec!["a/x.rs".to_string(), "b.rs".to_string()]]);
 }
+
+/// Functions longer than this many lines (comments included) are split
+/// into named parts (issue 66); test modules' tables are left out.
+const LONGEST_FUNCTION: usize = 120;
+
+/// Each function with a body in `src` (outside `#[cfg(test)]` modules):
+/// (lines from its `fn` line to its closing brace, its name). rustfmt's
+/// layout is assumed: a body ends at the first `}` line at the `fn`
+/// line's indentation.
+fn function_lengths(src: &str) -> Vec<(usize, String)> {
+    let lines: Vec<&str> = src.lines().collect();
+    let end = lines
+        .iter()
+        .position(|l| l.trim() == "#[cfg(test)]")
+        .unwrap_or(lines.len());
+    let mut out = Vec::new();
+    for (i, l) in lines[..end].iter().enumerate() {
+        let t = l.trim_start();
+        let indent = l.len() - t.len();
+        let t = t
+            .strip_prefix("pub ")
+            .or_else(|| t.strip_prefix("pub(crate) "))
+            .unwrap_or(t);
+        let t = t.strip_prefix("pub(super) ").unwrap_or(t);
+        let t = t.strip_prefix("const ").unwrap_or(t);
+        let t = t.strip_prefix("async ").unwrap_or(t);
+        let Some(rest) = t.strip_prefix("fn ") else { continue };
+        let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        // The signature ends at a line ending `{` (a body) or `;` (none).
+        let Some(open) = (i..end).find(|&j| {
+            let s = lines[j].trim_end();
+            s.ends_with('{') || s.ends_with(';')
+        }) else {
+            continue;
+        };
+        if !lines[open].trim_end().ends_with('{') || lines[open].trim_end().ends_with("{}") {
+            continue;
+        }
+        let close = " ".repeat(indent) + "}";
+        if let Some(last) = (open + 1..end).find(|&j| lines[j] == close) {
+            out.push((last - i + 1, name));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_function_in_src_is_over_120_lines() {
+    let mut files = Vec::new();
+    rs_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+    let mut long = Vec::new();
+    for f in &files {
+        for (n, name) in function_lengths(&std::fs::read_to_string(f).unwrap()) {
+            if n > LONGEST_FUNCTION {
+                long.push(format!("{} {name}: {n} lines", f.display()));
+            }
+        }
+    }
+    assert!(files.len() > 50, "{} files", files.len());
+    assert!(long.is_empty(), "split into named parts:\n{}", long.join("\n"));
+}
+
+#[test]
+fn function_lengths_count_bodies_and_skip_declarations() {
+    let src = "trait T {\n    fn decl(&self);\n}\nimpl T for X {\n    fn decl(&self) {\n        a();\n        b();\n    }\n}\npub async fn f(\n    x: i32,\n) -> i32 {\n    x\n}\nfn unit() {}\n#[cfg(test)]\nmod tests {\n    fn t() {\n    }\n}\n";
+    assert_eq!(
+        function_lengths(src),
+        vec![(4, "decl".to_string()), (5, "f".to_string())]
+    );
+}

@@ -6,8 +6,6 @@
 use std::io::Read;
 use std::sync::mpsc::sync_channel;
 
-use super::history::Damage;
-
 /// Bytes read at a time (a block ends at its last newline; the rest waits
 /// for the next one).
 const BLOCK: usize = 8 << 20;
@@ -16,18 +14,19 @@ const BLOCK: usize = 8 << 20;
 /// number of the first (from 1), on a core of its own; `take` gets each
 /// block's results in the file's order, on the calling thread, and says
 /// whether to go on (false: stop reading). An I/O error, or a block that
-/// is not UTF-8 where `utf8` asks for it, is damage at its line.
-pub fn read<T: Send>(
+/// is not UTF-8 where `utf8` asks for it, is `damage` at its line.
+pub fn read<T: Send, E: Send>(
     input: &mut (impl Read + Send),
     utf8: bool,
+    damage: impl Fn(usize, String) -> E + Sync,
     parse: impl Fn(&[&[u8]], usize) -> T + Sync,
-    mut take: impl FnMut(T) -> Result<bool, Damage>,
-) -> Result<(), Damage> {
+    mut take: impl FnMut(T) -> Result<bool, E>,
+) -> Result<(), E> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     std::thread::scope(|s| {
         // One block parsed ahead of the one being taken: two blocks in memory.
-        let (tx, rx) = sync_channel::<Result<Vec<T>, Damage>>(1);
-        let parse = &parse;
+        let (tx, rx) = sync_channel::<Result<Vec<T>, E>>(1);
+        let (parse, damage) = (&parse, &damage);
         s.spawn(move || {
             let mut buf: Vec<u8> = Vec::with_capacity(BLOCK + 4096);
             let mut chunk = vec![0u8; BLOCK];
@@ -36,10 +35,7 @@ pub fn read<T: Send>(
                 let n = match read_some(input, &mut chunk) {
                     Ok(n) => n,
                     Err(e) => {
-                        let _ = tx.send(Err(Damage {
-                            line: line_no + 1,
-                            what: e.to_string(),
-                        }));
+                        let _ = tx.send(Err(damage(line_no + 1, e.to_string())));
                         return;
                     }
                 };
@@ -59,10 +55,7 @@ pub fn read<T: Send>(
                 }
                 if utf8 && let Err(e) = std::str::from_utf8(&block) {
                     let line = line_no + 1 + block[..e.valid_up_to()].iter().filter(|b| **b == b'\n').count();
-                    let _ = tx.send(Err(Damage {
-                        line,
-                        what: "not UTF-8".into(),
-                    }));
+                    let _ = tx.send(Err(damage(line, "not UTF-8".into())));
                     return;
                 }
                 let mut lines: Vec<&[u8]> = block.split(|b| *b == b'\n').collect();
@@ -130,6 +123,7 @@ mod tests {
             read(
                 &mut text.as_bytes(),
                 true,
+                |line, what| (line, what),
                 |lines, first| {
                     (lines.iter().enumerate())
                         .map(|(i, l)| (first + i, String::from_utf8(l.to_vec()).unwrap()))
@@ -156,6 +150,7 @@ mod tests {
         read(
             &mut text.as_bytes(),
             true,
+            |line, what| (line, what),
             |lines, _| lines.len(),
             |_| {
                 parts += 1;
@@ -165,7 +160,14 @@ mod tests {
         .unwrap();
         assert_eq!(parts, 1);
         let bad = b"ok\nok\n\xff\n".to_vec();
-        let e = read(&mut bad.as_slice(), true, |_, _| (), |_| Ok(true)).unwrap_err();
-        assert_eq!((e.line, e.what.as_str()), (3, "not UTF-8"));
+        let e = read(
+            &mut bad.as_slice(),
+            true,
+            |line, what| (line, what),
+            |_, _| (),
+            |_| Ok(true),
+        )
+        .unwrap_err();
+        assert_eq!((e.0, e.1.as_str()), (3, "not UTF-8"));
     }
 }

@@ -338,21 +338,27 @@ impl History {
     /// hundreds of megabytes: it is never held whole).
     pub fn read_json_lines(mut input: impl std::io::Read + Send) -> Result<History, Damage> {
         let mut h = History::default();
-        super::blocks::read(&mut input, true, parse_json_lines, |part| {
-            let part = part?;
-            if let Some((line, header)) = part.header {
-                if h.header.is_some() || !h.txns.is_empty() {
-                    return Err(Damage {
-                        line,
-                        what: "a header ({\"lab\": ...}) after the first line".into(),
-                    });
+        super::blocks::read(
+            &mut input,
+            true,
+            |line, what| Damage { line, what },
+            parse_json_lines,
+            |part| {
+                let part = part?;
+                if let Some((line, header)) = part.header {
+                    if h.header.is_some() || !h.txns.is_empty() {
+                        return Err(Damage {
+                            line,
+                            what: "a header ({\"lab\": ...}) after the first line".into(),
+                        });
+                    }
+                    h.header = Some(header);
                 }
-                h.header = Some(header);
-            }
-            h.txns.extend(part.txns);
-            h.nemesis.extend(part.events);
-            Ok(true)
-        })?;
+                h.txns.extend(part.txns);
+                h.nemesis.extend(part.events);
+                Ok(true)
+            },
+        )?;
         Ok(h)
     }
 }

@@ -88,16 +88,22 @@ fn by_forms(input: impl Read) -> Result<History, Damage> {
 fn by_lines(input: &mut (impl Read + Send)) -> Result<Option<History>, Damage> {
     let mut pairing = Pairing::default();
     let mut whole = true;
-    super::blocks::read(input, false, parse_lines, |events| {
-        let Some(events) = events else {
-            whole = false;
-            return Ok(false);
-        };
-        for e in events {
-            pairing.add(e)?;
-        }
-        Ok(true)
-    })?;
+    super::blocks::read(
+        input,
+        false,
+        |line, what| Damage { line, what },
+        parse_lines,
+        |events| {
+            let Some(events) = events else {
+                whole = false;
+                return Ok(false);
+            };
+            for e in events {
+                pairing.add(e)?;
+            }
+            Ok(true)
+        },
+    )?;
     if !whole {
         return Ok(None);
     }
