@@ -672,6 +672,7 @@ fn scripts_deb_packages_lab_its_pages_and_completions() {
         "usr/share/fish/vendor_completions.d/lab.fish",
         "usr/share/doc/lab/README.md",
         "usr/share/doc/lab/docs/GUIDE.md",
+        "usr/share/doc/lab/docs/findings/ssi-commit-window.md",
         "usr/share/doc/lab/docs/html-report.png",
     ] {
         let meta = std::fs::metadata(root.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
