@@ -244,6 +244,17 @@ impl Env {
         }
     }
 
+    /// The same run on a server that is not lab's throwaway one (lab's HA
+    /// cluster), watched from `control` (named `app`) there.
+    pub fn on_other_server(&self, pg: Config, control: Client, schema: &str, app: &str) -> Env {
+        Env {
+            own: None,
+            throwaway: None,
+            control_app: app.to_string(),
+            ..self.elsewhere(pg, control, schema)
+        }
+    }
+
     /// Whether the control connection is gone: closed, or (a backend just
     /// terminated may not know it yet) no answer to an empty query within
     /// half the wait deadline.

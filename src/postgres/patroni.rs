@@ -341,6 +341,35 @@ pub fn partition_rules(i: usize) -> String {
     )
 }
 
+/// Patroni's settings in `section` of lab/failover.conf's text (a variant
+/// of `lab failover`, or `hunt`), as the JSON `PATCH /config` takes; none
+/// when it has no such section.
+pub fn dynamic_settings(conf: &str, section: &str) -> Option<String> {
+    let mut inside = false;
+    let mut found = false;
+    let mut pairs = Vec::new();
+    for line in conf.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            inside = name.trim() == section;
+            found |= inside;
+            continue;
+        }
+        if let (true, Some((k, v))) = (inside, line.split_once('=')) {
+            let v = v.trim();
+            let value = if v == "true" || v == "false" || v.parse::<f64>().is_ok() {
+                v.to_string()
+            } else {
+                Value::String(v.to_string()).to_string()
+            };
+            pairs.push(format!("{}: {value}", Value::String(k.trim().to_string())));
+        }
+    }
+    found.then(|| format!("{{{}}}", pairs.join(", ")))
+}
+
 impl HaCluster {
     /// Starts etcd, then node1 (which bootstraps the cluster), then node2
     /// and node3 (copies of it), and waits until all three stream, within `deadline`.
@@ -616,6 +645,65 @@ impl HaCluster {
             .dbname(database)
             .connect_timeout(Duration::from_secs(2));
         c
+    }
+
+    /// One connection string for the whole cluster, as an application
+    /// reaches it: every node's host and port, `target_session_attrs=read-write`
+    /// (whichever node is the primary now, tried in order), in `database`.
+    pub fn multi_host(&self, database: &str) -> super::ConnInfo {
+        let mut c = super::ConnInfo::plain();
+        for n in &self.nodes {
+            c.host("127.0.0.1").port(n.local_port);
+        }
+        c.user("postgres")
+            .dbname(database)
+            .connect_timeout(Duration::from_secs(2));
+        c.target = super::conninfo::TargetAttrs::ReadWrite;
+        c
+    }
+
+    /// A node other than `old` that Patroni says leads, running, and whose
+    /// PostgreSQL says it is out of recovery: promoted. None while there is none.
+    pub async fn promoted_instead_of(&self, old: usize) -> Option<usize> {
+        let members = self.members().await.ok()?;
+        let m = members
+            .iter()
+            .find(|m| m.leads() && m.running() && m.name != self.nodes[old].name)?;
+        let i = self.index(&m.name)?;
+        let c = self.connect(i, "postgres").await.ok()?;
+        let primary: bool = c.query_one("SELECT NOT pg_is_in_recovery()", &[]).await.ok()?.get(0);
+        primary.then_some(i)
+    }
+
+    /// The leader, once the cluster is as `sync` says: with synchronous
+    /// mode one standby is synchronous (streaming as such on the primary,
+    /// and in Patroni's /sync key: only that one may be promoted); without,
+    /// none is. None while it is not (yet), or no node leads.
+    pub async fn settled(&self, sync: bool) -> Result<Option<usize>> {
+        let Some(leader) = self.leader().await? else {
+            return Ok(None);
+        };
+        let c = self.connect(leader, DATABASE).await?;
+        let row = c
+            .query_one(
+                "SELECT current_setting('synchronous_standby_names'), (SELECT count(*) FROM pg_stat_replication \
+                 WHERE sync_state = 'sync' AND state = 'streaming')",
+                &[],
+            )
+            .await?;
+        let (names, n_sync): (String, i64) = (row.get(0), row.get(1));
+        let synced = self
+            .members()
+            .await?
+            .iter()
+            .filter(|m| m.role == "sync_standby")
+            .count();
+        let settled = if sync {
+            n_sync == 1 && synced == 1
+        } else {
+            names.is_empty() && n_sync == 0 && synced == 0
+        };
+        Ok(settled.then_some(leader))
     }
 
     /// A plain connection of lab's own to node `i` (its task spawned).

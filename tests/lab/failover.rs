@@ -469,3 +469,112 @@ fn watch_reports_what_a_failover_by_hand_lost() {
     }
     drop(ha);
 }
+
+/// `lab hunt --nemesis failover ARGS --format json` (its pid, exit code,
+/// report and stderr), checked to have left nothing behind.
+fn hunt_failover(args: &[&str]) -> (i32, serde_json::Value, String) {
+    let mut all = vec!["hunt", "--format", "json", "--no-specs", "--nemesis", "failover"];
+    all.extend_from_slice(args);
+    let child = crate::support::lab()
+        .args(&all)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let (code, stderr) = (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert!(code == 0 || code == 1, "exit {code}: {stderr}");
+    assert!(
+        processes_with(&format!("lab-pg-{pid}-")).is_empty(),
+        "the cluster outlived lab"
+    );
+    crate::support::assert_no_leftovers(pid);
+    let report = serde_json::from_slice(&out.stdout).expect("JSON");
+    (code, report, stderr)
+}
+
+/// `lab hunt --nemesis failover`: the workload through failovers of lab's
+/// HA cluster (seed 2: the primary's PostgreSQL killed each time) with
+/// Patroni's synchronous mode, lab/failover.conf's [hunt]: each failover
+/// in the history, the sessions going on on the promoted node through the
+/// one connection string, nothing acknowledged lost, nothing read
+/// committed forbids.
+#[test]
+fn hunt_through_failovers_loses_nothing_acknowledged_with_synchronous_replication() {
+    let dir = crate::support::scratch("hunt-failover", "h");
+    let history = dir.join("h.jsonl");
+    let (code, report, stderr) = hunt_failover(&[
+        "--level",
+        "read-committed",
+        "--seed",
+        "2",
+        "--seconds",
+        "8",
+        "--history",
+        history.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}\n{report}");
+    assert!(stderr.contains("\"synchronous_mode\": true"), "{stderr}");
+    let level = &report["levels"][0];
+    assert_eq!(level["forbidden_found"], serde_json::json!([]), "{report}");
+    assert!(!crate::hunt::names(&report).iter().any(|n| n == "lost"), "{report}");
+    let (header, txns, faults) = crate::hunt::history_lines(&history);
+    assert_eq!(header["nemesis"], serde_json::json!(["failover"]));
+    assert!(!faults.is_empty(), "no failover recorded");
+    for f in &faults {
+        assert_eq!(f["nemesis"], "failover", "{f}");
+        assert!(f["target"].as_str().unwrap().ends_with("(the primary)"), "{f}");
+        let how = f["how"].as_str().unwrap();
+        assert!(
+            how.starts_with("its PostgreSQL killed") && how.contains("promoted node"),
+            "{f}"
+        );
+    }
+    // The sessions (1 to 4; 5 is the final read) went on after the first
+    // failover, on the node Patroni promoted, and committed there.
+    let first_end = faults[0]["end"].as_u64().unwrap();
+    assert!(
+        txns.iter()
+            .any(|t| t["type"] == "ok" && t["session"].as_u64() < Some(5) && t["start"].as_u64() > Some(first_end)),
+        "nothing committed after the failover"
+    );
+    // The kill cut what was in flight: an unknown outcome or a failure
+    // with the connection, not an abort the level explains.
+    assert!(
+        txns.iter().any(|t| t["type"] == "info" || t["type"] == "fail"),
+        "nothing was in flight"
+    );
+}
+
+/// The mutation: Patroni's synchronous mode off in [hunt] (an edited
+/// lab/failover.conf); seed 1 cuts the primary off first, and while
+/// Patroni waits out its ttl the isolated primary acknowledges commits
+/// the promoted node never gets: lost, exit 1.
+#[test]
+fn hunt_catches_what_an_asynchronous_failover_loses() {
+    let partitionable = programs().nft.is_some();
+    assert!(partitionable, "nft is missing: the nftables package brings it");
+    let dir = lab_dir(&[(
+        "failover.conf",
+        "[hunt]\nsynchronous_mode = true",
+        "[hunt]\nsynchronous_mode = false",
+    )]);
+    let (code, report, stderr) = hunt_failover(&[
+        "--level",
+        "read-committed",
+        "--seed",
+        "1",
+        "--seconds",
+        "5",
+        "--lab-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stderr}\n{report}");
+    let lost = crate::hunt::anomaly(&report, "lost");
+    assert_eq!(lost["forbidden"], true, "{lost}");
+    assert!(lost.to_string().contains("an acknowledged write is lost"), "{lost}");
+}

@@ -42,7 +42,7 @@ fn check(file: &Path, args: &[&str]) -> (i32, Value) {
 }
 
 /// The anomaly named `name` of the report's only level.
-fn anomaly<'a>(report: &'a Value, name: &str) -> &'a Value {
+pub(crate) fn anomaly<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["levels"][0]["anomalies"]
         .as_array()
         .unwrap()
@@ -51,7 +51,7 @@ fn anomaly<'a>(report: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {name} in {}", report["levels"][0]["anomalies"]))
 }
 
-fn names(report: &Value) -> Vec<String> {
+pub(crate) fn names(report: &Value) -> Vec<String> {
     report["levels"][0]["anomalies"]
         .as_array()
         .unwrap()
@@ -837,7 +837,7 @@ fn hunt_own(args: &[&str]) -> (i32, Value, String) {
 }
 
 /// The lines of a history file: its header, its transactions, its faults.
-fn history_lines(path: &Path) -> (Value, Vec<Value>, Vec<Value>) {
+pub(crate) fn history_lines(path: &Path) -> (Value, Vec<Value>, Vec<Value>) {
     let text = std::fs::read_to_string(path).unwrap();
     let mut lines = text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap());
     let header = lines.next().unwrap();
@@ -992,7 +992,19 @@ fn a_nemesis_on_a_server_lab_did_not_start_is_refused() {
         &run(&["hunt", "--nemesis", "kill,crash"]),
         "--nemesis crash: not a fault",
     );
-    one_line_exit_2(&run(&["hunt", "--nemesis", "failover"]), "lab failover");
+    // failover runs the workload on lab's HA cluster: alone, on lab's own.
+    one_line_exit_2(
+        &run(&["hunt", "--nemesis", "failover,pause"]),
+        "--nemesis failover runs the workload on lab's HA cluster (Patroni, three nodes), where --nemesis pause has no meaning",
+    );
+    one_line_exit_2(
+        &run(&["hunt", "--nemesis", "failover", "--replica"]),
+        "where --replica has no meaning",
+    );
+    one_line_exit_2(
+        &run(&["hunt", "--nemesis", "failover", "--database-url", url]),
+        "--nemesis failover signals the server's processes",
+    );
     one_line_exit_2(
         &run(&["hunt", "--nemesis", "kill", "--nemesis-interval", "0"]),
         "--nemesis-interval",

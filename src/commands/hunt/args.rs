@@ -99,7 +99,9 @@ pub struct HuntArgs {
     /// Faults injected while the transactions run, as Jepsen's nemeses:
     /// pause (SIGSTOP of a backend), kill (SIGKILL of a backend: crash
     /// recovery), restart (immediate shutdown and start), partition (lab's
-    /// fault proxy cuts sessions off). pause, kill and restart need lab's
+    /// fault proxy cuts sessions off), failover (on lab's HA cluster,
+    /// Patroni and three nodes: the primary killed or cut off until another
+    /// is promoted; alone). pause, kill, restart and failover need lab's
     /// own server (no --database-url).
     #[arg(long, value_name = "FAULT,...", conflicts_with = "check")]
     pub nemesis: Vec<String>,
@@ -154,7 +156,7 @@ crate::help_tr! {
     ("arg.hunt.no_specs", "Yeniden üretici yazma"),
     ("arg.hunt.replays", "Her yeniden üreticinin kaç kez oynatılacağı"),
     ("arg.hunt.no_shrink", "Yeniden üreticide döngünün işlemlerinin her adımını tut"),
-    ("arg.hunt.nemesis", "İşlemler çalışırken Jepsen'in nemesis'leri gibi enjekte edilen hatalar: pause (bir backend'e SIGSTOP), kill (bir backend'e SIGKILL: çökme kurtarması), restart (anında kapatma ve başlatma), partition (lab'ın hata proxy'si oturumları sunucudan koparır). pause, kill ve restart lab'ın kendi sunucusunu ister (--database-url olmadan)"),
+    ("arg.hunt.nemesis", "İşlemler çalışırken Jepsen'in nemesis'leri gibi enjekte edilen hatalar: pause (bir backend'e SIGSTOP), kill (bir backend'e SIGKILL: çökme kurtarması), restart (anında kapatma ve başlatma), partition (lab'ın hata proxy'si oturumları sunucudan koparır), failover (lab'ın HA cluster'ında, Patroni ve üç düğüm: başka biri terfi edene kadar primary öldürülür ya da koparılır; tek başına). pause, kill, restart ve failover lab'ın kendi sunucusunu ister (--database-url olmadan)"),
     ("arg.hunt.nemesis_interval", "Bir hatanın bitişiyle sonrakinin başlangıcı arasındaki milisaniye"),
     ("arg.hunt.replica", "lab'ın kendi sunucusunun akışlı bir yedeğini (standby) başlat ve her salt okunur işlemi rastgele (tohumdan) ona ya da birincile gönder; düğüm ve yedeğin replay LSN'i ile kaydedilir; serializable'da her işlem birincilde kalır (hot standby onu reddeder)"),
     ("arg.hunt.format", "Çıktı biçimi"),

@@ -12,7 +12,14 @@
 //! - restart: lab's server shut down at once (SIGQUIT) and started again;
 //! - partition: sessions' connections black-holed or reset by lab's fault
 //!   proxy; a cut-off session reconnects once the partition heals, after
-//!   lab has ended the backend the server kept for it (confirmed gone).
+//!   lab has ended the backend the server kept for it (confirmed gone);
+//! - failover: on lab's HA cluster, once it is settled (every node
+//!   streaming, the synchronous standby named where synchronous mode is
+//!   on), the primary's PostgreSQL killed, or the primary cut off from
+//!   etcd and the other nodes (the sessions still reach it), until
+//!   Patroni has promoted another node (its PostgreSQL out of recovery);
+//!   the old one then rejoins (pg_rewind) before the next. The sessions
+//!   reconnect through the cluster's one connection string.
 //!
 //! Nothing here decides a verdict: the history says what was acknowledged
 //! and what was read, and the checker judges it.
@@ -31,6 +38,7 @@ use crate::postgres::ConnInfo;
 use crate::postgres::cluster::ServerCtl;
 use crate::postgres::connect::{self, Conn};
 use crate::postgres::faults::{self, Proxy};
+use crate::postgres::patroni::HaCluster;
 use crate::postgres::stopped::Stopper;
 
 /// What the nemesis knows of one session.
@@ -65,6 +73,9 @@ pub struct Chaos {
     settings: String,
     /// How long the server may take to come back, a backend to go.
     deadline: Duration,
+    /// `--nemesis failover`: lab's HA cluster, and whether Patroni's
+    /// synchronous mode is on there.
+    ha: Option<(Arc<HaCluster>, bool)>,
 }
 
 /// How long a pause waits for its session's COMMIT before it is dropped.
@@ -115,7 +126,16 @@ impl Chaos {
             pg,
             settings,
             deadline,
+            ha: None,
         })
+    }
+
+    /// The nemesis of a run on lab's HA cluster (`sync`: Patroni's synchronous mode on).
+    pub fn on_cluster(self, ha: Arc<HaCluster>, sync: bool) -> Chaos {
+        Chaos {
+            ha: Some((ha, sync)),
+            ..self
+        }
     }
 
     fn now(&self) -> u64 {
@@ -368,7 +388,85 @@ impl Chaos {
                 self.record(Fault::Partition, target, start, Some(cut.name().into()));
                 Ok(())
             }
+            Act::Failover { partition } => self.failover(partition).await,
         }
+    }
+
+    /// Until the synchronous standby has flushed the primary's WAL as it
+    /// was when the standby became synchronous: commits acknowledged before
+    /// then (while the last failover's old primary rejoined, with no
+    /// synchronous standby) are on it too, and only what is in flight now
+    /// may go with the primary.
+    async fn sync_caught_up(&self, ha: &HaCluster, leader: usize, until: Instant) -> Result<()> {
+        let c = ha.connect(leader, "postgres").await?;
+        let lsn: String = c.query_one("SELECT pg_current_wal_lsn()::text", &[]).await?.get(0);
+        let ask =
+            "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync' AND flush_lsn >= $1::text::pg_lsn";
+        loop {
+            let n: i64 = c.query_one(ask, &[&lsn]).await?.get(0);
+            if n == 1 {
+                return Ok(());
+            }
+            if Instant::now() > until {
+                anyhow::bail!(msg::not_settled(self.deadline.as_secs_f64(), ha.log_tail()));
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// The HA cluster's primary killed or (`partition`, where nftables is
+    /// there) cut off, once the cluster is settled; done when Patroni has
+    /// promoted another node, the partition healed then.
+    async fn failover(&self, partition: bool) -> Result<()> {
+        let Some((ha, sync)) = self.ha.clone() else {
+            return Ok(());
+        };
+        let until = Instant::now() + self.deadline;
+        ha.until_healthy(until).await?;
+        let old = loop {
+            if let Some(leader) = ha.settled(sync).await.ok().flatten() {
+                break leader;
+            }
+            if Instant::now() > until {
+                anyhow::bail!(msg::not_settled(self.deadline.as_secs_f64(), ha.log_tail()));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        if sync {
+            self.sync_caught_up(&ha, old, until).await?;
+        }
+        let partition = partition && ha.partitionable;
+        let start = self.now();
+        if partition {
+            ha.partition(old)?;
+        } else {
+            let h = ha.clone();
+            tokio::task::spawn_blocking(move || h.crash_postgres(old)).await?;
+        }
+        let new = loop {
+            if let Some(new) = ha.promoted_instead_of(old).await {
+                break new;
+            }
+            if Instant::now() > until {
+                let _ = ha.heal();
+                anyhow::bail!(msg::no_promotion(self.deadline.as_secs_f64(), ha.log_tail()));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        if partition {
+            ha.heal()?;
+        }
+        let how = match partition {
+            true => msg::failover_partition(ha.nodes[new].name.clone()),
+            false => msg::failover_kill(ha.nodes[new].name.clone()),
+        };
+        self.record(
+            Fault::Failover,
+            msg::the_primary(ha.nodes[old].name.clone()).render(crate::i18n::Lang::En),
+            start,
+            Some(how.render(crate::i18n::Lang::En)),
+        );
+        Ok(())
     }
 
     /// A session's backend stopped for `span`: at once, or `offset` after
@@ -438,6 +536,8 @@ pub fn comes_back(e: &anyhow::Error) -> bool {
         "connection closed",
         "unexpected EOF",
         "early eof",
+        // A multi-host connection while no node is the primary (a failover's gap).
+        "target_session_attrs",
     ]
     .iter()
     .any(|m| text.contains(m))

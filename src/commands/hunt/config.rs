@@ -119,7 +119,15 @@ impl Hunt {
         }
         let faults = nemesis::parse_list(&args.nemesis).map_err(|w| anyhow::anyhow!(hmsg::bad_nemesis(w)))?;
         if faults.contains(&Fault::Failover) {
-            bail!(hmsg::failover_elsewhere());
+            // The HA cluster is the server: faults of one server, lab's
+            // standby and its TLS have no place there.
+            let other = (faults.iter().find(|f| **f != Fault::Failover))
+                .map(|f| format!("--nemesis {}", f.name()))
+                .or(args.replica.then(|| "--replica".to_string()))
+                .or(args.common.server.local.tls.then(|| "--tls".to_string()));
+            if let Some(other) = other {
+                bail!(hmsg::failover_alone(other));
+            }
         }
         if !(1..=600_000).contains(&args.nemesis_interval) {
             bail!(hmsg::nemesis_interval());

@@ -26,6 +26,7 @@ use crate::i18n::{Lang, Text};
 use crate::output::{self, Exit};
 use crate::postgres::connect;
 use crate::postgres::conninfo::EnvLookup;
+use crate::postgres::patroni::{self, HaCluster};
 use crate::render::{self, Style, html};
 use crate::report::hunt::{
     AnomalyReport, ClassCase, HuntLevel, HuntReport, NOT_VISIBLE, NemesisReport, ReproducerReport, Stopped,
@@ -107,7 +108,16 @@ pub struct Hunt {
     standby: Mutex<Option<(crate::postgres::cluster::Cluster, crate::postgres::ConnInfo)>>,
     /// How each session of the workload connected, by its name (c1, c2...).
     connections: Mutex<BTreeMap<String, Connection>>,
+    /// `--nemesis failover`: the programs lab's HA cluster needs (found
+    /// where the run starts), then the cluster and whether Patroni's
+    /// synchronous mode is on there.
+    ha_programs: Option<patroni::Programs>,
+    ha: Mutex<Option<(Arc<HaCluster>, bool)>>,
 }
+
+/// How long lab's HA cluster may take to start, settle, fail over, and a
+/// statement to answer while it does (Patroni's ttl is 20 s).
+const HA_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The throwaway cluster's max_connections less its reserved ones (cluster.rs sets 300).
 const THROWAWAY_ROOM: usize = 296;
@@ -152,6 +162,18 @@ impl Hunt {
         if !own && cfg.replica {
             bail!(msg::replica_needs_own());
         }
+        // lab's HA cluster can run here, found before anything starts.
+        let ha_programs = if cfg.nemesis.contains(&Fault::Failover) {
+            if unsafe { libc::geteuid() } != 0 {
+                bail!(msg::failover_needs_root());
+            }
+            match patroni::programs()? {
+                patroni::Availability::Ready(p) => Some(p),
+                patroni::Availability::Missing(why) => bail!(msg::failover_needs(why)),
+            }
+        } else {
+            None
+        };
         Ok(Hunt {
             cfg,
             common,
@@ -162,6 +184,8 @@ impl Hunt {
             env_now: Mutex::default(),
             standby: Mutex::default(),
             connections: Mutex::default(),
+            ha_programs,
+            ha: Mutex::default(),
         })
     }
 
@@ -245,27 +269,28 @@ impl Hunt {
             Budget::Seconds(s) => (s.ceil() as u64, format!("lab hunt {} (s)", level.flag())),
         };
         let bar = crate::progress::Progress::for_stderr(self.common.lang, false).bar(None, len, label);
-        let mut w = Workload::new(
-            level,
-            self.cfg.budget,
-            self.cfg.seed,
-            self.cfg.shape,
-            self.common.wait_timeout,
-            bar,
-        );
+        let ha = self.ha.lock().unwrap().clone();
+        // Through a failover a statement may wait until Patroni demotes the old primary.
+        let deadline = match ha {
+            Some(_) => self.common.wait_timeout.max(HA_TIMEOUT),
+            None => self.common.wait_timeout,
+        };
+        let mut w = Workload::new(level, self.cfg.budget, self.cfg.seed, self.cfg.shape, deadline, bar);
         if !self.cfg.nemesis.is_empty() {
-            w.chaos = Some(Arc::new(
-                Chaos::new(
-                    self.cfg.nemesis.clone(),
-                    w.began(),
-                    apps.to_vec(),
-                    env.own.clone(),
-                    env.pg.clone(),
-                    env.settings.clone(),
-                    self.common.wait_timeout,
-                )
-                .await?,
-            ));
+            let chaos = Chaos::new(
+                self.cfg.nemesis.clone(),
+                w.began(),
+                apps.to_vec(),
+                env.own.clone(),
+                env.pg.clone(),
+                env.settings.clone(),
+                deadline,
+            )
+            .await?;
+            w.chaos = Some(Arc::new(match ha {
+                Some((ha, sync)) => chaos.on_cluster(ha, sync),
+                None => chaos,
+            }));
             // What the level starts from is on disk before the first kill:
             // a crash loses nothing but what the run does after it.
             if env.own.is_some() {
@@ -424,7 +449,7 @@ impl Hunt {
             .cfg
             .nemesis
             .iter()
-            .all(|f| !matches!(f, Fault::Kill | Fault::Restart))
+            .all(|f| !matches!(f, Fault::Kill | Fault::Restart | Fault::Failover))
             || !now.control_lost().await
         {
             return Ok(now);
@@ -1172,13 +1197,7 @@ impl Job for Hunt {
     async fn prepare(&self, env: Env) -> Result<Env> {
         let need = self.cfg.clients;
         crate::harness::check_room(&env, 1, need, |free| msg::no_room(free, need)).await?;
-        env.control
-            .batch_execute(&format!(
-                "CREATE SCHEMA {s}; SET search_path = {s}; {CREATE}; RESET search_path",
-                s = self.schema
-            ))
-            .await
-            .map_err(|e| connect::sql_error(e, msg::schema(&self.schema)))?;
+        self.make_schema(&env).await?;
         Ok(env)
     }
 
@@ -1197,6 +1216,15 @@ impl Job for Hunt {
             let pg = env.pg.through(std::net::Ipv4Addr::LOCALHOST.into(), standby.port);
             *self.standby.lock().unwrap() = Some((standby, pg));
         }
+        let on_cluster;
+        let env = match &self.ha_programs {
+            Some(programs) => {
+                on_cluster = self.on_cluster(env, programs.clone()).await?;
+                *self.env_now.lock().unwrap() = Some(on_cluster.clone());
+                &on_cluster
+            }
+            None => env,
+        };
         for &level in &self.cfg.levels {
             let env = self.live(env).await?;
             self.level(&env, level).await?;
@@ -1205,6 +1233,80 @@ impl Job for Hunt {
     }
 
     async fn clean_up(&self, env: &Env, _failed: bool) -> Result<()> {
+        let cleaned = self.clean_up_schema(env).await;
+        // lab's HA cluster, if any, removed with everything in it (the schema too).
+        let ha = self.ha.lock().unwrap().take();
+        if let Some((ha, _)) = ha {
+            *self.env_now.lock().unwrap() = None;
+            tokio::task::block_in_place(|| drop(ha));
+        }
+        cleaned
+    }
+
+    fn summary_title(&self) -> Option<String> {
+        Some("lab hunt".to_string())
+    }
+
+    fn finish(&self, stop: &Stop, version: &str, _began: Instant) -> Result<Finished> {
+        self.finish_run(stop, version)
+    }
+}
+
+impl Hunt {
+    /// `--nemesis failover`: lab's HA cluster started (with the run's
+    /// server programs), Patroni's settings for the hunt applied
+    /// (lab/failover.conf's `[hunt]`) and settled, the run's schema made on
+    /// its primary; the run's environment there, reached through one
+    /// connection string for the whole cluster.
+    async fn on_cluster(&self, env: &Arc<Env>, programs: patroni::Programs) -> Result<Arc<Env>> {
+        let Some((bin, _)) = env.throwaway.clone() else {
+            bail!(msg::nemesis_needs_own("failover"))
+        };
+        if let Some(program) = patroni::lacks(&bin) {
+            bail!(msg::failover_lacks(program, bin.display().to_string()));
+        }
+        let files = match &self.cfg.lab_dir {
+            Some(d) => crate::files::LabFiles::with_dir(d)?,
+            None => crate::files::LabFiles::embedded(),
+        };
+        let json = patroni::dynamic_settings(&files.read("failover.conf")?, "hunt").unwrap_or_else(|| "{}".into());
+        let sync = json.contains("\"synchronous_mode\": true");
+        let ha = Arc::new(HaCluster::start(&bin, programs, HA_TIMEOUT).await?);
+        // Kept at once: the clean-up removes it whatever happens next.
+        *self.ha.lock().unwrap() = Some((ha.clone(), sync));
+        ha.patch_config(&json).await?;
+        let until = Instant::now() + HA_TIMEOUT;
+        while ha.settled(sync).await.ok().flatten().is_none() {
+            if Instant::now() > until {
+                bail!(msg::not_settled(HA_TIMEOUT.as_secs_f64(), ha.log_tail()));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let pg = ha.multi_host(patroni::DATABASE);
+        let app = self.setup().control_app;
+        let control = connect::connect_control(&pg, &app, Some(&env.settings), env.control_silence()).await?;
+        let there = env.on_other_server(pg, control.client, &self.schema, &app);
+        let need = self.cfg.clients;
+        crate::harness::check_room(&there, 1, need, |free| msg::no_room(free, need)).await?;
+        self.make_schema(&there).await?;
+        crate::output::eline!(
+            "{}",
+            msg::ha_started(crate::engine::secs(ha.startup), ha.versions.clone(), json).render(self.common.lang)
+        );
+        Ok(Arc::new(there))
+    }
+
+    async fn make_schema(&self, env: &Env) -> Result<()> {
+        env.control
+            .batch_execute(&format!(
+                "CREATE SCHEMA {s}; SET search_path = {s}; {CREATE}; RESET search_path",
+                s = self.schema
+            ))
+            .await
+            .map_err(|e| connect::sql_error(e, msg::schema(&self.schema)))
+    }
+
+    async fn clean_up_schema(&self, env: &Env) -> Result<()> {
         // lab's standby stopped and removed (its sessions have ended).
         let standby = self.standby.lock().unwrap().take();
         if let Some(s) = standby {
@@ -1237,11 +1339,7 @@ impl Job for Hunt {
         explored
     }
 
-    fn summary_title(&self) -> Option<String> {
-        Some("lab hunt".to_string())
-    }
-
-    fn finish(&self, stop: &Stop, version: &str, _began: Instant) -> Result<Finished> {
+    fn finish_run(&self, stop: &Stop, version: &str) -> Result<Finished> {
         let mut found = std::mem::take(&mut *self.found.lock().unwrap());
         // A level cut short: the history recorded so far, checked.
         if let Some(w) = self.current.lock().unwrap().take() {

@@ -29,12 +29,48 @@ crate::messages! {
         tr: "{flag} en az 1 olmalı",
     }
     bad_nemesis(given) {
-        en: "--nemesis {given}: not a fault lab hunt injects (pause, kill, restart, partition)",
-        tr: "--nemesis {given}: lab hunt'ın enjekte ettiği bir hata değil (pause, kill, restart, partition)",
+        en: "--nemesis {given}: not a fault lab hunt injects (pause, kill, restart, partition, failover)",
+        tr: "--nemesis {given}: lab hunt'ın enjekte ettiği bir hata değil (pause, kill, restart, partition, failover)",
     }
-    failover_elsewhere() {
-        en: "--nemesis failover: a promotion needs a real HA cluster, which is lab failover's (Patroni); lab hunt injects pause, kill, restart, partition",
-        tr: "--nemesis failover: bir terfi gerçek bir HA cluster ister, o da lab failover'ın (Patroni); lab hunt pause, kill, restart, partition enjekte eder",
+    failover_alone(other) {
+        en: "--nemesis failover runs the workload on lab's HA cluster (Patroni, three nodes), where {other} has no meaning: ask for failover alone",
+        tr: "--nemesis failover iş yükünü lab'ın HA cluster'ında (Patroni, üç düğüm) çalıştırır; orada {other} anlamsızdır: failover'ı tek başına isteyin",
+    }
+    failover_needs_root() {
+        en: "--nemesis failover starts lab's HA cluster in network namespaces of its own, which needs root",
+        tr: "--nemesis failover lab'ın HA cluster'ını kendi ağ ad alanlarında başlatır; bunun için root gerekir",
+    }
+    failover_needs(why) {
+        en: "--nemesis failover needs lab's HA cluster: {why}",
+        tr: "--nemesis failover lab'ın HA cluster'ını ister: {why}",
+    }
+    failover_lacks(program, dir) {
+        en: "--nemesis failover: the server programs in {dir} have no {program}, which Patroni runs (give --pg-bin a directory that has it)",
+        tr: "--nemesis failover: {dir} içindeki sunucu programlarında Patroni'nin çalıştırdığı {program} yok (--pg-bin'e onu içeren bir dizin verin)",
+    }
+    ha_started(s, versions, settings) {
+        en: "lab's HA cluster ({versions}) healthy after {s} s; the sessions reach whichever node is the primary through one connection string (target_session_attrs=read-write), Patroni's settings: {settings}",
+        tr: "lab'ın HA cluster'ı ({versions}) {s} sn sonra sağlıklı; oturumlar hangi düğüm primary ise ona tek bir bağlantı dizesiyle ulaşır (target_session_attrs=read-write), Patroni'nin ayarları: {settings}",
+    }
+    not_settled(s, logs) {
+        en: "lab's HA cluster was not settled (every node streaming, the synchronous standby named) within {s} s (--wait-timeout); Patroni's last words: {logs}",
+        tr: "lab'ın HA cluster'ı {s} sn içinde oturmadı (her düğüm akıyor, senkron standby adlandırılmış) (--wait-timeout); Patroni'nin son sözleri: {logs}",
+    }
+    no_promotion(s, logs) {
+        en: "Patroni promoted no other node within {s} s of the primary's failure (--wait-timeout); its last words: {logs}",
+        tr: "Patroni primary'nin arızasından sonra {s} sn içinde başka bir düğümü terfi ettirmedi (--wait-timeout); son sözleri: {logs}",
+    }
+    the_primary(node) {
+        en: "{node} (the primary)",
+        tr: "{node} (primary)",
+    }
+    failover_kill(new) {
+        en: "its PostgreSQL killed (SIGKILL); Patroni promoted {new}",
+        tr: "PostgreSQL'i öldürüldü (SIGKILL); Patroni {new} düğümünü terfi ettirdi",
+    }
+    failover_partition(new) {
+        en: "cut off from etcd and the other nodes (the sessions still reach it); Patroni promoted {new}, then the partition healed",
+        tr: "etcd'den ve diğer düğümlerden koparıldı (oturumlar ona hâlâ ulaşır); Patroni {new} düğümünü terfi ettirdi, sonra bölünme iyileşti",
     }
     nemesis_interval() {
         en: "--nemesis-interval must be at least 1 and at most 600000 (ms)",

@@ -17,8 +17,9 @@ pub enum Fault {
     Restart,
     /// Sessions cut off from the server by lab's fault proxy.
     Partition,
-    /// A promotion in a real HA cluster: `lab failover`'s (Patroni), not
-    /// lab hunt's yet. Parsed so that asking for it says where it lives.
+    /// The primary of lab's HA cluster (Patroni, three nodes) killed or
+    /// cut off from the others; Patroni promotes a standby and the old
+    /// primary rejoins (pg_rewind) before the next.
     Failover,
 }
 
@@ -47,14 +48,15 @@ impl Fault {
             .find(|f| f.name() == s.trim().to_ascii_lowercase())
     }
 
-    /// Needs the server's processes on this machine, lab's own.
+    /// Needs the server's processes on this machine, lab's own (for a
+    /// failover, lab's own HA cluster).
     pub fn needs_own_server(&self) -> bool {
-        matches!(self, Fault::Pause | Fault::Kill | Fault::Restart)
+        matches!(self, Fault::Pause | Fault::Kill | Fault::Restart | Fault::Failover)
     }
 
     /// Ends connections: what was in flight has an unknown outcome.
     pub fn ends_connections(&self) -> bool {
-        matches!(self, Fault::Kill | Fault::Restart | Fault::Partition)
+        matches!(self, Fault::Kill | Fault::Restart | Fault::Partition | Fault::Failover)
     }
 }
 
@@ -113,6 +115,12 @@ pub enum Act {
         cut: Cut,
         span: Duration,
     },
+    /// The HA cluster's primary killed (its PostgreSQL, every process at
+    /// once), or (`partition`) cut off from etcd and the other nodes while
+    /// the sessions still reach it; until another node is promoted.
+    Failover {
+        partition: bool,
+    },
 }
 
 impl Act {
@@ -122,6 +130,7 @@ impl Act {
             Act::Kill { .. } => Fault::Kill,
             Act::Restart => Fault::Restart,
             Act::Partition { .. } => Fault::Partition,
+            Act::Failover { .. } => Fault::Failover,
         }
     }
 }
@@ -140,12 +149,11 @@ pub const MAX_PAUSE: Duration = Duration::from_millis(200);
 pub const MAX_PARTITION: Duration = Duration::from_millis(1000);
 
 impl Schedule {
-    /// `faults` must not be empty nor hold [`Fault::Failover`].
     pub fn new(seed: u64, faults: &[Fault], clients: usize, interval: Duration) -> Schedule {
         Schedule {
             // Its own stream: the workload's transactions do not change with the nemesis.
             state: seed ^ 0x6e65_6d65_7369_7321,
-            faults: faults.iter().copied().filter(|f| *f != Fault::Failover).collect(),
+            faults: faults.to_vec(),
             clients: clients.max(1),
             interval,
         }
@@ -204,7 +212,10 @@ impl Iterator for Schedule {
                     span: self.millis(50, MAX_PARTITION.as_millis() as u64),
                 }
             }
-            Fault::Failover => unreachable!("filtered out"),
+            // One in three a partition (the slow kind: Patroni's ttl).
+            Fault::Failover => Act::Failover {
+                partition: self.random().is_multiple_of(3),
+            },
         })
     }
 }
@@ -247,15 +258,22 @@ mod tests {
                     assert!(!sessions.is_empty() && sessions.iter().all(|s| *s < 4));
                     assert!(*span <= MAX_PARTITION);
                 }
-                Act::Restart => {}
+                Act::Restart | Act::Failover { .. } => {}
             }
         }
     }
 
     #[test]
-    fn only_the_faults_asked_for_and_never_failover() {
-        let s = Schedule::new(1, &[Fault::Pause, Fault::Failover], 2, Duration::from_millis(10));
+    fn only_the_faults_asked_for() {
+        let s = Schedule::new(1, &[Fault::Pause], 2, Duration::from_millis(10));
         assert!(s.take(30).all(|a| a.fault() == Fault::Pause));
-        assert_eq!(Schedule::new(1, &[Fault::Failover], 2, Duration::ZERO).next(), None);
+        assert_eq!(Schedule::new(1, &[], 2, Duration::ZERO).next(), None);
+        // Failovers: kills, and partitions now and then.
+        let f: Vec<Act> = Schedule::new(1, &[Fault::Failover], 2, Duration::ZERO)
+            .take(30)
+            .collect();
+        assert!(f.contains(&Act::Failover { partition: true }));
+        assert!(f.contains(&Act::Failover { partition: false }));
+        assert!(Fault::Failover.needs_own_server() && Fault::Failover.ends_connections());
     }
 }

@@ -75,31 +75,7 @@ async fn cluster(cx: &mut Cx<'_>) -> Result<Option<Arc<HaCluster>>> {
 
 /// Patroni's settings for `variant` in lab/failover.conf's text, as the
 /// JSON `PATCH /config` takes; none when it has no section.
-pub fn settings(conf: &str, variant: &str) -> Option<String> {
-    let mut inside = false;
-    let mut found = false;
-    let mut pairs = Vec::new();
-    for line in conf.lines().map(str::trim) {
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-            inside = name.trim() == variant;
-            found |= inside;
-            continue;
-        }
-        if let (true, Some((k, v))) = (inside, line.split_once('=')) {
-            let v = v.trim();
-            let value = if v == "true" || v == "false" || v.parse::<f64>().is_ok() {
-                v.to_string()
-            } else {
-                serde_json::Value::String(v.to_string()).to_string()
-            };
-            pairs.push(format!("{}: {value}", serde_json::Value::String(k.trim().to_string())));
-        }
-    }
-    found.then(|| format!("{{{}}}", pairs.join(", ")))
-}
+pub use crate::postgres::patroni::dynamic_settings as settings;
 
 /// The roles at the start of a variant.
 #[derive(Debug, Clone, Copy)]
@@ -146,24 +122,7 @@ impl Fx {
         ha.until_healthy(until).await?;
         // Applied once the primary says so: a synchronous standby, or none.
         let leader = loop {
-            let leader = ha.leader().await?.ctx_none()?;
-            let c = ha.connect(leader, patroni::DATABASE).await?;
-            let names: String = c
-                .query_one("SELECT current_setting('synchronous_standby_names')", &[])
-                .await?
-                .get(0);
-            let n_sync: i64 = c
-                .query_one(
-                    "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync' AND state = 'streaming'",
-                    &[],
-                )
-                .await?
-                .get(0);
-            // And Patroni says so in etcd (its /sync key): only a standby
-            // named there may be promoted in synchronous mode.
-            let members = ha.members().await?;
-            let synced = members.iter().filter(|m| m.role == "sync_standby").count();
-            if (sync && n_sync == 1 && synced == 1) || (!sync && names.is_empty() && n_sync == 0 && synced == 0) {
+            if let Some(leader) = ha.settled(sync).await? {
                 break leader;
             }
             if Instant::now() > until {
@@ -276,17 +235,15 @@ impl Fx {
     pub async fn promoted(&self, cx: &Cx<'_>, old: usize) -> Result<Option<(usize, f64)>> {
         let until = Instant::now() + self.deadline;
         loop {
-            if let Ok(members) = self.ha.members().await
-                && let Some(m) = members.iter().find(|m| m.leads() && m.running() && m.name != self.name(old))
-                && let Some(i) = self.ha.index(&m.name)
-                // PostgreSQL says so too: out of recovery.
-                && self.value(i, "SELECT NOT pg_is_in_recovery()").await.ok().flatten().as_deref() == Some("t")
-            {
+            if let Some(i) = self.ha.promoted_instead_of(old).await {
                 let at = Instant::now();
-                cx.recorder().note(
-                    "patroni",
-                    msg::promoted(&m.name, m.timeline.unwrap_or(0), self.name(old)),
-                );
+                let members = self.ha.members().await.unwrap_or_default();
+                let timeline = (members.iter())
+                    .find(|m| m.name == self.name(i))
+                    .and_then(|m| m.timeline)
+                    .unwrap_or(0);
+                cx.recorder()
+                    .note("patroni", msg::promoted(self.name(i), timeline, self.name(old)));
                 return Ok(Some((i, cx.recorder().t_ms(at))));
             }
             if Instant::now() > until {
@@ -434,17 +391,6 @@ async fn repair(ha: &HaCluster) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// None as the error "no leader" (a cluster that lost it is a deviation).
-trait NoneIsNoLeader<T> {
-    fn ctx_none(self) -> Result<T>;
-}
-
-impl<T> NoneIsNoLeader<T> for Option<T> {
-    fn ctx_none(self) -> Result<T> {
-        self.ok_or_else(|| Deviation(msg::no_leader()).into())
-    }
 }
 
 #[cfg(test)]

@@ -81,10 +81,6 @@ crate::messages! {
         en: "lab stops (SIGSTOP) {node}'s WAL senders to {standbys}: they send nothing more, the connections stay open",
         tr: "lab {node} düğümünün {standbys} için WAL gönderenlerini durdurur (SIGSTOP): artık bir şey göndermezler, bağlantılar açık kalır",
     }
-    no_leader() {
-        en: "lab's HA cluster has no running leader",
-        tr: "lab'ın HA cluster'ının çalışan bir lideri yok",
-    }
     connected(node, tries, ms) {
         en: "connected to {node}, the node that takes writes ({tries} connection(s) tried in {ms} ms)",
         tr: "yazma alan düğüm {node} ile bağlantı kuruldu ({ms} ms içinde {tries} bağlantı denendi)",
