@@ -88,6 +88,12 @@ pub struct Txn {
     /// answers came in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub committed_at: Option<Box<str>>,
+    /// Where its commit record is in the primary's WAL (pg_walinspect, on
+    /// lab's own server with `--replica`), for the transactions of an
+    /// anomaly found with a read on the standby: the order a standby
+    /// applies them in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_lsn: Option<Box<str>>,
     /// The server it ran on, when not the primary ("standby").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<Box<str>>,
@@ -116,6 +122,7 @@ impl Txn {
             xid: None,
             backend: None,
             committed_at: None,
+            commit_lsn: None,
             node: None,
             lsn: None,
             line: 0,

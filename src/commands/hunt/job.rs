@@ -206,6 +206,17 @@ impl Hunt {
     async fn level(&self, env: &Arc<Env>, level: Level) -> Result<()> {
         let truncate = format!("TRUNCATE {}.append", self.schema);
         self.control(env, &truncate, level).await?;
+        // With lab's standby: where the level's WAL starts (its commit
+        // records are looked up there for an anomaly with a standby read).
+        let wal_from = match self.cfg.replica {
+            true => Some(
+                connect::simple_value(&env.control, "SELECT pg_current_wal_flush_lsn()")
+                    .await
+                    .map_err(|e| connect::sql_error(e, msg::statement()))?
+                    .unwrap_or_default(),
+            ),
+            false => None,
+        };
         let apps: Vec<String> = (0..self.cfg.clients)
             .map(|i| format!("{}c{}", env.app_prefix(), i + 1))
             .collect();
@@ -235,6 +246,9 @@ impl Hunt {
         };
         let checked = check::check(&history, self.cfg.options).map_err(|d| anyhow::anyhow!(d.what))?;
         commit_times(env, &mut history, &checked).await?;
+        if let Some(from) = wal_from {
+            commit_lsns(env, &self.schema, &from, &mut history, &checked).await?;
+        }
         let file = self.write_history(&history, level)?;
         // The transactions' own time (first start to last end), as --check
         // reads it from the history: the same txns/s either way.
@@ -741,6 +755,98 @@ async fn commit_times(env: &Env, h: &mut History, checked: &Checked) -> Result<(
     Ok(())
 }
 
+/// For the anomalies with a read on lab's standby: where each of their
+/// transactions' commit records is in the primary's WAL, from `from` (the
+/// level's start), read with pg_walinspect (PostgreSQL 15 and later; made
+/// in the run's schema, dropped with it). Nothing where the server has no
+/// pg_walinspect or no longer has that WAL.
+async fn commit_lsns(env: &Env, schema: &str, from: &str, h: &mut History, checked: &Checked) -> Result<()> {
+    let wanted: Vec<(usize, i64)> = (checked.anomalies.iter())
+        .filter(|a| a.distinct_txns().into_iter().any(|t| h.txns[t].on_standby()))
+        .flat_map(|a| a.distinct_txns())
+        .filter_map(|t| h.txns[t].xid.map(|x| (t, (x % (1 << 32)) as i64)))
+        .collect();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let available = "SELECT count(*)::text FROM pg_available_extensions WHERE name = 'pg_walinspect'";
+    let has = connect::simple_value(&env.control, available)
+        .await
+        .map_err(|e| connect::sql_error(e, msg::statement()))?;
+    if has.as_deref() != Some("1") {
+        return Ok(());
+    }
+    env.control
+        .batch_execute(&format!("CREATE EXTENSION IF NOT EXISTS pg_walinspect SCHEMA {schema}"))
+        .await
+        .map_err(|e| connect::sql_error(e, msg::statement()))?;
+    // pg_walinspect reads only WAL on disk (lab's server acknowledges
+    // commits before they are: synchronous_commit off): until the WAL
+    // written so far is (the WAL writer's next round), within the deadline.
+    let until: String = env
+        .control
+        .query_one("SELECT pg_current_wal_insert_lsn()::text", &[])
+        .await
+        .map_err(|e| connect::sql_error(e, msg::statement()))?
+        .get(0);
+    let deadline = Instant::now() + env.wait_timeout;
+    loop {
+        let flushed: bool = env
+            .control
+            .query_one("SELECT pg_current_wal_flush_lsn() >= $1::text::pg_lsn", &[&until])
+            .await
+            .map_err(|e| connect::sql_error(e, msg::statement()))?
+            .get(0);
+        if flushed {
+            break;
+        }
+        if Instant::now() > deadline {
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let xids: Vec<i64> = wanted.iter().map(|(_, x)| *x).collect();
+    let sql = format!(
+        "SELECT xid::text::bigint, start_lsn::text FROM {schema}.pg_get_wal_records_info($1::text::pg_lsn, \
+         $2::text::pg_lsn) WHERE resource_manager = 'Transaction' AND record_type LIKE 'COMMIT%' \
+         AND xid::text::bigint = ANY($3)"
+    );
+    // The WAL recycled since the level began: nothing to say.
+    let Ok(rows) = env.control.query(&sql, &[&from, &until, &xids]).await else {
+        return Ok(());
+    };
+    for r in rows {
+        let (x, lsn): (i64, String) = (r.get(0), r.get(1));
+        for (t, _) in wanted.iter().filter(|(_, w)| *w == x) {
+            h.txns[*t].commit_lsn = Some(lsn.clone().into_boxed_str());
+        }
+    }
+    Ok(())
+}
+
+/// An anomaly's writers in the order of their commit records in the WAL,
+/// the order a standby applies them (where lab read it: [`commit_lsns`]).
+fn wal_order(h: &History, a: &Anomaly) -> Option<Text> {
+    let mut at: Vec<(u64, String)> = Vec::new();
+    for t in a.distinct_txns() {
+        if let Some(lsn) = h.txns[t].commit_lsn.as_deref() {
+            at.push((lsn_value(lsn)?, format!("{} ({lsn})", tname(h, t))));
+        }
+    }
+    if at.len() < 2 {
+        return None;
+    }
+    at.sort();
+    let order: Vec<String> = at.into_iter().map(|(_, s)| s).collect();
+    Some(msg::wal_order(order.join(", ")))
+}
+
+/// An LSN as PostgreSQL prints it (`16/B374D848`), as a number.
+fn lsn_value(lsn: &str) -> Option<u64> {
+    let (hi, lo) = lsn.split_once('/')?;
+    Some((u64::from_str_radix(hi, 16).ok()? << 32) | u64::from_str_radix(lo, 16).ok()?)
+}
+
 /// What an anomaly is, edge by edge or read by read, in words.
 pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
     let read_of = |t: usize, op: usize| match &h.txns[t].ops.get(op) {
@@ -776,6 +882,7 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
                 }
             })
             .chain(commit_order(h, a))
+            .chain(wal_order(h, a))
             .chain(standby_reads(h, a))
             .collect();
     }
@@ -1530,14 +1637,14 @@ mod tests {
         let mut there = txn(3, vec![r(1, &[]), r(2, &[2])]);
         there.node = Some(STANDBY.into());
         there.lsn = Some("0/3000148".into());
+        // The standby applied T1's commit first (the WAL's order, numbers
+        // compared: as text 0/1000000 would come first).
+        let (mut t0, mut t1) = (txn(0, vec![Op::Append(1, 1)]), txn(1, vec![Op::Append(2, 2)]));
+        t0.commit_lsn = Some("0/1000000".into());
+        t1.commit_lsn = Some("0/FF0000".into());
         let h = History {
             header: None,
-            txns: vec![
-                txn(0, vec![Op::Append(1, 1)]),
-                txn(1, vec![Op::Append(2, 2)]),
-                txn(2, vec![r(1, &[1]), r(2, &[])]),
-                there,
-            ],
+            txns: vec![t0, t1, txn(2, vec![r(1, &[1]), r(2, &[])]), there],
             ..History::default()
         };
         let c = check::check(&h, Default::default()).unwrap();
@@ -1550,9 +1657,18 @@ mod tests {
             last.starts_with("read on lab's standby") && last.contains("T3 (0/3000148)"),
             "{said:?}"
         );
+        let wal = &said[said.len() - 2];
+        assert!(
+            wal.starts_with("their commit records in the primary's WAL")
+                && wal.ends_with("T1 (0/FF0000), T0 (0/1000000)"),
+            "{said:?}"
+        );
         // Without a standby read, no such line.
         let mut primary = h.clone();
         primary.txns[3].node = None;
+        // (lab looks commit records up only for an anomaly with a standby read.)
+        primary.txns[0].commit_lsn = None;
+        primary.txns[1].commit_lsn = None;
         let c = check::check(&primary, Default::default()).unwrap();
         let said: Vec<String> = explain(&primary, &c.anomalies[0])
             .iter()

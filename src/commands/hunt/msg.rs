@@ -240,6 +240,10 @@ crate::messages! {
         en: "nemesis: {faults} injected, each undone before the next",
         tr: "nemesis: {faults} enjekte edildi, her biri bir sonrakinden önce geri alındı",
     }
+    wal_order(order) {
+        en: "their commit records in the primary's WAL, the order a standby applies them in (pg_walinspect): {order}",
+        tr: "commit kayıtları birincilin WAL'ında, bir standby'ın onları uyguladığı sırayla (pg_walinspect): {order}",
+    }
     standby_reads(which) {
         en: "read on lab's standby, replayed up to (pg_last_wal_replay_lsn): {which}; the others on the primary. A standby makes commits visible in WAL order, the primary in the order its backends end them, and the two orders may differ",
         tr: "lab'ın standby'ında okuyanlar, işlendiği konumla (pg_last_wal_replay_lsn): {which}; diğerleri birincilde. Standby commit'leri WAL sırasıyla görünür kılar, birincil ise backend'lerinin onları bitirdiği sırayla; bu iki sıra farklı olabilir",
