@@ -1235,6 +1235,69 @@ fn replica_reads_go_to_lab_s_standby_as_the_seed_says_and_are_recorded() {
     );
 }
 
+/// `--replica --via pgpool`: every session through lab's pgpool-II, which
+/// balances a transaction's reads to the standby until its first write and
+/// sends the writes to the primary. A REPEATABLE READ transaction then
+/// reads one server's snapshot and commits on the other: the checker finds
+/// what repeatable read forbids (exit 1), in transactions that read on the
+/// standby and wrote on the primary, and says so. SERIALIZABLE, which
+/// pgpool-II never balances, stays on the primary: as documented.
+#[test]
+fn through_pgpool_a_repeatable_read_transaction_spans_two_servers() {
+    let dir = scratch("pgpool");
+    let history = dir.join("rr.jsonl");
+    let (code, report, stderr) = hunt_own(&[
+        "--replica",
+        "--via",
+        "pgpool",
+        "--level",
+        "repeatable-read",
+        "--txns",
+        "2000",
+        "--history",
+        history.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{stderr}\n{report}");
+    let level = &report["levels"][0];
+    let forbidden: Vec<String> = serde_json::from_value(level["forbidden_found"].clone()).unwrap();
+    assert!(!forbidden.is_empty(), "{report}");
+    // Some transactions read on the standby and wrote on the primary.
+    let split: Vec<u64> = on_standby(&history)
+        .into_iter()
+        .filter(|(_, ops, _)| ops.as_array().unwrap().iter().any(|o| o[0] == "append"))
+        .map(|(i, ..)| i)
+        .collect();
+    assert!(!split.is_empty(), "no transaction read on the standby and wrote");
+    // A forbidden anomaly rests on one of them, and the text says why.
+    let text = report.to_string();
+    assert!(
+        text.contains("One transaction, two servers: pgpool-II balances a transaction's reads until its first write"),
+        "{report}"
+    );
+    let history = dir.join("ser.jsonl");
+    let (code, report, stderr) = hunt_own(&[
+        "--replica",
+        "--via",
+        "pgpool",
+        "--level",
+        "serializable",
+        "--txns",
+        "300",
+        "--history",
+        history.to_str().unwrap(),
+    ]);
+    assert!(code == 0 || names(&report) == ["G2-item"], "{stderr}\n{report}");
+    assert!(on_standby(&history).is_empty());
+    // Refused before anything starts: with a nemesis, without --replica.
+    one_line_exit_2(
+        &run(&["hunt", "--replica", "--via", "pgpool", "--nemesis", "pause"]),
+        "--via pgpool runs without a nemesis",
+    );
+    let r = run(&["hunt", "--via", "pgpool"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--replica"), "{}", r.stderr);
+}
+
 /// `--nemesis partition` through lab's fault proxy, on a server lab did not
 /// start (the proxy needs no signal to its processes): sessions cut off
 /// reconnect once the partition heals, after the backend the server kept

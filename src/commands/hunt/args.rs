@@ -117,6 +117,19 @@ pub struct HuntArgs {
     #[arg(long, conflicts_with = "check")]
     pub replica: bool,
 
+    /// With --replica: every session through lab's own pgpool-II in front
+    /// of the primary and the standby (load balancing on, lab/pgpool.conf),
+    /// as an application behind it; pgpool-II, not lab, decides where each
+    /// statement goes, and each read records which server answered it.
+    #[arg(
+        long,
+        value_enum,
+        requires = "replica",
+        conflicts_with = "check",
+        value_name = "POOLER"
+    )]
+    pub via: Option<HuntVia>,
+
     /// Output format.
     #[arg(long, value_enum, ignore_case = true, default_value_t = HuntFormat::Table)]
     pub format: HuntFormat,
@@ -126,6 +139,11 @@ pub struct HuntArgs {
 
     #[command(flatten)]
     pub common: CommonArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HuntVia {
+    Pgpool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -159,6 +177,7 @@ crate::help_tr! {
     ("arg.hunt.nemesis", "İşlemler çalışırken Jepsen'in nemesis'leri gibi enjekte edilen hatalar: pause (bir backend'e SIGSTOP), kill (bir backend'e SIGKILL: çökme kurtarması), restart (anında kapatma ve başlatma), partition (lab'ın hata proxy'si oturumları sunucudan koparır), failover (lab'ın HA cluster'ında, Patroni ve üç düğüm: başka biri terfi edene kadar primary öldürülür ya da koparılır; tek başına). pause, kill, restart ve failover lab'ın kendi sunucusunu ister (--database-url olmadan)"),
     ("arg.hunt.nemesis_interval", "Bir hatanın bitişiyle sonrakinin başlangıcı arasındaki milisaniye"),
     ("arg.hunt.replica", "lab'ın kendi sunucusunun akışlı bir yedeğini (standby) başlat ve her salt okunur işlemi rastgele (tohumdan) ona ya da birincile gönder; düğüm ve yedeğin replay LSN'i ile kaydedilir; serializable'da her işlem birincilde kalır (hot standby onu reddeder)"),
+    ("arg.hunt.via", "--replica ile: her oturum birincilin ve standby'ın önündeki lab'ın kendi pgpool-II'si üzerinden (yük dengeleme açık, lab/pgpool.conf), arkasındaki bir uygulama gibi; her ifadenin nereye gideceğine lab değil pgpool-II karar verir ve her okuma hangi sunucunun cevap verdiğini kaydeder"),
     ("arg.hunt.format", "Çıktı biçimi"),
     ("arg.hunt.junit", "Ayrıca FILE dosyasına bir JUnit XML raporu yaz (anomali sınıfı ve düzey başına bir test case)"),
     ("arg.hunt.html", "Ayrıca FILE dosyasına kendi içinde tam bir HTML raporu yaz (her anomalinin döngüsü, işlemlerinin swimlane'lerinin yanında)"),

@@ -42,6 +42,9 @@ pub struct HuntRun {
     pub lab_dir: Option<PathBuf>,
     /// Read-only transactions to lab's own standby too (`--replica`).
     pub replica: bool,
+    /// `--via pgpool`: every session through lab's pgpool-II in front of
+    /// the primary and the standby.
+    pub via_pgpool: bool,
 }
 
 /// `lab hunt --check FILE`.
@@ -129,6 +132,9 @@ impl Hunt {
                 bail!(hmsg::failover_alone(other));
             }
         }
+        if args.via.is_some() && !faults.is_empty() {
+            bail!(hmsg::pgpool_no_nemesis());
+        }
         if !(1..=600_000).contains(&args.nemesis_interval) {
             bail!(hmsg::nemesis_interval());
         }
@@ -156,6 +162,7 @@ impl Hunt {
             nemesis_interval: std::time::Duration::from_millis(args.nemesis_interval),
             lab_dir: args.lab_dir.lab_dir.clone(),
             replica: args.replica,
+            via_pgpool: args.via.is_some(),
         })))
     }
 }

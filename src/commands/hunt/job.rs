@@ -113,6 +113,9 @@ pub struct Hunt {
     /// synchronous mode is on there.
     ha_programs: Option<patroni::Programs>,
     ha: Mutex<Option<(Arc<HaCluster>, bool)>>,
+    /// `--via pgpool`: lab's pgpool-II in front of the primary and the
+    /// standby, and where the sessions connect to it.
+    pgpool: Mutex<Option<(crate::postgres::pgpool::Pgpool, crate::postgres::ConnInfo)>>,
 }
 
 /// How long lab's HA cluster may take to start, settle, fail over, and a
@@ -162,6 +165,10 @@ impl Hunt {
         if !own && cfg.replica {
             bail!(msg::replica_needs_own());
         }
+        if cfg.via_pgpool {
+            // Found before anything starts (LAB_PGPOOL_BIN, PATH, the Debian package's place).
+            crate::postgres::pgpool::find_bin()?;
+        }
         // lab's HA cluster can run here, found before anything starts.
         let ha_programs = if cfg.nemesis.contains(&Fault::Failover) {
             if unsafe { libc::geteuid() } != 0 {
@@ -186,6 +193,7 @@ impl Hunt {
             connections: Mutex::default(),
             ha_programs,
             ha: Mutex::default(),
+            pgpool: Mutex::default(),
         })
     }
 
@@ -290,6 +298,7 @@ impl Hunt {
             None => self.common.wait_timeout,
         };
         let mut w = Workload::new(level, self.cfg.budget, self.cfg.seed, self.cfg.shape, deadline, bar);
+        w.balanced = self.cfg.via_pgpool;
         if !self.cfg.nemesis.is_empty() {
             let chaos = Chaos::new(
                 self.cfg.nemesis.clone(),
@@ -325,10 +334,20 @@ impl Hunt {
         apps: &[String],
         level: Level,
     ) -> Result<Vec<(Link, Option<Link>)>> {
-        let setup = connect::session_setup(Some(&self.schema), &env.settings);
-        let session_pg = match &w.chaos {
-            Some(c) => c.session_pg(&env.session_pg()),
-            None => env.session_pg(),
+        let mut setup = connect::session_setup(Some(&self.schema), &env.settings);
+        let mut through_pgpool = self.pgpool.lock().unwrap().as_ref().map(|(_, pg)| pg.clone());
+        if let Some(pg) = &mut through_pgpool {
+            // In the startup packet: pgpool-II sends a statement of several
+            // SETs to the primary only.
+            let options = connect::startup_options(Some(&self.schema), &env.settings);
+            let all = format!("{} {options}", pg.get_options().unwrap_or_default());
+            pg.options(all.trim());
+            setup.clear();
+        }
+        let session_pg = match (&w.chaos, through_pgpool.clone()) {
+            (_, Some(pg)) => pg,
+            (Some(c), None) => c.session_pg(&env.session_pg()),
+            (None, None) => env.session_pg(),
         };
         let mut links = Vec::new();
         let mut conns = Vec::new();
@@ -347,10 +366,11 @@ impl Hunt {
         // Read-only transactions to the standby too, once it has replayed
         // the level's start (a hot standby refuses SERIALIZABLE: none then).
         let standby_pg = self.standby.lock().unwrap().as_ref().map(|(_, pg)| pg.clone());
-        let standby_pg = standby_pg.filter(|_| level != Level::Serializable);
         if let Some(pg) = &standby_pg {
             self.caught_up(env, pg).await?;
         }
+        // Through pgpool-II it, not lab, sends reads to the standby.
+        let standby_pg = standby_pg.filter(|_| level != Level::Serializable && through_pgpool.is_none());
         Ok(links
             .into_iter()
             .map(|l| {
@@ -941,10 +961,17 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
 /// commits in WAL order, the primary makes them visible in the order its
 /// backends leave the ProcArray, and the two may differ (Long Fork).
 fn standby_reads(h: &History, a: &Anomaly) -> Option<Text> {
-    let there: Vec<String> = (a.txns.iter())
-        .filter(|t| h.txns[**t].on_standby())
-        .map(|t| format!("{} ({})", tname(h, *t), h.txns[*t].lsn.as_deref().unwrap_or("?")))
-        .collect();
+    let wrote = |t: usize| h.txns[t].ops.iter().any(|o| matches!(o, Op::Append(..)));
+    let named = |t: usize| format!("{} ({})", tname(h, t), h.txns[t].lsn.as_deref().unwrap_or("?"));
+    let (split, there): (Vec<usize>, Vec<usize>) = (a.distinct_txns().into_iter())
+        .filter(|t| h.txns[*t].on_standby())
+        .partition(|t| wrote(*t));
+    // Through pgpool-II: a transaction that read on the standby and wrote on the primary.
+    if !split.is_empty() {
+        let split: Vec<String> = split.into_iter().map(named).collect();
+        return Some(msg::split_reads(split.join(", ")));
+    }
+    let there: Vec<String> = there.into_iter().map(named).collect();
     (!there.is_empty()).then(|| msg::standby_reads(there.join(", ")))
 }
 
@@ -1103,7 +1130,16 @@ impl Outputs<'_> {
             history: f.file.as_ref().map(|p| p.display().to_string()),
             nemesis: nemesis_report(&f.history),
             on_standby: standby_count(&f.history),
-            standby_line: standby_count(&f.history).map(|n| msg::standby_line(n, f.history.txns.len())),
+            standby_line: standby_count(&f.history).map(|n| {
+                let all = f.history.txns.len();
+                let stuck = (f.history.txns.iter())
+                    .filter(|t| t.sqlstate.as_deref() == Some("25P02"))
+                    .count();
+                match stuck {
+                    0 => msg::standby_line(n, all),
+                    _ => msg::standby_line_stuck(n, all, stuck),
+                }
+            }),
             as_expected: f.as_expected(),
             name: f.level_name(),
             secs: f.secs,
@@ -1321,6 +1357,9 @@ impl Job for Hunt {
             // The primary's settings at the standby's port: its database and
             // TLS (a copy of a TLS-only primary is TLS-only, with its certificate).
             let pg = env.pg.through(std::net::Ipv4Addr::LOCALHOST.into(), standby.port);
+            if self.cfg.via_pgpool {
+                self.start_pgpool(env, &pg)?;
+            }
             *self.standby.lock().unwrap() = Some((standby, pg));
         }
         let on_cluster;
@@ -1340,6 +1379,11 @@ impl Job for Hunt {
     }
 
     async fn clean_up(&self, env: &Env, _failed: bool) -> Result<()> {
+        // lab's pgpool-II first (its connections to both servers end with it).
+        let pool = self.pgpool.lock().unwrap().take();
+        if let Some(p) = pool {
+            tokio::task::block_in_place(|| drop(p));
+        }
         let cleaned = self.clean_up_schema(env).await;
         // lab's HA cluster, if any, removed with everything in it (the schema too).
         let ha = self.ha.lock().unwrap().take();
@@ -1360,6 +1404,28 @@ impl Job for Hunt {
 }
 
 impl Hunt {
+    /// `--via pgpool`: lab's pgpool-II in front of the primary and the
+    /// standby at `standby` (lab/pgpool.conf: load balancing on, every
+    /// load-balanced read to the standby), and where the sessions connect:
+    /// through it, with synchronous_commit on in the startup packet (as on
+    /// a real server, COMMIT flushes the WAL the standby is sent; pgpool-II
+    /// may take a SET for a write).
+    fn start_pgpool(&self, env: &Env, standby: &crate::postgres::ConnInfo) -> Result<()> {
+        let files = match &self.cfg.lab_dir {
+            Some(d) => crate::files::LabFiles::with_dir(d)?,
+            None => crate::files::LabFiles::embedded(),
+        };
+        let settings = files.read("pgpool.conf")?.into_owned();
+        // On this thread, as the standby: pgpool-II's parent-death signal
+        // is tied to the thread that starts it.
+        let pool =
+            tokio::task::block_in_place(|| crate::postgres::pgpool::Pgpool::start(&env.pg, standby, &settings, ""))?;
+        let mut pg = pool.config(env.pg.get_dbname().unwrap_or("postgres"));
+        pg.options("-c synchronous_commit=on");
+        *self.pgpool.lock().unwrap() = Some((pool, pg));
+        Ok(())
+    }
+
     /// `--nemesis failover`: lab's HA cluster started (with the run's
     /// server programs), Patroni's settings for the hunt applied
     /// (lab/failover.conf's `[hunt]`) and settled, the run's schema made on

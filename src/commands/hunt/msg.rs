@@ -52,6 +52,10 @@ crate::messages! {
         en: "lab's HA cluster ({versions}) healthy after {s} s; the sessions reach whichever node is the primary through one connection string (target_session_attrs=read-write), Patroni's settings: {settings}",
         tr: "lab'ın HA cluster'ı ({versions}) {s} sn sonra sağlıklı; oturumlar hangi düğüm primary ise ona tek bir bağlantı dizesiyle ulaşır (target_session_attrs=read-write), Patroni'nin ayarları: {settings}",
     }
+    pgpool_no_nemesis() {
+        en: "--via pgpool runs without a nemesis: pgpool-II holds the sessions' connections to both servers, and a fault would be judged against what it does with them",
+        tr: "--via pgpool nemesis olmadan çalışır: oturumların iki sunucuya bağlantılarını pgpool-II tutar ve bir hata, onun bunlarla yaptığına göre değerlendirilirdi",
+    }
     not_settled(s, logs) {
         en: "lab's HA cluster was not settled (every node streaming, the synchronous standby named) within {s} s (--wait-timeout); Patroni's last words: {logs}",
         tr: "lab'ın HA cluster'ı {s} sn içinde oturmadı (her düğüm akıyor, senkron standby adlandırılmış) (--wait-timeout); Patroni'nin son sözleri: {logs}",
@@ -244,6 +248,10 @@ crate::messages! {
         en: "their commit records in the primary's WAL, the order a standby applies them in (pg_walinspect): {order}",
         tr: "commit kayıtları birincilin WAL'ında, bir standby'ın onları uyguladığı sırayla (pg_walinspect): {order}",
     }
+    split_reads(which) {
+        en: "read on lab's standby, replayed up to (pg_last_wal_replay_lsn), and wrote on the primary: {which}. One transaction, two servers: pgpool-II balances a transaction's reads until its first write, so they see the standby's snapshot, which is not the one the writes commit in",
+        tr: "lab'ın standby'ında okudu, işlendiği konumla (pg_last_wal_replay_lsn), ve birincilde yazdı: {which}. Tek transaction, iki sunucu: pgpool-II bir transaction'ın okumalarını ilk yazmasına kadar dengeler; okumalar standby'ın snapshot'ını görür, yazmaların commit edildiği snapshot'ı değil",
+    }
     standby_reads(which) {
         en: "read on lab's standby, replayed up to (pg_last_wal_replay_lsn): {which}; the others on the primary. A standby makes commits visible in WAL order, the primary in the order its backends end them, and the two orders may differ",
         tr: "lab'ın standby'ında okuyanlar, işlendiği konumla (pg_last_wal_replay_lsn): {which}; diğerleri birincilde. Standby commit'leri WAL sırasıyla görünür kılar, birincil ise backend'lerinin onları bitirdiği sırayla; bu iki sıra farklı olabilir",
@@ -251,6 +259,10 @@ crate::messages! {
     standby_line(n, all) {
         en: "replica: {n} of the {all} transactions read on lab's standby (the others on the primary)",
         tr: "replica: {all} işlemin {n} tanesi lab'ın standby'ında okudu (diğerleri birincilde)",
+    }
+    standby_line_stuck(n, all, stuck) {
+        en: "replica: {n} of the {all} transactions read on lab's standby (the others on the primary); {stuck} failed with SQLSTATE 25P02 through pgpool-II: their session's backend on the primary was still in an earlier transaction that had failed, though lab had sent ROLLBACK (lab opened the session again)",
+        tr: "replica: {all} işlemin {n} tanesi lab'ın standby'ında okudu (diğerleri birincilde); {stuck} tanesi pgpool-II üzerinden SQLSTATE 25P02 ile başarısız oldu: oturumlarının birincildeki backend'i, lab ROLLBACK göndermiş olmasına rağmen hâlâ başarısız olmuş önceki bir transaction'daydı (lab oturumu yeniden açtı)",
     }
     nemesis_none(asked) {
         en: "nemesis: {asked} asked, no fault injected (the run ended first)",

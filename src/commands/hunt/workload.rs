@@ -27,6 +27,25 @@ pub const CREATE: &str = "CREATE TABLE append (k bigint PRIMARY KEY, v bigint[] 
 pub const APPEND: &str =
     "INSERT INTO append AS t (k, v) VALUES ($1, ARRAY[$2::bigint]) ON CONFLICT (k) DO UPDATE SET v = t.v || $2::bigint";
 pub const READ: &str = "SELECT v FROM append WHERE k = $1";
+/// A read through pgpool-II: the list, and how far the server that
+/// answered had replayed the primary's WAL (NULL on the primary itself).
+/// Always one row. Through pgpool-II every statement goes in the simple
+/// query protocol (its values written in: integers only): pgpool-II 4.3
+/// loses track of the extended protocol's messages after an error on one
+/// server ("unexpected message from server"). lab/pgpool.conf lists the
+/// function as read-only: the read is balanced as any other.
+fn read_balanced(key: Key) -> String {
+    format!("SELECT (SELECT v FROM append WHERE k = {key}), pg_last_wal_replay_lsn()::text")
+}
+
+/// A list as PostgreSQL writes a bigint[] in text (`{1,2,3}`).
+fn parse_list(text: &str) -> Option<Vec<i64>> {
+    let inner = text.strip_prefix('{')?.strip_suffix('}')?;
+    if inner.is_empty() {
+        return Some(Vec::new());
+    }
+    inner.split(',').map(|e| e.parse().ok()).collect()
+}
 
 /// The append of `elem` to `key` as a statement of its own (a spec's step).
 pub fn append_sql(key: Key, elem: Elem) -> String {
@@ -148,6 +167,9 @@ pub struct Workload {
     pub bar: indicatif::ProgressBar,
     /// The nemesis the sessions live through (none: a lost connection ends the run).
     pub chaos: Option<Arc<Chaos>>,
+    /// Through pgpool-II (`--via pgpool`): it decides which server answers
+    /// each statement, and each read says which one did ([`READ_BALANCED`]).
+    pub balanced: bool,
     /// Where each read-only transaction goes (`--replica`), drawn from it.
     seed: u64,
 }
@@ -188,6 +210,15 @@ impl<T> Outcome<T> {
     fn map<U>(self, f: impl FnOnce(T) -> U) -> Outcome<U> {
         match self {
             Outcome::Ok(v) => Outcome::Ok(f(v)),
+            Outcome::Abort(c) => Outcome::Abort(c),
+            Outcome::Lost(c) => Outcome::Lost(c),
+            Outcome::Error(e) => Outcome::Error(e),
+        }
+    }
+
+    fn and_then<U>(self, f: impl FnOnce(T) -> Outcome<U>) -> Outcome<U> {
+        match self {
+            Outcome::Ok(v) => f(v),
             Outcome::Abort(c) => Outcome::Abort(c),
             Outcome::Lost(c) => Outcome::Lost(c),
             Outcome::Error(e) => Outcome::Error(e),
@@ -257,6 +288,7 @@ impl Workload {
             deadline,
             bar,
             chaos: None,
+            balanced: false,
         }
     }
 
@@ -418,9 +450,10 @@ impl Workload {
                 end: (status != Status::Info).then_some(end),
                 at,
                 xid,
-                // The standby's backend is not the session's.
-                backend: there.is_none().then_some(backend),
-                node: there.map(|_| STANDBY.into()),
+                // The standby's backend is not the session's; through
+                // pgpool-II the session has one on each server.
+                backend: (there.is_none() && !self.balanced).then_some(backend),
+                node: (there.is_some() || lsn.is_some()).then(|| STANDBY.into()),
                 lsn: lsn.clone().map(String::into_boxed_str),
                 ..Txn::new(index, session, status, start, ops)
             };
@@ -545,10 +578,36 @@ impl Workload {
                 break;
             }
             outcome = match op {
+                Op::Append(k, v) if self.balanced => (self.bounded(client.simple_query(&append_sql(*k, *v)), cuts))
+                    .await
+                    .map(|_| ()),
                 Op::Append(k, v) => self
                     .bounded(client.execute(append, &[&*k, &*v]), cuts)
                     .await
                     .map(|_| ()),
+                Op::Read(k, seen) if self.balanced => (self
+                    .bounded(client.simple_query(&read_balanced(*k)), cuts)
+                    .await)
+                    .and_then(|answer: Vec<tokio_postgres::SimpleQueryMessage>| {
+                        let row = crate::postgres::connect::text_rows(&answer)
+                            .into_iter()
+                            .next()
+                            .unwrap_or_default();
+                        let list = match row.first().cloned().flatten() {
+                            None => Some(Vec::new()),
+                            Some(text) => parse_list(&text),
+                        };
+                        let Some(list) = list else {
+                            return Outcome::Error(anyhow::anyhow!(msg::statement()));
+                        };
+                        *seen = Some(list);
+                        // Answered by the standby: the transaction read there
+                        // (as far as its first such read had replayed).
+                        if lsn.is_none() {
+                            lsn = row.get(1).cloned().flatten();
+                        }
+                        Outcome::Ok(())
+                    }),
                 Op::Read(k, seen) => self.bounded(client.query_opt(select, &[&*k]), cuts).await.map(|row| {
                     *seen = Some(row.map(|r| r.get::<_, Vec<i64>>(0)).unwrap_or_default());
                 }),
@@ -641,6 +700,11 @@ impl Workload {
             Ok(Ok(v)) => Outcome::Ok(v),
             Ok(Err(e)) => match e.code().map(|c| c.code()) {
                 Some(c @ ("40001" | "40P01")) => Outcome::Abort(c.to_string()),
+                // Through pgpool-II, now and then: the session's backend on
+                // the primary is still in an earlier transaction that failed,
+                // though lab sent ROLLBACK. This one fails with it, and the
+                // session is opened again (new backends).
+                Some(c @ "25P02") if self.balanced => Outcome::Lost(Some(c.to_string())),
                 _ if ends && connection_gone(&e) => Outcome::Lost(e.code().map(|c| c.code().to_string())),
                 _ => Outcome::Error(crate::postgres::connect::sql_error(e, msg::statement())),
             },

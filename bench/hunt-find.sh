@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# How soon `lab hunt` meets what it hunts, printed (never asserted):
+#   - the commit-window G2-item at SERIALIZABLE under `--nemesis pause`
+#     (docs/findings/ssi-commit-window.md): a forbidden G2-item, G-single or
+#     G-nonadjacent at serializable;
+#   - Long Fork through lab's standby: `--replica --level repeatable-read`,
+#     a forbidden G-nonadjacent at repeatable read.
+# Each is RUNS runs (seeds 1..RUNS) of LIMIT seconds on lab's own throwaway
+# server (LAB_PG_BIN: another PostgreSQL). A run's time to find is the end
+# of the last transaction of the first forbidden anomaly it reports (from
+# its history: the run had met it by then); a run that found nothing within
+# LIMIT counts as more than LIMIT. The median is within LIMIT exactly when
+# more than half the runs found it.
+# Settings: RUNS (5), LIMIT (60), WHICH (pause,replica).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-5}
+LIMIT=${LIMIT:-60}
+WHICH=${WHICH:-pause,replica}
+cargo build --release -q
+LAB=target/release/lab
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "$(nproc) cores, PostgreSQL from ${LAB_PG_BIN:-the machine}"
+
+hunt() { # NAME LEVEL ARGS...
+    name=$1 level=$2
+    shift 2
+    for seed in $(seq 1 "$RUNS"); do
+        "$LAB" hunt --level "$level" --seed "$seed" --seconds "$LIMIT" --no-specs \
+            --history "$tmp/$name-$seed.jsonl" --format json "$@" >"$tmp/$name-$seed.json" 2>"$tmp/$name-$seed.err" || true
+    done
+    python3 - "$tmp" "$name" "$RUNS" "$LIMIT" <<'PY'
+import json, statistics, sys
+tmp, name, runs, limit = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+found = []
+for seed in range(1, runs + 1):
+    try:
+        report = json.load(open(f"{tmp}/{name}-{seed}.json"))
+    except (OSError, ValueError):
+        print(f"  seed {seed}: no report ({open(f'{tmp}/{name}-{seed}.err').read().strip()[-200:]})")
+        found.append(float("inf"))
+        continue
+    level = report["levels"][0]
+    ends = {}
+    for line in open(f"{tmp}/{name}-{seed}.jsonl"):
+        t = json.loads(line)
+        if "index" in t:
+            ends[t["index"]] = t.get("end") or t["start"]
+    forbidden = [a for a in level["anomalies"] if a["forbidden"]]
+    if forbidden:
+        at = min(max(ends[t] for t in a["transactions"]) / 1e9 for a in forbidden)
+        names = sorted({a["name"] for a in forbidden})
+        print(f"  seed {seed}: {', '.join(names)} by {at:.1f} s ({level['transactions']} transactions, {level['seconds']:.0f} s)")
+    else:
+        at = float("inf")
+        print(f"  seed {seed}: nothing forbidden within {limit:.0f} s ({level['transactions']} transactions)")
+    found.append(at)
+median = statistics.median(found)
+shown = f"{median:.1f} s" if median != float("inf") else f"over {limit:.0f} s"
+hits = sum(1 for f in found if f != float("inf"))
+print(f"{name}: found in {hits} of {runs} runs; median time to find {shown}")
+PY
+}
+
+case ",$WHICH," in *,pause,*)
+    echo "the commit-window G2-item: lab hunt --level serializable --nemesis pause, $RUNS runs of $LIMIT s"
+    hunt pause serializable --nemesis pause
+esac
+case ",$WHICH," in *,replica,*)
+    echo "Long Fork: lab hunt --replica --level repeatable-read, $RUNS runs of $LIMIT s"
+    hunt replica repeatable-read --replica
+esac
