@@ -90,6 +90,9 @@ impl PgBouncer {
 
     /// ... with `extra` lines in its [pgbouncer] section (tests: server_round_robin...).
     pub fn start_with(server: &crate::postgres::ConnInfo, pools: &[Pool], extra: &str) -> Result<PgBouncer> {
+        if let Some(why) = unheld(server) {
+            bail!(why);
+        }
         let bin = find_bin()?;
         let version = sidecar::version(&bin, "pgbouncer")?;
         let owner = Owner::for_server()?;
@@ -341,9 +344,21 @@ pub fn value(row: &[(String, String)], col: &str) -> i64 {
         .unwrap_or(0)
 }
 
+/// Why lab's PgBouncer cannot stand in front of `server` as the user asked:
+/// it logs in to the server itself and cannot be held to require_auth
+/// (PgBouncer has no such setting); none where nothing stands in the way.
+pub fn unheld(server: &crate::postgres::ConnInfo) -> Option<crate::i18n::Text> {
+    let r = server.require_auth.as_ref()?;
+    Some(msg::require_auth(r.value.clone(), r.origin.clone()))
+}
+
 pub mod msg {
     crate::messages! {
         prefix "pb";
+        require_auth(value, origin) {
+            en: "require_auth={value} ({origin}): lab's PgBouncer logs in to the server itself and cannot be held to it; drop --pooler or require_auth",
+            tr: "require_auth={value} ({origin}): lab'ın PgBouncer'ı sunucuya kendisi bağlanır ve buna tabi tutulamaz; --pooler'ı ya da require_auth'u bırakın",
+        }
         install() {
             en: "install it (Debian/Ubuntu: apt-get install pgbouncer; macOS: brew install pgbouncer) or set LAB_PGBOUNCER_BIN to the program",
             tr: "kurun (Debian/Ubuntu: apt-get install pgbouncer; macOS: brew install pgbouncer) ya da LAB_PGBOUNCER_BIN'i programa ayarlayın",

@@ -70,6 +70,9 @@ impl Pgpool {
         settings: &str,
         extra: &str,
     ) -> Result<Pgpool> {
+        if let Some(why) = unheld(primary) {
+            bail!(why);
+        }
         let bin = find_bin()?;
         let version = sidecar::version(&bin, "pgpool-II")?;
         let owner = Owner::for_server()?;
@@ -223,9 +226,21 @@ impl Drop for Pgpool {
     }
 }
 
+/// Why lab's pgpool-II cannot stand in front of `server` as the user asked:
+/// it logs in to the servers itself and cannot be held to require_auth;
+/// none where nothing stands in the way.
+pub fn unheld(server: &crate::postgres::ConnInfo) -> Option<crate::i18n::Text> {
+    let r = server.require_auth.as_ref()?;
+    Some(msg::require_auth(r.value.clone(), r.origin.clone()))
+}
+
 pub mod msg {
     crate::messages! {
         prefix "pp";
+        require_auth(value, origin) {
+            en: "require_auth={value} ({origin}): lab's pgpool-II logs in to the servers itself and cannot be held to it",
+            tr: "require_auth={value} ({origin}): lab'ın pgpool-II'si sunuculara kendisi bağlanır ve buna tabi tutulamaz",
+        }
         install() {
             en: "install it (Debian/Ubuntu: apt-get install pgpool2; macOS: brew install pgpool-ii) or set LAB_PGPOOL_BIN to the program",
             tr: "kurun (Debian/Ubuntu: apt-get install pgpool2; macOS: brew install pgpool-ii) ya da LAB_PGPOOL_BIN'i programa ayarlayın",

@@ -513,6 +513,49 @@ fn require_auth_allows_and_refuses_what_psql_does() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// lab's PgBouncer and pgpool-II log in to the server themselves and have
+/// no require_auth of their own: with one in the URL, `--pooler` is refused
+/// by name (exit 2) and the variants that start one are skipped saying why;
+/// nothing is connected less safely than asked.
+#[test]
+fn require_auth_is_not_dropped_behind_lab_s_poolers() {
+    let srv = crate::support::TestServer::start();
+    let url = format!("{}?require_auth=none", srv.url());
+    let r = crate::support::run(&["nowait", "--pooler", "--database-url", &url]);
+    crate::support::one_line_exit_2(
+        &r,
+        "require_auth=none (require_auth in --database-url): lab's PgBouncer logs in to the server itself and cannot be held to it",
+    );
+    let r = crate::support::run(&["pooler", "--database-url", &url, "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.why());
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let variants = report["variants"].as_array().unwrap();
+    assert!(!variants.is_empty());
+    for v in variants {
+        assert_eq!(v["skipped"], true, "{v}");
+        assert!(
+            v["skip_reason"]
+                .as_str()
+                .unwrap()
+                .contains("lab's PgBouncer logs in to the server itself"),
+            "{v}"
+        );
+    }
+    // Without it, the same URL runs them.
+    let r = crate::support::run(&[
+        "pooler",
+        "--variant",
+        "set-leak",
+        "--database-url",
+        &srv.url(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.why());
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_ne!(report["variants"][0]["skipped"], true, "{report}");
+}
+
 /// ~/.postgresql/root.crt makes require verify the chain, as libpq does;
 /// a client certificate is taken from ~/.postgresql too.
 #[test]

@@ -225,6 +225,11 @@ impl Stage {
             cx.skip(msg::no_pgbouncer(pgbouncer::msg::install()));
             return Ok(None);
         }
+        // It logs in to the server itself: require_auth cannot hold it.
+        if let Some(why) = pgbouncer::unheld(&cx.env.pg) {
+            cx.skip(why);
+            return Ok(None);
+        }
         // Three server connections behind PgBouncer, two direct ones at most.
         cx.ensure_room(5)?;
         let sql = cx.sql("pooler.sql")?;

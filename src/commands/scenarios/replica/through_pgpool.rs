@@ -71,6 +71,10 @@ async fn start(cx: &mut Cx<'_>, extra: &str) -> Result<Option<(Standby, Balanced
         cx.skip(msg::pgpool_no_root_file(&tls.mode_origin, tls.mode.name()));
         return Ok(None);
     }
+    if let Some(why) = pgpool::unheld(&cx.env.pg) {
+        cx.skip(why);
+        return Ok(None);
+    }
     let settings = cx.opts.files.read("pgpool.conf")?.into_owned();
     let Some(st) = Standby::start(cx, "").await? else {
         return Ok(None);
