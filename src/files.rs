@@ -33,6 +33,14 @@ impl LabFiles {
         })
     }
 
+    /// `--lab-dir DIR` where given, else the embedded files.
+    pub fn of(dir: Option<&Path>) -> Result<LabFiles> {
+        match dir {
+            Some(d) => LabFiles::with_dir(d),
+            None => Ok(LabFiles::embedded()),
+        }
+    }
+
     pub fn dir(&self) -> Option<&Path> {
         self.dir.as_deref()
     }

@@ -339,10 +339,7 @@ pub fn deadline(secs: f64) -> Result<Duration> {
 
 /// lab's files: edited copies from `--lab-dir` where given, else its own.
 pub fn lab_files(args: &LabDirArgs) -> Result<LabFiles> {
-    match &args.lab_dir {
-        Some(dir) => LabFiles::with_dir(dir),
-        None => Ok(LabFiles::embedded()),
-    }
+    LabFiles::of(args.lab_dir.as_deref())
 }
 
 /// The machine's cores (2 when it cannot tell).

@@ -142,10 +142,7 @@ impl Hunt {
         // A kill or a restart must lose nothing acknowledged on a healthy
         // server: lab's throwaway one runs durable then (lab/hunt-nemesis.conf).
         if cfg.nemesis.iter().any(|f| matches!(f, Fault::Kill | Fault::Restart)) {
-            let files = match &cfg.lab_dir {
-                Some(d) => crate::files::LabFiles::with_dir(d)?,
-                None => crate::files::LabFiles::embedded(),
-            };
+            let files = crate::files::LabFiles::of(cfg.lab_dir.as_deref())?;
             let conf = files.read(NEMESIS_CONF)?;
             cfg.shared.server.conf.push_str(&conf);
             cfg.shared.server.conf.push('\n');
@@ -1411,10 +1408,7 @@ impl Hunt {
     /// a real server, COMMIT flushes the WAL the standby is sent; pgpool-II
     /// may take a SET for a write).
     fn start_pgpool(&self, env: &Env, standby: &crate::postgres::ConnInfo) -> Result<()> {
-        let files = match &self.cfg.lab_dir {
-            Some(d) => crate::files::LabFiles::with_dir(d)?,
-            None => crate::files::LabFiles::embedded(),
-        };
+        let files = crate::files::LabFiles::of(self.cfg.lab_dir.as_deref())?;
         let settings = files.read("pgpool.conf")?.into_owned();
         // On this thread, as the standby: pgpool-II's parent-death signal
         // is tied to the thread that starts it.
@@ -1438,10 +1432,7 @@ impl Hunt {
         if let Some(program) = patroni::lacks(&bin) {
             bail!(msg::failover_lacks(program, bin.display().to_string()));
         }
-        let files = match &self.cfg.lab_dir {
-            Some(d) => crate::files::LabFiles::with_dir(d)?,
-            None => crate::files::LabFiles::embedded(),
-        };
+        let files = crate::files::LabFiles::of(self.cfg.lab_dir.as_deref())?;
         let json = patroni::dynamic_settings(&files.read("failover.conf")?, "hunt").unwrap_or_else(|| "{}".into());
         let sync = json.contains("\"synchronous_mode\": true");
         let ha = Arc::new(HaCluster::start(&bin, programs, HA_TIMEOUT).await?);
