@@ -587,7 +587,7 @@ impl HaCluster {
         while all.iter().any(|&p| netns::alive(p)) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(2));
         }
-        true
+        !all.iter().any(|&p| netns::alive(p))
     }
 
     /// Resumes (SIGCONT) every process of the cluster a variant may have stopped.

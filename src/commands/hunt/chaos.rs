@@ -441,8 +441,12 @@ impl Chaos {
             ha.partition(old)?;
         } else {
             let h = ha.clone();
-            tokio::task::spawn_blocking(move || h.crash_postgres(old)).await?;
+            if !tokio::task::spawn_blocking(move || h.crash_postgres(old)).await? {
+                anyhow::bail!(msg::no_postmaster(ha.nodes[old].name.clone()));
+            }
         }
+        // Its own deadline, from the failure on.
+        let until = Instant::now() + self.deadline;
         let new = loop {
             if let Some(new) = ha.promoted_instead_of(old).await {
                 break new;
@@ -537,7 +541,7 @@ pub fn comes_back(e: &anyhow::Error) -> bool {
         "unexpected EOF",
         "early eof",
         // A multi-host connection while no node is the primary (a failover's gap).
-        "target_session_attrs",
+        "does not match target_session_attrs",
     ]
     .iter()
     .any(|m| text.contains(m))

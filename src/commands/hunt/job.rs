@@ -828,9 +828,18 @@ async fn commit_lsns(env: &Env, schema: &str, from: &str, h: &mut History, check
          $2::text::pg_lsn) WHERE resource_manager = 'Transaction' AND record_type LIKE 'COMMIT%' \
          AND xid::text::bigint = ANY($3)"
     );
-    // The WAL recycled since the level began: nothing to say.
-    let Ok(rows) = env.control.query(&sql, &[&from, &until, &xids]).await else {
-        return Ok(());
+    let secs = env.wait_timeout.as_secs_f64();
+    let rows = match tokio::time::timeout(env.wait_timeout, env.control.query(&sql, &[&from, &until, &xids])).await {
+        Err(_) => bail!(msg::no_answer(secs)),
+        // The WAL recycled since the level began: nothing to say.
+        Ok(Err(e))
+            if e.as_db_error()
+                .is_some_and(|d| d.message().contains("has already been removed")) =>
+        {
+            return Ok(());
+        }
+        Ok(Err(e)) => return Err(connect::sql_error(e, msg::statement())),
+        Ok(Ok(rows)) => rows,
     };
     for r in rows {
         let (x, lsn): (i64, String) = (r.get(0), r.get(1));
@@ -1129,12 +1138,12 @@ impl Outputs<'_> {
             on_standby: standby_count(&f.history),
             standby_line: standby_count(&f.history).map(|n| {
                 let all = f.history.txns.len();
-                let stuck = (f.history.txns.iter())
+                let failed = (f.history.txns.iter())
                     .filter(|t| t.sqlstate.as_deref() == Some("25P02"))
                     .count();
-                match stuck {
+                match failed {
                     0 => msg::standby_line(n, all),
-                    _ => msg::standby_line_stuck(n, all, stuck),
+                    _ => msg::standby_line_25p02(n, all, failed),
                 }
             }),
             as_expected: f.as_expected(),
@@ -1381,14 +1390,17 @@ impl Job for Hunt {
         if let Some(p) = pool {
             tokio::task::block_in_place(|| drop(p));
         }
-        let cleaned = self.clean_up_schema(env).await;
-        // lab's HA cluster, if any, removed with everything in it (the schema too).
+        // lab's HA cluster, if any, first: removed with everything in it
+        // (the run's schema there too), no statement sent to a primary a
+        // nemesis may have cut off. The schema on the harness's server then.
         let ha = self.ha.lock().unwrap().take();
         if let Some((ha, _)) = ha {
             *self.env_now.lock().unwrap() = None;
+            let _ = ha.heal();
+            ha.thaw_all();
             tokio::task::block_in_place(|| drop(ha));
         }
-        cleaned
+        self.clean_up_schema(env).await
     }
 
     fn summary_title(&self) -> Option<String> {
@@ -1412,8 +1424,12 @@ impl Hunt {
         let settings = files.read("pgpool.conf")?.into_owned();
         // On this thread, as the standby: pgpool-II's parent-death signal
         // is tied to the thread that starts it.
-        let pool =
-            tokio::task::block_in_place(|| crate::postgres::pgpool::Pgpool::start(&env.pg, standby, &settings, ""))?;
+        // A pgpool-II child for every session, lab's own connections besides
+        // (lab/pgpool.conf has 8; pgpool-II takes the last of a setting).
+        let children = format!("num_init_children = {}", self.cfg.clients + 2);
+        let pool = tokio::task::block_in_place(|| {
+            crate::postgres::pgpool::Pgpool::start(&env.pg, standby, &settings, &children)
+        })?;
         let mut pg = pool.config(env.pg.get_dbname().unwrap_or("postgres"));
         pg.options("-c synchronous_commit=on");
         *self.pgpool.lock().unwrap() = Some((pool, pg));
@@ -1434,15 +1450,25 @@ impl Hunt {
         }
         let files = crate::files::LabFiles::of(self.cfg.lab_dir.as_deref())?;
         let json = patroni::dynamic_settings(&files.read("failover.conf")?, "hunt").unwrap_or_else(|| "{}".into());
-        let sync = json.contains("\"synchronous_mode\": true");
-        let ha = Arc::new(HaCluster::start(&bin, programs, HA_TIMEOUT).await?);
+        // Synchronous unless [hunt] says false (Patroni reads on, quorum... as on).
+        let sync = match serde_json::from_str::<serde_json::Value>(&json)
+            .ok()
+            .and_then(|v| v.get("synchronous_mode").cloned())
+        {
+            Some(serde_json::Value::Bool(b)) => b,
+            Some(_) => true,
+            None => false,
+        };
+        let deadline = self.common.wait_timeout.max(HA_TIMEOUT);
+        let ha = Arc::new(HaCluster::start(&bin, programs, deadline).await?);
         // Kept at once: the clean-up removes it whatever happens next.
         *self.ha.lock().unwrap() = Some((ha.clone(), sync));
         ha.patch_config(&json).await?;
-        let until = Instant::now() + HA_TIMEOUT;
+        let until = Instant::now() + deadline;
+        ha.until_healthy(until).await?;
         while ha.settled(sync).await.ok().flatten().is_none() {
             if Instant::now() > until {
-                bail!(msg::not_settled(HA_TIMEOUT.as_secs_f64(), ha.log_tail()));
+                bail!(msg::not_settled(deadline.as_secs_f64(), ha.log_tail()));
             }
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }

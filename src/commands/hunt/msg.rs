@@ -52,17 +52,25 @@ crate::messages! {
         en: "lab's HA cluster ({versions}) healthy after {s} s; the sessions reach whichever node is the primary through one connection string (target_session_attrs=read-write), Patroni's settings: {settings}",
         tr: "lab'ın HA cluster'ı ({versions}) {s} sn sonra sağlıklı; oturumlar hangi düğüm primary ise ona tek bir bağlantı dizesiyle ulaşır (target_session_attrs=read-write), Patroni'nin ayarları: {settings}",
     }
+    same_standby_txn(session, index, began) {
+        en: "session {session}, transaction {index}: its reads through pgpool-II ran in the standby's transaction of the one before (begun at {began}): that transaction's COMMIT did not reach the standby",
+        tr: "{session} oturumu, {index} numaralı transaction: pgpool-II üzerinden okumaları standby'da bir öncekinin transaction'ında çalıştı ({began} başlamış): o transaction'ın COMMIT'i standby'a ulaşmadı",
+    }
     pgpool_no_nemesis() {
         en: "--via pgpool runs without a nemesis: pgpool-II holds the sessions' connections to both servers, and a fault would be judged against what it does with them",
         tr: "--via pgpool nemesis olmadan çalışır: oturumların iki sunucuya bağlantılarını pgpool-II tutar ve bir hata, onun bunlarla yaptığına göre değerlendirilirdi",
     }
     not_settled(s, logs) {
-        en: "lab's HA cluster was not settled (every node streaming, the synchronous standby named) within {s} s (--wait-timeout); Patroni's last words: {logs}",
-        tr: "lab'ın HA cluster'ı {s} sn içinde oturmadı (her düğüm akıyor, senkron standby adlandırılmış) (--wait-timeout); Patroni'nin son sözleri: {logs}",
+        en: "lab's HA cluster was not settled (every node streaming, the synchronous standby named and caught up) within {s} s (lab's deadline for its HA cluster: --wait-timeout, at least 60 s); Patroni's last words: {logs}",
+        tr: "lab'ın HA cluster'ı {s} sn içinde oturmadı (her düğüm akıyor, senkron standby adlandırılmış ve yetişmiş) (lab'ın HA cluster'ı için süresi: --wait-timeout, en az 60 sn); Patroni'nin son sözleri: {logs}",
     }
     no_promotion(s, logs) {
-        en: "Patroni promoted no other node within {s} s of the primary's failure (--wait-timeout); its last words: {logs}",
-        tr: "Patroni primary'nin arızasından sonra {s} sn içinde başka bir düğümü terfi ettirmedi (--wait-timeout); son sözleri: {logs}",
+        en: "Patroni promoted no other node within {s} s of the primary's failure (lab's deadline for its HA cluster: --wait-timeout, at least 60 s); its last words: {logs}",
+        tr: "Patroni primary'nin arızasından sonra {s} sn içinde başka bir düğümü terfi ettirmedi (lab'ın HA cluster'ı için süresi: --wait-timeout, en az 60 sn); son sözleri: {logs}",
+    }
+    no_postmaster(node) {
+        en: "the nemesis could not kill {node}'s PostgreSQL: no postmaster, or its processes outlived SIGKILL by 10 s",
+        tr: "nemesis {node} düğümünün PostgreSQL'ini öldüremedi: postmaster yok ya da süreçleri SIGKILL'den 10 sn sonra hâlâ yaşıyor",
     }
     the_primary(node) {
         en: "{node} (the primary)",
@@ -260,9 +268,9 @@ crate::messages! {
         en: "replica: {n} of the {all} transactions read on lab's standby (the others on the primary)",
         tr: "replica: {all} işlemin {n} tanesi lab'ın standby'ında okudu (diğerleri birincilde)",
     }
-    standby_line_stuck(n, all, stuck) {
-        en: "replica: {n} of the {all} transactions read on lab's standby (the others on the primary); {stuck} failed with SQLSTATE 25P02 through pgpool-II: their session's backend on the primary was still in an earlier transaction that had failed, though lab had sent ROLLBACK (lab opened the session again)",
-        tr: "replica: {all} işlemin {n} tanesi lab'ın standby'ında okudu (diğerleri birincilde); {stuck} tanesi pgpool-II üzerinden SQLSTATE 25P02 ile başarısız oldu: oturumlarının birincildeki backend'i, lab ROLLBACK göndermiş olmasına rağmen hâlâ başarısız olmuş önceki bir transaction'daydı (lab oturumu yeniden açtı)",
+    standby_line_25p02(n, all, failed) {
+        en: "replica: {n} of the {all} transactions read on lab's standby (the others on the primary); {failed} failed through pgpool-II with SQLSTATE 25P02 (current transaction is aborted) though their session had ended its last transaction; lab opened those sessions again",
+        tr: "replica: {all} işlemin {n} tanesi lab'ın standby'ında okudu (diğerleri birincilde); {failed} tanesi, oturumları son transaction'ını bitirmiş olmasına rağmen pgpool-II üzerinden SQLSTATE 25P02 (current transaction is aborted) ile başarısız oldu; lab o oturumları yeniden açtı",
     }
     nemesis_none(asked) {
         en: "nemesis: {asked} asked, no fault injected (the run ended first)",

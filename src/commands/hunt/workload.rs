@@ -35,7 +35,7 @@ pub const READ: &str = "SELECT v FROM append WHERE k = $1";
 /// server ("unexpected message from server"). lab/pgpool.conf lists the
 /// function as read-only: the read is balanced as any other.
 fn read_balanced(key: Key) -> String {
-    format!("SELECT (SELECT v FROM append WHERE k = {key}), pg_last_wal_replay_lsn()::text")
+    format!("SELECT (SELECT v FROM append WHERE k = {key}), pg_last_wal_replay_lsn()::text, now()::text")
 }
 
 /// A list as PostgreSQL writes a bigint[] in text (`{1,2,3}`).
@@ -386,6 +386,9 @@ impl Workload {
             None => None,
         };
         let mut no_cuts = None;
+        // Through pgpool-II: when this session's last transaction with a
+        // read on the standby began there (each must begin anew).
+        let mut last_there: Option<String> = None;
         // The level named in every BEGIN too (the session's default, read back, is the same).
         let begin = format!("BEGIN ISOLATION LEVEL {}", self.level.sql().to_uppercase());
         while let Some((index, mut ops)) = self.next() {
@@ -396,9 +399,17 @@ impl Workload {
                 None => (client, &select, &mut *cut_off),
             };
             let start = self.now();
-            let (outcome, at, lsn) = self
+            let (outcome, at, lsn, began_there) = self
                 .operations(client, (&begin, &append, select), &mut ops, there.is_some(), cuts)
                 .await;
+            if let Some(b) = began_there {
+                // The server's word that the standby's side of the last
+                // transaction ended: a new one began there.
+                if last_there.as_ref() == Some(&b) {
+                    anyhow::bail!(msg::same_standby_txn(session, index, b));
+                }
+                last_there = Some(b);
+            }
             let mut xid = None;
             let mut gone = false;
             let ended = match outcome {
@@ -563,9 +574,11 @@ impl Workload {
         ops: &mut [Op],
         on_standby: bool,
         cuts: &mut Option<tokio::sync::watch::Receiver<u64>>,
-    ) -> (Outcome<()>, Vec<u64>, Option<String>) {
+    ) -> (Outcome<()>, Vec<u64>, Option<String>, Option<String>) {
         let mut outcome = self.bounded(client.batch_execute(begin), cuts).await;
         let mut lsn = None;
+        // Through pgpool-II: when the transaction began on the standby (its now()).
+        let mut began_there = None;
         if on_standby && matches!(outcome, Outcome::Ok(_)) {
             outcome = self
                 .bounded(client.query_one("SELECT pg_last_wal_replay_lsn()::text", &[]), cuts)
@@ -605,6 +618,7 @@ impl Workload {
                         // (as far as its first such read had replayed).
                         if lsn.is_none() {
                             lsn = row.get(1).cloned().flatten();
+                            began_there = lsn.as_ref().and(row.get(2).cloned().flatten());
                         }
                         Outcome::Ok(())
                     }),
@@ -616,7 +630,7 @@ impl Workload {
                 at.push(self.now());
             }
         }
-        (outcome, at, lsn)
+        (outcome, at, lsn, began_there)
     }
 
     /// COMMIT sent; a pause waiting for this session's next COMMIT is told
@@ -627,6 +641,16 @@ impl Workload {
         i: usize,
         backend: i32,
     ) -> Result<Vec<tokio_postgres::SimpleQueryMessage>, tokio_postgres::Error> {
+        if self.balanced {
+            // Through pgpool-II a query of two statements goes to the
+            // primary only: the standby's side of the transaction would
+            // stay open, and the session's next reads there would see its
+            // snapshot. The id first (to the primary), then COMMIT alone,
+            // which pgpool-II sends to every server in the transaction.
+            let mut answer = client.simple_query("SELECT txid_current_if_assigned()").await?;
+            answer.extend(client.simple_query("COMMIT").await?);
+            return Ok(answer);
+        }
         let commit = client.simple_query(COMMIT);
         tokio::pin!(commit);
         let first = tokio::select! {
@@ -700,10 +724,10 @@ impl Workload {
             Ok(Ok(v)) => Outcome::Ok(v),
             Ok(Err(e)) => match e.code().map(|c| c.code()) {
                 Some(c @ ("40001" | "40P01")) => Outcome::Abort(c.to_string()),
-                // Through pgpool-II, now and then: the session's backend on
-                // the primary is still in an earlier transaction that failed,
-                // though lab sent ROLLBACK. This one fails with it, and the
-                // session is opened again (new backends).
+                // Through pgpool-II, now and then under load: a statement of a
+                // new transaction fails with "current transaction is aborted".
+                // This one is recorded failed with it, the session opened
+                // again (new backends), and the run counts them.
                 Some(c @ "25P02") if self.balanced => Outcome::Lost(Some(c.to_string())),
                 _ if ends && connection_gone(&e) => Outcome::Lost(e.code().map(|c| c.code().to_string())),
                 _ => Outcome::Error(crate::postgres::connect::sql_error(e, msg::statement())),
