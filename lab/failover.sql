@@ -72,11 +72,6 @@ SELECT request_id, count(*) AS payments FROM payments GROUP BY request_id ORDER 
 -- why-tr: yazıcının COMMIT'i standby'ı beklerken ifadesini iptal et (bir statement_timeout, Ctrl-C'ye basan biri)
 SELECT pg_cancel_backend(:pid) AS cancelled;
 
--- name: pause_replay
--- why: the synchronous standby keeps receiving WAL but stops applying it: a remote_apply COMMIT waits
--- why-tr: senkron standby WAL almaya devam eder ama uygulamayı durdurur: remote_apply bir COMMIT bekler
-SELECT pg_wal_replay_pause();
-
 -- name: replication
 -- why: the primary's view of its standbys: who streams, who is synchronous, how far each has flushed
 -- why-tr: primary'nin standby'larına bakışı: kim akıyor, kim senkron, her biri nereye kadar diske yazdı

@@ -559,6 +559,22 @@ impl HaCluster {
         self.ns().host_pid(ns_pid)
     }
 
+    /// Stops (`SIGSTOP`) node `i`'s startup process, the one that replays
+    /// WAL: the standby still receives and flushes WAL, and applies none.
+    /// (Patroni resumes a replay paused with pg_wal_replay_pause() in its
+    /// next loop, PostgreSQL 14 and later.) Its pid on the host, for the
+    /// SIGCONT; [`HaCluster::thaw_all`] continues it too.
+    pub async fn stop_replay(&self, i: usize) -> Result<i32> {
+        let c = self.connect(i, "postgres").await?;
+        let pid: i32 = c
+            .query_one("SELECT pid FROM pg_stat_activity WHERE backend_type = 'startup'", &[])
+            .await?
+            .get(0);
+        let host = self.host_pid(pid).ctx(|| msg::no_startup(self.nodes[i].name.clone()))?;
+        unsafe { libc::kill(host, libc::SIGSTOP) };
+        Ok(host)
+    }
+
     /// Stops (`SIGSTOP`) or resumes (`SIGCONT`) node `i`'s PostgreSQL,
     /// postmaster first when stopping (then it starts no new process).
     pub fn freeze_postgres(&self, i: usize, sig: libc::c_int) -> bool {
@@ -932,6 +948,10 @@ async fn forward(dial: netns::Dialer, port: u16) -> Result<(u16, tokio::task::Ab
 pub mod msg {
     crate::messages! {
         prefix "pa";
+        no_startup(node) {
+            en: "{node}'s startup process (the one that replays WAL) is not among the namespace's processes",
+            tr: "{node} düğümünün startup süreci (WAL'ı uygulayan) ad alanının süreçleri arasında değil",
+        }
         install() {
             en: "install them (Debian/Ubuntu: apt-get install patroni etcd-server python3-etcd nftables), or set LAB_PATRONI_BIN and LAB_ETCD_BIN to the programs",
             tr: "kurun (Debian/Ubuntu: apt-get install patroni etcd-server python3-etcd nftables) ya da LAB_PATRONI_BIN ve LAB_ETCD_BIN'i programlara ayarlayın",

@@ -551,9 +551,11 @@ async fn lost_commit(cx: &mut Cx<'_>, keyed: bool) -> Result<()> {
         .ok_or_else(|| anyhow::Error::new(msg::no_primary_at_start()))?;
     ws.exec(table, fx.sql.get(table)?).await?;
     ws.exec("remote_apply", fx.sql.get("remote_apply")?).await?;
-    // The synchronous standby stores WAL but applies none: a remote_apply COMMIT waits.
-    let st = fx.open(s, "standby").await?;
-    st.exec("pause_replay", fx.sql.get("pause_replay")?).await?;
+    // The synchronous standby stores WAL but applies none: a remote_apply
+    // COMMIT waits. Its startup process stopped, not replay paused with
+    // pg_wal_replay_pause(): Patroni resumes that within its next loop.
+    let startup = fx.ha.stop_replay(s).await?;
+    cx.narrate(msg::replay_stopped(fx.name(s)));
     let id = w.next_id();
     let mut pending = w.begin(&fx, statement, id).await?;
     let waited = w
@@ -565,8 +567,9 @@ async fn lost_commit(cx: &mut Cx<'_>, keyed: bool) -> Result<()> {
         .await?
         .unwrap_or(u64::MAX);
     let stored = fx.received(s, lsn, cx.env.wait_timeout).await?;
-    drop(st);
     let crashed = fx.crash(cx, p);
+    // The primary is gone: the standby applies what it has, and may be promoted.
+    unsafe { libc::kill(startup, libc::SIGCONT) };
     let first = w.finish(cx, &fx, pending, fx.deadline).await?.outcome;
     // The application retries the request once a primary answers.
     let (promoted, retried) = tokio::join!(fx.promoted(cx, p), w.retry(cx, &fx, statement, id, fx.deadline));

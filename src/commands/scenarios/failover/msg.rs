@@ -234,8 +234,12 @@ crate::messages! {
         tr: "replika olarak geri katılan (pg_rewind) {node} aynısını tutar: orada da eksik: {lost}",
     }
     standby_stored(node) {
-        en: "the standby {node} has received the commit's WAL while its COMMIT waits (remote_apply, replay paused)",
-        tr: "COMMIT beklerken standby {node} commit'in WAL'ını almıştır (remote_apply, replay duraklatılmış)",
+        en: "the standby {node} has received the commit's WAL while its COMMIT waits (remote_apply, replay stopped)",
+        tr: "COMMIT beklerken standby {node} commit'in WAL'ını almıştır (remote_apply, replay durdurulmuş)",
+    }
+    replay_stopped(node) {
+        en: "lab stops {node}'s startup process (SIGSTOP): WAL still arrives there and is flushed, none is applied (Patroni would resume a replay paused with pg_wal_replay_pause() in its next loop); continued once the primary has crashed",
+        tr: "lab {node} düğümünün startup sürecini durdurur (SIGSTOP): WAL oraya gelmeye ve diske yazılmaya devam eder, hiçbiri uygulanmaz (Patroni pg_wal_replay_pause() ile duraklatılmış bir replay'i bir sonraki döngüsünde sürdürür); primary çöktükten sonra devam ettirilir",
     }
     commit_connection_lost(id) {
         en: "payment {id}'s COMMIT loses its connection: the client cannot know whether it committed",
