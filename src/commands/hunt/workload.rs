@@ -38,6 +38,18 @@ fn read_balanced(key: Key) -> String {
     format!("SELECT (SELECT v FROM append WHERE k = {key}), pg_last_wal_replay_lsn()::text, now()::text")
 }
 
+/// Through pgpool-II: the server's word that the standby's side of a
+/// session's last transaction ended, a new one having begun there
+/// (`began`, its now()) for transaction `index`; `last` kept up to date.
+fn began_anew(last: &mut Option<String>, began: Option<String>, session: u64, index: u64) -> Result<()> {
+    let Some(b) = began else { return Ok(()) };
+    if last.as_ref() == Some(&b) {
+        anyhow::bail!(msg::same_standby_txn(session, index, b));
+    }
+    *last = Some(b);
+    Ok(())
+}
+
 /// A list as PostgreSQL writes a bigint[] in text (`{1,2,3}`).
 fn parse_list(text: &str) -> Option<Vec<i64>> {
     let inner = text.strip_prefix('{')?.strip_suffix('}')?;
@@ -386,8 +398,6 @@ impl Workload {
             None => None,
         };
         let mut no_cuts = None;
-        // Through pgpool-II: when this session's last transaction with a
-        // read on the standby began there (each must begin anew).
         let mut last_there: Option<String> = None;
         // The level named in every BEGIN too (the session's default, read back, is the same).
         let begin = format!("BEGIN ISOLATION LEVEL {}", self.level.sql().to_uppercase());
@@ -402,14 +412,7 @@ impl Workload {
             let (outcome, at, lsn, began_there) = self
                 .operations(client, (&begin, &append, select), &mut ops, there.is_some(), cuts)
                 .await;
-            if let Some(b) = began_there {
-                // The server's word that the standby's side of the last
-                // transaction ended: a new one began there.
-                if last_there.as_ref() == Some(&b) {
-                    anyhow::bail!(msg::same_standby_txn(session, index, b));
-                }
-                last_there = Some(b);
-            }
+            began_anew(&mut last_there, began_there, session, index)?;
             let mut xid = None;
             let mut gone = false;
             let ended = match outcome {
