@@ -1253,7 +1253,7 @@ fn through_pgpool_a_repeatable_read_transaction_spans_two_servers() {
         "--level",
         "repeatable-read",
         "--txns",
-        "2000",
+        "6000",
         "--history",
         history.to_str().unwrap(),
     ]);
