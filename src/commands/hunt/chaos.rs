@@ -400,18 +400,14 @@ impl Chaos {
     async fn sync_caught_up(&self, ha: &HaCluster, leader: usize, until: Instant) -> Result<()> {
         let c = ha.connect(leader, "postgres").await?;
         let lsn: String = c.query_one("SELECT pg_current_wal_lsn()::text", &[]).await?.get(0);
-        let ask =
-            "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync' AND flush_lsn >= $1::text::pg_lsn";
-        loop {
-            let n: i64 = c.query_one(ask, &[&lsn]).await?.get(0);
-            if n == 1 {
-                return Ok(());
-            }
-            if Instant::now() > until {
-                anyhow::bail!(msg::not_settled(self.deadline.as_secs_f64(), ha.log_tail()));
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
+        let ask = format!(
+            "SELECT count(*) = 1 FROM pg_stat_replication WHERE sync_state = 'sync' AND flush_lsn >= '{lsn}'::pg_lsn"
+        );
+        let within = until.saturating_duration_since(Instant::now());
+        if !crate::engine::until_yes(within, || async { Ok(connect::simple_value(&c, &ask).await?) }).await? {
+            anyhow::bail!(msg::not_settled(self.deadline.as_secs_f64(), ha.log_tail()));
         }
+        Ok(())
     }
 
     /// The HA cluster's primary killed or (`partition`, where nftables is

@@ -806,21 +806,9 @@ async fn commit_lsns(env: &Env, schema: &str, from: &str, h: &mut History, check
         .await
         .map_err(|e| connect::sql_error(e, msg::statement()))?
         .get(0);
-    let deadline = Instant::now() + env.wait_timeout;
-    loop {
-        let flushed: bool = env
-            .control
-            .query_one("SELECT pg_current_wal_flush_lsn() >= $1::text::pg_lsn", &[&until])
-            .await
-            .map_err(|e| connect::sql_error(e, msg::statement()))?
-            .get(0);
-        if flushed {
-            break;
-        }
-        if Instant::now() > deadline {
-            return Ok(());
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let flushed = format!("SELECT pg_current_wal_flush_lsn() >= '{until}'::pg_lsn");
+    if !env.until(&flushed, env.wait_timeout, msg::statement).await? {
+        return Ok(());
     }
     let xids: Vec<i64> = wanted.iter().map(|(_, x)| *x).collect();
     let sql = format!(
