@@ -120,7 +120,11 @@ pub fn text(r: &HuntReport, lang: Lang) -> String {
             }
         }
     }
-    text.push_str(&format!("\n{}\n", msg::blind_spot().render(lang)));
+    let blind_spot = match r.not_visible == crate::report::hunt::NOT_VISIBLE {
+        true => msg::blind_spot(),
+        false => msg::blind_spot_predicate(),
+    };
+    text.push_str(&format!("\n{}\n", blind_spot.render(lang)));
     text
 }
 
@@ -225,6 +229,10 @@ pub(crate) mod msg {
         history_at(path) {
             en: "History: {path}",
             tr: "Geçmiş: {path}",
+        }
+        blind_spot_predicate() {
+            en: "Predicate reads here are ranges of keys over a closed set: the rows a range did not return are checked (phantoms, G2); predicates over values are not.",
+            tr: "Buradaki koşullu okumalar kapalı bir anahtar kümesi üzerinde anahtar aralıklarıdır: bir aralığın döndürmediği satırlar denetlenir (hayalet satırlar, G2); değerler üzerindeki koşullar denetlenmez.",
         }
         blind_spot() {
             en: "List-append sees dependencies on items only: predicate anti-dependencies (G2 proper, phantoms) are not checked.",

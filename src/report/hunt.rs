@@ -34,6 +34,8 @@ pub struct HuntReport {
 /// What list-append cannot see, said in every report.
 pub const NOT_VISIBLE: &str =
     "list-append sees item dependencies only: predicate anti-dependencies (G2 proper) are not checked";
+/// What the predicate workload cannot see.
+pub const NOT_VISIBLE_PREDICATE: &str = "predicate reads are ranges of keys over a closed set: the rows a range did not return are checked (phantoms, G2); predicates over values are not";
 
 /// One level's history, checked.
 #[derive(Debug, Clone, Serialize)]

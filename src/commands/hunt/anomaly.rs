@@ -34,6 +34,10 @@ pub enum Class {
     /// A cycle with two or more rw edges, no two of them adjacent (Long Fork).
     GNonadjacent,
     G2Item,
+    /// A G2-item's cycle with an rw edge only a predicate read shows (a
+    /// key the read's range did not return, inserted by the next
+    /// transaction: a phantom): Adya's G2.
+    G2,
     /// Two committed transactions read the same version of a key and both wrote it.
     LostUpdate,
     /// A committed write on top of an aborted one in a key's version order.
@@ -60,7 +64,7 @@ pub enum Class {
 
 impl Class {
     /// Every class, in the order reports list them.
-    pub const ALL: [Class; 17] = [
+    pub const ALL: [Class; 18] = [
         Class::G0,
         Class::G1a,
         Class::G1b,
@@ -68,6 +72,7 @@ impl Class {
         Class::GSingle,
         Class::GNonadjacent,
         Class::G2Item,
+        Class::G2,
         Class::LostUpdate,
         Class::DirtyUpdate,
         Class::FutureRead,
@@ -112,6 +117,7 @@ impl Name {
             Class::GSingle => "G-single",
             Class::GNonadjacent => "G-nonadjacent",
             Class::G2Item => "G2-item",
+            Class::G2 => "G2",
             Class::LostUpdate => "lost-update",
             Class::DirtyUpdate => "dirty-update",
             Class::FutureRead => "future-read",
@@ -145,7 +151,7 @@ impl Name {
     pub fn is_cycle(&self) -> bool {
         matches!(
             self.class,
-            Class::G0 | Class::G1c | Class::GSingle | Class::GNonadjacent | Class::G2Item
+            Class::G0 | Class::G1c | Class::GSingle | Class::GNonadjacent | Class::G2Item | Class::G2
         )
     }
 }
@@ -228,6 +234,10 @@ pub enum Why {
         to_op: usize,
         /// Where the key's version order comes from.
         order: OrderFrom,
+        /// The predicate read (its range) that did not return `key`, its
+        /// row not made yet: `elem` was the key's first, a phantom.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        predicate: Option<(Key, Key)>,
     },
     /// `from` ended before `to` began.
     Realtime,

@@ -11,9 +11,12 @@ use crate::options::{CommonArgs, LabDirArgs};
     after_help = "C sessions run generated transactions over K keys of a list-append table \
                   (a read is SELECT v, an append INSERT ... ON CONFLICT DO UPDATE SET v = v || x; \
                   every appended element is unique); the same seed gives the same transactions. \
+                  With --workload predicate, predicate reads too (SELECT k, v ... WHERE k BETWEEN \
+                  a AND b over a closed block of keys): a row a range did not return and another \
+                  transaction inserted is a phantom, and a cycle through one is G2. \
                   The history is checked as Elle checks list-append: ww, wr and rw dependencies \
                   inferred from what the reads returned, cycles classified as G0, G1c, G-single, \
-                  G-nonadjacent, G2-item, and G1a, G1b, lost and dirty updates, garbage, future \
+                  G-nonadjacent, G2-item (G2), and G1a, G1b, lost and dirty updates, garbage, future \
                   and internal reads. Each level is held to the model PostgreSQL documents: READ \
                   COMMITTED to read committed (forbids G0, G1a, G1b, G1c); REPEATABLE READ to \
                   snapshot isolation (also G-single, G-nonadjacent, lost updates); SERIALIZABLE \
@@ -130,6 +133,14 @@ pub struct HuntArgs {
     )]
     pub via: Option<HuntVia>,
 
+    /// The transactions: list-append (appends and reads of one key), or
+    /// predicate (predicate reads too, SELECT ... WHERE k BETWEEN a AND b
+    /// over a closed block of keys, where an append that makes a row is an
+    /// insert into every range holding its key: phantoms and predicate
+    /// write skew, named G2).
+    #[arg(long, value_enum, default_value_t = HuntWorkload::ListAppend, conflicts_with = "check")]
+    pub workload: HuntWorkload,
+
     /// Output format.
     #[arg(long, value_enum, ignore_case = true, default_value_t = HuntFormat::Table)]
     pub format: HuntFormat,
@@ -139,6 +150,12 @@ pub struct HuntArgs {
 
     #[command(flatten)]
     pub common: CommonArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HuntWorkload {
+    ListAppend,
+    Predicate,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -156,7 +173,7 @@ pub enum HuntFormat {
 
 crate::help_tr! {
     ("cmd.hunt", "Kimsenin yazmadığı anomalileri bul: rastgele list-append işlemleri, geçmişlerinin denetimi, her birini yeniden oynatan bir spec"),
-    ("after.hunt", "C oturum, bir list-append tablosunun K anahtarı üzerinde üretilmiş işlemler çalıştırır (okuma SELECT v, ekleme INSERT ... ON CONFLICT DO UPDATE SET v = v || x; her eklenen öğe tektir); aynı seed aynı işlemleri verir. Geçmiş Elle'in list-append denetimiyle denetlenir: okumaların döndürdüğünden çıkarılan ww, wr ve rw bağımlılıkları, G0, G1c, G-single, G-nonadjacent, G2-item olarak sınıflanan döngüler ve G1a, G1b, kayıp ve kirli güncellemeler, çöp, gelecekten ve iç tutarsız okumalar. Her düzey PostgreSQL'in belgelediği modele göre değerlendirilir: READ COMMITTED read committed'a (G0, G1a, G1b, G1c yasak); REPEATABLE READ snapshot isolation'a (G-single, G-nonadjacent, kayıp güncellemeler de); SERIALIZABLE serializability'ye (her döngü). Bulunan her döngü için lab onu yeniden oynatan bir isolationtester spec'i yazar, oynatır ve denetleyicinin anomaliyi yeniden görüp görmediğini söyler.\nÇıkış kodları: 0 hiçbir düzeyin yasakladığı anomali yok, 1 yasak bir anomali (ya da istendiği gibi okunmayan bir düzey), 2 çalıştırılamadı, 130 kesildi (o ana kadarki geçmiş denetlenir)."),
+    ("after.hunt", "C oturum, bir list-append tablosunun K anahtarı üzerinde üretilmiş işlemler çalıştırır (okuma SELECT v, ekleme INSERT ... ON CONFLICT DO UPDATE SET v = v || x; her eklenen öğe tektir); aynı seed aynı işlemleri verir. --workload predicate ile koşullu okumalar da (kapalı bir anahtar bloğu üzerinde SELECT k, v ... WHERE k BETWEEN a AND b): bir aralığın döndürmediği ve başka bir işlemin eklediği satır hayalet satırdır ve ondan geçen döngü G2'dir. Geçmiş Elle'in list-append denetimiyle denetlenir: okumaların döndürdüğünden çıkarılan ww, wr ve rw bağımlılıkları, G0, G1c, G-single, G-nonadjacent, G2-item (G2) olarak sınıflanan döngüler ve G1a, G1b, kayıp ve kirli güncellemeler, çöp, gelecekten ve iç tutarsız okumalar. Her düzey PostgreSQL'in belgelediği modele göre değerlendirilir: READ COMMITTED read committed'a (G0, G1a, G1b, G1c yasak); REPEATABLE READ snapshot isolation'a (G-single, G-nonadjacent, kayıp güncellemeler de); SERIALIZABLE serializability'ye (her döngü). Bulunan her döngü için lab onu yeniden oynatan bir isolationtester spec'i yazar, oynatır ve denetleyicinin anomaliyi yeniden görüp görmediğini söyler.\nÇıkış kodları: 0 hiçbir düzeyin yasakladığı anomali yok, 1 yasak bir anomali (ya da istendiği gibi okunmayan bir düzey), 2 çalıştırılamadı, 130 kesildi (o ana kadarki geçmiş denetlenir)."),
     ("arg.hunt.level", "read-uncommitted, read-committed, repeatable-read, serializable ya da all (varsayılan: PostgreSQL'de farklı davranan üç düzey; tekrarlanabilir)"),
     ("arg.hunt.keys", "Aynı anda oyundaki anahtar sayısı (bir anahtar 32 ekleme alır, sonra yerini yeni bir anahtar alır)"),
     ("arg.hunt.clients", "Aynı anda işlem çalıştıran oturum sayısı"),
@@ -177,6 +194,7 @@ crate::help_tr! {
     ("arg.hunt.nemesis", "İşlemler çalışırken Jepsen'in nemesis'leri gibi enjekte edilen hatalar: pause (bir backend'e SIGSTOP), kill (bir backend'e SIGKILL: çökme kurtarması), restart (anında kapatma ve başlatma), partition (lab'ın hata proxy'si oturumları sunucudan koparır), failover (lab'ın HA cluster'ında, Patroni ve üç düğüm: başka biri terfi edene kadar primary öldürülür ya da koparılır; tek başına). pause, kill, restart ve failover lab'ın kendi sunucusunu ister (--database-url olmadan)"),
     ("arg.hunt.nemesis_interval", "Bir hatanın bitişiyle sonrakinin başlangıcı arasındaki milisaniye"),
     ("arg.hunt.replica", "lab'ın kendi sunucusunun akışlı bir yedeğini (standby) başlat ve her salt okunur işlemi rastgele (tohumdan) ona ya da birincile gönder; düğüm ve yedeğin replay LSN'i ile kaydedilir; serializable'da her işlem birincilde kalır (hot standby onu reddeder)"),
+    ("arg.hunt.workload", "İşlemler: list-append (tek anahtarın eklemeleri ve okumaları) ya da predicate (koşullu okumalar da: kapalı bir anahtar bloğu üzerinde SELECT ... WHERE k BETWEEN a AND b; bir satırı yaratan ekleme, anahtarını içeren her aralığa bir insert'tür: hayalet satırlar ve koşullu write skew, G2 diye adlandırılır)"),
     ("arg.hunt.via", "--replica ile: her oturum birincilin ve standby'ın önündeki lab'ın kendi pgpool-II'si üzerinden (yük dengeleme açık, lab/pgpool.conf), arkasındaki bir uygulama gibi; her ifadenin nereye gideceğine lab değil pgpool-II karar verir ve her okuma hangi sunucunun cevap verdiğini kaydeder"),
     ("arg.hunt.format", "Çıktı biçimi"),
     ("arg.hunt.junit", "Ayrıca FILE dosyasına bir JUnit XML raporu yaz (anomali sınıfı ve düzey başına bir test case)"),

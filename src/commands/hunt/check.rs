@@ -229,6 +229,83 @@ mod tests {
         assert!(forbidden(c.anomalies[0].name, Level::Serializable));
     }
 
+    /// A predicate read of keys `lo..=hi` at op `op` of `t`, from what it returned.
+    fn scanned(mut t: Txn, lo: Key, op: u32, lists: &[&[Elem]]) -> Txn {
+        let reads = (lo..).zip(lists).map(|(k, l)| r(k, l));
+        t.ops.splice(op as usize..op as usize, reads);
+        t.scans = vec![crate::commands::hunt::history::Scan {
+            lo,
+            hi: lo + lists.len() as Key - 1,
+            op,
+        }]
+        .into();
+        t
+    }
+
+    #[test]
+    fn predicate_write_skew_is_g2() {
+        // Each read the range 1..2 with no row in it, then made a row there:
+        // the other's row is a phantom to it.
+        let h = vec![
+            scanned(ok(1, 0, vec![a(1, 1)]), 1, 0, &[&[], &[]]),
+            scanned(ok(2, 0, vec![a(2, 2)]), 1, 0, &[&[], &[]]),
+            ok(3, 10, vec![r(1, &[1]), r(2, &[2])]),
+        ];
+        let c = check(&history(h.clone()), Options::default()).unwrap();
+        assert_eq!(c.names(), vec![Name::of(Class::G2)]);
+        let cyc = &c.anomalies[0].cycle;
+        assert!(
+            cyc.iter().all(|l| matches!(
+                l.why,
+                Why::Rw {
+                    predicate: Some((1, 2)),
+                    ..
+                }
+            )),
+            "{cyc:?}"
+        );
+        assert!(!forbidden(c.anomalies[0].name, Level::RepeatableRead));
+        assert!(forbidden(c.anomalies[0].name, Level::Serializable));
+        assert_eq!(models::elle_name(c.anomalies[0].name), "G2");
+        // The same reads as reads of single keys: an item anti-dependency.
+        let items: Vec<Txn> = h
+            .into_iter()
+            .map(|t| Txn {
+                scans: Box::default(),
+                ..t
+            })
+            .collect();
+        assert_eq!(names(items, Options::default()), vec!["G2-item"]);
+    }
+
+    #[test]
+    fn a_phantom_is_named_beside_an_item_write_skew_in_its_component() {
+        // T0 and T1: predicate write skew over 1..2. T1 and T2: write skew
+        // on rows 3 and 4, read as items. One component, both named.
+        let h = vec![
+            scanned(ok(1, 0, vec![a(1, 1)]), 1, 0, &[&[], &[]]),
+            scanned(ok(2, 0, vec![a(2, 2), r(3, &[]), a(4, 4)]), 1, 0, &[&[], &[]]),
+            ok(3, 0, vec![r(4, &[]), a(3, 3)]),
+            ok(1, 10, vec![r(1, &[1]), r(2, &[2]), r(3, &[3]), r(4, &[4])]),
+        ];
+        assert_eq!(names(h, Options::default()), vec!["G2-item", "G2"]);
+    }
+
+    #[test]
+    fn a_row_a_predicate_read_returned_is_read_as_an_item() {
+        // T0 made rows 1 and 2; T1 and T2 read both through the range,
+        // then T1 appended to row 1 and T2 to row 2, each unseen by the
+        // other. Both rw edges rest on rows the reads returned: a
+        // G2-item, not a G2.
+        let h = vec![
+            ok(1, 0, vec![a(1, 1), a(2, 2)]),
+            scanned(ok(2, 10, vec![a(1, 3)]), 1, 0, &[&[1], &[2]]),
+            scanned(ok(3, 10, vec![a(2, 4)]), 1, 0, &[&[1], &[2]]),
+            ok(1, 30, vec![r(1, &[1, 3]), r(2, &[2, 4])]),
+        ];
+        assert_eq!(names(h, Options::default()), vec!["G2-item"]);
+    }
+
     #[test]
     fn g1a_aborted_read() {
         let mut failed = ok(1, 0, vec![a(1, 1)]);
@@ -688,6 +765,8 @@ mod tests {
             "G1c",
             "G-single",
             "G2-item",
+            "G2",
+            "G2-process",
             "G-single-realtime",
             "G0-process",
             "G-nonadjacent",

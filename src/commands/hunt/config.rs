@@ -5,8 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 
-use super::args::{HuntArgs, HuntFormat};
+use super::args::{HuntArgs, HuntFormat, HuntWorkload};
 use super::check::{Level, Options};
+use super::history::MAX_SCAN;
 use super::msg as hmsg;
 use super::nemesis::{self, Fault};
 use super::workload::{Budget, Shape};
@@ -132,6 +133,13 @@ impl Hunt {
                 bail!(hmsg::failover_alone(other));
             }
         }
+        let predicate = args.workload == HuntWorkload::Predicate;
+        if predicate && args.via.is_some() {
+            bail!(hmsg::pgpool_list_append());
+        }
+        if predicate && args.keys > MAX_SCAN as usize {
+            bail!(hmsg::too_large());
+        }
         if args.via.is_some() && !faults.is_empty() {
             bail!(hmsg::pgpool_no_nemesis());
         }
@@ -146,6 +154,7 @@ impl Hunt {
             shape: Shape {
                 keys: args.keys,
                 max_ops: args.ops,
+                predicate,
                 ..Shape::default()
             },
             clients: args.clients,

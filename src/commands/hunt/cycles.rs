@@ -2,9 +2,10 @@
 //! transactions (strongly connected components, then a search per class
 //! in each), and each cycle's class from the kinds of edges it walks
 //! (G0: ww only; G1c: ww and wr; G-single: exactly one rw; G2-item: two or
-//! more; -process / -realtime when it needs those edges).
+//! more; G2 when one of those only a predicate read shows; -process /
+//! -realtime when it needs those edges).
 use super::anomaly::{Class, Name, Options, Via};
-use super::graph::{Graph, PROCESS, REALTIME, RW, Rules, Searcher, WR, WW};
+use super::graph::{Graph, IRW, PROCESS, PRW, REALTIME, RW, Rules, Searcher, WR, WW};
 use super::models;
 
 /// How far one search may go (edges looked at) per class and component.
@@ -12,7 +13,7 @@ const BUDGET: u64 = 2_000_000;
 
 /// The searches, in order of severity: a class and how it starts (the kind
 /// of its first edge), what its path back may walk.
-const SEARCHES: [(Class, u8, Rules); 5] = [
+const SEARCHES: [(Class, u8, Rules); 6] = [
     (
         Class::G0,
         WW,
@@ -49,11 +50,22 @@ const SEARCHES: [(Class, u8, Rules); 5] = [
             nonadjacent: true,
         },
     ),
+    // A cycle through an rw edge only a predicate read shows; the G2-item's
+    // rw edges are those item reads show.
+    (
+        Class::G2,
+        PRW,
+        Rules {
+            allowed: WW | WR | RW,
+            need_rw: true,
+            nonadjacent: false,
+        },
+    ),
     (
         Class::G2Item,
         RW,
         Rules {
-            allowed: WW | WR | RW,
+            allowed: WW | WR | RW | IRW,
             need_rw: true,
             nonadjacent: false,
         },
@@ -115,7 +127,12 @@ pub fn cycles(g: &Graph, opts: Options, found: &mut dyn FnMut(Name, Vec<(u32, u3
                 let mut budget = BUDGET;
                 'edges: for &u in members {
                     for &(v, kinds) in g.out(u) {
-                        if kinds & first == 0 || !within(v) {
+                        let item_only = rules.allowed & IRW != 0;
+                        if kinds & first == 0
+                            || !within(v)
+                            || (first == PRW && kinds & IRW != 0)
+                            || (first == RW && item_only && kinds & IRW == 0)
+                        {
                             continue;
                         }
                         if let Some(nc) = narrow
@@ -175,8 +192,8 @@ fn plainest(g: &Graph, path: Vec<(u32, u32, u8)>) -> Vec<(u32, u32, u8)> {
         .map(|(a, b, kind)| {
             let kinds = g.kinds(a, b);
             match kind {
-                RW if kinds & WW != 0 => (a, b, WW),
-                RW if kinds & WR != 0 => (a, b, WR),
+                RW | PRW if kinds & WW != 0 => (a, b, WW),
+                RW | PRW if kinds & WR != 0 => (a, b, WR),
                 _ => (a, b, kind),
             }
         })
@@ -185,13 +202,15 @@ fn plainest(g: &Graph, path: Vec<(u32, u32, u8)>) -> Vec<(u32, u32, u8)> {
 
 /// A cycle's class from the kinds it walks.
 pub fn classify(path: &[(u32, u32, u8)]) -> Name {
-    let rw = path.iter().filter(|e| e.2 == RW).count();
+    let is_rw = |i: usize| matches!(path[i % path.len()].2, RW | PRW);
+    let rw = (0..path.len()).filter(|i| is_rw(*i)).count();
     // Two rw edges in a row, the last and the first counted as a row too.
-    let adjacent = (0..path.len()).any(|i| path[i].2 == RW && path[(i + 1) % path.len()].2 == RW);
+    let adjacent = (0..path.len()).any(|i| is_rw(i) && is_rw(i + 1));
     let class = match rw {
         0 if path.iter().any(|e| e.2 == WR) => Class::G1c,
         0 => Class::G0,
         1 => Class::GSingle,
+        _ if adjacent && path.iter().any(|e| e.2 == PRW) => Class::G2,
         _ if adjacent => Class::G2Item,
         _ => Class::GNonadjacent,
     };
@@ -218,6 +237,12 @@ mod tests {
         assert_eq!(name(&[(0, 1, RW), (1, 0, RW)]), "G2-item");
         assert_eq!(name(&[(0, 1, WR), (1, 2, RW), (2, 3, WR), (3, 0, RW)]), "G-nonadjacent");
         assert_eq!(name(&[(0, 1, RW), (1, 2, WR), (2, 3, WR), (3, 0, RW)]), "G2-item");
+        assert_eq!(name(&[(0, 1, PRW), (1, 0, RW)]), "G2");
+        assert_eq!(name(&[(0, 1, PRW), (1, 0, WR)]), "G-single");
+        assert_eq!(
+            name(&[(0, 1, PRW), (1, 2, WR), (2, 3, RW), (3, 0, WR)]),
+            "G-nonadjacent"
+        );
         assert_eq!(name(&[(0, 1, RW), (1, 0, REALTIME)]), "G-single-realtime");
         assert_eq!(name(&[(0, 1, WW), (1, 0, PROCESS)]), "G0-process");
     }

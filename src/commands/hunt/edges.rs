@@ -7,7 +7,7 @@
 //!
 //! Edges are (from, to, kind) triples between committed transactions.
 use super::anomaly::IntMap;
-use super::graph::{PROCESS, REALTIME, RW, WR, WW};
+use super::graph::{IRW, PROCESS, PRW, REALTIME, RW, WR, WW};
 use super::history::{Elem, Key, Op, Status, Txn};
 use super::versions::{VersionOrders, Writers, list_at};
 
@@ -20,7 +20,7 @@ pub fn read_edges(txns: &[Txn], writers: &Writers, orders: &VersionOrders, commi
         if txn.status != super::history::Status::Ok {
             continue;
         }
-        for op in &txn.ops {
+        for (j, op) in txn.ops.iter().enumerate() {
             let Op::Read(k, Some(l)) = op else { continue };
             let order = orders.of(txns, *k);
             if !order.starts_with(l) {
@@ -42,9 +42,19 @@ pub fn read_edges(txns: &[Txn], writers: &Writers, orders: &VersionOrders, commi
                 && last.is_none_or(|x| x.txn != w.txn)
                 && committed[w.txn as usize]
             {
-                edges.push((t as u32, w.txn, RW));
+                edges.push((t as u32, w.txn, RW | shown_by(txn, j, l)));
             }
         }
+    }
+}
+
+/// What shows an rw edge from read `j` of `txn` (which returned `l`): the
+/// range of a predicate read without the key (PRW), or a read of it (IRW).
+fn shown_by(txn: &Txn, j: usize, l: &[Elem]) -> u8 {
+    if l.is_empty() && txn.scan_of(j).is_some() {
+        PRW
+    } else {
+        IRW
     }
 }
 
@@ -91,15 +101,15 @@ pub fn unobserved_edges(
         return;
     }
     let mut short = short;
-    // Who read the whole order of each such key.
-    let mut readers: IntMap<Key, Vec<u32>> = IntMap::default();
+    // Who read the whole order of each such key (and how the read shows it).
+    let mut readers: IntMap<Key, Vec<(u32, u8)>> = IntMap::default();
     for (t, txn) in txns.iter().enumerate().filter(|(_, x)| x.status == Status::Ok) {
-        for op in &txn.ops {
+        for (j, op) in txn.ops.iter().enumerate() {
             if let Op::Read(k, Some(l)) = op
                 && short.contains_key(k)
                 && orders.of(txns, *k) == l.as_slice()
             {
-                readers.entry(*k).or_default().push(t as u32);
+                readers.entry(*k).or_default().push((t as u32, shown_by(txn, j, l)));
             }
         }
     }
@@ -129,9 +139,9 @@ pub fn unobserved_edges(
             {
                 edges.push((l, u, WW));
             }
-            for &r in readers.get(&k).into_iter().flatten() {
+            for &(r, by) in readers.get(&k).into_iter().flatten() {
                 if r != u {
-                    edges.push((r, u, RW));
+                    edges.push((r, u, RW | by));
                 }
             }
         }
@@ -208,7 +218,7 @@ mod tests {
         let mut e = Vec::new();
         read_edges(&txns, &w, &orders, &c, &mut e);
         e.sort();
-        assert_eq!(e, vec![(0, 1, WR), (1, 3, WR), (2, 0, RW)]);
+        assert_eq!(e, vec![(0, 1, WR), (1, 3, WR), (2, 0, RW | IRW)]);
         let mut e = Vec::new();
         write_edges(&txns, &w, &orders, &c, &mut e);
         assert_eq!(e, vec![(0, 1, WW)]);

@@ -1,7 +1,7 @@
 //! The checker's last phase: each cycle with the operations its edges
 //! rest on (which read, which append, which version order).
 use super::anomaly::{Anomaly, Link, Name, OrderFrom, Why};
-use super::graph::{PROCESS, RW, WR, WW};
+use super::graph::{PROCESS, PRW, RW, WR, WW};
 use super::history::{Elem, Key, Op, Txn};
 use super::versions::{VersionOrders, Writers};
 
@@ -87,29 +87,38 @@ fn why(txns: &[Txn], writers: &Writers, orders: &VersionOrders, a: usize, b: usi
                 }
             }
         }
-        RW => {
-            for (j, op) in txns[a].ops.iter().enumerate() {
-                let Op::Read(k, Some(l)) = op else { continue };
-                let order = order_of(k);
-                // The element right after the read, or one of `b`'s no read showed.
-                let missed = order.get(l.len()).copied().filter(|e| by(*k, *e, b)).or_else(|| {
-                    (order == l.as_slice())
-                        .then(|| {
-                            txns[b].ops.iter().find_map(|o| match o {
-                                Op::Append(k2, e) if k2 == k && !order.contains(e) => Some(*e),
-                                _ => None,
+        RW | PRW => {
+            // A read of a row is better evidence than a predicate read's
+            // absence of one: only where none shows the edge is it a phantom's.
+            let absent = |j: usize, l: &[Elem]| l.is_empty() && txns[a].scan_of(j).is_some();
+            for phantoms in [false, true] {
+                for (j, op) in txns[a].ops.iter().enumerate() {
+                    let Op::Read(k, Some(l)) = op else { continue };
+                    if absent(j, l) != phantoms {
+                        continue;
+                    }
+                    let order = order_of(k);
+                    // The element right after the read, or one of `b`'s no read showed.
+                    let missed = order.get(l.len()).copied().filter(|e| by(*k, *e, b)).or_else(|| {
+                        (order == l.as_slice())
+                            .then(|| {
+                                txns[b].ops.iter().find_map(|o| match o {
+                                    Op::Append(k2, e) if k2 == k && !order.contains(e) => Some(*e),
+                                    _ => None,
+                                })
                             })
-                        })
-                        .flatten()
-                });
-                if let Some(e) = missed {
-                    return Why::Rw {
-                        key: *k,
-                        elem: e,
-                        from_op: j,
-                        to_op: op_of(*k, e),
-                        order: from(k, e),
-                    };
+                            .flatten()
+                    });
+                    if let Some(e) = missed {
+                        return Why::Rw {
+                            key: *k,
+                            elem: e,
+                            from_op: j,
+                            to_op: op_of(*k, e),
+                            order: from(k, e),
+                            predicate: txns[a].scan_of(j).filter(|_| phantoms).map(|s| (s.lo, s.hi)),
+                        };
+                    }
                 }
             }
         }

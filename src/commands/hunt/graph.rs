@@ -12,6 +12,11 @@ pub const WR: u8 = 2;
 pub const RW: u8 = 4;
 pub const PROCESS: u8 = 8;
 pub const REALTIME: u8 = 16;
+/// With RW: what shows the anti-dependency. A predicate read's range
+/// without the key (a phantom: Adya's predicate anti-dependency), or a
+/// read of the item; a pair with PRW and no IRW is a phantom's alone.
+pub const PRW: u8 = 32;
+pub const IRW: u8 = 64;
 
 /// Edges in compressed rows: node u's are `adj[offs[u]..offs[u+1]]`, each
 /// (target, the kinds that hold between them), one entry per target.
@@ -160,7 +165,8 @@ impl Graph {
 /// Rules for one path search.
 #[derive(Clone, Copy)]
 pub struct Rules {
-    /// Kinds an edge may be walked as.
+    /// Kinds an edge may be walked as; with IRW, an RW edge only where an
+    /// item read shows it.
     pub allowed: u8,
     /// The path must walk at least one RW edge (a second anti-dependency).
     pub need_rw: bool,
@@ -226,7 +232,10 @@ impl Searcher {
                     continue;
                 }
                 for kind in [WW, WR, PROCESS, REALTIME, RW] {
-                    if kinds & kind & rules.allowed == 0 || (rules.nonadjacent && kind == RW && last_rw) {
+                    if kinds & kind & rules.allowed == 0
+                        || (rules.nonadjacent && kind == RW && last_rw)
+                        || (kind == RW && rules.allowed & IRW != 0 && kinds & IRW == 0)
+                    {
                         continue;
                     }
                     let next = state(

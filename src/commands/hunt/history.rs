@@ -19,6 +19,13 @@
 //! ```
 //! A transaction that ran on a standby (`--replica`) says so, with the
 //! standby's replay position when it read: `"node":"standby","lsn":"0/3000148"`.
+//!
+//! A predicate read (`--workload predicate`: `SELECT k, v FROM append WHERE
+//! k BETWEEN 5 AND 8`) is written as what it showed of each key of its
+//! range, one read per key in key order (a key it did not return read as
+//! `[]`: the table's keys are a closed set, so absence is seen), and the
+//! transaction's `scans` say which reads were one predicate read:
+//! `"scans":[{"lo":5,"hi":8,"op":1}]` (ops 1 to 4 are its reads of 5 to 8).
 use std::fmt;
 
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
@@ -101,10 +108,54 @@ pub struct Txn {
     /// transaction took its snapshot (pg_last_wal_replay_lsn()).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lsn: Option<Box<str>>,
+    /// The predicate reads among its reads (`--workload predicate`).
+    #[serde(default, skip_serializing_if = "<[Scan]>::is_empty")]
+    pub scans: Box<[Scan]>,
     /// The line of the file it came from (0: recorded here).
     #[serde(skip)]
     pub line: usize,
 }
+
+/// A predicate read over the keys `lo..=hi`: the transaction's ops from
+/// `op` on, one read per key of the range in key order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Scan {
+    pub lo: Key,
+    pub hi: Key,
+    pub op: u32,
+}
+
+impl Scan {
+    /// Its reads' positions among the transaction's ops.
+    pub fn ops(&self) -> std::ops::Range<usize> {
+        self.op as usize..self.op as usize + (self.hi - self.lo + 1) as usize
+    }
+
+    /// What is wrong with it as a predicate read of `ops` (none: it is one).
+    pub fn damage(&self, ops: &[Op]) -> Option<String> {
+        if self.hi < self.lo || self.hi - self.lo > MAX_SCAN {
+            return Some(format!(
+                "a predicate read of keys {} to {}: not a range lab reads",
+                self.lo, self.hi
+            ));
+        }
+        let of_each = ops.get(self.ops()).is_some_and(|reads| {
+            reads
+                .iter()
+                .zip(self.lo..)
+                .all(|(o, k)| matches!(o, Op::Read(r, _) if *r == k))
+        });
+        (!of_each).then(|| {
+            format!(
+                "the predicate read of keys {} to {} (from operation {}) is not a read of each of its keys in order",
+                self.lo, self.hi, self.op
+            )
+        })
+    }
+}
+
+/// The widest predicate read a history may hold (keys in its range).
+pub const MAX_SCAN: Key = 1024;
 
 impl Txn {
     /// A transaction and what it did, nothing more known yet: not ended,
@@ -125,8 +176,14 @@ impl Txn {
             commit_lsn: None,
             node: None,
             lsn: None,
+            scans: Box::default(),
             line: 0,
         }
+    }
+
+    /// The predicate read op `i` is part of, if any.
+    pub fn scan_of(&self, i: usize) -> Option<&Scan> {
+        self.scans.iter().find(|s| s.ops().contains(&i))
     }
 
     /// It ran on a standby.
@@ -157,6 +214,9 @@ pub struct Header {
     /// for lost writes too.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nemesis: Vec<String>,
+    /// The workload, when not list-append ("predicate").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<String>,
     /// Read-only transactions went to a standby too (`--replica`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replica: bool,
@@ -193,6 +253,12 @@ impl History {
     /// nothing it could read back: its reads are checked for lost writes.
     pub fn under_nemesis(&self) -> bool {
         self.header.as_ref().is_some_and(|h| !h.nemesis.is_empty())
+    }
+
+    /// A history with predicate reads (`--workload predicate`): its
+    /// phantoms are seen.
+    pub fn predicate(&self) -> bool {
+        self.header.as_ref().is_some_and(|h| h.workload.is_some()) || self.txns.iter().any(|t| !t.scans.is_empty())
     }
 }
 
@@ -403,6 +469,9 @@ fn parse_json_lines(lines: &[&[u8]], first: usize) -> Result<JsonLines, Damage> 
         } else {
             let mut t: Txn = serde_json::from_str(line).map_err(damage)?;
             t.line = n;
+            if let Some(what) = t.scans.iter().find_map(|s| s.damage(&t.ops)) {
+                return Err(Damage { line: n, what });
+            }
             t.ops.shrink_to_fit();
             out.txns.push(t);
         }

@@ -29,7 +29,8 @@ use crate::postgres::conninfo::EnvLookup;
 use crate::postgres::patroni::{self, HaCluster};
 use crate::render::{self, Style, html};
 use crate::report::hunt::{
-    AnomalyReport, ClassCase, HuntLevel, HuntReport, NOT_VISIBLE, NemesisReport, ReproducerReport, Stopped,
+    AnomalyReport, ClassCase, HuntLevel, HuntReport, NOT_VISIBLE, NOT_VISIBLE_PREDICATE, NemesisReport,
+    ReproducerReport, Stopped,
 };
 use crate::report::{Connection, CycleFigure, Entry, StepResult, round_ms};
 
@@ -203,6 +204,7 @@ impl Hunt {
             clients: Some(self.cfg.clients),
             server: Some(version.to_string()),
             nemesis: self.cfg.nemesis.iter().map(|f| f.name().to_string()).collect(),
+            workload: self.cfg.shape.predicate.then(|| "predicate".into()),
             replica: self.cfg.replica,
         }
     }
@@ -886,6 +888,12 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
                     Why::Rw {
                         key,
                         elem,
+                        predicate: Some((lo, hi)),
+                        ..
+                    } => msg::why_rw_phantom(&x, *lo, *hi, *key, *elem, &y),
+                    Why::Rw {
+                        key,
+                        elem,
                         from_op,
                         order: OrderFrom::Unread,
                         ..
@@ -1076,7 +1084,10 @@ impl Outputs<'_> {
             realtime: self.options.realtime,
             session_order: self.options.sessions,
             levels: self.found.iter().map(|f| self.level(f)).collect(),
-            not_visible: NOT_VISIBLE,
+            not_visible: match self.found.iter().any(|f| f.history.predicate()) {
+                true => NOT_VISIBLE_PREDICATE,
+                false => NOT_VISIBLE,
+            },
             as_expected: self.as_expected() && stopped.is_none(),
             sessions: self.sessions.clone(),
             error: stopped.map(|(exit, message)| Stopped {
@@ -1144,9 +1155,11 @@ impl Outputs<'_> {
                 .map(|n| (n.text(), forbidden(*n, at)))
                 .collect(),
             models_line,
-            // Durability is judged only in a history recorded under a nemesis.
+            // Durability is judged only in a history recorded under a
+            // nemesis, phantoms only in one with predicate reads.
             classes: (Class::ALL.into_iter())
                 .filter(|c| f.history.under_nemesis() || !matches!(c, Class::Lost | Class::UnknownContradicted))
+                .filter(|c| f.history.predicate() || *c != Class::G2)
                 .map(|class| {
                     let found: Vec<&Anomaly> = f.checked.anomalies.iter().filter(|a| a.name.class == class).collect();
                     let name = Name::of(class);

@@ -60,6 +60,10 @@ crate::messages! {
         en: "--via pgpool runs without a nemesis: pgpool-II holds the sessions' connections to both servers, and a fault would be judged against what it does with them",
         tr: "--via pgpool nemesis olmadan çalışır: oturumların iki sunucuya bağlantılarını pgpool-II tutar ve bir hata, onun bunlarla yaptığına göre değerlendirilirdi",
     }
+    pgpool_list_append() {
+        en: "--via pgpool runs the list-append workload only (--workload predicate is not sent through pgpool-II)",
+        tr: "--via pgpool yalnızca list-append iş yükünü çalıştırır (--workload predicate pgpool-II üzerinden gönderilmez)",
+    }
     not_settled(s, logs) {
         en: "lab's HA cluster was not settled (every node streaming, the synchronous standby named and caught up) within {s} s (lab's deadline for its HA cluster: --wait-timeout, at least 60 s); Patroni's last words: {logs}",
         tr: "lab'ın HA cluster'ı {s} sn içinde oturmadı (her düğüm akıyor, senkron standby adlandırılmış ve yetişmiş) (lab'ın HA cluster'ı için süresi: --wait-timeout, en az 60 sn); Patroni'nin son sözleri: {logs}",
@@ -183,6 +187,10 @@ crate::messages! {
     why_rw(from, key, seen, elem, to) {
         en: "{from} read key {key} = {seen}, without {elem}, which {to} appended next (rw)",
         tr: "{from} {key} anahtarını {seen} okudu; {to} işleminin sonra eklediği {elem} yoktu (rw)",
+    }
+    why_rw_phantom(from, lo, hi, key, elem, to) {
+        en: "{from} read the rows of keys {lo} to {hi} (a predicate read) and key {key} had none; {to} appended {elem} to it after that read (rw through the predicate: a phantom)",
+        tr: "{from} {lo}-{hi} anahtarlarının satırlarını okudu (koşullu okuma) ve {key} anahtarının satırı yoktu; {to} o okumadan sonra ona {elem} ekledi (koşul üzerinden rw: hayalet satır)",
     }
     why_ww_unread(from, first, key, to, then) {
         en: "{from} appended {first} to key {key}, the last element any read showed, and {to} appended {then} after it, read by nobody (ww)",

@@ -5,6 +5,8 @@
 //! snapshot), and one permutation: the order the server answered them, or
 //! the order they were sent (a snapshot is taken when its first statement
 //! starts; a write waits between the two), whichever replays the anomaly.
+//! A predicate read is one step (`SELECT k, v FROM append WHERE k BETWEEN
+//! ...`), kept whole when any of its keys is.
 //! A replay's steps are read back as a history of their own and checked
 //! again: "reproduced" means the checker finds the same anomaly in what
 //! the replay did, not that the steps ran.
@@ -12,8 +14,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::check::{Anomaly, Level, Name, Options, check};
-use super::history::{Elem, History, Key, Op, Status, Txn};
-use super::workload::{CREATE, append_sql, read_sql};
+use super::history::{Elem, History, Key, Op, Scan, Status, Txn};
+use super::workload::{CREATE, append_sql, read_sql, scan_sql, scanned};
 use crate::engine::Observation;
 use crate::engine::answer::last_set;
 
@@ -37,6 +39,8 @@ pub struct Reproducer {
     pub sessions: Vec<String>,
     /// The operations kept, per transaction.
     ops: Vec<Vec<(usize, Op)>>,
+    /// Their predicate reads, per transaction.
+    scans: Vec<Box<[Scan]>>,
     initial: Vec<(Key, Vec<Elem>)>,
 }
 
@@ -103,9 +107,12 @@ fn kept_ops(h: &History, a: &Anomaly, txns: &[usize], shrink: bool) -> Vec<Vec<(
     txns.iter()
         .zip(&keep)
         .map(|(&t, k)| {
-            let all = &h.txns[t].ops;
+            let txn = &h.txns[t];
+            let all = &txn.ops;
+            // A predicate read whole, or not at all.
+            let kept = |i: usize| k.contains(&i) || txn.scan_of(i).is_some_and(|s| s.ops().any(|j| k.contains(&j)));
             (0..all.len())
-                .filter(|i| !shrink || k.contains(i))
+                .filter(|i| !shrink || kept(*i))
                 .map(|i| (i, all[i].clone()))
                 .collect()
         })
@@ -141,6 +148,9 @@ fn initial_lists(h: &History, txns: &[usize], ops: &[Vec<(usize, Op)>]) -> Vec<(
         .collect()
 }
 
+/// The operations kept and the predicate reads, per transaction.
+type Kept<'a> = (&'a [Vec<(usize, Op)>], &'a [Box<[Scan]>]);
+
 /// A step (its name, its transaction's position, its operation; none: the COMMIT).
 type StepOf = (String, usize, Option<usize>);
 
@@ -158,12 +168,19 @@ fn timed_steps(
     for (p, t) in txns.iter().enumerate() {
         let txn = &h.txns[*t];
         for (i, op) in &ops[p] {
-            let name = format!(
-                "{}_{}{}",
-                session(p),
-                if matches!(op, Op::Read(..)) { "r" } else { "a" },
-                i + 1
-            );
+            // A predicate read's keys after its first are read by its step.
+            if let Some(s) = txn.scan_of(*i)
+                && s.op as usize != *i
+            {
+                steps_of.push((format!("{}_p{}", session(p), s.op + 1), p, Some(*i)));
+                continue;
+            }
+            let kind = match op {
+                _ if txn.scan_of(*i).is_some() => "p",
+                Op::Read(..) => "r",
+                Op::Append(..) => "a",
+            };
+            let name = format!("{}_{kind}{}", session(p), i + 1);
             let at = match order {
                 Order::Answered | Order::Derived => answered(txn, *i),
                 Order::Sent => sent(txn, *i),
@@ -191,7 +208,7 @@ fn spec_text(
     order: Order,
     level: Level,
     initial: &[(Key, Vec<Elem>)],
-    ops: &[Vec<(usize, Op)>],
+    (ops, scans): Kept,
     session: &dyn Fn(usize) -> String,
 ) -> String {
     let mut text = String::new();
@@ -236,7 +253,14 @@ fn spec_text(
             session(p)
         );
         for (i, op) in kept {
+            let scan = scans[p].iter().find(|s| s.ops().contains(i));
             let (name, sql) = match op {
+                _ if let Some(s) = scan => {
+                    if s.op as usize != *i {
+                        continue;
+                    }
+                    (format!("{}_p{}", session(p), i + 1), scan_sql(s.lo, s.hi))
+                }
                 Op::Read(k, _) => (format!("{}_r{}", session(p), i + 1), read_sql(*k)),
                 Op::Append(k, e) => (format!("{}_a{}", session(p), i + 1), append_sql(*k, *e)),
             };
@@ -264,7 +288,8 @@ pub fn build(h: &History, a: &Anomaly, level: Level, (shrink, order): (bool, Ord
     {
         events = moved;
     }
-    let mut text = spec_text(about, order, level, &initial, &ops, &session);
+    let scans: Vec<Box<[Scan]>> = txns.iter().map(|t| h.txns[*t].scans.clone()).collect();
+    let mut text = spec_text(about, order, level, &initial, (&ops, &scans), &session);
     // Each BEGIN right before its session's first step.
     let begins: Vec<String> = (0..txns.len()).map(|p| format!("{}_b", session(p))).collect();
     let mut line: Vec<&str> = Vec::new();
@@ -288,6 +313,7 @@ pub fn build(h: &History, a: &Anomaly, level: Level, (shrink, order): (bool, Ord
         sessions: (0..txns.len()).map(session).collect(),
         txns,
         ops,
+        scans,
         initial,
     }
 }
@@ -317,6 +343,8 @@ fn derived(
     for (p, mine) in ops.iter().enumerate() {
         let mut seq: Vec<usize> = mine.iter().filter_map(|(i, _)| index(p, Some(*i))).collect();
         seq.extend(index(p, None));
+        // A predicate read's keys are one step.
+        seq.dedup();
         before.extend(seq.windows(2).map(|w| (w[0], w[1])));
     }
     let mut orders: std::collections::HashMap<Key, Vec<Elem>> = Default::default();
@@ -420,6 +448,24 @@ pub fn replayed(r: &Reproducer, obs: &Observation) -> History {
                 }
                 (Some(i), Ok(res)) => {
                     let original = ops.iter().find(|(j, _)| j == i).map(|(_, o)| o.clone());
+                    match r.scans[p].iter().find(|s| s.ops().contains(i)) {
+                        // Its keys after the first: read by the step of the first.
+                        Some(s) if s.op as usize != *i => continue,
+                        Some(s) => {
+                            txn.scans = [
+                                txn.scans.as_ref(),
+                                &[Scan {
+                                    op: txn.ops.len() as u32,
+                                    ..*s
+                                }],
+                            ]
+                            .concat()
+                            .into();
+                            txn.ops.extend(replayed_scan(s, res));
+                            continue;
+                        }
+                        None => {}
+                    }
                     match original {
                         Some(Op::Read(k, _)) => {
                             let list = last_set(res).map(|set| {
@@ -494,12 +540,15 @@ pub fn with_occurs_if(r: &mut Reproducer, obs: &Observation) {
                     && op.is_some_and(|i| matches!(r.ops[*p].iter().find(|(j, _)| *j == i), Some((_, Op::Read(..)))))
             });
         let is_commit = r.steps_of.iter().any(|(n, _, op)| n == &run.name && op.is_none());
+        // A predicate read: which rows it returned, and that it returned no more.
+        let is_scan = (r.steps_of.iter())
+            .any(|(n, p, op)| n == &run.name && op.is_some_and(|i| r.scans[*p].iter().any(|s| s.op as usize == i)));
         if is_commit {
             conds.push(format!("{} ok", run.name));
         } else if is_read && let Some(set) = last_set(res) {
             let values: Vec<&str> = set.rows.iter().filter_map(|row| row.last()?.as_deref()).collect();
-            if values.is_empty() {
-                conds.push(format!("{} rows = 0", run.name));
+            if values.is_empty() || is_scan {
+                conds.push(format!("{} rows = {}", run.name, values.len()));
             }
             for v in values {
                 conds.push(format!("{} v = {v}", run.name));
@@ -509,6 +558,24 @@ pub fn with_occurs_if(r: &mut Reproducer, obs: &Observation) {
     let line = format!("# occurs-if: {}\n", conds.join(" and "));
     let at = r.text.find("\nsetup").map_or(0, |i| i + 1);
     r.text.insert_str(at, &line);
+}
+
+/// What a replayed predicate read returned, as its reads of each key.
+fn replayed_scan(s: &Scan, res: &[crate::engine::answer::Res]) -> Vec<Op> {
+    let rows: Vec<(Key, Vec<Elem>)> = last_set(res)
+        .map(|set| {
+            (set.rows.iter())
+                .filter_map(|row| {
+                    let k = row.first().cloned().flatten()?.parse().ok()?;
+                    Some((k, parse_array(&row.get(1).cloned().flatten().unwrap_or_default())))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    (s.lo..=s.hi)
+        .zip(scanned(s, &rows))
+        .map(|(k, l)| Op::Read(k, Some(l)))
+        .collect()
 }
 
 /// `{1,2,3}` as elements.

@@ -14,7 +14,7 @@ use tokio_postgres::Client;
 
 use super::chaos::{Chaos, connection_gone};
 use super::check::Level;
-use super::history::{Elem, Key, Op, STANDBY, Status, Txn};
+use super::history::{Elem, Key, Op, STANDBY, Scan, Status, Txn};
 use super::msg;
 use crate::i18n::Context;
 use crate::postgres::ConnInfo;
@@ -79,6 +79,8 @@ pub struct Shape {
     pub max_ops: usize,
     /// Appends a key takes before a fresh key replaces it.
     pub max_writes: usize,
+    /// The predicate workload (`--workload predicate`): predicate reads too.
+    pub predicate: bool,
 }
 
 impl Default for Shape {
@@ -87,11 +89,48 @@ impl Default for Shape {
             keys: 4,
             max_ops: 4,
             max_writes: 32,
+            predicate: false,
         }
     }
 }
 
+/// A transaction as generated: its number, its operations (reads not yet
+/// run) and which of its reads are predicate reads.
+pub type Generated = (u64, Vec<Op>, Box<[Scan]>);
+
+/// The predicate read of keys `lo..=hi`: every row of the range, in key order.
+pub const SCAN: &str = "SELECT k, v FROM append WHERE k BETWEEN $1 AND $2 ORDER BY k";
+
+/// The same as a statement of its own (a spec's step).
+pub fn scan_sql(lo: Key, hi: Key) -> String {
+    format!("SELECT k, v FROM append WHERE k BETWEEN {lo} AND {hi} ORDER BY k;")
+}
+
+/// Each key of `scan`'s range with the list its row holds in `rows` ((key,
+/// list) in key order, as [`SCAN`] returns them), `[]` where the range has
+/// no row.
+pub fn scanned(scan: &Scan, rows: &[(Key, Vec<Elem>)]) -> Vec<Vec<Elem>> {
+    let mut rows = rows.iter().peekable();
+    (scan.lo..=scan.hi)
+        .map(|k| {
+            while rows.next_if(|(r, _)| *r < k).is_some() {}
+            rows.next_if(|(r, _)| *r == k)
+                .map(|(_, l)| l.clone())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
 /// The transactions of a seed, in order: the same seed, the same transactions.
+///
+/// The list-append workload draws each operation's key from the keys in
+/// play, each retired after its appends. The predicate workload works on
+/// a block of keys at a time (the keys in play, a closed set: a key not in
+/// a predicate read's answer has no row yet), its operations a predicate
+/// read of part of the block, a read of one key or an append (the key's
+/// first makes its row: an insert into every range that holds it); the
+/// block is retired for the next after two appends per key, so that
+/// close to half of them are inserts.
 pub struct Generator {
     state: u64,
     shape: Shape,
@@ -123,8 +162,11 @@ impl Generator {
         z ^ (z >> 31)
     }
 
-    /// The next transaction: its number, and its operations (reads not yet run).
-    pub fn next_txn(&mut self) -> (u64, Vec<Op>) {
+    /// The next transaction.
+    pub fn next_txn(&mut self) -> Generated {
+        if self.shape.predicate {
+            return self.next_predicate_txn();
+        }
         let n = 1 + (self.random() % self.shape.max_ops as u64) as usize;
         let mut ops = Vec::with_capacity(n);
         for _ in 0..n {
@@ -145,7 +187,46 @@ impl Generator {
             }
         }
         self.made += 1;
-        (self.made - 1, ops)
+        (self.made - 1, ops, Box::default())
+    }
+
+    /// The next transaction of the predicate workload: `active[0]` is the
+    /// block's first key and the appends it took.
+    fn next_predicate_txn(&mut self) -> Generated {
+        let keys = self.shape.keys as u64;
+        let n = 1 + (self.random() % self.shape.max_ops as u64) as usize;
+        let mut ops = Vec::with_capacity(n * 2);
+        let mut scans = Vec::new();
+        for _ in 0..n {
+            let r = self.random();
+            let (first, _) = self.active[0];
+            let key = first + (r % keys) as Key;
+            match (r >> 32) % 3 {
+                0 => {
+                    // A range of two keys or more where the block has them.
+                    let width = 2 + (r >> 40) % keys.saturating_sub(1).max(1);
+                    let lo = first + ((r >> 48) % (keys + 1).saturating_sub(width).max(1)) as Key;
+                    let hi = (lo + width as Key - 1).min(first + keys as Key - 1);
+                    scans.push(Scan {
+                        lo,
+                        hi,
+                        op: ops.len() as u32,
+                    });
+                    ops.extend((lo..=hi).map(|k| Op::Read(k, None)));
+                }
+                1 => ops.push(Op::Read(key, None)),
+                _ => {
+                    ops.push(Op::Append(key, self.next_elem));
+                    self.next_elem += 1;
+                    self.active[0].1 += 1;
+                    if self.active[0].1 >= 2 * self.shape.keys {
+                        self.active[0] = (first + keys as Key, 0);
+                    }
+                }
+            }
+        }
+        self.made += 1;
+        (self.made - 1, ops, scans.into())
     }
 }
 
@@ -202,8 +283,24 @@ pub fn to_standby(seed: u64, index: u64, ops: &[Op]) -> bool {
 /// A session ready to run transactions.
 struct Prepared {
     backend: i32,
+    statements: Statements,
+}
+
+/// A connection's prepared statements.
+struct Statements {
     append: tokio_postgres::Statement,
     select: tokio_postgres::Statement,
+    scan: tokio_postgres::Statement,
+}
+
+impl Statements {
+    async fn prepare(client: &Client) -> Result<Statements, tokio_postgres::Error> {
+        Ok(Statements {
+            append: client.prepare(APPEND).await?,
+            select: client.prepare(READ).await?,
+            scan: client.prepare(SCAN).await?,
+        })
+    }
 }
 
 /// How one statement ended.
@@ -319,7 +416,7 @@ impl Workload {
     }
 
     /// The next transaction to run, while the budget lasts.
-    fn next(&self) -> Option<(u64, Vec<Op>)> {
+    fn next(&self) -> Option<Generated> {
         if self.stopped.load(Ordering::SeqCst) {
             return None;
         }
@@ -385,32 +482,28 @@ impl Workload {
     ) -> Result<Ended> {
         let i = (session - 1) as usize;
         let partitioned = || self.chaos.as_ref().is_some_and(|c| c.partitioned(i));
-        let Prepared {
-            backend,
-            append,
-            select,
-        } = match self.prepare(client, i, cut_off).await? {
+        let Prepared { backend, statements } = match self.prepare(client, i, cut_off).await? {
             Ok(p) => p,
             Err(lost) => return Ok(lost),
         };
         let standby = match standby {
-            Some(s) => Some((s, s.prepare(READ).await?)),
+            Some(s) => Some((s, Statements::prepare(s).await?)),
             None => None,
         };
         let mut no_cuts = None;
         let mut last_there: Option<String> = None;
         // The level named in every BEGIN too (the session's default, read back, is the same).
         let begin = format!("BEGIN ISOLATION LEVEL {}", self.level.sql().to_uppercase());
-        while let Some((index, mut ops)) = self.next() {
+        while let Some((index, mut ops, scans)) = self.next() {
             // A read-only transaction on the standby (`--replica`), or on the primary.
             let there = standby.as_ref().filter(|_| to_standby(self.seed, index, &ops));
-            let (client, select, cuts) = match there {
-                Some((s, sel)) => (*s, sel, &mut no_cuts),
-                None => (client, &select, &mut *cut_off),
+            let (client, statements, cuts) = match there {
+                Some((s, st)) => (*s, st, &mut no_cuts),
+                None => (client, &statements, &mut *cut_off),
             };
             let start = self.now();
             let (outcome, at, lsn, began_there) = self
-                .operations(client, (&begin, &append, select), &mut ops, there.is_some(), cuts)
+                .operations(client, (&begin, statements), (&mut ops, &scans), there.is_some(), cuts)
                 .await;
             began_anew(&mut last_there, began_there, session, index)?;
             let mut xid = None;
@@ -469,6 +562,7 @@ impl Workload {
                 backend: (there.is_none() && !self.balanced).then_some(backend),
                 node: (there.is_some() || lsn.is_some()).then(|| STANDBY.into()),
                 lsn: lsn.clone().map(String::into_boxed_str),
+                scans: scans.clone(),
                 ..Txn::new(index, session, status, start, ops)
             };
             match ended {
@@ -530,9 +624,7 @@ impl Workload {
                 })
                 .unwrap_or_default();
             let backend = client.query_one("SELECT pg_backend_pid()", &[]).await?.get::<_, i32>(0);
-            let append = client.prepare(APPEND).await?;
-            let select = client.prepare(READ).await?;
-            Ok((read, backend, append, select))
+            Ok((read, backend, Statements::prepare(client).await?))
         };
         // Within the deadline, and given up when a black hole cuts it off.
         let prepared = tokio::time::timeout(self.deadline, unless_cut(cut_off, prepared))
@@ -544,7 +636,7 @@ impl Workload {
                 partitioned: true,
             }));
         };
-        let (read, backend, append, select) = match prepared {
+        let (read, backend, statements) = match prepared {
             Ok(p) => p,
             Err(e) if lost(&e) => {
                 let partitioned = self.chaos.as_ref().is_some_and(|c| c.partitioned(i));
@@ -559,11 +651,7 @@ impl Workload {
         if let Some(c) = &self.chaos {
             c.backend(i, backend);
         }
-        Ok(Ok(Prepared {
-            backend,
-            append,
-            select,
-        }))
+        Ok(Ok(Prepared { backend, statements }))
     }
 
     /// BEGIN and a transaction's operations, each read filling in what it
@@ -573,8 +661,8 @@ impl Workload {
     async fn operations(
         &self,
         client: &Client,
-        (begin, append, select): (&str, &tokio_postgres::Statement, &tokio_postgres::Statement),
-        ops: &mut [Op],
+        (begin, statements): (&str, &Statements),
+        (ops, scans): (&mut [Op], &[Scan]),
         on_standby: bool,
         cuts: &mut Option<tokio::sync::watch::Receiver<u64>>,
     ) -> (Outcome<()>, Vec<u64>, Option<String>, Option<String>) {
@@ -589,10 +677,22 @@ impl Workload {
                 .map(|row| lsn = row.get::<_, Option<String>>(0));
         }
         let mut at = Vec::with_capacity(ops.len());
-        for op in ops.iter_mut() {
+        let Statements { append, select, scan } = statements;
+        for i in 0..ops.len() {
             if !matches!(outcome, Outcome::Ok(_)) {
                 break;
             }
+            if let Some(s) = scans.iter().find(|s| s.ops().contains(&i)) {
+                // A predicate read: its first key's op runs it for the whole range.
+                if i == s.op as usize {
+                    outcome = self.scan(client, scan, s, &mut ops[s.ops()], cuts).await;
+                }
+                if matches!(outcome, Outcome::Ok(_)) {
+                    at.push(self.now());
+                }
+                continue;
+            }
+            let op = &mut ops[i];
             outcome = match op {
                 Op::Append(k, v) if self.balanced => (self.bounded(client.simple_query(&append_sql(*k, *v)), cuts))
                     .await
@@ -634,6 +734,25 @@ impl Workload {
             }
         }
         (outcome, at, lsn, began_there)
+    }
+
+    /// The predicate read `s`: what it returned of each key of its range, in `reads`.
+    async fn scan(
+        &self,
+        client: &Client,
+        statement: &tokio_postgres::Statement,
+        s: &Scan,
+        reads: &mut [Op],
+        cuts: &mut Option<tokio::sync::watch::Receiver<u64>>,
+    ) -> Outcome<()> {
+        (self.bounded(client.query(statement, &[&s.lo, &s.hi]), cuts).await).map(|rows| {
+            let rows: Vec<(Key, Vec<Elem>)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+            for (op, list) in reads.iter_mut().zip(scanned(s, &rows)) {
+                if let Op::Read(_, seen) = op {
+                    *seen = Some(list);
+                }
+            }
+        })
     }
 
     /// COMMIT sent; a pause waiting for this session's next COMMIT is told
@@ -852,11 +971,61 @@ mod tests {
     }
 
     #[test]
+    fn the_predicate_workload_reads_ranges_of_one_block_at_a_time() {
+        let shape = Shape {
+            keys: 4,
+            predicate: true,
+            ..Shape::default()
+        };
+        let mut g = Generator::new(3, shape);
+        let txns: Vec<Generated> = (0..300).map(|_| g.next_txn()).collect();
+        let mut inserts = 0;
+        let mut made: std::collections::BTreeSet<Key> = Default::default();
+        for (_, ops, scans) in &txns {
+            for s in scans.iter() {
+                assert_eq!(s.damage(ops), None, "{s:?} {ops:?}");
+                assert!(s.hi > s.lo, "a range of two keys or more: {s:?}");
+                // Within one block of four keys.
+                assert_eq!((s.lo - 1) / 4, (s.hi - 1) / 4, "{s:?}");
+            }
+            for o in ops {
+                if let Op::Append(k, _) = o {
+                    inserts += made.insert(*k) as usize;
+                }
+            }
+        }
+        let appends = txns
+            .iter()
+            .flat_map(|t| &t.1)
+            .filter(|o| matches!(o, Op::Append(..)))
+            .count();
+        // Two appends per key of a block, on keys drawn at random: close
+        // to half of them make the row (1 - (3/4)^8 of a block's keys are
+        // written at all).
+        assert!(inserts * 5 >= appends * 2, "{inserts} of {appends}");
+        assert!(txns.iter().filter(|t| !t.2.is_empty()).count() > 100);
+        let again: Vec<Generated> = {
+            let mut g = Generator::new(3, shape);
+            (0..300).map(|_| g.next_txn()).collect()
+        };
+        assert_eq!(txns, again);
+    }
+
+    #[test]
+    fn a_range_s_rows_are_read_key_by_key() {
+        let s = Scan { lo: 5, hi: 8, op: 0 };
+        let rows = vec![(6, vec![1, 2]), (8, vec![3])];
+        assert_eq!(scanned(&s, &rows), vec![vec![], vec![1, 2], vec![], vec![3]]);
+        assert_eq!(scanned(&s, &[]), vec![Vec::<Elem>::new(); 4]);
+    }
+
+    #[test]
     fn elements_are_unique_and_keys_retire() {
         let shape = Shape {
             keys: 2,
             max_ops: 4,
             max_writes: 3,
+            predicate: false,
         };
         let mut g = Generator::new(1, shape);
         let ops: Vec<Op> = (0..100).flat_map(|_| g.next_txn().1).collect();
