@@ -3,14 +3,19 @@
 lab's JSON lines or (--edn) Jepsen's history.edn: C sessions over K keys (a
 key retired after W appends; lab hunt retires at 32), run one after
 another against a model of the keys, so every read is what a serializable
-server would return. Usage:
-hunt-history.py N [C] [K] [--edn] [--writes W] > FILE"""
+server would return. With --predicate, as `lab hunt --workload predicate`
+makes them: a block of K keys at a time (retired after 2K appends), a
+third of the operations a predicate read of two keys or more of it
+(written as a read of each key, and named in the transaction's scans).
+Usage:
+hunt-history.py N [C] [K] [--edn | --predicate] [--writes W] > FILE"""
 import json
 import random
 import sys
 
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
 edn = "--edn" in sys.argv
+predicate = "--predicate" in sys.argv
 writes = 32
 if "--writes" in sys.argv:
     writes = int(sys.argv[sys.argv.index("--writes") + 1])
@@ -25,14 +30,42 @@ elem = 1
 state = {}
 out = sys.stdout
 if not edn:
-    out.write(json.dumps({"lab": "hunt", "level": "serializable", "keys": keys, "clients": clients}) + "\n")
+    header = {"lab": "hunt", "level": "serializable", "keys": keys, "clients": clients}
+    if predicate:
+        header["workload"] = "predicate"
+    out.write(json.dumps(header) + "\n")
+block, block_writes = 1, 0
 t = 0
 index = 0
 for i in range(n):
     ops = []
     at = []
+    scans = []
     start = t
     for _ in range(rng.randint(1, 4)):
+        if predicate:
+            t += 100
+            kind = rng.randrange(3)
+            k = block + rng.randrange(keys)
+            if kind == 0:
+                width = rng.randint(min(2, keys), keys)
+                lo = block + rng.randrange(keys - width + 1)
+                scans.append({"lo": lo, "hi": lo + width - 1, "op": len(ops)})
+                for key in range(lo, lo + width):
+                    ops.append(["r", key, list(state.get(key, []))])
+                    at.append(t)
+            elif kind == 1:
+                ops.append(["r", k, list(state.get(k, []))])
+                at.append(t)
+            else:
+                state.setdefault(k, []).append(elem)
+                ops.append(["append", k, elem])
+                at.append(t)
+                elem += 1
+                block_writes += 1
+                if block_writes >= 2 * keys:
+                    block, block_writes = block + keys, 0
+            continue
         slot = rng.randrange(keys)
         k = active[slot][0]
         t += 100
@@ -61,5 +94,7 @@ for i in range(n):
         out.write(f"{{:type :ok, :f :txn, :value [{ok}], :time {t}, :process {p}, :index {index + 1}}}\n")
         index += 2
     else:
-        out.write(json.dumps({"index": i, "session": p + 1, "type": "ok", "start": start,
-                              "end": t, "ops": ops, "at": at}, separators=(",", ":")) + "\n")
+        txn = {"index": i, "session": p + 1, "type": "ok", "start": start, "end": t, "ops": ops, "at": at}
+        if scans:
+            txn["scans"] = scans
+        out.write(json.dumps(txn, separators=(",", ":")) + "\n")

@@ -4,7 +4,8 @@
 #     (bench/hunt-history.py: serializable, 4 sessions, 4 keys), in lab's
 #     JSON lines and in Jepsen's EDN, wall time, transactions per second,
 #     peak memory per transaction (the target: 300 000/s and 1 KB per
-#     transaction for a million);
+#     transaction for a million), and a predicate-read history (--workload
+#     predicate's shape; the target: 100 000/s);
 #   - the workload: `lab hunt --seconds S` at read committed, 4 sessions,
 #     beside pgbench running the same transaction shape (1 to 4 operations,
 #     reads and appends half and half, over 4 keys, a list kept to 32
@@ -40,6 +41,9 @@ PY
 }
 python3 bench/hunt-history.py "$N" >"$tmp/h.jsonl"
 checker "lab's JSON lines" "$tmp/h.jsonl"
+rm -f "$tmp/h.jsonl"
+python3 bench/hunt-history.py "$N" --predicate >"$tmp/h.jsonl"
+checker "lab's JSON lines, predicate reads (--workload predicate)" "$tmp/h.jsonl"
 rm -f "$tmp/h.jsonl"
 python3 bench/hunt-history.py "$N" --edn --writes 56 >"$tmp/h.edn"
 checker "Jepsen's EDN" "$tmp/h.edn"

@@ -99,11 +99,18 @@ pub enum Via {
 pub struct Name {
     pub class: Class,
     pub via: Via,
+    /// A cycle with an rw edge only a predicate read shows (a G2; a
+    /// G-single or G-nonadjacent so is Elle's plain one, not its `-item`).
+    pub phantom: bool,
 }
 
 impl Name {
     pub fn of(class: Class) -> Name {
-        Name { class, via: Via::Data }
+        Name {
+            class,
+            via: Via::Data,
+            phantom: class == Class::G2,
+        }
     }
 
     /// Elle's names: G0, G1c, G-single, G2-item, G1a, G1b... with
@@ -145,7 +152,7 @@ impl Name {
             (s, Via::Data)
         };
         let class = Class::ALL.into_iter().find(|c| Name::of(*c).text() == base)?;
-        Some(Name { class, via })
+        Some(Name { via, ..Name::of(class) })
     }
 
     pub fn is_cycle(&self) -> bool {

@@ -418,15 +418,8 @@ impl Chaos {
             return Ok(());
         };
         let until = Instant::now() + self.deadline;
-        ha.until_healthy(until).await?;
-        let old = loop {
-            if let Some(leader) = ha.settled(sync).await.ok().flatten() {
-                break leader;
-            }
-            if Instant::now() > until {
-                anyhow::bail!(msg::not_settled(self.deadline.as_secs_f64(), ha.log_tail()));
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+        let Some(old) = ha.until_settled(sync, until).await? else {
+            anyhow::bail!(msg::not_settled(self.deadline.as_secs_f64(), ha.log_tail()));
         };
         if sync {
             self.sync_caught_up(&ha, old, until).await?;

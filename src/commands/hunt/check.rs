@@ -93,7 +93,10 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
     edges.shrink_to_fit();
     let graph = Graph::new(n, edges);
     let cut_short = cycles::cycles(&graph, opts, &mut |name, path| {
-        found.note(explain::explain(txns, &writers, &orders, name, path))
+        let a = explain::explain(txns, &writers, &orders, name, path);
+        let name = a.name;
+        found.note(a);
+        name
     });
     let committed_n = committed.iter().filter(|c| **c).count();
     let aborted = txns.iter().filter(|t| t.status == Status::Fail).count();
@@ -289,6 +292,22 @@ mod tests {
             ok(1, 10, vec![r(1, &[1]), r(2, &[2]), r(3, &[3]), r(4, &[4])]),
         ];
         assert_eq!(names(h, Options::default()), vec!["G2-item", "G2"]);
+    }
+
+    #[test]
+    fn a_g_single_through_a_phantom_is_elle_s_plain_g_single() {
+        // T0's range read missed row 1, which T1 made; T0 read T1's append
+        // to key 3: one rw edge, through the predicate.
+        let h = vec![
+            scanned(ok(1, 0, vec![r(3, &[3])]), 1, 0, &[&[], &[]]),
+            ok(2, 0, vec![a(1, 1), a(3, 3)]),
+        ];
+        let c = check(&history(h), Options::default()).unwrap();
+        assert_eq!(c.names().iter().map(Name::text).collect::<Vec<_>>(), ["G-single"]);
+        assert!(c.anomalies[0].name.phantom);
+        assert_eq!(models::elle_name(c.anomalies[0].name), "G-single");
+        assert!(forbidden(c.anomalies[0].name, Level::RepeatableRead));
+        assert!(!forbidden(c.anomalies[0].name, Level::ReadCommitted));
     }
 
     #[test]

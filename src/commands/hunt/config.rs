@@ -138,7 +138,7 @@ impl Hunt {
             bail!(hmsg::pgpool_list_append());
         }
         if predicate && args.keys > MAX_SCAN as usize {
-            bail!(hmsg::too_large());
+            bail!(hmsg::predicate_keys(MAX_SCAN));
         }
         if args.via.is_some() && !faults.is_empty() {
             bail!(hmsg::pgpool_no_nemesis());

@@ -77,8 +77,10 @@ const SEARCHES: [(Class, u8, Rules); 6] = [
 /// class's rules gives the shortest such cycle through that edge. As Elle
 /// does, a class that one found in the same component implies is not
 /// searched for there (a G-single is a G-nonadjacent and a G2-item). Reports
-/// each cycle found (as (from, to, kind) edges); true if a search ran out of budget.
-pub fn cycles(g: &Graph, opts: Options, found: &mut dyn FnMut(Name, Vec<(u32, u32, u8)>)) -> bool {
+/// each cycle found (as (from, to, kind) edges), and goes on with the name
+/// `found` gives it (its evidence may show a phantom); true if a search ran
+/// out of budget.
+pub fn cycles(g: &Graph, opts: Options, found: &mut dyn FnMut(Name, Vec<(u32, u32, u8)>) -> Name) -> bool {
     let extra = (if opts.sessions { PROCESS } else { 0 }) | (if opts.realtime { REALTIME } else { 0 });
     let (comp, big) = g.components(WW | WR | RW | extra, |_| true);
     if big.is_empty() {
@@ -120,7 +122,10 @@ pub fn cycles(g: &Graph, opts: Options, found: &mut dyn FnMut(Name, Vec<(u32, u3
                     continue;
                 }
                 let targets: &[Via] = if with == 0 { &[Via::Data] } else { &beyond };
-                if targets.iter().all(|&via| implied_by(&here, Name { class, via })) {
+                if targets
+                    .iter()
+                    .all(|&via| implied_by(&here, Name { via, ..Name::of(class) }))
+                {
                     continue;
                 }
                 let narrow = &narrow[vi * SEARCHES.len() + si];
@@ -154,9 +159,9 @@ pub fn cycles(g: &Graph, opts: Options, found: &mut dyn FnMut(Name, Vec<(u32, u3
                         let path = plainest(g, path);
                         let name = classify(&path);
                         if name.class == class && (with == 0) == (name.via == Via::Data) {
+                            let name = found(name, path);
                             seen.push(name);
                             here.push(name);
-                            found(name, path);
                             break 'edges;
                         }
                     }
@@ -221,7 +226,11 @@ pub fn classify(path: &[(u32, u32, u8)]) -> Name {
     } else {
         Via::Data
     };
-    Name { class, via }
+    Name {
+        class,
+        via,
+        phantom: class == Class::G2,
+    }
 }
 
 #[cfg(test)]
@@ -252,7 +261,10 @@ mod tests {
         // 0 -ww-> 1 -ww-> 0 and 1 -rw-> 2 -wr-> 1.
         let g = Graph::new(3, vec![(0, 1, WW), (1, 0, WW), (1, 2, RW), (2, 1, WR)]);
         let mut names = Vec::new();
-        let cut = cycles(&g, Options::default(), &mut |n, p| names.push((n.text(), p.len())));
+        let cut = cycles(&g, Options::default(), &mut |n, p| {
+            names.push((n.text(), p.len()));
+            n
+        });
         assert!(!cut);
         assert_eq!(names, vec![("G0".to_string(), 2), ("G-single".to_string(), 2)]);
     }

@@ -21,8 +21,12 @@ pub fn explain(
             why: why(txns, writers, orders, a as usize, b as usize, kind),
         })
         .collect();
+    // An rw edge of the cycle only a predicate read shows.
+    let phantom = cycle
+        .iter()
+        .any(|l| matches!(l.why, Why::Rw { predicate: Some(_), .. }));
     Anomaly {
-        name,
+        name: Name { phantom, ..name },
         txns: cycle.iter().map(|l| l.from).collect(),
         cycle,
         read: None,

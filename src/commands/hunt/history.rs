@@ -133,7 +133,7 @@ impl Scan {
 
     /// What is wrong with it as a predicate read of `ops` (none: it is one).
     pub fn damage(&self, ops: &[Op]) -> Option<String> {
-        if self.hi < self.lo || self.hi - self.lo > MAX_SCAN {
+        if self.hi.checked_sub(self.lo).is_none_or(|d| !(0..MAX_SCAN).contains(&d)) {
             return Some(format!(
                 "a predicate read of keys {} to {}: not a range lab reads",
                 self.lo, self.hi
@@ -154,7 +154,8 @@ impl Scan {
     }
 }
 
-/// The widest predicate read a history may hold (keys in its range).
+/// The widest predicate read a history may hold (keys in its range), and
+/// so the most `--keys` of the predicate workload.
 pub const MAX_SCAN: Key = 1024;
 
 impl Txn {
@@ -574,6 +575,19 @@ mod tests {
         assert_eq!(back.nemesis, h.nemesis);
         assert_eq!(back.txns.len(), 2);
         assert_eq!(back.txns[1].line, 4);
+    }
+
+    #[test]
+    fn a_predicate_read_is_a_read_of_each_key_of_a_range_lab_reads() {
+        let reads = |lo: Key, n: Key| (lo..lo + n).map(|k| Op::Read(k, Some(vec![]))).collect::<Vec<_>>();
+        let scan = |lo, hi| Scan { lo, hi, op: 0 };
+        assert_eq!(scan(1, 3).damage(&reads(1, 3)), None);
+        assert!(scan(1, 3).damage(&reads(1, 2)).is_some(), "a key short");
+        assert!(scan(1, 3).damage(&reads(2, 3)).is_some(), "other keys");
+        assert!(scan(3, 1).damage(&[]).is_some());
+        assert!(scan(Key::MIN, Key::MAX).damage(&[]).is_some(), "no overflow");
+        assert_eq!(scan(1, MAX_SCAN).damage(&reads(1, MAX_SCAN)), None);
+        assert!(scan(1, MAX_SCAN + 1).damage(&reads(1, MAX_SCAN + 1)).is_some());
     }
 
     #[test]

@@ -1306,6 +1306,12 @@ fn edge_label(w: &Why) -> String {
     match w {
         Why::Ww { key, .. } => format!("ww k{key}"),
         Why::Wr { key, .. } => format!("wr k{key}"),
+        // A phantom: the key its range (lo..hi) did not return.
+        Why::Rw {
+            key,
+            predicate: Some((lo, hi)),
+            ..
+        } => format!("rw k{key} (k{lo}..k{hi})"),
         Why::Rw { key, .. } => format!("rw k{key}"),
         Why::Realtime => "rt".into(),
         Why::Session => "session".into(),
@@ -1465,13 +1471,8 @@ impl Hunt {
         // Kept at once: the clean-up removes it whatever happens next.
         *self.ha.lock().unwrap() = Some((ha.clone(), sync));
         ha.patch_config(&json).await?;
-        let until = Instant::now() + deadline;
-        ha.until_healthy(until).await?;
-        while ha.settled(sync).await.ok().flatten().is_none() {
-            if Instant::now() > until {
-                bail!(msg::not_settled(deadline.as_secs_f64(), ha.log_tail()));
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        if ha.until_settled(sync, Instant::now() + deadline).await?.is_none() {
+            bail!(msg::not_settled(deadline.as_secs_f64(), ha.log_tail()));
         }
         let pg = ha.multi_host(patroni::DATABASE);
         let app = self.setup().control_app;

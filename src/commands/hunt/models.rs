@@ -271,10 +271,11 @@ pub fn boundary<'a>(found: impl IntoIterator<Item = &'a str>) -> Boundary {
     Boundary { not, also_not }
 }
 
-/// Elle's name for one of lab's anomalies (lab's item cycles are Elle's `-item` ones).
+/// Elle's name for one of lab's anomalies (lab's item cycles are Elle's
+/// `-item` ones; one through a phantom is not).
 pub fn elle_name(n: Name) -> String {
     match n.class {
-        Class::GSingle | Class::GNonadjacent => {
+        Class::GSingle | Class::GNonadjacent if !n.phantom => {
             let t = n.text();
             let base = Name::of(n.class).text();
             format!("{base}-item{}", &t[base.len()..])

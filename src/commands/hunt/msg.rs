@@ -112,6 +112,10 @@ crate::messages! {
         en: "the server (postmaster {pid})",
         tr: "sunucu (postmaster {pid})",
     }
+    predicate_keys(max) {
+        en: "--keys is at most {max} with --workload predicate (a predicate read covers up to a block of keys)",
+        tr: "--workload predicate ile --keys en çok {max} olabilir (bir koşullu okuma en çok bir anahtar bloğunu kapsar)",
+    }
     too_large() {
         en: "--keys is at most 1000000, --ops and --replays at most 1000",
         tr: "--keys en çok 1000000, --ops ve --replays en çok 1000 olabilir",

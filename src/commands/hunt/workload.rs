@@ -514,6 +514,7 @@ impl Workload {
                 Outcome::Ok(()) => {
                     self.committing.lock().unwrap().push(Txn {
                         backend: Some(backend),
+                        scans: scans.clone(),
                         ..Txn::new(index, session, Status::Info, start, unknown_reads(&ops))
                     });
                     let commit = match there {
