@@ -118,17 +118,9 @@ impl Fx {
         repair(&ha).await?;
         ha.patch_config(&json).await?;
         cx.narrate(msg::settings(json.clone()));
-        let until = Instant::now() + deadline;
-        ha.until_healthy(until).await?;
         // Applied once the primary says so: a synchronous standby, or none.
-        let leader = loop {
-            if let Some(leader) = ha.settled(sync).await? {
-                break leader;
-            }
-            if Instant::now() > until {
-                return Err(Deviation(msg::settings_not_applied(json, secs(deadline))).into());
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+        let Some(leader) = ha.until_settled(sync, Instant::now() + deadline).await? else {
+            return Err(Deviation(msg::settings_not_applied(json, secs(deadline))).into());
         };
         let candidate = (0..ha.nodes.len())
             .find(|&i| i != leader && ha.nodes[i].can_lead)
@@ -258,6 +250,9 @@ impl Fx {
     /// replica, rewound, on the new timeline, streaming); whether it is.
     pub async fn rejoined(&self, cx: &Cx<'_>, old: usize) -> Result<bool> {
         let ok = self.ha.until_healthy(Instant::now() + self.deadline).await.is_ok();
+        if !ok {
+            self.not_kept(cx);
+        }
         let members = self.ha.members().await.unwrap_or_default();
         let tl = members.iter().find(|m| m.leads()).and_then(|m| m.timeline).unwrap_or(0);
         cx.recorder().note(
@@ -276,8 +271,22 @@ impl Fx {
         let ok = self.ha.until_healthy(Instant::now() + self.deadline).await.is_ok();
         if ok {
             cx.recorder().note("patroni", msg::all_streaming());
+        } else {
+            self.not_kept(cx);
         }
         Ok(ok)
+    }
+
+    /// The cluster, not healthy again at a variant's end, is not kept for
+    /// the next: that one starts a new cluster (this one goes with the
+    /// variant's last hold of it), instead of failing to repair a node
+    /// that cannot follow the leader any more.
+    fn not_kept(&self, cx: &Cx<'_>) {
+        let mut kept = KEPT.lock().unwrap();
+        if kept.as_ref().is_some_and(|k| Arc::ptr_eq(k, &self.ha)) {
+            *kept = None;
+            cx.recorder().note("lab", msg::cluster_not_kept());
+        }
     }
 
     /// Stops (SIGSTOP) node `i`'s walsenders, all or the one streaming to

@@ -751,7 +751,12 @@ async fn zombie(cx: &mut Cx<'_>) -> Result<()> {
         cx.narrate(msg::manager_resumed(fx.name(p)));
     }
     // W goes on once the zombie is demoted (its writes until then would be lost too).
-    fx.demoted(cx, p).await?;
+    if !fx.demoted(cx, p).await? && fx.ha.leader().await.ok().flatten() == Some(p) {
+        // Patroni before 3.1 lets a primary without the leader lock take
+        // it, when it is free, whatever its timeline (patroni#2787).
+        cx.recorder()
+            .note("patroni", msg::stale_primary_won(fx.name(p), fx.name(new)));
+    }
     split_brain(cx, promoted.map(|(_, t)| t));
     let zombie_acked: Vec<i64> = w.writes[zombie_from..]
         .iter()

@@ -73,6 +73,14 @@ crate::messages! {
         en: "{node} rejoined as a replica on timeline {timeline} (Patroni rewound it with pg_rewind); all three nodes stream",
         tr: "{node} timeline {timeline} üzerinde replika olarak geri katıldı (Patroni onu pg_rewind ile geri sardı); üç düğüm de akıyor",
     }
+    stale_primary_won(old, new) {
+        en: "{old}'s Patroni took the leader lock back, its PostgreSQL still a primary on its old timeline: {new}'s promotion is discarded (Patroni before 3.1 lets a stale primary win the leader race when the lock is free: patroni#2787)",
+        tr: "{old} düğümünün Patroni'si lider kilidini geri aldı, PostgreSQL'i hâlâ eski timeline'ında primary: {new} düğümünün terfisi boşa gitti (Patroni 3.1 öncesi, kilit boşsa eski bir primary'nin lider yarışını kazanmasına izin verir: patroni#2787)",
+    }
+    cluster_not_kept() {
+        en: "lab's HA cluster is not healthy again: the next variant starts a new one",
+        tr: "lab'ın HA cluster'ı yeniden sağlıklı değil: sonraki varyant yeni bir tane başlatır",
+    }
     not_rejoined(node, s) {
         en: "{node} did not rejoin within {s} s",
         tr: "{node} {s} sn içinde geri katılmadı",
