@@ -722,6 +722,22 @@ impl HaCluster {
         Ok(settled.then_some(leader))
     }
 
+    /// The leader once the cluster is healthy ([`HaCluster::until_healthy`])
+    /// and settled as `sync` says ([`HaCluster::settled`]; an error counts
+    /// as not yet: a node may be restarting); None past `until`.
+    pub async fn until_settled(&self, sync: bool, until: Instant) -> Result<Option<usize>> {
+        self.until_healthy(until).await?;
+        loop {
+            if let Some(leader) = self.settled(sync).await.ok().flatten() {
+                return Ok(Some(leader));
+            }
+            if Instant::now() > until {
+                return Ok(None);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// A plain connection of lab's own to node `i` (its task spawned).
     pub async fn connect(&self, i: usize, database: &str) -> Result<tokio_postgres::Client> {
         let conn = super::connect::connect(&self.config(i, database), "lab:ha", None, None).await?;
