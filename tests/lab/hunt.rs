@@ -457,8 +457,8 @@ fn a_long_fork_is_forbidden_at_repeatable_read_and_allowed_at_read_committed() {
 /// Predicate write skew by hand: each transaction read the range 1..2
 /// with no row in it and made one there. G2, through the predicate only:
 /// allowed at repeatable read (snapshot isolation), forbidden at
-/// serializable. A predicate read that is not a read of each key of its
-/// range is damage.
+/// serializable (a predicate read that is not a read of each key of its
+/// range is damage: [`bad_input_is_one_line_and_exit_2`]).
 #[test]
 fn a_predicate_write_skew_is_g2_allowed_at_repeatable_read_forbidden_at_serializable() {
     let file = Path::new("tests/hunt/predicate-write-skew.jsonl");
@@ -472,17 +472,6 @@ fn a_predicate_write_skew_is_g2_allowed_at_repeatable_read_forbidden_at_serializ
     assert_eq!(g2["forbidden"], true);
     let text = g2.to_string();
     assert!(text.contains("(a predicate read) and key 2 had none"), "{text}");
-    let dir = scratch("predicate");
-    let damaged = dir.join("scan.jsonl");
-    std::fs::write(
-        &damaged,
-        "{\"index\":0,\"session\":1,\"type\":\"ok\",\"start\":0,\"end\":1,\"ops\":[[\"r\",1,[]]],\"scans\":[{\"lo\":1,\"hi\":2,\"op\":0}]}\n",
-    )
-    .unwrap();
-    one_line_exit_2(
-        &run(&["hunt", "--check", damaged.to_str().unwrap()]),
-        &format!("{}:1: the predicate read of keys 1 to 2", damaged.display()),
-    );
 }
 
 /// The predicate workload, live: at repeatable read the sessions' range
@@ -653,26 +642,36 @@ fn a_tampered_history_is_not_as_documented() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `lab hunt --check` of a file `name` in `dir` holding `text`: the file, and how the run went.
+fn check_text(dir: &Path, name: &str, text: &str) -> (PathBuf, crate::support::Run) {
+    let file = dir.join(name);
+    std::fs::write(&file, text).unwrap();
+    let r = run(&["hunt", "--check", file.to_str().unwrap()]);
+    (file, r)
+}
+
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     let dir = scratch("bad");
-    let damaged = dir.join("damaged.jsonl");
-    std::fs::write(
-        &damaged,
+    let (damaged, r) = check_text(
+        &dir,
+        "damaged.jsonl",
         "{\"lab\":\"hunt\"}\n{\"index\":0,\"session\":1,\"type\":\"ok\",\"start\":0,\"end\":1,\"ops\":[]}\n{\"index\":1,\n",
-    )
-    .unwrap();
-    one_line_exit_2(
-        &run(&["hunt", "--check", damaged.to_str().unwrap()]),
-        &format!("{}:3:", damaged.display()),
     );
-    let unknown = dir.join("unknown.jsonl");
-    std::fs::write(
-        &unknown,
+    one_line_exit_2(&r, &format!("{}:3:", damaged.display()));
+    // A predicate read that is not a read of each key of its range.
+    let (scan, r) = check_text(
+        &dir,
+        "scan.jsonl",
+        "{\"index\":0,\"session\":1,\"type\":\"ok\",\"start\":0,\"end\":1,\"ops\":[[\"r\",1,[]]],\"scans\":[{\"lo\":1,\"hi\":2,\"op\":0}]}\n",
+    );
+    one_line_exit_2(&r, &format!("{}:1: the predicate read of keys 1 to 2", scan.display()));
+    let (unknown, r) = check_text(
+        &dir,
+        "unknown.jsonl",
         "{\"index\":0,\"session\":1,\"type\":\"ok\",\"start\":0,\"end\":1,\"ops\":[[\"write\",1,2]]}\n",
-    )
-    .unwrap();
-    one_line_exit_2(&run(&["hunt", "--check", unknown.to_str().unwrap()]), "\"write\"");
+    );
+    one_line_exit_2(&r, "\"write\"");
     // --specs names a file: refused before anything runs (no server is
     // started: that would take longer than this line does).
     one_line_exit_2(
@@ -691,45 +690,32 @@ fn bad_input_is_one_line_and_exit_2() {
     one_line_exit_2(&r, "127.0.0.1:1");
     assert!(!dir.join("later").exists(), "made by the check and left");
     // A .jsonl file is read as JSON lines, whatever it begins with.
-    let not_json = dir.join("not-json.jsonl");
-    std::fs::write(&not_json, "not json\n").unwrap();
-    one_line_exit_2(
-        &run(&["hunt", "--check", not_json.to_str().unwrap()]),
-        &format!("{}:1: not one JSON value per line", not_json.display()),
-    );
-    let edn = dir.join("bad.edn");
-    std::fs::write(
-        &edn,
+    let (not_json, r) = check_text(&dir, "not-json.jsonl", "not json\n");
+    one_line_exit_2(&r, &format!("{}:1: not one JSON value per line", not_json.display()));
+    let (edn, r) = check_text(
+        &dir,
+        "bad.edn",
         "{:type :invoke, :f :txn, :value [[:append 1 2]], :process 0}\n{:type :ok, :f :txn\n",
-    )
-    .unwrap();
-    one_line_exit_2(
-        &run(&["hunt", "--check", edn.to_str().unwrap()]),
-        &format!("{}:2:", edn.display()),
     );
+    one_line_exit_2(&r, &format!("{}:2:", edn.display()));
     // Keys of two kinds in one history (Elle refuses them too).
-    let mixed = dir.join("mixed.edn");
-    std::fs::write(
-        &mixed,
+    let (mixed, r) = check_text(
+        &dir,
+        "mixed.edn",
         "{:type :invoke, :f :txn, :value [[:append 1 2]], :process 0}\n{:type :ok, :f :txn, :value [[:append 1 2]], :process 0}\n\
          {:type :invoke, :f :txn, :value [[:r :x nil]], :process 0}\n{:type :ok, :f :txn, :value [[:r :x [2]]], :process 0}\n",
-    )
-    .unwrap();
+    );
     one_line_exit_2(
-        &run(&["hunt", "--check", mixed.to_str().unwrap()]),
+        &r,
         &format!("{}:4: the key :x mixes integer keys with named ones", mixed.display()),
     );
-    let twice = dir.join("twice.jsonl");
-    std::fs::write(
-        &twice,
+    let (_, r) = check_text(
+        &dir,
+        "twice.jsonl",
         "{\"index\":0,\"session\":1,\"type\":\"ok\",\"start\":0,\"end\":1,\"ops\":[[\"append\",1,5]]}\n\
          {\"index\":1,\"session\":2,\"type\":\"ok\",\"start\":0,\"end\":1,\"ops\":[[\"append\",1,5]]}\n",
-    )
-    .unwrap();
-    one_line_exit_2(
-        &run(&["hunt", "--check", twice.to_str().unwrap()]),
-        "the element 5 is appended to key 1 twice",
     );
+    one_line_exit_2(&r, "the element 5 is appended to key 1 twice");
     one_line_exit_2(&run(&["hunt", "--check", "/nonexistent/h.jsonl"]), "could not read");
     // A history that could not be written is refused before a server starts, as --junit is.
     one_line_exit_2(
@@ -737,13 +723,8 @@ fn bad_input_is_one_line_and_exit_2() {
         "could not write /nonexistent/dir/h.jsonl",
     );
     // Nothing recorded is nothing checked, not a pass.
-    let empty = dir.join("empty.jsonl");
     for text in ["", "{\"lab\":\"hunt\",\"level\":\"serializable\"}\n"] {
-        std::fs::write(&empty, text).unwrap();
-        one_line_exit_2(
-            &run(&["hunt", "--check", empty.to_str().unwrap()]),
-            "holds no transactions",
-        );
+        one_line_exit_2(&check_text(&dir, "empty.jsonl", text).1, "holds no transactions");
     }
     // Sizes no server can take are refused before one starts.
     one_line_exit_2(&run(&["hunt", "--keys", "0"]), "--keys");

@@ -126,6 +126,11 @@ pub struct Scan {
 }
 
 impl Scan {
+    /// The predicate read among `scans` that op `i` is part of, if any.
+    pub fn at(scans: &[Scan], i: usize) -> Option<&Scan> {
+        scans.iter().find(|s| s.ops().contains(&i))
+    }
+
     /// Its reads' positions among the transaction's ops.
     pub fn ops(&self) -> std::ops::Range<usize> {
         self.op as usize..self.op as usize + (self.hi - self.lo + 1) as usize
@@ -184,7 +189,7 @@ impl Txn {
 
     /// The predicate read op `i` is part of, if any.
     pub fn scan_of(&self, i: usize) -> Option<&Scan> {
-        self.scans.iter().find(|s| s.ops().contains(&i))
+        Scan::at(&self.scans, i)
     }
 
     /// It ran on a standby.

@@ -168,15 +168,16 @@ fn timed_steps(
     for (p, t) in txns.iter().enumerate() {
         let txn = &h.txns[*t];
         for (i, op) in &ops[p] {
+            let scan = txn.scan_of(*i);
             // A predicate read's keys after its first are read by its step.
-            if let Some(s) = txn.scan_of(*i)
+            if let Some(s) = scan
                 && s.op as usize != *i
             {
                 steps_of.push((format!("{}_p{}", session(p), s.op + 1), p, Some(*i)));
                 continue;
             }
             let kind = match op {
-                _ if txn.scan_of(*i).is_some() => "p",
+                _ if scan.is_some() => "p",
                 Op::Read(..) => "r",
                 Op::Append(..) => "a",
             };
@@ -253,7 +254,7 @@ fn spec_text(
             session(p)
         );
         for (i, op) in kept {
-            let scan = scans[p].iter().find(|s| s.ops().contains(i));
+            let scan = Scan::at(&scans[p], *i);
             let (name, sql) = match op {
                 _ if let Some(s) = scan => {
                     if s.op as usize != *i {
@@ -450,7 +451,7 @@ pub fn replayed(r: &Reproducer, obs: &Observation) -> History {
                 }
                 (Some(i), Ok(res)) => {
                     let original = ops.iter().find(|(j, _)| j == i).map(|(_, o)| o.clone());
-                    match r.scans[p].iter().find(|s| s.ops().contains(i)) {
+                    match Scan::at(&r.scans[p], *i) {
                         // Its keys after the first: read by the step of the first.
                         Some(s) if s.op as usize != *i => continue,
                         Some(s) => {

@@ -683,7 +683,7 @@ impl Workload {
             if !matches!(outcome, Outcome::Ok(_)) {
                 break;
             }
-            if let Some(s) = scans.iter().find(|s| s.ops().contains(&i)) {
+            if let Some(s) = Scan::at(scans, i) {
                 // A predicate read: its first key's op runs it for the whole range.
                 if i == s.op as usize {
                     outcome = self.scan(client, scan, s, &mut ops[s.ops()], cuts).await;
