@@ -1018,7 +1018,21 @@ fn swimlanes(h: &History, a: &Anomaly) -> Vec<Entry> {
         let lane = tname(h, t);
         for (i, op) in txn.ops.iter().enumerate() {
             let at = txn.at.get(i).copied().unwrap_or(txn.start);
+            let scan = txn.scan_of(i);
             let (sql, detail) = match op {
+                // A predicate read: one statement, what it showed of each key.
+                _ if let Some(s) = scan => {
+                    if s.op as usize != i {
+                        continue;
+                    }
+                    let seen: Vec<String> = (txn.ops[s.ops()].iter())
+                        .filter_map(|o| match o {
+                            Op::Read(k, l) => Some(format!("key {k} = {}", l.as_deref().map_or("?".into(), list))),
+                            Op::Append(..) => None,
+                        })
+                        .collect();
+                    (crate::commands::hunt::workload::scan_sql(s.lo, s.hi), seen.join(", "))
+                }
                 Op::Append(k, e) => (
                     crate::commands::hunt::workload::append_sql(*k, *e),
                     format!("append {e} → key {k}"),
