@@ -1111,7 +1111,13 @@ async fn run_in(
     let gone = env.pooler.is_none() && env.await_gone(&pids).await.unwrap_or(false);
     let seen = match (watch, before) {
         (Watch::Given(in_flight, _), Some(before)) => {
-            in_flight.lock().unwrap().take();
+            // Taken already: a clean-up (Ctrl-C, a signal) ended this spec
+            // and looks at the database itself; two looks at once would
+            // each drop what the other is dropping (CI saw --clean report
+            // a table "does not exist" that the other look had dropped).
+            if in_flight.lock().unwrap().take().is_none() {
+                bail!(msg::cut_short(&file.name));
+            }
             let (changes, failed) = what_it_did(cfg, &env.control, file, &before, &reset).await?;
             Seen::Left(changes, failed)
         }

@@ -145,6 +145,10 @@ crate::messages! {
         en: "{spec}, cut short, left behind what --clean could not drop: {objects}",
         tr: "yarıda kesilen {spec}, --clean'in silemediğini geride bıraktı: {objects}",
     }
+    cut_short(spec) {
+        en: "{spec} was cut short (the clean-up looks at what it left)",
+        tr: "{spec} yarıda kesildi (geride bıraktığına temizlik bakıyor)",
+    }
     in_flight_unknown(spec) {
         en: "{spec} was cut short, and what it left in the database could not be read",
         tr: "{spec} yarıda kesildi; veritabanında ne bıraktığı okunamadı",
