@@ -76,8 +76,9 @@ fn assert_rate(what: &str, total: usize, differ: &[String], known: &[(&str, &str
     eprintln!("{what}: {matched} of {total} specs byte-equal");
 }
 
-/// The specs of PostgreSQL's schedule that a role without superuser cannot
-/// run as written (their output differs under isolationtester too), and why.
+/// The specs of PostgreSQL 15's schedule that a role without superuser
+/// cannot run as written (their output differs under isolationtester too),
+/// and why.
 const SUPERUSER_ONLY: &[(&str, &str)] = &[
     ("deadlock-hard", "SET deadlock_timeout"),
     ("deadlock-soft", "SET deadlock_timeout"),
@@ -95,6 +96,65 @@ const SUPERUSER_ONLY: &[(&str, &str)] = &[
     ("cluster-conflict-partition", "CREATE ROLE"),
     ("truncate-conflict", "CREATE ROLE"),
 ];
+
+/// PostgreSQL 18's schedule: 15's tests that need a superuser, and three
+/// of the tests it added (run as a plain role they fail in their setup, as
+/// under isolationtester).
+const SUPERUSER_ONLY_18: &[&[(&str, &str)]] = &[
+    SUPERUSER_ONLY,
+    &[
+        ("ddl-dependency-locking", "CREATE FOREIGN DATA WRAPPER"),
+        ("pub-concurrent-drop", "CREATE PUBLICATION FOR TABLES IN SCHEMA"),
+        ("drop-owned-grant", "CREATE ROLE"),
+    ],
+];
+
+/// A copy of PostgreSQL's `src/test/isolation` under `tests/`: its
+/// schedule's tests, and those a role without superuser cannot run.
+struct Schedule {
+    dir: &'static str,
+    tests: usize,
+    superuser_only: &'static [&'static [(&'static str, &'static str)]],
+}
+
+const PG15: Schedule = Schedule {
+    dir: SUITE,
+    tests: 115,
+    superuser_only: &[SUPERUSER_ONLY],
+};
+
+/// PostgreSQL 18.6's files (Debian's source package postgresql-18
+/// 18.6-3), run on 18.6: the three tests 18.5 and 18.6 added for fixes in
+/// the server fail on 18.4.
+const PG18: Schedule = Schedule {
+    dir: "tests/pg18-isolation",
+    tests: 122,
+    superuser_only: SUPERUSER_ONLY_18,
+};
+
+impl Schedule {
+    /// The tests of the schedule, in its order.
+    fn tests(&self) -> Vec<String> {
+        let all: Vec<String> = std::fs::read_to_string(format!("{}/isolation_schedule", self.dir))
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.strip_prefix("test: "))
+            .flat_map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+            .collect();
+        assert_eq!(
+            all.len(),
+            self.tests,
+            "{}'s schedule has {} tests",
+            self.dir,
+            self.tests
+        );
+        all
+    }
+
+    fn needs_superuser(&self, test: &str) -> bool {
+        self.superuser_only.iter().any(|l| l.iter().any(|(s, _)| *s == test))
+    }
+}
 
 /// pg_regress's test lines, timings aside: (name, ok or FAILED).
 fn test_lines(stdout: &str) -> Vec<(String, String)> {
@@ -280,10 +340,7 @@ fn postgresql_isolation_schedule_byte_for_byte() {
     );
     let report: Value = serde_json::from_str(&r.stdout).expect("JSON");
     let differ = differing(&report);
-    let unexplained: Vec<&String> = differ
-        .iter()
-        .filter(|d| !SUPERUSER_ONLY.iter().any(|(k, _)| k == d))
-        .collect();
+    let unexplained: Vec<&String> = differ.iter().filter(|d| !PG15.needs_superuser(d)).collect();
     assert!(unexplained.is_empty(), "{unexplained:?} differ as a plain role");
     assert!(
         115 - differ.len() >= 100,
@@ -307,16 +364,6 @@ fn postgresql_isolation_schedule_byte_for_byte() {
     );
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&mine);
-}
-
-/// The tests of PostgreSQL's schedule, in its order.
-fn schedule_tests() -> Vec<String> {
-    std::fs::read_to_string(format!("{SUITE}/isolation_schedule"))
-        .unwrap()
-        .lines()
-        .filter_map(|l| l.strip_prefix("test: "))
-        .flat_map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
-        .collect()
 }
 
 /// `out` is, end to end, one expected file of each test in turn
@@ -405,39 +452,8 @@ fn merged_stdout_and_stderr_are_isolationtesters_in_the_database_given() {
         srv.exec(&client, "CREATE DATABASE isolation_regression");
         work.join("results")
     };
-    let all = schedule_tests();
-    assert_eq!(all.len(), 115, "the schedule has 115 tests");
-    let core: Vec<String> = all
-        .iter()
-        .filter(|t| !SUPERUSER_ONLY.iter().any(|(s, _)| s == t))
-        .cloned()
-        .collect();
-    assert_eq!(core.len(), 100);
-    let specs: Vec<String> = core.iter().map(|t| format!("{SUITE}/specs/{t}.spec")).collect();
-
-    srv.exec(&client, "CREATE ROLE lab_plain_owner LOGIN NOCREATEDB");
-    srv.exec(&client, "CREATE DATABASE lab_plain_owner OWNER lab_plain_owner");
-    let url = format!(
-        "postgres://lab_plain_owner@127.0.0.1:{}/lab_plain_owner",
-        srv.cluster.port
-    );
+    let url = as_plain_owner_and_superuser(&srv, &PG15, &expected, &work);
     let dir = expected.to_str().unwrap();
-    let mut args = vec![
-        "spec",
-        "--database-url",
-        &url,
-        "--format",
-        "isolation",
-        "--expected-dir",
-        dir,
-        "--clean",
-    ];
-    args.extend(specs.iter().map(String::as_str));
-    let (code, out) = merged(&args, &work.join("owner.out"));
-    let equal = one_expected_file_each(&out, &expected, &core).unwrap_or_else(|e| panic!("as a plain owner: {e}"));
-    assert_eq!(equal, 100);
-    assert_eq!(code, 0, "every test matched, what three left was dropped");
-    eprintln!("as a role without CREATEDB, merged stdout and stderr: {equal} of 100 byte-equal");
 
     // The same without --clean: a test that leaves tables is exit 1, and
     // says so only with --verbose.
@@ -475,16 +491,60 @@ fn merged_stdout_and_stderr_are_isolationtesters_in_the_database_given() {
         assert!(r.stderr.contains(line), "--verbose says {line:?}: {}", r.stderr);
     }
 
-    // A superuser, in the database the specs name: all 115.
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// `schedule`'s tests with stdout and stderr in one file, compared with the
+/// files in `expected`: as a role that owns its database and may not
+/// create one (made here), every test that needs no superuser, one after
+/// another in that database, with `--clean`; then as a superuser, all of
+/// them in the database they name (`--in-database`). The plain owner's URL.
+fn as_plain_owner_and_superuser(srv: &TestServer, schedule: &Schedule, expected: &Path, work: &Path) -> String {
+    let client = srv.client();
+    let all = schedule.tests();
+    let core: Vec<String> = all.iter().filter(|t| !schedule.needs_superuser(t)).cloned().collect();
+    let specs: Vec<String> = core
+        .iter()
+        .map(|t| format!("{}/specs/{t}.spec", schedule.dir))
+        .collect();
+    srv.exec(&client, "CREATE ROLE lab_plain_owner LOGIN NOCREATEDB");
+    srv.exec(&client, "CREATE DATABASE lab_plain_owner OWNER lab_plain_owner");
     let url = format!(
-        "postgres://postgres@127.0.0.1:{}/isolation_regression",
+        "postgres://lab_plain_owner@127.0.0.1:{}/lab_plain_owner",
         srv.cluster.port
     );
-    let schedule = format!("{SUITE}/isolation_schedule");
-    let args = [
+    let dir = expected.to_str().unwrap();
+    let mut args = vec![
         "spec",
         "--database-url",
         &url,
+        "--format",
+        "isolation",
+        "--expected-dir",
+        dir,
+        "--clean",
+    ];
+    args.extend(specs.iter().map(String::as_str));
+    let (code, out) = merged(&args, &work.join("owner.out"));
+    let equal = one_expected_file_each(&out, expected, &core).unwrap_or_else(|e| panic!("as a plain owner: {e}"));
+    assert_eq!(equal, core.len());
+    assert_eq!(code, 0, "every test matched, what some left was dropped");
+    eprintln!(
+        "{}, as a role without CREATEDB, merged stdout and stderr: {equal} of {} byte-equal",
+        schedule.dir,
+        core.len()
+    );
+
+    // A superuser, in the database the specs name: all of them.
+    let superuser = format!(
+        "postgres://postgres@127.0.0.1:{}/isolation_regression",
+        srv.cluster.port
+    );
+    let file = format!("{}/isolation_schedule", schedule.dir);
+    let args = [
+        "spec",
+        "--database-url",
+        &superuser,
         "--in-database",
         "--format",
         "isolation",
@@ -492,13 +552,45 @@ fn merged_stdout_and_stderr_are_isolationtesters_in_the_database_given() {
         dir,
         "--clean",
         "--schedule",
-        &schedule,
+        &file,
     ];
     let (code, out) = merged(&args, &work.join("superuser.out"));
-    let equal = one_expected_file_each(&out, &expected, &all).unwrap_or_else(|e| panic!("as a superuser: {e}"));
-    assert_eq!(equal, 115);
+    let equal = one_expected_file_each(&out, expected, &all).unwrap_or_else(|e| panic!("as a superuser: {e}"));
+    assert_eq!(equal, all.len());
     assert_eq!(code, 0);
-    eprintln!("as a superuser with --in-database, merged stdout and stderr: {equal} of 115 byte-equal");
+    eprintln!(
+        "{}, as a superuser with --in-database, merged stdout and stderr: {equal} of {} byte-equal",
+        schedule.dir,
+        all.len()
+    );
+    url
+}
+
+/// PostgreSQL 18's own schedule and expected files on PostgreSQL 18.6
+/// (`scripts/fetch-pg.sh 18.6`, whatever server the other tests run on):
+/// merged stdout and stderr byte for byte, as a plain owner (the 104 tests
+/// that need no superuser) and as a superuser (all 122).
+#[test]
+fn postgresql_18s_schedule_merged_byte_for_byte_on_18_6() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let fetched = Command::new(format!("{root}/scripts/fetch-pg.sh"))
+        .arg("18.6")
+        .output()
+        .unwrap();
+    assert!(
+        fetched.status.success(),
+        "scripts/fetch-pg.sh 18.6: {}",
+        String::from_utf8_lossy(&fetched.stderr)
+    );
+    let bin = PathBuf::from(String::from_utf8_lossy(&fetched.stdout).trim());
+    let srv = TestServer::start_on(&bin);
+    let client = srv.client();
+    let version = srv.query_i64(&client, "SELECT current_setting('server_version_num')::bigint");
+    assert_eq!(version, 180006);
+    srv.exec(&client, "CREATE DATABASE isolation_regression");
+    let work = scratch("merged-18");
+    let expected = PathBuf::from(format!("{}/expected", PG18.dir));
+    as_plain_owner_and_superuser(&srv, &PG18, &expected, &work);
     let _ = std::fs::remove_dir_all(&work);
 }
 

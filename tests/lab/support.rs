@@ -190,8 +190,18 @@ pub struct TestServer {
 
 impl TestServer {
     pub fn start() -> TestServer {
+        TestServer::started(None)
+    }
+
+    /// One of the PostgreSQL whose programs are in `bin`, whatever the
+    /// other tests run on.
+    pub fn start_on(bin: &std::path::Path) -> TestServer {
+        TestServer::started(Some(bin))
+    }
+
+    fn started(bin: Option<&std::path::Path>) -> TestServer {
         let cluster =
-            lab::postgres::cluster::Cluster::start(None, lab::i18n::Lang::En).expect("throwaway cluster starts");
+            lab::postgres::cluster::Cluster::start(bin, lab::i18n::Lang::En).expect("throwaway cluster starts");
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
