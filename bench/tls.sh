@@ -39,10 +39,14 @@ for i in $(seq 1 "$RUNS"); do
     for kind in plain tls; do
         url=$PLAIN_URL; [ "$kind" = tls ] && url=$TLS_URL
         start=$(date +%s.%N)
-        "$LAB" all --schema lab_bench_tls --format json --database-url "$url" >"$tmp/$kind-$i.json" || true
+        rc=0
+        "$LAB" all --schema lab_bench_tls --format json --database-url "$url" >"$tmp/$kind-$i.json" || rc=$?
         end=$(date +%s.%N)
         echo "$end - $start" | bc >>"$tmp/$kind.times"
-        printf 'run %d %-5s %6.2f s\n' "$i" "$kind" "$(tail -1 "$tmp/$kind.times")"
+        # A run that ended early would flatter its side: each says how it ended
+        # and how many variants it ran.
+        variants=$(python3 -c 'import json,sys; print(sum(len(s["variants"]) for s in json.load(sys.stdin)["scenarios"]))' <"$tmp/$kind-$i.json" 2>/dev/null || echo "?")
+        printf 'run %d %-5s %6.2f s  exit %d, %s variants\n' "$i" "$kind" "$(tail -1 "$tmp/$kind.times")" "$rc" "$variants"
     done
 done
 p=$(median <"$tmp/plain.times"); t=$(median <"$tmp/tls.times")
