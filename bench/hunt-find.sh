@@ -11,12 +11,17 @@
 # its history: the run had met it by then); a run that found nothing within
 # LIMIT counts as more than LIMIT. The median is within LIMIT exactly when
 # more than half the runs found it.
-# Settings: RUNS (5), LIMIT (60), WHICH (pause,replica).
+#   - the nemesis's cost when idle: the workload's throughput with each
+#     nemesis given but never due (--nemesis-interval 600000) against none,
+#     RUNS runs of IDLE seconds each, interleaved (the issue's bound: at most
+#     20% fewer transactions per second).
+# Settings: RUNS (5), LIMIT (60), IDLE (15), WHICH (pause,replica,idle).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
 LIMIT=${LIMIT:-60}
-WHICH=${WHICH:-pause,replica}
+IDLE=${IDLE:-15}
+WHICH=${WHICH:-pause,replica,idle}
 cargo build --release -q
 LAB=target/release/lab
 tmp=$(mktemp -d)
@@ -70,4 +75,38 @@ esac
 case ",$WHICH," in *,replica,*)
     echo "Long Fork: lab hunt --replica --level repeatable-read, $RUNS runs of $LIMIT s"
     hunt replica repeatable-read --replica
+esac
+case ",$WHICH," in *,idle,*)
+    echo "the nemesis idle: lab hunt --level serializable, $RUNS runs of $IDLE s each, without and with a nemesis never due"
+    for seed in $(seq 1 "$RUNS"); do
+        for nemesis in none pause kill restart partition; do
+            args=()
+            [ "$nemesis" = none ] || args=(--nemesis "$nemesis" --nemesis-interval 600000)
+            "$LAB" hunt --level serializable --seed "$seed" --seconds "$IDLE" --no-specs --format json "${args[@]}" \
+                >"$tmp/idle-$nemesis-$seed.json" 2>"$tmp/idle-$nemesis-$seed.err" || true
+        done
+    done
+    python3 - "$tmp" "$RUNS" <<'PY'
+import json, statistics, sys
+tmp, runs = sys.argv[1], int(sys.argv[2])
+rates = {}
+for nemesis in ["none", "pause", "kill", "restart", "partition"]:
+    rates[nemesis] = []
+    for seed in range(1, runs + 1):
+        try:
+            level = json.load(open(f"{tmp}/idle-{nemesis}-{seed}.json"))["levels"][0]
+            rates[nemesis].append(level["transactions"] / level["seconds"])
+        except (OSError, ValueError, KeyError):
+            print(f"  {nemesis} seed {seed}: no report ({open(f'{tmp}/idle-{nemesis}-{seed}.err').read().strip()[-200:]})")
+base = statistics.median(rates["none"])
+print(f"  no nemesis: median {base:.0f} transactions/s ({', '.join(f'{r:.0f}' for r in rates['none'])})")
+# A seed is a workload: each run is held to the run of its seed without a
+# nemesis (run just before it), and the cost is the median of those.
+for nemesis in ["pause", "kill", "restart", "partition"]:
+    if len(rates[nemesis]) != len(rates["none"]):
+        continue
+    m = statistics.median(rates[nemesis])
+    cost = statistics.median(1 - r / b for r, b in zip(rates[nemesis], rates["none"]))
+    print(f"  --nemesis {nemesis}, idle: median {m:.0f} transactions/s ({', '.join(f'{r:.0f}' for r in rates[nemesis])}), cost {100 * cost:.1f}% (median by seed; bound 20%)")
+PY
 esac
