@@ -11,17 +11,20 @@
 # its history: the run had met it by then); a run that found nothing within
 # LIMIT counts as more than LIMIT. The median is within LIMIT exactly when
 # more than half the runs found it.
+#   - Long Fork through a synchronous standby: `--replica --sync-replica
+#     remote-apply --nemesis pause` (a commit waiting for the standby is
+#     visible there first; a pause there holds that open);
 #   - the nemesis's cost when idle: the workload's throughput with each
 #     nemesis given but never due (--nemesis-interval 600000) against none,
 #     RUNS runs of IDLE seconds each, interleaved (the issue's bound: at most
 #     20% fewer transactions per second).
-# Settings: RUNS (5), LIMIT (60), IDLE (15), WHICH (pause,replica,idle).
+# Settings: RUNS (5), LIMIT (60), IDLE (15), WHICH (pause,replica,replica-sync,idle).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
 LIMIT=${LIMIT:-60}
 IDLE=${IDLE:-15}
-WHICH=${WHICH:-pause,replica,idle}
+WHICH=${WHICH:-pause,replica,replica-sync,idle}
 cargo build --release -q
 LAB=target/release/lab
 tmp=$(mktemp -d)
@@ -75,6 +78,10 @@ esac
 case ",$WHICH," in *,replica,*)
     echo "Long Fork: lab hunt --replica --level repeatable-read, $RUNS runs of $LIMIT s"
     hunt replica repeatable-read --replica
+esac
+case ",$WHICH," in *,replica-sync,*)
+    echo "Long Fork: lab hunt --replica --sync-replica remote-apply --nemesis pause --level repeatable-read, $RUNS runs of $LIMIT s"
+    hunt replica-sync repeatable-read --replica --sync-replica remote-apply --nemesis pause
 esac
 case ",$WHICH," in *,idle,*)
     echo "the nemesis idle: lab hunt --level serializable, $RUNS runs of $IDLE s each, without and with a nemesis never due"

@@ -98,7 +98,7 @@ pub fn text(r: &HuntReport, lang: Lang) -> String {
         if let Some(n) = &f.nemesis {
             text.push_str(&format!("{}\n", n.line.render(lang)));
         }
-        if let Some(line) = &f.standby_line {
+        for line in [&f.standby_line, &f.sync_line].into_iter().flatten() {
             text.push_str(&format!("{}\n", line.render(lang)));
         }
         if let Some(line) = &f.models_line {

@@ -76,6 +76,12 @@ pub struct HuntLevel {
     pub on_standby: Option<usize>,
     #[serde(skip)]
     pub standby_line: Option<Text>,
+    /// The standby was synchronous, every commit waiting as this value of
+    /// synchronous_commit says (`--sync-replica`), and in a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synchronous_commit: Option<String>,
+    #[serde(skip)]
+    pub sync_line: Option<Text>,
     pub as_expected: bool,
     /// The level as the text names it ("-" for none).
     #[serde(skip)]

@@ -1287,6 +1287,65 @@ fn replica_reads_go_to_lab_s_standby_as_the_seed_says_and_are_recorded() {
     );
 }
 
+/// `--sync-replica remote-apply`: every commit waits until lab's standby
+/// has applied it, so no read there started after a commit was
+/// acknowledged misses it. Held to real-time order (`--realtime`), the
+/// asynchronous standby serves such stale reads (a G-single-realtime,
+/// forbidden), the synchronous one none; the mode is in the history's
+/// header, the JSON and the text. (Long Fork, G-nonadjacent without
+/// real time, may still show: that is what a synchronous standby allows.)
+#[test]
+fn a_synchronous_standby_serves_no_read_older_than_an_acknowledged_commit() {
+    let dir = scratch("sync-replica");
+    let forbidden = |report: &Value| -> Vec<String> {
+        serde_json::from_value(report["levels"][0]["forbidden_found"].clone()).unwrap()
+    };
+    let hunt = |history: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "--replica",
+            "--realtime",
+            "--level",
+            "repeatable-read",
+            "--txns",
+            "1000",
+        ];
+        args.extend_from_slice(&["--seed", "1", "--history", history.to_str().unwrap()]);
+        args.extend_from_slice(extra);
+        hunt_own(&args)
+    };
+    let (code, report, stderr) = hunt(&dir.join("async.jsonl"), &[]);
+    assert_eq!(code, 1, "{stderr}\n{report}");
+    assert!(
+        forbidden(&report).iter().any(|n| n == "G-single-realtime"),
+        "an asynchronous standby's stale read: {report}"
+    );
+    assert!(report["levels"][0].get("synchronous_commit").is_none(), "{report}");
+
+    let history = dir.join("sync.jsonl");
+    let (_, report, stderr) = hunt(&history, &["--sync-replica", "remote-apply"]);
+    let found = forbidden(&report);
+    assert!(
+        found.iter().all(|n| n == "G-nonadjacent"),
+        "a synchronous standby: {found:?}\n{stderr}"
+    );
+    assert_eq!(report["levels"][0]["synchronous_commit"], "remote_apply", "{report}");
+    assert!(report["levels"][0]["on_standby"].as_u64() > Some(0), "{report}");
+    let (header, ..) = history_lines(&history);
+    assert_eq!(header["synchronous_commit"], "remote_apply", "{header}");
+    let r = run(&["hunt", "--check", history.to_str().unwrap(), "--realtime"]);
+    assert!(
+        r.stdout
+            .contains("every commit waited for it (synchronous_commit = remote_apply)"),
+        "{}",
+        r.stdout
+    );
+
+    // Without --replica it is refused (exit 2).
+    let r = run(&["hunt", "--sync-replica", "on"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--replica"), "{}", r.stderr);
+}
+
 /// `--replica --via pgpool`: every session through lab's pgpool-II, which
 /// balances a transaction's reads to the standby until its first write and
 /// sends the writes to the primary. A REPEATABLE READ transaction then

@@ -120,6 +120,15 @@ pub struct HuntArgs {
     #[arg(long, conflicts_with = "check")]
     pub replica: bool,
 
+    /// With --replica: lab's standby made synchronous (named in the
+    /// primary's synchronous_standby_names) and every commit waiting as
+    /// synchronous_commit = MODE says, as in a cluster with synchronous
+    /// replication; confirmed from the server before the transactions start.
+    /// A commit waiting for the standby is visible there before it is on the
+    /// primary: with remote-apply and --nemesis pause, Long Fork in seconds.
+    #[arg(long, value_enum, requires = "replica", value_name = "MODE")]
+    pub sync_replica: Option<SyncReplica>,
+
     /// With --replica: every session through lab's own pgpool-II in front
     /// of the primary and the standby (load balancing on, lab/pgpool.conf),
     /// as an application behind it; pgpool-II, not lab, decides where each
@@ -150,6 +159,28 @@ pub struct HuntArgs {
 
     #[command(flatten)]
     pub common: CommonArgs,
+}
+
+/// What a commit waits for from lab's synchronous standby (`--sync-replica`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SyncReplica {
+    /// The standby has flushed the commit record (synchronous_commit = on).
+    On,
+    /// The standby has written it (remote_write).
+    RemoteWrite,
+    /// The standby has applied it: visible there (remote_apply).
+    RemoteApply,
+}
+
+impl SyncReplica {
+    /// The value of synchronous_commit.
+    pub fn setting(self) -> &'static str {
+        match self {
+            SyncReplica::On => "on",
+            SyncReplica::RemoteWrite => "remote_write",
+            SyncReplica::RemoteApply => "remote_apply",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -195,6 +226,7 @@ crate::help_tr! {
     ("arg.hunt.nemesis_interval", "Bir hatanın bitişiyle sonrakinin başlangıcı arasındaki milisaniye"),
     ("arg.hunt.replica", "lab'ın kendi sunucusunun akışlı bir yedeğini (standby) başlat ve her salt okunur işlemi rastgele (tohumdan) ona ya da birincile gönder; düğüm ve yedeğin replay LSN'i ile kaydedilir; serializable'da her işlem birincilde kalır (hot standby onu reddeder)"),
     ("arg.hunt.workload", "İşlemler: list-append (tek anahtarın eklemeleri ve okumaları) ya da predicate (koşullu okumalar da: kapalı bir anahtar bloğu üzerinde SELECT ... WHERE k BETWEEN a AND b; bir satırı yaratan ekleme, anahtarını içeren her aralığa bir insert'tür: hayalet satırlar ve koşullu write skew, G2 diye adlandırılır)"),
+    ("arg.hunt.sync_replica", "--replica ile: lab'ın standby'ı eşzamanlı yapılır (birincilin synchronous_standby_names'inde) ve her commit synchronous_commit = MODE'un dediğini bekler, eşzamanlı replikasyonlu bir kümede olduğu gibi; işlemler başlamadan sunucudan doğrulanır. Standby'ı bekleyen bir commit orada birincilden önce görünür: remote-apply ve --nemesis pause ile Long Fork saniyeler içinde"),
     ("arg.hunt.via", "--replica ile: her oturum birincilin ve standby'ın önündeki lab'ın kendi pgpool-II'si üzerinden (yük dengeleme açık, lab/pgpool.conf), arkasındaki bir uygulama gibi; her ifadenin nereye gideceğine lab değil pgpool-II karar verir ve her okuma hangi sunucunun cevap verdiğini kaydeder"),
     ("arg.hunt.format", "Çıktı biçimi"),
     ("arg.hunt.junit", "Ayrıca FILE dosyasına bir JUnit XML raporu yaz (anomali sınıfı ve düzey başına bir test case)"),

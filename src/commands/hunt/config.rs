@@ -46,6 +46,8 @@ pub struct HuntRun {
     /// `--via pgpool`: every session through lab's pgpool-II in front of
     /// the primary and the standby.
     pub via_pgpool: bool,
+    /// lab's standby synchronous, commits waiting as this says (`--sync-replica`).
+    pub sync_replica: Option<super::args::SyncReplica>,
 }
 
 /// `lab hunt --check FILE`.
@@ -172,6 +174,7 @@ impl Hunt {
             lab_dir: args.lab_dir.lab_dir.clone(),
             replica: args.replica,
             via_pgpool: args.via.is_some(),
+            sync_replica: args.sync_replica,
         })))
     }
 }

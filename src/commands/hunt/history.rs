@@ -226,6 +226,10 @@ pub struct Header {
     /// Read-only transactions went to a standby too (`--replica`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replica: bool,
+    /// The standby was synchronous and commits waited as this value of
+    /// synchronous_commit says (`--sync-replica`), read back from the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synchronous_commit: Option<String>,
 }
 
 /// One fault a nemesis injected, and when (the transactions' clock): from

@@ -206,6 +206,7 @@ impl Hunt {
             nemesis: self.cfg.nemesis.iter().map(|f| f.name().to_string()).collect(),
             workload: self.cfg.shape.predicate.then(|| "predicate".into()),
             replica: self.cfg.replica,
+            synchronous_commit: self.cfg.sync_replica.map(|m| m.setting().to_string()),
         }
     }
 
@@ -440,6 +441,34 @@ impl Hunt {
                 ))
             })?
             .map_err(|e| connect::sql_error(e, msg::statement()))?;
+        Ok(())
+    }
+
+    /// lab's standby made synchronous (`--sync-replica`): named in the
+    /// primary's synchronous_standby_names, every commit waiting as
+    /// synchronous_commit = `mode` says (lab's own server: ALTER SYSTEM, gone
+    /// with it). Confirmed from the server before any transaction: the
+    /// standby's sync_state and the setting as a backend reads it back.
+    async fn synchronous(&self, env: &Env, mode: super::args::SyncReplica) -> Result<()> {
+        let set = [
+            "ALTER SYSTEM SET synchronous_standby_names = '*'".to_string(),
+            format!("ALTER SYSTEM SET synchronous_commit = '{}'", mode.setting()),
+            "SELECT pg_reload_conf()".to_string(),
+        ];
+        for sql in &set {
+            env.control
+                .batch_execute(sql)
+                .await
+                .map_err(|e| connect::sql_error(e, msg::statement()))?;
+        }
+        let confirmed = format!(
+            "SELECT current_setting('synchronous_commit') = '{}' AND EXISTS (SELECT FROM pg_stat_replication \
+             WHERE sync_state = 'sync')",
+            mode.setting()
+        );
+        if !env.until(&confirmed, env.wait_timeout, msg::statement).await? {
+            bail!(msg::not_synchronous(mode.setting(), env.wait_timeout.as_secs_f64()));
+        }
         Ok(())
     }
 
@@ -1123,6 +1152,7 @@ impl Outputs<'_> {
                 msg::models_ruled_out(at.sql(), model, ruled_out.not.join(", "), ruled_out.also_not.join(", "))
             }
         });
+        let sync = (f.history.header.as_ref()).and_then(|h| h.synchronous_commit.clone());
         HuntLevel {
             level: f.level.map(|l| l.sql().to_string()),
             judged_at: at.sql().to_string(),
@@ -1159,6 +1189,8 @@ impl Outputs<'_> {
                     _ => msg::standby_line_25p02(n, all, failed),
                 }
             }),
+            synchronous_commit: sync.clone(),
+            sync_line: sync.map(msg::sync_line),
             as_expected: f.as_expected(),
             name: f.level_name(),
             secs: f.secs,
@@ -1388,6 +1420,9 @@ impl Job for Hunt {
                 self.start_pgpool(env, &pg)?;
             }
             *self.standby.lock().unwrap() = Some((standby, pg));
+            if let Some(mode) = self.cfg.sync_replica {
+                self.synchronous(env, mode).await?;
+            }
         }
         let on_cluster;
         let env = match &self.ha_programs {

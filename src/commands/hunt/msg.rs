@@ -100,6 +100,10 @@ crate::messages! {
         en: "--replica starts a streaming standby of the server lab started: drop --database-url (and PGHOST...) to hunt on lab's own",
         tr: "--replica lab'ın başlattığı sunucunun akışlı bir yedeğini (standby) başlatır: lab'ın kendi sunucusunda avlamak için --database-url'i (ve PGHOST...) bırakın",
     }
+    not_synchronous(mode, s) {
+        en: "lab's standby was not synchronous with synchronous_commit = {mode} after {s} s (pg_stat_replication's sync_state, the setting read back)",
+        tr: "lab'ın standby'ı {s} sn sonra synchronous_commit = {mode} ile eşzamanlı değildi (pg_stat_replication'ın sync_state'i, geri okunan ayar)",
+    }
     standby_behind(lsn, s) {
         en: "lab's standby had not replayed the primary's WAL up to {lsn} after {s} s",
         tr: "lab'ın standby'ı {s} sn sonra birincil sunucunun WAL'ını {lsn} konumuna kadar hâlâ işlememişti",
@@ -279,6 +283,10 @@ crate::messages! {
     standby_line(n, all) {
         en: "replica: {n} of the {all} transactions read on lab's standby (the others on the primary)",
         tr: "replica: {all} işlemin {n} tanesi lab'ın standby'ında okudu (diğerleri birincilde)",
+    }
+    sync_line(mode) {
+        en: "replica: lab's standby was synchronous, every commit waited for it (synchronous_commit = {mode}): a commit is visible there before it is on the primary",
+        tr: "replica: lab'ın standby'ı eşzamanlıydı, her commit onu bekledi (synchronous_commit = {mode}): bir commit orada birincilden önce görünür",
     }
     standby_line_25p02(n, all, failed) {
         en: "replica: {n} of the {all} transactions read on lab's standby (the others on the primary); {failed} failed through pgpool-II with SQLSTATE 25P02 (current transaction is aborted) though their session had ended its last transaction; lab opened those sessions again",
