@@ -126,7 +126,7 @@ pub struct HuntArgs {
     /// replication; confirmed from the server before the transactions start.
     /// A commit waiting for the standby is visible there before it is on the
     /// primary: with remote-apply and --nemesis pause, Long Fork in seconds.
-    #[arg(long, value_enum, requires = "replica", value_name = "MODE")]
+    #[arg(long, value_enum, requires = "replica", conflicts_with = "via", value_name = "MODE")]
     pub sync_replica: Option<SyncReplica>,
 
     /// With --replica: every session through lab's own pgpool-II in front

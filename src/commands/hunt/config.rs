@@ -124,30 +124,8 @@ impl Hunt {
             bail!(hmsg::too_many_clients(args.clients, max));
         }
         let faults = nemesis::parse_list(&args.nemesis).map_err(|w| anyhow::anyhow!(hmsg::bad_nemesis(w)))?;
-        if faults.contains(&Fault::Failover) {
-            // The HA cluster is the server: faults of one server, lab's
-            // standby and its TLS have no place there.
-            let other = (faults.iter().find(|f| **f != Fault::Failover))
-                .map(|f| format!("--nemesis {}", f.name()))
-                .or(args.replica.then(|| "--replica".to_string()))
-                .or(args.common.server.local.tls.then(|| "--tls".to_string()));
-            if let Some(other) = other {
-                bail!(hmsg::failover_alone(other));
-            }
-        }
+        refuse_together(args, &faults)?;
         let predicate = args.workload == HuntWorkload::Predicate;
-        if predicate && args.via.is_some() {
-            bail!(hmsg::pgpool_list_append());
-        }
-        if predicate && args.keys > MAX_SCAN as usize {
-            bail!(hmsg::predicate_keys(MAX_SCAN));
-        }
-        if args.via.is_some() && !faults.is_empty() {
-            bail!(hmsg::pgpool_no_nemesis());
-        }
-        if !(1..=600_000).contains(&args.nemesis_interval) {
-            bail!(hmsg::nemesis_interval());
-        }
         let wait_timeout = options::deadline(args.common.wait.wait_timeout.unwrap_or(10.0))?;
         Ok(Hunt::Run(Box::new(HuntRun {
             shared: Shared::new(lang, ServerWanted::of(&args.common.server), wait_timeout)
@@ -177,4 +155,40 @@ impl Hunt {
             sync_replica: args.sync_replica,
         })))
     }
+}
+
+/// Options that do not go together, refused by name (exit 2).
+fn refuse_together(args: &HuntArgs, faults: &[Fault]) -> Result<()> {
+    if faults.contains(&Fault::Failover) {
+        // The HA cluster is the server: faults of one server, lab's
+        // standby and its TLS have no place there.
+        let other = (faults.iter().find(|f| **f != Fault::Failover))
+            .map(|f| format!("--nemesis {}", f.name()))
+            .or(args.replica.then(|| "--replica".to_string()))
+            .or(args.common.server.local.tls.then(|| "--tls".to_string()));
+        if let Some(other) = other {
+            bail!(hmsg::failover_alone(other));
+        }
+    }
+    let predicate = args.workload == HuntWorkload::Predicate;
+    if predicate && args.via.is_some() {
+        bail!(hmsg::pgpool_list_append());
+    }
+    if predicate && args.keys > MAX_SCAN as usize {
+        bail!(hmsg::predicate_keys(MAX_SCAN));
+    }
+    // A killed or restarted server's standby reconnects seconds later,
+    // and every commit waits for it meanwhile.
+    if args.sync_replica.is_some()
+        && let Some(f) = faults.iter().find(|f| matches!(f, Fault::Kill | Fault::Restart))
+    {
+        bail!(hmsg::sync_replica_nemesis(f.name()));
+    }
+    if args.via.is_some() && !faults.is_empty() {
+        bail!(hmsg::pgpool_no_nemesis());
+    }
+    if !(1..=600_000).contains(&args.nemesis_interval) {
+        bail!(hmsg::nemesis_interval());
+    }
+    Ok(())
 }

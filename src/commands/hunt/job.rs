@@ -601,22 +601,9 @@ impl Hunt {
         for (i, a) in checked.anomalies.iter().enumerate().filter(|(_, a)| a.name.is_cycle()) {
             let about =
                 msg::spec_about(a.name.text(), level.sql(), self.cfg.seed, txn_list(history, a)).render(Lang::En);
-            let mut best: Option<Replayed> = None;
-            let shrinks: &[bool] = if self.cfg.shrink { &[true, false] } else { &[false] };
-            'tries: for &shrink in shrinks {
-                for order in [Order::Derived, Order::Answered, Order::Sent] {
-                    let r = reproduce::build(history, a, level, (shrink, order), &about);
-                    let replayed = self.replay(env, r, shrink).await?;
-                    let all = replayed.showed == replayed.of;
-                    if best.as_ref().is_none_or(|b| replayed.showed > b.showed) {
-                        best = Some(replayed);
-                    }
-                    if all {
-                        break 'tries;
-                    }
-                }
-            }
-            let Some(mut best) = best else { continue };
+            let Some(mut best) = self.best_replay(env, history, a, level, &about).await? else {
+                continue;
+            };
             let mut file = format!("{}-{}", a.name.text().to_ascii_lowercase(), level.flag());
             let n = names.iter().filter(|x| **x == file).count();
             names.push(file.clone());
@@ -631,6 +618,51 @@ impl Hunt {
             self.found.lock().unwrap()[slot].replayed.push((i, best));
         }
         Ok(())
+    }
+
+    /// The reproducer of `a` that showed it most often: shrunk first, in
+    /// each order of its steps, until one shows it every time. One whose
+    /// transactions read on lab's standby too is written but not replayed:
+    /// a spec's sessions all run on one server, where it cannot show.
+    async fn best_replay(
+        &self,
+        env: &Arc<Env>,
+        history: &History,
+        a: &Anomaly,
+        level: Level,
+        about: &str,
+    ) -> Result<Option<Replayed>> {
+        let on_standby: Vec<String> = (a.distinct_txns().into_iter())
+            .filter(|t| history.txns[*t].on_standby())
+            .map(|t| tname(history, t))
+            .collect();
+        if !on_standby.is_empty() {
+            let shrink = self.cfg.shrink;
+            return Ok(Some(Replayed {
+                reproducer: reproduce::build(history, a, level, (shrink, Order::Derived), about),
+                path: None,
+                showed: 0,
+                of: 0,
+                instead: Some(msg::replay_one_server(on_standby.join(", ")).render(self.common.lang)),
+                shrunk: shrink,
+            }));
+        }
+        let mut best: Option<Replayed> = None;
+        let shrinks: &[bool] = if self.cfg.shrink { &[true, false] } else { &[false] };
+        for &shrink in shrinks {
+            for order in [Order::Derived, Order::Answered, Order::Sent] {
+                let r = reproduce::build(history, a, level, (shrink, order), about);
+                let replayed = self.replay(env, r, shrink).await?;
+                let all = replayed.showed == replayed.of;
+                if best.as_ref().is_none_or(|b| replayed.showed > b.showed) {
+                    best = Some(replayed);
+                }
+                if all {
+                    return Ok(best);
+                }
+            }
+        }
+        Ok(best)
     }
 
     /// `r`'s permutation run `replays` times on lab's engine, each run's
@@ -1566,6 +1598,11 @@ impl Hunt {
             Some(e) if !e.control.is_closed() => e,
             _ => env,
         };
+        // A commit of the clean-up's own (the DROPs below) waits for no
+        // synchronous standby: lab's is stopped (--sync-replica).
+        if self.cfg.sync_replica.is_some() {
+            let _ = env.control.batch_execute("SET synchronous_commit = local").await;
+        }
         // Kept (not taken): a clean-up tried again on a new control connection needs it too.
         let explorer = self.explorer.lock().unwrap().clone();
         let explored = match explorer {

@@ -344,6 +344,14 @@ crate::messages! {
         en: "a replay needs {need} connections and --max-connections is {max}",
         tr: "bir oynatma {need} bağlantı ister, --max-connections {max}",
     }
+    sync_replica_nemesis(fault) {
+        en: "--sync-replica with --nemesis {fault}: after a kill or a restart lab's standby connects again only seconds later, and every commit waits for it meanwhile (pause and partition go with it)",
+        tr: "--sync-replica ile --nemesis {fault}: bir kill ya da restart'tan sonra lab'ın standby'ı ancak saniyeler sonra yeniden bağlanır ve bu arada her commit onu bekler (pause ve partition onunla kullanılabilir)",
+    }
+    replay_one_server(txns) {
+        en: "{txns} read on lab's standby, and a spec's sessions all run on one server, where what a standby showed beside the primary cannot show",
+        tr: "{txns} lab'ın standby'ında okudu; bir spec'in oturumlarının hepsi tek sunucuda çalışır ve bir standby'ın birincilin yanında gösterdiği orada görünemez",
+    }
     not_replayed(path, why, steps) {
         en: "reproducer {path}: not replayed: {why} ({steps})",
         tr: "yeniden üretici {path}: oynatılmadı: {why} ({steps})",
