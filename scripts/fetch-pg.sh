@@ -66,6 +66,11 @@ check() {
     [ "$got" = "$sum" ] || { rm -f "$file"; die "$package: sha256 $got, recorded $sum: refused"; }
 }
 
+# One fetch of a version at a time (two tests may ask for it at once on a
+# fresh machine): the second waits for the first, then finds it cached.
+mkdir -p "$cache"
+exec 9>"$cache/.lock-$version"
+flock 9
 if [ ! -x "$bin/postgres" ]; then
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/lab-fetch-pg.XXXXXX")
     trap 'rm -rf "$tmp"' EXIT

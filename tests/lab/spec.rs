@@ -114,12 +114,15 @@ const SUPERUSER_ONLY_18: &[&[(&str, &str)]] = &[
 struct Schedule {
     dir: &'static str,
     tests: usize,
+    /// Of them, those that need no superuser.
+    core: usize,
     superuser_only: &'static [&'static [(&'static str, &'static str)]],
 }
 
 const PG15: Schedule = Schedule {
     dir: SUITE,
     tests: 115,
+    core: 100,
     superuser_only: &[SUPERUSER_ONLY],
 };
 
@@ -129,6 +132,7 @@ const PG15: Schedule = Schedule {
 const PG18: Schedule = Schedule {
     dir: "tests/pg18-isolation",
     tests: 122,
+    core: 104,
     superuser_only: SUPERUSER_ONLY_18,
 };
 
@@ -148,6 +152,15 @@ impl Schedule {
             self.dir,
             self.tests
         );
+        for (name, _) in self.superuser_only.iter().flat_map(|l| l.iter()) {
+            assert!(
+                all.iter().any(|t| t == name),
+                "{name} is not in {}'s schedule",
+                self.dir
+            );
+        }
+        let core = all.iter().filter(|t| !self.needs_superuser(t)).count();
+        assert_eq!(core, self.core, "{}: tests that need no superuser", self.dir);
         all
     }
 
