@@ -469,7 +469,64 @@ impl Hunt {
         if !env.until(&confirmed, env.wait_timeout, msg::statement).await? {
             bail!(msg::not_synchronous(mode.setting(), env.wait_timeout.as_secs_f64()));
         }
+        if mode == super::args::SyncReplica::RemoteApply {
+            self.commits_wait(env).await?;
+        }
         Ok(())
+    }
+
+    /// pg_stat_replication says sync once the walsender has read the new
+    /// synchronous_standby_names, but a commit waits only once the
+    /// checkpointer has too. With replay paused on lab's standby, a probe's
+    /// commit (remote_apply) must be seen waiting (SyncRep); resuming
+    /// replay lets it go. Asked again until it waits, within the deadline.
+    async fn commits_wait(&self, env: &Env) -> Result<()> {
+        // A commit waits for a standby only if its transaction wrote WAL
+        // (an xid alone writes none): a transactional logical message.
+        const PROBE: &str = "BEGIN; SELECT pg_logical_emit_message(true, 'lab', 'sync probe'); COMMIT";
+        let sql = |e: tokio_postgres::Error| connect::sql_error(e, msg::statement());
+        let wait = env.wait_timeout;
+        let standby_pg = (self.standby.lock().unwrap().as_ref()).map(|(_, pg)| pg.clone());
+        let Some(standby_pg) = standby_pg else { return Ok(()) };
+        let standby = connect::connect(&standby_pg, "lab:hunt:standby", None, None).await?;
+        let deadline = Instant::now() + wait;
+        loop {
+            standby
+                .client
+                .batch_execute("SELECT pg_wal_replay_pause()")
+                .await
+                .map_err(sql)?;
+            let probe = connect::connect(&env.pg, "lab:hunt:probe", None, None).await?;
+            let pid: i32 = probe
+                .client
+                .query_one("SELECT pg_backend_pid()", &[])
+                .await
+                .map_err(sql)?
+                .get(0);
+            let client = probe.client;
+            let commit = tokio::spawn(async move { client.batch_execute(PROBE).await });
+            let waiting =
+                format!("SELECT EXISTS (SELECT FROM pg_stat_activity WHERE pid = {pid} AND wait_event = 'SyncRep')");
+            let waited = env
+                .until(&waiting, std::time::Duration::from_millis(500), msg::statement)
+                .await?;
+            standby
+                .client
+                .batch_execute("SELECT pg_wal_replay_resume()")
+                .await
+                .map_err(sql)?;
+            match tokio::time::timeout(wait, commit).await {
+                Ok(Ok(Ok(()))) => {}
+                Ok(Ok(Err(e))) => return Err(sql(e)),
+                _ => bail!(msg::not_synchronous("remote_apply", wait.as_secs_f64())),
+            }
+            if waited {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!(msg::not_synchronous("remote_apply", wait.as_secs_f64()));
+            }
+        }
     }
 
     /// Until lab's standby has replayed what the primary has written so far
