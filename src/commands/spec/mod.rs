@@ -189,7 +189,18 @@ pub struct Suite {
     /// Per spec: held while one of its rounds runs.
     one_at_a_time: Vec<tokio::sync::Mutex<()>>,
     /// The spec under way in the database given (one at a time there).
-    in_flight: Mutex<Option<InFlight>>,
+    in_flight: InFlightSlot,
+}
+
+/// The spec under way in the database given, and who looks at what it
+/// did: its own run at its end or the clean-up that cut it short, one
+/// after the other (held through the look, which drops what `--clean`
+/// drops: the clean-up waits for a look under way rather than aborting it
+/// half done).
+#[derive(Default)]
+struct InFlightSlot {
+    record: Mutex<Option<InFlight>>,
+    looking: tokio::sync::Mutex<()>,
 }
 
 /// A spec under way in the database given, for a clean-up that comes
@@ -228,7 +239,7 @@ impl Suite {
             tasks: Mutex::default(),
             live: tokio::sync::watch::Sender::new(0),
             one_at_a_time,
-            in_flight: Mutex::default(),
+            in_flight: InFlightSlot::default(),
         }
     }
 
@@ -310,7 +321,10 @@ impl Suite {
     /// teardown run, what it made dropped with `--clean`; what it left
     /// there, named (empty: nothing). Best effort: this is a clean-up.
     pub async fn end_in_flight(&self, env: &Env) -> Vec<String> {
-        let Some(f) = self.in_flight.lock().unwrap().take() else {
+        // A look under way (the spec's own, at its end) goes to its end
+        // first: the record is then gone, and the run's report says it.
+        let _looking = tokio::time::timeout(self.cfg.own_waits, self.in_flight.looking.lock()).await;
+        let Some(f) = self.in_flight.record.lock().unwrap().take() else {
             return Vec::new();
         };
         if env.server.behind_pooler {
@@ -667,7 +681,7 @@ enum Watch<'a> {
     Made(&'a mut Db),
     /// The database given: what the spec created (dropped with `--clean`);
     /// the spec is told while under way (for a clean-up that comes first).
-    Given(&'a Mutex<Option<InFlight>>, usize),
+    Given(&'a InFlightSlot, usize),
 }
 
 /// What the watch saw after the spec.
@@ -1084,7 +1098,7 @@ async fn run_in(
         recorder.set_live(st.live());
     }
     if let (Watch::Given(in_flight, i), Some(before)) = (&watch, &before) {
-        *in_flight.lock().unwrap() = Some(InFlight {
+        *in_flight.record.lock().unwrap() = Some(InFlight {
             spec: *i,
             pg: env.pg.clone(),
             before: before.clone(),
@@ -1115,7 +1129,8 @@ async fn run_in(
             // and looks at the database itself; two looks at once would
             // each drop what the other is dropping (CI saw --clean report
             // a table "does not exist" that the other look had dropped).
-            if in_flight.lock().unwrap().take().is_none() {
+            let _looking = in_flight.looking.lock().await;
+            if in_flight.record.lock().unwrap().take().is_none() {
                 bail!(msg::cut_short(&file.name));
             }
             let (changes, failed) = what_it_did(cfg, &env.control, file, &before, &reset).await?;
