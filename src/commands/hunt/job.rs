@@ -23,6 +23,7 @@ use crate::commands::explore::{Choice, ExploreConfig, Explorer, Source};
 use crate::engine::Env;
 use crate::harness::{Common, Finished, Job, Setup, Stop};
 use crate::i18n::{Lang, Text};
+use crate::named_sql::SqlFile;
 use crate::output::{self, Exit};
 use crate::postgres::connect;
 use crate::postgres::conninfo::EnvLookup;
@@ -447,17 +448,16 @@ impl Hunt {
     /// lab's standby made synchronous (`--sync-replica`): named in the
     /// primary's synchronous_standby_names, every commit waiting as
     /// synchronous_commit = `mode` says (lab's own server: ALTER SYSTEM, gone
-    /// with it). Confirmed from the server before any transaction: the
-    /// standby's sync_state and the setting as a backend reads it back.
+    /// with it), with `lab replica`'s statements (lab/replica.sql).
+    /// Confirmed from the server before any transaction: the standby's
+    /// sync_state and the setting as a backend reads it back.
     async fn synchronous(&self, env: &Env, mode: super::args::SyncReplica) -> Result<()> {
-        let set = [
-            "ALTER SYSTEM SET synchronous_standby_names = '*'".to_string(),
-            format!("ALTER SYSTEM SET synchronous_commit = '{}'", mode.setting()),
-            "SELECT pg_reload_conf()".to_string(),
-        ];
-        for sql in &set {
+        let files = crate::files::LabFiles::of(self.cfg.lab_dir.as_deref())?;
+        let sql = SqlFile::load(&files, "replica.sql")?;
+        let mode_sql = format!("ALTER SYSTEM SET synchronous_commit = '{}'", mode.setting());
+        for statement in [sql.get("sync_on")?, &mode_sql, sql.get("reload")?] {
             env.control
-                .batch_execute(sql)
+                .batch_execute(statement)
                 .await
                 .map_err(|e| connect::sql_error(e, msg::statement()))?;
         }
@@ -470,54 +470,46 @@ impl Hunt {
             bail!(msg::not_synchronous(mode.setting(), env.wait_timeout.as_secs_f64()));
         }
         if mode == super::args::SyncReplica::RemoteApply {
-            self.commits_wait(env).await?;
+            self.commits_wait(env, &sql).await?;
         }
         Ok(())
     }
 
     /// pg_stat_replication says sync once the walsender has read the new
     /// synchronous_standby_names, but a commit waits only once the
-    /// checkpointer has too. With replay paused on lab's standby, a probe's
-    /// commit (remote_apply) must be seen waiting (SyncRep); resuming
-    /// replay lets it go. Asked again until it waits, within the deadline.
-    async fn commits_wait(&self, env: &Env) -> Result<()> {
-        // A commit waits for a standby only if its transaction wrote WAL
-        // (an xid alone writes none): a transactional logical message.
-        const PROBE: &str = "BEGIN; SELECT pg_logical_emit_message(true, 'lab', 'sync probe'); COMMIT";
-        let sql = |e: tokio_postgres::Error| connect::sql_error(e, msg::statement());
+    /// checkpointer has too. As `lab replica` asks it: with replay paused
+    /// on lab's standby, its probe's commit (`sync_probe`, remote_apply)
+    /// must be seen waiting (SyncRep); resuming replay lets it go. Asked
+    /// again until it waits, within the deadline.
+    async fn commits_wait(&self, env: &Env, sql: &SqlFile) -> Result<()> {
+        let failed = |e: tokio_postgres::Error| connect::sql_error(e, msg::statement());
         let wait = env.wait_timeout;
         let standby_pg = (self.standby.lock().unwrap().as_ref()).map(|(_, pg)| pg.clone());
         let Some(standby_pg) = standby_pg else { return Ok(()) };
         let standby = connect::connect(&standby_pg, "lab:hunt:standby", None, None).await?;
+        let (pause, resume, probe_sql) = (
+            sql.get("pause")?,
+            sql.get("resume")?,
+            sql.get("sync_probe")?.to_string(),
+        );
         let deadline = Instant::now() + wait;
         loop {
-            standby
-                .client
-                .batch_execute("SELECT pg_wal_replay_pause()")
-                .await
-                .map_err(sql)?;
+            standby.client.batch_execute(pause).await.map_err(failed)?;
             let probe = connect::connect(&env.pg, "lab:hunt:probe", None, None).await?;
-            let pid: i32 = probe
-                .client
-                .query_one("SELECT pg_backend_pid()", &[])
-                .await
-                .map_err(sql)?
+            let pid: i32 = (probe.client.query_one("SELECT pg_backend_pid()", &[]).await)
+                .map_err(failed)?
                 .get(0);
-            let client = probe.client;
-            let commit = tokio::spawn(async move { client.batch_execute(PROBE).await });
+            let (client, text) = (probe.client, probe_sql.clone());
+            let commit = tokio::spawn(async move { client.batch_execute(&text).await });
             let waiting =
                 format!("SELECT EXISTS (SELECT FROM pg_stat_activity WHERE pid = {pid} AND wait_event = 'SyncRep')");
             let waited = env
                 .until(&waiting, std::time::Duration::from_millis(500), msg::statement)
                 .await?;
-            standby
-                .client
-                .batch_execute("SELECT pg_wal_replay_resume()")
-                .await
-                .map_err(sql)?;
+            standby.client.batch_execute(resume).await.map_err(failed)?;
             match tokio::time::timeout(wait, commit).await {
                 Ok(Ok(Ok(()))) => {}
-                Ok(Ok(Err(e))) => return Err(sql(e)),
+                Ok(Ok(Err(e))) => return Err(failed(e)),
                 _ => bail!(msg::not_synchronous("remote_apply", wait.as_secs_f64())),
             }
             if waited {
