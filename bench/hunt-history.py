@@ -7,8 +7,13 @@ server would return. With --predicate, as `lab hunt --workload predicate`
 makes them: a block of K keys at a time (retired after 2K appends), a
 third of the operations a predicate read of two keys or more of it
 (written as a read of each key, and named in the transaction's scans).
+With --register, as `lab hunt --workload rw-register` makes them: writes
+of values and reads of one value, each writer with the commit timestamp
+the server would have recorded (`committed_at`, in commit order: the
+version orders come from it); in EDN (Jepsen's rw-register) there are
+none, and the checker orders what the reads and writes alone decide.
 Usage:
-hunt-history.py N [C] [K] [--edn | --predicate] [--writes W] > FILE"""
+hunt-history.py N [C] [K] [--edn] [--predicate | --register] [--writes W] > FILE"""
 import json
 import random
 import sys
@@ -16,6 +21,7 @@ import sys
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
 edn = "--edn" in sys.argv
 predicate = "--predicate" in sys.argv
+register = "--register" in sys.argv
 writes = 32
 if "--writes" in sys.argv:
     writes = int(sys.argv[sys.argv.index("--writes") + 1])
@@ -33,6 +39,8 @@ if not edn:
     header = {"lab": "hunt", "level": "serializable", "keys": keys, "clients": clients}
     if predicate:
         header["workload"] = "predicate"
+    if register:
+        header["workload"] = "rw-register"
     out.write(json.dumps(header) + "\n")
 block, block_writes = 1, 0
 t = 0
@@ -70,10 +78,13 @@ for i in range(n):
         k = active[slot][0]
         t += 100
         if rng.random() < 0.5:
-            ops.append(["r", k, list(state.get(k, []))])
+            if register:
+                ops.append(["r", k, state[k][-1] if state.get(k) else None])
+            else:
+                ops.append(["r", k, list(state.get(k, []))])
         else:
             state.setdefault(k, []).append(elem)
-            ops.append(["append", k, elem])
+            ops.append(["w" if register else "append", k, elem])
             elem += 1
             active[slot][1] += 1
             if active[slot][1] >= writes:
@@ -84,8 +95,11 @@ for i in range(n):
     p = i % clients
     if edn:
         def mop(o, done):
-            if o[0] == "append":
-                return f"[:append {o[1]} {o[2]}]"
+            if o[0] in ("append", "w"):
+                return f"[:{o[0]} {o[1]} {o[2]}]"
+            if register:
+                v = o[2] if done and o[2] is not None else "nil"
+                return f"[:r {o[1]} {v}]"
             v = ("[" + " ".join(map(str, o[2])) + "]") if done else "nil"
             return f"[:r {o[1]} {v}]"
         inv = " ".join(mop(o, False) for o in ops)
@@ -97,4 +111,8 @@ for i in range(n):
         txn = {"index": i, "session": p + 1, "type": "ok", "start": start, "end": t, "ops": ops, "at": at}
         if scans:
             txn["scans"] = scans
+        if register and any(o[0] == "w" for o in ops):
+            s, us = divmod(i, 1000000)
+            txn["xid"] = 1000 + i
+            txn["committed_at"] = f"2026-12-07 10:{s // 60:02d}:{s % 60:02d}.{us:06d}"
         out.write(json.dumps(txn, separators=(",", ":")) + "\n")

@@ -5,7 +5,9 @@
 #     JSON lines and in Jepsen's EDN, wall time, transactions per second,
 #     peak memory per transaction (the target: 300 000/s and 1 KB per
 #     transaction for a million), and a predicate-read history (--workload
-#     predicate's shape; the target: 100 000/s);
+#     predicate's shape; the target: 100 000/s) and rw-register histories
+#     (--workload rw-register's, with the server's commit timestamps; and
+#     Jepsen's rw-register EDN, without: 100 000/s);
 #   - the workload: `lab hunt --seconds S` at read committed, 4 sessions,
 #     beside pgbench running the same transaction shape (1 to 4 operations,
 #     reads and appends half and half, over 4 keys, a list kept to 32
@@ -45,8 +47,14 @@ rm -f "$tmp/h.jsonl"
 python3 bench/hunt-history.py "$N" --predicate >"$tmp/h.jsonl"
 checker "lab's JSON lines, predicate reads (--workload predicate)" "$tmp/h.jsonl"
 rm -f "$tmp/h.jsonl"
+python3 bench/hunt-history.py "$N" --register >"$tmp/h.jsonl"
+checker "lab's JSON lines, rw-register (--workload rw-register)" "$tmp/h.jsonl"
+rm -f "$tmp/h.jsonl"
 python3 bench/hunt-history.py "$N" --edn --writes 56 >"$tmp/h.edn"
 checker "Jepsen's EDN" "$tmp/h.edn"
+rm -f "$tmp/h.edn"
+python3 bench/hunt-history.py "$N" --edn --register >"$tmp/h.edn"
+checker "Jepsen's EDN, rw-register" "$tmp/h.edn"
 rm -f "$tmp/h.edn"
 
 # pgbench: the hunt's table and transaction shape.

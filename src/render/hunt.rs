@@ -98,7 +98,7 @@ pub fn text(r: &HuntReport, lang: Lang) -> String {
         if let Some(n) = &f.nemesis {
             text.push_str(&format!("{}\n", n.line.render(lang)));
         }
-        for line in [&f.standby_line, &f.sync_line].into_iter().flatten() {
+        for line in [&f.standby_line, &f.sync_line, &f.versions_line].into_iter().flatten() {
             text.push_str(&format!("{}\n", line.render(lang)));
         }
         if let Some(line) = &f.models_line {
@@ -120,9 +120,10 @@ pub fn text(r: &HuntReport, lang: Lang) -> String {
             }
         }
     }
-    let blind_spot = match r.not_visible == crate::report::hunt::NOT_VISIBLE {
-        true => msg::blind_spot(),
-        false => msg::blind_spot_predicate(),
+    let blind_spot = match r.not_visible {
+        crate::report::hunt::NOT_VISIBLE => msg::blind_spot(),
+        crate::report::hunt::NOT_VISIBLE_REGISTER => msg::blind_spot_register(),
+        _ => msg::blind_spot_predicate(),
     };
     text.push_str(&format!("\n{}\n", blind_spot.render(lang)));
     text
@@ -233,6 +234,10 @@ pub(crate) mod msg {
         blind_spot_predicate() {
             en: "Predicate reads here are ranges of keys over a closed set: the rows a range did not return are checked (phantoms, G2); predicates over values are not.",
             tr: "Buradaki koşullu okumalar kapalı bir anahtar kümesi üzerinde anahtar aralıklarıdır: bir aralığın döndürmediği satırlar denetlenir (hayalet satırlar, G2); değerler üzerindeki koşullar denetlenmez.",
+        }
+        blind_spot_register() {
+            en: "rw-register sees dependencies on items only, and only on keys whose version order the server's commit order or the history decides: predicate anti-dependencies (G2 proper, phantoms) are not checked.",
+            tr: "rw-register yalnızca öğeler üzerindeki bağımlılıkları görür, o da yalnızca sürüm sırasını sunucunun commit sırasının ya da geçmişin belirlediği anahtarlarda: yüklem anti-bağımlılıkları (asıl G2, hayaletler) denetlenmez.",
         }
         blind_spot() {
             en: "List-append sees dependencies on items only: predicate anti-dependencies (G2 proper, phantoms) are not checked.",

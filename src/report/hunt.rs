@@ -36,6 +36,8 @@ pub const NOT_VISIBLE: &str =
     "list-append sees item dependencies only: predicate anti-dependencies (G2 proper) are not checked";
 /// What the predicate workload cannot see.
 pub const NOT_VISIBLE_PREDICATE: &str = "predicate reads are ranges of keys over a closed set: the rows a range did not return are checked (phantoms, G2); predicates over values are not";
+/// What the rw-register workload cannot see.
+pub const NOT_VISIBLE_REGISTER: &str = "rw-register sees item dependencies only, and only on keys whose version order the server's commit order or the history decides: predicate anti-dependencies (G2 proper) are not checked";
 
 /// One level's history, checked.
 #[derive(Debug, Clone, Serialize)]
@@ -82,6 +84,13 @@ pub struct HuntLevel {
     pub synchronous_commit: Option<String>,
     #[serde(skip)]
     pub sync_line: Option<Text>,
+    /// An rw-register history's: how many keys' version orders came from
+    /// the server's commit order, from the history alone, or were not
+    /// decided (or cyclic), and in a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version_orders: Option<BTreeMap<&'static str, usize>>,
+    #[serde(skip)]
+    pub versions_line: Option<Text>,
     pub as_expected: bool,
     /// The level as the text names it ("-" for none).
     #[serde(skip)]

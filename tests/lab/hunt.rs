@@ -511,6 +511,116 @@ fn the_predicate_workload_finds_phantoms_at_repeatable_read_and_none_at_serializ
     assert_eq!(names(&report), Vec::<String>::new(), "{report}");
 }
 
+/// rw-register: blind writes of whole values and reads of one value. A
+/// read does not show the versions before it, so each key's version order
+/// comes from the server's commit order of its writers
+/// (pg_xact_commit_timestamp, recorded in the history). READ COMMITTED
+/// allows what it shows (G-single among them), whose reproducer replays it;
+/// the same history held to REPEATABLE READ is not as documented (exit 1);
+/// without the commit timestamps the checker says how many keys' orders it
+/// could not decide; SERIALIZABLE shows nothing.
+#[test]
+fn the_rw_register_workload_orders_versions_by_the_server_s_commit_order() {
+    let srv = TestServer::start();
+    let dir = scratch("register-live");
+    let history = dir.join("register.jsonl");
+    let args = [
+        "--workload",
+        "rw-register",
+        "--txns",
+        "2000",
+        "--history",
+        history.to_str().unwrap(),
+    ];
+    let (code, report) = hunt(&srv, &dir, &[&args[..], &["--level", "read-committed"]].concat());
+    assert_eq!(code, 0, "{report}");
+    let orders = &report["levels"][0]["version_orders"];
+    assert!(orders["server"].as_u64().unwrap() > 0, "{orders}");
+    assert_eq!(
+        (&orders["undecided"], &orders["cyclic"]),
+        (&Value::from(0), &Value::from(0)),
+        "{orders}"
+    );
+    let g_single = anomaly(&report, "G-single");
+    assert_eq!(g_single["forbidden"], false);
+    let why = g_single["explanation"].to_string();
+    assert!(
+        why.contains("in the order the server committed the key's writers"),
+        "{why}"
+    );
+    let spec = replays(&srv, g_single, "read-committed");
+    assert!(spec.contains("rw-register"), "{spec}");
+    let text = std::fs::read_to_string(&history).unwrap();
+    assert!(
+        text.contains(r#""workload":"rw-register""#) && text.contains(r#"["w","#),
+        "{text}"
+    );
+
+    let (code, checked) = check(&history, &["--level", "repeatable-read"]);
+    assert_eq!(code, 1, "{checked}");
+    assert!(
+        checked["levels"][0]["forbidden_found"].to_string().contains("G-single"),
+        "{checked}"
+    );
+
+    // The same transactions, the server's commit order taken out.
+    let bare: String = text
+        .lines()
+        .map(|l| match l.find(r#","committed_at":""#) {
+            Some(i) => {
+                let value = i + r#","committed_at":""#.len();
+                let end = value + l[value..].find('"').unwrap() + 1;
+                format!("{}{}", &l[..i], &l[end..])
+            }
+            None => l.to_string(),
+        })
+        .map(|l| l + "\n")
+        .collect();
+    assert!(!bare.contains("committed_at"), "{bare}");
+    let bare_file = dir.join("bare.jsonl");
+    std::fs::write(&bare_file, bare).unwrap();
+    let (_, checked) = check(&bare_file, &[]);
+    let orders = &checked["levels"][0]["version_orders"];
+    assert_eq!(orders["server"], 0, "{orders}");
+    assert!(orders["undecided"].as_u64().unwrap() > 0, "{orders}");
+
+    let (code, report) = hunt(&srv, &dir, &[&args[..], &["--level", "serializable"]].concat());
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(names(&report), Vec::<String>::new(), "{report}");
+
+    // Mutation: the server's commit order turned around. A transaction that
+    // read a value and then wrote the key now "committed" before the value's
+    // writer: the orders contradict each other, and the clean history is not.
+    let text = std::fs::read_to_string(&history).unwrap();
+    let key = r#","committed_at":""#;
+    let mut sorted: Vec<String> = (text.lines())
+        .filter_map(|l| {
+            l.find(key)
+                .map(|i| l[i + key.len()..].split('"').next().unwrap().to_string())
+        })
+        .collect();
+    sorted.sort();
+    let reversed: String = (text.lines())
+        .map(|l| match l.find(key) {
+            Some(i) => {
+                let at = l[i + key.len()..].split('"').next().unwrap();
+                let rank = sorted.iter().position(|s| s == at).unwrap();
+                l.replace(at, &sorted[sorted.len() - 1 - rank]) + "\n"
+            }
+            None => format!("{l}\n"),
+        })
+        .collect();
+    let reversed_file = dir.join("reversed.jsonl");
+    std::fs::write(&reversed_file, reversed).unwrap();
+    let (code, checked) = check(&reversed_file, &[]);
+    assert_eq!(code, 1, "{checked}");
+    assert!(
+        checked["levels"][0]["version_orders"]["cyclic"].as_u64().unwrap() > 0,
+        "{checked}"
+    );
+    assert!(names(&checked).contains(&"cyclic-versions".to_string()), "{checked}");
+}
+
 /// A history PostgreSQL 18.6 gave at SERIALIZABLE (lab hunt, seed 31, 15
 /// minutes, 4.98 million transactions), cut to the transactions that touched
 /// keys 263 to 271 and to their operations on them (each key's history
@@ -698,6 +808,30 @@ fn bad_input_is_one_line_and_exit_2() {
         "{:type :invoke, :f :txn, :value [[:append 1 2]], :process 0}\n{:type :ok, :f :txn\n",
     );
     one_line_exit_2(&r, &format!("{}:2:", edn.display()));
+    // Two workloads in one history; an rw-register read of a value nobody wrote.
+    let (workloads, r) = check_text(
+        &dir,
+        "workloads.jsonl",
+        "{\"index\":0,\"session\":1,\"type\":\"ok\",\"start\":0,\"end\":1,\"ops\":[[\"w\",1,2]]}\n\
+         {\"index\":1,\"session\":2,\"type\":\"ok\",\"start\":2,\"end\":3,\"ops\":[[\"append\",1,3]]}\n",
+    );
+    one_line_exit_2(
+        &r,
+        &format!("{}:2: an append in an rw-register history", workloads.display()),
+    );
+    let (nobody, r) = check_text(
+        &dir,
+        "nobody.edn",
+        "{:type :invoke, :f :txn, :value [[:w 1 2]], :process 0}\n{:type :ok, :f :txn, :value [[:w 1 2]], :process 0}\n\
+         {:type :invoke, :f :txn, :value [[:r 1 nil]], :process 1}\n{:type :ok, :f :txn, :value [[:r 1 7]], :process 1}\n",
+    );
+    one_line_exit_2(
+        &r,
+        &format!(
+            "{}:4: a committed read of key 1 returned 7, a value no transaction",
+            nobody.display()
+        ),
+    );
     // Keys of two kinds in one history (Elle refuses them too).
     let (mixed, r) = check_text(
         &dir,

@@ -262,6 +262,10 @@ pub enum OrderFrom {
     SingleAppend,
     /// The element was read by nobody: it came after the order's last element.
     Unread,
+    /// An rw-register's: the server's commit order of the key's writers.
+    CommitOrder,
+    /// An rw-register's: what the history's reads and writes order.
+    Inferred,
 }
 
 impl Why {
@@ -337,6 +341,21 @@ pub struct Checked {
     pub counts: BTreeMap<String, usize>,
     /// Some search ran out of budget: a cycle class may be missing.
     pub cut_short: bool,
+    /// An rw-register history's: where its keys' version orders came from.
+    pub registers: Option<VersionSources>,
+}
+
+/// Where an rw-register history's version orders came from, key by key.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct VersionSources {
+    /// Ordered by the server's commit order (with the history's own order).
+    pub server: usize,
+    /// Ordered by what the history shows alone.
+    pub inferred: usize,
+    /// Neither gave one order: their reads of a value give no edges.
+    pub undecided: usize,
+    /// The orders contradict each other.
+    pub cyclic: usize,
 }
 
 impl Checked {

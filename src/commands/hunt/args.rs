@@ -142,11 +142,13 @@ pub struct HuntArgs {
     )]
     pub via: Option<HuntVia>,
 
-    /// The transactions: list-append (appends and reads of one key), or
+    /// The transactions: list-append (appends and reads of one key),
     /// predicate (predicate reads too, SELECT ... WHERE k BETWEEN a AND b
     /// over a closed block of keys, where an append that makes a row is an
     /// insert into every range holding its key: phantoms and predicate
-    /// write skew, named G2).
+    /// write skew, named G2), or rw-register (blind writes of whole values
+    /// and reads of one value; each key's version order taken from the
+    /// server's commit order, pg_xact_commit_timestamp, as Emme does).
     #[arg(long, value_enum, default_value_t = HuntWorkload::ListAppend, conflicts_with = "check")]
     pub workload: HuntWorkload,
 
@@ -187,6 +189,7 @@ impl SyncReplica {
 pub enum HuntWorkload {
     ListAppend,
     Predicate,
+    RwRegister,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -225,7 +228,7 @@ crate::help_tr! {
     ("arg.hunt.nemesis", "İşlemler çalışırken Jepsen'in nemesis'leri gibi enjekte edilen hatalar: pause (bir backend'e SIGSTOP), kill (bir backend'e SIGKILL: çökme kurtarması), restart (anında kapatma ve başlatma), partition (lab'ın hata proxy'si oturumları sunucudan koparır), failover (lab'ın HA cluster'ında, Patroni ve üç düğüm: başka biri terfi edene kadar primary öldürülür ya da koparılır; tek başına). pause, kill, restart ve failover lab'ın kendi sunucusunu ister (--database-url olmadan)"),
     ("arg.hunt.nemesis_interval", "Bir hatanın bitişiyle sonrakinin başlangıcı arasındaki milisaniye"),
     ("arg.hunt.replica", "lab'ın kendi sunucusunun akışlı bir yedeğini (standby) başlat ve her salt okunur işlemi rastgele (tohumdan) ona ya da birincile gönder; düğüm ve yedeğin replay LSN'i ile kaydedilir; serializable'da her işlem birincilde kalır (hot standby onu reddeder)"),
-    ("arg.hunt.workload", "İşlemler: list-append (tek anahtarın eklemeleri ve okumaları) ya da predicate (koşullu okumalar da: kapalı bir anahtar bloğu üzerinde SELECT ... WHERE k BETWEEN a AND b; bir satırı yaratan ekleme, anahtarını içeren her aralığa bir insert'tür: hayalet satırlar ve koşullu write skew, G2 diye adlandırılır)"),
+    ("arg.hunt.workload", "İşlemler: list-append (tek anahtarın eklemeleri ve okumaları) predicate (koşullu okumalar da: kapalı bir anahtar bloğu üzerinde SELECT ... WHERE k BETWEEN a AND b; bir satırı yaratan ekleme, anahtarını içeren her aralığa bir insert'tür: hayalet satırlar ve koşullu write skew, G2 diye adlandırılır) ya da rw-register (değerlerin bütün olarak kör yazılması ve tek değer okumaları; her anahtarın sürüm sırası Emme'nin yaptığı gibi sunucunun commit sırasından, pg_xact_commit_timestamp, alınır)"),
     ("arg.hunt.sync_replica", "--replica ile: lab'ın standby'ı eşzamanlı yapılır (birincilin synchronous_standby_names'inde) ve her commit synchronous_commit = MODE'un dediğini bekler, eşzamanlı replikasyonlu bir kümede olduğu gibi; işlemler başlamadan sunucudan doğrulanır. Standby'ı bekleyen bir commit orada birincilden önce görünür: remote-apply ve --nemesis pause ile Long Fork saniyeler içinde"),
     ("arg.hunt.via", "--replica ile: her oturum birincilin ve standby'ın önündeki lab'ın kendi pgpool-II'si üzerinden (yük dengeleme açık, lab/pgpool.conf), arkasındaki bir uygulama gibi; her ifadenin nereye gideceğine lab değil pgpool-II karar verir ve her okuma hangi sunucunun cevap verdiğini kaydeder"),
     ("arg.hunt.format", "Çıktı biçimi"),

@@ -19,7 +19,7 @@ pub use super::anomaly::*;
 use super::graph::Graph;
 use super::history::{Damage, History, Status};
 pub use super::models::forbidden;
-use super::{cycles, durability, edges, explain, versions};
+use super::{cycles, durability, edges, explain, register, versions};
 
 /// What the checker found so far, by name: every one counted, examples kept.
 struct Found {
@@ -42,16 +42,27 @@ impl Found {
 /// Checks `h`, phase by phase. A history the checker cannot read as
 /// list-append (an element appended twice to one key) is damage.
 pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
-    let txns = &h.txns;
+    // An rw-register history is checked as the list-append history its
+    // version orders make of it (the operations keep their places).
+    let mut lifted = if h.register() { Some(register::lift(h)?) } else { None };
+    let given = (lifted.as_mut()).map(|l| (std::mem::take(&mut l.orders), l.sources, std::mem::take(&mut l.found)));
+    let txns = lifted.as_ref().map_or(&h.txns, |l| &l.txns);
     let n = txns.len();
     // Two cores' worth: the phases that do not need each other's results
     // run side by side (each is a pass over the whole history).
-    let (writers, orders) = std::thread::scope(|s| {
+    let (writers, mut orders) = std::thread::scope(|s| {
         let orders = s.spawn(|| versions::VersionOrders::from_longest_reads(txns));
         let writers = versions::writers(txns);
         (writers, orders.join().expect("the version-order thread"))
     });
     let writers = writers?;
+    let (registers, lifted_found) = match given {
+        Some((given, sources, found)) => {
+            orders.given = given;
+            (Some(sources), found)
+        }
+        None => (None, Vec::new()),
+    };
     let committed = versions::committed(txns, &writers);
     let (seen, mut edges) = std::thread::scope(|s| {
         // The edges the data shows on one core...
@@ -87,7 +98,7 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
         counts: BTreeMap::new(),
         all: opts.all_cycles,
     };
-    for a in seen {
+    for a in lifted_found.into_iter().chain(seen) {
         found.note(a);
     }
     edges.shrink_to_fit();
@@ -108,6 +119,7 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
         anomalies: found.by_name.into_values().flatten().collect(),
         counts: found.counts,
         cut_short,
+        registers,
     })
 }
 

@@ -13,6 +13,7 @@ use super::nemesis::{self, Fault};
 use super::workload::{Budget, Shape};
 use crate::i18n::Lang;
 use crate::options::{self, ServerWanted, Shared};
+use clap::ValueEnum;
 
 /// A checked `lab hunt` command line: a run against a server, or a history checked alone.
 pub enum Hunt {
@@ -126,6 +127,7 @@ impl Hunt {
         let faults = nemesis::parse_list(&args.nemesis).map_err(|w| anyhow::anyhow!(hmsg::bad_nemesis(w)))?;
         refuse_together(args, &faults)?;
         let predicate = args.workload == HuntWorkload::Predicate;
+        let register = args.workload == HuntWorkload::RwRegister;
         let wait_timeout = options::deadline(args.common.wait.wait_timeout.unwrap_or(10.0))?;
         Ok(Hunt::Run(Box::new(HuntRun {
             shared: Shared::new(lang, ServerWanted::of(&args.common.server), wait_timeout)
@@ -135,6 +137,7 @@ impl Hunt {
                 keys: args.keys,
                 max_ops: args.ops,
                 predicate,
+                register,
                 ..Shape::default()
             },
             clients: args.clients,
@@ -171,8 +174,9 @@ fn refuse_together(args: &HuntArgs, faults: &[Fault]) -> Result<()> {
         }
     }
     let predicate = args.workload == HuntWorkload::Predicate;
-    if predicate && args.via.is_some() {
-        bail!(hmsg::pgpool_list_append());
+    if args.workload != HuntWorkload::ListAppend && args.via.is_some() {
+        let name = args.workload.to_possible_value().map(|v| v.get_name().to_string());
+        bail!(hmsg::pgpool_list_append(name.unwrap_or_default()));
     }
     if predicate && args.keys > MAX_SCAN as usize {
         bail!(hmsg::predicate_keys(MAX_SCAN));

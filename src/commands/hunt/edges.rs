@@ -60,8 +60,11 @@ fn shown_by(txn: &Txn, j: usize, l: &[Elem]) -> u8 {
 
 /// ww edges: consecutive elements of each key's order, by different writers.
 pub fn write_edges(txns: &[Txn], writers: &Writers, orders: &VersionOrders, committed: &[bool], edges: &mut Vec<Edge>) {
-    for (&k, &at) in &orders.longest {
-        let order = list_at(txns, at);
+    let read = (orders.longest.iter())
+        .filter(|(k, _)| !orders.given.contains_key(k))
+        .map(|(k, at)| (*k, list_at(txns, *at)));
+    let given = orders.given.iter().map(|(k, g)| (*k, g.order.as_slice()));
+    for (k, order) in read.chain(given) {
         for pair in order.windows(2) {
             if let (Some(a), Some(b)) = (writers.get(&(k, pair[0])), writers.get(&(k, pair[1])))
                 && a.txn != b.txn

@@ -39,7 +39,13 @@ fn why(txns: &[Txn], writers: &Writers, orders: &VersionOrders, a: usize, b: usi
     let by = |k: Key, e: Elem, t: usize| writers.get(&(k, e)).is_some_and(|w| w.txn as usize == t);
     let op_of = |k: Key, e: Elem| writers.get(&(k, e)).map_or(0, |w| w.op as usize);
     let from = |k: &Key, e: Elem| {
-        if !order_of(k).contains(&e) {
+        if let Some(g) = orders.given.get(k) {
+            if g.server {
+                OrderFrom::CommitOrder
+            } else {
+                OrderFrom::Inferred
+            }
+        } else if !order_of(k).contains(&e) {
             OrderFrom::Unread
         } else if orders.single.contains_key(k) {
             OrderFrom::SingleAppend

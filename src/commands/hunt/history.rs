@@ -41,13 +41,23 @@ pub enum Op {
     Append(Key, Elem),
     /// What the read returned (`None`: it never ran, or the history does not say).
     Read(Key, Option<Vec<Elem>>),
+    /// An rw-register's write of a value (`--workload rw-register`).
+    Write(Key, Elem),
+    /// An rw-register's read: the value (`None`: the key had none, or, in a
+    /// transaction that did not commit, the history does not say).
+    Get(Key, Option<Elem>),
 }
 
 impl Op {
     pub fn key(&self) -> Key {
         match self {
-            Op::Append(k, _) | Op::Read(k, _) => *k,
+            Op::Append(k, _) | Op::Read(k, _) | Op::Write(k, _) | Op::Get(k, _) => *k,
         }
+    }
+
+    /// An rw-register's operation.
+    pub fn register(&self) -> bool {
+        matches!(self, Op::Write(..) | Op::Get(..))
     }
 }
 
@@ -220,7 +230,7 @@ pub struct Header {
     /// for lost writes too.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nemesis: Vec<String>,
-    /// The workload, when not list-append ("predicate").
+    /// The workload, when not list-append ("predicate", "rw-register").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<String>,
     /// Read-only transactions went to a standby too (`--replica`).
@@ -265,12 +275,24 @@ impl History {
         self.header.as_ref().is_some_and(|h| !h.nemesis.is_empty())
     }
 
+    /// An rw-register history (`--workload rw-register`, Jepsen's
+    /// rw-register): said by its header, or by a write or a read of a value.
+    pub fn register(&self) -> bool {
+        self.header.as_ref().and_then(|h| h.workload.as_deref()) == Some(RW_REGISTER)
+            || self.txns.iter().any(|t| t.ops.iter().any(Op::register))
+    }
+
     /// A history with predicate reads (`--workload predicate`): its
     /// phantoms are seen.
     pub fn predicate(&self) -> bool {
-        self.header.as_ref().is_some_and(|h| h.workload.is_some()) || self.txns.iter().any(|t| !t.scans.is_empty())
+        self.header.as_ref().and_then(|h| h.workload.as_deref()) == Some(PREDICATE)
+            || self.txns.iter().any(|t| !t.scans.is_empty())
     }
 }
+
+/// The header's names of the workloads besides list-append.
+pub const PREDICATE: &str = "predicate";
+pub const RW_REGISTER: &str = "rw-register";
 
 /// A damaged history: where, and what was wrong.
 #[derive(Debug, Clone, PartialEq)]
@@ -293,6 +315,16 @@ impl Serialize for Op {
                 seq.serialize_element(k)?;
                 seq.serialize_element(v)?;
             }
+            Op::Write(k, v) => {
+                seq.serialize_element("w")?;
+                seq.serialize_element(k)?;
+                seq.serialize_element(v)?;
+            }
+            Op::Get(k, v) => {
+                seq.serialize_element("r")?;
+                seq.serialize_element(k)?;
+                seq.serialize_element(v)?;
+            }
         }
         seq.end()
     }
@@ -304,7 +336,9 @@ impl<'de> Deserialize<'de> for Op {
         impl<'de> Visitor<'de> for OpVisitor {
             type Value = Op;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str(r#"an operation ["append", KEY, VALUE] or ["r", KEY, [VALUES] | null]"#)
+                f.write_str(
+                    r#"an operation ["append", KEY, VALUE], ["w", KEY, VALUE] or ["r", KEY, [VALUES] | VALUE | null]"#,
+                )
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Op, A::Error> {
                 let f: OpName = seq.next_element()?.ok_or_else(|| de::Error::invalid_length(0, &self))?;
@@ -314,12 +348,19 @@ impl<'de> Deserialize<'de> for Op {
                         k,
                         seq.next_element()?.ok_or_else(|| de::Error::invalid_length(2, &self))?,
                     ),
-                    OpName::Read => Op::Read(
+                    OpName::Write => Op::Write(
                         k,
-                        seq.next_element::<Option<Elems>>()?
-                            .ok_or_else(|| de::Error::invalid_length(2, &self))?
-                            .map(|l| l.0),
+                        seq.next_element()?.ok_or_else(|| de::Error::invalid_length(2, &self))?,
                     ),
+                    OpName::Read => match seq
+                        .next_element::<Seen>()?
+                        .ok_or_else(|| de::Error::invalid_length(2, &self))?
+                    {
+                        Seen::List(l) => Op::Read(k, Some(l)),
+                        // An rw-register's read; null is settled by the history's workload.
+                        Seen::Value(v) => Op::Get(k, Some(v)),
+                        Seen::Null => Op::Read(k, None),
+                    },
                 };
                 if seq.next_element::<de::IgnoredAny>()?.is_some() {
                     return Err(de::Error::invalid_length(4, &self));
@@ -335,6 +376,7 @@ impl<'de> Deserialize<'de> for Op {
 /// have millions of them).
 enum OpName {
     Append,
+    Write,
     Read,
 }
 
@@ -344,11 +386,12 @@ impl<'de> Deserialize<'de> for OpName {
         impl<'de> Visitor<'de> for NameVisitor {
             type Value = OpName;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str(r#""append" or "r""#)
+                f.write_str(r#""append", "w" or "r""#)
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<OpName, E> {
                 match v {
                     "append" => Ok(OpName::Append),
+                    "w" => Ok(OpName::Write),
                     "r" => Ok(OpName::Read),
                     other => Err(E::custom(unknown_op(other))),
                 }
@@ -358,33 +401,52 @@ impl<'de> Deserialize<'de> for OpName {
     }
 }
 
-/// A read's list, its allocation the size of the list (serde's own grows
+/// What a read returned: a list (list-append), a value (an rw-register),
+/// or null. A list's allocation is the size of the list (serde's own grows
 /// by doubling and keeps the slack: a quarter of a history's memory).
-struct Elems(Vec<Elem>);
+enum Seen {
+    List(Vec<Elem>),
+    Value(Elem),
+    Null,
+}
 
-impl<'de> Deserialize<'de> for Elems {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Elems, D::Error> {
-        struct ElemsVisitor;
-        impl<'de> Visitor<'de> for ElemsVisitor {
-            type Value = Elems;
+impl<'de> Deserialize<'de> for Seen {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Seen, D::Error> {
+        struct SeenVisitor;
+        impl<'de> Visitor<'de> for SeenVisitor {
+            type Value = Seen;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a list of integers")
+                f.write_str("a list of integers, an integer or null")
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Elems, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Seen, A::Error> {
                 let mut l = Vec::with_capacity(seq.size_hint().unwrap_or(32).min(4096));
                 while let Some(e) = seq.next_element()? {
                     l.push(e);
                 }
                 l.shrink_to_fit();
-                Ok(Elems(l))
+                Ok(Seen::List(l))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Seen, E> {
+                Ok(Seen::Value(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Seen, E> {
+                Elem::try_from(v)
+                    .map(Seen::Value)
+                    .map_err(|_| E::custom(format!("{v} is out of range for a value")))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Seen, E> {
+                Ok(Seen::Null)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Seen, E> {
+                Ok(Seen::Null)
             }
         }
-        d.deserialize_seq(ElemsVisitor)
+        d.deserialize_any(SeenVisitor)
     }
 }
 
 pub(super) fn unknown_op(f: &str) -> String {
-    format!("the operation {f:?} is not one the checker knows (list-append has append and r)")
+    format!("the operation {f:?} is not one the checker knows (list-append has append and r, rw-register w and r)")
 }
 
 impl History {
@@ -601,10 +663,10 @@ mod tests {
 
     #[test]
     fn damaged_json_names_the_line_and_the_operation() {
-        let e = History::parse("{\"lab\":\"hunt\"}\n{\"index\":0,\"session\":1,\"type\":\"ok\",\"start\":0,\"end\":1,\"ops\":[[\"w\",1,2]]}\n")
+        let e = History::parse("{\"lab\":\"hunt\"}\n{\"index\":0,\"session\":1,\"type\":\"ok\",\"start\":0,\"end\":1,\"ops\":[[\"cas\",1,2]]}\n")
             .unwrap_err();
         assert_eq!(e.line, 2);
-        assert!(e.what.contains("\"w\""), "{}", e.what);
+        assert!(e.what.contains("\"cas\""), "{}", e.what);
         let e = History::parse("{\"index\":0,\"session\":1,\"type\":\"ok\",\"start\":0,\"ops\":[]}\n{\"index\":1,")
             .unwrap_err();
         assert_eq!(e.line, 2);
@@ -651,11 +713,11 @@ mod tests {
         let e = History::parse("{:type :invoke, :f :read, :value nil, :process 0}\n").unwrap_err();
         assert!(e.what.contains(":read"), "{}", e.what);
         let e = History::parse(
-            "{:type :invoke, :f :txn, :value [[:w 1 2]], :process 0}\n{:type :ok, :f :txn, :value [[:w 1 2]], :process 0}\n",
+            "{:type :invoke, :f :txn, :value [[:cas 1 2]], :process 0}\n{:type :ok, :f :txn, :value [[:cas 1 2]], :process 0}\n",
         )
         .unwrap_err();
         assert_eq!(e.line, 2);
-        assert!(e.what.contains(":w"), "{}", e.what);
+        assert!(e.what.contains(":cas"), "{}", e.what);
         let e = History::parse("{:type :ok, :f :txn, :value [], :process 3}\n").unwrap_err();
         assert!(e.what.contains("never invoked"), "{}", e.what);
     }

@@ -312,8 +312,10 @@ fn micro_ops(value: Mops, status: Status, keys: &mut Keys) -> Result<Vec<Op>, St
             }
             // In place: the scanner's operations are already the history's.
             for m in mops.iter_mut() {
-                if let Op::Read(k, v) = m {
-                    *m = read(*k, v.take());
+                match m {
+                    Op::Read(k, v) => *m = read(*k, v.take()),
+                    Op::Get(_, v) if status != Status::Ok => *v = None,
+                    _ => {}
                 }
             }
             return Ok(mops);
@@ -341,8 +343,12 @@ fn micro_ops(value: Mops, status: Status, keys: &mut Keys) -> Result<Vec<Op>, St
             let k = keys.key(k)?;
             match f.keyword() {
                 Some("append") => Ok(Op::Append(k, int(v, "the appended value")?)),
+                // An rw-register's (Jepsen's rw-register workload).
+                Some("w") => Ok(Op::Write(k, int(v, "the written value")?)),
                 Some("r") => match v {
                     Value::Nil => Ok(read(k, None)),
+                    Value::Int(i) if status == Status::Ok => Ok(Op::Get(k, Some(*i))),
+                    Value::Int(_) => Ok(Op::Get(k, None)),
                     Value::Seq(items) => Ok(read(
                         k,
                         Some(
@@ -354,7 +360,7 @@ fn micro_ops(value: Mops, status: Status, keys: &mut Keys) -> Result<Vec<Op>, St
                     )),
                     _ if status == Status::Info => Ok(read(k, None)),
                     other => Err(format!(
-                        "the read of key {k} returned {}, not a list",
+                        "the read of key {k} returned {}, not a list or an integer",
                         cut(&other.show())
                     )),
                 },
@@ -536,6 +542,8 @@ impl<'a> Scan<'a> {
             self.ws();
             out.push(match f {
                 b"append" => Op::Append(k, self.int()?),
+                b"w" => Op::Write(k, self.int()?),
+                b"r" if self.peek()?.is_ascii_digit() || self.peek()? == b'-' => Op::Get(k, Some(self.int()?)),
                 b"r" if self.peek()? == b'[' => {
                     self.i += 1;
                     let mut l = Vec::with_capacity(32);

@@ -14,7 +14,7 @@ use super::args::HuntFormat;
 use super::chaos::Chaos;
 use super::check::{self, Anomaly, Checked, Class, Level, Name, OrderFrom, Why, forbidden};
 use super::config::{HuntCheck, HuntRun};
-use super::history::{Header, History, Op, Status, Txn};
+use super::history::{Header, History, Op, PREDICATE, RW_REGISTER, Status, Txn};
 use super::nemesis::{Fault, Schedule};
 use super::reproduce::{self, Order, Reproducer};
 use super::workload::{Budget, CREATE, Link, Workload};
@@ -30,8 +30,8 @@ use crate::postgres::conninfo::EnvLookup;
 use crate::postgres::patroni::{self, HaCluster};
 use crate::render::{self, Style, html};
 use crate::report::hunt::{
-    AnomalyReport, ClassCase, HuntLevel, HuntReport, NOT_VISIBLE, NOT_VISIBLE_PREDICATE, NemesisReport,
-    ReproducerReport, Stopped,
+    AnomalyReport, ClassCase, HuntLevel, HuntReport, NOT_VISIBLE, NOT_VISIBLE_PREDICATE, NOT_VISIBLE_REGISTER,
+    NemesisReport, ReproducerReport, Stopped,
 };
 use crate::report::{Connection, CycleFigure, Entry, StepResult, round_ms};
 
@@ -205,7 +205,9 @@ impl Hunt {
             clients: Some(self.cfg.clients),
             server: Some(version.to_string()),
             nemesis: self.cfg.nemesis.iter().map(|f| f.name().to_string()).collect(),
-            workload: self.cfg.shape.predicate.then(|| "predicate".into()),
+            workload: (self.cfg.shape.predicate.then_some(PREDICATE))
+                .or(self.cfg.shape.register.then_some(RW_REGISTER))
+                .map(String::from),
             replica: self.cfg.replica,
             synchronous_commit: self.cfg.sync_replica.map(|m| m.setting().to_string()),
         }
@@ -253,8 +255,22 @@ impl Hunt {
             txns,
             nemesis: events,
         };
+        // An rw-register's version orders are the server's commit order:
+        // every writer's commit timestamp, before the check.
+        if history.register() {
+            let writers = (history.txns.iter().enumerate())
+                .filter(|(_, t)| t.status != Status::Fail)
+                .filter_map(|(t, txn)| txn.xid.map(|x| (t, x as i64)))
+                .collect();
+            commit_times(env, &mut history, writers).await?;
+        }
         let checked = check::check(&history, self.cfg.options).map_err(|d| anyhow::anyhow!(d.what))?;
-        commit_times(env, &mut history, &checked).await?;
+        let wanted = (checked.anomalies.iter())
+            .flat_map(|a| a.distinct_txns())
+            .filter(|t| history.txns[*t].committed_at.is_none())
+            .filter_map(|t| history.txns[t].xid.map(|x| (t, x as i64)))
+            .collect();
+        commit_times(env, &mut history, wanted).await?;
         if let Some(from) = wal_from {
             commit_lsns(env, &self.schema, &from, &mut history, &checked).await?;
         }
@@ -647,9 +663,18 @@ impl Hunt {
         slot: usize,
     ) -> Result<()> {
         let mut names: Vec<String> = Vec::new();
+        // An rw-register's anomaly is replayed as the list-append history its
+        // version orders made of it: the same rows locked and written, and
+        // the replay's reads show each key's order, which a register's cannot.
+        let lifted = history.register().then(|| as_list_append(history)).transpose()?;
+        let register = lifted.is_some();
+        let history = lifted.as_ref().unwrap_or(history);
         for (i, a) in checked.anomalies.iter().enumerate().filter(|(_, a)| a.name.is_cycle()) {
-            let about =
+            let mut about =
                 msg::spec_about(a.name.text(), level.sql(), self.cfg.seed, txn_list(history, a)).render(Lang::En);
+            if register {
+                about = format!("{about} {}", msg::register_replay().render(Lang::En));
+            }
             let Some(mut best) = self.best_replay(env, history, a, level, &about).await? else {
                 continue;
             };
@@ -845,17 +870,11 @@ fn list(l: &[i64]) -> String {
     }
 }
 
-/// When the server says each committed transaction of an anomaly committed
-/// (`pg_xact_commit_timestamp`), where it keeps commit timestamps
+/// When the server says each transaction of `wanted` (position, its xid)
+/// committed (`pg_xact_commit_timestamp`), where it keeps commit timestamps
 /// (`track_commit_timestamp`, on in lab's throwaway cluster): the server's
 /// own commit order, beside the order its answers reached lab.
-async fn commit_times(env: &Env, h: &mut History, checked: &Checked) -> Result<()> {
-    let wanted: Vec<(usize, i64)> = checked
-        .anomalies
-        .iter()
-        .flat_map(|a| a.distinct_txns())
-        .filter_map(|t| h.txns[t].xid.map(|x| (t, x as i64)))
-        .collect();
+async fn commit_times(env: &Env, h: &mut History, wanted: Vec<(usize, i64)>) -> Result<()> {
     if wanted.is_empty() {
         return Ok(());
     }
@@ -875,9 +894,13 @@ async fn commit_times(env: &Env, h: &mut History, checked: &Checked) -> Result<(
         )
         .await
         .map_err(|e| connect::sql_error(e, msg::statement()))?;
+    let mut of: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
+    for (t, x) in wanted {
+        of.entry(x).or_default().push(t);
+    }
     for r in rows {
         let (x, at): (i64, Option<String>) = (r.get(0), r.get(1));
-        for (t, _) in wanted.iter().filter(|(_, w)| *w == x) {
+        for t in of.get(&x).into_iter().flatten() {
             h.txns[*t].committed_at = at.clone().map(String::into_boxed_str);
         }
     }
@@ -973,12 +996,77 @@ fn lsn_value(lsn: &str) -> Option<u64> {
     Some((u64::from_str_radix(hi, 16).ok()? << 32) | u64::from_str_radix(lo, 16).ok()?)
 }
 
+/// An rw-register history as list-append: each write an append, each read
+/// of a value the key's version order up to it (see [`super::register`]).
+fn as_list_append(h: &History) -> Result<History> {
+    let lifted = super::register::lift(h).map_err(|d| anyhow::anyhow!(d.what))?;
+    let mut header = h.header.clone();
+    if let Some(h) = header.as_mut() {
+        h.workload = None;
+    }
+    Ok(History {
+        header,
+        txns: lifted.txns,
+        nemesis: h.nemesis.clone(),
+    })
+}
+
+/// An rw-register history's cycle, edge by edge: writes and reads of
+/// values, each ww and rw edge with where its key's version order came from.
+fn register_cycle(h: &History, a: &Anomaly, read_of: &dyn Fn(usize, usize) -> String) -> Vec<Text> {
+    let from = |order: &OrderFrom| match order {
+        OrderFrom::CommitOrder => msg::by_commit_order(),
+        _ => msg::by_history(),
+    };
+    (a.cycle.iter())
+        .map(|l| {
+            let (x, y) = (tname(h, l.from), tname(h, l.to));
+            match &l.why {
+                Why::Ww {
+                    key,
+                    first,
+                    then,
+                    order,
+                    ..
+                } => msg::why_ww_register(&x, *first, *key, &y, *then, from(order)),
+                Why::Wr { key, elem, .. } => msg::why_wr_register(&y, *key, *elem, &x),
+                Why::Rw {
+                    key,
+                    elem,
+                    from_op,
+                    order,
+                    ..
+                } => msg::why_rw_register(&x, *key, read_of(l.from, *from_op), &y, *elem, from(order)),
+                Why::Realtime => msg::why_realtime(&x, &y),
+                Why::Session => msg::why_session(&x, &y, h.txns[l.from].session),
+            }
+        })
+        .chain(commit_order(h, a))
+        .chain(wal_order(h, a))
+        .chain(standby_reads(h, a))
+        .collect()
+}
+
+/// An rw-register's read as the text shows it: its value, nil (the key had
+/// none), or ? (a transaction that did not commit: not known).
+fn value(v: Option<i64>, status: Status) -> String {
+    match (v, status) {
+        (Some(v), _) => v.to_string(),
+        (None, Status::Ok) => "nil".into(),
+        (None, _) => "?".into(),
+    }
+}
+
 /// What an anomaly is, edge by edge or read by read, in words.
 pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
     let read_of = |t: usize, op: usize| match &h.txns[t].ops.get(op) {
         Some(Op::Read(_, Some(l))) => list(l),
+        Some(Op::Get(_, v)) => value(*v, h.txns[t].status),
         _ => "[]".into(),
     };
+    if h.register() && !a.cycle.is_empty() {
+        return register_cycle(h, a, &read_of);
+    }
     if !a.cycle.is_empty() {
         return a
             .cycle
@@ -1032,6 +1120,10 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
             let (t, op) = r.other.unwrap_or((r.txn, r.op));
             msg::why_order(&reader, r.key, &seen, tname(h, t), read_of(t, op))
         }
+        Class::LostUpdate if h.register() => {
+            let others: Vec<String> = a.txns[1..].iter().map(|t| tname(h, *t)).collect();
+            msg::why_lost_update_register(&reader, r.key, &seen, others.join(", "))
+        }
         Class::LostUpdate => {
             let others: Vec<String> = a.txns[1..].iter().map(|t| tname(h, *t)).collect();
             msg::why_lost_update(&reader, r.key, &seen, others.join(", "))
@@ -1045,6 +1137,7 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
             msg::why_dirty_update(tname(h, t), then, r.key, elem, &writer)
         }
         Class::FutureRead => msg::why_future_read(&reader, r.key, &seen, elem),
+        Class::CyclicVersions => msg::why_cyclic_versions(r.key, elem),
         Class::Lost | Class::UnknownContradicted => {
             let w = r.writer.unwrap_or(r.txn);
             match r.other {
@@ -1138,7 +1231,7 @@ fn swimlanes(h: &History, a: &Anomaly) -> Vec<Entry> {
                     let seen: Vec<String> = (txn.ops[s.ops()].iter())
                         .filter_map(|o| match o {
                             Op::Read(k, l) => Some(format!("key {k} = {}", l.as_deref().map_or("?".into(), list))),
-                            Op::Append(..) => None,
+                            _ => None,
                         })
                         .collect();
                     (crate::commands::hunt::workload::scan_sql(s.lo, s.hi), seen.join(", "))
@@ -1150,6 +1243,14 @@ fn swimlanes(h: &History, a: &Anomaly) -> Vec<Entry> {
                 Op::Read(k, l) => (
                     crate::commands::hunt::workload::read_sql(*k),
                     format!("key {k} = {}", l.as_deref().map_or("?".into(), list)),
+                ),
+                Op::Write(k, v) => (
+                    crate::commands::hunt::workload::write_sql(*k, *v),
+                    format!("write {v} → key {k}"),
+                ),
+                Op::Get(k, v) => (
+                    crate::commands::hunt::workload::read_sql(*k),
+                    format!("key {k} = {}", value(*v, txn.status)),
                 ),
             };
             let mut e = Entry::new(ms(at), &lane, StepResult::Ok, detail.into());
@@ -1208,9 +1309,12 @@ impl Outputs<'_> {
             realtime: self.options.realtime,
             session_order: self.options.sessions,
             levels: self.found.iter().map(|f| self.level(f)).collect(),
-            not_visible: match self.found.iter().any(|f| f.history.predicate()) {
-                true => NOT_VISIBLE_PREDICATE,
-                false => NOT_VISIBLE,
+            not_visible: if self.found.iter().any(|f| f.history.predicate()) {
+                NOT_VISIBLE_PREDICATE
+            } else if self.found.iter().any(|f| f.history.register()) {
+                NOT_VISIBLE_REGISTER
+            } else {
+                NOT_VISIBLE
             },
             as_expected: self.as_expected() && stopped.is_none(),
             sessions: self.sessions.clone(),
@@ -1272,6 +1376,18 @@ impl Outputs<'_> {
             }),
             synchronous_commit: sync.clone(),
             sync_line: sync.map(msg::sync_line),
+            version_orders: f.checked.registers.map(|s| {
+                BTreeMap::from([
+                    ("server", s.server),
+                    ("inferred", s.inferred),
+                    ("undecided", s.undecided),
+                    ("cyclic", s.cyclic),
+                ])
+            }),
+            versions_line: f
+                .checked
+                .registers
+                .map(|s| msg::versions_line(s.server, s.inferred, s.undecided + s.cyclic)),
             as_expected: f.as_expected(),
             name: f.level_name(),
             secs: f.secs,

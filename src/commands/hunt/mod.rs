@@ -1,4 +1,4 @@
-//! `lab hunt`: generated list-append transactions on real sessions, their
+//! `lab hunt`: generated list-append (or rw-register) transactions on real sessions, their
 //! history checked for anomalies (Elle's method), and a spec that replays
 //! each one.
 pub mod anomaly;
@@ -20,6 +20,7 @@ pub mod job;
 pub mod models;
 pub mod msg;
 pub mod nemesis;
+pub mod register;
 pub mod reproduce;
 pub mod versions;
 pub mod workload;

@@ -60,9 +60,9 @@ crate::messages! {
         en: "--via pgpool runs without a nemesis: pgpool-II holds the sessions' connections to both servers, and a fault would be judged against what it does with them",
         tr: "--via pgpool nemesis olmadan çalışır: oturumların iki sunucuya bağlantılarını pgpool-II tutar ve bir hata, onun bunlarla yaptığına göre değerlendirilirdi",
     }
-    pgpool_list_append() {
-        en: "--via pgpool runs the list-append workload only (--workload predicate is not sent through pgpool-II)",
-        tr: "--via pgpool yalnızca list-append iş yükünü çalıştırır (--workload predicate pgpool-II üzerinden gönderilmez)",
+    pgpool_list_append(workload) {
+        en: "--via pgpool runs the list-append workload only (--workload {workload} is not sent through pgpool-II)",
+        tr: "--via pgpool yalnızca list-append iş yükünü çalıştırır (--workload {workload} pgpool-II üzerinden gönderilmez)",
     }
     not_settled(s, logs) {
         en: "lab's HA cluster was not settled (every node streaming, the synchronous standby named and caught up) within {s} s (lab's deadline for its HA cluster: --wait-timeout, at least 60 s); Patroni's last words: {logs}",
@@ -207,6 +207,42 @@ crate::messages! {
     why_rw_unread(from, key, seen, elem, to) {
         en: "{from} read key {key} = {seen}, its whole known order, without {elem}, which {to} appended after it and nobody read (rw)",
         tr: "{from} {key} anahtarını bilinen sıranın tamamı olan {seen} olarak okudu; {to} işleminin sonradan eklediği ve kimsenin okumadığı {elem} yoktu (rw)",
+    }
+    why_ww_register(from, first, key, to, then, by) {
+        en: "{from} wrote {first} to key {key}, and {to} wrote {then}, the next version ({by}) (ww)",
+        tr: "{from} {key} anahtarına {first} yazdı, {to} bir sonraki sürüm olan {then} değerini yazdı ({by}) (ww)",
+    }
+    why_wr_register(to, key, elem, from) {
+        en: "{to} read key {key} = {elem}, which {from} wrote (wr)",
+        tr: "{to} {key} anahtarını {elem} okudu; bu değeri {from} yazdı (wr)",
+    }
+    why_rw_register(from, key, seen, to, elem, by) {
+        en: "{from} read key {key} = {seen}, and {to} wrote {elem}, the next version ({by}) (rw)",
+        tr: "{from} {key} anahtarını {seen} okudu; {to} bir sonraki sürüm olan {elem} değerini yazdı ({by}) (rw)",
+    }
+    why_lost_update_register(first, key, seen, others) {
+        en: "{first} and {others} each read key {key} = {seen} and then wrote it: one's update is lost to the other (lost update)",
+        tr: "{first} ve {others} {key} anahtarını {seen} okuyup ardından ona yazdı: birinin güncellemesi ötekine kayboldu (kayıp güncelleme)",
+    }
+    register_replay() {
+        en: "The transactions wrote registers (rw-register); here each write is an append of the value it wrote, which takes the same row lock, so that the replay's reads show each key's version order.",
+        tr: "İşlemler register yazdı (rw-register); burada her yazma, yazdığı değerin eklenmesidir; aynı satır kilidini alır ve yeniden oynatmanın okumaları her anahtarın sürüm sırasını gösterir.",
+    }
+    versions_line(server, inferred, undecided) {
+        en: "rw-register: each key's version order from the server's commit order of its writers (pg_xact_commit_timestamp) for {server} key(s), from the history's reads and writes alone for {inferred}; not decided for {undecided} (their reads of a value give no dependency)",
+        tr: "rw-register: her anahtarın sürüm sırası {server} anahtar için sunucunun yazanlarını commit ettiği sıradan (pg_xact_commit_timestamp), {inferred} anahtar için yalnızca geçmişin okuma ve yazmalarından alındı; {undecided} anahtar için belirlenemedi (bir değeri okumaları bağımlılık vermez)",
+    }
+    by_commit_order() {
+        en: "in the order the server committed the key's writers",
+        tr: "sunucunun anahtarın yazanlarını commit ettiği sırayla",
+    }
+    by_history() {
+        en: "as the history's reads and writes order them",
+        tr: "geçmişin okuma ve yazmalarının sıraladığı gibi",
+    }
+    why_cyclic_versions(key, elem) {
+        en: "key {key}'s versions cannot be put in one order: the server's commit order and the history's reads and writes put {elem} both before and after another version (cyclic versions)",
+        tr: "{key} anahtarının sürümleri tek bir sıraya konamıyor: sunucunun commit sırası ile geçmişin okuma ve yazmaları {elem} değerini başka bir sürümün hem önüne hem ardına koyuyor (döngüsel sürümler)",
     }
     why_realtime(from, to) {
         en: "{from} ended before {to} began (real time)",

@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 
 use super::check::{Anomaly, Class, Level, Name, Options, check};
 use super::history::{Elem, History, Key, Op, Scan, Status, Txn};
-use super::workload::{CREATE, append_sql, read_sql, scan_sql, scanned};
+use super::workload::{CREATE, append_sql, read_sql, scan_sql, scanned, write_sql};
 use crate::engine::Observation;
 use crate::engine::answer::last_set;
 
@@ -178,8 +178,8 @@ fn timed_steps(
             }
             let kind = match op {
                 _ if scan.is_some() => "p",
-                Op::Read(..) => "r",
-                Op::Append(..) => "a",
+                Op::Read(..) | Op::Get(..) => "r",
+                Op::Append(..) | Op::Write(..) => "a",
             };
             let name = format!("{}_{kind}{}", session(p), i + 1);
             let at = match order {
@@ -262,8 +262,9 @@ fn spec_text(
                     }
                     (format!("{}_p{}", session(p), i + 1), scan_sql(s.lo, s.hi))
                 }
-                Op::Read(k, _) => (format!("{}_r{}", session(p), i + 1), read_sql(*k)),
+                Op::Read(k, _) | Op::Get(k, _) => (format!("{}_r{}", session(p), i + 1), read_sql(*k)),
                 Op::Append(k, e) => (format!("{}_a{}", session(p), i + 1), append_sql(*k, *e)),
+                Op::Write(k, e) => (format!("{}_a{}", session(p), i + 1), write_sql(*k, *e)),
             };
             let _ = writeln!(text, "step {name} {{ {sql} }}");
         }
@@ -481,7 +482,9 @@ pub fn replayed(r: &Reproducer, obs: &Observation) -> History {
                             txn.ops.push(Op::Read(k, list));
                         }
                         Some(a @ Op::Append(..)) => txn.ops.push(a),
-                        None => {}
+                        // A reproducer is built from a list-append history
+                        // (an rw-register's lifted first): these are not in it.
+                        Some(Op::Write(..) | Op::Get(..)) | None => {}
                     }
                 }
             }

@@ -10,6 +10,7 @@
 //! elements, and a transaction not seeing its own appends (internal).
 use super::anomaly::{Anomaly, Class, IntMap, Name, ReadAt};
 use super::history::{Damage, Elem, Key, Op, Status, Txn};
+use super::register::Given;
 
 /// Who appended an element to a key.
 #[derive(Clone, Copy)]
@@ -46,7 +47,7 @@ pub fn writers(txns: &[Txn]) -> Result<Writers, Damage> {
             (txn.ops.iter().enumerate())
                 .filter_map(|(i, o)| match o {
                     Op::Append(k, _) => Some((*k, i)),
-                    Op::Read(..) => None,
+                    _ => None,
                 })
                 .collect()
         });
@@ -104,6 +105,8 @@ pub fn committed(txns: &[Txn], writers: &Writers) -> Vec<bool> {
 pub struct VersionOrders {
     pub longest: IntMap<Key, (u32, u32)>,
     pub single: IntMap<Key, Elem>,
+    /// Orders known beside the reads (an rw-register's: [`super::register`]).
+    pub given: IntMap<Key, Given>,
 }
 
 impl VersionOrders {
@@ -133,11 +136,18 @@ impl VersionOrders {
             .filter_map(|(k, v)| Some((k, v?)))
             .filter(|(k, _)| longest.get(k).is_none_or(|at| list_at(txns, *at).is_empty()))
             .collect();
-        VersionOrders { longest, single }
+        VersionOrders {
+            longest,
+            single,
+            given: IntMap::default(),
+        }
     }
 
     /// Key `k`'s order (empty: nothing known of it).
     pub fn of<'a>(&'a self, txns: &'a [Txn], k: Key) -> &'a [Elem] {
+        if let Some(g) = self.given.get(&k) {
+            return &g.order;
+        }
         match self.single.get(&k) {
             Some(e) => std::slice::from_ref(e),
             None => self.longest.get(&k).map_or(&[], |at| list_at(txns, *at)),
@@ -258,7 +268,8 @@ fn internal(t: usize, txn: &Txn, note: &mut dyn FnMut(Anomaly)) {
         let entry = seen.entry(k).or_default();
         match op {
             Op::Append(_, v) => entry.1.push(*v),
-            Op::Read(_, None) => {}
+            // (An rw-register's operations are lifted before the checker sees them.)
+            Op::Read(_, None) | Op::Write(..) | Op::Get(..) => {}
             Op::Read(_, Some(l)) => {
                 let (before, since) = &*entry;
                 let prefix_ok = before.is_none_or(|b| match &txn.ops[b] {
@@ -365,7 +376,7 @@ pub fn dirty_updates(txns: &[Txn], writers: &Writers, orders: &VersionOrders, no
         .flat_map(|t| t.ops.iter())
         .filter_map(|o| match o {
             Op::Append(k, _) => Some(*k),
-            Op::Read(..) => None,
+            _ => None,
         })
         .collect();
     aborted.sort_unstable();

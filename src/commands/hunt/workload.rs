@@ -27,6 +27,11 @@ pub const CREATE: &str = "CREATE TABLE append (k bigint PRIMARY KEY, v bigint[] 
 pub const APPEND: &str =
     "INSERT INTO append AS t (k, v) VALUES ($1, ARRAY[$2::bigint]) ON CONFLICT (k) DO UPDATE SET v = t.v || $2::bigint";
 pub const READ: &str = "SELECT v FROM append WHERE k = $1";
+/// An rw-register's write (`--workload rw-register`): the row made if it is
+/// not there, else its value replaced whole, blind (what was there is not
+/// read). The value is kept as a list of one, so a read is [`READ`].
+pub const WRITE: &str =
+    "INSERT INTO append AS t (k, v) VALUES ($1, ARRAY[$2::bigint]) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v";
 /// A read through pgpool-II: the list, and how far the server that
 /// answered had replayed the primary's WAL (NULL on the primary itself).
 /// Always one row. Through pgpool-II every statement goes in the simple
@@ -66,6 +71,13 @@ pub fn append_sql(key: Key, elem: Elem) -> String {
     )
 }
 
+/// An rw-register's write of `value` to `key` as a statement of its own.
+pub fn write_sql(key: Key, value: Elem) -> String {
+    format!(
+        "INSERT INTO append AS t (k, v) VALUES ({key}, ARRAY[{value}::bigint]) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v;"
+    )
+}
+
 pub fn read_sql(key: Key) -> String {
     format!("SELECT v FROM append WHERE k = {key};")
 }
@@ -81,6 +93,9 @@ pub struct Shape {
     pub max_writes: usize,
     /// The predicate workload (`--workload predicate`): predicate reads too.
     pub predicate: bool,
+    /// The rw-register workload (`--workload rw-register`): writes of
+    /// values, reads of one value, in place of appends and reads of lists.
+    pub register: bool,
 }
 
 impl Default for Shape {
@@ -90,6 +105,7 @@ impl Default for Shape {
             max_ops: 4,
             max_writes: 32,
             predicate: false,
+            register: false,
         }
     }
 }
@@ -174,11 +190,17 @@ impl Generator {
             let slot = (r % self.shape.keys as u64) as usize;
             let key = self.active[slot].0;
             if (r >> 32).is_multiple_of(2) {
-                ops.push(Op::Read(key, None));
+                ops.push(match self.shape.register {
+                    true => Op::Get(key, None),
+                    false => Op::Read(key, None),
+                });
             } else {
                 let elem = self.next_elem;
                 self.next_elem += 1;
-                ops.push(Op::Append(key, elem));
+                ops.push(match self.shape.register {
+                    true => Op::Write(key, elem),
+                    false => Op::Append(key, elem),
+                });
                 self.active[slot].1 += 1;
                 if self.active[slot].1 >= self.shape.max_writes {
                     self.active[slot] = (self.next_key, 0);
@@ -270,7 +292,7 @@ pub struct Workload {
 /// Whether transaction `index` of the seed's, read-only, goes to the
 /// standby (`--replica`): half of them, the same ones for the same seed.
 pub fn to_standby(seed: u64, index: u64, ops: &[Op]) -> bool {
-    if !ops.iter().all(|o| matches!(o, Op::Read(..))) {
+    if !ops.iter().all(|o| matches!(o, Op::Read(..) | Op::Get(..))) {
         return false;
     }
     // splitmix64 of (seed, index): no shared state between the sessions.
@@ -291,6 +313,7 @@ struct Statements {
     append: tokio_postgres::Statement,
     select: tokio_postgres::Statement,
     scan: tokio_postgres::Statement,
+    write: tokio_postgres::Statement,
 }
 
 impl Statements {
@@ -298,6 +321,7 @@ impl Statements {
         Ok(Statements {
             append: client.prepare(APPEND).await?,
             select: client.prepare(READ).await?,
+            write: client.prepare(WRITE).await?,
             scan: client.prepare(SCAN).await?,
         })
     }
@@ -678,7 +702,12 @@ impl Workload {
                 .map(|row| lsn = row.get::<_, Option<String>>(0));
         }
         let mut at = Vec::with_capacity(ops.len());
-        let Statements { append, select, scan } = statements;
+        let Statements {
+            append,
+            select,
+            scan,
+            write,
+        } = statements;
         for i in 0..ops.len() {
             if !matches!(outcome, Outcome::Ok(_)) {
                 break;
@@ -728,6 +757,11 @@ impl Workload {
                     }),
                 Op::Read(k, seen) => self.bounded(client.query_opt(select, &[&*k]), cuts).await.map(|row| {
                     *seen = Some(row.map(|r| r.get::<_, Vec<i64>>(0)).unwrap_or_default());
+                }),
+                // rw-register (never through pgpool-II: refused with --via).
+                Op::Write(k, v) => self.bounded(client.execute(write, &[&*k, &*v]), cuts).await.map(|_| ()),
+                Op::Get(k, seen) => self.bounded(client.query_opt(select, &[&*k]), cuts).await.map(|row| {
+                    *seen = row.and_then(|r| r.get::<_, Vec<i64>>(0).first().copied());
                 }),
             };
             if matches!(outcome, Outcome::Ok(_)) {
@@ -884,6 +918,7 @@ fn unknown_reads(ops: &[Op]) -> Vec<Op> {
     (ops.iter())
         .map(|o| match o {
             Op::Read(k, _) => Op::Read(*k, None),
+            Op::Get(k, _) => Op::Get(*k, None),
             a => a.clone(),
         })
         .collect()
@@ -1027,6 +1062,7 @@ mod tests {
             max_ops: 4,
             max_writes: 3,
             predicate: false,
+            register: false,
         };
         let mut g = Generator::new(1, shape);
         let ops: Vec<Op> = (0..100).flat_map(|_| g.next_txn().1).collect();

@@ -1,0 +1,582 @@
+//! rw-registers (`--workload rw-register`, and Jepsen's rw-register
+//! histories): each key holds one value, written whole, each value written
+//! to a key once. A read says which write it saw, but not which versions
+//! came before it: the version order has to come from elsewhere. lab takes
+//! it key by key from
+//! 1. the server, where the history has it: the order PostgreSQL committed
+//!    the key's writers in (`pg_xact_commit_timestamp`, a history's
+//!    `committed_at`), as Emme takes version orders from the database. A
+//!    write of a row waits for the row's previous writer to end, so on one
+//!    PostgreSQL primary a row's versions come in its writers' commit order;
+//! 2. the history itself, as Elle infers it: nil comes first, a transaction
+//!    that read a value and then wrote the key wrote after it, and one
+//!    transaction's writes of a key come in the order it made them.
+//!
+//! Where these give a key one total order, its reads are lifted to
+//! list-append reads of that order's prefix (a read of v is a read of every
+//! version up to v) and the list-append checker does the rest. A key they
+//! leave undecided is counted and named as such: its writes still follow
+//! nil, its reads of a value give no edge. Orders that contradict each
+//! other (a cycle) are Elle's cyclic-versions.
+pub use super::anomaly::VersionSources as Sources;
+use super::anomaly::{Anomaly, Class, IntMap, Name, ReadAt};
+use super::history::{Damage, Elem, History, Key, Op, Status, Txn};
+
+/// A key's version order, and whether the server gave it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Given {
+    pub order: Vec<Elem>,
+    pub server: bool,
+}
+
+/// An rw-register history lifted to list-append.
+pub struct Lifted {
+    pub txns: Vec<Txn>,
+    pub orders: IntMap<Key, Given>,
+    pub sources: Sources,
+    /// What the lift itself saw: reads of aborted writes (G1a), cyclic versions.
+    pub found: Vec<Anomaly>,
+}
+
+/// Where a value was written: (transaction, operation).
+type Writers = IntMap<(Key, Elem), (u32, u32)>;
+
+/// The history's rw-register operations as list-append's, checked first:
+/// no list-append operation or predicate read among them, each value
+/// written to a key once, every committed read of a value nobody wrote.
+pub fn lift(h: &History) -> Result<Lifted, Damage> {
+    let txns = &h.txns;
+    let writers = writers(txns)?;
+    let committed = committed(txns, &writers);
+    let mut found = Vec::new();
+    let (orders, sources) = orders(txns, &writers, &committed, &mut found);
+    undecided_lost_updates(txns, &orders, &mut found);
+    let known = Known {
+        writers: &writers,
+        committed: &committed,
+        orders: &orders,
+    };
+    let lifted = txns
+        .iter()
+        .enumerate()
+        .map(|(t, txn)| {
+            let ops = (txn.ops.iter().enumerate())
+                .map(|(i, op)| known.lift((t, i), txn, op, &mut found))
+                .collect();
+            // What the checker's phases read of it, and its lifted operations.
+            Txn {
+                sqlstate: txn.sqlstate.clone(),
+                end: txn.end,
+                scans: txn.scans.clone(),
+                line: txn.line,
+                ..Txn::new(txn.index, txn.session, txn.status, txn.start, ops)
+            }
+        })
+        .collect();
+    Ok(Lifted {
+        txns: lifted,
+        orders,
+        sources,
+        found,
+    })
+}
+
+/// What the lift goes by: who wrote what, who committed, the orders decided.
+struct Known<'a> {
+    writers: &'a Writers,
+    committed: &'a [bool],
+    orders: &'a IntMap<Key, Given>,
+}
+
+impl Known<'_> {
+    /// Operation `i` of transaction `t` as list-append's (a read of a write
+    /// that did not commit noted in `found`, as G1a).
+    fn lift(&self, (t, i): (usize, usize), txn: &Txn, op: &Op, found: &mut Vec<Anomaly>) -> Op {
+        match *op {
+            Op::Write(k, v) | Op::Append(k, v) => Op::Append(k, v),
+            // What a transaction that did not commit read says nothing.
+            Op::Get(k, _) | Op::Read(k, _) if txn.status != Status::Ok => Op::Read(k, None),
+            // nil: the key's first version, before any write.
+            Op::Get(k, None) | Op::Read(k, _) => Op::Read(k, Some(Vec::new())),
+            Op::Get(k, Some(v)) => {
+                let (w, _) = self.writers[&(k, v)];
+                if !self.committed[w as usize] {
+                    found.push(Anomaly {
+                        name: Name::of(Class::G1a),
+                        txns: vec![w as usize, t],
+                        cycle: Vec::new(),
+                        read: Some(ReadAt {
+                            txn: t,
+                            op: i,
+                            key: k,
+                            elem: Some(v),
+                            writer: Some(w as usize),
+                            other: None,
+                        }),
+                    });
+                    return Op::Read(k, None);
+                }
+                let prefix = (self.orders.get(&k))
+                    .and_then(|g| g.order.iter().position(|e| *e == v).map(|p| g.order[..=p].to_vec()));
+                Op::Read(k, prefix)
+            }
+        }
+    }
+}
+
+/// Lost updates on keys whose version order is not decided (on the
+/// others the checker finds them in the lifted reads, which say the same):
+/// committed transactions that read one value of a key, before writing
+/// it, and then wrote it. No order is needed: both wrote over one version.
+fn undecided_lost_updates(txns: &[Txn], orders: &IntMap<Key, Given>, found: &mut Vec<Anomaly>) {
+    // (key, value read, transaction, the read's op)
+    let mut cases: Vec<(Key, Elem, u32, u32)> = Vec::new();
+    for (t, txn) in txns.iter().enumerate().filter(|(_, x)| x.status == Status::Ok) {
+        // Per key: its first operation, if a read of a value (op, value), and whether written since.
+        type First = (Key, Option<(usize, Elem)>, bool);
+        let mut first: Vec<First> = Vec::new();
+        for (i, op) in txn.ops.iter().enumerate() {
+            let k = op.key();
+            match (op, first.iter().position(|f| f.0 == k)) {
+                (Op::Get(_, Some(v)), None) if !orders.contains_key(&k) => first.push((k, Some((i, *v)), false)),
+                (_, None) => first.push((k, None, false)),
+                (Op::Write(..), Some(p)) if !first[p].2 => {
+                    first[p].2 = true;
+                    if let Some((r, v)) = first[p].1 {
+                        cases.push((k, v, t as u32, r as u32));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    cases.sort_unstable();
+    for same in cases.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)).filter(|g| g.len() > 1) {
+        let (k, v, t, op) = same[0];
+        found.push(Anomaly {
+            name: Name::of(Class::LostUpdate),
+            txns: same.iter().map(|c| c.2 as usize).collect(),
+            cycle: Vec::new(),
+            read: Some(ReadAt {
+                txn: t as usize,
+                op: op as usize,
+                key: k,
+                elem: Some(v),
+                writer: None,
+                other: Some((same[1].2 as usize, same[1].3 as usize)),
+            }),
+        });
+    }
+}
+
+/// Who wrote each (key, value). Damage: a list-append operation or a
+/// predicate read among them, a value written to a key twice, a committed
+/// read of a value nobody wrote to that key.
+fn writers(txns: &[Txn]) -> Result<Writers, Damage> {
+    let mut writers = Writers::default();
+    let damage = |txn: &Txn, what: String| Damage { line: txn.line, what };
+    for (t, txn) in txns.iter().enumerate() {
+        if !txn.scans.is_empty() {
+            return Err(damage(txn, mixed("a predicate read")));
+        }
+        for (i, op) in txn.ops.iter().enumerate() {
+            match op {
+                Op::Append(..) => return Err(damage(txn, mixed("an append"))),
+                Op::Read(_, Some(l)) if !l.is_empty() => return Err(damage(txn, mixed("a read of a list"))),
+                Op::Write(k, v) => {
+                    if let Some((before, _)) = writers.insert((*k, *v), (t as u32, i as u32)) {
+                        return Err(damage(
+                            txn,
+                            format!(
+                                "the value {v} is written to key {k} twice (also by the transaction on line {}): an rw-register history needs each key's written values unique",
+                                txns[before as usize].line
+                            ),
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    for txn in txns.iter().filter(|t| t.status == Status::Ok) {
+        for op in &txn.ops {
+            if let Op::Get(k, Some(v)) = op
+                && !writers.contains_key(&(*k, *v))
+            {
+                return Err(damage(
+                    txn,
+                    format!(
+                        "a committed read of key {k} returned {v}, a value no transaction of the history wrote to it"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(writers)
+}
+
+fn mixed(what: &str) -> String {
+    format!(
+        "{what} in an rw-register history: a history holds one workload (list-append's append and list reads, or rw-register's w and r of values)"
+    )
+}
+
+/// Which transactions committed: ok, and an unknown outcome whose value a
+/// committed read saw.
+fn committed(txns: &[Txn], writers: &Writers) -> Vec<bool> {
+    let mut committed: Vec<bool> = txns.iter().map(|t| t.status == Status::Ok).collect();
+    for txn in txns.iter().filter(|t| t.status == Status::Ok) {
+        for op in &txn.ops {
+            if let Op::Get(k, Some(v)) = op {
+                let (w, _) = writers[&(*k, *v)];
+                if txns[w as usize].status == Status::Info {
+                    committed[w as usize] = true;
+                }
+            }
+        }
+    }
+    committed
+}
+
+/// One key's versions: the committed values written to it, what orders
+/// them, and whether the server's commit order was had for every writer.
+#[derive(Default)]
+struct KeyVersions<'a> {
+    values: Vec<Elem>,
+    before: Vec<(Elem, Elem)>,
+    /// (committed_at, the writer's first value, its last value) per writer.
+    commits: Vec<(&'a str, Elem, Elem)>,
+    unknown_commit: bool,
+}
+
+/// Each key's version order where one is decided, and where each came from.
+fn orders(
+    txns: &[Txn],
+    writers: &Writers,
+    committed: &[bool],
+    found: &mut Vec<Anomaly>,
+) -> (IntMap<Key, Given>, Sources) {
+    let mut keys: IntMap<Key, KeyVersions> = IntMap::default();
+    for (t, txn) in txns.iter().enumerate().filter(|(t, _)| committed[*t]) {
+        // Per key this transaction wrote: (its last read before writing, its first and last write).
+        let mut mine: Vec<(Key, Option<Elem>, Elem, Elem)> = Vec::new();
+        let mut read: IntMap<Key, Elem> = IntMap::default();
+        for op in &txn.ops {
+            match *op {
+                Op::Get(k, Some(v)) if !mine.iter().any(|m| m.0 == k) => {
+                    read.insert(k, v);
+                }
+                Op::Write(k, v) => match mine.iter_mut().find(|m| m.0 == k) {
+                    Some(m) => {
+                        keys.entry(k).or_default().before.push((m.3, v));
+                        m.3 = v;
+                    }
+                    None => mine.push((k, read.get(&k).copied(), v, v)),
+                },
+                _ => {}
+            }
+        }
+        for op in &txn.ops {
+            if let Op::Write(k, v) = op {
+                keys.entry(*k).or_default().values.push(*v);
+            }
+        }
+        for (k, seen, first, last) in mine {
+            let kv = keys.entry(k).or_default();
+            // A read of its own earlier value aside, what it read came before what it wrote.
+            if let Some(s) = seen
+                && writers
+                    .get(&(k, s))
+                    .is_some_and(|w| w.0 as usize != t && committed[w.0 as usize])
+            {
+                kv.before.push((s, first));
+            }
+            match &txn.committed_at {
+                Some(at) => kv.commits.push((at, first, last)),
+                None => kv.unknown_commit = true,
+            }
+        }
+    }
+    let mut orders = IntMap::default();
+    let mut sources = Sources::default();
+    let mut sorted: Vec<Key> = keys.keys().copied().collect();
+    sorted.sort_unstable();
+    for k in sorted {
+        let mut kv = keys.remove(&k).expect("a key listed");
+        let server = !kv.unknown_commit && kv.commits.len() > 1;
+        if server {
+            kv.commits.sort();
+            // Every writer before every writer of a later commit timestamp
+            // (the next group's; equal timestamps order nothing).
+            let groups: Vec<&[(&str, Elem, Elem)]> = kv.commits.chunk_by(|a, b| a.0 == b.0).collect();
+            for pair in groups.windows(2) {
+                for a in pair[0] {
+                    for b in pair[1] {
+                        kv.before.push((a.2, b.1));
+                    }
+                }
+            }
+        }
+        match total_order(&kv.values, &kv.before) {
+            Order::Total(order) => {
+                if server {
+                    sources.server += 1;
+                } else {
+                    sources.inferred += 1;
+                }
+                orders.insert(k, Given { order, server });
+            }
+            Order::Partial => sources.undecided += 1,
+            Order::Cycle(v) => {
+                sources.cyclic += 1;
+                let (w, op) = writers[&(k, v)];
+                found.push(Anomaly {
+                    name: Name::of(Class::CyclicVersions),
+                    txns: vec![w as usize],
+                    cycle: Vec::new(),
+                    read: Some(ReadAt {
+                        txn: w as usize,
+                        op: op as usize,
+                        key: k,
+                        elem: Some(v),
+                        writer: Some(w as usize),
+                        other: None,
+                    }),
+                });
+            }
+        }
+    }
+    (orders, sources)
+}
+
+/// What the constraints say of a key's values.
+#[derive(Debug, PartialEq)]
+enum Order {
+    Total(Vec<Elem>),
+    /// More than one order fits.
+    Partial,
+    /// No order fits: a value on a cycle.
+    Cycle(Elem),
+}
+
+/// The one order of `values` in which every `(a, b)` of `before` has a
+/// first, if there is exactly one (Kahn's, with one candidate at each step).
+fn total_order(values: &[Elem], before: &[(Elem, Elem)]) -> Order {
+    let at: IntMap<Elem, usize> = values.iter().enumerate().map(|(i, v)| (*v, i)).collect();
+    let mut after: Vec<Vec<usize>> = vec![Vec::new(); values.len()];
+    let mut preds = vec![0usize; values.len()];
+    for (a, b) in before {
+        if let (Some(&a), Some(&b)) = (at.get(a), at.get(b))
+            && !after[a].contains(&b)
+        {
+            after[a].push(b);
+            preds[b] += 1;
+        }
+    }
+    let mut ready: Vec<usize> = (0..values.len()).filter(|i| preds[*i] == 0).collect();
+    let mut order = Vec::with_capacity(values.len());
+    let mut one = true;
+    while let Some(i) = ready.pop() {
+        one &= ready.is_empty();
+        order.push(values[i]);
+        for &j in &after[i] {
+            preds[j] -= 1;
+            if preds[j] == 0 {
+                ready.push(j);
+            }
+        }
+    }
+    if order.len() < values.len() {
+        let stuck = (0..values.len()).find(|i| preds[*i] > 0).expect("a value left");
+        return Order::Cycle(values[stuck]);
+    }
+    if one { Order::Total(order) } else { Order::Partial }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::hunt::check::{Level, Options, check, forbidden};
+
+    /// A committed transaction, the server's commit timestamp `at` (in
+    /// microseconds past a second; none: the history does not say).
+    fn ok(ops: Vec<Op>, at: Option<u32>) -> Txn {
+        Txn {
+            end: Some(1),
+            committed_at: at.map(|us| format!("2026-12-07 10:00:00.{us:06}").into()),
+            ..Txn::new(0, 0, Status::Ok, 0, ops)
+        }
+    }
+
+    fn w(k: Key, v: Elem) -> Op {
+        Op::Write(k, v)
+    }
+
+    fn r(k: Key, v: Option<Elem>) -> Op {
+        Op::Get(k, v)
+    }
+
+    fn history(mut txns: Vec<Txn>) -> History {
+        for (i, t) in txns.iter_mut().enumerate() {
+            (t.index, t.session, t.line) = (i as u64, i as u64 + 1, i + 1);
+        }
+        History {
+            txns,
+            ..History::default()
+        }
+    }
+
+    /// The classes found, whether read committed, repeatable read and
+    /// serializable forbid any, and where the orders came from.
+    fn verdict(txns: Vec<Txn>) -> (Vec<String>, [bool; 3], Sources) {
+        let c = check(&history(txns), Options::default()).unwrap();
+        let names = c.names();
+        let at = |l: Level| names.iter().any(|n| forbidden(*n, l));
+        (
+            names.iter().map(|n| n.text()).collect(),
+            [
+                at(Level::ReadCommitted),
+                at(Level::RepeatableRead),
+                at(Level::Serializable),
+            ],
+            c.registers.expect("an rw-register history"),
+        )
+    }
+
+    /// T2 and T3 both read key 1 = 1 and wrote it; the server committed
+    /// T1, T2, T3 in that order: T3 read 1, whose next version is T2's (rw),
+    /// and wrote over T2's (ww): a lost update, G-single. Allowed at read
+    /// committed, forbidden by snapshot isolation.
+    fn lost_update(at: [Option<u32>; 3]) -> Vec<Txn> {
+        vec![
+            ok(vec![w(1, 1)], at[0]),
+            ok(vec![r(1, Some(1)), w(1, 2)], at[1]),
+            ok(vec![r(1, Some(1)), w(1, 3)], at[2]),
+        ]
+    }
+
+    #[test]
+    fn the_server_s_commit_order_decides_what_the_reads_cannot() {
+        let (names, forbids, from) = verdict(lost_update([Some(1), Some(2), Some(3)]));
+        assert_eq!(names, ["G-single", "lost-update"]);
+        assert_eq!(forbids, [false, true, true]);
+        assert_eq!((from.server, from.inferred, from.undecided), (1, 0, 0));
+        // Without commit timestamps, 2 and 3 both follow 1 and nothing
+        // orders them: undecided, no cycle; the lost update needs no order.
+        let (names, forbids, from) = verdict(lost_update([None; 3]));
+        assert_eq!(names, ["lost-update"]);
+        assert_eq!(forbids, [false, true, true]);
+        assert_eq!((from.server, from.inferred, from.undecided), (0, 0, 1));
+    }
+
+    #[test]
+    fn the_history_alone_orders_a_chain_of_reads_and_writes() {
+        // Each write read the one before it: 1 < 2 < 3, no timestamps needed.
+        let h = vec![
+            ok(vec![w(1, 1)], None),
+            ok(vec![r(1, Some(1)), w(1, 2)], None),
+            ok(vec![r(1, Some(2)), w(1, 3), w(1, 4)], None),
+            ok(vec![r(1, Some(4))], None),
+        ];
+        let (names, _, from) = verdict(h.clone());
+        assert!(names.is_empty(), "{names:?}");
+        assert_eq!((from.server, from.inferred, from.undecided), (0, 1, 0));
+        let lifted = lift(&history(h)).unwrap();
+        assert_eq!(lifted.orders[&1].order, [1, 2, 3, 4]);
+        assert_eq!(lifted.txns[3].ops, [Op::Read(1, Some(vec![1, 2, 3, 4]))]);
+        assert_eq!(lifted.txns[2].ops[1], Op::Append(1, 3));
+    }
+
+    #[test]
+    fn write_skew_long_fork_and_aborted_reads() {
+        // Each read the other's key as nil and wrote its own: G2-item.
+        let skew = vec![
+            ok(vec![r(1, None), r(2, None), w(1, 1)], Some(1)),
+            ok(vec![r(1, None), r(2, None), w(2, 2)], Some(2)),
+        ];
+        let (names, forbids, _) = verdict(skew);
+        assert_eq!(names, ["G2-item"]);
+        assert_eq!(forbids, [false, false, true]);
+        // Long Fork: readers see the two writes in different orders.
+        let fork = vec![
+            ok(vec![w(1, 1)], Some(1)),
+            ok(vec![w(2, 2)], Some(2)),
+            ok(vec![r(1, Some(1)), r(2, None)], None),
+            ok(vec![r(1, None), r(2, Some(2))], None),
+        ];
+        let (names, forbids, _) = verdict(fork);
+        assert_eq!(names, ["G-nonadjacent"]);
+        assert_eq!(forbids, [false, true, true]);
+        // A read of a write that did not commit.
+        let mut aborted = ok(vec![w(1, 5)], None);
+        aborted.status = Status::Fail;
+        let (names, forbids, _) = verdict(vec![aborted, ok(vec![r(1, Some(5))], None)]);
+        assert_eq!(names, ["G1a"]);
+        assert_eq!(forbids, [true; 3]);
+    }
+
+    #[test]
+    fn orders_that_contradict_each_other_are_cyclic_versions() {
+        // The server committed the write of 2 first, yet its writer read 1 before writing 2.
+        let h = vec![ok(vec![w(1, 1)], Some(5)), ok(vec![r(1, Some(1)), w(1, 2)], Some(4))];
+        let (names, forbids, from) = verdict(h);
+        assert_eq!(names, ["cyclic-versions"]);
+        assert_eq!(forbids, [true; 3]);
+        assert_eq!(from.cyclic, 1);
+    }
+
+    #[test]
+    fn what_an_rw_register_history_cannot_hold_is_damage() {
+        let damage = |txns: Vec<Txn>| check(&history(txns), Options::default()).map(|_| ()).unwrap_err();
+        let d = damage(vec![ok(vec![w(1, 1)], None), ok(vec![r(1, Some(9))], None)]);
+        assert_eq!(d.line, 2);
+        assert!(
+            d.what.contains("nobody") || d.what.contains("no transaction"),
+            "{}",
+            d.what
+        );
+        let d = damage(vec![ok(vec![w(1, 1)], None), ok(vec![Op::Append(1, 2)], None)]);
+        assert!(d.what.contains("one workload"), "{}", d.what);
+        let d = damage(vec![ok(vec![w(1, 1)], None), ok(vec![w(1, 1)], None)]);
+        assert!(d.what.contains("twice"), "{}", d.what);
+    }
+
+    #[test]
+    fn json_lines_and_jepsen_s_edn_read_registers() {
+        let text = "{\"lab\":\"hunt\",\"workload\":\"rw-register\"}\n\
+                    {\"index\":0,\"session\":1,\"type\":\"ok\",\"start\":0,\"end\":1,\"ops\":[[\"r\",1,null],[\"w\",1,2]]}\n\
+                    {\"index\":1,\"session\":2,\"type\":\"ok\",\"start\":2,\"end\":3,\"ops\":[[\"r\",1,2]]}\n";
+        let h = History::parse(text).unwrap();
+        assert!(h.register());
+        assert_eq!(h.txns[0].ops, [Op::Read(1, None), w(1, 2)]);
+        assert_eq!(h.txns[1].ops, [r(1, Some(2))]);
+        // Written back as it was read.
+        assert!(h.to_json_lines().contains(r#""ops":[["r",1,2]]"#));
+        let c = check(&h, Options::default()).unwrap();
+        assert!(c.anomalies.is_empty());
+        assert_eq!(c.registers.map(|s| s.inferred), Some(1));
+        let edn = "{:type :invoke, :f :txn, :value [[:r :x nil] [:w :x 1]], :process 0, :time 1}\n\
+                   {:type :ok, :f :txn, :value [[:r :x nil] [:w :x 1]], :process 0, :time 2}\n\
+                   {:type :invoke, :f :txn, :value [[:r :x nil]], :process 1, :time 3}\n\
+                   {:type :ok, :f :txn, :value [[:r :x 1]], :process 1, :time 4}\n";
+        let h = History::parse(edn).unwrap();
+        assert!(h.register());
+        assert_eq!(h.txns[0].ops, [Op::Read(1, Some(Vec::new())), w(1, 1)]);
+        assert_eq!(h.txns[1].ops, [r(1, Some(1))]);
+        assert!(check(&h, Options::default()).unwrap().anomalies.is_empty());
+    }
+
+    #[test]
+    fn one_order_many_or_none() {
+        assert_eq!(total_order(&[1, 2, 3], &[(2, 3), (1, 2)]), Order::Total(vec![1, 2, 3]));
+        assert_eq!(total_order(&[7], &[]), Order::Total(vec![7]));
+        assert_eq!(total_order(&[1, 2, 3], &[(1, 2), (1, 3)]), Order::Partial);
+        assert_eq!(total_order(&[1, 2], &[]), Order::Partial);
+        assert!(matches!(
+            total_order(&[1, 2, 3], &[(1, 2), (2, 3), (3, 2)]),
+            Order::Cycle(_)
+        ));
+        // A constraint given twice counts once.
+        assert_eq!(total_order(&[1, 2], &[(1, 2), (1, 2)]), Order::Total(vec![1, 2]));
+    }
+}
