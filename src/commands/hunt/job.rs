@@ -626,7 +626,12 @@ impl Hunt {
                 kept.entry(op.key()).or_default();
             }
         }
-        let ops: Vec<Op> = kept.into_iter().map(|(k, v)| Op::Read(k, Some(v))).collect();
+        let ops: Vec<Op> = (kept.into_iter())
+            .map(|(k, v)| match self.cfg.shape.register {
+                true => Op::Get(k, v.first().copied()),
+                false => Op::Read(k, Some(v)),
+            })
+            .collect();
         let index = txns.iter().map(|t| t.index + 1).max().unwrap_or(0);
         Ok(Txn {
             end: Some(end),
