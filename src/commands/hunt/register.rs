@@ -51,6 +51,10 @@ pub fn lift(h: &History) -> Result<Lifted, Damage> {
     let mut found = Vec::new();
     let (orders, sources) = orders(txns, &writers, &committed, &mut found);
     undecided_lost_updates(txns, &orders, &mut found);
+    let status_of = |t: usize| match committed[t] {
+        true => Status::Ok,
+        false => txns[t].status,
+    };
     let known = Known {
         writers: &writers,
         committed: &committed,
@@ -69,7 +73,8 @@ pub fn lift(h: &History) -> Result<Lifted, Damage> {
                 end: txn.end,
                 scans: txn.scans.clone(),
                 line: txn.line,
-                ..Txn::new(txn.index, txn.session, txn.status, txn.start, ops)
+                // An unknown outcome the server says committed, committed.
+                ..Txn::new(txn.index, txn.session, status_of(t), txn.start, ops)
             }
         })
         .collect();
@@ -222,9 +227,12 @@ fn mixed(what: &str) -> String {
 }
 
 /// Which transactions committed: ok, and an unknown outcome whose value a
-/// committed read saw.
+/// committed read saw or whose commit the server recorded (a commit
+/// timestamp: lab read it after the run).
 fn committed(txns: &[Txn], writers: &Writers) -> Vec<bool> {
-    let mut committed: Vec<bool> = txns.iter().map(|t| t.status == Status::Ok).collect();
+    let mut committed: Vec<bool> = (txns.iter())
+        .map(|t| t.status == Status::Ok || (t.status == Status::Info && t.committed_at.is_some()))
+        .collect();
     for txn in txns.iter().filter(|t| t.status == Status::Ok) {
         for op in &txn.ops {
             if let Op::Get(k, Some(v)) = op {
@@ -513,6 +521,26 @@ mod tests {
         let (names, forbids, _) = verdict(vec![aborted, ok(vec![r(1, Some(5))], None)]);
         assert_eq!(names, ["G1a"]);
         assert_eq!(forbids, [true; 3]);
+    }
+
+    #[test]
+    fn an_unknown_outcome_the_server_recorded_a_commit_for_committed() {
+        // T2's COMMIT went unanswered, but the server has its commit
+        // timestamp: its write is the version between T1's and T3's, so T4's
+        // read of T1's value misses T2's write, not T3's.
+        let mut unknown = ok(vec![w(1, 2)], Some(2));
+        (unknown.status, unknown.end) = (Status::Info, None);
+        let h = history(vec![
+            ok(vec![w(1, 1)], Some(1)),
+            unknown,
+            ok(vec![w(1, 3)], Some(3)),
+            ok(vec![r(1, Some(1))], None),
+        ]);
+        let lifted = lift(&h).unwrap();
+        assert_eq!(lifted.orders[&1].order, [1, 2, 3]);
+        assert_eq!(lifted.txns[1].status, Status::Ok);
+        let c = check(&h, Options::default()).unwrap();
+        assert_eq!((c.committed, c.unknown), (4, 0));
     }
 
     #[test]
