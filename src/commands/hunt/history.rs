@@ -197,6 +197,28 @@ impl Txn {
         }
     }
 
+    /// The same transaction with other operations (its own not copied).
+    pub fn with_ops(&self, ops: Vec<Op>) -> Txn {
+        Txn {
+            index: self.index,
+            session: self.session,
+            status: self.status,
+            sqlstate: self.sqlstate.clone(),
+            start: self.start,
+            end: self.end,
+            ops,
+            at: self.at.clone(),
+            xid: self.xid,
+            backend: self.backend,
+            committed_at: self.committed_at.clone(),
+            commit_lsn: self.commit_lsn.clone(),
+            node: self.node.clone(),
+            lsn: self.lsn.clone(),
+            scans: self.scans.clone(),
+            line: self.line,
+        }
+    }
+
     /// The predicate read op `i` is part of, if any.
     pub fn scan_of(&self, i: usize) -> Option<&Scan> {
         Scan::at(&self.scans, i)

@@ -1019,9 +1019,12 @@ fn as_list_append(h: &History) -> Result<History> {
 /// An rw-register history's cycle, edge by edge: writes and reads of
 /// values, each ww and rw edge with where its key's version order came from.
 fn register_cycle(h: &History, a: &Anomaly, read_of: &dyn Fn(usize, usize) -> String) -> Vec<Text> {
+    // The next version where the key's order is decided; else a later
+    // one (nil comes before every value).
     let from = |order: &OrderFrom| match order {
         OrderFrom::CommitOrder => msg::by_commit_order(),
-        _ => msg::by_history(),
+        OrderFrom::Inferred => msg::by_history(),
+        _ => msg::nil_first(),
     };
     (a.cycle.iter())
         .map(|l| {
@@ -1033,7 +1036,12 @@ fn register_cycle(h: &History, a: &Anomaly, read_of: &dyn Fn(usize, usize) -> St
                     then,
                     order,
                     ..
-                } => msg::why_ww_register(&x, *first, *key, &y, *then, from(order)),
+                } => match order {
+                    OrderFrom::CommitOrder | OrderFrom::Inferred => {
+                        msg::why_ww_register(&x, *first, *key, &y, *then, from(order))
+                    }
+                    _ => msg::why_ww_register_later(&x, *first, *key, &y, *then, from(order)),
+                },
                 Why::Wr { key, elem, .. } => msg::why_wr_register(&y, *key, *elem, &x),
                 Why::Rw {
                     key,
@@ -1041,7 +1049,12 @@ fn register_cycle(h: &History, a: &Anomaly, read_of: &dyn Fn(usize, usize) -> St
                     from_op,
                     order,
                     ..
-                } => msg::why_rw_register(&x, *key, read_of(l.from, *from_op), &y, *elem, from(order)),
+                } => match order {
+                    OrderFrom::CommitOrder | OrderFrom::Inferred => {
+                        msg::why_rw_register(&x, *key, read_of(l.from, *from_op), &y, *elem, from(order))
+                    }
+                    _ => msg::why_rw_register_later(&x, *key, read_of(l.from, *from_op), &y, *elem, from(order)),
+                },
                 Why::Realtime => msg::why_realtime(&x, &y),
                 Why::Session => msg::why_session(&x, &y, h.txns[l.from].session),
             }
@@ -1063,13 +1076,16 @@ fn value(v: Option<i64>, status: Status) -> String {
 }
 
 /// What an anomaly is, edge by edge or read by read, in words.
-pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
+/// `register`: `h` is an rw-register history (the check said so).
+pub fn explain(h: &History, a: &Anomaly, register: bool) -> Vec<Text> {
     let read_of = |t: usize, op: usize| match &h.txns[t].ops.get(op) {
         Some(Op::Read(_, Some(l))) => list(l),
         Some(Op::Get(_, v)) => value(*v, h.txns[t].status),
+        // A register's nil as lab's JSON lines write it.
+        Some(Op::Read(_, None)) if register => value(None, h.txns[t].status),
         _ => "[]".into(),
     };
-    if h.register() && !a.cycle.is_empty() {
+    if register && !a.cycle.is_empty() {
         return register_cycle(h, a, &read_of);
     }
     if !a.cycle.is_empty() {
@@ -1125,7 +1141,7 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
             let (t, op) = r.other.unwrap_or((r.txn, r.op));
             msg::why_order(&reader, r.key, &seen, tname(h, t), read_of(t, op))
         }
-        Class::LostUpdate if h.register() => {
+        Class::LostUpdate if register => {
             let others: Vec<String> = a.txns[1..].iter().map(|t| tname(h, *t)).collect();
             msg::why_lost_update_register(&reader, r.key, &seen, others.join(", "))
         }
@@ -1142,7 +1158,14 @@ pub fn explain(h: &History, a: &Anomaly) -> Vec<Text> {
             msg::why_dirty_update(tname(h, t), then, r.key, elem, &writer)
         }
         Class::FutureRead => msg::why_future_read(&reader, r.key, &seen, elem),
-        Class::CyclicVersions => msg::why_cyclic_versions(r.key, elem),
+        Class::CyclicVersions => {
+            let timed = (h.txns.iter())
+                .any(|t| t.committed_at.is_some() && t.ops.iter().any(|o| matches!(o, Op::Write(k, _) if *k == r.key)));
+            match timed {
+                true => msg::why_cyclic_versions(r.key, elem),
+                false => msg::why_cyclic_versions_history(r.key, elem),
+            }
+        }
         Class::Lost | Class::UnknownContradicted => {
             let w = r.writer.unwrap_or(r.txn);
             match r.other {
@@ -1216,7 +1239,7 @@ fn commit_order(h: &History, a: &Anomaly) -> Option<Text> {
 
 /// The anomaly's transactions as timeline entries (their operations, at
 /// the times the server answered them), for the HTML swimlanes.
-fn swimlanes(h: &History, a: &Anomaly) -> Vec<Entry> {
+fn swimlanes(h: &History, a: &Anomaly, register: bool) -> Vec<Entry> {
     let txns = a.distinct_txns();
     let t0 = txns.iter().map(|t| h.txns[*t].start).min().unwrap_or(0);
     let ms = |ns: u64| round_ms(ns.saturating_sub(t0) as f64 / 1e6);
@@ -1244,6 +1267,11 @@ fn swimlanes(h: &History, a: &Anomaly) -> Vec<Entry> {
                 Op::Append(k, e) => (
                     crate::commands::hunt::workload::append_sql(*k, *e),
                     format!("append {e} → key {k}"),
+                ),
+                // A register's nil as lab's JSON lines write it.
+                Op::Read(k, None) if register => (
+                    crate::commands::hunt::workload::read_sql(*k),
+                    format!("key {k} = {}", value(None, txn.status)),
                 ),
                 Op::Read(k, l) => (
                     crate::commands::hunt::workload::read_sql(*k),
@@ -1411,7 +1439,10 @@ impl Outputs<'_> {
                 .map(|class| {
                     let found: Vec<&Anomaly> = f.checked.anomalies.iter().filter(|a| a.name.class == class).collect();
                     let name = Name::of(class);
-                    let mut observed: Vec<Text> = found.iter().flat_map(|a| explain(&f.history, a)).collect();
+                    let mut observed: Vec<Text> = found
+                        .iter()
+                        .flat_map(|a| explain(&f.history, a, f.checked.registers.is_some()))
+                        .collect();
                     if found.is_empty() {
                         observed.push(msg::not_found());
                     }
@@ -1506,7 +1537,7 @@ fn anomaly(f: &Found, a: &Anomaly, replayed: Option<&Replayed>) -> AnomalyReport
         },
         forbidden: forbidden(a.name, at),
         transactions: a.txns.iter().map(|t| f.history.txns[*t].index).collect(),
-        explanation: explain(&f.history, a),
+        explanation: explain(&f.history, a, f.checked.registers.is_some()),
         reproducer: replayed.map(|r| ReproducerReport {
             path: r.path.as_ref().map(|p| p.display().to_string()),
             reproduced: r.showed == r.of && r.of > 0,
@@ -1521,7 +1552,7 @@ fn anomaly(f: &Found, a: &Anomaly, replayed: Option<&Replayed>) -> AnomalyReport
         judged: judged(a.name, at),
         txns: txn_list(&f.history, a),
         replay_line: replayed.map(replay_line),
-        timeline: swimlanes(&f.history, a),
+        timeline: swimlanes(&f.history, a, f.checked.registers.is_some()),
         cycle: (!a.cycle.is_empty()).then(|| CycleFigure {
             nodes: a.cycle.iter().map(|l| tname(&f.history, l.from)).collect(),
             edges: a
@@ -1992,7 +2023,7 @@ mod tests {
         let fork = (c.anomalies.iter())
             .find(|a| a.name.text() == "G-nonadjacent")
             .expect("a Long Fork");
-        let said: Vec<String> = explain(&h, fork).iter().map(|t| t.render(Lang::En)).collect();
+        let said: Vec<String> = explain(&h, fork, false).iter().map(|t| t.render(Lang::En)).collect();
         let last = said.last().unwrap();
         assert!(
             last.starts_with("read on lab's standby") && last.contains("T3 (0/3000148)"),
@@ -2011,7 +2042,7 @@ mod tests {
         primary.txns[0].commit_lsn = None;
         primary.txns[1].commit_lsn = None;
         let c = check::check(&primary, Default::default()).unwrap();
-        let said: Vec<String> = explain(&primary, &c.anomalies[0])
+        let said: Vec<String> = explain(&primary, &c.anomalies[0], false)
             .iter()
             .map(|t| t.render(Lang::En))
             .collect();

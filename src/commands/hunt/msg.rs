@@ -232,6 +232,22 @@ crate::messages! {
         en: "rw-register: each key's version order from the server's commit order of its writers (pg_xact_commit_timestamp) for {server} key(s), from the history's reads and writes alone for {inferred}; not decided for {undecided} (their reads of a value give no dependency)",
         tr: "rw-register: her anahtarın sürüm sırası {server} anahtar için sunucunun yazanlarını commit ettiği sıradan (pg_xact_commit_timestamp), {inferred} anahtar için yalnızca geçmişin okuma ve yazmalarından alındı; {undecided} anahtar için belirlenemedi (bir değeri okumaları bağımlılık vermez)",
     }
+    why_ww_register_later(from, first, key, to, then, by) {
+        en: "{from} wrote {first} to key {key}, and {to} wrote {then}, a later version ({by}) (ww)",
+        tr: "{from} {key} anahtarına {first} yazdı, {to} daha sonraki bir sürüm olan {then} değerini yazdı ({by}) (ww)",
+    }
+    why_rw_register_later(from, key, seen, to, elem, by) {
+        en: "{from} read key {key} = {seen}, and {to} wrote {elem}, a later version ({by}) (rw)",
+        tr: "{from} {key} anahtarını {seen} okudu; {to} daha sonraki bir sürüm olan {elem} değerini yazdı ({by}) (rw)",
+    }
+    nil_first() {
+        en: "nil comes before every value; the key's order is not decided",
+        tr: "nil her değerden önce gelir; anahtarın sırası belirlenemedi",
+    }
+    why_cyclic_versions_history(key, elem) {
+        en: "key {key}'s versions cannot be put in one order: the history's reads and writes put {elem} both before and after another version (cyclic versions)",
+        tr: "{key} anahtarının sürümleri tek bir sıraya konamıyor: geçmişin okuma ve yazmaları {elem} değerini başka bir sürümün hem önüne hem ardına koyuyor (döngüsel sürümler)",
+    }
     by_commit_order() {
         en: "in the order the server committed the key's writers",
         tr: "sunucunun anahtarın yazanlarını commit ettiği sırayla",

@@ -68,13 +68,12 @@ pub fn lift(h: &History) -> Result<Lifted, Damage> {
                 .map(|(i, op)| known.lift((t, i), txn, op, &mut found))
                 .collect();
             // What the checker's phases read of it, and its lifted operations.
+            // Everything else as it was (where it ran, when each operation
+            // was answered: the checker and the reproducers read them); an
+            // unknown outcome the server says committed, committed.
             Txn {
-                sqlstate: txn.sqlstate.clone(),
-                end: txn.end,
-                scans: txn.scans.clone(),
-                line: txn.line,
-                // An unknown outcome the server says committed, committed.
-                ..Txn::new(txn.index, txn.session, status_of(t), txn.start, ops)
+                status: status_of(t),
+                ..txn.with_ops(ops)
             }
         })
         .collect();
@@ -184,6 +183,14 @@ fn writers(txns: &[Txn]) -> Result<Writers, Damage> {
         if !txn.scans.is_empty() {
             return Err(damage(txn, mixed("a predicate read")));
         }
+        if let Some(at) = txn.committed_at.as_deref().filter(|at| !utc_micros(at)) {
+            return Err(damage(
+                txn,
+                format!(
+                    "committed_at {at:?} is not a UTC time as lab writes it (YYYY-MM-DD HH:MM:SS.ffffff): an rw-register history's version orders compare them"
+                ),
+            ));
+        }
         for (i, op) in txn.ops.iter().enumerate() {
             match op {
                 Op::Append(..) => return Err(damage(txn, mixed("an append"))),
@@ -218,6 +225,20 @@ fn writers(txns: &[Txn]) -> Result<Writers, Damage> {
         }
     }
     Ok(writers)
+}
+
+/// `2026-12-07 20:22:34.431471`: the form lab reads commit timestamps in
+/// (UTC, microseconds), whose text order is their time order.
+fn utc_micros(at: &str) -> bool {
+    let b = at.as_bytes();
+    b.len() == 26
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            10 => *c == b' ',
+            13 | 16 => *c == b':',
+            19 => *c == b'.',
+            _ => c.is_ascii_digit(),
+        })
 }
 
 fn mixed(what: &str) -> String {
@@ -311,21 +332,19 @@ fn orders(
     sorted.sort_unstable();
     for k in sorted {
         let mut kv = keys.remove(&k).expect("a key listed");
-        let server = !kv.unknown_commit && kv.commits.len() > 1;
-        if server {
+        // The writers in groups of one commit timestamp, in commit order
+        // (equal timestamps order nothing): each group's writers after
+        // every writer of the group before. Only where every writer has one.
+        let mut groups: Vec<Vec<(Elem, Elem)>> = Vec::new();
+        if !kv.unknown_commit {
             kv.commits.sort();
-            // Every writer before every writer of a later commit timestamp
-            // (the next group's; equal timestamps order nothing).
-            let groups: Vec<&[(&str, Elem, Elem)]> = kv.commits.chunk_by(|a, b| a.0 == b.0).collect();
-            for pair in groups.windows(2) {
-                for a in pair[0] {
-                    for b in pair[1] {
-                        kv.before.push((a.2, b.1));
-                    }
-                }
-            }
+            groups = (kv.commits.chunk_by(|a, b| a.0 == b.0))
+                .map(|g| g.iter().map(|c| (c.1, c.2)).collect())
+                .collect();
         }
-        match total_order(&kv.values, &kv.before) {
+        let server = groups.len() > 1;
+        let groups = if server { groups } else { Vec::new() };
+        match total_order(&kv.values, &kv.before, &groups) {
             Order::Total(order) => {
                 if server {
                     sources.server += 1;
@@ -367,38 +386,82 @@ enum Order {
     Cycle(Elem),
 }
 
-/// The one order of `values` in which every `(a, b)` of `before` has a
-/// first, if there is exactly one (Kahn's, with one candidate at each step).
-fn total_order(values: &[Elem], before: &[(Elem, Elem)]) -> Order {
+/// The one order of `values` in which every `(a, b)` of `before` has `a`
+/// first, and every group's writers (first value, last value) come after
+/// every writer of the group before, if there is exactly one (Kahn's, with
+/// one candidate at each step). Between two groups stands a node of its
+/// own, so that groups of many writers cost their sizes, not their product.
+fn total_order(values: &[Elem], before: &[(Elem, Elem)], groups: &[Vec<(Elem, Elem)>]) -> Order {
     let at: IntMap<Elem, usize> = values.iter().enumerate().map(|(i, v)| (*v, i)).collect();
-    let mut after: Vec<Vec<usize>> = vec![Vec::new(); values.len()];
-    let mut preds = vec![0usize; values.len()];
-    for (a, b) in before {
-        if let (Some(&a), Some(&b)) = (at.get(a), at.get(b))
-            && !after[a].contains(&b)
-        {
-            after[a].push(b);
-            preds[b] += 1;
+    let barrier = |g: usize| values.len() + g;
+    let n = values.len() + groups.len().saturating_sub(1);
+    let mut edges: Vec<(usize, usize)> = (before.iter())
+        .filter_map(|(a, b)| Some((*at.get(a)?, *at.get(b)?)))
+        .collect();
+    for (g, writers) in groups.iter().enumerate() {
+        for (first, last) in writers {
+            let (Some(&first), Some(&last)) = (at.get(first), at.get(last)) else {
+                continue;
+            };
+            if g > 0 {
+                edges.push((barrier(g - 1), first));
+            }
+            if g + 1 < groups.len() {
+                edges.push((last, barrier(g)));
+            }
         }
     }
-    let mut ready: Vec<usize> = (0..values.len()).filter(|i| preds[*i] == 0).collect();
+    edges.sort_unstable();
+    edges.dedup();
+    let mut after: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut left = vec![0usize; n];
+    for (a, b) in edges {
+        after[a].push(b);
+        left[b] += 1;
+    }
+    let mut ready: Vec<usize> = (0..n).filter(|i| left[*i] == 0).collect();
     let mut order = Vec::with_capacity(values.len());
-    let mut one = true;
+    let (mut one, mut done) = (true, 0);
     while let Some(i) = ready.pop() {
         one &= ready.is_empty();
-        order.push(values[i]);
+        done += 1;
+        if i < values.len() {
+            order.push(values[i]);
+        }
         for &j in &after[i] {
-            preds[j] -= 1;
-            if preds[j] == 0 {
+            left[j] -= 1;
+            if left[j] == 0 {
                 ready.push(j);
             }
         }
     }
-    if order.len() < values.len() {
-        let stuck = (0..values.len()).find(|i| preds[*i] > 0).expect("a value left");
-        return Order::Cycle(values[stuck]);
+    if done < n {
+        return Order::Cycle(values[on_a_cycle(&after, &left, values.len())]);
     }
     if one { Order::Total(order) } else { Order::Partial }
+}
+
+/// A value on a cycle among the nodes Kahn's could not order (`left` > 0):
+/// walking back from one of them through such predecessors must come
+/// round, and the cycle it comes round on holds a value (barriers alone
+/// make none: each points only forward).
+fn on_a_cycle(after: &[Vec<usize>], left: &[usize], values: usize) -> usize {
+    let mut before: Vec<Option<usize>> = vec![None; after.len()];
+    for (a, next) in after.iter().enumerate().filter(|(a, _)| left[*a] > 0) {
+        for &b in next {
+            before[b] = Some(a);
+        }
+    }
+    let mut seen = vec![false; after.len()];
+    let mut i = (0..after.len()).find(|i| left[*i] > 0).expect("a node left");
+    while !seen[i] {
+        seen[i] = true;
+        i = before[i].expect("a node left has a predecessor left");
+    }
+    while i >= values {
+        i = before[i].expect("a node on the cycle has a predecessor on it");
+    }
+    i
 }
 
 #[cfg(test)]
@@ -567,6 +630,11 @@ mod tests {
         assert!(d.what.contains("one workload"), "{}", d.what);
         let d = damage(vec![ok(vec![w(1, 1)], None), ok(vec![w(1, 1)], None)]);
         assert!(d.what.contains("twice"), "{}", d.what);
+        let mut local = ok(vec![w(1, 1)], None);
+        local.committed_at = Some("2026-12-07T21:00:00+01:00".into());
+        let d = damage(vec![local]);
+        assert!(d.what.contains("not a UTC time"), "{}", d.what);
+        assert!(utc_micros("2026-12-07 20:22:34.431471"));
     }
 
     #[test]
@@ -596,15 +664,30 @@ mod tests {
 
     #[test]
     fn one_order_many_or_none() {
-        assert_eq!(total_order(&[1, 2, 3], &[(2, 3), (1, 2)]), Order::Total(vec![1, 2, 3]));
-        assert_eq!(total_order(&[7], &[]), Order::Total(vec![7]));
-        assert_eq!(total_order(&[1, 2, 3], &[(1, 2), (1, 3)]), Order::Partial);
-        assert_eq!(total_order(&[1, 2], &[]), Order::Partial);
-        assert!(matches!(
-            total_order(&[1, 2, 3], &[(1, 2), (2, 3), (3, 2)]),
-            Order::Cycle(_)
-        ));
+        assert_eq!(
+            total_order(&[1, 2, 3], &[(2, 3), (1, 2)], &[]),
+            Order::Total(vec![1, 2, 3])
+        );
+        assert_eq!(total_order(&[7], &[], &[]), Order::Total(vec![7]));
+        assert_eq!(total_order(&[1, 2, 3], &[(1, 2), (1, 3)], &[]), Order::Partial);
+        assert_eq!(total_order(&[1, 2], &[], &[]), Order::Partial);
+        // 4 comes after the cycle and is not on it.
+        let cycle = total_order(&[4, 1, 2, 3], &[(1, 2), (2, 3), (3, 2), (3, 4)], &[]);
+        assert!(cycle == Order::Cycle(2) || cycle == Order::Cycle(3), "{cycle:?}");
         // A constraint given twice counts once.
-        assert_eq!(total_order(&[1, 2], &[(1, 2), (1, 2)]), Order::Total(vec![1, 2]));
+        assert_eq!(total_order(&[1, 2], &[(1, 2), (1, 2)], &[]), Order::Total(vec![1, 2]));
+        // Commit groups: 1, then 2 and 3 at one timestamp (a writer of 2 then 3), then 4.
+        let groups = vec![vec![(1, 1)], vec![(2, 3)], vec![(4, 4)]];
+        assert_eq!(
+            total_order(&[4, 3, 2, 1], &[(2, 3)], &groups),
+            Order::Total(vec![1, 2, 3, 4])
+        );
+        // Two writers of one timestamp: not ordered, unless the history orders them.
+        let tied = vec![vec![(1, 1)], vec![(2, 2), (3, 3)]];
+        assert_eq!(total_order(&[1, 2, 3], &[], &tied), Order::Partial);
+        assert_eq!(total_order(&[1, 2, 3], &[(3, 2)], &tied), Order::Total(vec![1, 3, 2]));
+        // The server against the history.
+        let against = total_order(&[1, 2], &[(2, 1)], &[vec![(1, 1)], vec![(2, 2)]]);
+        assert!(matches!(against, Order::Cycle(_)), "{against:?}");
     }
 }

@@ -107,13 +107,21 @@ impl Window {
 /// attempts that were not acknowledged, between two that were (a run at
 /// the end, never followed by an acknowledged write, is left open: none).
 pub fn windows(writes: &[Write]) -> Vec<Window> {
+    windows_across(writes, &[])
+}
+
+/// The same, and each gap between two acknowledged writes in which the
+/// writer found its connection gone (`breaks`, ms into the variant) before
+/// it tried another write: the server went away between two writes, and
+/// none got through until the writer was connected again.
+pub fn windows_across(writes: &[Write], breaks: &[f64]) -> Vec<Window> {
     let mut out = Vec::new();
     let mut last_ok: Option<f64> = None;
     let mut failed = 0;
     for w in writes {
         if w.outcome == Outcome::Acked {
             if let Some(last) = last_ok
-                && failed > 0
+                && (failed > 0 || breaks.iter().any(|b| *b >= last && *b <= w.t_ms))
             {
                 out.push(Window {
                     last_ok_ms: last,
@@ -313,6 +321,13 @@ mod tests {
         );
         // No acknowledged write after the event: no window yet.
         assert_eq!(window_around(&writes, 1500.0), None);
+        // The connection found gone between writes 1 and 2 (the server
+        // crashed while the writer was between two): a window with no
+        // attempt in it; a break after the last acknowledged write opens none.
+        let ws = windows_across(&writes[..2], &[15.0, 30.0]);
+        assert_eq!(ws.len(), 1, "{ws:?}");
+        assert_eq!((ws[0].last_ok_ms, ws[0].first_ok_ms, ws[0].attempts), (10.0, 20.0, 0));
+        assert!(windows_across(&writes[..2], &[30.0]).is_empty());
     }
 
     #[test]

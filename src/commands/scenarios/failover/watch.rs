@@ -119,10 +119,10 @@ impl Watch {
         found
             .session
             .note(msg::connected(&nodes.hosts[found.index].0, found.tries, 0));
-        let writes = self.write_until_stopped(&nodes, (found.index, found.session)).await?;
+        let (writes, breaks) = self.write_until_stopped(&nodes, (found.index, found.session)).await?;
         nodes.recorder.note(W, msg::watch_stopped(writes.len()));
         let lists = self.read_back(&nodes).await?;
-        let mut r = report(&writes, &lists);
+        let mut r = report(&writes, &breaks, &lists);
         r.timeline = nodes.recorder.take();
         r.sessions = nodes.recorder.take_connections();
         r.sqlstates = crate::report::sqlstates_of(&r.timeline);
@@ -131,8 +131,9 @@ impl Watch {
     }
 
     /// Writes, one transaction at a time, reconnecting to whichever node
-    /// takes writes, until Ctrl-C or `--seconds`: each write and how it ended.
-    async fn write_until_stopped(&self, nodes: &Nodes, first: (usize, Session)) -> Result<Vec<Write>> {
+    /// takes writes, until Ctrl-C or `--seconds`: each write and how it
+    /// ended, and when the writer found its connection gone between two.
+    async fn write_until_stopped(&self, nodes: &Nodes, first: (usize, Session)) -> Result<(Vec<Write>, Vec<f64>)> {
         let mut session = Some(first);
         // Ctrl-C ends the writing; lab then reads back.
         let stop = std::sync::Arc::new(AtomicBool::new(false));
@@ -145,10 +146,13 @@ impl Watch {
         let wait = nodes.wait;
         let until = self.opts.seconds.map(|s| Instant::now() + Duration::from_secs(s));
         let mut writes: Vec<Write> = Vec::new();
+        let mut breaks: Vec<f64> = Vec::new();
         let mut shown = 0;
         while !stop.load(Ordering::SeqCst) && until.is_none_or(|u| Instant::now() < u) {
             let Some((node, s)) = session.clone().filter(|(_, s)| !s.client().is_closed()) else {
-                session = None;
+                if session.take().is_some() {
+                    breaks.push(nodes.recorder.now_ms());
+                }
                 let began = Instant::now();
                 // Until one takes writes, Ctrl-C or the end.
                 let left = until.map_or(wait, |u| {
@@ -178,7 +182,7 @@ impl Watch {
             }
         }
         ctrl_c.abort();
-        Ok(writes)
+        Ok((writes, breaks))
     }
 
     /// Write `id` on `node`: acknowledged (its COMMIT answered), failed, or
@@ -277,10 +281,10 @@ impl Nodes {
 
 /// The verdict on `writes` from what was read back (`lists`): checks,
 /// what was observed, metrics and the windows no write got through.
-fn report(writes: &[Write], lists: &[(String, Vec<i64>)]) -> VariantReport {
+fn report(writes: &[Write], breaks: &[f64], lists: &[(String, Vec<i64>)]) -> VariantReport {
     let checked = verdict::lists(writes, lists);
     let t = &checked.tally;
-    let windows = verdict::windows(writes);
+    let windows = verdict::windows_across(writes, breaks);
     let mut r = VariantReport::new("watch", msg::watch_expected(), msg::watch_explain());
     let check = |ok: bool, text: crate::i18n::Text| Check {
         id: text.key().to_string(),
