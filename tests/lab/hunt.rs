@@ -832,6 +832,19 @@ fn bad_input_is_one_line_and_exit_2() {
             nobody.display()
         ),
     );
+    // Times on some operations only: no one clock to order them by.
+    let (clocks, r) = check_text(
+        &dir,
+        "clocks.edn",
+        "{:type :invoke, :f :txn, :value [[:w 1 2]], :process 0, :time 5}\n{:type :ok, :f :txn, :value [[:w 1 2]], :process 0}\n",
+    );
+    one_line_exit_2(
+        &r,
+        &format!(
+            "{}:2: an operation with :time among operations without",
+            clocks.display()
+        ),
+    );
     // Keys of two kinds in one history (Elle refuses them too).
     let (mixed, r) = check_text(
         &dir,
@@ -850,6 +863,17 @@ fn bad_input_is_one_line_and_exit_2() {
          {\"index\":1,\"session\":2,\"type\":\"ok\",\"start\":0,\"end\":1,\"ops\":[[\"append\",1,5]]}\n",
     );
     one_line_exit_2(&r, "the element 5 is appended to key 1 twice");
+    // What rw-register's versions may be assumed to do, asked of a
+    // list-append history, or of a live list-append run (before a server starts).
+    let twice = dir.join("twice.jsonl");
+    one_line_exit_2(
+        &run(&["hunt", "--check", twice.to_str().unwrap(), "--sequential-keys"]),
+        "--sequential-keys orders an rw-register's versions, which its reads do not show; a list-append history",
+    );
+    one_line_exit_2(
+        &run(&["hunt", "--linearizable-keys", "--workload", "predicate"]),
+        "--linearizable-keys orders an rw-register's versions, which its reads do not show; a predicate history",
+    );
     one_line_exit_2(&run(&["hunt", "--check", "/nonexistent/h.jsonl"]), "could not read");
     // A history that could not be written is refused before a server starts, as --junit is.
     one_line_exit_2(
@@ -869,6 +893,47 @@ fn bad_input_is_one_line_and_exit_2() {
     );
     one_line_exit_2(&run(&["hunt", "--level", "snapshot"]), "--level snapshot");
     one_line_exit_2(&run(&["hunt", "--seconds", "0"]), "--seconds");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A Jepsen rw-register history whose reads alone order nothing: process
+/// 0 writes 1, process 1 then writes 2, process 2 then reads 1. Nothing
+/// is found, and the key is said undecided; with each key assumed
+/// linearizable, 2 came after 1 and the read of 1 after 2: cyclic
+/// versions, exit 1. Assumed sequentially consistent only, three
+/// processes order nothing.
+#[test]
+fn assumed_linearizable_keys_order_what_a_register_s_reads_cannot() {
+    let dir = scratch("keys");
+    let text: String = [(0, "[:w 1 1]", "[:w 1 1]"), (1, "[:w 1 2]", "[:w 1 2]"), (2, "[:r 1 nil]", "[:r 1 1]")]
+        .iter()
+        .map(|(p, invoke, ok)| {
+            format!(
+                "{{:type :invoke, :f :txn, :value [{invoke}], :process {p}}}\n{{:type :ok, :f :txn, :value [{ok}], :process {p}}}\n"
+            )
+        })
+        .collect();
+    let (file, _) = check_text(&dir, "h.edn", &text);
+    let check = |flags: &[&str]| {
+        let mut args = vec!["hunt", "--check", file.to_str().unwrap(), "--format", "json"];
+        args.extend(flags);
+        let r = run(&args);
+        let v: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stderr));
+        let level = &v["levels"][0];
+        let names: Vec<String> = (level["anomalies"].as_array().unwrap().iter())
+            .map(|a| a["name"].as_str().unwrap().to_string())
+            .collect();
+        (r.code, names, level["version_orders"].clone())
+    };
+    let (code, names, orders) = check(&[]);
+    assert_eq!((code, names.len()), (0, 0), "{names:?}");
+    assert_eq!(orders["undecided"], 1, "{orders}");
+    let (code, names, orders) = check(&["--sequential-keys"]);
+    assert_eq!((code, names.len()), (0, 0), "{names:?}");
+    assert_eq!(orders["undecided"], 1, "{orders}");
+    let (code, names, orders) = check(&["--linearizable-keys"]);
+    assert_eq!((code, names), (1, vec!["cyclic-versions".to_string()]));
+    assert_eq!(orders["cyclic"], 1, "{orders}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -21,6 +21,13 @@ pub struct Options {
     /// Writes a committed transaction made that no later read contains
     /// (a history recorded under a nemesis, or with real time asked for).
     pub lost: bool,
+    /// rw-register: each key assumed sequentially consistent, so each
+    /// session's operations on it see its versions in order (Elle's
+    /// `:sequential-keys?`).
+    pub sequential_keys: bool,
+    /// rw-register: each key assumed linearizable, so an operation sees
+    /// every version written before it began (Elle's `:linearizable-keys?`).
+    pub linearizable_keys: bool,
 }
 
 /// An anomaly's class.
@@ -266,6 +273,12 @@ pub enum OrderFrom {
     CommitOrder,
     /// An rw-register's: what the history's reads and writes order.
     Inferred,
+    /// An rw-register's: the history's order with each session's
+    /// operations on the key in order (`--sequential-keys`).
+    SequentialKeys,
+    /// An rw-register's: the history's order with real time on the key
+    /// (`--linearizable-keys`).
+    LinearizableKeys,
 }
 
 impl Why {
@@ -352,10 +365,17 @@ pub struct VersionSources {
     pub server: usize,
     /// Ordered by what the history shows alone.
     pub inferred: usize,
+    /// Ordered only with each session's order on the key (`--sequential-keys`).
+    pub sequential: usize,
+    /// Ordered only with real time on the key (`--linearizable-keys`).
+    pub linearizable: usize,
     /// Neither gave one order: their reads of a value give no edges.
     pub undecided: usize,
     /// The orders contradict each other.
     pub cyclic: usize,
+    /// What was assumed of each key: sequentially consistent, linearizable.
+    #[serde(skip)]
+    pub assumed: (bool, bool),
 }
 
 impl Checked {

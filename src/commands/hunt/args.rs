@@ -79,6 +79,14 @@ pub struct HuntArgs {
     #[arg(long)]
     pub session_order: bool,
 
+    /// rw-register: assume each key sequentially consistent (each session sees its versions in order).
+    #[arg(long)]
+    pub sequential_keys: bool,
+
+    /// rw-register: assume each key linearizable (an operation sees every version written before it began).
+    #[arg(long)]
+    pub linearizable_keys: bool,
+
     /// Every cycle class of every strongly connected component, not one per class.
     #[arg(long)]
     pub all_cycles: bool,
@@ -220,6 +228,8 @@ crate::help_tr! {
     ("arg.hunt.check", "Kaydedilmiş bir geçmişi (lab'ın JSON satırları ya da Jepsen'in history.edn dosyası) sunucusuz denetle"),
     ("arg.hunt.realtime", "İşlemleri gerçek zamana göre de sırala (biri öteki başlamadan bitti)"),
     ("arg.hunt.session_order", "Her oturumun işlemlerini çalıştırdığı sırayla da sırala"),
+    ("arg.hunt.sequential_keys", "rw-register: her anahtarı sıralı tutarlı say (her oturum sürümlerini sırayla görür)"),
+    ("arg.hunt.linearizable_keys", "rw-register: her anahtarı doğrusallaştırılabilir say (bir işlem, başlamadan önce yazılmış her sürümü görür)"),
     ("arg.hunt.all_cycles", "Sınıf başına bir değil, her güçlü bağlı bileşenin her döngü sınıfı"),
     ("arg.hunt.specs", "Yeniden üreticilerin yazılacağı dizin"),
     ("arg.hunt.no_specs", "Yeniden üretici yazma"),

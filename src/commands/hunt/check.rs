@@ -44,7 +44,11 @@ impl Found {
 pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
     // An rw-register history is checked as the list-append history its
     // version orders make of it (the operations keep their places).
-    let mut lifted = if h.register() { Some(register::lift(h)?) } else { None };
+    let mut lifted = if h.register() {
+        Some(register::lift(h, &opts)?)
+    } else {
+        None
+    };
     let given = (lifted.as_mut()).map(|l| (std::mem::take(&mut l.orders), l.sources, std::mem::take(&mut l.found)));
     let txns = lifted.as_ref().map_or(&h.txns, |l| &l.txns);
     let n = txns.len();
@@ -177,6 +181,7 @@ mod tests {
             sessions: true,
             all_cycles: true,
             lost: true,
+            ..Options::default()
         };
         assert!(names(h, all).is_empty());
     }

@@ -79,6 +79,8 @@ impl Hunt {
             sessions: args.session_order,
             all_cycles: args.all_cycles,
             lost: false,
+            sequential_keys: args.sequential_keys,
+            linearizable_keys: args.linearizable_keys,
         };
         if let Some(file) = &args.check {
             if levels.len() > 1 {
@@ -160,8 +162,19 @@ impl Hunt {
     }
 }
 
+/// The flag that assumes something of each key's versions, if one was given.
+pub fn keys_flag(sequential: bool, linearizable: bool) -> Option<&'static str> {
+    (sequential.then_some("--sequential-keys")).or(linearizable.then_some("--linearizable-keys"))
+}
+
 /// Options that do not go together, refused by name (exit 2).
 fn refuse_together(args: &HuntArgs, faults: &[Fault]) -> Result<()> {
+    if let Some(flag) = keys_flag(args.sequential_keys, args.linearizable_keys)
+        && args.workload != HuntWorkload::RwRegister
+    {
+        let name = args.workload.to_possible_value().map(|v| v.get_name().to_string());
+        bail!(hmsg::keys_register_only(flag, name.unwrap_or_default()));
+    }
     if faults.contains(&Fault::Failover) {
         // The HA cluster is the server: faults of one server, lab's
         // standby and its TLS have no place there.

@@ -93,9 +93,15 @@ const NONE: Options = Options {
     sessions: false,
     all_cycles: false,
     lost: false,
+    sequential_keys: false,
+    linearizable_keys: false,
 };
 const REALTIME: Options = Options { realtime: true, ..NONE };
 const SESSIONS: Options = Options { sessions: true, ..NONE };
+const SEQUENTIAL_KEYS: Options = Options {
+    sequential_keys: true,
+    ..NONE
+};
 
 const CASES: &[Case] = &[
     Case {
@@ -316,7 +322,60 @@ const REGISTER_CASES: &[Case] = &[
         elle: &["empty-transaction-graph"],
         lab: Some(&[]),
     },
+    Case {
+        name: "rw-register G0 ordered by sequential keys (each process's later read)",
+        txns: &[
+            (0, "ok", "wx1wy2"),
+            (1, "ok", "wx2wy1"),
+            (0, "ok", "rx2"),
+            (1, "ok", "ry2"),
+        ],
+        opts: SEQUENTIAL_KEYS,
+        elle: &["G0"],
+        lab: None,
+    },
+    Case {
+        name: "rw-register cyclic version order (sequential keys)",
+        txns: &[(0, "ok", "wx1"), (0, "ok", "wx2"), (0, "ok", "rx1")],
+        opts: SEQUENTIAL_KEYS,
+        elle: &["cyclic-versions"],
+        lab: None,
+    },
 ];
+
+/// Elle's `cyclic-versions-bug-test`: a read of nil concurrent with the
+/// write of 4, then a read of 4, with linearizable keys: no contradiction,
+/// valid (Elle once found a cycle here).
+#[test]
+fn linearizable_keys_see_no_cycle_in_elle_s_cyclic_versions_bug_history() {
+    let ops: &[(u64, &str, u64, &str)] = &[
+        (1, "invoke", 0, "[]"),
+        (2, "ok", 0, "[]"),
+        (3, "invoke", 0, "[[:r 1 nil]]"),
+        (4, "invoke", 1, "[[:w 1 4]]"),
+        (5, "invoke", 2, "[]"),
+        (320, "ok", 0, "[[:r 1 nil]]"),
+        (322, "ok", 1, "[[:w 1 4]]"),
+        (323, "ok", 2, "[]"),
+        (324, "invoke", 0, "[]"),
+        (325, "ok", 0, "[]"),
+        (326, "invoke", 0, "[[:r 1 nil]]"),
+        (327, "ok", 0, "[[:r 1 4]]"),
+    ];
+    let text: String = (ops.iter())
+        .map(|(i, kind, p, v)| format!("{{:index {i}, :time {i}, :type :{kind}, :process {p}, :f :txn, :value {v}}}\n"))
+        .collect();
+    let h = History::parse(&text).unwrap();
+    let opts = Options {
+        linearizable_keys: true,
+        realtime: true,
+        sessions: true,
+        ..NONE
+    };
+    let c = check(&h, opts).unwrap();
+    assert!(c.anomalies.is_empty(), "{:?}", c.names());
+    assert_eq!(c.registers.map(|s| (s.linearizable, s.cyclic)), Some((0, 0)));
+}
 
 #[test]
 fn lab_names_what_elle_names() {
@@ -362,6 +421,16 @@ fn a_read_of_a_value_nobody_wrote_is_refused_where_elle_takes_it_as_given() {
         &[(0, "ok", "rx0wx1"), (1, "ok", "rx0wx2")][..],
         &[(0, "ok", "rx1rx2")],
         &[(0, "ok", "ry1wx1wy2"), (1, "ok", "rx1ry1")],
+        // Under :linearizable-keys? in Elle's tests: a read of what was
+        // just written, G2-item, the scc-sort bug.
+        &[(0, "ok", "wx1"), (0, "ok", "rx2"), (0, "ok", "rx1")],
+        &[(0, "ok", "rx1ry1"), (1, "ok", "rx1wy2"), (2, "ok", "ry1wx2")],
+        &[
+            (0, "ok", "rx1"),
+            (0, "ok", "rx_"),
+            (0, "ok", "rx4wx3"),
+            (0, "ok", "wx4"),
+        ],
     ] {
         let h = History::parse(&edn_of(txns, register_mops)).unwrap();
         let e = check(&h, NONE).map(|_| ()).unwrap_err();

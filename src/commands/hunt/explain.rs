@@ -40,11 +40,7 @@ fn why(txns: &[Txn], writers: &Writers, orders: &VersionOrders, a: usize, b: usi
     let op_of = |k: Key, e: Elem| writers.get(&(k, e)).map_or(0, |w| w.op as usize);
     let from = |k: &Key, e: Elem| {
         if let Some(g) = orders.given.get(k) {
-            if g.server {
-                OrderFrom::CommitOrder
-            } else {
-                OrderFrom::Inferred
-            }
+            g.from
         } else if !order_of(k).contains(&e) {
             OrderFrom::Unread
         } else if orders.single.contains_key(k) {

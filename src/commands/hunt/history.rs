@@ -288,6 +288,9 @@ pub struct History {
     pub txns: Vec<Txn>,
     /// The faults injected while it was recorded, in order.
     pub nemesis: Vec<NemesisEvent>,
+    /// A Jepsen history without :time: its transactions' times are their
+    /// places in the file, which order them but measure no time.
+    pub untimed: bool,
 }
 
 impl History {
@@ -658,6 +661,7 @@ mod tests {
                 end: Some(25),
                 how: None,
             }],
+            untimed: false,
         };
         let text = h.to_json_lines();
         let lines: Vec<&str> = text.lines().collect();

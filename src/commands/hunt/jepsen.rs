@@ -25,7 +25,8 @@ enum Event {
         process: i64,
         /// None: an invocation.
         status: Option<Status>,
-        time: u64,
+        /// None: the operation has no :time.
+        time: Option<u64>,
         value: Mops,
     },
 }
@@ -162,8 +163,8 @@ fn event(line: usize, op: Value) -> Event {
         return bad("an operation without :type".into());
     };
     let time = match op.get("time") {
-        Some(&Value::Int(t)) if t >= 0 => t as u64,
-        None => 0,
+        Some(&Value::Int(t)) if t >= 0 => Some(t as u64),
+        None => None,
         Some(v) => return bad(format!(":time is {}, not a count of nanoseconds", v.show())),
     };
     let status = match kind {
@@ -189,6 +190,11 @@ struct Pairing {
     pending: HashMap<i64, (usize, u64, Mops)>,
     h: History,
     keys: Keys,
+    /// Whether the operations carry :time (the first one says), and how
+    /// many there were: without :time, an operation's place in the file is
+    /// its time, as the history's order is Elle's real-time order.
+    timed: Option<bool>,
+    ops: u64,
 }
 
 impl Pairing {
@@ -205,6 +211,13 @@ impl Pairing {
             } => (line, process, status, time, value),
         };
         let bad = |what: String| Damage { line, what };
+        self.ops += 1;
+        if *self.timed.get_or_insert(time.is_some()) != time.is_some() {
+            return Err(bad(
+                "an operation with :time among operations without (or the other way round): the history's order is not one clock".into(),
+            ));
+        }
+        let time = time.unwrap_or(self.ops);
         let Some(status) = status else {
             if self.pending.insert(process, (line, time, value)).is_some() {
                 return Err(bad(format!(
@@ -248,6 +261,7 @@ impl Pairing {
                 ..Txn::new(n, process as u64, Status::Info, start, ops)
             });
         }
+        self.h.untimed = self.timed == Some(false);
         Ok(self.h)
     }
 }
@@ -433,7 +447,7 @@ fn scan(line: &[u8], n: usize) -> Option<Event> {
         line: n,
         process,
         status,
-        time: time.unwrap_or(0),
+        time,
         value: match value? {
             Some(mops) => Mops::Raw(mops),
             None => Mops::Value(Value::Nil),

@@ -16,6 +16,7 @@ use super::check::{self, Anomaly, Checked, Class, Level, Name, OrderFrom, Why, f
 use super::config::{HuntCheck, HuntRun};
 use super::history::{Header, History, Op, PREDICATE, RW_REGISTER, Status, Txn};
 use super::nemesis::{Fault, Schedule};
+use super::register::Sources as VersionSources;
 use super::reproduce::{self, Order, Reproducer};
 use super::workload::{Budget, CREATE, Link, Workload};
 use super::{history, msg};
@@ -254,6 +255,7 @@ impl Hunt {
             header: Some(self.header(level, &env.server.version)),
             txns,
             nemesis: events,
+            untimed: false,
         };
         // An rw-register's version orders are the server's commit order:
         // every writer's commit timestamp, before the check.
@@ -671,7 +673,10 @@ impl Hunt {
         // An rw-register's anomaly is replayed as the list-append history its
         // version orders made of it: the same rows locked and written, and
         // the replay's reads show each key's order, which a register's cannot.
-        let lifted = history.register().then(|| as_list_append(history)).transpose()?;
+        let cycles = checked.anomalies.iter().any(|a| a.name.is_cycle());
+        let lifted = (history.register() && cycles)
+            .then(|| as_list_append(history, &self.cfg.options))
+            .transpose()?;
         let register = lifted.is_some();
         let history = lifted.as_ref().unwrap_or(history);
         for (i, a) in checked.anomalies.iter().enumerate().filter(|(_, a)| a.name.is_cycle()) {
@@ -1003,8 +1008,8 @@ fn lsn_value(lsn: &str) -> Option<u64> {
 
 /// An rw-register history as list-append: each write an append, each read
 /// of a value the key's version order up to it (see [`super::register`]).
-fn as_list_append(h: &History) -> Result<History> {
-    let lifted = super::register::lift(h).map_err(|d| anyhow::anyhow!(d.what))?;
+fn as_list_append(h: &History, opts: &check::Options) -> Result<History> {
+    let lifted = super::register::lift(h, opts).map_err(|d| anyhow::anyhow!(d.what))?;
     let mut header = h.header.clone();
     if let Some(h) = header.as_mut() {
         h.workload = None;
@@ -1013,6 +1018,7 @@ fn as_list_append(h: &History) -> Result<History> {
         header,
         txns: lifted.txns,
         nemesis: h.nemesis.clone(),
+        untimed: h.untimed,
     })
 }
 
@@ -1024,7 +1030,13 @@ fn register_cycle(h: &History, a: &Anomaly, read_of: &dyn Fn(usize, usize) -> St
     let from = |order: &OrderFrom| match order {
         OrderFrom::CommitOrder => msg::by_commit_order(),
         OrderFrom::Inferred => msg::by_history(),
+        OrderFrom::SequentialKeys => msg::by_sequential_keys(),
+        OrderFrom::LinearizableKeys => msg::by_linearizable_keys(),
         _ => msg::nil_first(),
+    };
+    let decided = |order: &OrderFrom| {
+        use OrderFrom::*;
+        matches!(order, CommitOrder | Inferred | SequentialKeys | LinearizableKeys)
     };
     (a.cycle.iter())
         .map(|l| {
@@ -1036,11 +1048,9 @@ fn register_cycle(h: &History, a: &Anomaly, read_of: &dyn Fn(usize, usize) -> St
                     then,
                     order,
                     ..
-                } => match order {
-                    OrderFrom::CommitOrder | OrderFrom::Inferred => {
-                        msg::why_ww_register(&x, *first, *key, &y, *then, from(order))
-                    }
-                    _ => msg::why_ww_register_later(&x, *first, *key, &y, *then, from(order)),
+                } => match decided(order) {
+                    true => msg::why_ww_register(&x, *first, *key, &y, *then, from(order)),
+                    false => msg::why_ww_register_later(&x, *first, *key, &y, *then, from(order)),
                 },
                 Why::Wr { key, elem, .. } => msg::why_wr_register(&y, *key, *elem, &x),
                 Why::Rw {
@@ -1049,11 +1059,9 @@ fn register_cycle(h: &History, a: &Anomaly, read_of: &dyn Fn(usize, usize) -> St
                     from_op,
                     order,
                     ..
-                } => match order {
-                    OrderFrom::CommitOrder | OrderFrom::Inferred => {
-                        msg::why_rw_register(&x, *key, read_of(l.from, *from_op), &y, *elem, from(order))
-                    }
-                    _ => msg::why_rw_register_later(&x, *key, read_of(l.from, *from_op), &y, *elem, from(order)),
+                } => match decided(order) {
+                    true => msg::why_rw_register(&x, *key, read_of(l.from, *from_op), &y, *elem, from(order)),
+                    false => msg::why_rw_register_later(&x, *key, read_of(l.from, *from_op), &y, *elem, from(order)),
                 },
                 Why::Realtime => msg::why_realtime(&x, &y),
                 Why::Session => msg::why_session(&x, &y, h.txns[l.from].session),
@@ -1077,7 +1085,8 @@ fn value(v: Option<i64>, status: Status) -> String {
 
 /// What an anomaly is, edge by edge or read by read, in words.
 /// `register`: `h` is an rw-register history (the check said so).
-pub fn explain(h: &History, a: &Anomaly, register: bool) -> Vec<Text> {
+pub fn explain(h: &History, a: &Anomaly, registers: Option<VersionSources>) -> Vec<Text> {
+    let register = registers.is_some();
     let read_of = |t: usize, op: usize| match &h.txns[t].ops.get(op) {
         Some(Op::Read(_, Some(l))) => list(l),
         Some(Op::Get(_, v)) => value(*v, h.txns[t].status),
@@ -1161,9 +1170,15 @@ pub fn explain(h: &History, a: &Anomaly, register: bool) -> Vec<Text> {
         Class::CyclicVersions => {
             let timed = (h.txns.iter())
                 .any(|t| t.committed_at.is_some() && t.ops.iter().any(|o| matches!(o, Op::Write(k, _) if *k == r.key)));
+            let assumed = match registers.map(|s| s.assumed) {
+                Some((true, true)) => msg::assumed_both(),
+                Some((true, false)) => msg::assumed_sequential(),
+                Some((false, true)) => msg::assumed_linearizable(),
+                _ => msg::assumed_nothing(),
+            };
             match timed {
-                true => msg::why_cyclic_versions(r.key, elem),
-                false => msg::why_cyclic_versions_history(r.key, elem),
+                true => msg::why_cyclic_versions(r.key, elem, assumed),
+                false => msg::why_cyclic_versions_history(r.key, elem, assumed),
             }
         }
         Class::Lost | Class::UnknownContradicted => {
@@ -1413,14 +1428,19 @@ impl Outputs<'_> {
                 BTreeMap::from([
                     ("server", s.server),
                     ("inferred", s.inferred),
+                    ("sequential", s.sequential),
+                    ("linearizable", s.linearizable),
                     ("undecided", s.undecided),
                     ("cyclic", s.cyclic),
                 ])
             }),
-            versions_line: f
-                .checked
-                .registers
-                .map(|s| msg::versions_line(s.server, s.inferred, s.undecided + s.cyclic)),
+            versions_line: f.checked.registers.map(|s| {
+                let undecided = s.undecided + s.cyclic;
+                match self.options.sequential_keys || self.options.linearizable_keys {
+                    true => msg::versions_line_assumed(s.server, s.inferred, s.sequential, s.linearizable, undecided),
+                    false => msg::versions_line(s.server, s.inferred, undecided),
+                }
+            }),
             as_expected: f.as_expected(),
             name: f.level_name(),
             secs: f.secs,
@@ -1441,7 +1461,7 @@ impl Outputs<'_> {
                     let name = Name::of(class);
                     let mut observed: Vec<Text> = found
                         .iter()
-                        .flat_map(|a| explain(&f.history, a, f.checked.registers.is_some()))
+                        .flat_map(|a| explain(&f.history, a, f.checked.registers))
                         .collect();
                     if found.is_empty() {
                         observed.push(msg::not_found());
@@ -1537,7 +1557,7 @@ fn anomaly(f: &Found, a: &Anomaly, replayed: Option<&Replayed>) -> AnomalyReport
         },
         forbidden: forbidden(a.name, at),
         transactions: a.txns.iter().map(|t| f.history.txns[*t].index).collect(),
-        explanation: explain(&f.history, a, f.checked.registers.is_some()),
+        explanation: explain(&f.history, a, f.checked.registers),
         reproducer: replayed.map(|r| ReproducerReport {
             path: r.path.as_ref().map(|p| p.display().to_string()),
             reproduced: r.showed == r.of && r.of > 0,
@@ -1827,6 +1847,7 @@ impl Hunt {
                 header: Some(self.header(w.level, version)),
                 txns,
                 nemesis: w.chaos.as_ref().map(|c| c.events()).unwrap_or_default(),
+                untimed: false,
             };
             if let Ok(checked) = check::check(&history, self.cfg.options) {
                 let file = self.write_history(&history, w.level).ok().flatten();
@@ -1881,6 +1902,9 @@ fn specs_dir(dir: &Path) -> Result<()> {
 /// How long the recorded run took: from its first transaction's start to its
 /// last end, in seconds (0: the history keeps no times).
 fn recorded_secs(h: &History) -> f64 {
+    if h.untimed {
+        return 0.0;
+    }
     let first = h.txns.iter().map(|t| t.start).min().unwrap_or(0);
     let last = h.txns.iter().filter_map(|t| t.end).max().unwrap_or(first);
     last.saturating_sub(first) as f64 / 1e9
@@ -1914,6 +1938,15 @@ pub fn check_file(cfg: &HuntCheck) -> Result<Exit> {
     if history.txns.is_empty() {
         // Nothing checked is no verdict.
         bail!(msg::empty_history(cfg.file.display().to_string()));
+    }
+    let keys = super::config::keys_flag(cfg.options.sequential_keys, cfg.options.linearizable_keys);
+    if let Some(flag) = keys.filter(|_| !history.register()) {
+        let workload = if history.predicate() {
+            "predicate"
+        } else {
+            "list-append"
+        };
+        bail!(msg::keys_register_only(flag, workload));
     }
     // A Jepsen history says which process ran each operation, one at a
     // time, and when on one clock: its session and real-time orders are
@@ -2023,7 +2056,7 @@ mod tests {
         let fork = (c.anomalies.iter())
             .find(|a| a.name.text() == "G-nonadjacent")
             .expect("a Long Fork");
-        let said: Vec<String> = explain(&h, fork, false).iter().map(|t| t.render(Lang::En)).collect();
+        let said: Vec<String> = explain(&h, fork, None).iter().map(|t| t.render(Lang::En)).collect();
         let last = said.last().unwrap();
         assert!(
             last.starts_with("read on lab's standby") && last.contains("T3 (0/3000148)"),
@@ -2042,7 +2075,7 @@ mod tests {
         primary.txns[0].commit_lsn = None;
         primary.txns[1].commit_lsn = None;
         let c = check::check(&primary, Default::default()).unwrap();
-        let said: Vec<String> = explain(&primary, &c.anomalies[0], false)
+        let said: Vec<String> = explain(&primary, &c.anomalies[0], None)
             .iter()
             .map(|t| t.render(Lang::En))
             .collect();

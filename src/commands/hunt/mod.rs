@@ -17,6 +17,7 @@ pub mod graph;
 pub mod history;
 pub mod jepsen;
 pub mod job;
+mod keys;
 pub mod models;
 pub mod msg;
 pub mod nemesis;

@@ -60,6 +60,10 @@ crate::messages! {
         en: "--via pgpool runs without a nemesis: pgpool-II holds the sessions' connections to both servers, and a fault would be judged against what it does with them",
         tr: "--via pgpool nemesis olmadan çalışır: oturumların iki sunucuya bağlantılarını pgpool-II tutar ve bir hata, onun bunlarla yaptığına göre değerlendirilirdi",
     }
+    keys_register_only(flag, workload) {
+        en: "{flag} orders an rw-register's versions, which its reads do not show; a {workload} history's reads show theirs",
+        tr: "{flag} bir rw-register'ın okumalarının göstermediği sürüm sırasını verir; bir {workload} geçmişinin okumaları kendi sürümlerini gösterir",
+    }
     pgpool_list_append(workload) {
         en: "--via pgpool runs the list-append workload only (--workload {workload} is not sent through pgpool-II)",
         tr: "--via pgpool yalnızca list-append iş yükünü çalıştırır (--workload {workload} pgpool-II üzerinden gönderilmez)",
@@ -232,6 +236,10 @@ crate::messages! {
         en: "rw-register: each key's version order from the server's commit order of its writers (pg_xact_commit_timestamp) for {server} key(s), from the history's reads and writes alone for {inferred}; not decided for {undecided} (their reads of a value give no dependency)",
         tr: "rw-register: her anahtarın sürüm sırası {server} anahtar için sunucunun yazanlarını commit ettiği sıradan (pg_xact_commit_timestamp), {inferred} anahtar için yalnızca geçmişin okuma ve yazmalarından alındı; {undecided} anahtar için belirlenemedi (bir değeri okumaları bağımlılık vermez)",
     }
+    versions_line_assumed(server, inferred, sequential, linearizable, undecided) {
+        en: "rw-register: each key's version order from the server's commit order of its writers (pg_xact_commit_timestamp) for {server} key(s), from the history's reads and writes alone for {inferred}, with each session seeing each key's versions in order (--sequential-keys) for {sequential}, with each transaction seeing every version written before it began (--linearizable-keys) for {linearizable}; not decided for {undecided} (their reads of a value give no dependency)",
+        tr: "rw-register: her anahtarın sürüm sırası {server} anahtar için sunucunun yazanlarını commit ettiği sıradan (pg_xact_commit_timestamp), {inferred} anahtar için yalnızca geçmişin okuma ve yazmalarından, {sequential} anahtar için her oturumun sürümleri sırayla gördüğü varsayımıyla (--sequential-keys), {linearizable} anahtar için her işlemin kendisi başlamadan önce yazılmış her sürümü gördüğü varsayımıyla (--linearizable-keys) alındı; {undecided} anahtar için belirlenemedi (bir değeri okumaları bağımlılık vermez)",
+    }
     why_ww_register_later(from, first, key, to, then, by) {
         en: "{from} wrote {first} to key {key}, and {to} wrote {then}, a later version ({by}) (ww)",
         tr: "{from} {key} anahtarına {first} yazdı, {to} daha sonraki bir sürüm olan {then} değerini yazdı ({by}) (ww)",
@@ -244,9 +252,25 @@ crate::messages! {
         en: "nil comes before every value; the key's order is not decided",
         tr: "nil her değerden önce gelir; anahtarın sırası belirlenemedi",
     }
-    why_cyclic_versions_history(key, elem) {
-        en: "key {key}'s versions cannot be put in one order: the history's reads and writes put {elem} both before and after another version (cyclic versions)",
-        tr: "{key} anahtarının sürümleri tek bir sıraya konamıyor: geçmişin okuma ve yazmaları {elem} değerini başka bir sürümün hem önüne hem ardına koyuyor (döngüsel sürümler)",
+    why_cyclic_versions_history(key, elem, assumed) {
+        en: "key {key}'s versions cannot be put in one order: the history's reads and writes{assumed} put {elem} both before and after another version (cyclic versions)",
+        tr: "{key} anahtarının sürümleri tek bir sıraya konamıyor: geçmişin okuma ve yazmaları{assumed} {elem} değerini başka bir sürümün hem önüne hem ardına koyuyor (döngüsel sürümler)",
+    }
+    assumed_nothing() {
+        en: "",
+        tr: "",
+    }
+    assumed_sequential() {
+        en: ", with each session seeing the key's versions in order (--sequential-keys),",
+        tr: ", her oturumun anahtarın sürümlerini sırayla gördüğü varsayımıyla (--sequential-keys),",
+    }
+    assumed_linearizable() {
+        en: ", with each transaction seeing every version written before it began (--linearizable-keys),",
+        tr: ", her işlemin kendisi başlamadan önce yazılmış her sürümü gördüğü varsayımıyla (--linearizable-keys),",
+    }
+    assumed_both() {
+        en: ", with each session seeing the key's versions in order and each transaction every version written before it began (--sequential-keys, --linearizable-keys),",
+        tr: ", her oturumun anahtarın sürümlerini sırayla, her işlemin kendisi başlamadan önce yazılmış her sürümü gördüğü varsayımıyla (--sequential-keys, --linearizable-keys),",
     }
     by_commit_order() {
         en: "in the order the server committed the key's writers",
@@ -256,9 +280,17 @@ crate::messages! {
         en: "as the history's reads and writes order them",
         tr: "geçmişin okuma ve yazmalarının sıraladığı gibi",
     }
-    why_cyclic_versions(key, elem) {
-        en: "key {key}'s versions cannot be put in one order: the server's commit order and the history's reads and writes put {elem} both before and after another version (cyclic versions)",
-        tr: "{key} anahtarının sürümleri tek bir sıraya konamıyor: sunucunun commit sırası ile geçmişin okuma ve yazmaları {elem} değerini başka bir sürümün hem önüne hem ardına koyuyor (döngüsel sürümler)",
+    by_sequential_keys() {
+        en: "as the history's reads and writes order them, each session seeing the key's versions in order (--sequential-keys)",
+        tr: "geçmişin okuma ve yazmalarının sıraladığı gibi, her oturum anahtarın sürümlerini sırayla görerek (--sequential-keys)",
+    }
+    by_linearizable_keys() {
+        en: "as the history's reads and writes order them, each transaction seeing every version of the key written before it began (--linearizable-keys)",
+        tr: "geçmişin okuma ve yazmalarının sıraladığı gibi, her işlem anahtarın kendisi başlamadan önce yazılmış her sürümünü görerek (--linearizable-keys)",
+    }
+    why_cyclic_versions(key, elem, assumed) {
+        en: "key {key}'s versions cannot be put in one order: the server's commit order and the history's reads and writes{assumed} put {elem} both before and after another version (cyclic versions)",
+        tr: "{key} anahtarının sürümleri tek bir sıraya konamıyor: sunucunun commit sırası ile geçmişin okuma ve yazmaları{assumed} {elem} değerini başka bir sürümün hem önüne hem ardına koyuyor (döngüsel sürümler)",
     }
     why_realtime(from, to) {
         en: "{from} ended before {to} began (real time)",

@@ -11,6 +11,10 @@
 //! 2. the history itself, as Elle infers it: nil comes first, a transaction
 //!    that read a value and then wrote the key wrote after it, and one
 //!    transaction's writes of a key come in the order it made them.
+//! 3. where the user vouches for each key (`--sequential-keys`,
+//!    `--linearizable-keys`, as Elle's options of those names): the order
+//!    each session, or real time, saw the key's versions in (see
+//!    [`super::keys`]).
 //!
 //! Where these give a key one total order, its reads are lifted to
 //! list-append reads of that order's prefix (a read of v is a read of every
@@ -19,14 +23,17 @@
 //! nil, its reads of a value give no edge. Orders that contradict each
 //! other (a cycle) are Elle's cyclic-versions.
 pub use super::anomaly::VersionSources as Sources;
-use super::anomaly::{Anomaly, Class, IntMap, Name, ReadAt};
+use super::anomaly::{Anomaly, Class, IntMap, Name, Options, OrderFrom, ReadAt};
 use super::history::{Damage, Elem, History, Key, Op, Status, Txn};
+use super::keys::{self, Assumed};
 
-/// A key's version order, and whether the server gave it.
+/// A key's version order, and what gave it: the server's commit order,
+/// the history alone, or the history with what `--sequential-keys` or
+/// `--linearizable-keys` assume of each key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Given {
     pub order: Vec<Elem>,
-    pub server: bool,
+    pub from: OrderFrom,
 }
 
 /// An rw-register history lifted to list-append.
@@ -44,12 +51,21 @@ type Writers = IntMap<(Key, Elem), (u32, u32)>;
 /// The history's rw-register operations as list-append's, checked first:
 /// no list-append operation or predicate read among them, each value
 /// written to a key once, every committed read of a value nobody wrote.
-pub fn lift(h: &History) -> Result<Lifted, Damage> {
+/// `opts`: what may be assumed of each key.
+pub fn lift(h: &History, opts: &Options) -> Result<Lifted, Damage> {
     let txns = &h.txns;
     let writers = writers(txns)?;
     let committed = committed(txns, &writers);
     let mut found = Vec::new();
-    let (orders, sources) = orders(txns, &writers, &committed, &mut found);
+    let assumed = [
+        opts.sequential_keys
+            .then(|| (keys::by_sessions(txns), OrderFrom::SequentialKeys)),
+        opts.linearizable_keys
+            .then(|| (keys::by_realtime(txns), OrderFrom::LinearizableKeys)),
+    ];
+    let assumed: Vec<_> = assumed.into_iter().flatten().collect();
+    let (orders, mut sources) = orders(txns, &writers, &committed, &assumed, &mut found);
+    sources.assumed = (opts.sequential_keys, opts.linearizable_keys);
     undecided_lost_updates(txns, &orders, &mut found);
     let status_of = |t: usize| match committed[t] {
         true => Status::Ok,
@@ -278,11 +294,14 @@ struct KeyVersions<'a> {
     unknown_commit: bool,
 }
 
-/// Each key's version order where one is decided, and where each came from.
+/// Each key's version order where one is decided, and where each came
+/// from; `assumed`: what the order operations ran in says of each key,
+/// where the user vouches for it.
 fn orders(
     txns: &[Txn],
     writers: &Writers,
     committed: &[bool],
+    assumed: &[(IntMap<Key, Assumed>, OrderFrom)],
     found: &mut Vec<Anomaly>,
 ) -> (IntMap<Key, Given>, Sources) {
     let mut keys: IntMap<Key, KeyVersions> = IntMap::default();
@@ -342,19 +361,22 @@ fn orders(
                 .map(|g| g.iter().map(|c| (c.1, c.2)).collect())
                 .collect();
         }
-        let server = groups.len() > 1;
-        let groups = if server { groups } else { Vec::new() };
-        match total_order(&kv.values, &kv.before, &groups) {
-            Order::Total(order) => {
-                if server {
-                    sources.server += 1;
-                } else {
-                    sources.inferred += 1;
+        let groups = if groups.len() > 1 { groups } else { Vec::new() };
+        let assumed: Vec<(&Assumed, OrderFrom)> = (assumed.iter())
+            .filter_map(|(by, from)| by.get(&k).map(|a| (a, *from)))
+            .collect();
+        match decide(&kv.values, &kv.before, &groups, &assumed) {
+            (Order::Total(order), from) => {
+                match from {
+                    OrderFrom::CommitOrder => sources.server += 1,
+                    OrderFrom::SequentialKeys => sources.sequential += 1,
+                    OrderFrom::LinearizableKeys => sources.linearizable += 1,
+                    _ => sources.inferred += 1,
                 }
-                orders.insert(k, Given { order, server });
+                orders.insert(k, Given { order, from });
             }
-            Order::Partial => sources.undecided += 1,
-            Order::Cycle(v) => {
+            (Order::Partial, _) => sources.undecided += 1,
+            (Order::Cycle(v), _) => {
                 sources.cyclic += 1;
                 let (w, op) = writers[&(k, v)];
                 found.push(Anomaly {
@@ -374,6 +396,46 @@ fn orders(
         }
     }
     (orders, sources)
+}
+
+/// A key's order under every constraint there is (any contradiction a
+/// cycle: the key gets no order), and the first source it is decided by:
+/// the server's commit order (`groups`), or the history alone, then each
+/// assumption in turn.
+fn decide(
+    values: &[Elem],
+    before: &[(Elem, Elem)],
+    groups: &[Vec<(Elem, Elem)>],
+    assumed: &[(&Assumed, OrderFrom)],
+) -> (Order, OrderFrom) {
+    let base = if groups.is_empty() {
+        OrderFrom::Inferred
+    } else {
+        OrderFrom::CommitOrder
+    };
+    if assumed.iter().any(|(a, _)| !a.nil_after.is_empty()) {
+        let written: IntMap<Elem, ()> = values.iter().map(|v| (*v, ())).collect();
+        let before_nil = assumed.iter().flat_map(|(a, _)| &a.nil_after);
+        if let Some(v) = before_nil.copied().find(|v| written.contains_key(v)) {
+            return (Order::Cycle(v), base);
+        }
+    }
+    let mut all = before.to_vec();
+    all.extend(assumed.iter().flat_map(|(a, _)| a.before.iter().copied()));
+    let order = total_order(values, &all, groups);
+    if !matches!(order, Order::Total(_)) || assumed.is_empty() {
+        return (order, base);
+    }
+    let mut some = before.to_vec();
+    let mut from = base;
+    for (a, by) in assumed {
+        if matches!(total_order(values, &some, groups), Order::Total(_)) {
+            break;
+        }
+        some.extend(a.before.iter().copied());
+        from = *by;
+    }
+    (order, from)
 }
 
 /// What the constraints say of a key's values.
@@ -552,7 +614,7 @@ mod tests {
         let (names, _, from) = verdict(h.clone());
         assert!(names.is_empty(), "{names:?}");
         assert_eq!((from.server, from.inferred, from.undecided), (0, 1, 0));
-        let lifted = lift(&history(h)).unwrap();
+        let lifted = lift(&history(h), &Options::default()).unwrap();
         assert_eq!(lifted.orders[&1].order, [1, 2, 3, 4]);
         assert_eq!(lifted.txns[3].ops, [Op::Read(1, Some(vec![1, 2, 3, 4]))]);
         assert_eq!(lifted.txns[2].ops[1], Op::Append(1, 3));
@@ -599,11 +661,74 @@ mod tests {
             ok(vec![w(1, 3)], Some(3)),
             ok(vec![r(1, Some(1))], None),
         ]);
-        let lifted = lift(&h).unwrap();
+        let lifted = lift(&h, &Options::default()).unwrap();
         assert_eq!(lifted.orders[&1].order, [1, 2, 3]);
         assert_eq!(lifted.txns[1].status, Status::Ok);
         let c = check(&h, Options::default()).unwrap();
         assert_eq!((c.committed, c.unknown), (4, 0));
+    }
+
+    #[test]
+    fn what_each_key_is_assumed_to_be_orders_what_the_history_cannot() {
+        let at = |session: u64, start: u64, ops: Vec<Op>| Txn {
+            end: Some(start + 1),
+            ..Txn::new(0, session, Status::Ok, start, ops)
+        };
+        let mut txns = vec![
+            // Key 1: 1 < 2 (read, then written); 3 after 2 only by session
+            // 2's order, or by real time.
+            at(1, 0, vec![w(1, 1)]),
+            at(2, 2, vec![r(1, Some(1)), w(1, 2)]),
+            at(2, 4, vec![w(1, 3)]),
+            at(3, 6, vec![r(1, Some(3))]),
+            // Key 2: nil read after the write of 1 ended.
+            at(4, 10, vec![w(2, 1)]),
+            at(5, 12, vec![r(2, None)]),
+        ];
+        for (i, t) in txns.iter_mut().enumerate() {
+            (t.index, t.line) = (i as u64, i + 1);
+        }
+        let h = History {
+            txns,
+            ..History::default()
+        };
+        let run = |sequential_keys, linearizable_keys| {
+            let opts = Options {
+                sequential_keys,
+                linearizable_keys,
+                ..Options::default()
+            };
+            let c = check(&h, opts).unwrap();
+            let s = c.registers.unwrap();
+            let names: Vec<String> = c.names().iter().map(|n| n.text()).collect();
+            let order = lift(&h, &opts)
+                .unwrap()
+                .orders
+                .get(&1)
+                .map(|g| (g.order.clone(), g.from));
+            (
+                (s.inferred, s.sequential, s.linearizable, s.undecided, s.cyclic),
+                names,
+                order,
+            )
+        };
+        // Alone: key 1 undecided; key 2 has one value.
+        let none: Vec<String> = Vec::new();
+        assert_eq!(run(false, false), ((1, 0, 0, 1, 0), none.clone(), None));
+        let sequential = Some((vec![1, 2, 3], OrderFrom::SequentialKeys));
+        assert_eq!(run(true, false), ((1, 1, 0, 0, 0), none, sequential.clone()));
+        // Real time orders key 1 too, and says key 2's nil came after 1:
+        // that contradicts nil's coming first.
+        let linearizable = Some((vec![1, 2, 3], OrderFrom::LinearizableKeys));
+        assert_eq!(
+            run(false, true),
+            ((0, 0, 1, 0, 1), vec!["cyclic-versions".to_string()], linearizable)
+        );
+        // Both: the first that decides it is named.
+        assert_eq!(
+            run(true, true),
+            ((0, 1, 0, 0, 1), vec!["cyclic-versions".to_string()], sequential)
+        );
     }
 
     #[test]
