@@ -236,8 +236,8 @@ pub(crate) mod msg {
             tr: "Buradaki koşullu okumalar kapalı bir anahtar kümesi üzerinde anahtar aralıklarıdır: bir aralığın döndürmediği satırlar denetlenir (hayalet satırlar, G2); değerler üzerindeki koşullar denetlenmez.",
         }
         blind_spot_register() {
-            en: "rw-register sees dependencies on items only, and only on keys whose version order the server's commit order or the history decides: predicate anti-dependencies (G2 proper, phantoms) are not checked.",
-            tr: "rw-register yalnızca öğeler üzerindeki bağımlılıkları görür, o da yalnızca sürüm sırasını sunucunun commit sırasının ya da geçmişin belirlediği anahtarlarda: yüklem anti-bağımlılıkları (asıl G2, hayaletler) denetlenmez.",
+            en: "rw-register sees dependencies on items only (ww and rw only between versions known to come one before the other): predicate anti-dependencies (G2 proper, phantoms) are not checked.",
+            tr: "rw-register yalnızca öğeler üzerindeki bağımlılıkları görür (ww ve rw yalnızca biri ötekinden önce geldiği bilinen sürümler arasında): yüklem anti-bağımlılıkları (asıl G2, hayaletler) denetlenmez.",
         }
         blind_spot() {
             en: "List-append sees dependencies on items only: predicate anti-dependencies (G2 proper, phantoms) are not checked.",

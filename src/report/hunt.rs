@@ -37,7 +37,7 @@ pub const NOT_VISIBLE: &str =
 /// What the predicate workload cannot see.
 pub const NOT_VISIBLE_PREDICATE: &str = "predicate reads are ranges of keys over a closed set: the rows a range did not return are checked (phantoms, G2); predicates over values are not";
 /// What the rw-register workload cannot see.
-pub const NOT_VISIBLE_REGISTER: &str = "rw-register sees item dependencies only, and only on keys whose version order the server's commit order or the history decides: predicate anti-dependencies (G2 proper) are not checked";
+pub const NOT_VISIBLE_REGISTER: &str = "rw-register sees item dependencies only (ww and rw only between versions known to come one before the other): predicate anti-dependencies (G2 proper) are not checked";
 
 /// One level's history, checked.
 #[derive(Debug, Clone, Serialize)]

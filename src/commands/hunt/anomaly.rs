@@ -279,6 +279,22 @@ pub enum OrderFrom {
     /// An rw-register's: the history's order with real time on the key
     /// (`--linearizable-keys`).
     LinearizableKeys,
+    /// An rw-register's key with no one order: one version came before
+    /// the other as `by` says (not necessarily right before).
+    Partial { by: PairFrom },
+}
+
+/// What said one version of an rw-register's partly ordered key came
+/// before another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PairFrom {
+    /// The history's reads and writes.
+    History,
+    /// Each session's order (`--sequential-keys`).
+    SequentialKeys,
+    /// Real time (`--linearizable-keys`).
+    LinearizableKeys,
 }
 
 impl Why {

@@ -50,6 +50,10 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
         None
     };
     let given = (lifted.as_mut()).map(|l| (std::mem::take(&mut l.orders), l.sources, std::mem::take(&mut l.found)));
+    let mut register_edges = lifted
+        .as_mut()
+        .map(|l| std::mem::take(&mut l.edges))
+        .unwrap_or_default();
     let txns = lifted.as_ref().map_or(&h.txns, |l| &l.txns);
     let n = txns.len();
     // Two cores' worth: the phases that do not need each other's results
@@ -95,6 +99,7 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
         }
         let mut all = data.join().expect("the edge thread");
         all.append(&mut edges);
+        all.append(&mut register_edges);
         (seen, all)
     });
     let mut found = Found {
@@ -107,8 +112,15 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
     }
     edges.shrink_to_fit();
     let graph = Graph::new(n, edges);
+    // An rw-register key with no one order: its edges' evidence is in the
+    // history's own operations.
+    let elsewhere = |edge: (usize, usize, u8)| {
+        let l = lifted.as_ref()?;
+        let at = |k, v| writers.get(&(k, v)).map(|w| (w.txn as usize, w.op as usize));
+        register::why_partial(&h.txns, &at, &l.partial, edge)
+    };
     let cut_short = cycles::cycles(&graph, opts, &mut |name, path| {
-        let a = explain::explain(txns, &writers, &orders, name, path);
+        let a = explain::explain(txns, &writers, &orders, &elsewhere, name, path);
         let name = a.name;
         found.note(a);
         name

@@ -6,19 +6,26 @@ use super::history::{Elem, Key, Op, Txn};
 use super::versions::{VersionOrders, Writers};
 
 /// A cycle with the operations each edge rests on.
+/// `elsewhere`: the evidence for an edge the data of `txns` does not show
+/// (an rw-register's key with no one order: [`super::register::why_partial`]).
 pub fn explain(
     txns: &[Txn],
     writers: &Writers,
     orders: &VersionOrders,
+    elsewhere: &dyn Fn((usize, usize, u8)) -> Option<Why>,
     name: Name,
     path: Vec<(u32, u32, u8)>,
 ) -> Anomaly {
     let cycle: Vec<Link> = path
         .iter()
-        .map(|&(a, b, kind)| Link {
-            from: a as usize,
-            to: b as usize,
-            why: why(txns, writers, orders, a as usize, b as usize, kind),
+        .map(|&(a, b, kind)| {
+            let (a, b) = (a as usize, b as usize);
+            let plain = if kind & (RW | PRW) != 0 { RW } else { kind };
+            let why = match why(txns, writers, orders, a, b, kind) {
+                Why::Realtime if kind & (WW | WR | RW | PRW) != 0 => elsewhere((a, b, plain)).unwrap_or(Why::Realtime),
+                w => w,
+            };
+            Link { from: a, to: b, why }
         })
         .collect();
     // An rw edge of the cycle only a predicate read shows.

@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 
+use super::anomaly::PairFrom;
 use super::args::HuntFormat;
 use super::chaos::Chaos;
 use super::check::{self, Anomaly, Checked, Class, Level, Name, OrderFrom, Why, forbidden};
@@ -1032,6 +1033,11 @@ fn register_cycle(h: &History, a: &Anomaly, read_of: &dyn Fn(usize, usize) -> St
         OrderFrom::Inferred => msg::by_history(),
         OrderFrom::SequentialKeys => msg::by_sequential_keys(),
         OrderFrom::LinearizableKeys => msg::by_linearizable_keys(),
+        OrderFrom::Partial { by } => match by {
+            PairFrom::History => msg::by_history(),
+            PairFrom::SequentialKeys => msg::by_sequential_keys(),
+            PairFrom::LinearizableKeys => msg::by_linearizable_keys(),
+        },
         _ => msg::nil_first(),
     };
     let decided = |order: &OrderFrom| {

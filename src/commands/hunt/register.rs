@@ -23,7 +23,8 @@
 //! nil, its reads of a value give no edge. Orders that contradict each
 //! other (a cycle) are Elle's cyclic-versions.
 pub use super::anomaly::VersionSources as Sources;
-use super::anomaly::{Anomaly, Class, IntMap, Name, Options, OrderFrom, ReadAt};
+use super::anomaly::{Anomaly, Class, IntMap, Name, Options, OrderFrom, PairFrom, ReadAt, Why};
+use super::graph::{IRW, RW, WR, WW};
 use super::history::{Damage, Elem, History, Key, Op, Status, Txn};
 use super::keys::{self, Assumed};
 
@@ -43,10 +44,18 @@ pub struct Lifted {
     pub sources: Sources,
     /// What the lift itself saw: reads of aborted writes (G1a), cyclic versions.
     pub found: Vec<Anomaly>,
+    /// The edges of keys with no one order: wr from the reads of a value,
+    /// and ww and rw from what orders some of the key's versions.
+    pub edges: Vec<Edge>,
+    /// What orders some versions of each key with no one order.
+    pub partial: IntMap<Key, Vec<Pair>>,
 }
 
 /// Where a value was written: (transaction, operation).
 type Writers = IntMap<(Key, Elem), (u32, u32)>;
+
+/// A dependency edge: (from, to, kind).
+type Edge = (u32, u32, u8);
 
 /// The history's rw-register operations as list-append's, checked first:
 /// no list-append operation or predicate read among them, each value
@@ -64,8 +73,9 @@ pub fn lift(h: &History, opts: &Options) -> Result<Lifted, Damage> {
             .then(|| (keys::by_realtime(txns), OrderFrom::LinearizableKeys)),
     ];
     let assumed: Vec<_> = assumed.into_iter().flatten().collect();
-    let (orders, mut sources) = orders(txns, &writers, &committed, &assumed, &mut found);
+    let (orders, mut sources, partial) = orders(txns, &writers, &committed, &assumed, &mut found);
     sources.assumed = (opts.sequential_keys, opts.linearizable_keys);
+    let edges = partial_edges(txns, &writers, &committed, &partial);
     undecided_lost_updates(txns, &orders, &mut found);
     let status_of = |t: usize| match committed[t] {
         true => Status::Ok,
@@ -98,6 +108,8 @@ pub fn lift(h: &History, opts: &Options) -> Result<Lifted, Damage> {
         orders,
         sources,
         found,
+        edges,
+        partial,
     })
 }
 
@@ -303,7 +315,7 @@ fn orders(
     committed: &[bool],
     assumed: &[(IntMap<Key, Assumed>, OrderFrom)],
     found: &mut Vec<Anomaly>,
-) -> (IntMap<Key, Given>, Sources) {
+) -> (IntMap<Key, Given>, Sources, IntMap<Key, Vec<Pair>>) {
     let mut keys: IntMap<Key, KeyVersions> = IntMap::default();
     for (t, txn) in txns.iter().enumerate().filter(|(t, _)| committed[*t]) {
         // Per key this transaction wrote: (its last read before writing, its first and last write).
@@ -347,6 +359,7 @@ fn orders(
     }
     let mut orders = IntMap::default();
     let mut sources = Sources::default();
+    let mut partial = IntMap::default();
     let mut sorted: Vec<Key> = keys.keys().copied().collect();
     sorted.sort_unstable();
     for k in sorted {
@@ -375,9 +388,13 @@ fn orders(
                 }
                 orders.insert(k, Given { order, from });
             }
-            (Order::Partial, _) => sources.undecided += 1,
+            (Order::Partial, _) => {
+                sources.undecided += 1;
+                partial.insert(k, pairs(&kv.before, &assumed));
+            }
             (Order::Cycle(v), _) => {
                 sources.cyclic += 1;
+                partial.insert(k, Vec::new());
                 let (w, op) = writers[&(k, v)];
                 found.push(Anomaly {
                     name: Name::of(Class::CyclicVersions),
@@ -395,7 +412,142 @@ fn orders(
             }
         }
     }
-    (orders, sources)
+    (orders, sources, partial)
+}
+
+/// One version of a key before another, and what says so.
+pub type Pair = (Elem, Elem, PairFrom);
+
+/// What orders some versions of a key that has no one order: the
+/// history's own pairs, and each assumption's.
+fn pairs(before: &[(Elem, Elem)], assumed: &[(&Assumed, OrderFrom)]) -> Vec<Pair> {
+    let mut out: Vec<Pair> = before.iter().map(|&(a, b)| (a, b, PairFrom::History)).collect();
+    for (a, from) in assumed {
+        let by = match from {
+            OrderFrom::SequentialKeys => PairFrom::SequentialKeys,
+            _ => PairFrom::LinearizableKeys,
+        };
+        out.extend(a.before.iter().map(|&(x, y)| (x, y, by)));
+    }
+    out.sort_unstable();
+    out.dedup_by_key(|p| (p.0, p.1));
+    out
+}
+
+/// The edges of the keys with no one order (`partial`: what orders some
+/// of their versions, sorted; none for a key whose orders contradict): wr
+/// from each committed read of another transaction's value, which needs
+/// no order; ww from the writer of each pair's first version to the
+/// second's; rw from each reader of the first to the second's writer (a
+/// later version, as Elle's rw-register takes them from a partial version
+/// graph: not necessarily the next, which only weakens the cycle's class:
+/// the path it stands for is rw then ww), but not from a reader that wrote
+/// the key too (its own write may be the next version, and the path then
+/// ww alone). [`why_partial`] finds each one's evidence again.
+fn partial_edges(txns: &[Txn], writers: &Writers, committed: &[bool], partial: &IntMap<Key, Vec<Pair>>) -> Vec<Edge> {
+    let mut out = Vec::new();
+    if partial.is_empty() {
+        return out;
+    }
+    let writer = |k: Key, v: Elem| writers.get(&(k, v)).map(|w| w.0).filter(|w| committed[*w as usize]);
+    for (t, txn) in txns.iter().enumerate().filter(|(_, x)| x.status == Status::Ok) {
+        for op in &txn.ops {
+            let Op::Get(k, Some(v)) = *op else { continue };
+            let (Some(pairs), Some(w)) = (partial.get(&k), writer(k, v)) else {
+                continue;
+            };
+            if w as usize == t {
+                continue;
+            }
+            out.push((w, t as u32, WR));
+            if !writes(txn, k) {
+                let after = &pairs[pairs.partition_point(|p| p.0 < v)..];
+                for &(_, then, _) in after.iter().take_while(|p| p.0 == v) {
+                    if let Some(b) = writer(k, then).filter(|b| *b as usize != t) {
+                        out.push((t as u32, b, RW | IRW));
+                    }
+                }
+            }
+        }
+    }
+    for (k, pairs) in partial {
+        for &(first, then, _) in pairs {
+            if let (Some(a), Some(b)) = (writer(*k, first), writer(*k, then))
+                && a != b
+            {
+                out.push((a, b, WW));
+            }
+        }
+    }
+    out
+}
+
+fn writes(txn: &Txn, k: Key) -> bool {
+    txn.ops.iter().any(|o| matches!(*o, Op::Write(k2, _) if k2 == k))
+}
+
+/// Why edge `a -> b` of `kind` (WW, WR or RW) that [`partial_edges`] made
+/// holds: the operations it rests on, found again in the history `txns`
+/// (rw-register's own operations, not the lifted ones).
+/// `at`: who wrote a value (transaction, operation).
+pub fn why_partial(
+    txns: &[Txn],
+    at: &dyn Fn(Key, Elem) -> Option<(usize, usize)>,
+    partial: &IntMap<Key, Vec<Pair>>,
+    (a, b, kind): (usize, usize, u8),
+) -> Option<Why> {
+    let pairs_of = |k: Key| partial.get(&k).map(Vec::as_slice).unwrap_or_default();
+    // The reader of a wr or rw edge; the later writer of a ww edge.
+    let scan = if kind == RW { a } else { b };
+    for (j, op) in txns[scan].ops.iter().enumerate() {
+        match (kind, op) {
+            (WR, &Op::Get(k, Some(v))) if partial.contains_key(&k) && at(k, v).is_some_and(|w| w.0 == a) => {
+                let from_op = at(k, v).map_or(0, |w| w.1);
+                return Some(Why::Wr {
+                    key: k,
+                    elem: v,
+                    from_op,
+                    to_op: j,
+                });
+            }
+            (WW, &Op::Write(k, then)) => {
+                let p = pairs_of(k)
+                    .iter()
+                    .find(|p| p.1 == then && at(k, p.0).is_some_and(|w| w.0 == a));
+                if let Some(&(first, _, by)) = p {
+                    let from_op = at(k, first).map_or(0, |w| w.1);
+                    let order = OrderFrom::Partial { by };
+                    return Some(Why::Ww {
+                        key: k,
+                        first,
+                        then,
+                        from_op,
+                        to_op: j,
+                        order,
+                    });
+                }
+            }
+            (RW, &Op::Get(k, Some(v))) => {
+                let p = pairs_of(k)
+                    .iter()
+                    .find(|p| p.0 == v && at(k, p.1).is_some_and(|w| w.0 == b));
+                if let Some(&(_, then, by)) = p {
+                    let to_op = at(k, then).map_or(0, |w| w.1);
+                    let order = OrderFrom::Partial { by };
+                    return Some(Why::Rw {
+                        key: k,
+                        elem: then,
+                        from_op: j,
+                        to_op,
+                        order,
+                        predicate: None,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// A key's order under every constraint there is (any contradiction a
@@ -666,6 +818,47 @@ mod tests {
         assert_eq!(lifted.txns[1].status, Status::Ok);
         let c = check(&h, Options::default()).unwrap();
         assert_eq!((c.committed, c.unknown), (4, 0));
+    }
+
+    /// Two keys, each with versions 1 < 3 (3's writer read 1 first) and a
+    /// blind write of 2 nothing orders: no one order. T4 reads key 1 = 1
+    /// and key 2 = 3, T5 key 2 = 1 and key 1 = 3: each missed a version
+    /// the other saw (rw to a later version, wr back): Long Fork.
+    fn forked(t5_writes: bool) -> Vec<Txn> {
+        let mut t5 = vec![r(2, Some(1)), r(1, Some(3))];
+        if t5_writes {
+            t5.push(w(2, 9));
+        }
+        vec![
+            ok(vec![w(1, 1), w(2, 1)], None),
+            ok(vec![r(1, Some(1)), w(1, 3)], None),
+            ok(vec![w(1, 2), w(2, 2)], None),
+            ok(vec![r(2, Some(1)), w(2, 3)], None),
+            ok(vec![r(1, Some(1)), r(2, Some(3))], None),
+            ok(t5, None),
+        ]
+    }
+
+    #[test]
+    fn keys_with_no_one_order_give_the_edges_their_partial_order_shows() {
+        let (names, forbids, from) = verdict(forked(false));
+        assert_eq!(names, ["G-nonadjacent"]);
+        assert_eq!(forbids, [false, true, true]);
+        assert_eq!((from.inferred, from.undecided), (0, 2));
+        let c = check(&history(forked(false)), Options::default()).unwrap();
+        let whys: Vec<&Why> = c.anomalies[0].cycle.iter().map(|l| &l.why).collect();
+        let partial = OrderFrom::Partial { by: PairFrom::History };
+        assert!(
+            whys.iter()
+                .any(|w| matches!(w, Why::Rw { elem: 3, order, .. } if *order == partial)),
+            "{whys:?}"
+        );
+        assert!(whys.iter().any(|w| matches!(w, Why::Wr { elem: 3, .. })), "{whys:?}");
+        // A reader that wrote the key itself gives no rw edge to a later
+        // version (its own write may be the next one): no cycle, but the
+        // two who read key 2 = 1 and wrote it lost one's update.
+        let (names, _, _) = verdict(forked(true));
+        assert_eq!(names, ["lost-update"]);
     }
 
     #[test]
