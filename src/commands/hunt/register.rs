@@ -82,6 +82,7 @@ pub fn lift(h: &History, opts: &Options) -> Result<Lifted, Damage> {
         false => txns[t].status,
     };
     let known = Known {
+        txns,
         writers: &writers,
         committed: &committed,
         orders: &orders,
@@ -115,6 +116,7 @@ pub fn lift(h: &History, opts: &Options) -> Result<Lifted, Damage> {
 
 /// What the lift goes by: who wrote what, who committed, the orders decided.
 struct Known<'a> {
+    txns: &'a [Txn],
     writers: &'a Writers,
     committed: &'a [bool],
     orders: &'a IntMap<Key, Given>,
@@ -131,25 +133,34 @@ impl Known<'_> {
             // nil: the key's first version, before any write.
             Op::Get(k, None) | Op::Read(k, _) => Op::Read(k, Some(Vec::new())),
             Op::Get(k, Some(v)) => {
-                let (w, _) = self.writers[&(k, v)];
+                let (w, op) = self.writers[&(k, v)];
+                let seen = |class| Anomaly {
+                    name: Name::of(class),
+                    txns: vec![w as usize, t],
+                    cycle: Vec::new(),
+                    read: Some(ReadAt {
+                        txn: t,
+                        op: i,
+                        key: k,
+                        elem: Some(v),
+                        writer: Some(w as usize),
+                        other: None,
+                    }),
+                };
                 if !self.committed[w as usize] {
-                    found.push(Anomaly {
-                        name: Name::of(Class::G1a),
-                        txns: vec![w as usize, t],
-                        cycle: Vec::new(),
-                        read: Some(ReadAt {
-                            txn: t,
-                            op: i,
-                            key: k,
-                            elem: Some(v),
-                            writer: Some(w as usize),
-                            other: None,
-                        }),
-                    });
+                    found.push(seen(Class::G1a));
                     return Op::Read(k, None);
                 }
-                let prefix = (self.orders.get(&k))
-                    .and_then(|g| g.order.iter().position(|e| *e == v).map(|p| g.order[..=p].to_vec()));
+                let Some(g) = self.orders.get(&k) else {
+                    // No one order to lift the read to: an intermediate
+                    // version read (G1b) is seen here, not by the checker.
+                    let later = &self.txns[w as usize].ops[op as usize + 1..];
+                    if w as usize != t && later.iter().any(|o| matches!(*o, Op::Write(k2, _) if k2 == k)) {
+                        found.push(seen(Class::G1b));
+                    }
+                    return Op::Read(k, None);
+                };
+                let prefix = g.order.iter().position(|e| *e == v).map(|p| g.order[..=p].to_vec());
                 Op::Read(k, prefix)
             }
         }
@@ -463,7 +474,9 @@ fn partial_edges(txns: &[Txn], writers: &Writers, committed: &[bool], partial: &
             if !writes(txn, k) {
                 let after = &pairs[pairs.partition_point(|p| p.0 < v)..];
                 for &(_, then, _) in after.iter().take_while(|p| p.0 == v) {
-                    if let Some(b) = writer(k, then).filter(|b| *b as usize != t) {
+                    // Not to the writer of what was read (an intermediate
+                    // version read: a G1b, said once, as list-append's is).
+                    if let Some(b) = writer(k, then).filter(|b| *b as usize != t && *b != w) {
                         out.push((t as u32, b, RW | IRW));
                     }
                 }
@@ -854,6 +867,13 @@ mod tests {
             "{whys:?}"
         );
         assert!(whys.iter().any(|w| matches!(w, Why::Wr { elem: 3, .. })), "{whys:?}");
+        // T5 read 3 of key 1, and T1 wrote 3 then 4 in one transaction: on
+        // a key with no one order, a read of an intermediate version (G1b)
+        // is seen all the same.
+        let mut h = forked(false);
+        h[1].ops.push(w(1, 4));
+        let (names, _, _) = verdict(h);
+        assert_eq!(names, ["G1b", "G-nonadjacent"]);
         // A reader that wrote the key itself gives no rw edge to a later
         // version (its own write may be the next one): no cycle, but the
         // two who read key 2 = 1 and wrote it lost one's update.
