@@ -54,6 +54,7 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
         .as_mut()
         .map(|l| std::mem::take(&mut l.edges))
         .unwrap_or_default();
+    let register_committed = lifted.as_mut().map(|l| std::mem::take(&mut l.committed));
     let txns = lifted.as_ref().map_or(&h.txns, |l| &l.txns);
     let n = txns.len();
     // Two cores' worth: the phases that do not need each other's results
@@ -71,7 +72,10 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
         }
         None => (None, Vec::new()),
     };
-    let committed = versions::committed(txns, &writers);
+    let committed = match register_committed {
+        Some(c) => c,
+        None => versions::committed(txns, &writers),
+    };
     let (seen, mut edges) = std::thread::scope(|s| {
         // The edges the data shows on one core...
         let data = s.spawn(|| {

@@ -49,6 +49,10 @@ pub struct Lifted {
     pub edges: Vec<Edge>,
     /// What orders some versions of each key with no one order.
     pub partial: IntMap<Key, Vec<Pair>>,
+    /// Which transactions committed: ok, and an unknown outcome a
+    /// committed read saw or whose commit the server recorded (which
+    /// stays an unknown outcome: it was never acknowledged).
+    pub committed: Vec<bool>,
 }
 
 /// Where a value was written: (transaction, operation).
@@ -77,10 +81,6 @@ pub fn lift(h: &History, opts: &Options) -> Result<Lifted, Damage> {
     sources.assumed = (opts.sequential_keys, opts.linearizable_keys);
     let edges = partial_edges(txns, &writers, &committed, &partial);
     undecided_lost_updates(txns, &orders, &mut found);
-    let status_of = |t: usize| match committed[t] {
-        true => Status::Ok,
-        false => txns[t].status,
-    };
     let known = Known {
         txns,
         writers: &writers,
@@ -94,14 +94,10 @@ pub fn lift(h: &History, opts: &Options) -> Result<Lifted, Damage> {
             let ops = (txn.ops.iter().enumerate())
                 .map(|(i, op)| known.lift((t, i), txn, op, &mut found))
                 .collect();
-            // What the checker's phases read of it, and its lifted operations.
-            // Everything else as it was (where it ran, when each operation
-            // was answered: the checker and the reproducers read them); an
-            // unknown outcome the server says committed, committed.
-            Txn {
-                status: status_of(t),
-                ..txn.with_ops(ops)
-            }
+            // Its lifted operations; everything else as it was (where it
+            // ran, when each operation was answered, how it ended: the
+            // checker and the reproducers read them).
+            txn.with_ops(ops)
         })
         .collect();
     Ok(Lifted {
@@ -111,6 +107,7 @@ pub fn lift(h: &History, opts: &Options) -> Result<Lifted, Damage> {
         found,
         edges,
         partial,
+        committed,
     })
 }
 
@@ -828,9 +825,35 @@ mod tests {
         ]);
         let lifted = lift(&h, &Options::default()).unwrap();
         assert_eq!(lifted.orders[&1].order, [1, 2, 3]);
-        assert_eq!(lifted.txns[1].status, Status::Ok);
+        assert_eq!(lifted.txns[1].status, Status::Info);
+        assert!(lifted.committed[1]);
         let c = check(&h, Options::default()).unwrap();
         assert_eq!((c.committed, c.unknown), (4, 0));
+    }
+
+    #[test]
+    fn a_recorded_commit_of_an_unknown_outcome_seen_then_gone_is_unknown_contradicted() {
+        // T1's COMMIT went unanswered; the server recorded it, T2 read its
+        // value, and T3, which began after T2 ended, no longer sees it.
+        let at = |start: u64, ops, ts| Txn {
+            start,
+            end: Some(start + 1),
+            ..ok(ops, ts)
+        };
+        let mut unknown = at(2, vec![w(1, 2)], Some(2));
+        (unknown.status, unknown.end) = (Status::Info, None);
+        let h = history(vec![
+            at(0, vec![w(1, 1)], Some(1)),
+            unknown,
+            at(4, vec![r(1, Some(2))], None),
+            at(10, vec![r(1, Some(1))], None),
+        ]);
+        let lost = Options {
+            lost: true,
+            ..Options::default()
+        };
+        let names: Vec<String> = check(&h, lost).unwrap().names().iter().map(|n| n.text()).collect();
+        assert_eq!(names, ["unknown-contradicted"]);
     }
 
     /// Two keys, each with versions 1 < 3 (3's writer read 1 first) and a
