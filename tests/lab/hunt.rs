@@ -934,6 +934,19 @@ fn assumed_linearizable_keys_order_what_a_register_s_reads_cannot() {
     let (code, names, orders) = check(&["--linearizable-keys"]);
     assert_eq!((code, names), (1, vec!["cyclic-versions".to_string()]));
     assert_eq!(orders["cyclic"], 1, "{orders}");
+    // lab's JSON lines' nil read (null), after the write ended, on another session.
+    let (stale, _) = check_text(
+        &dir,
+        "stale.jsonl",
+        "{\"lab\":\"hunt\",\"workload\":\"rw-register\"}\n\
+         {\"index\":0,\"session\":1,\"type\":\"ok\",\"start\":100,\"end\":200,\"ops\":[[\"w\",1,1]]}\n\
+         {\"index\":1,\"session\":2,\"type\":\"ok\",\"start\":300,\"end\":400,\"ops\":[[\"r\",1,null]]}\n",
+    );
+    for (flag, code) in [(None, 0), (Some("--linearizable-keys"), 1)] {
+        let mut args = vec!["hunt", "--check", stale.to_str().unwrap()];
+        args.extend(flag);
+        assert_eq!(run(&args).code, code, "{flag:?}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

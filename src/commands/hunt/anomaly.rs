@@ -385,9 +385,11 @@ pub struct VersionSources {
     pub sequential: usize,
     /// Ordered only with real time on the key (`--linearizable-keys`).
     pub linearizable: usize,
-    /// Neither gave one order: their reads of a value give no edges.
+    /// No one order (the key's edges are its partial order's).
     pub undecided: usize,
-    /// The orders contradict each other.
+    /// Keys whose orders contradict each other (cyclic-versions): each
+    /// also counted by the order it keeps without the assumptions
+    /// (`--sequential-keys`, `--linearizable-keys`), or as undecided.
     pub cyclic: usize,
     /// What was assumed of each key: sequentially consistent, linearizable.
     #[serde(skip)]

@@ -120,7 +120,10 @@ pub fn check(h: &History, opts: Options) -> Result<Checked, Damage> {
     // history's own operations.
     let elsewhere = |edge: (usize, usize, u8)| {
         let l = lifted.as_ref()?;
-        let at = |k, v| writers.get(&(k, v)).map(|w| (w.txn as usize, w.op as usize));
+        let at = |k, v| {
+            let w = writers.get(&(k, v)).filter(|w| committed[w.txn as usize])?;
+            Some((w.txn as usize, w.op as usize))
+        };
         register::why_partial(&h.txns, &at, &l.partial, edge)
     };
     let cut_short = cycles::cycles(&graph, opts, &mut |name, path| {

@@ -1094,10 +1094,10 @@ fn value(v: Option<i64>, status: Status) -> String {
 pub fn explain(h: &History, a: &Anomaly, registers: Option<VersionSources>) -> Vec<Text> {
     let register = registers.is_some();
     let read_of = |t: usize, op: usize| match &h.txns[t].ops.get(op) {
+        // A register's nil as a history file holds it (JSON lines' null, EDN's nil).
+        Some(Op::Read(_, l)) if register && l.as_ref().is_none_or(|l| l.is_empty()) => value(None, h.txns[t].status),
         Some(Op::Read(_, Some(l))) => list(l),
         Some(Op::Get(_, v)) => value(*v, h.txns[t].status),
-        // A register's nil as lab's JSON lines write it.
-        Some(Op::Read(_, None)) if register => value(None, h.txns[t].status),
         _ => "[]".into(),
     };
     if register && !a.cycle.is_empty() {
@@ -1441,10 +1441,22 @@ impl Outputs<'_> {
                 ])
             }),
             versions_line: f.checked.registers.map(|s| {
-                let undecided = s.undecided + s.cyclic;
-                match self.options.sequential_keys || self.options.linearizable_keys {
-                    true => msg::versions_line_assumed(s.server, s.inferred, s.sequential, s.linearizable, undecided),
-                    false => msg::versions_line(s.server, s.inferred, undecided),
+                let (server, inferred, undecided) = (s.server, s.inferred, s.undecided);
+                match (self.options.sequential_keys, self.options.linearizable_keys) {
+                    (true, true) => {
+                        msg::versions_line_assumed(server, inferred, s.sequential, s.linearizable, undecided)
+                    }
+                    (true, false) => {
+                        msg::versions_line_one(server, inferred, msg::assuming_sequential(), s.sequential, undecided)
+                    }
+                    (false, true) => msg::versions_line_one(
+                        server,
+                        inferred,
+                        msg::assuming_linearizable(),
+                        s.linearizable,
+                        undecided,
+                    ),
+                    (false, false) => msg::versions_line(server, inferred, undecided),
                 }
             }),
             as_expected: f.as_expected(),

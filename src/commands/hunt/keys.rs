@@ -36,6 +36,9 @@ fn ends(txn: &Txn) -> Ends {
         use super::history::Op;
         match *op {
             Op::Get(k, v) if reads && !out.iter().any(|e| e.0 == k) => out.push((k, v, v)),
+            // A register's nil read as a history file holds it (JSON
+            // lines' null, EDN's nil read as an empty list).
+            Op::Read(k, _) if reads && !out.iter().any(|e| e.0 == k) => out.push((k, None, None)),
             Op::Write(k, v) => match out.iter_mut().find(|e| e.0 == k) {
                 Some(e) => e.2 = Some(v),
                 None => out.push((k, Some(v), Some(v))),

@@ -236,6 +236,18 @@ crate::messages! {
         en: "rw-register: each key's version order from the server's commit order of its writers (pg_xact_commit_timestamp) for {server} key(s), from the history's reads and writes alone for {inferred}; no one order for {undecided} (their reads give wr edges, and ww and rw edges only where one version is known to come before another)",
         tr: "rw-register: her anahtarın sürüm sırası {server} anahtar için sunucunun yazanlarını commit ettiği sıradan (pg_xact_commit_timestamp), {inferred} anahtar için yalnızca geçmişin okuma ve yazmalarından alındı; {undecided} anahtar için tek bir sıra yok (okumaları wr kenarları verir; ww ve rw kenarları yalnızca bir sürümün ötekinden önce geldiği bilinen yerlerde)",
     }
+    versions_line_one(server, inferred, assumption, n, undecided) {
+        en: "rw-register: each key's version order from the server's commit order of its writers (pg_xact_commit_timestamp) for {server} key(s), from the history's reads and writes alone for {inferred}, {assumption} for {n}; no one order for {undecided} (their reads give wr edges, and ww and rw edges only where one version is known to come before another)",
+        tr: "rw-register: her anahtarın sürüm sırası {server} anahtar için sunucunun yazanlarını commit ettiği sıradan (pg_xact_commit_timestamp), {inferred} anahtar için yalnızca geçmişin okuma ve yazmalarından, {n} anahtar için {assumption} alındı; {undecided} anahtar için tek bir sıra yok (okumaları wr kenarları verir; ww ve rw kenarları yalnızca bir sürümün ötekinden önce geldiği bilinen yerlerde)",
+    }
+    assuming_sequential() {
+        en: "with each session seeing each key's versions in order (--sequential-keys)",
+        tr: "her oturumun sürümleri sırayla gördüğü varsayımıyla (--sequential-keys)",
+    }
+    assuming_linearizable() {
+        en: "with each transaction seeing every version written before it began (--linearizable-keys)",
+        tr: "her işlemin kendisi başlamadan önce yazılmış her sürümü gördüğü varsayımıyla (--linearizable-keys)",
+    }
     versions_line_assumed(server, inferred, sequential, linearizable, undecided) {
         en: "rw-register: each key's version order from the server's commit order of its writers (pg_xact_commit_timestamp) for {server} key(s), from the history's reads and writes alone for {inferred}, with each session seeing each key's versions in order (--sequential-keys) for {sequential}, with each transaction seeing every version written before it began (--linearizable-keys) for {linearizable}; no one order for {undecided} (their reads give wr edges, and ww and rw edges only where one version is known to come before another)",
         tr: "rw-register: her anahtarın sürüm sırası {server} anahtar için sunucunun yazanlarını commit ettiği sıradan (pg_xact_commit_timestamp), {inferred} anahtar için yalnızca geçmişin okuma ve yazmalarından, {sequential} anahtar için her oturumun sürümleri sırayla gördüğü varsayımıyla (--sequential-keys), {linearizable} anahtar için her işlemin kendisi başlamadan önce yazılmış her sürümü gördüğü varsayımıyla (--linearizable-keys) alındı; {undecided} anahtar için tek bir sıra yok (okumaları wr kenarları verir; ww ve rw kenarları yalnızca bir sürümün ötekinden önce geldiği bilinen yerlerde)",

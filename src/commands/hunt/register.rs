@@ -386,8 +386,20 @@ fn orders(
         let assumed: Vec<(&Assumed, OrderFrom)> = (assumed.iter())
             .filter_map(|(by, from)| by.get(&k).map(|a| (a, *from)))
             .collect();
-        match decide(&kv.values, &kv.before, &groups, &assumed) {
-            (Order::Total(order), from) => {
+        let (mut order, mut from) = decide(&kv.values, &kv.before, &groups, &assumed);
+        let mut used: &[(&Assumed, OrderFrom)] = &assumed;
+        if let Order::Cycle(v) = order {
+            sources.cyclic += 1;
+            found.push(cyclic_versions(writers, k, v));
+            // As Elle drops a source that makes a cycle: the key keeps what
+            // the server and the history give it.
+            if !assumed.is_empty() {
+                (order, from) = decide(&kv.values, &kv.before, &groups, &[]);
+                used = &[];
+            }
+        }
+        match order {
+            Order::Total(order) => {
                 match from {
                     OrderFrom::CommitOrder => sources.server += 1,
                     OrderFrom::SequentialKeys => sources.sequential += 1,
@@ -396,31 +408,35 @@ fn orders(
                 }
                 orders.insert(k, Given { order, from });
             }
-            (Order::Partial, _) => {
+            Order::Partial => {
                 sources.undecided += 1;
-                partial.insert(k, pairs(&kv.before, &assumed));
+                partial.insert(k, pairs(&kv.before, used));
             }
-            (Order::Cycle(v), _) => {
-                sources.cyclic += 1;
+            Order::Cycle(_) => {
+                sources.undecided += 1;
                 partial.insert(k, Vec::new());
-                let (w, op) = writers[&(k, v)];
-                found.push(Anomaly {
-                    name: Name::of(Class::CyclicVersions),
-                    txns: vec![w as usize],
-                    cycle: Vec::new(),
-                    read: Some(ReadAt {
-                        txn: w as usize,
-                        op: op as usize,
-                        key: k,
-                        elem: Some(v),
-                        writer: Some(w as usize),
-                        other: None,
-                    }),
-                });
             }
         }
     }
     (orders, sources, partial)
+}
+
+/// Elle's cyclic-versions: key `k`'s orders put `v` before and after another version.
+fn cyclic_versions(writers: &Writers, k: Key, v: Elem) -> Anomaly {
+    let (w, op) = writers[&(k, v)];
+    Anomaly {
+        name: Name::of(Class::CyclicVersions),
+        txns: vec![w as usize],
+        cycle: Vec::new(),
+        read: Some(ReadAt {
+            txn: w as usize,
+            op: op as usize,
+            key: k,
+            elem: Some(v),
+            writer: Some(w as usize),
+            other: None,
+        }),
+    }
 }
 
 /// One version of a key before another, and what says so.
@@ -459,6 +475,7 @@ fn partial_edges(txns: &[Txn], writers: &Writers, committed: &[bool], partial: &
     }
     let writer = |k: Key, v: Elem| writers.get(&(k, v)).map(|w| w.0).filter(|w| committed[*w as usize]);
     for (t, txn) in txns.iter().enumerate().filter(|(_, x)| x.status == Status::Ok) {
+        let mut written: Option<Vec<Key>> = None;
         for op in &txn.ops {
             let Op::Get(k, Some(v)) = *op else { continue };
             let (Some(pairs), Some(w)) = (partial.get(&k), writer(k, v)) else {
@@ -468,7 +485,7 @@ fn partial_edges(txns: &[Txn], writers: &Writers, committed: &[bool], partial: &
                 continue;
             }
             out.push((w, t as u32, WR));
-            if !writes(txn, k) {
+            if !written.get_or_insert_with(|| written_keys(txn)).contains(&k) {
                 let after = &pairs[pairs.partition_point(|p| p.0 < v)..];
                 for &(_, then, _) in after.iter().take_while(|p| p.0 == v) {
                     // Not to the writer of what was read (an intermediate
@@ -496,10 +513,19 @@ fn writes(txn: &Txn, k: Key) -> bool {
     txn.ops.iter().any(|o| matches!(*o, Op::Write(k2, _) if k2 == k))
 }
 
+fn written_keys(txn: &Txn) -> Vec<Key> {
+    (txn.ops.iter())
+        .filter_map(|o| match *o {
+            Op::Write(k, _) => Some(k),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Why edge `a -> b` of `kind` (WW, WR or RW) that [`partial_edges`] made
 /// holds: the operations it rests on, found again in the history `txns`
 /// (rw-register's own operations, not the lifted ones).
-/// `at`: who wrote a value (transaction, operation).
+/// `at`: who wrote a value (transaction, operation), if it committed.
 pub fn why_partial(
     txns: &[Txn],
     at: &dyn Fn(Key, Elem) -> Option<(usize, usize)>,
@@ -537,7 +563,9 @@ pub fn why_partial(
                     });
                 }
             }
-            (RW, &Op::Get(k, Some(v))) => {
+            // As partial_edges makes them: not from a reader of its own
+            // value or one that wrote the key, not to the read's writer.
+            (RW, &Op::Get(k, Some(v))) if !writes(&txns[a], k) && at(k, v).is_some_and(|w| w.0 != a && w.0 != b) => {
                 let p = pairs_of(k)
                     .iter()
                     .find(|p| p.0 == v && at(k, p.1).is_some_and(|w| w.0 == b));
@@ -831,6 +859,29 @@ mod tests {
         assert_eq!((c.committed, c.unknown), (4, 0));
     }
 
+    /// The evidence found for an edge is the edge's own: T1 read key 1 =
+    /// 1 but wrote key 1 itself (no rw edge from that read), so its rw
+    /// edge to T2 rests on key 2 (T1 read 1, T2 read 1 and then wrote 7).
+    #[test]
+    fn a_partial_order_s_evidence_is_the_edge_s_own() {
+        let h = history(vec![
+            ok(vec![w(1, 1), w(2, 1)], None),
+            ok(vec![r(1, Some(1)), w(1, 5), r(2, Some(1)), r(3, Some(1))], None),
+            ok(vec![r(1, Some(1)), w(1, 6), r(2, Some(1)), w(2, 7), w(3, 1)], None),
+            ok(vec![w(2, 8)], None),
+        ]);
+        let c = check(&h, Options::default()).unwrap();
+        let single = c
+            .anomalies
+            .iter()
+            .find(|a| a.name.text() == "G-single")
+            .expect("a G-single");
+        let rw: Vec<&Why> = (single.cycle.iter().map(|l| &l.why))
+            .filter(|w| matches!(w, Why::Rw { .. }))
+            .collect();
+        assert!(matches!(rw[..], [Why::Rw { key: 2, elem: 7, .. }]), "{rw:?}");
+    }
+
     #[test]
     fn a_recorded_commit_of_an_unknown_outcome_seen_then_gone_is_unknown_contradicted() {
         // T1's COMMIT went unanswered; the server recorded it, T2 read its
@@ -954,16 +1005,17 @@ mod tests {
         let sequential = Some((vec![1, 2, 3], OrderFrom::SequentialKeys));
         assert_eq!(run(true, false), ((1, 1, 0, 0, 0), none, sequential.clone()));
         // Real time orders key 1 too, and says key 2's nil came after 1:
-        // that contradicts nil's coming first.
+        // that contradicts nil's coming first (key 2 keeps the order the
+        // history alone gives it, as Elle drops the source that made the cycle).
         let linearizable = Some((vec![1, 2, 3], OrderFrom::LinearizableKeys));
         assert_eq!(
             run(false, true),
-            ((0, 0, 1, 0, 1), vec!["cyclic-versions".to_string()], linearizable)
+            ((1, 0, 1, 0, 1), vec!["cyclic-versions".to_string()], linearizable)
         );
         // Both: the first that decides it is named.
         assert_eq!(
             run(true, true),
-            ((0, 1, 0, 0, 1), vec!["cyclic-versions".to_string()], sequential)
+            ((1, 1, 0, 0, 1), vec!["cyclic-versions".to_string()], sequential)
         );
     }
 
