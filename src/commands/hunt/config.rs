@@ -187,10 +187,6 @@ fn refuse_together(args: &HuntArgs, faults: &[Fault]) -> Result<()> {
         }
     }
     let predicate = args.workload == HuntWorkload::Predicate;
-    if args.workload != HuntWorkload::ListAppend && args.via.is_some() {
-        let name = args.workload.to_possible_value().map(|v| v.get_name().to_string());
-        bail!(hmsg::pgpool_list_append(name.unwrap_or_default()));
-    }
     if predicate && args.keys > MAX_SCAN as usize {
         bail!(hmsg::predicate_keys(MAX_SCAN));
     }

@@ -64,10 +64,6 @@ crate::messages! {
         en: "{flag} orders an rw-register's versions, which its reads do not show; a {workload} history's reads show theirs",
         tr: "{flag} bir rw-register'ın okumalarının göstermediği sürüm sırasını verir; bir {workload} geçmişinin okumaları kendi sürümlerini gösterir",
     }
-    pgpool_list_append(workload) {
-        en: "--via pgpool runs the list-append workload only (--workload {workload} is not sent through pgpool-II)",
-        tr: "--via pgpool yalnızca list-append iş yükünü çalıştırır (--workload {workload} pgpool-II üzerinden gönderilmez)",
-    }
     not_settled(s, logs) {
         en: "lab's HA cluster was not settled (every node streaming, the synchronous standby named and caught up) within {s} s (lab's deadline for its HA cluster: --wait-timeout, at least 60 s); Patroni's last words: {logs}",
         tr: "lab'ın HA cluster'ı {s} sn içinde oturmadı (her düğüm akıyor, senkron standby adlandırılmış ve yetişmiş) (lab'ın HA cluster'ı için süresi: --wait-timeout, en az 60 sn); Patroni'nin son sözleri: {logs}",

@@ -43,6 +43,14 @@ fn read_balanced(key: Key) -> String {
     format!("SELECT (SELECT v FROM append WHERE k = {key}), pg_last_wal_replay_lsn()::text, now()::text")
 }
 
+/// A predicate read through pgpool-II: the rows of keys `lo..=hi` as a
+/// JSON array of [k, v] (always one row, as [`read_balanced`]'s).
+fn scan_balanced(lo: Key, hi: Key) -> String {
+    format!(
+        "SELECT (SELECT coalesce(json_agg(json_build_array(k, v) ORDER BY k), '[]') FROM append WHERE k BETWEEN {lo} AND {hi})::text, pg_last_wal_replay_lsn()::text, now()::text"
+    )
+}
+
 /// Through pgpool-II: the server's word that the standby's side of a
 /// session's last transaction ended, a new one having begun there
 /// (`began`, its now()) for transaction `index`; `last` kept up to date.
@@ -714,7 +722,22 @@ impl Workload {
             }
             if let Some(s) = Scan::at(scans, i) {
                 // A predicate read: its first key's op runs it for the whole range.
-                if i == s.op as usize {
+                if i == s.op as usize && self.balanced {
+                    let sql = scan_balanced(s.lo, s.hi);
+                    let row = self.balanced_row(client, &sql, cuts, (&mut lsn, &mut began_there));
+                    outcome = row.await.and_then(|v| {
+                        let rows: Option<Vec<(Key, Vec<Elem>)>> = v.and_then(|t| serde_json::from_str(&t).ok());
+                        let Some(rows) = rows else {
+                            return Outcome::Error(anyhow::anyhow!(msg::statement()));
+                        };
+                        for (op, list) in ops[s.ops()].iter_mut().zip(scanned(s, &rows)) {
+                            if let Op::Read(_, seen) = op {
+                                *seen = Some(list);
+                            }
+                        }
+                        Outcome::Ok(())
+                    });
+                } else if i == s.op as usize {
                     outcome = self.scan(client, scan, s, &mut ops[s.ops()], cuts).await;
                 }
                 if matches!(outcome, Outcome::Ok(_)) {
@@ -731,35 +754,37 @@ impl Workload {
                     .bounded(client.execute(append, &[&*k, &*v]), cuts)
                     .await
                     .map(|_| ()),
-                Op::Read(k, seen) if self.balanced => (self
-                    .bounded(client.simple_query(&read_balanced(*k)), cuts)
-                    .await)
-                    .and_then(|answer: Vec<tokio_postgres::SimpleQueryMessage>| {
-                        let row = crate::postgres::connect::text_rows(&answer)
-                            .into_iter()
-                            .next()
-                            .unwrap_or_default();
-                        let list = match row.first().cloned().flatten() {
-                            None => Some(Vec::new()),
-                            Some(text) => parse_list(&text),
-                        };
-                        let Some(list) = list else {
-                            return Outcome::Error(anyhow::anyhow!(msg::statement()));
-                        };
-                        *seen = Some(list);
-                        // Answered by the standby: the transaction read there
-                        // (as far as its first such read had replayed).
-                        if lsn.is_none() {
-                            lsn = row.get(1).cloned().flatten();
-                            began_there = lsn.as_ref().and(row.get(2).cloned().flatten());
-                        }
-                        Outcome::Ok(())
-                    }),
+                Op::Read(k, seen) if self.balanced => {
+                    let sql = read_balanced(*k);
+                    let row = self.balanced_row(client, &sql, cuts, (&mut lsn, &mut began_there));
+                    row.await
+                        .and_then(|v| match v.map_or(Some(Vec::new()), |t| parse_list(&t)) {
+                            Some(list) => {
+                                *seen = Some(list);
+                                Outcome::Ok(())
+                            }
+                            None => Outcome::Error(anyhow::anyhow!(msg::statement())),
+                        })
+                }
                 Op::Read(k, seen) => self.bounded(client.query_opt(select, &[&*k]), cuts).await.map(|row| {
                     *seen = Some(row.map(|r| r.get::<_, Vec<i64>>(0)).unwrap_or_default());
                 }),
-                // rw-register (never through pgpool-II: refused with --via).
+                Op::Write(k, v) if self.balanced => (self.bounded(client.simple_query(&write_sql(*k, *v)), cuts))
+                    .await
+                    .map(|_| ()),
                 Op::Write(k, v) => self.bounded(client.execute(write, &[&*k, &*v]), cuts).await.map(|_| ()),
+                Op::Get(k, seen) if self.balanced => {
+                    let sql = read_balanced(*k);
+                    let row = self.balanced_row(client, &sql, cuts, (&mut lsn, &mut began_there));
+                    row.await
+                        .and_then(|v| match v.map_or(Some(Vec::new()), |t| parse_list(&t)) {
+                            Some(list) => {
+                                *seen = list.first().copied();
+                                Outcome::Ok(())
+                            }
+                            None => Outcome::Error(anyhow::anyhow!(msg::statement())),
+                        })
+                }
                 Op::Get(k, seen) => self.bounded(client.query_opt(select, &[&*k]), cuts).await.map(|row| {
                     *seen = row.and_then(|r| r.get::<_, Vec<i64>>(0).first().copied());
                 }),
@@ -769,6 +794,27 @@ impl Workload {
             }
         }
         (outcome, at, lsn, began_there)
+    }
+
+    /// A read through pgpool-II (`sql`: one row, its value first, then the
+    /// answering server's replay LSN and now()): the value as text. The
+    /// transaction's first read the standby answered says where it read
+    /// (`there`: the LSN it had replayed to, and its transaction's start).
+    async fn balanced_row(
+        &self,
+        client: &Client,
+        sql: &str,
+        cuts: &mut Option<tokio::sync::watch::Receiver<u64>>,
+        (lsn, began_there): (&mut Option<String>, &mut Option<String>),
+    ) -> Outcome<Option<String>> {
+        (self.bounded(client.simple_query(sql), cuts).await).map(|answer| {
+            let row = (crate::postgres::connect::text_rows(&answer).into_iter().next()).unwrap_or_default();
+            if lsn.is_none() {
+                *lsn = row.get(1).cloned().flatten();
+                *began_there = lsn.as_ref().and(row.get(2).cloned().flatten());
+            }
+            row.first().cloned().flatten()
+        })
     }
 
     /// The predicate read `s`: what it returned of each key of its range, in `reads`.
