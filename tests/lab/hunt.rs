@@ -1490,41 +1490,6 @@ fn replica_reads_go_to_lab_s_standby_as_the_seed_says_and_are_recorded() {
     ]);
     assert!(code == 0 || names(&report) == ["G2-item"], "{stderr}\n{report}");
     assert!(on_standby(&history).is_empty());
-    // The predicate and rw-register workloads go through pgpool-II too:
-    // their predicate reads and register reads balanced to the standby
-    // (the rows of a range read there, as one JSON value with the LSN).
-    for (workload, read) in [("predicate", "r"), ("rw-register", "r")] {
-        let history = dir.join(format!("{workload}.jsonl"));
-        let (code, report, stderr) = hunt_own(&[
-            "--replica",
-            "--via",
-            "pgpool",
-            "--workload",
-            workload,
-            "--level",
-            "repeatable-read",
-            "--txns",
-            "800",
-            "--history",
-            history.to_str().unwrap(),
-        ]);
-        assert!(code == 0 || code == 1, "{stderr}\n{report}");
-        let there = on_standby(&history);
-        assert!(
-            there
-                .iter()
-                .any(|(_, ops, _)| ops.as_array().unwrap().iter().any(|o| o[0] == read)),
-            "{workload}: no read on the standby"
-        );
-        if workload == "predicate" {
-            let (_, txns, _) = history_lines(&history);
-            let scanned = txns
-                .iter()
-                .filter(|t| t["node"] == "standby" && t["scans"].is_array())
-                .count();
-            assert!(scanned > 0, "no predicate read on the standby");
-        }
-    }
 
     // A TLS-only server's standby is TLS-only too: its sessions speak it.
     let (_, report, stderr) = hunt_own(&["--tls", "--replica", "--level", "read-committed", "--txns", "200"]);

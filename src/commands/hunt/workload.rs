@@ -755,16 +755,9 @@ impl Workload {
                     .await
                     .map(|_| ()),
                 Op::Read(k, seen) if self.balanced => {
-                    let sql = read_balanced(*k);
-                    let row = self.balanced_row(client, &sql, cuts, (&mut lsn, &mut began_there));
-                    row.await
-                        .and_then(|v| match v.map_or(Some(Vec::new()), |t| parse_list(&t)) {
-                            Some(list) => {
-                                *seen = Some(list);
-                                Outcome::Ok(())
-                            }
-                            None => Outcome::Error(anyhow::anyhow!(msg::statement())),
-                        })
+                    (self.balanced_list(client, *k, cuts, (&mut lsn, &mut began_there)))
+                        .await
+                        .map(|list| *seen = Some(list))
                 }
                 Op::Read(k, seen) => self.bounded(client.query_opt(select, &[&*k]), cuts).await.map(|row| {
                     *seen = Some(row.map(|r| r.get::<_, Vec<i64>>(0)).unwrap_or_default());
@@ -774,16 +767,9 @@ impl Workload {
                     .map(|_| ()),
                 Op::Write(k, v) => self.bounded(client.execute(write, &[&*k, &*v]), cuts).await.map(|_| ()),
                 Op::Get(k, seen) if self.balanced => {
-                    let sql = read_balanced(*k);
-                    let row = self.balanced_row(client, &sql, cuts, (&mut lsn, &mut began_there));
-                    row.await
-                        .and_then(|v| match v.map_or(Some(Vec::new()), |t| parse_list(&t)) {
-                            Some(list) => {
-                                *seen = list.first().copied();
-                                Outcome::Ok(())
-                            }
-                            None => Outcome::Error(anyhow::anyhow!(msg::statement())),
-                        })
+                    (self.balanced_list(client, *k, cuts, (&mut lsn, &mut began_there)))
+                        .await
+                        .map(|list| *seen = list.first().copied())
                 }
                 Op::Get(k, seen) => self.bounded(client.query_opt(select, &[&*k]), cuts).await.map(|row| {
                     *seen = row.and_then(|r| r.get::<_, Vec<i64>>(0).first().copied());
@@ -794,6 +780,23 @@ impl Workload {
             }
         }
         (outcome, at, lsn, began_there)
+    }
+
+    /// Key `k`'s list read through pgpool-II ([]: no row).
+    async fn balanced_list(
+        &self,
+        client: &Client,
+        k: Key,
+        cuts: &mut Option<tokio::sync::watch::Receiver<u64>>,
+        there: (&mut Option<String>, &mut Option<String>),
+    ) -> Outcome<Vec<Elem>> {
+        let sql = read_balanced(k);
+        (self.balanced_row(client, &sql, cuts, there).await).and_then(|v| {
+            match v.map_or(Some(Vec::new()), |t| parse_list(&t)) {
+                Some(list) => Outcome::Ok(list),
+                None => Outcome::Error(anyhow::anyhow!(msg::statement())),
+            }
+        })
     }
 
     /// A read through pgpool-II (`sql`: one row, its value first, then the
