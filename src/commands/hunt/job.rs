@@ -1177,14 +1177,16 @@ pub fn explain(h: &History, a: &Anomaly, registers: Option<VersionSources>) -> V
             let timed = (h.txns.iter())
                 .any(|t| t.committed_at.is_some() && t.ops.iter().any(|o| matches!(o, Op::Write(k, _) if *k == r.key)));
             let assumed = match registers.map(|s| s.assumed) {
-                Some((true, true)) => msg::assumed_both(),
-                Some((true, false)) => msg::assumed_sequential(),
-                Some((false, true)) => msg::assumed_linearizable(),
-                _ => msg::assumed_nothing(),
+                Some((true, true)) => Some(msg::assumed_both()),
+                Some((true, false)) => Some(msg::assumed_sequential()),
+                Some((false, true)) => Some(msg::assumed_linearizable()),
+                _ => None,
             };
-            match timed {
-                true => msg::why_cyclic_versions(r.key, elem, assumed),
-                false => msg::why_cyclic_versions_history(r.key, elem, assumed),
+            match (timed, assumed) {
+                (true, Some(a)) => msg::why_cyclic_versions_assumed(r.key, elem, a),
+                (true, None) => msg::why_cyclic_versions(r.key, elem),
+                (false, Some(a)) => msg::why_cyclic_versions_history_assumed(r.key, elem, a),
+                (false, None) => msg::why_cyclic_versions_history(r.key, elem),
             }
         }
         Class::Lost | Class::UnknownContradicted => {

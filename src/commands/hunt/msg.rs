@@ -260,13 +260,13 @@ crate::messages! {
         en: "nil comes before every value; the key's order is not decided",
         tr: "nil her değerden önce gelir; anahtarın sırası belirlenemedi",
     }
-    why_cyclic_versions_history(key, elem, assumed) {
+    why_cyclic_versions_history(key, elem) {
+        en: "key {key}'s versions cannot be put in one order: the history's reads and writes put {elem} both before and after another version (cyclic versions)",
+        tr: "{key} anahtarının sürümleri tek bir sıraya konamıyor: geçmişin okuma ve yazmaları {elem} değerini başka bir sürümün hem önüne hem ardına koyuyor (döngüsel sürümler)",
+    }
+    why_cyclic_versions_history_assumed(key, elem, assumed) {
         en: "key {key}'s versions cannot be put in one order: the history's reads and writes{assumed} put {elem} both before and after another version (cyclic versions)",
         tr: "{key} anahtarının sürümleri tek bir sıraya konamıyor: geçmişin okuma ve yazmaları{assumed} {elem} değerini başka bir sürümün hem önüne hem ardına koyuyor (döngüsel sürümler)",
-    }
-    assumed_nothing() {
-        en: "",
-        tr: "",
     }
     assumed_sequential() {
         en: ", with each session seeing the key's versions in order (--sequential-keys),",
@@ -296,7 +296,11 @@ crate::messages! {
         en: "as the history's reads and writes order them, each transaction seeing every version of the key written before it began (--linearizable-keys)",
         tr: "geçmişin okuma ve yazmalarının sıraladığı gibi, her işlem anahtarın kendisi başlamadan önce yazılmış her sürümünü görerek (--linearizable-keys)",
     }
-    why_cyclic_versions(key, elem, assumed) {
+    why_cyclic_versions(key, elem) {
+        en: "key {key}'s versions cannot be put in one order: the server's commit order and the history's reads and writes put {elem} both before and after another version (cyclic versions)",
+        tr: "{key} anahtarının sürümleri tek bir sıraya konamıyor: sunucunun commit sırası ile geçmişin okuma ve yazmaları {elem} değerini başka bir sürümün hem önüne hem ardına koyuyor (döngüsel sürümler)",
+    }
+    why_cyclic_versions_assumed(key, elem, assumed) {
         en: "key {key}'s versions cannot be put in one order: the server's commit order and the history's reads and writes{assumed} put {elem} both before and after another version (cyclic versions)",
         tr: "{key} anahtarının sürümleri tek bir sıraya konamıyor: sunucunun commit sırası ile geçmişin okuma ve yazmaları{assumed} {elem} değerini başka bir sürümün hem önüne hem ardına koyuyor (döngüsel sürümler)",
     }
